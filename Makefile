@@ -1,0 +1,138 @@
+# attn - build, test and install.
+#
+#   make demo      install missing packages, build, explain the worked example
+#   make check     install missing packages, run every test, also under
+#                  AddressSanitizer and UndefinedBehaviorSanitizer
+#   make install   PREFIX=/usr/local DESTDIR= (uninstall likewise)
+#
+# Objects go to $(BUILD) (build/, or build/asan/ for the sanitizer run);
+# a change of flags rebuilds them.
+
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+
+CC     ?= cc
+CFLAGS ?= -O2 -g
+AR     ?= ar
+BUILD  ?= build
+
+WARNINGS = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wconversion $(WERROR)
+SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all \
+           -fno-omit-frame-pointer
+
+# Recursive (=) so that pkg-config runs after `deps` has installed it.
+CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
+CJSON_LIBS   = $(shell pkg-config --libs libcjson)
+CHECK_CFLAGS = $(shell pkg-config --cflags check)
+CHECK_LIBS   = $(shell pkg-config --libs check)
+
+ALL_CFLAGS = $(CFLAGS) $(SAN) $(WARNINGS) $(CJSON_CFLAGS) -Ilib -MMD -MP
+LDLIBS     = $(CJSON_LIBS) -lm -lpthread
+
+LIB_SRC  = $(wildcard lib/*.c)
+CLI_SRC  = $(wildcard cli/*.c)
+UNIT_SRC = $(wildcard tests/unit/*.c) $(wildcard tests/ref/*.c)
+
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
+UNIT_OBJ = $(UNIT_SRC:%.c=$(BUILD)/%.o)
+
+LIBATTN = $(BUILD)/libattn.a
+ATTN    = $(BUILD)/attn
+UNIT    = $(BUILD)/unit-tests
+
+# Packages on Debian: what building needs, and what the tests add.
+BUILD_PKGS = pkg-config libcjson-dev check
+TEST_PKGS  = groff-base jq locales
+
+.PHONY: all demo check test unit cli-test man-test lint-man deps test-deps \
+        install uninstall clean FORCE
+
+all: $(ATTN) $(LIBATTN)
+
+$(BUILD)/flags: FORCE
+	@mkdir -p $(@D)
+	@echo '$(CC) $(ALL_CFLAGS)' | cmp -s - $@ || \
+	    echo '$(CC) $(ALL_CFLAGS)' > $@
+
+$(BUILD)/%.o: %.c $(BUILD)/flags
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%.o: ALL_CFLAGS += $(CHECK_CFLAGS) -Itests/unit -Itests/ref
+
+$(LIBATTN): $(LIB_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $(LIB_OBJ)
+
+$(ATTN): $(CLI_OBJ) $(LIBATTN)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBATTN) $(LDLIBS)
+
+$(UNIT): $(UNIT_OBJ) $(LIBATTN)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBATTN) \
+	    $(CHECK_LIBS) $(LDLIBS)
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
+
+# ---------------------------------------------------------------- set-up
+
+# Install what pkg-config, groff, jq or localedef cannot find, with the
+# package manager (as root, or through sudo).
+deps:
+	@sh tests/install-deps.sh $(BUILD_PKGS)
+
+test-deps:
+	@sh tests/install-deps.sh $(BUILD_PKGS) $(TEST_PKGS)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	./$(ATTN) --explain -d 3 data/examples/apple-cheese.json
+
+# ---------------------------------------------------------------- tests
+
+# The whole suite: warnings are errors, then everything once more under
+# ASan and UBSan.
+check: test-deps
+	@$(MAKE) --no-print-directory WERROR=-Werror test
+	@$(MAKE) --no-print-directory WERROR=-Werror BUILD=build/asan \
+	    SAN='$(SANFLAGS)' test
+	@echo 'make check: all suites passed'
+
+test: unit cli-test man-test lint-man
+
+unit: $(UNIT)
+	sh tests/locale.sh ./$(UNIT)
+
+cli-test: $(ATTN)
+	sh tests/cli/run.sh ./$(ATTN)
+	sh tests/locale.sh sh tests/cli/run.sh ./$(ATTN)
+
+man-test: $(ATTN)
+	sh tests/man-examples.sh ./$(ATTN) man/attn.1
+
+lint-man:
+	@out=$$(groff -mdoc -ww -z man/attn.1 2>&1); \
+	if [ -n "$$out" ]; then echo "$$out"; exit 1; fi; \
+	echo 'groff -mdoc -ww -z man/attn.1: clean'
+
+# ---------------------------------------------------------------- install
+
+install: $(ATTN) $(LIBATTN)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
+	    $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(ATTN) $(DESTDIR)$(BINDIR)/attn
+	install -m 644 $(LIBATTN) $(DESTDIR)$(LIBDIR)/libattn.a
+	install -m 644 lib/attn.h $(DESTDIR)$(INCLUDEDIR)/attn.h
+	install -m 644 man/attn.1 $(DESTDIR)$(MANDIR)/man1/attn.1
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/attn $(DESTDIR)$(LIBDIR)/libattn.a \
+	    $(DESTDIR)$(INCLUDEDIR)/attn.h $(DESTDIR)$(MANDIR)/man1/attn.1
+
+clean:
+	rm -rf build
+
+FORCE:

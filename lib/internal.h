@@ -1,0 +1,68 @@
+/*
+ * internal.h - what the library's modules share with each other and with
+ * the unit tests, but not with users of attn.h.
+ */
+#ifndef ATTN_INTERNAL_H
+#define ATTN_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "attn.h"
+
+#if defined(__GNUC__)
+#define ATTN_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define ATTN_PRINTF(f, a)
+#endif
+
+/* ---------------------------------------------------------------- error.c */
+
+/* Fill err (which may be NULL) and return status.  line and col 0 mean no
+ * position. */
+enum attn_status error_set(struct attn_error *err, enum attn_status status,
+    const char *file, size_t line, size_t col, const char *fmt, ...)
+    ATTN_PRINTF(6, 7);
+
+/* Like error_set, with the position given as a byte offset into the
+ * buffer buf[0..len) that the file was read into. */
+enum attn_status error_at(struct attn_error *err, enum attn_status status,
+    const char *file, const char *buf, size_t len, size_t offset,
+    const char *fmt, ...) ATTN_PRINTF(7, 8);
+
+/*
+ * Turn a byte offset into a 1-based line and column.  Lines end at "\n"
+ * (so CRLF counts once); columns count characters, not bytes (UTF-8
+ * continuation bytes do not start a column), and a BOM at the start of
+ * the buffer is not counted.  An offset past len is taken as len.
+ */
+void pos_from_offset(const char *buf, size_t len, size_t offset,
+    size_t *line, size_t *col);
+
+/* ---------------------------------------------------------------- matrix.c */
+
+/* *out = a * b; returns 0, or -1 when the product overflows size_t. */
+int size_mul(size_t a, size_t b, size_t *out);
+
+/* malloc(n * size) with the product checked; NULL on overflow or failure. */
+void *alloc_array(size_t n, size_t size);
+
+/* A copy of s[0..len) as a NUL-terminated string; NULL when out of memory. */
+char *str_ndup(const char *s, size_t len);
+
+/* ---------------------------------------------------------------- num.c */
+
+/* Write a short preview of s[0..len) for messages: at most max bytes,
+ * non-printable bytes shown as '?', "..." when cut.  buf has max + 4. */
+void text_preview(char *buf, size_t max, const char *s, size_t len);
+
+/* ---------------------------------------------------------------- read_*.c */
+
+/* The readers behind attn_read_array, one per format. */
+enum attn_status read_text(const char *name, const char *buf, size_t len,
+    enum attn_format fmt, unsigned flags, struct attn_array *out,
+    struct attn_error *err);
+enum attn_status read_json(const char *name, const char *buf, size_t len,
+    unsigned flags, struct attn_array *out, struct attn_error *err);
+
+#endif /* ATTN_INTERNAL_H */

@@ -1,0 +1,38 @@
+/*
+ * stage.c - the stage table: the single source of truth for stage names,
+ * formulas and shapes, read by --stage, --explain, the JSON keys and the
+ * tests.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT] = {
+	[ATTN_STAGE_SCORES] = { "scores", "Q K^T", "T x S", ATTN_AXIS_KEY },
+	[ATTN_STAGE_SCALED] = { "scaled", "scores * scale", "T x S",
+	    ATTN_AXIS_KEY },
+	[ATTN_STAGE_WEIGHTS] = { "weights", "softmax(scaled), row by row",
+	    "T x S", ATTN_AXIS_KEY },
+	[ATTN_STAGE_OUTPUT] = { "output", "weights V", "T x d_v",
+	    ATTN_AXIS_VALUE },
+	[ATTN_STAGE_LSE] = { "lse", "log(sum(exp(scaled))), row by row",
+	    "T x 1", ATTN_AXIS_ONE },
+};
+
+/* Adding a stage means adding its row above (and its test): this fails
+ * until both are done, as ggml does for its op tables. */
+_Static_assert(ATTN_STAGE_COUNT == 5, "update attn_stage_table");
+
+enum attn_stage
+attn_stage_lookup(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < ATTN_STAGE_COUNT; i++) {
+		const char *n = attn_stage_table[i].name;
+
+		if (strlen(n) == len && memcmp(n, name, len) == 0)
+			return (enum attn_stage)i;
+	}
+	return ATTN_STAGE_COUNT;
+}

@@ -1,0 +1,41 @@
+#!/bin/sh
+# install-deps.sh PKG... - install the Debian packages among PKG that this
+# machine lacks, with one `apt-get update` first.  A package counts as
+# present when what attn uses from it is found: pkg-config modules for the
+# -dev packages, the command for tools, the locale sources for locales.
+set -eu
+
+missing=
+for pkg in "$@"; do
+	case $pkg in
+	pkg-config) command -v pkg-config >/dev/null 2>&1 ;;
+	libcjson-dev) pkg-config --exists libcjson 2>/dev/null ;;
+	check) pkg-config --exists check 2>/dev/null ;;
+	groff-base) command -v groff >/dev/null 2>&1 ;;
+	jq) command -v jq >/dev/null 2>&1 ;;
+	locales) command -v localedef >/dev/null 2>&1 &&
+	    [ -e /usr/share/i18n/locales/de_DE ] ;;
+	*) false ;;
+	esac || missing="$missing $pkg"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+	sudo=
+elif command -v sudo >/dev/null 2>&1; then
+	sudo=sudo
+else
+	echo "attn: missing packages:$missing; install them as root:" >&2
+	echo "  apt-get update && apt-get install -y$missing" >&2
+	exit 1
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "attn: missing packages:$missing (no apt-get here; install" \
+	    "the equivalents with your package manager)" >&2
+	exit 1
+fi
+echo "installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+# shellcheck disable=SC2086
+$sudo apt-get install -y -q --no-install-recommends $missing

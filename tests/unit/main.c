@@ -1,0 +1,25 @@
+/*
+ * main.c - runs every unit suite; exits 0 only when all pass.
+ */
+#include <stdlib.h>
+
+#include "suites.h"
+
+int
+main(void)
+{
+	Suite *(*const suites[])(void) = {
+		error_suite, num_suite, read_suite, stage_suite,
+		kernel_suite, props_suite, api_suite,
+	};
+	SRunner *sr = srunner_create(NULL);
+	size_t i;
+	int failed;
+
+	for (i = 0; i < sizeof suites / sizeof suites[0]; i++)
+		srunner_add_suite(sr, suites[i]());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,19 @@
+/*
+ * suites.h - one Check suite per library module; main.c runs them all.
+ * Add a suite: write check_<module>.c defining <module>_suite(), declare
+ * it here and list it in main.c.
+ */
+#ifndef ATTN_SUITES_H
+#define ATTN_SUITES_H
+
+#include <check.h>
+
+Suite *error_suite(void);
+Suite *num_suite(void);
+Suite *read_suite(void);
+Suite *stage_suite(void);
+Suite *kernel_suite(void);
+Suite *props_suite(void);
+Suite *api_suite(void);
+
+#endif
