@@ -47,6 +47,15 @@ error_at(struct attn_error *err, enum attn_status status, const char *file,
 	return status;
 }
 
+size_t
+bom_len(const char *buf, size_t len)
+{
+	if (len >= 3 && (unsigned char)buf[0] == 0xEF &&
+	    (unsigned char)buf[1] == 0xBB && (unsigned char)buf[2] == 0xBF)
+		return 3;
+	return 0;
+}
+
 void
 pos_from_offset(const char *buf, size_t len, size_t offset, size_t *line,
     size_t *col)
@@ -55,9 +64,9 @@ pos_from_offset(const char *buf, size_t len, size_t offset, size_t *line,
 
 	if (offset > len)
 		offset = len;
-	if (len >= 3 && (unsigned char)buf[0] == 0xEF &&
-	    (unsigned char)buf[1] == 0xBB && (unsigned char)buf[2] == 0xBF)
-		i = offset < 3 ? offset : 3;
+	i = bom_len(buf, len);
+	if (i > offset)
+		i = offset;
 	for (; i < offset; i++) {
 		unsigned char ch = (unsigned char)buf[i];
 

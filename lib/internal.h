@@ -24,6 +24,9 @@ enum attn_status error_set(struct attn_error *err, enum attn_status status,
     const char *file, size_t line, size_t col, const char *fmt, ...)
     ATTN_PRINTF(6, 7);
 
+/* The length of a UTF-8 byte order mark at the start of buf: 3 or 0. */
+size_t bom_len(const char *buf, size_t len);
+
 /* Like error_set, with the position given as a byte offset into the
  * buffer buf[0..len) that the file was read into. */
 enum attn_status error_at(struct attn_error *err, enum attn_status status,
@@ -52,11 +55,22 @@ char *str_ndup(const char *s, size_t len);
 
 /* ---------------------------------------------------------------- num.c */
 
+/* Whether s[0..len) is the lower-case ASCII word w, in any case. */
+int word_is(const char *s, size_t len, const char *w);
+
 /* Write a short preview of s[0..len) for messages: at most max bytes,
  * non-printable bytes shown as '?', "..." when cut.  buf has max + 4. */
 void text_preview(char *buf, size_t max, const char *s, size_t len);
 
 /* ---------------------------------------------------------------- read_*.c */
+
+/*
+ * Grow p, which has room for *cap elements of elsize bytes, to hold at
+ * least need, doubling so that n appends cost O(n) in all (read.c).
+ * Returns the new pointer, or NULL with p untouched when out of memory
+ * or when the size overflows.
+ */
+void *grow_array(void *p, size_t *cap, size_t need, size_t elsize);
 
 /* The readers behind attn_read_array, one per format. */
 enum attn_status read_text(const char *name, const char *buf, size_t len,

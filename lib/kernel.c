@@ -74,6 +74,7 @@ attn_compute(const struct attn_config *cfg, const struct attn_matrix *q,
     struct attn_stages *out, struct attn_error *err)
 {
 	const size_t T = q->rows, S = k->rows, d_k = q->cols, d_v = v->cols;
+	const double scale = scale_of(cfg, d_k);
 	struct attn_matrix *scores, *scaled, *weights, *output, *lse;
 	enum attn_status st;
 	size_t i, j, c;
@@ -85,7 +86,7 @@ attn_compute(const struct attn_config *cfg, const struct attn_matrix *q,
 	out->S = S;
 	out->d_k = d_k;
 	out->d_v = d_v;
-	out->scale = scale_of(cfg, d_k);
+	out->scale = scale;
 
 	scores = &out->stage[ATTN_STAGE_SCORES];	/* T x S */
 	scaled = &out->stage[ATTN_STAGE_SCALED];	/* T x S */
@@ -121,14 +122,17 @@ attn_compute(const struct attn_config *cfg, const struct attn_matrix *q,
 	/* 2. scaled = scores * scale (a large --scale can overflow). */
 	for (i = 0; i < T; i++)
 		for (j = 0; j < S; j++) {
-			double x = *attn_at(scores, i, j) * out->scale;
+			double x = *attn_at(scores, i, j) * scale;
 
 			if (!isfinite(x)) {
+				char num[ATTN_NUM_MAX];
+
+				attn_format_number(num, scale, 0, 0);
 				attn_stages_free(out);
 				return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 				    "scaled score of query %zu and key %zu "
-				    "overflows a double (scale %g)", i + 1,
-				    j + 1, out->scale);
+				    "overflows a double (scale %s)", i + 1,
+				    j + 1, num);
 			}
 			*attn_at(scaled, i, j) = x;
 		}

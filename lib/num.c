@@ -50,8 +50,7 @@ is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-/* Case-insensitive match of s[0..len) against the lower-case word w. */
-static int
+int
 word_is(const char *s, size_t len, const char *w)
 {
 	size_t i;
@@ -144,6 +143,26 @@ attn_parse_number(const char *s, size_t len, double *out)
 	return erange && isinf(x) ? 1 : 0;
 }
 
+/*
+ * %#.*g by its definition (C11 7.21.6.1): if the %e form has exponent X,
+ * style f with digits - 1 - X decimals when -4 <= X < digits, else style
+ * e.  glibc's own %#g drops the zeros when rounding carries into a new
+ * power of ten (999.6 at 3 digits gives "1.e+03", not "1.00e+03"); its
+ * %#e and %#f are right.  Call in the C locale.
+ */
+static int
+format_alt_g(char *buf, double x, int digits)
+{
+	char e[ATTN_NUM_MAX];
+	long X;
+
+	snprintf(e, sizeof e, "%#.*e", digits - 1, x);
+	X = strtol(strchr(e, 'e') + 1, NULL, 10);
+	if (X < -4 || X >= digits)
+		return snprintf(buf, ATTN_NUM_MAX, "%s", e);
+	return snprintf(buf, ATTN_NUM_MAX, "%#.*f", (int)(digits - 1 - X), x);
+}
+
 size_t
 attn_format_number(char *buf, double x, int digits, unsigned flags)
 {
@@ -172,9 +191,10 @@ attn_format_number(char *buf, double x, int digits, unsigned flags)
 	} else if ((flags & ATTN_NUM_FIXED) && x == floor(x) &&
 	    fabs(x) < pow(10.0, digits)) {
 		n = snprintf(buf, ATTN_NUM_MAX, "%.0f", x);
+	} else if (flags & ATTN_NUM_FIXED) {
+		n = format_alt_g(buf, x, digits);
 	} else {
-		n = snprintf(buf, ATTN_NUM_MAX,
-		    (flags & ATTN_NUM_FIXED) ? "%#.*g" : "%.*g", digits, x);
+		n = snprintf(buf, ATTN_NUM_MAX, "%.*g", digits, x);
 	}
 	leave_c_locale(old);
 	return (size_t)n;

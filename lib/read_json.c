@@ -1,0 +1,772 @@
+/*
+ * read_json.c - JSON arrays (1-D to 4-D) and BUNDLE objects, parsed with
+ * cJSON.
+ *
+ * cJSON checks the syntax and builds the tree; attn then checks what
+ * cJSON accepts but attn does not (ragged rows, strings, depth) while it
+ * copies the numbers out in C order.  Two decisions follow from cJSON's
+ * limits:
+ *
+ * - cJSON records no positions, so an error found in the tree is placed
+ *   by json_locate, which walks the source text along the same path
+ *   (member and element indices) to the offending value.
+ * - cJSON converts numbers with strtod in the current locale; attn reads
+ *   each number's own text again, in document order, with
+ *   attn_parse_number, so that values are correctly rounded whatever the
+ *   locale and 1e999 is told apart from a real infinity.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "internal.h"
+
+/* How many bytes of a bad token or key a message quotes. */
+#define PREVIEW_MAX 32
+
+/* The longest path a locator follows: a bundle member, then one index a
+ * dimension and one more for an element past the end of a row. */
+#define PATH_MAX_LEN (ATTN_MAX_DIMS + 2)
+
+/* What a JSON reader needs to report errors and find positions. */
+struct json_src {
+	const char *name;
+	const char *buf;
+	size_t len;
+	unsigned flags;
+	struct attn_error *err;
+};
+
+/* ---------------------------------------------------------------- text */
+
+/* cJSON takes every byte up to the space as white space; the walkers
+ * below must agree with it to land on the same tokens. */
+static size_t
+skip_ws(const char *buf, size_t len, size_t i)
+{
+	while (i < len && (unsigned char)buf[i] <= 0x20)
+		i++;
+	return i;
+}
+
+/* buf[i] is '"': the offset of the closing quote, backslash escapes
+ * skipped, or len when the string does not end. */
+static size_t
+string_close(const char *buf, size_t len, size_t i)
+{
+	i++;
+	while (i < len && buf[i] != '"')
+		i += buf[i] == '\\' ? 2 : 1;
+	return i < len ? i : len;
+}
+
+/* buf[i] is '"': the offset just past the string. */
+static size_t
+skip_string(const char *buf, size_t len, size_t i)
+{
+	i = string_close(buf, len, i);
+	return i < len ? i + 1 : len;
+}
+
+/* The offset just past the value that starts at buf[i].  Containers are
+ * skipped by counting brackets, not by recursion, so that nesting depth
+ * costs no stack. */
+static size_t
+skip_value(const char *buf, size_t len, size_t i)
+{
+	size_t depth = 0;
+
+	if (i >= len)
+		return len;
+	if (buf[i] == '"')
+		return skip_string(buf, len, i);
+	if (buf[i] != '[' && buf[i] != '{') {
+		while (i < len && (unsigned char)buf[i] > 0x20 &&
+		    buf[i] != ',' && buf[i] != ']' && buf[i] != '}')
+			i++;
+		return i;
+	}
+	while (i < len) {
+		switch (buf[i]) {
+		case '"':
+			i = skip_string(buf, len, i);
+			continue;
+		case '[':
+		case '{':
+			depth++;
+			break;
+		case ']':
+		case '}':
+			if (--depth == 0)
+				return i + 1;
+			break;
+		default:
+			break;
+		}
+		i++;
+	}
+	return len;
+}
+
+/*
+ * The offset of the value reached from the top by path[0..n): each step
+ * is an element index in an array or a member index in an object (cJSON
+ * keeps members in document order, repeated keys included).  With key
+ * set, the last step stops at the member's key instead of its value.  A
+ * step past the last element stops at the closing bracket, which is
+ * where a short row is reported.  Only called on text cJSON accepted.
+ */
+static size_t
+json_locate(const char *buf, size_t len, const size_t *path, size_t n,
+    int key)
+{
+	size_t i, k, m;
+	int object;
+
+	i = skip_ws(buf, len, bom_len(buf, len));
+	for (k = 0; k < n; k++) {
+		if (i >= len || (buf[i] != '[' && buf[i] != '{'))
+			return i;
+		object = buf[i] == '{';
+		i = skip_ws(buf, len, i + 1);
+		for (m = 0; m < path[k]; m++) {
+			if (i >= len || buf[i] == ']' || buf[i] == '}')
+				return i;
+			if (object) {
+				i = skip_ws(buf, len, skip_string(buf, len, i));
+				i = skip_ws(buf, len, i + 1);	/* ':' */
+			}
+			i = skip_ws(buf, len, skip_value(buf, len, i));
+			if (i < len && buf[i] == ',')
+				i = skip_ws(buf, len, i + 1);
+		}
+		if (i >= len || buf[i] == ']' || buf[i] == '}')
+			return i;
+		if (object) {
+			if (key && k + 1 == n)
+				return i;
+			i = skip_ws(buf, len, skip_string(buf, len, i));
+			i = skip_ws(buf, len, i + 1);		/* ':' */
+		}
+	}
+	return i;
+}
+
+/* Report msg at the value (or key) that path leads to. */
+static enum attn_status
+fail_path(const struct json_src *js, const size_t *path, size_t n, int key,
+    const char *msg)
+{
+	size_t off = json_locate(js->buf, js->len, path, n, key);
+
+	return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf, js->len,
+	    off, "%s", msg);
+}
+
+/* What a JSON value is, for "expected X, found Y". */
+static const char *
+json_kind(const cJSON *j)
+{
+	if (cJSON_IsNumber(j))
+		return "a number";
+	if (cJSON_IsString(j))
+		return "a string";
+	if (cJSON_IsArray(j))
+		return "an array";
+	if (cJSON_IsObject(j))
+		return "an object";
+	if (cJSON_IsTrue(j))
+		return "true";
+	if (cJSON_IsFalse(j))
+		return "false";
+	return "null";
+}
+
+/* ---------------------------------------------------------------- parse */
+
+/*
+ * cJSON stopped at off inside a string when the string is still open
+ * there; report that string's fault.  Everything before off parsed, so
+ * counting quotes from the start is exact.  Returns ATTN_OK when off is
+ * not inside a string.
+ */
+static enum attn_status
+string_fault(const struct json_src *js, size_t off)
+{
+	const char *b = js->buf;
+	size_t i, open = 0, close;
+	int in = 0;
+
+	for (i = bom_len(b, js->len); i < off; i++) {
+		if (in && b[i] == '\\') {
+			i++;
+		} else if (b[i] == '"') {
+			in = !in;
+			open = i;
+		}
+	}
+	if (!in)
+		return ATTN_OK;
+	if ((close = string_close(b, js->len, open)) == js->len)
+		return error_at(js->err, ATTN_ERR_DATA, js->name, b, js->len,
+		    js->len, "unexpected end of input (truncated JSON?)");
+	/* The string ends, so an escape in it is bad: point at the first
+	 * that JSON lacks, else (a bad \u) at the string. */
+	for (i = open + 1; i < close; i++) {
+		if (b[i] != '\\')
+			continue;
+		if (strchr("\"\\/bfnrtu", b[i + 1]) == NULL)
+			break;
+		i++;
+	}
+	return error_at(js->err, ATTN_ERR_DATA, js->name, b, js->len,
+	    i < close ? i : open, "invalid escape in JSON string");
+}
+
+/*
+ * Report a syntax error cJSON found at off, outside any string.  The text
+ * before off parsed, so scanning it gives exactly what cJSON does not
+ * report: the nesting depth (cJSON refuses more than CJSON_NESTING_LIMIT
+ * levels, which also bounds the stack here) and whether a key belongs at
+ * off - 1, since cJSON stops one byte past a bad key ({Q: 1} fails at
+ * the colon).
+ */
+static enum attn_status
+syntax_fault(const struct json_src *js, size_t off)
+{
+	unsigned char object[CJSON_NESTING_LIMIT + 1];
+	const char *b = js->buf;
+	size_t depth = 0, i;
+	char last = 0, prev = 0;
+
+	if (off >= js->len)
+		return error_at(js->err, ATTN_ERR_DATA, js->name, b, js->len,
+		    js->len, "unexpected end of input (truncated JSON?)");
+	for (i = bom_len(b, js->len); i < off; i++) {
+		if ((unsigned char)b[i] <= 0x20)
+			continue;
+		prev = last;
+		if (b[i] == '"') {
+			i = string_close(b, js->len, i);
+			last = '"';
+			continue;
+		}
+		if (b[i] == '[' || b[i] == '{') {
+			if (depth < sizeof object)
+				object[depth] = b[i] == '{';
+			depth++;
+		} else if ((b[i] == ']' || b[i] == '}') && depth > 0) {
+			depth--;
+		}
+		last = b[i];
+	}
+	if ((b[off] == '[' || b[off] == '{') && depth >= CJSON_NESTING_LIMIT)
+		return error_at(js->err, ATTN_ERR_DATA, js->name, b, js->len,
+		    off, "nested too deeply (more than %d levels)",
+		    CJSON_NESTING_LIMIT);
+	if (off > 0 && depth > 0 && depth <= sizeof object &&
+	    object[depth - 1] && (prev == '{' || prev == ',') &&
+	    (unsigned char)b[off - 1] > 0x20 &&
+	    strchr("\"[]{},:", b[off - 1]) == NULL)
+		off--;
+	return error_at(js->err, ATTN_ERR_DATA, js->name, b, js->len, off,
+	    "invalid JSON");
+}
+
+/*
+ * Parse buf[0..len) into *root.  cJSON gets a NUL-terminated copy with
+ * the NUL counted in the length, so that it stops on the NUL at the end
+ * (a truncated input then fails exactly at len) and never reads past the
+ * copy.  Trailing text is checked here rather than by cJSON, which would
+ * report it as a plain syntax error.
+ */
+static enum attn_status
+json_parse(const struct json_src *js, cJSON **root)
+{
+	const char *b = js->buf, *nul, *end = NULL;
+	size_t len = js->len, off, i;
+	enum attn_status st;
+	char *copy;
+
+	*root = NULL;
+	/* cJSON takes NUL for white space; JSON allows it nowhere. */
+	if (len > 0 && (nul = memchr(b, '\0', len)) != NULL)
+		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len,
+		    (size_t)(nul - b), "NUL byte in JSON input");
+	if (skip_ws(b, len, bom_len(b, len)) == len)
+		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len, len,
+		    "empty input: no JSON value");
+	if (len == (size_t)-1 || (copy = str_ndup(b, len)) == NULL)
+		return error_set(js->err, ATTN_ERR_NOMEM, js->name, 0, 0,
+		    "out of memory reading JSON input");
+	*root = cJSON_ParseWithLengthOpts(copy, len + 1, &end, 0);
+	off = end != NULL ? (size_t)(end - copy) : 0;
+	free(copy);
+
+	if (*root == NULL) {
+		if ((st = string_fault(js, off)) != ATTN_OK)
+			return st;
+		return syntax_fault(js, off);
+	}
+	if ((i = skip_ws(b, len, off)) < len) {
+		cJSON_Delete(*root);
+		*root = NULL;
+		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len, i,
+		    "trailing garbage after the JSON value");
+	}
+	return ATTN_OK;
+}
+
+/* ---------------------------------------------------------------- arrays */
+
+/* Names of the sub-arrays of an n-D array, by how many dimensions they
+ * hold, and of what they hold. */
+static const char *const level_name[] = { "value", "row", "matrix", "stack" };
+static const char *const level_plural[] = {
+	"values", "rows", "matrices", "stacks"
+};
+
+/*
+ * Name the sub-array at depth d (1 <= d < ndim) by its indices idx[0..d),
+ * outermost last: "row 2 of matrix 1".
+ */
+static void
+name_subarray(char *buf, size_t size, size_t ndim, size_t d,
+    const size_t *idx)
+{
+	size_t e, used = 0;
+	int n;
+
+	buf[0] = '\0';
+	for (e = d; e >= 1 && used < size; e--) {
+		n = snprintf(buf + used, size - used, "%s%s %zu",
+		    e == d ? "" : " of ", level_name[ndim - e], idx[e - 1] + 1);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+/*
+ * The next number or string token of the array at or after *cur: the
+ * numbers of a valid array are its only scalars, in document order, so
+ * brackets, commas and white space are all that lie between them.
+ */
+static size_t
+next_scalar(const struct json_src *js, size_t *cur)
+{
+	size_t i = *cur;
+
+	while (i < js->len && ((unsigned char)js->buf[i] <= 0x20 ||
+	    js->buf[i] == '[' || js->buf[i] == ']' || js->buf[i] == ','))
+		i++;
+	*cur = skip_value(js->buf, js->len, i);
+	return i;
+}
+
+/* One element of the array: a number, or (without ATTN_READ_FINITE) a
+ * string spelling inf or nan, which is how attn writes them. */
+static enum attn_status
+json_element(const struct json_src *js, const cJSON *j, size_t *cur,
+    double *x, const size_t *path, size_t n)
+{
+	char p[PREVIEW_MAX + 4], msg[ATTN_MSG_MAX];
+	size_t at, tlen;
+	int rc;
+
+	if (!cJSON_IsNumber(j) && !cJSON_IsString(j)) {
+		snprintf(msg, sizeof msg, "expected a number, found %s",
+		    json_kind(j));
+		return fail_path(js, path, n, 0, msg);
+	}
+	at = next_scalar(js, cur);
+	tlen = *cur - at;
+	if (cJSON_IsNumber(j)) {
+		rc = attn_parse_number(js->buf + at, tlen, x);
+		text_preview(p, PREVIEW_MAX, js->buf + at, tlen);
+		if (rc > 0)
+			return error_at(js->err, ATTN_ERR_DATA, js->name,
+			    js->buf, js->len, at, "number out of range: '%s'",
+			    p);
+		if (rc < 0)	/* cJSON took what attn does not */
+			return error_at(js->err, ATTN_ERR_DATA, js->name,
+			    js->buf, js->len, at, "not a number: '%s'", p);
+		return ATTN_OK;
+	}
+	if (attn_parse_number(j->valuestring, strlen(j->valuestring), x) != 0 ||
+	    isfinite(*x))
+		return fail_path(js, path, n, 0,
+		    "expected a number, found a string");
+	if (js->flags & ATTN_READ_FINITE) {
+		text_preview(p, PREVIEW_MAX, j->valuestring,
+		    strlen(j->valuestring));
+		return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
+		    js->len, at, "non-finite number '%s' "
+		    "(Q, K and V must be finite)", p);
+	}
+	return ATTN_OK;
+}
+
+/*
+ * Read the array root, found in the text along base[0..nbase), into out.
+ * Its shape is that of its first elements, all the way down; every other
+ * sub-array must match it.  The walk is iterative, one cursor a depth.
+ * The data grows as numbers are read rather than being allocated from
+ * the shape: a ragged array's first rows may promise far more numbers
+ * than the file holds.
+ */
+static enum attn_status
+json_array(const struct json_src *js, const cJSON *root, const size_t *base,
+    size_t nbase, struct attn_array *out)
+{
+	size_t path[PATH_MAX_LEN] = { 0 }, *idx = path + nbase;
+	const cJSON *at[ATTN_MAX_DIMS], *j, *e;
+	static const size_t first_idx[ATTN_MAX_DIMS];
+	size_t shape[ATTN_MAX_DIMS] = { 0 }, ndim = 0, d, nv = 0, cap = 0;
+	size_t cur, c;
+	char where[96], first[96], msg[ATTN_MSG_MAX];
+	enum attn_status st;
+	double *data = NULL, *nd, x;	/* shape[0] x .. x shape[ndim - 1] */
+
+	memset(out, 0, sizeof *out);
+	if (nbase > 0)
+		memcpy(path, base, nbase * sizeof *base);
+	if (cJSON_IsObject(root) && nbase == 0)
+		return fail_path(js, path, 0, 0, "a JSON object (a BUNDLE) "
+		    "where a matrix was expected: a BUNDLE must be the only "
+		    "operand");
+	if (!cJSON_IsArray(root)) {
+		snprintf(msg, sizeof msg, "expected an array, found %s",
+		    json_kind(root));
+		return fail_path(js, path, nbase, 0, msg);
+	}
+
+	/* The shape, from the first element at each depth. */
+	for (j = root; cJSON_IsArray(j); j = j->child) {
+		if (ndim == ATTN_MAX_DIMS)
+			return fail_path(js, path, nbase + ndim, 0,
+			    "too many dimensions: at most 4 are supported");
+		for (c = 0, e = j->child; e != NULL; e = e->next)
+			c++;
+		if (c == 0)
+			return fail_path(js, path, nbase + ndim, 0,
+			    "empty matrix");
+		shape[ndim] = c;
+		idx[ndim++] = 0;
+	}
+
+	cur = json_locate(js->buf, js->len, path, nbase, 0);
+	d = 0;
+	at[0] = root->child;
+	idx[0] = 0;
+	for (;;) {
+		j = at[d];
+		if (j == NULL || idx[d] == shape[d]) {
+			if (j != NULL || idx[d] < shape[d])
+				goto ragged;
+			if (d == 0)
+				break;
+			d--;
+			at[d] = at[d]->next;
+			idx[d]++;
+			continue;
+		}
+		if (d + 1 < ndim) {
+			if (!cJSON_IsArray(j)) {
+				snprintf(msg, sizeof msg, "expected an array, "
+				    "found %s", json_kind(j));
+				st = fail_path(js, path, nbase + d + 1, 0, msg);
+				goto fail;
+			}
+			d++;
+			at[d] = j->child;
+			idx[d] = 0;
+			continue;
+		}
+		st = json_element(js, j, &cur, &x, path, nbase + d + 1);
+		if (st != ATTN_OK)
+			goto fail;
+		if (nv == cap) {
+			if ((nd = grow_array(data, &cap, nv + 1,
+			    sizeof *data)) == NULL) {
+				st = error_set(js->err, ATTN_ERR_NOMEM,
+				    js->name, 0, 0,
+				    "out of memory reading JSON input");
+				goto fail;
+			}
+			data = nd;
+		}
+		data[nv++] = x;
+		at[d] = j->next;
+		idx[d]++;
+	}
+
+	/* Give back the slack of the doubling; keep it if realloc fails. */
+	if ((nd = realloc(data, nv * sizeof *data)) != NULL)
+		data = nd;
+	out->ndim = ndim;
+	memcpy(out->shape, shape, sizeof shape);
+	out->data = data;
+	return ATTN_OK;
+
+ragged:
+	/* Count the whole sub-array, then point at its first extra element
+	 * or, when it is short, at its closing bracket. */
+	for (c = idx[d]; j != NULL; j = j->next)
+		c++;
+	name_subarray(where, sizeof where, ndim, d, idx);
+	name_subarray(first, sizeof first, ndim, d, first_idx);
+	snprintf(msg, sizeof msg, "ragged array: %s has %zu %s but %s has %zu",
+	    where, c, c == 1 ? level_name[ndim - d - 1] :
+	    level_plural[ndim - d - 1], first, shape[d]);
+	idx[d] = shape[d] < c ? shape[d] : c;
+	st = fail_path(js, path, nbase + d + 1, 0, msg);
+fail:
+	free(data);
+	return st;
+}
+
+enum attn_status
+read_json(const char *name, const char *buf, size_t len, unsigned flags,
+    struct attn_array *out, struct attn_error *err)
+{
+	struct json_src js = { name, buf, len, flags, err };
+	enum attn_status st;
+	cJSON *root;
+
+	memset(out, 0, sizeof *out);
+	if ((st = json_parse(&js, &root)) != ATTN_OK)
+		return st;
+	st = json_array(&js, root, NULL, 0, out);
+	cJSON_Delete(root);
+	return st;
+}
+
+/* ---------------------------------------------------------------- bundles */
+
+/* A key for a message: previewed, since it is the user's text. */
+static const char *
+key_preview(char *p, const char *key)
+{
+	text_preview(p, PREVIEW_MAX, key, strlen(key));
+	return p;
+}
+
+/* Labels: an array of strings, member m of the labels object, which is
+ * member lm of the bundle. */
+static enum attn_status
+json_labels(const struct json_src *js, const cJSON *arr, const char *which,
+    size_t lm, size_t m, struct attn_labels *out)
+{
+	size_t path[3] = { lm, m, 0 }, n = 0;
+	char msg[ATTN_MSG_MAX];
+	const cJSON *j;
+
+	if (!cJSON_IsArray(arr)) {
+		snprintf(msg, sizeof msg, "labels \"%s\" must be an array of "
+		    "strings, not %s", which, json_kind(arr));
+		return fail_path(js, path, 2, 0, msg);
+	}
+	for (j = arr->child; j != NULL; j = j->next, n++)
+		if (!cJSON_IsString(j)) {
+			path[2] = n;
+			snprintf(msg, sizeof msg, "labels \"%s\": expected a "
+			    "string, found %s", which, json_kind(j));
+			return fail_path(js, path, 3, 0, msg);
+		}
+	if (n == 0)
+		return ATTN_OK;
+	if ((out->names = alloc_array(n, sizeof *out->names)) == NULL)
+		goto nomem;
+	for (j = arr->child; j != NULL; j = j->next) {
+		out->names[out->count] = str_ndup(j->valuestring,
+		    strlen(j->valuestring));
+		if (out->names[out->count] == NULL)
+			goto nomem;
+		out->count++;
+	}
+	return ATTN_OK;
+nomem:
+	attn_labels_free(out);
+	return error_set(js->err, ATTN_ERR_NOMEM, js->name, 0, 0,
+	    "out of memory reading labels");
+}
+
+/* The "labels" member (member lm of the bundle): {"query": [..], "key":
+ * [..]}, both optional. */
+static enum attn_status
+json_bundle_labels(const struct json_src *js, const cJSON *obj, size_t lm,
+    struct attn_bundle *b, size_t where[2])
+{
+	size_t path[2] = { lm, 0 }, m;
+	char msg[ATTN_MSG_MAX], p[PREVIEW_MAX + 4];
+	int seen_query = 0, seen_key = 0, *seen;
+	struct attn_labels *dst;
+	enum attn_status st;
+	const cJSON *j;
+
+	if (!cJSON_IsObject(obj)) {
+		snprintf(msg, sizeof msg, "bundle key \"labels\" must be an "
+		    "object with \"query\" and \"key\" lists, not %s",
+		    json_kind(obj));
+		return fail_path(js, path, 1, 0, msg);
+	}
+	for (m = 0, j = obj->child; j != NULL; m++, j = j->next) {
+		path[1] = m;
+		if (strcmp(j->string, "query") == 0) {
+			seen = &seen_query;
+			dst = &b->query_labels;
+			where[0] = m;
+		} else if (strcmp(j->string, "key") == 0) {
+			seen = &seen_key;
+			dst = &b->key_labels;
+			where[1] = m;
+		} else {
+			snprintf(msg, sizeof msg, "unknown labels key \"%s\" "
+			    "(expected \"query\" or \"key\")",
+			    key_preview(p, j->string));
+			return fail_path(js, path, 2, 1, msg);
+		}
+		if (*seen) {
+			snprintf(msg, sizeof msg, "repeated labels key \"%s\"",
+			    j->string);
+			return fail_path(js, path, 2, 1, msg);
+		}
+		*seen = 1;
+		if ((st = json_labels(js, j, j->string, lm, m, dst)) != ATTN_OK)
+			return st;
+	}
+	return ATTN_OK;
+}
+
+/* Each list of labels in the bundle must name every row of its matrix:
+ * "query" the rows of Q, "key" those of K.  where[] holds their member
+ * numbers in the labels object, member lm of the bundle. */
+static enum attn_status
+check_label_counts(const struct json_src *js, const struct attn_bundle *b,
+    size_t lm, const size_t where[2])
+{
+	const struct attn_labels *lab[2] = { &b->query_labels, &b->key_labels };
+	const struct attn_array *arr[2] = { &b->q, &b->k };
+	static const char *const which[2] = { "query", "key" };
+	static const char *const matrix[2] = { "Q", "K" };
+	char msg[ATTN_MSG_MAX];
+	size_t i, path[2];
+
+	for (i = 0; i < 2; i++) {
+		size_t rows = attn_array_matrix(arr[i]).rows;
+
+		if (lab[i]->count == 0 || lab[i]->count == rows)
+			continue;
+		snprintf(msg, sizeof msg, "labels \"%s\" has %zu name%s but "
+		    "%s has %zu row%s", which[i], lab[i]->count,
+		    lab[i]->count == 1 ? "" : "s", matrix[i], rows,
+		    rows == 1 ? "" : "s");
+		path[0] = lm;
+		path[1] = where[i];
+		return fail_path(js, path, 2, 1, msg);
+	}
+	return ATTN_OK;
+}
+
+/* Bundle keys, in the order missing ones are reported. */
+enum bundle_key { KEY_Q, KEY_K, KEY_V, KEY_MASK, KEY_BIAS, KEY_LABELS,
+    KEY_COUNT };
+static const char *const bundle_keys[KEY_COUNT] = {
+	"Q", "K", "V", "mask", "bias", "labels"
+};
+
+/*
+ * Read a BUNDLE in document order, so that the first thing wrong in the
+ * file is what is reported.
+ */
+enum attn_status
+attn_read_bundle(const char *name, const char *buf, size_t len,
+    unsigned flags, struct attn_bundle *out, struct attn_error *err)
+{
+	struct json_src js = { name, buf, len, flags, err };
+	struct attn_array *arrays[3];
+	int seen[KEY_COUNT] = { 0 };
+	char msg[ATTN_MSG_MAX], p[PREVIEW_MAX + 4];
+	enum attn_status st;
+	size_t m, k, labels_m = 0, where[2] = { 0, 0 };
+	const cJSON *j;
+	cJSON *root;
+
+	memset(out, 0, sizeof *out);
+	arrays[KEY_Q] = &out->q;
+	arrays[KEY_K] = &out->k;
+	arrays[KEY_V] = &out->v;
+	if ((st = json_parse(&js, &root)) != ATTN_OK)
+		return st;
+	if (!cJSON_IsObject(root)) {
+		snprintf(msg, sizeof msg, "expected a JSON object (a BUNDLE), "
+		    "found %s", json_kind(root));
+		st = fail_path(&js, NULL, 0, 0, msg);
+		goto done;
+	}
+
+	for (m = 0, j = root->child; j != NULL; m++, j = j->next) {
+		for (k = 0; k < KEY_COUNT; k++)
+			if (strcmp(j->string, bundle_keys[k]) == 0)
+				break;
+		if (k == KEY_COUNT) {
+			snprintf(msg, sizeof msg, "unknown bundle key \"%s\"",
+			    key_preview(p, j->string));
+			st = fail_path(&js, &m, 1, 1, msg);
+			goto done;
+		}
+		if (seen[k]) {
+			snprintf(msg, sizeof msg, "repeated bundle key \"%s\"",
+			    bundle_keys[k]);
+			st = fail_path(&js, &m, 1, 1, msg);
+			goto done;
+		}
+		seen[k] = 1;
+		switch (k) {
+		case KEY_MASK:
+		case KEY_BIAS:
+			/* Masks and biases come with the masking options. */
+			snprintf(msg, sizeof msg, "bundle key \"%s\" is not "
+			    "supported yet", bundle_keys[k]);
+			st = fail_path(&js, &m, 1, 1, msg);
+			goto done;
+		case KEY_LABELS:
+			labels_m = m;
+			st = json_bundle_labels(&js, j, m, out, where);
+			break;
+		default:
+			st = json_array(&js, j, &m, 1, arrays[k]);
+			break;
+		}
+		if (st != ATTN_OK)
+			goto done;
+	}
+	for (k = KEY_Q; k <= KEY_V; k++)
+		if (!seen[k]) {
+			snprintf(msg, sizeof msg, "bundle has no \"%s\"",
+			    bundle_keys[k]);
+			st = fail_path(&js, NULL, 0, 0, msg);
+			goto done;
+		}
+	st = check_label_counts(&js, out, labels_m, where);
+done:
+	cJSON_Delete(root);
+	if (st != ATTN_OK)
+		attn_bundle_free(out);
+	return st;
+}
+
+void
+attn_bundle_free(struct attn_bundle *b)
+{
+	attn_array_free(&b->q);
+	attn_array_free(&b->k);
+	attn_array_free(&b->v);
+	attn_labels_free(&b->query_labels);
+	attn_labels_free(&b->key_labels);
+	memset(b, 0, sizeof *b);
+}

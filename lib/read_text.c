@@ -1,0 +1,483 @@
+/*
+ * read_text.c - CSV, TSV and white-space text (numpy.savetxt's default)
+ * into a rows x cols array, with an optional header row and an optional
+ * first column of row labels.
+ *
+ * One pass over the buffer, line by line: each line is split into fields
+ * (offsets into buf, nothing copied), then classified.  Values and labels
+ * go into arrays that grow geometrically, and no step goes back further
+ * than the start of its line, so the reader is linear in the input.
+ * Every error carries the byte offset of what is wrong; error_at turns it
+ * into LINE:COLUMN.
+ *
+ * Quoted fields are never numbers: quoting is how a label that looks like
+ * a number ("2") stays a label.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* How many bytes of a bad field a message quotes. */
+#define PREVIEW_MAX 32
+
+/* A field of a line: buf[off, off + len), quotes included when quoted. */
+struct field {
+	size_t off;
+	size_t len;
+	int quoted;
+};
+
+/* A growable array of fields. */
+struct fields {
+	struct field *v;
+	size_t n, cap;
+};
+
+struct text_reader {
+	const char *name;
+	const char *buf;
+	size_t len;
+	enum attn_format fmt;
+	unsigned flags;
+	struct attn_error *err;
+
+	struct fields line;	/* the fields of the current line */
+	struct fields header;	/* the header row, when there is one */
+	size_t header_end;	/* offset of the end of the header line */
+	int have_header;
+
+	size_t rows;		/* data rows read so far */
+	size_t cols;		/* values a row, fixed by row 1 */
+	int labelled;		/* row 1 starts with a label */
+
+	double *vals;		/* rows x cols, row-major */
+	size_t nvals, capvals;
+	char **labels;		/* one a row when labelled */
+	size_t caplabels;
+};
+
+static enum attn_status
+nomem(struct text_reader *r)
+{
+	return error_set(r->err, ATTN_ERR_NOMEM, r->name, 0, 0,
+	    "out of memory reading text input");
+}
+
+/* Report the data error msg at byte offset off. */
+static enum attn_status
+fail_at(struct text_reader *r, size_t off, const char *msg)
+{
+	return error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len, off,
+	    "%s", msg);
+}
+
+/* Report a data error about field f: before, the field quoted, after. */
+static enum attn_status
+fail_field(struct text_reader *r, const struct field *f, const char *before,
+    const char *after)
+{
+	char p[PREVIEW_MAX + 4];
+
+	text_preview(p, PREVIEW_MAX, r->buf + f->off, f->len);
+	return error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len,
+	    f->off, "%s'%s'%s", before, p, after);
+}
+
+/* Blanks trimmed around a field: tabs too, except where they separate. */
+static int
+is_blank(const struct text_reader *r, char c)
+{
+	return c == ' ' || (c == '\t' && r->fmt != ATTN_FMT_TSV);
+}
+
+static enum attn_status
+push_field(struct text_reader *r, size_t off, size_t len, int quoted)
+{
+	struct field *nv;
+
+	if (r->line.n == r->line.cap) {
+		nv = grow_array(r->line.v, &r->line.cap, r->line.n + 1,
+		    sizeof *nv);
+		if (nv == NULL)
+			return nomem(r);
+		r->line.v = nv;
+	}
+	r->line.v[r->line.n].off = off;
+	r->line.v[r->line.n].len = len;
+	r->line.v[r->line.n].quoted = quoted;
+	r->line.n++;
+	return ATTN_OK;
+}
+
+/*
+ * A quoted field starts at buf[i] == '"' on the line ending at le: find
+ * its closing quote ("" inside is an escaped quote) and return the offset
+ * just past it in *end.
+ */
+static enum attn_status
+scan_quoted(struct text_reader *r, size_t i, size_t le, size_t *end)
+{
+	size_t j = i + 1;
+
+	while (j < le) {
+		if (r->buf[j] == '"') {
+			if (j + 1 < le && r->buf[j + 1] == '"') {
+				j += 2;
+				continue;
+			}
+			*end = j + 1;
+			return ATTN_OK;
+		}
+		j++;
+	}
+	return fail_at(r, i, "unterminated quoted field");
+}
+
+/* Split buf[ls, le) on runs of spaces and tabs (numpy.savetxt). */
+static enum attn_status
+split_space(struct text_reader *r, size_t ls, size_t le)
+{
+	const char *b = r->buf;
+	size_t i = ls, j = 0;
+	enum attn_status st;
+
+	for (;;) {
+		while (i < le && (b[i] == ' ' || b[i] == '\t'))
+			i++;
+		if (i == le)
+			return ATTN_OK;
+		if (b[i] == '"') {
+			if ((st = scan_quoted(r, i, le, &j)) != ATTN_OK)
+				return st;
+			if (j < le && b[j] != ' ' && b[j] != '\t')
+				return fail_at(r, j,
+				    "unexpected text after a quoted field");
+			st = push_field(r, i, j - i, 1);
+		} else {
+			for (j = i; j < le && b[j] != ' ' && b[j] != '\t'; j++)
+				;
+			st = push_field(r, i, j - i, 0);
+		}
+		if (st != ATTN_OK)
+			return st;
+		i = j;
+	}
+}
+
+/*
+ * Split buf[ls, le) on commas (CSV) or tabs (TSV).  Fields keep their
+ * emptiness: whether an empty field is an error depends on the row (a
+ * pandas header starts with one).
+ */
+static enum attn_status
+split_sep(struct text_reader *r, size_t ls, size_t le)
+{
+	const char *b = r->buf;
+	char sep = r->fmt == ATTN_FMT_CSV ? ',' : '\t';
+	size_t i = ls, j = 0, k;
+	enum attn_status st;
+
+	for (;;) {
+		while (i < le && is_blank(r, b[i]))
+			i++;
+		if (i < le && b[i] == '"') {
+			if ((st = scan_quoted(r, i, le, &j)) != ATTN_OK)
+				return st;
+			st = push_field(r, i, j - i, 1);
+			while (j < le && is_blank(r, b[j]))
+				j++;
+			if (st == ATTN_OK && j < le && b[j] != sep)
+				return fail_at(r, j,
+				    "unexpected text after a quoted field");
+		} else {
+			for (j = i; j < le && b[j] != sep; j++)
+				;
+			for (k = j; k > i && is_blank(r, b[k - 1]); k--)
+				;
+			st = push_field(r, i, k - i, 0);
+		}
+		if (st != ATTN_OK)
+			return st;
+		if (j >= le)
+			return ATTN_OK;
+		i = j + 1;	/* past the separator */
+	}
+}
+
+/* Parse field f as a number: 0 when it is one (in *x), -1 when it is not,
+ * 1 when it is a finite literal too large for a double. */
+static int
+field_number(const struct text_reader *r, const struct field *f, double *x)
+{
+	if (f->quoted || f->len == 0)
+		return -1;
+	return attn_parse_number(r->buf + f->off, f->len, x);
+}
+
+/* A label from field f, without its quotes and with "" unescaped. */
+static char *
+field_label(const struct text_reader *r, const struct field *f)
+{
+	const char *s = r->buf + f->off;
+	size_t i, n = 0, len = f->len;
+	char *p;
+
+	if (!f->quoted)
+		return str_ndup(s, len);
+	/* Quoted: s[0] and s[len - 1] are the quotes. */
+	if ((p = malloc(len)) == NULL)
+		return NULL;
+	for (i = 1; i + 1 < len; i++) {
+		p[n++] = s[i];
+		if (s[i] == '"')
+			i++;	/* the second quote of "" */
+	}
+	p[n] = '\0';
+	return p;
+}
+
+static enum attn_status
+push_label(struct text_reader *r, const struct field *f)
+{
+	char **nl, *s;
+
+	if (r->rows == r->caplabels) {
+		nl = grow_array(r->labels, &r->caplabels, r->rows + 1,
+		    sizeof *nl);
+		if (nl == NULL)
+			return nomem(r);
+		r->labels = nl;
+	}
+	if ((s = field_label(r, f)) == NULL)
+		return nomem(r);
+	r->labels[r->rows] = s;
+	return ATTN_OK;
+}
+
+/* Parse field f as a value of the matrix and append it. */
+static enum attn_status
+push_value(struct text_reader *r, const struct field *f)
+{
+	double x, *nv;
+	int rc;
+
+	if (f->len == 0)
+		return fail_at(r, f->off, "empty field");
+	rc = field_number(r, f, &x);
+	if (rc < 0)
+		return fail_field(r, f, "not a number: ", "");
+	if (rc > 0)
+		return fail_field(r, f, "number out of range: ", "");
+	if ((r->flags & ATTN_READ_FINITE) && !isfinite(x))
+		return fail_field(r, f, "non-finite number ",
+		    " (Q, K and V must be finite)");
+	if (r->nvals == r->capvals) {
+		nv = grow_array(r->vals, &r->capvals, r->nvals + 1, sizeof *nv);
+		if (nv == NULL)
+			return nomem(r);
+		r->vals = nv;
+	}
+	r->vals[r->nvals++] = x;
+	return ATTN_OK;
+}
+
+/* The first data row fixes the shape; check a header against it. */
+static enum attn_status
+check_header(struct text_reader *r)
+{
+	size_t hn = r->header.n, most = r->cols + (r->labelled ? 1 : 0);
+	size_t off;
+
+	if (!r->have_header || hn == r->cols || hn == most)
+		return ATTN_OK;
+	/* Point at the first name too many, or at the end of a short
+	 * header, as for a ragged row. */
+	off = hn > most ? r->header.v[most].off : r->header_end;
+	return error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len, off,
+	    "header has %zu field%s but row 1 has %zu value%s%s", hn,
+	    hn == 1 ? "" : "s", r->cols, r->cols == 1 ? "" : "s",
+	    r->labelled ? " and a label" : "");
+}
+
+/* A data row: its fields are in r->line; le is the end of its line. */
+static enum attn_status
+data_row(struct text_reader *r, size_t le)
+{
+	const struct field *f = r->line.v;
+	size_t nf = r->line.n, row = r->rows + 1, first, k, nv;
+	char what[80];
+	enum attn_status st;
+	double x;
+
+	if (r->rows == 0) {
+		r->labelled = field_number(r, &f[0], &x) < 0;
+		r->cols = nf - (r->labelled ? 1 : 0);
+		if (r->cols == 0)
+			return fail_at(r, le,
+			    "row 1 has a label but no numbers");
+		if ((st = check_header(r)) != ATTN_OK)
+			return st;
+	}
+	first = r->labelled ? 1 : 0;
+	nv = nf - first;
+
+	if (r->labelled) {
+		if (f[0].len == 0)
+			return fail_at(r, f[0].off, "empty field");
+		if (field_number(r, &f[0], &x) >= 0) {
+			snprintf(what, sizeof what, "row %zu has no label but "
+			    "row 1 has one: ", row);
+			return fail_field(r, &f[0], what, " is a number");
+		}
+		if ((st = push_label(r, &f[0])) != ATTN_OK)
+			return st;
+	} else if (nf == r->cols + 1 && f[0].len != 0 &&
+	    field_number(r, &f[0], &x) < 0) {
+		/* One field too many, and the first is text: a label. */
+		snprintf(what, sizeof what, "row %zu has a label but row 1 "
+		    "has none: ", row);
+		return fail_field(r, &f[0], what, " is not a number");
+	}
+
+	/* Left to right, so that the first thing wrong is what is told. */
+	for (k = first; k < nf; k++) {
+		if (k - first == r->cols)
+			goto ragged;
+		if ((st = push_value(r, &f[k])) != ATTN_OK) {
+			if (r->labelled)
+				free(r->labels[r->rows]);
+			return st;
+		}
+	}
+	if (nv != r->cols)
+		goto ragged;
+	r->rows++;
+	return ATTN_OK;
+
+ragged:
+	if (r->labelled)
+		free(r->labels[r->rows]);
+	/* At the first extra field, or at the end of a short line. */
+	return error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len,
+	    nv > r->cols ? f[first + r->cols].off : le,
+	    "row %zu has %zu value%s but row 1 has %zu", row, nv,
+	    nv == 1 ? "" : "s", r->cols);
+}
+
+/* One line buf[ls, le) that is neither blank nor a comment. */
+static enum attn_status
+text_line(struct text_reader *r, size_t ls, size_t le)
+{
+	struct fields spare;
+	size_t k;
+	double x;
+	enum attn_status st;
+
+	r->line.n = 0;
+	st = r->fmt == ATTN_FMT_TEXT ? split_space(r, ls, le) :
+	    split_sep(r, ls, le);
+	if (st != ATTN_OK)
+		return st;
+
+	/* The first data line is a header when no field is a number.
+	 * Swap the vectors rather than copy: the next line refills
+	 * r->line. */
+	if (r->rows == 0 && !r->have_header) {
+		for (k = 0; k < r->line.n; k++)
+			if (field_number(r, &r->line.v[k], &x) >= 0)
+				break;
+		if (k == r->line.n) {
+			spare = r->header;
+			r->header = r->line;
+			r->line = spare;
+			r->header_end = le;
+			r->have_header = 1;
+			return ATTN_OK;
+		}
+	}
+	return data_row(r, le);
+}
+
+/* Free what the reader holds that has not been handed to out. */
+static void
+reader_free(struct text_reader *r)
+{
+	size_t i;
+
+	free(r->line.v);
+	free(r->header.v);
+	free(r->vals);
+	if (r->labelled)
+		for (i = 0; i < r->rows; i++)
+			free(r->labels[i]);
+	free(r->labels);
+}
+
+enum attn_status
+read_text(const char *name, const char *buf, size_t len,
+    enum attn_format fmt, unsigned flags, struct attn_array *out,
+    struct attn_error *err)
+{
+	struct text_reader r;
+	const char *nul, *nl;
+	size_t i = 0, ls, le, end;
+	enum attn_status st;
+	double *shrunk;
+
+	memset(out, 0, sizeof *out);
+	memset(&r, 0, sizeof r);
+	r.name = name;
+	r.buf = buf;
+	r.len = len;
+	r.fmt = fmt;
+	r.flags = flags;
+	r.err = err;
+
+	/* Checked up front, once, so that no later scan has to care. */
+	if (len > 0 && (nul = memchr(buf, '\0', len)) != NULL)
+		return error_at(err, ATTN_ERR_DATA, name, buf, len,
+		    (size_t)(nul - buf), "NUL byte in text input");
+
+	for (i = bom_len(buf, len); i < len; i = end + 1) {
+		nl = memchr(buf + i, '\n', len - i);
+		end = nl != NULL ? (size_t)(nl - buf) : len;
+		le = end;
+		if (le > i && buf[le - 1] == '\r')
+			le--;
+		for (ls = i; ls < le && (buf[ls] == ' ' || buf[ls] == '\t');
+		    ls++)
+			;
+		if (ls == le || buf[ls] == '#')
+			continue;
+		if ((st = text_line(&r, i, le)) != ATTN_OK) {
+			reader_free(&r);
+			return st;
+		}
+	}
+
+	if (r.rows == 0) {
+		reader_free(&r);
+		return error_at(err, ATTN_ERR_DATA, name, buf, len, len,
+		    "no numbers: empty matrix");
+	}
+
+	/* Give back the slack of the doubling; keep it if realloc fails. */
+	if ((shrunk = realloc(r.vals, r.nvals * sizeof *shrunk)) != NULL)
+		r.vals = shrunk;
+	out->ndim = 2;
+	out->shape[0] = r.rows;
+	out->shape[1] = r.cols;
+	out->data = r.vals;
+	if (r.labelled) {
+		out->row_labels.count = r.rows;
+		out->row_labels.names = r.labels;
+	} else {
+		free(r.labels);
+	}
+	free(r.line.v);
+	free(r.header.v);
+	return ATTN_OK;
+}
