@@ -1,0 +1,1112 @@
+/*
+ * check_read.c - the readers: text (CSV, TSV, white space), JSON arrays,
+ * BUNDLEs and format guessing.
+ *
+ * Every input is copied into a buffer of exactly its length, with no NUL
+ * after it, so that AddressSanitizer catches a reader that looks one byte
+ * too far.  Errors are checked down to the message, line and column,
+ * since users and the CLI tests see exactly those.
+ */
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "suites.h"
+
+#define NCASES(t) ((int)(sizeof (t) / sizeof (t)[0]))
+
+/* An exact-length copy of text[0..len), not NUL-terminated. */
+static char *
+exact_copy(const char *text, size_t len)
+{
+	char *p = malloc(len != 0 ? len : 1);
+
+	ck_assert_ptr_nonnull(p);
+	memcpy(p, text, len);
+	return p;
+}
+
+/* Read text (len bytes, or strlen when len is 0) with attn_read_array. */
+static enum attn_status
+read_n(const char *name, const char *text, size_t len, enum attn_format fmt,
+    unsigned flags, struct attn_array *a, struct attn_error *err)
+{
+	enum attn_status st;
+	char *buf;
+
+	if (len == 0)
+		len = strlen(text);
+	buf = exact_copy(text, len);
+	memset(err, 0, sizeof *err);
+	st = attn_read_array(name, buf, len, fmt, flags, a, err);
+	free(buf);
+	return st;
+}
+
+static enum attn_status
+read_s(const char *text, enum attn_format fmt, unsigned flags,
+    struct attn_array *a, struct attn_error *err)
+{
+	return read_n("in", text, 0, fmt, flags, a, err);
+}
+
+static enum attn_status
+bundle_s(const char *text, unsigned flags, struct attn_bundle *b,
+    struct attn_error *err)
+{
+	enum attn_status st;
+	size_t len = strlen(text);
+	char *buf = exact_copy(text, len);
+
+	memset(err, 0, sizeof *err);
+	st = attn_read_bundle("b.json", buf, len, flags, b, err);
+	free(buf);
+	return st;
+}
+
+/* Read text that must parse, as a rows x cols matrix. */
+static void
+read_ok(const char *text, enum attn_format fmt, unsigned flags,
+    struct attn_array *a, size_t rows, size_t cols)
+{
+	struct attn_error err;
+	enum attn_status st = read_s(text, fmt, flags, a, &err);
+
+	ck_assert_msg(st == ATTN_OK, "reading %s: %s", text, err.msg);
+	ck_assert_uint_eq(a->ndim, 2);
+	ck_assert_uint_eq(a->shape[0], rows);
+	ck_assert_uint_eq(a->shape[1], cols);
+}
+
+static void
+assert_values(const struct attn_array *a, const double *want, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		ck_assert_msg(a->data[i] == want[i], "value %zu is %.17g, not "
+		    "%.17g", i, a->data[i], want[i]);
+}
+
+/* One error case: what is read, how, and exactly what is reported. */
+struct error_case {
+	enum attn_format fmt;
+	unsigned flags;
+	const char *input;
+	size_t len;		/* 0: strlen(input) */
+	size_t line, col;
+	const char *msg;
+};
+
+/* Check one error case; *out must come back empty, ready to free. */
+static void
+check_error(const struct error_case *c, int bundle)
+{
+	struct attn_error err;
+	struct attn_array a;
+	struct attn_bundle b;
+	enum attn_status st;
+
+	if (bundle) {
+		st = bundle_s(c->input, c->flags, &b, &err);
+		ck_assert_msg(st == ATTN_ERR_DATA, "input '%s' gave status "
+		    "%d (%s)", c->input, (int)st, err.msg);
+		ck_assert_ptr_null(b.q.data);
+		ck_assert_ptr_null(b.k.data);
+		ck_assert_ptr_null(b.v.data);
+		ck_assert_uint_eq(b.query_labels.count, 0);
+		attn_bundle_free(&b);
+	} else {
+		st = read_n("in", c->input, c->len, c->fmt, c->flags, &a, &err);
+		ck_assert_msg(st == ATTN_ERR_DATA, "input '%s' gave status "
+		    "%d (%s)", c->input, (int)st, err.msg);
+		ck_assert_ptr_null(a.data);
+		ck_assert_uint_eq(a.row_labels.count, 0);
+		attn_array_free(&a);
+	}
+	ck_assert_str_eq(err.msg, c->msg);
+	ck_assert_msg(err.line == c->line && err.col == c->col,
+	    "'%s' for input '%s' at %zu:%zu, expected %zu:%zu", err.msg,
+	    c->input, err.line, err.col, c->line, c->col);
+	ck_assert_ptr_nonnull(err.file);
+}
+
+/* ---------------------------------------------------------------- text */
+
+START_TEST(csv_reads_rows_of_numbers)
+{
+	static const double want[] = { 1, -2.5, 3e2, 4, 5, 0.125 };
+	struct attn_array a;
+
+	read_ok("1,-2.5,3e2\n4,5,0.125\n", ATTN_FMT_CSV, 0, &a, 2, 3);
+	assert_values(&a, want, 6);
+	ck_assert_uint_eq(a.row_labels.count, 0);
+	attn_array_free(&a);
+}
+END_TEST
+
+START_TEST(one_line_is_a_one_by_n_matrix)
+{
+	static const double want[] = { 1, 2, 3 };
+	struct attn_array a;
+	struct attn_matrix m;
+
+	/* No newline at the end, either. */
+	read_ok("1 2 3", ATTN_FMT_TEXT, 0, &a, 1, 3);
+	assert_values(&a, want, 3);
+	m = attn_array_matrix(&a);
+	ck_assert_uint_eq(m.rows, 1);
+	ck_assert_uint_eq(m.cols, 3);
+	ck_assert_uint_eq(m.stride, 3);
+	ck_assert_ptr_eq(m.data, a.data);
+	attn_array_free(&a);
+}
+END_TEST
+
+START_TEST(csv_with_header_and_labels_reads_labels)
+{
+	static const double want[] = { 1, 2, 3, 4, 5, 6 };
+	struct attn_array a;
+
+	read_ok("token,x,y\nthe,1,2\ncat,3,4\nsat,5,6\n", ATTN_FMT_CSV, 0, &a,
+	    3, 2);
+	assert_values(&a, want, 6);
+	ck_assert_uint_eq(a.row_labels.count, 3);
+	ck_assert_str_eq(a.row_labels.names[0], "the");
+	ck_assert_str_eq(a.row_labels.names[1], "cat");
+	ck_assert_str_eq(a.row_labels.names[2], "sat");
+	attn_array_free(&a);
+}
+END_TEST
+
+static const char *const header_inputs[] = {
+	"x,y\nthe,1,2\n",
+	",x,y\nthe,1,2\n",	/* pandas: an empty corner */
+};
+
+/* The header names the value columns only, or the label column too. */
+START_TEST(header_may_or_may_not_name_the_label_column)
+{
+	struct attn_array a;
+
+	read_ok(header_inputs[_i], ATTN_FMT_CSV, 0, &a, 1, 2);
+	ck_assert_uint_eq(a.row_labels.count, 1);
+	ck_assert_str_eq(a.row_labels.names[0], "the");
+	attn_array_free(&a);
+}
+END_TEST
+
+START_TEST(header_without_labels_is_skipped)
+{
+	static const double want[] = { 1, 2, 3, 4 };
+	struct attn_array a;
+
+	read_ok("a\tb\n1\t2\n3\t4\n", ATTN_FMT_TSV, 0, &a, 2, 2);
+	assert_values(&a, want, 4);
+	ck_assert_uint_eq(a.row_labels.count, 0);
+	attn_array_free(&a);
+}
+END_TEST
+
+START_TEST(quoted_labels_keep_commas_quotes_and_numbers)
+{
+	struct attn_array a;
+
+	read_ok("\"a, b\",1\n\"say \"\"hi\"\"\",2\n\"2\",3\n  \"\" , 4\n",
+	    ATTN_FMT_CSV, 0, &a, 4, 1);
+	ck_assert_uint_eq(a.row_labels.count, 4);
+	ck_assert_str_eq(a.row_labels.names[0], "a, b");
+	ck_assert_str_eq(a.row_labels.names[1], "say \"hi\"");
+	ck_assert_str_eq(a.row_labels.names[2], "2");
+	ck_assert_str_eq(a.row_labels.names[3], "");
+	ck_assert(a.data[3] == 4);
+	attn_array_free(&a);
+}
+END_TEST
+
+static const struct {
+	const char *input;
+	enum attn_format fmt;
+} labelled[] = {
+	{ "the\t1\t2\ncat\t3\t4\n", ATTN_FMT_TSV },
+	{ "the 1  2\n\tcat 3 4  \n", ATTN_FMT_TEXT },
+	{ "\"the\" 1 2\n\"cat\" 3 4\n", ATTN_FMT_TEXT },
+};
+
+START_TEST(tsv_and_text_read_labels)
+{
+	static const double want[] = { 1, 2, 3, 4 };
+	struct attn_array a;
+
+	read_ok(labelled[_i].input, labelled[_i].fmt, 0, &a, 2, 2);
+	assert_values(&a, want, 4);
+	ck_assert_uint_eq(a.row_labels.count, 2);
+	ck_assert_str_eq(a.row_labels.names[0], "the");
+	ck_assert_str_eq(a.row_labels.names[1], "cat");
+	attn_array_free(&a);
+}
+END_TEST
+
+static const struct {
+	const char *input;
+	enum attn_format fmt;
+} crlf_bom[] = {
+	{ "\xEF\xBB\xBF" "1,2\r\n3,4\r\n", ATTN_FMT_CSV },
+	{ "\xEF\xBB\xBF" "a\tb\r\n1\t2\r\n3\t4", ATTN_FMT_TSV },
+	{ "1 2\r\n\r\n# c\r\n3 4\r\n", ATTN_FMT_TEXT },
+	{ "\xEF\xBB\xBF[[1, 2],\r\n [3, 4]]\r\n", ATTN_FMT_JSON },
+	{ "\xEF\xBB\xBF" "1,2\r\n3,4\r\n", ATTN_FMT_AUTO },
+};
+
+START_TEST(crlf_and_bom_are_accepted)
+{
+	static const double want[] = { 1, 2, 3, 4 };
+	struct attn_array a;
+
+	read_ok(crlf_bom[_i].input, crlf_bom[_i].fmt, 0, &a, 2, 2);
+	assert_values(&a, want, 4);
+	attn_array_free(&a);
+}
+END_TEST
+
+START_TEST(comments_and_blank_lines_are_skipped)
+{
+	static const double want[] = { 1, 2, 3, 4 };
+	struct attn_array a;
+
+	read_ok("# output 2x2\n\n   \n1,2\n  # 9,9,9\n\t\n3,4\n\n",
+	    ATTN_FMT_CSV, 0, &a, 2, 2);
+	assert_values(&a, want, 4);
+	attn_array_free(&a);
+}
+END_TEST
+
+/* numpy.savetxt's default: %.18e, one space between values. */
+START_TEST(numpy_savetxt_default_output_is_read)
+{
+	static const double want[] = { 0.1, -2, 1e-300, 3.5 };
+	struct attn_array a;
+
+	read_ok("1.000000000000000056e-01 -2.000000000000000000e+00\n"
+	    "1.000000000000000003e-300 3.500000000000000000e+00\n",
+	    ATTN_FMT_TEXT, 0, &a, 2, 2);
+	assert_values(&a, want, 4);
+	attn_array_free(&a);
+}
+END_TEST
+
+START_TEST(csv_fields_are_trimmed_of_spaces_and_tabs)
+{
+	static const double want[] = { 1, 2, 3 };
+	struct attn_array a;
+
+	read_ok(" 1 ,\t2\t,  3  \n", ATTN_FMT_CSV, 0, &a, 1, 3);
+	assert_values(&a, want, 3);
+	attn_array_free(&a);
+}
+END_TEST
+
+/* A decimal text and the double it must round to; the 30-digit cases sit
+ * just below and just above the midpoint 1 + 2^-53, where a parser that
+ * is not correctly rounded goes wrong. */
+static const struct {
+	const char *text;
+	double want;
+} rounding[] = {
+	{ "0.1", 0.1 },
+	{ "2.2250738585072011e-308", 0x0.fffffffffffffp-1022 },
+	{ "2.2250738585072014e-308", 0x1p-1022 },
+	{ "4.9406564584124654e-324", 0x1p-1074 },
+	{ "1.00000000000000011102230246251", 1.0 },
+	{ "1.00000000000000011102230246252", 0x1.0000000000001p0 },
+	{ "9007199254740993", 9007199254740992.0 },
+	{ "1.7976931348623157e308", 0x1.fffffffffffffp1023 },
+	{ "-0", -0.0 },
+	{ "123456789012345678901234567890", 1.2345678901234568e29 },
+};
+
+START_TEST(numbers_are_correctly_rounded)
+{
+	static const enum attn_format fmts[] = {
+		ATTN_FMT_CSV, ATTN_FMT_TEXT, ATTN_FMT_JSON
+	};
+	char text[128];
+	struct attn_array a;
+	struct attn_error err;
+	size_t f;
+
+	for (f = 0; f < sizeof fmts / sizeof fmts[0]; f++) {
+		snprintf(text, sizeof text, fmts[f] == ATTN_FMT_JSON ?
+		    "[%s]" : "%s\n", rounding[_i].text);
+		ck_assert_int_eq(read_s(text, fmts[f], ATTN_READ_FINITE, &a,
+		    &err), ATTN_OK);
+		ck_assert_msg(a.data[0] == rounding[_i].want &&
+		    signbit(a.data[0]) == signbit(rounding[_i].want),
+		    "%s read as %a, not %a", text, a.data[0],
+		    rounding[_i].want);
+		attn_array_free(&a);
+	}
+}
+END_TEST
+
+/* LC_NUMERIC with a decimal comma must change nothing. */
+START_TEST(numbers_ignore_a_decimal_comma_locale)
+{
+	static const double want[] = { 0.5, 1.25 };
+	const char *loc = getenv("ATTN_TEST_LOCALE");
+	struct attn_array a;
+
+	if (setlocale(LC_ALL, loc != NULL ? loc : "de_DE.UTF-8") == NULL)
+		setlocale(LC_ALL, "C");
+	read_ok("0.5 1.25\n", ATTN_FMT_TEXT, 0, &a, 1, 2);
+	assert_values(&a, want, 2);
+	attn_array_free(&a);
+	read_ok("0.5,1.25\n", ATTN_FMT_CSV, 0, &a, 1, 2);
+	assert_values(&a, want, 2);
+	attn_array_free(&a);
+	read_ok("[[0.5, 1.25]]", ATTN_FMT_JSON, 0, &a, 1, 2);
+	assert_values(&a, want, 2);
+	attn_array_free(&a);
+	setlocale(LC_ALL, "C");
+}
+END_TEST
+
+START_TEST(nonfinite_spellings_read_without_finite_flag)
+{
+	struct attn_array a;
+
+	read_ok("inf,-inf,nan,-Infinity,NaN,+INF\n", ATTN_FMT_CSV, 0, &a,
+	    1, 6);
+	ck_assert(isinf(a.data[0]) && a.data[0] > 0);
+	ck_assert(isinf(a.data[1]) && a.data[1] < 0);
+	ck_assert(isnan(a.data[2]));
+	ck_assert(isinf(a.data[3]) && a.data[3] < 0);
+	ck_assert(isnan(a.data[4]));
+	ck_assert(isinf(a.data[5]) && a.data[5] > 0);
+	attn_array_free(&a);
+}
+END_TEST
+
+START_TEST(inf_strings_accepted_without_finite_flag)
+{
+	struct attn_array a;
+	struct attn_error err;
+
+	ck_assert_int_eq(read_s("[[\"-inf\", 0], [\"inf\", \"nan\"]]",
+	    ATTN_FMT_JSON, 0, &a, &err), ATTN_OK);
+	ck_assert_uint_eq(a.ndim, 2);
+	ck_assert(isinf(a.data[0]) && a.data[0] < 0);
+	ck_assert(a.data[1] == 0);
+	ck_assert(isinf(a.data[2]) && a.data[2] > 0);
+	ck_assert(isnan(a.data[3]));
+	attn_array_free(&a);
+}
+END_TEST
+
+static const struct error_case finite_cases[] = {
+	{ ATTN_FMT_CSV, ATTN_READ_FINITE, "1,2\n3,nan\n", 0, 2, 3,
+	    "non-finite number 'nan' (Q, K and V must be finite)" },
+	{ ATTN_FMT_TEXT, ATTN_READ_FINITE, "1 -inf\n", 0, 1, 3,
+	    "non-finite number '-inf' (Q, K and V must be finite)" },
+	{ ATTN_FMT_TSV, ATTN_READ_FINITE, "x\tInfinity\n", 0, 1, 3,
+	    "non-finite number 'Infinity' (Q, K and V must be finite)" },
+	{ ATTN_FMT_JSON, ATTN_READ_FINITE, "[[1, 2],\n [\"inf\", 3]]", 0,
+	    2, 3, "non-finite number 'inf' (Q, K and V must be finite)" },
+	{ ATTN_FMT_JSON, ATTN_READ_FINITE, "[1, 1e999]", 0, 1, 5,
+	    "number out of range: '1e999'" },
+};
+
+START_TEST(nonfinite_rejected_with_finite_flag)
+{
+	check_error(&finite_cases[_i], 0);
+}
+END_TEST
+
+static const struct error_case out_of_range[] = {
+	{ ATTN_FMT_CSV, 0, "1,-1e999\n", 0, 1, 3,
+	    "number out of range: '-1e999'" },
+	{ ATTN_FMT_JSON, 0, "[[1],\n [2e400]]", 0, 2, 3,
+	    "number out of range: '2e400'" },
+};
+
+/* A literal too large for a double is an error with or without the
+ * flag: it is not an infinity the file meant to write. */
+START_TEST(out_of_range_literal_is_an_error_without_finite_flag)
+{
+	check_error(&out_of_range[_i], 0);
+}
+END_TEST
+
+static const struct error_case text_errors[] = {
+	/* ragged rows: at the first extra field or the end of the line */
+	{ ATTN_FMT_CSV, 0, "1,2,3\n4,5\n", 0, 2, 4,
+	    "row 2 has 2 values but row 1 has 3" },
+	{ ATTN_FMT_CSV, 0, "1,2,3\n4,5,6,7\n", 0, 2, 7,
+	    "row 2 has 4 values but row 1 has 3" },
+	{ ATTN_FMT_TEXT, 0, "1 2\n\n3 4\n5\r\n", 0, 4, 2,
+	    "row 3 has 1 value but row 1 has 2" },
+	{ ATTN_FMT_TSV, 0, "a\tb\nx\t1\t2\ny\t3\n", 0, 3, 4,
+	    "row 2 has 1 value but row 1 has 2" },
+	/* not numbers */
+	{ ATTN_FMT_CSV, 0, "1,2\n3,x\n", 0, 2, 3, "not a number: 'x'" },
+	{ ATTN_FMT_TEXT, 0, "1 2\n3 1.2.3\n", 0, 2, 3,
+	    "not a number: '1.2.3'" },
+	{ ATTN_FMT_CSV, 0, "1,\"2\"\n", 0, 1, 3, "not a number: '\"2\"'" },
+	{ ATTN_FMT_CSV, 0, "1,abcdefghijklmnopqrstuvwxyz0123456789\n", 0, 1, 3,
+	    "not a number: 'abcdefghijklmnopqrstuvwxyz012345...'" },
+	{ ATTN_FMT_CSV, 0, "\xEF\xBB\xBF" "1,0x10\n", 0, 1, 3,
+	    "not a number: '0x10'" },
+	{ ATTN_FMT_CSV, 0, "\"h\xC3\xA9llo\",1\n\"w\xC3\xB6rld\",x\n", 0,
+	    2, 9, "not a number: 'x'" },
+	/* empty fields */
+	{ ATTN_FMT_CSV, 0, "1,,3\n", 0, 1, 3, "empty field" },
+	{ ATTN_FMT_CSV, 0, "1,2,\n", 0, 1, 5, "empty field" },
+	{ ATTN_FMT_TSV, 0, "1\t\t3\n", 0, 1, 3, "empty field" },
+	/* no numbers at all: at the end of the input */
+	{ ATTN_FMT_CSV, 0, "", 0, 1, 1, "no numbers: empty matrix" },
+	{ ATTN_FMT_TEXT, 0, "# only a comment\n\n", 0, 3, 1,
+	    "no numbers: empty matrix" },
+	{ ATTN_FMT_CSV, 0, "a,b\n", 0, 2, 1, "no numbers: empty matrix" },
+	/* NUL */
+	{ ATTN_FMT_CSV, 0, "1,2\n3,\0" "4\n", 8, 2, 3,
+	    "NUL byte in text input" },
+	/* out of range, always */
+	{ ATTN_FMT_TEXT, 0, "1 1e999\n", 0, 1, 3,
+	    "number out of range: '1e999'" },
+	/* labels */
+	{ ATTN_FMT_CSV, 0, "the,1\n2,3\n", 0, 2, 1,
+	    "row 2 has no label but row 1 has one: '2' is a number" },
+	{ ATTN_FMT_CSV, 0, "1,2\ncat,3,4\n", 0, 2, 1,
+	    "row 2 has a label but row 1 has none: 'cat' is not a number" },
+	{ ATTN_FMT_CSV, 0, "1,2\ncat,3\n", 0, 2, 1, "not a number: 'cat'" },
+	{ ATTN_FMT_CSV, 0, "a\nthe\n", 0, 2, 4,
+	    "row 1 has a label but no numbers" },
+	{ ATTN_FMT_CSV, 0, "x,,3\n", 0, 1, 3, "empty field" },
+	/* quotes */
+	{ ATTN_FMT_CSV, 0, "\"abc,1\n2,3\n", 0, 1, 1,
+	    "unterminated quoted field" },
+	{ ATTN_FMT_CSV, 0, "\"a\"b,1\n", 0, 1, 4,
+	    "unexpected text after a quoted field" },
+	{ ATTN_FMT_TEXT, 0, "\"a\"b 1\n", 0, 1, 4,
+	    "unexpected text after a quoted field" },
+	/* headers that do not fit the rows */
+	{ ATTN_FMT_CSV, 0, "a,b,c,d\nthe,1,2\n", 0, 1, 7,
+	    "header has 4 fields but row 1 has 2 values and a label" },
+	{ ATTN_FMT_CSV, 0, "a\n1,2\n", 0, 1, 2,
+	    "header has 1 field but row 1 has 2 values" },
+	{ ATTN_FMT_TEXT, 0, "# c\na b c\r\n1 2\n", 0, 2, 5,
+	    "header has 3 fields but row 1 has 2 values" },
+};
+
+START_TEST(text_errors_report_message_line_and_column)
+{
+	check_error(&text_errors[_i], 0);
+}
+END_TEST
+
+/* Rows of many values, to make the arrays grow many times over. */
+START_TEST(large_input_reads_every_value)
+{
+	const size_t rows = 500, cols = 300;
+	size_t i, j, n = 0, cap = rows * cols * 8 + 1;
+	char *text = malloc(cap);
+	struct attn_array a;
+
+	ck_assert_ptr_nonnull(text);
+	for (i = 0; i < rows; i++)
+		for (j = 0; j < cols; j++)
+			n += (size_t)snprintf(text + n, cap - n, "%zu%c",
+			    i * cols + j, j + 1 == cols ? '\n' : ',');
+	read_ok(text, ATTN_FMT_CSV, 0, &a, rows, cols);
+	for (i = 0; i < rows * cols; i++)
+		ck_assert(a.data[i] == (double)i);
+	attn_array_free(&a);
+	free(text);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- JSON */
+
+/* "[[[...1...]]]" nested depth deep, in a buffer of its exact length. */
+static char *
+nested(size_t depth, size_t *len)
+{
+	char *p;
+
+	*len = 2 * depth + 1;
+	p = malloc(*len);
+	ck_assert_ptr_nonnull(p);
+	memset(p, '[', depth);
+	p[depth] = '1';
+	memset(p + depth + 1, ']', depth);
+	return p;
+}
+
+START_TEST(deep_nesting_is_refused_by_depth)
+{
+	struct attn_array a;
+	struct attn_error err;
+	size_t len;
+	char *buf = nested(100, &len);
+
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(attn_read_array("d", buf, len, ATTN_FMT_JSON, 0, &a,
+	    &err), ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg,
+	    "too many dimensions: at most 4 are supported");
+	ck_assert_uint_eq(err.col, 5);
+	free(buf);
+
+	/* Past cJSON's own limit: an error, not a crash. */
+	buf = nested(100000, &len);
+	ck_assert_int_eq(attn_read_array("d", buf, len, ATTN_FMT_JSON, 0, &a,
+	    &err), ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, "nested too deeply (more than 1000 levels)");
+	ck_assert_uint_eq(err.line, 1);
+	ck_assert_uint_eq(err.col, 1001);
+	free(buf);
+}
+END_TEST
+
+/* A first row of n numbers and n rows promise n * n numbers; the file
+ * holds 2n, and the reader must say the array is ragged, not run out of
+ * memory allocating n * n. */
+START_TEST(ragged_json_is_reported_before_its_shape_is_allocated)
+{
+	const size_t n = 100000;
+	size_t i, len = 0, cap = 6 * n + 16;
+	char *text = malloc(cap);
+	struct attn_array a;
+	struct attn_error err;
+
+	ck_assert_ptr_nonnull(text);
+	text[len++] = '[';
+	text[len++] = '[';
+	for (i = 0; i < n; i++) {
+		text[len++] = '1';
+		text[len++] = i + 1 < n ? ',' : ']';
+	}
+	for (i = 1; i < n; i++) {
+		memcpy(text + len, ",[1]", 4);
+		len += 4;
+	}
+	text[len++] = ']';
+	ck_assert_int_eq(read_n("r", text, len, ATTN_FMT_JSON, 0, &a, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg,
+	    "ragged array: row 2 has 1 value but row 1 has 100000");
+	ck_assert_uint_eq(err.col, 2 * n + 6);
+	free(text);
+}
+END_TEST
+
+START_TEST(json_matrix_reads_rows_and_columns)
+{
+	static const double want[] = { 1, 2, 3, 4, 5, 6 };
+	struct attn_array a;
+
+	read_ok(" [[1, 2, 3],\n  [4, 5e0, 6.0]]\n", ATTN_FMT_JSON, 0, &a, 2,
+	    3);
+	assert_values(&a, want, 6);
+	attn_array_free(&a);
+}
+END_TEST
+
+START_TEST(json_vector_is_one_row)
+{
+	struct attn_array a;
+	struct attn_error err;
+	struct attn_matrix m;
+
+	ck_assert_int_eq(read_s("[1, 2, 3]", ATTN_FMT_JSON, 0, &a, &err),
+	    ATTN_OK);
+	ck_assert_uint_eq(a.ndim, 1);
+	ck_assert_uint_eq(a.shape[0], 3);
+	m = attn_array_matrix(&a);
+	ck_assert_uint_eq(m.rows, 1);
+	ck_assert_uint_eq(m.cols, 3);
+	ck_assert(*attn_at(&m, 0, 2) == 3);
+	attn_array_free(&a);
+}
+END_TEST
+
+START_TEST(json_3d_and_4d_are_stored_in_c_order)
+{
+	struct attn_array a;
+	struct attn_error err;
+	struct attn_matrix m;
+	size_t i;
+
+	ck_assert_int_eq(read_s("[[[0,1,2],[3,4,5]],[[6,7,8],[9,10,11]]]",
+	    ATTN_FMT_JSON, 0, &a, &err), ATTN_OK);
+	ck_assert_uint_eq(a.ndim, 3);
+	ck_assert_uint_eq(a.shape[0], 2);
+	ck_assert_uint_eq(a.shape[1], 2);
+	ck_assert_uint_eq(a.shape[2], 3);
+	for (i = 0; i < 12; i++)
+		ck_assert(a.data[i] == (double)i);
+	/* Seen as a matrix, the stack is blocks of rows. */
+	m = attn_array_matrix(&a);
+	ck_assert_uint_eq(m.rows, 4);
+	ck_assert_uint_eq(m.cols, 3);
+	attn_array_free(&a);
+
+	ck_assert_int_eq(read_s("[[[[0],[1]]],[[[2],[3]]],[[[4],[5]]]]",
+	    ATTN_FMT_JSON, 0, &a, &err), ATTN_OK);
+	ck_assert_uint_eq(a.ndim, 4);
+	ck_assert_uint_eq(a.shape[0], 3);
+	ck_assert_uint_eq(a.shape[1], 1);
+	ck_assert_uint_eq(a.shape[2], 2);
+	ck_assert_uint_eq(a.shape[3], 1);
+	for (i = 0; i < 6; i++)
+		ck_assert(a.data[i] == (double)i);
+	attn_array_free(&a);
+}
+END_TEST
+
+START_TEST(ragged_json_row_reports_line_and_column)
+{
+	static const struct error_case c = {
+		ATTN_FMT_JSON, 0, "[[1, 2, 3],\n [4, 5, 6],\n [7, 8, 9, 10]]",
+		0, 3, 12, "ragged array: row 3 has 4 values but row 1 has 3"
+	};
+
+	check_error(&c, 0);
+}
+END_TEST
+
+static const struct error_case trailing[] = {
+	{ ATTN_FMT_JSON, 0, "[1, 2] x", 0, 1, 8,
+	    "trailing garbage after the JSON value" },
+	{ ATTN_FMT_JSON, 0, "[[1, 2]]\n\n]\n", 0, 3, 1,
+	    "trailing garbage after the JSON value" },
+	{ ATTN_FMT_JSON, 0, "[1][2]", 0, 1, 4,
+	    "trailing garbage after the JSON value" },
+};
+
+START_TEST(trailing_garbage_is_reported)
+{
+	check_error(&trailing[_i], 0);
+}
+END_TEST
+
+static const struct error_case truncated[] = {
+	{ ATTN_FMT_JSON, 0, "[1, 2", 0, 1, 6,
+	    "unexpected end of input (truncated JSON?)" },
+	{ ATTN_FMT_JSON, 0, "[[1, 2],\n [3, ", 0, 2, 6,
+	    "unexpected end of input (truncated JSON?)" },
+	{ ATTN_FMT_JSON, 0, "[\"in", 0, 1, 5,
+	    "unexpected end of input (truncated JSON?)" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]],\n", 0, 2, 1,
+	    "unexpected end of input (truncated JSON?)" },
+};
+
+START_TEST(truncated_json_reports_end)
+{
+	check_error(&truncated[_i], 0);
+}
+END_TEST
+
+static const struct error_case json_errors[] = {
+	{ ATTN_FMT_JSON, 0, "[[1, 2],\n [3]]", 0, 2, 4,
+	    "ragged array: row 2 has 1 value but row 1 has 2" },
+	{ ATTN_FMT_JSON, 0, "[[1],[]]", 0, 1, 7,
+	    "ragged array: row 2 has 0 values but row 1 has 1" },
+	{ ATTN_FMT_JSON, 0, "[[[1,2],[3,4]],[[5,6],[7]]]", 0, 1, 25,
+	    "ragged array: row 2 of matrix 2 has 1 value but row 1 of "
+	    "matrix 1 has 2" },
+	{ ATTN_FMT_JSON, 0, "[[[1,2],[3,4]],[[5,6]]]", 0, 1, 22,
+	    "ragged array: matrix 2 has 1 row but matrix 1 has 2" },
+	{ ATTN_FMT_JSON, 0, "[[[[1]]],[[[2]],[[3]]]]", 0, 1, 17,
+	    "ragged array: stack 2 has 2 matrices but stack 1 has 1" },
+	{ ATTN_FMT_JSON, 0, "[]", 0, 1, 1, "empty matrix" },
+	{ ATTN_FMT_JSON, 0, " [[]]", 0, 1, 3, "empty matrix" },
+	{ ATTN_FMT_JSON, 0, "[[[[[1]]]]]", 0, 1, 5,
+	    "too many dimensions: at most 4 are supported" },
+	{ ATTN_FMT_JSON, 0, "[1, \"abc\"]", 0, 1, 5,
+	    "expected a number, found a string" },
+	{ ATTN_FMT_JSON, 0, "[\"1.5\"]", 0, 1, 2,
+	    "expected a number, found a string" },
+	{ ATTN_FMT_JSON, 0, "[1,\n null]", 0, 2, 2,
+	    "expected a number, found null" },
+	{ ATTN_FMT_JSON, 0, "[true]", 0, 1, 2,
+	    "expected a number, found true" },
+	{ ATTN_FMT_JSON, 0, "[1, [2]]", 0, 1, 5,
+	    "expected a number, found an array" },
+	{ ATTN_FMT_JSON, 0, "[1, {\"a\": 1}]", 0, 1, 5,
+	    "expected a number, found an object" },
+	{ ATTN_FMT_JSON, 0, "[[1], 2]", 0, 1, 7,
+	    "expected an array, found a number" },
+	{ ATTN_FMT_JSON, 0, "5", 0, 1, 1, "expected an array, found a number" },
+	{ ATTN_FMT_JSON, 0, "\n\"x\"", 0, 2, 1,
+	    "expected an array, found a string" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]]}", 0, 1, 1,
+	    "a JSON object (a BUNDLE) where a matrix was expected: a BUNDLE "
+	    "must be the only operand" },
+	{ ATTN_FMT_JSON, 0, "[1,]", 0, 1, 4, "invalid JSON" },
+	{ ATTN_FMT_JSON, 0, "[1 2]", 0, 1, 4, "invalid JSON" },
+	{ ATTN_FMT_JSON, 0, "\xEF\xBB\xBF[1,\n x]", 0, 2, 2, "invalid JSON" },
+	{ ATTN_FMT_JSON, 0, "[\"a\\x\"]", 0, 1, 4,
+	    "invalid escape in JSON string" },
+	/* cJSON stops one byte past a bad key; attn points at the key */
+	{ ATTN_FMT_JSON, 0, "{Q: [[1]]}", 0, 1, 2, "invalid JSON" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]],\n K: [[1]]}", 0, 2, 2,
+	    "invalid JSON" },
+	{ ATTN_FMT_JSON, 0, "[[1, 2x]]", 0, 1, 7, "invalid JSON" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": 2x}", 0, 1, 8, "invalid JSON" },
+	{ ATTN_FMT_JSON, 0, "", 0, 1, 1, "empty input: no JSON value" },
+	{ ATTN_FMT_JSON, 0, " \n ", 0, 2, 2, "empty input: no JSON value" },
+	{ ATTN_FMT_JSON, 0, "[1,\0 2]", 7, 1, 4, "NUL byte in JSON input" },
+	{ ATTN_FMT_JSON, 0, "[[\"]\\\"[\", 1]]", 0, 1, 3,
+	    "expected a number, found a string" },
+	{ ATTN_FMT_JSON, 0, "[[1, 2], [\"inf\", 1, 2]]", 0, 1, 21,
+	    "ragged array: row 2 has 3 values but row 1 has 2" },
+};
+
+START_TEST(json_errors_report_message_line_and_column)
+{
+	check_error(&json_errors[_i], 0);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- bundles */
+
+START_TEST(bundle_reads_q_k_v_and_labels)
+{
+	struct attn_bundle b;
+	struct attn_error err;
+
+	ck_assert_int_eq(bundle_s("{\"labels\": {\"query\": [\"I\", \"am\"], "
+	    "\"key\": [\"a\", \"b\", \"c\"]},\n"
+	    " \"Q\": [[1, 0], [0, 1]],\n"
+	    " \"K\": [[1, 1], [0, 1], [2, 2]],\n"
+	    " \"V\": [1, 2, 3]}", ATTN_READ_FINITE, &b, &err), ATTN_OK);
+	ck_assert_uint_eq(b.q.shape[0], 2);
+	ck_assert_uint_eq(b.q.shape[1], 2);
+	ck_assert_uint_eq(b.k.shape[0], 3);
+	ck_assert(b.k.data[4] == 2);
+	ck_assert_uint_eq(b.v.ndim, 1);
+	ck_assert(b.v.data[2] == 3);
+	ck_assert_uint_eq(b.query_labels.count, 2);
+	ck_assert_str_eq(b.query_labels.names[1], "am");
+	ck_assert_uint_eq(b.key_labels.count, 3);
+	ck_assert_str_eq(b.key_labels.names[2], "c");
+	attn_bundle_free(&b);
+	/* Freeing twice is freeing a zeroed bundle. */
+	attn_bundle_free(&b);
+}
+END_TEST
+
+START_TEST(bundle_without_labels_has_none)
+{
+	struct attn_bundle b;
+	struct attn_error err;
+
+	ck_assert_int_eq(bundle_s("{\"Q\":[[1]],\"K\":[[2]],\"V\":[[3]],"
+	    "\"labels\":{}}", 0, &b, &err), ATTN_OK);
+	ck_assert_uint_eq(b.query_labels.count, 0);
+	ck_assert_uint_eq(b.key_labels.count, 0);
+	ck_assert(b.v.data[0] == 3);
+	attn_bundle_free(&b);
+}
+END_TEST
+
+START_TEST(bundle_with_unknown_key_is_rejected)
+{
+	static const struct error_case c = {
+		ATTN_FMT_JSON, 0,
+		"{\"Q\": [[1]],\n \"K\": [[1]],\n \"V\": [[1]],\n"
+		" \"q\": [[1]]}",
+		0, 4, 2, "unknown bundle key \"q\""
+	};
+
+	check_error(&c, 1);
+}
+END_TEST
+
+START_TEST(bundle_repeated_key_reports_second)
+{
+	static const struct error_case c = {
+		ATTN_FMT_JSON, 0,
+		"{\"Q\": [[1]],\n \"K\": [[1]],\n \"V\": [[1]], \"Q\": [[2]]}",
+		0, 3, 14, "repeated bundle key \"Q\""
+	};
+
+	check_error(&c, 1);
+}
+END_TEST
+
+static const struct error_case bundle_errors[] = {
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]], \"K\": [[1]]}", 0, 1, 1,
+	    "bundle has no \"V\"" },
+	{ ATTN_FMT_JSON, 0, "{}", 0, 1, 1, "bundle has no \"Q\"" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]], \"mask\": [[1]]}", 0, 1, 14,
+	    "bundle key \"mask\" is not supported yet" },
+	{ ATTN_FMT_JSON, 0, "{\"bias\": [[0]]}", 0, 1, 2,
+	    "bundle key \"bias\" is not supported yet" },
+	{ ATTN_FMT_JSON, 0, "[[1]]", 0, 1, 1,
+	    "expected a JSON object (a BUNDLE), found an array" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]], \"K\": [[1]], \"V\": [[1]]", 0,
+	    1, 36, "unexpected end of input (truncated JSON?)" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]]} {}", 0, 1, 14,
+	    "trailing garbage after the JSON value" },
+	/* arrays inside are read as any array is */
+	{ ATTN_FMT_JSON, 0, "{\n \"Q\": [[1, 2],\n       [3]]}", 0, 3, 10,
+	    "ragged array: row 2 has 1 value but row 1 has 2" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": {\"a\": 1}}", 0, 1, 7,
+	    "expected an array, found an object" },
+	{ ATTN_FMT_JSON, ATTN_READ_FINITE,
+	    "{\"K\": [[1]], \"V\": [[1]], \"Q\": [[1e999]]}", 0, 1, 33,
+	    "number out of range: '1e999'" },
+	{ ATTN_FMT_JSON, ATTN_READ_FINITE,
+	    "{\"Q\": [[1]], \"K\": [[1]], \"V\": [[\"-inf\"]]}", 0, 1, 33,
+	    "non-finite number '-inf' (Q, K and V must be finite)" },
+	/* keys with escapes and brackets in strings do not lose the
+	 * locator */
+	{ ATTN_FMT_JSON, 0, "{\"a\\\"}b\": [\"]\"], \"Q\": [[1]]}", 0, 1, 2,
+	    "unknown bundle key \"a\"}b\"" },
+	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"query\": [\"]\\\"[\", \"}\", 3]}}",
+	    0, 1, 36, "labels \"query\": expected a string, found a number" },
+	/* labels */
+	{ ATTN_FMT_JSON, 0, "{\"labels\": [\"a\"]}", 0, 1, 12,
+	    "bundle key \"labels\" must be an object with \"query\" and "
+	    "\"key\" lists, not an array" },
+	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"keys\": []}}", 0, 1, 13,
+	    "unknown labels key \"keys\" (expected \"query\" or \"key\")" },
+	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"key\": [], \"key\": []}}", 0, 1,
+	    24, "repeated labels key \"key\"" },
+	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"query\": \"a b\"}}", 0, 1, 22,
+	    "labels \"query\" must be an array of strings, not a string" },
+};
+
+START_TEST(bundle_errors_report_message_line_and_column)
+{
+	check_error(&bundle_errors[_i], 1);
+}
+END_TEST
+
+static const struct {
+	const char *text;
+	int bundle;
+} is_bundle[] = {
+	{ "{\"Q\": []}", 1 },
+	{ "\xEF\xBB\xBF \r\n\t{", 1 },
+	{ "[{}]", 0 },
+	{ "", 0 },
+	{ "x {", 0 },
+};
+
+START_TEST(json_object_is_recognised_as_a_bundle)
+{
+	size_t len = strlen(is_bundle[_i].text);
+	char *buf = exact_copy(is_bundle[_i].text, len);
+
+	ck_assert_int_eq(attn_is_bundle(buf, len), is_bundle[_i].bundle);
+	free(buf);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- formats */
+
+static const struct {
+	const char *name;
+	const char *text;
+	enum attn_format want;
+} guesses[] = {
+	{ "q.json", "1,2\n", ATTN_FMT_JSON },	/* the name wins */
+	{ "dir/Q.JSON", "1 2", ATTN_FMT_JSON },
+	{ "q.csv", "[1]", ATTN_FMT_CSV },
+	{ "q.Tsv", "1 2", ATTN_FMT_TSV },
+	{ "q.npy", "[1]", ATTN_FMT_NPY },
+	{ "q.txt", "1 2\n", ATTN_FMT_TEXT },
+	{ "q.txt", "1,2\n", ATTN_FMT_CSV },	/* savetxt(delimiter=",") */
+	{ "q.txt", "1\t2\n", ATTN_FMT_TSV },
+	{ "-", "  \n[[1]]", ATTN_FMT_JSON },
+	{ "-", "\xEF\xBB\xBF\r\n{\"Q\": 1}", ATTN_FMT_JSON },
+	{ NULL, "\x93NUMPY\x01\x00", ATTN_FMT_NPY },
+	{ "-", "# a,b\n\n1\t2\n", ATTN_FMT_TSV },
+	{ "-", "1 2\n3,4\n", ATTN_FMT_TEXT },
+	{ "-", "a\tb,c\n", ATTN_FMT_CSV },
+	{ "-", "", ATTN_FMT_TEXT },
+	{ "q.json.d/data", "1 2", ATTN_FMT_TEXT },
+	{ ".json", "1 2", ATTN_FMT_TEXT },	/* a hidden file */
+	{ "q.dat", "[1]", ATTN_FMT_JSON },
+};
+
+START_TEST(format_guessed_by_extension_then_content)
+{
+	size_t len = strlen(guesses[_i].text);
+	char *buf;
+
+	if (guesses[_i].want == ATTN_FMT_NPY && guesses[_i].name == NULL)
+		len = 8;
+	buf = exact_copy(guesses[_i].text, len);
+	ck_assert_msg(attn_format_guess(guesses[_i].name, buf, len) ==
+	    guesses[_i].want, "case %d: %s", _i,
+	    guesses[_i].name != NULL ? guesses[_i].name : "(null)");
+	free(buf);
+}
+END_TEST
+
+static const char *const auto_inputs[] = {
+	"[[1, 2], [3, 4]]", "1,2\n3,4\n", "1\t2\n3\t4\n", "1 2\n3 4\n",
+};
+
+START_TEST(auto_format_reads_by_content)
+{
+	static const double want[] = { 1, 2, 3, 4 };
+	struct attn_array a;
+
+	read_ok(auto_inputs[_i], ATTN_FMT_AUTO, 0, &a, 2, 2);
+	assert_values(&a, want, 4);
+	attn_array_free(&a);
+}
+END_TEST
+
+START_TEST(npy_input_is_not_supported_yet)
+{
+	struct attn_array a;
+	struct attn_error err;
+
+	ck_assert_int_eq(read_n("q.npy", "\x93NUMPY\x01\x00", 8, ATTN_FMT_AUTO,
+	    0, &a, &err), ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, ".npy input is not supported yet");
+	ck_assert_str_eq(err.file, "q.npy");
+	ck_assert_uint_eq(err.line, 0);
+	ck_assert_ptr_null(a.data);
+}
+END_TEST
+
+START_TEST(error_names_the_file_it_was_given)
+{
+	static const char name[] = "data/q.csv";
+	struct attn_array a;
+	struct attn_error err;
+
+	ck_assert_int_eq(read_n(name, "1,x\n", 0, ATTN_FMT_AUTO, 0, &a, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_ptr_eq(err.file, name);
+	ck_assert_int_eq(err.status, ATTN_ERR_DATA);
+}
+END_TEST
+
+START_TEST(free_functions_accept_zeroed_structs)
+{
+	struct attn_array a;
+	struct attn_labels l;
+	struct attn_bundle b;
+	struct attn_matrix m;
+
+	memset(&a, 0, sizeof a);
+	memset(&l, 0, sizeof l);
+	memset(&b, 0, sizeof b);
+	m = attn_array_matrix(&a);
+	ck_assert_uint_eq(m.rows, 0);
+	ck_assert_ptr_null(m.data);
+	attn_array_free(&a);
+	attn_labels_free(&l);
+	attn_bundle_free(&b);
+	ck_assert_ptr_null(a.data);
+	ck_assert_uint_eq(l.count, 0);
+}
+END_TEST
+
+/* The internal readers are what attn_read_array dispatches to; they also
+ * leave *out empty on failure. */
+START_TEST(internal_readers_match_the_public_call)
+{
+	struct attn_array a;
+	struct attn_error err;
+	char *buf = exact_copy("1 2\n", 4);
+
+	ck_assert_int_eq(read_text("t", buf, 4, ATTN_FMT_TEXT, 0, &a, &err),
+	    ATTN_OK);
+	ck_assert(a.data[1] == 2);
+	attn_array_free(&a);
+	/* As JSON the same bytes are a number, then garbage. */
+	ck_assert_int_eq(read_json("t", buf, 4, 0, &a, &err), ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, "trailing garbage after the JSON value");
+	ck_assert_uint_eq(err.col, 3);
+	ck_assert_ptr_null(a.data);
+	free(buf);
+}
+END_TEST
+
+Suite *
+read_suite(void)
+{
+	Suite *s = suite_create("read");
+	TCase *text = tcase_create("text");
+	TCase *json = tcase_create("json");
+	TCase *bundle = tcase_create("bundle");
+	TCase *format = tcase_create("format");
+
+	tcase_add_test(text, csv_reads_rows_of_numbers);
+	tcase_add_test(text, one_line_is_a_one_by_n_matrix);
+	tcase_add_test(text, csv_with_header_and_labels_reads_labels);
+	tcase_add_loop_test(text, header_may_or_may_not_name_the_label_column,
+	    0, NCASES(header_inputs));
+	tcase_add_test(text, header_without_labels_is_skipped);
+	tcase_add_test(text, quoted_labels_keep_commas_quotes_and_numbers);
+	tcase_add_loop_test(text, tsv_and_text_read_labels, 0,
+	    NCASES(labelled));
+	tcase_add_loop_test(text, crlf_and_bom_are_accepted, 0,
+	    NCASES(crlf_bom));
+	tcase_add_test(text, comments_and_blank_lines_are_skipped);
+	tcase_add_test(text, numpy_savetxt_default_output_is_read);
+	tcase_add_test(text, csv_fields_are_trimmed_of_spaces_and_tabs);
+	tcase_add_loop_test(text, numbers_are_correctly_rounded, 0,
+	    NCASES(rounding));
+	tcase_add_test(text, numbers_ignore_a_decimal_comma_locale);
+	tcase_add_test(text, nonfinite_spellings_read_without_finite_flag);
+	tcase_add_loop_test(text, nonfinite_rejected_with_finite_flag, 0,
+	    NCASES(finite_cases));
+	tcase_add_loop_test(text,
+	    out_of_range_literal_is_an_error_without_finite_flag, 0,
+	    NCASES(out_of_range));
+	tcase_add_loop_test(text, text_errors_report_message_line_and_column,
+	    0, NCASES(text_errors));
+	tcase_add_test(text, large_input_reads_every_value);
+	suite_add_tcase(s, text);
+
+	tcase_add_test(json, json_matrix_reads_rows_and_columns);
+	tcase_add_test(json, json_vector_is_one_row);
+	tcase_add_test(json, json_3d_and_4d_are_stored_in_c_order);
+	tcase_add_test(json, inf_strings_accepted_without_finite_flag);
+	tcase_add_test(json, ragged_json_row_reports_line_and_column);
+	tcase_add_test(json, deep_nesting_is_refused_by_depth);
+	tcase_add_test(json,
+	    ragged_json_is_reported_before_its_shape_is_allocated);
+	tcase_add_loop_test(json, trailing_garbage_is_reported, 0,
+	    NCASES(trailing));
+	tcase_add_loop_test(json, truncated_json_reports_end, 0,
+	    NCASES(truncated));
+	tcase_add_loop_test(json, json_errors_report_message_line_and_column,
+	    0, NCASES(json_errors));
+	suite_add_tcase(s, json);
+
+	tcase_add_test(bundle, bundle_reads_q_k_v_and_labels);
+	tcase_add_test(bundle, bundle_without_labels_has_none);
+	tcase_add_test(bundle, bundle_with_unknown_key_is_rejected);
+	tcase_add_test(bundle, bundle_repeated_key_reports_second);
+	tcase_add_loop_test(bundle,
+	    bundle_errors_report_message_line_and_column, 0,
+	    NCASES(bundle_errors));
+	tcase_add_loop_test(bundle, json_object_is_recognised_as_a_bundle, 0,
+	    NCASES(is_bundle));
+	suite_add_tcase(s, bundle);
+
+	tcase_add_loop_test(format, format_guessed_by_extension_then_content,
+	    0, NCASES(guesses));
+	tcase_add_loop_test(format, auto_format_reads_by_content, 0,
+	    NCASES(auto_inputs));
+	tcase_add_test(format, npy_input_is_not_supported_yet);
+	tcase_add_test(format, error_names_the_file_it_was_given);
+	tcase_add_test(format, free_functions_accept_zeroed_structs);
+	tcase_add_test(format, internal_readers_match_the_public_call);
+	suite_add_tcase(s, format);
+	return s;
+}
