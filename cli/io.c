@@ -1,0 +1,196 @@
+/*
+ * io.c - reading inputs whole and writing output atomically.
+ *
+ * Inputs are read into memory in one piece: every reader then works on a
+ * buffer, and positions are byte offsets into it.  Output to a file goes
+ * to a temporary file in the same directory (so rename() is atomic),
+ * which replaces the target only after everything was written and
+ * synced; any failure removes it and leaves the target untouched.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "io.h"
+
+enum attn_status
+io_slurp(const char *path, char **buf, size_t *len, struct attn_error *err)
+{
+	const int is_stdin = strcmp(path, "-") == 0;
+	const char *name = is_stdin ? STDIN_NAME : path;
+	size_t cap = 65536, n = 0;
+	struct stat sb;
+	char *p;
+	int fd;
+
+	*buf = NULL;
+	*len = 0;
+	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY);
+	if (fd < 0)
+		return error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
+		    "cannot open: %s", strerror(errno));
+	if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		if (!is_stdin)
+			close(fd);
+		return error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
+		    "is a directory");
+	}
+	if ((p = malloc(cap)) == NULL)
+		goto nomem;
+	for (;;) {
+		ssize_t r;
+
+		if (cap - n < 2) {
+			char *q = cap > SIZE_MAX / 2 ? NULL :
+			    realloc(p, cap * 2);
+
+			if (q == NULL)
+				goto nomem;
+			p = q;
+			cap *= 2;
+		}
+		r = read(fd, p + n, cap - n - 1);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			error_set(err, ATTN_ERR_IO, name, 0, 0,
+			    "read error: %s", strerror(errno));
+			free(p);
+			if (!is_stdin)
+				close(fd);
+			return ATTN_ERR_IO;
+		}
+		n += (size_t)r;
+	}
+	if (!is_stdin)
+		close(fd);
+	p[n] = '\0';
+	*buf = p;
+	*len = n;
+	return ATTN_OK;
+nomem:
+	free(p);
+	if (!is_stdin)
+		close(fd);
+	return error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
+	    "out of memory reading %zu bytes", n);
+}
+
+enum attn_status
+sink_open(struct sink *s, const char *path, struct attn_error *err)
+{
+	const char *slash;
+	size_t dirlen;
+	int fd;
+
+	memset(s, 0, sizeof *s);
+	if (path == NULL) {
+		s->fp = stdout;
+		return ATTN_OK;
+	}
+	s->path = path;
+	slash = strrchr(path, '/');
+	dirlen = slash == NULL ? 0 : (size_t)(slash - path) + 1;
+	if ((s->tmp = malloc(dirlen + sizeof ".attn-XXXXXX")) == NULL)
+		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory");
+	memcpy(s->tmp, path, dirlen);
+	memcpy(s->tmp + dirlen, ".attn-XXXXXX", sizeof ".attn-XXXXXX");
+	if ((fd = mkstemp(s->tmp)) < 0) {
+		error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
+		    "cannot create: %s", strerror(errno));
+		free(s->tmp);
+		s->tmp = NULL;
+		return ATTN_ERR_CANTCREAT;
+	}
+	if ((s->fp = fdopen(fd, "w")) == NULL) {
+		error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
+		    "cannot create: %s", strerror(errno));
+		close(fd);
+		sink_abort(s);
+		return ATTN_ERR_CANTCREAT;
+	}
+	return ATTN_OK;
+}
+
+/* The mode a new file would get: an existing target's, else 0666 less
+ * the umask, so that -o behaves like the shell's > except for atomicity. */
+static mode_t
+target_mode(const char *path)
+{
+	struct stat sb;
+	mode_t mask;
+
+	if (stat(path, &sb) == 0)
+		return sb.st_mode & 07777;
+	mask = umask(0);
+	umask(mask);
+	return 0666 & ~mask;
+}
+
+enum attn_status
+sink_commit(struct sink *s, struct attn_error *err)
+{
+	const char *name = s->path != NULL ? s->path : "standard output";
+	int failed, saved;
+
+	failed = fflush(s->fp) != 0 || ferror(s->fp);
+	saved = errno;
+	if (s->path == NULL) {
+		if (fclose(s->fp) != 0 && !failed) {
+			failed = 1;
+			saved = errno;
+		}
+		s->fp = NULL;
+		if (failed)
+			return error_set(err, ATTN_ERR_IO, NULL, 0, 0,
+			    "write error on %s: %s", name, strerror(saved));
+		return ATTN_OK;
+	}
+	if (!failed && (fchmod(fileno(s->fp), target_mode(s->path)) != 0 ||
+	    fsync(fileno(s->fp)) != 0)) {
+		failed = 1;
+		saved = errno;
+	}
+	if (fclose(s->fp) != 0 && !failed) {
+		failed = 1;
+		saved = errno;
+	}
+	s->fp = NULL;
+	if (failed) {
+		sink_abort(s);
+		return error_set(err, ATTN_ERR_IO, s->path, 0, 0,
+		    "write error: %s", strerror(saved));
+	}
+	if (rename(s->tmp, s->path) != 0) {
+		saved = errno;
+		sink_abort(s);
+		return error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
+		    "cannot replace: %s", strerror(saved));
+	}
+	free(s->tmp);
+	s->tmp = NULL;
+	return ATTN_OK;
+}
+
+void
+sink_abort(struct sink *s)
+{
+	if (s->fp != NULL && s->fp != stdout)
+		fclose(s->fp);
+	s->fp = NULL;
+	if (s->tmp != NULL) {
+		unlink(s->tmp);
+		free(s->tmp);
+		s->tmp = NULL;
+	}
+}

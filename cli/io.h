@@ -1,0 +1,38 @@
+/*
+ * io.h - files in and out: whole inputs read into memory, and output
+ * written to a temporary file that replaces FILE only when complete.
+ */
+#ifndef ATTN_IO_H
+#define ATTN_IO_H
+
+#include <stdio.h>
+
+#include "attn.h"
+
+/* The name standard input goes by in messages. */
+#define STDIN_NAME "<stdin>"
+
+/* Read all of path ("-" for standard input) into *buf (NUL-terminated,
+ * owned by the caller) and its length into *len. */
+enum attn_status io_slurp(const char *path, char **buf, size_t *len,
+    struct attn_error *err);
+
+/* An output stream: stdout, or a temporary file beside the target. */
+struct sink {
+	FILE *fp;
+	const char *path;	/* the target, NULL for stdout */
+	char *tmp;		/* the temporary file's name */
+};
+
+/* Open the sink for path (NULL: stdout).  Creates the temporary file. */
+enum attn_status sink_open(struct sink *s, const char *path,
+    struct attn_error *err);
+
+/* Flush and check everything written; for a file, fsync it and rename it
+ * over the target.  On failure the target is left as it was. */
+enum attn_status sink_commit(struct sink *s, struct attn_error *err);
+
+/* Give up: remove the temporary file.  Safe after a failed commit. */
+void sink_abort(struct sink *s);
+
+#endif

@@ -1,0 +1,314 @@
+/*
+ * options.c - argv to struct options with getopt_long.  Numbers go
+ * through strtol/attn_parse_number with an end check and a range check;
+ * cross-option rules are checked here, before any input is read.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "options.h"
+
+const char options_usage[] =
+    "usage: attn [options] Q K V\n"
+    "       attn [options] BUNDLE\n"
+    "       attn [options] --self X\n";
+
+const char options_help[] =
+    "attn - scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V,\n"
+    "computed and explained stage by stage.\n"
+    "\n"
+    "usage: attn [options] Q K V\n"
+    "       attn [options] BUNDLE\n"
+    "       attn [options] --self X\n"
+    "\n"
+    "Q, K and V are JSON, CSV, TSV or whitespace-separated text files;\n"
+    "BUNDLE is one JSON object {\"Q\":..,\"K\":..,\"V\":..,\"labels\":..};\n"
+    "'-' reads standard input.\n"
+    "\n"
+    "options:\n"
+    "  -e, --explain          every stage with its formula, shape and checks\n"
+    "  -s, --stage LIST       stages to print, comma-separated, or all:\n"
+    "                         scores, scaled, weights, output, lse\n"
+    "                         (default output)\n"
+    "  -f, --format FMT       table (default), csv, tsv or json\n"
+    "      --header           with csv or tsv: label rows and columns\n"
+    "  -d, --digits N         significant digits, 1 to 17 (default 4 for\n"
+    "                         table; csv, tsv and json default to the\n"
+    "                         shortest text that reads back exactly)\n"
+    "      --scale X          scale the scores by X instead of 1/sqrt(d_k)\n"
+    "      --no-scale         scale by 1\n"
+    "      --self X           self-attention: Q = K = V = X\n"
+    "      --query-labels L   names of the query rows, comma-separated\n"
+    "      --key-labels L     names of the keys, comma-separated\n"
+    "  -o, --output FILE      write to FILE atomically instead of stdout\n"
+    "  -h, --help             show this help and exit\n"
+    "  -V, --version          show the version and exit\n";
+
+enum {
+	OPT_HEADER = 256,
+	OPT_SCALE,
+	OPT_NO_SCALE,
+	OPT_SELF,
+	OPT_QUERY_LABELS,
+	OPT_KEY_LABELS
+};
+
+static const struct option long_options[] = {
+	{ "explain", no_argument, NULL, 'e' },
+	{ "stage", required_argument, NULL, 's' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "header", no_argument, NULL, OPT_HEADER },
+	{ "digits", required_argument, NULL, 'd' },
+	{ "scale", required_argument, NULL, OPT_SCALE },
+	{ "no-scale", no_argument, NULL, OPT_NO_SCALE },
+	{ "self", required_argument, NULL, OPT_SELF },
+	{ "query-labels", required_argument, NULL, OPT_QUERY_LABELS },
+	{ "key-labels", required_argument, NULL, OPT_KEY_LABELS },
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Every default, in one place. */
+static void
+options_init(struct options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->stages[0] = ATTN_STAGE_OUTPUT;
+	o->nstages = 1;
+	o->format = OUT_TABLE;
+	o->digits = -1;		/* resolved once the format is known */
+	attn_config_init(&o->cfg);
+}
+
+static enum attn_status
+usage_error(struct attn_error *err, const char *fmt, const char *arg)
+{
+	return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, fmt, arg);
+}
+
+/* getopt_long returned '?' for arg, the argument it stopped at: name the
+ * option that is wrong, which for a cluster such as -ez is optopt. */
+static enum attn_status
+bad_option(const char *arg, struct attn_error *err)
+{
+	const struct option *lo;
+	char shortopt[3] = { '-', (char)optopt, '\0' };
+	size_t len;
+
+	if (strncmp(arg, "--", 2) != 0)
+		return usage_error(err, "unknown option '%s'", shortopt);
+	len = strcspn(arg + 2, "=");
+	if (arg[2 + len] == '=')
+		for (lo = long_options; lo->name != NULL; lo++)
+			if (strlen(lo->name) == len &&
+			    strncmp(lo->name, arg + 2, len) == 0)
+				return usage_error(err,
+				    "option '--%s' takes no value", lo->name);
+	return usage_error(err, "unknown or ambiguous option '%s'", arg);
+}
+
+/* --stage LIST: names from the stage table, comma-separated, or all. */
+static enum attn_status
+parse_stages(struct options *o, const char *list, struct attn_error *err)
+{
+	const char *p = list;
+	size_t i;
+
+	if (strcmp(list, "all") == 0) {
+		for (i = 0; i < ATTN_STAGE_COUNT; i++)
+			o->stages[i] = (enum attn_stage)i;
+		o->nstages = ATTN_STAGE_COUNT;
+		return ATTN_OK;
+	}
+	o->nstages = 0;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		enum attn_stage s = attn_stage_lookup(p, len);
+		char name[64];
+
+		text_preview(name, 40, p, len);
+		if (len == 0)
+			return usage_error(err, "%s",
+			    "empty stage name in --stage");
+		if (len == 3 && strncmp(p, "all", 3) == 0)
+			return usage_error(err, "%s",
+			    "--stage all stands alone, without other stages");
+		if (s == ATTN_STAGE_COUNT)
+			return usage_error(err, "unknown stage '%s' (stages: "
+			    "scores, scaled, weights, output, lse, or all)",
+			    name);
+		for (i = 0; i < o->nstages; i++)
+			if (o->stages[i] == s)
+				return usage_error(err,
+				    "stage '%s' is listed twice", name);
+		o->stages[o->nstages++] = s;
+		if (p[len] == '\0')
+			return ATTN_OK;
+		p += len + 1;
+	}
+}
+
+static enum attn_status
+parse_format(struct options *o, const char *arg, struct attn_error *err)
+{
+	static const struct {
+		const char *name;
+		enum out_format fmt;
+	} formats[] = {
+		{ "table", OUT_TABLE }, { "csv", OUT_CSV },
+		{ "tsv", OUT_TSV }, { "json", OUT_JSON },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof formats / sizeof formats[0]; i++)
+		if (strcmp(arg, formats[i].name) == 0) {
+			o->format = formats[i].fmt;
+			return ATTN_OK;
+		}
+	return usage_error(err,
+	    "unknown format '%s' (formats: table, csv, tsv, json)", arg);
+}
+
+static enum attn_status
+parse_digits(struct options *o, const char *arg, struct attn_error *err)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (end == arg || *end != '\0' || errno != 0 || n < 1 || n > 17)
+		return usage_error(err,
+		    "--digits wants a whole number from 1 to 17, not '%s'",
+		    arg);
+	o->digits = (int)n;
+	return ATTN_OK;
+}
+
+static enum attn_status
+parse_scale(struct options *o, const char *arg, struct attn_error *err)
+{
+	double x;
+
+	if (attn_parse_number(arg, strlen(arg), &x) != 0 || !isfinite(x))
+		return usage_error(err,
+		    "--scale wants a finite number, not '%s'", arg);
+	o->cfg.scale_mode = ATTN_SCALE_VALUE;
+	o->cfg.scale = x;
+	return ATTN_OK;
+}
+
+/* Rules between options, checked once every option is known. */
+static enum attn_status
+check_rules(struct options *o, int stage_given, int scale_given,
+    int no_scale_given, struct attn_error *err)
+{
+	size_t i, nstdin = 0;
+
+	if (scale_given && no_scale_given)
+		return usage_error(err, "%s",
+		    "--scale and --no-scale contradict each other");
+	if (o->explain && stage_given)
+		return usage_error(err, "%s",
+		    "--explain prints every stage; leave out --stage");
+	if (o->explain && o->format != OUT_TABLE)
+		return usage_error(err, "%s",
+		    "--explain prints tables; leave out --format");
+	if (o->header && o->format != OUT_CSV && o->format != OUT_TSV)
+		return usage_error(err, "%s",
+		    "--header goes with --format csv or tsv");
+	if (o->self != NULL && o->noperands != 0)
+		return usage_error(err, "%s",
+		    "--self X takes no other operands");
+	for (i = 0; i < o->noperands; i++)
+		nstdin += strcmp(o->operands[i], "-") == 0;
+	if (nstdin + (o->self != NULL && strcmp(o->self, "-") == 0) > 1)
+		return usage_error(err, "%s",
+		    "standard input ('-') can be read only once");
+	if (o->self == NULL && o->noperands != 1 && o->noperands != 3)
+		return usage_error(err, "%s", o->noperands == 0 ?
+		    "no input: give Q K V, a BUNDLE, or --self X" :
+		    "give three operands (Q K V) or one (a BUNDLE)");
+	if (o->digits < 0)
+		o->digits = o->format == OUT_TABLE ? 4 : 0;
+	return ATTN_OK;
+}
+
+enum attn_status
+options_parse(int argc, char **argv, struct options *o,
+    struct attn_error *err)
+{
+	int stage_given = 0, scale_given = 0, no_scale_given = 0;
+	enum attn_status st = ATTN_OK;
+	char optstring[] = ":es:f:d:o:hV";
+	int c;
+
+	options_init(o);
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, optstring, long_options,
+	    NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			o->explain = 1;
+			break;
+		case 's':
+			stage_given = 1;
+			st = parse_stages(o, optarg, err);
+			break;
+		case 'f':
+			st = parse_format(o, optarg, err);
+			break;
+		case OPT_HEADER:
+			o->header = 1;
+			break;
+		case 'd':
+			st = parse_digits(o, optarg, err);
+			break;
+		case OPT_SCALE:
+			scale_given = 1;
+			st = parse_scale(o, optarg, err);
+			break;
+		case OPT_NO_SCALE:
+			no_scale_given = 1;
+			o->cfg.scale_mode = ATTN_SCALE_NONE;
+			break;
+		case OPT_SELF:
+			o->self = optarg;
+			break;
+		case OPT_QUERY_LABELS:
+			o->query_labels = optarg;
+			break;
+		case OPT_KEY_LABELS:
+			o->key_labels = optarg;
+			break;
+		case 'o':
+			/* -o - is standard output, as for most tools. */
+			o->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
+			break;
+		case 'h':
+			o->help = 1;
+			return ATTN_OK;
+		case 'V':
+			o->version = 1;
+			return ATTN_OK;
+		case ':':
+			return usage_error(err, "option '%s' needs a value",
+			    argv[optind - 1]);
+		default:
+			return bad_option(argv[optind - 1], err);
+		}
+		if (st != ATTN_OK)
+			return st;
+	}
+	o->operands = argv + optind;
+	o->noperands = (size_t)(argc - optind);
+	return check_rules(o, stage_given, scale_given, no_scale_given, err);
+}

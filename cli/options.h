@@ -1,0 +1,41 @@
+/*
+ * options.h - the command line as a struct.  options_parse() fills it from
+ * argv, with every default set in one place and every rule that involves
+ * only options checked before any input is read.
+ */
+#ifndef ATTN_OPTIONS_H
+#define ATTN_OPTIONS_H
+
+#include "attn.h"
+
+enum out_format { OUT_TABLE, OUT_CSV, OUT_TSV, OUT_JSON };
+
+struct options {
+	int help, version;
+	int explain;
+	enum attn_stage stages[ATTN_STAGE_COUNT];	/* in print order */
+	size_t nstages;
+	enum out_format format;
+	int header;		/* --header: labels in csv/tsv */
+	int digits;		/* 0: shortest round trip */
+	struct attn_config cfg;	/* --scale, --no-scale */
+	const char *query_labels;	/* --query-labels, comma-separated */
+	const char *key_labels;		/* --key-labels */
+	const char *output;	/* -o FILE, NULL for stdout */
+	const char *self;	/* --self X */
+	char **operands;	/* Q K V, or one BUNDLE */
+	size_t noperands;
+};
+
+/* Parse argv into *o.  On a usage error returns ATTN_ERR_USAGE with the
+ * message in err. */
+enum attn_status options_parse(int argc, char **argv, struct options *o,
+    struct attn_error *err);
+
+/* The usage synopsis, as in the man page. */
+extern const char options_usage[];
+
+/* The --help text (synopsis and every option). */
+extern const char options_help[];
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * output.h - printers over computed stages: table, csv, tsv, json and the
+ * --explain walk-through.  They read the numbers in struct attn_stages and
+ * never compute a stage themselves.
+ */
+#ifndef ATTN_OUTPUT_H
+#define ATTN_OUTPUT_H
+
+#include <stdio.h>
+
+#include "attn.h"
+#include "options.h"
+
+/* Names for the rows and columns of the stages. */
+struct labels {
+	char **query;	/* T names */
+	char **key;	/* S names */
+};
+
+/* Print what o asks for (--explain, or the --stage list in --format).
+ * Fails only when out of memory; write errors are left in fp's error
+ * flag for the caller to check. */
+enum attn_status output_print(FILE *fp, const struct options *o,
+    const struct attn_stages *st, const struct labels *lab,
+    struct attn_error *err);
+
+#endif
