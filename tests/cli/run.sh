@@ -1,0 +1,67 @@
+#!/bin/sh
+# run.sh ATTN - the CLI tests.  Each directory tests/cli/NAME/ is a case:
+#
+#   cmd      a shell script; `attn` in it runs the binary under test
+#   stdin    optional: standard input of cmd (else /dev/null)
+#   stdout   expected standard output (absent: empty)
+#   stderr   expected standard error (absent: empty)
+#   status   expected exit status (absent: 0)
+#
+# plus any input files.  A case runs in a fresh copy of its directory, with
+# ../data pointing at the repository's data/, so `-o` cannot touch the
+# tree.  Output is compared byte for byte under LC_ALL=C, or under
+# $ATTN_TEST_LOCALE when tests/locale.sh set it: the expected text is the
+# same, since attn's output must not depend on the locale.
+set -u
+
+bin=$1
+case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
+top=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d) || exit 1
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+mkdir "$work/bin"
+ln -s "$bin" "$work/bin/attn"
+ln -s "$top/data" "$work/data"
+LC_ALL=${ATTN_TEST_LOCALE:-C}
+export LC_ALL
+PATH=$work/bin:$PATH
+export PATH
+
+pass=0
+fail=0
+for dir in "$top"/tests/cli/*/; do
+	name=$(basename "$dir")
+	[ -f "$dir/cmd" ] || continue
+	rm -rf "$work/case"
+	cp -R "$dir" "$work/case"
+	in=/dev/null
+	[ -f "$dir/stdin" ] && in=$dir/stdin
+	(cd "$work/case" && sh ./cmd <"$in" >"$work/out" 2>"$work/err")
+	status=$?
+	want=0
+	[ -f "$dir/status" ] && want=$(cat "$dir/status")
+	ok=1
+	for stream in out err; do
+		exp=/dev/null
+		[ "$stream" = out ] && [ -f "$dir/stdout" ] && exp=$dir/stdout
+		[ "$stream" = err ] && [ -f "$dir/stderr" ] && exp=$dir/stderr
+		if ! cmp -s "$exp" "$work/$stream"; then
+			echo "FAIL $name: std$stream differs (LC_ALL=$LC_ALL):"
+			diff -u "$exp" "$work/$stream" | sed 's/^/    /' | head -40
+			ok=0
+		fi
+	done
+	if [ "$status" != "$want" ]; then
+		echo "FAIL $name: exit status $status, expected $want"
+		ok=0
+	fi
+	if [ $ok -eq 1 ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+	fi
+done
+echo "locale: $LC_ALL"
+echo "cli: $pass passed, $fail failed"
+[ $fail -eq 0 ] && [ $pass -gt 0 ]
