@@ -48,7 +48,7 @@ UNIT    = $(BUILD)/unit-tests
 BUILD_PKGS = pkg-config libcjson-dev check
 TEST_PKGS  = groff-base jq locales
 
-.PHONY: all demo check test unit cli-test man-test lint-man deps test-deps \
+.PHONY: all demo check test unit cli-test doc-test lint-man deps test-deps \
         install uninstall clean FORCE
 
 all: $(ATTN) $(LIBATTN)
@@ -101,7 +101,7 @@ check: test-deps
 	    SAN='$(SANFLAGS)' test
 	@echo 'make check: all suites passed'
 
-test: unit cli-test man-test lint-man
+test: unit cli-test doc-test lint-man
 
 unit: $(UNIT)
 	sh tests/locale.sh ./$(UNIT)
@@ -110,8 +110,9 @@ cli-test: $(ATTN)
 	sh tests/cli/run.sh ./$(ATTN)
 	sh tests/locale.sh sh tests/cli/run.sh ./$(ATTN)
 
-man-test: $(ATTN)
-	sh tests/man-examples.sh ./$(ATTN) man/attn.1
+# The examples in the man page and the README are tests too.
+doc-test: $(ATTN)
+	sh tests/examples.sh ./$(ATTN) man/attn.1 README.md
 
 lint-man:
 	@out=$$(groff -mdoc -ww -z man/attn.1 2>&1); \
