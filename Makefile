@@ -48,7 +48,7 @@ UNIT    = $(BUILD)/unit-tests
 BUILD_PKGS = pkg-config libcjson-dev check
 TEST_PKGS  = groff-base jq locales
 
-.PHONY: all demo check test unit cli-test doc-test lint-man deps test-deps \
+.PHONY: all demo check test unit cli-test doc-test install-test lint-man deps test-deps \
         install uninstall clean FORCE
 
 all: $(ATTN) $(LIBATTN)
@@ -96,7 +96,7 @@ demo: deps
 # The whole suite: warnings are errors, then everything once more under
 # ASan and UBSan.
 check: test-deps
-	@$(MAKE) --no-print-directory WERROR=-Werror test
+	@$(MAKE) --no-print-directory WERROR=-Werror test install-test
 	@$(MAKE) --no-print-directory WERROR=-Werror BUILD=build/asan \
 	    SAN='$(SANFLAGS)' test
 	@echo 'make check: all suites passed'
@@ -113,6 +113,9 @@ cli-test: $(ATTN)
 # The examples in the man page and the README are tests too.
 doc-test: $(ATTN)
 	sh tests/examples.sh ./$(ATTN) man/attn.1 README.md
+
+install-test: $(ATTN) $(LIBATTN)
+	sh tests/install.sh
 
 lint-man:
 	@out=$$(groff -mdoc -ww -z man/attn.1 2>&1); \
