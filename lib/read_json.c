@@ -351,9 +351,10 @@ name_subarray(char *buf, size_t size, size_t ndim, size_t d,
 }
 
 /*
- * The next number or string token of the array at or after *cur: the
- * numbers of a valid array are its only scalars, in document order, so
- * brackets, commas and white space are all that lie between them.
+ * The next scalar token (number, string, true or false) of the array at
+ * or after *cur: the elements of a valid array are its only scalars, in
+ * document order, so brackets, commas and white space are all that lie
+ * between them.
  */
 static size_t
 next_scalar(const struct json_src *js, size_t *cur)
@@ -367,23 +368,34 @@ next_scalar(const struct json_src *js, size_t *cur)
 	return i;
 }
 
-/* One element of the array: a number, or (without ATTN_READ_FINITE) a
- * string spelling inf or nan, which is how attn writes them. */
+/*
+ * One element of the array: a number; with ATTN_READ_BOOL (a mask), true
+ * or false as 1 or 0; or, without ATTN_READ_FINITE, a string spelling
+ * inf or nan, which is how attn writes them.  A mask may hold inf (it is
+ * nonzero: keep) but not nan, which says neither keep nor drop.
+ */
 static enum attn_status
 json_element(const struct json_src *js, const cJSON *j, size_t *cur,
     double *x, const size_t *path, size_t n)
 {
 	char p[PREVIEW_MAX + 4], msg[ATTN_MSG_MAX];
+	int boolean = (js->flags & ATTN_READ_BOOL) && cJSON_IsBool(j);
 	size_t at, tlen;
 	int rc;
 
-	if (!cJSON_IsNumber(j) && !cJSON_IsString(j)) {
+	if (!cJSON_IsNumber(j) && !cJSON_IsString(j) && !boolean) {
 		snprintf(msg, sizeof msg, "expected a number, found %s",
 		    json_kind(j));
 		return fail_path(js, path, n, 0, msg);
 	}
+	/* Every accepted scalar moves the cursor, so that it stays on the
+	 * token of j. */
 	at = next_scalar(js, cur);
 	tlen = *cur - at;
+	if (boolean) {
+		*x = cJSON_IsTrue(j) ? 1 : 0;
+		return ATTN_OK;
+	}
 	if (cJSON_IsNumber(j)) {
 		rc = attn_parse_number(js->buf + at, tlen, x);
 		text_preview(p, PREVIEW_MAX, js->buf + at, tlen);
@@ -400,6 +412,10 @@ json_element(const struct json_src *js, const cJSON *j, size_t *cur,
 	    isfinite(*x))
 		return fail_path(js, path, n, 0,
 		    "expected a number, found a string");
+	/* Told before the finite rule, which names Q, K and V. */
+	if ((js->flags & ATTN_READ_BOOL) && isnan(*x))
+		return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
+		    js->len, at, "nan in a mask");
 	if (js->flags & ATTN_READ_FINITE) {
 		text_preview(p, PREVIEW_MAX, j->valuestring,
 		    strlen(j->valuestring));
@@ -672,12 +688,32 @@ check_label_counts(const struct json_src *js, const struct attn_bundle *b,
 	return ATTN_OK;
 }
 
-/* Bundle keys, in the order missing ones are reported. */
+/* Bundle keys, in the order missing ones are reported; every key before
+ * KEY_LABELS names an array. */
 enum bundle_key { KEY_Q, KEY_K, KEY_V, KEY_MASK, KEY_BIAS, KEY_LABELS,
     KEY_COUNT };
 static const char *const bundle_keys[KEY_COUNT] = {
 	"Q", "K", "V", "mask", "bias", "labels"
 };
+
+/*
+ * The reader flags for the array under bundle key k.  Q, K and V are read
+ * as the caller asks.  A mask is read as booleans and may hold inf, which
+ * is nonzero; a bias may hold -inf, which is how a bias masks, and is no
+ * boolean.
+ */
+static unsigned
+member_flags(size_t k, unsigned flags)
+{
+	switch (k) {
+	case KEY_MASK:
+		return (flags & ~(unsigned)ATTN_READ_FINITE) | ATTN_READ_BOOL;
+	case KEY_BIAS:
+		return flags & ~(unsigned)(ATTN_READ_FINITE | ATTN_READ_BOOL);
+	default:
+		return flags;
+	}
+}
 
 /*
  * Read a BUNDLE in document order, so that the first thing wrong in the
@@ -687,8 +723,8 @@ enum attn_status
 attn_read_bundle(const char *name, const char *buf, size_t len,
     unsigned flags, struct attn_bundle *out, struct attn_error *err)
 {
-	struct json_src js = { name, buf, len, flags, err };
-	struct attn_array *arrays[3];
+	struct json_src js = { name, buf, len, flags, err }, member;
+	struct attn_array *arrays[KEY_LABELS];
 	int seen[KEY_COUNT] = { 0 };
 	char msg[ATTN_MSG_MAX], p[PREVIEW_MAX + 4];
 	enum attn_status st;
@@ -700,6 +736,8 @@ attn_read_bundle(const char *name, const char *buf, size_t len,
 	arrays[KEY_Q] = &out->q;
 	arrays[KEY_K] = &out->k;
 	arrays[KEY_V] = &out->v;
+	arrays[KEY_MASK] = &out->mask;
+	arrays[KEY_BIAS] = &out->bias;
 	if ((st = json_parse(&js, &root)) != ATTN_OK)
 		return st;
 	if (!cJSON_IsObject(root)) {
@@ -726,21 +764,13 @@ attn_read_bundle(const char *name, const char *buf, size_t len,
 			goto done;
 		}
 		seen[k] = 1;
-		switch (k) {
-		case KEY_MASK:
-		case KEY_BIAS:
-			/* Masks and biases come with the masking options. */
-			snprintf(msg, sizeof msg, "bundle key \"%s\" is not "
-			    "supported yet", bundle_keys[k]);
-			st = fail_path(&js, &m, 1, 1, msg);
-			goto done;
-		case KEY_LABELS:
+		if (k == KEY_LABELS) {
 			labels_m = m;
 			st = json_bundle_labels(&js, j, m, out, where);
-			break;
-		default:
-			st = json_array(&js, j, &m, 1, arrays[k]);
-			break;
+		} else {
+			member = js;
+			member.flags = member_flags(k, flags);
+			st = json_array(&member, j, &m, 1, arrays[k]);
 		}
 		if (st != ATTN_OK)
 			goto done;
@@ -766,6 +796,8 @@ attn_bundle_free(struct attn_bundle *b)
 	attn_array_free(&b->q);
 	attn_array_free(&b->k);
 	attn_array_free(&b->v);
+	attn_array_free(&b->mask);
+	attn_array_free(&b->bias);
 	attn_labels_free(&b->query_labels);
 	attn_labels_free(&b->key_labels);
 	memset(b, 0, sizeof *b);

@@ -11,7 +11,10 @@
  * into LINE:COLUMN.
  *
  * Quoted fields are never numbers: quoting is how a label that looks like
- * a number ("2") stays a label.
+ * a number ("2") stays a label.  With ATTN_READ_BOOL (masks) the words
+ * true and false, in any case (numpy prints True and False), count as
+ * numbers everywhere a number is looked for, so that a mask's first row
+ * is not taken for a header nor its first column for labels.
  */
 #include <math.h>
 #include <stdio.h>
@@ -46,7 +49,8 @@ struct text_reader {
 
 	struct fields line;	/* the fields of the current line */
 	struct fields header;	/* the header row, when there is one */
-	size_t header_end;	/* offset of the end of the header line */
+	size_t header_start;	/* offsets of the header line's first */
+	size_t header_end;	/* non-blank byte and of its end */
 	int have_header;
 
 	size_t rows;		/* data rows read so far */
@@ -81,7 +85,7 @@ fail_field(struct text_reader *r, const struct field *f, const char *before,
 {
 	char p[PREVIEW_MAX + 4];
 
-	text_preview(p, PREVIEW_MAX, r->buf + f->off, f->len);
+	preview_utf8(p, PREVIEW_MAX, r->buf + f->off, f->len);
 	return error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len,
 	    f->off, "%s'%s'%s", before, p, after);
 }
@@ -207,14 +211,27 @@ split_sep(struct text_reader *r, size_t ls, size_t le)
 	}
 }
 
-/* Parse field f as a number: 0 when it is one (in *x), -1 when it is not,
- * 1 when it is a finite literal too large for a double. */
+/* Parse field f as a number (or, for a mask, true or false as 1 or 0):
+ * 0 when it is one (in *x), -1 when it is not, 1 when it is a finite
+ * literal too large for a double. */
 static int
 field_number(const struct text_reader *r, const struct field *f, double *x)
 {
+	const char *s = r->buf + f->off;
+
 	if (f->quoted || f->len == 0)
 		return -1;
-	return attn_parse_number(r->buf + f->off, f->len, x);
+	if (r->flags & ATTN_READ_BOOL) {
+		if (word_is(s, f->len, "true")) {
+			*x = 1;
+			return 0;
+		}
+		if (word_is(s, f->len, "false")) {
+			*x = 0;
+			return 0;
+		}
+	}
+	return attn_parse_number(s, f->len, x);
 }
 
 /* A label from field f, without its quotes and with "" unescaped. */
@@ -271,6 +288,10 @@ push_value(struct text_reader *r, const struct field *f)
 		return fail_field(r, f, "not a number: ", "");
 	if (rc > 0)
 		return fail_field(r, f, "number out of range: ", "");
+	/* A mask says keep (nonzero, inf included) or not (0); nan says
+	 * neither.  Told before the finite rule, which names Q, K and V. */
+	if ((r->flags & ATTN_READ_BOOL) && isnan(x))
+		return fail_at(r, f->off, "nan in a mask");
 	if ((r->flags & ATTN_READ_FINITE) && !isfinite(x))
 		return fail_field(r, f, "non-finite number ",
 		    " (Q, K and V must be finite)");
@@ -316,8 +337,8 @@ data_row(struct text_reader *r, size_t le)
 		r->labelled = field_number(r, &f[0], &x) < 0;
 		r->cols = nf - (r->labelled ? 1 : 0);
 		if (r->cols == 0)
-			return fail_at(r, le,
-			    "row 1 has a label but no numbers");
+			return fail_field(r, &f[0], "row 1 has a label ",
+			    " but no numbers");
 		if ((st = check_header(r)) != ATTN_OK)
 			return st;
 	}
@@ -344,18 +365,27 @@ data_row(struct text_reader *r, size_t le)
 
 	/* Left to right, so that the first thing wrong is what is told. */
 	for (k = first; k < nf; k++) {
+		if (k + 1 == nf && nf > 1 && f[k].len == 0) {
+			st = fail_at(r, f[k].off, r->fmt == ATTN_FMT_CSV ?
+			    "empty field at the end of the line (a trailing "
+			    "comma?)" : "empty field at the end of the line "
+			    "(a trailing tab?)");
+			goto fail;
+		}
 		if (k - first == r->cols)
 			goto ragged;
-		if ((st = push_value(r, &f[k])) != ATTN_OK) {
-			if (r->labelled)
-				free(r->labels[r->rows]);
-			return st;
-		}
+		if ((st = push_value(r, &f[k])) != ATTN_OK)
+			goto fail;
 	}
 	if (nv != r->cols)
 		goto ragged;
 	r->rows++;
 	return ATTN_OK;
+
+fail:
+	if (r->labelled)
+		free(r->labels[r->rows]);
+	return st;
 
 ragged:
 	if (r->labelled)
@@ -393,6 +423,10 @@ text_line(struct text_reader *r, size_t ls, size_t le)
 			spare = r->header;
 			r->header = r->line;
 			r->line = spare;
+			for (k = ls; k < le && (r->buf[k] == ' ' ||
+			    r->buf[k] == '\t'); k++)
+				;
+			r->header_start = k;
 			r->header_end = le;
 			r->have_header = 1;
 			return ATTN_OK;
@@ -422,8 +456,9 @@ read_text(const char *name, const char *buf, size_t len,
     struct attn_error *err)
 {
 	struct text_reader r;
-	const char *nul, *nl;
-	size_t i = 0, ls, le, end;
+	const char *nul, *nl, *cr;
+	char p[PREVIEW_MAX + 4];
+	size_t i = 0, ls, le, end, bad;
 	enum attn_status st;
 	double *shrunk;
 
@@ -436,7 +471,13 @@ read_text(const char *name, const char *buf, size_t len,
 	r.flags = flags;
 	r.err = err;
 
-	/* Checked up front, once, so that no later scan has to care. */
+	/* Checked up front, once, so that no later scan has to care.  A
+	 * UTF-16 file is all NUL bytes to a UTF-8 reader: name it. */
+	if (utf16_bom(buf, len))
+		return error_at(err, ATTN_ERR_DATA, name, buf, len, 0,
+		    "UTF-16 text (it starts with a UTF-16 byte order mark): "
+		    "attn reads UTF-8; convert it first, e.g. with iconv -f "
+		    "UTF-16 -t UTF-8");
 	if (len > 0 && (nul = memchr(buf, '\0', len)) != NULL)
 		return error_at(err, ATTN_ERR_DATA, name, buf, len,
 		    (size_t)(nul - buf), "NUL byte in text input");
@@ -447,17 +488,44 @@ read_text(const char *name, const char *buf, size_t len,
 		le = end;
 		if (le > i && buf[le - 1] == '\r')
 			le--;
+		/* A CR alone ends no line, and would end up inside a field
+		 * ("2\r3"): tell what it is, comments included, since a file
+		 * of CR-ended lines is one long line to this reader. */
+		if ((cr = memchr(buf + i, '\r', le - i)) != NULL) {
+			reader_free(&r);
+			return error_at(err, ATTN_ERR_DATA, name, buf, len,
+			    (size_t)(cr - buf), "carriage return (CR) without "
+			    "a line feed: lines must end in LF or CRLF");
+		}
 		for (ls = i; ls < le && (buf[ls] == ' ' || buf[ls] == '\t');
 		    ls++)
 			;
 		if (ls == le || buf[ls] == '#')
 			continue;
+		/* Labels reach the output, which must stay UTF-8; comments
+		 * (numpy writes its header in Latin-1) are not checked. */
+		if ((bad = ls + utf8_invalid(buf + ls, le - ls)) < le) {
+			reader_free(&r);
+			return error_at(err, ATTN_ERR_DATA, name, buf, len, bad,
+			    "invalid UTF-8: byte 0x%02X (text input must be "
+			    "UTF-8)", (unsigned)(unsigned char)buf[bad]);
+		}
 		if ((st = text_line(&r, i, le)) != ATTN_OK) {
 			reader_free(&r);
 			return st;
 		}
 	}
 
+	if (r.rows == 0 && r.have_header) {
+		/* A first line without a number is a header, so a lone "-",
+		 * "0x10" or "1;2" lands here: quote it. */
+		preview_utf8(p, PREVIEW_MAX, buf + r.header_start,
+		    r.header_end - r.header_start);
+		reader_free(&r);
+		return error_at(err, ATTN_ERR_DATA, name, buf, len,
+		    r.header_start, "only a header line, and no numbers: no "
+		    "field of '%s' is a number", p);
+	}
 	if (r.rows == 0) {
 		reader_free(&r);
 		return error_at(err, ATTN_ERR_DATA, name, buf, len, len,

@@ -117,6 +117,8 @@ check_error(const struct error_case *c, int bundle)
 		ck_assert_ptr_null(b.q.data);
 		ck_assert_ptr_null(b.k.data);
 		ck_assert_ptr_null(b.v.data);
+		ck_assert_ptr_null(b.mask.data);
+		ck_assert_ptr_null(b.bias.data);
 		ck_assert_uint_eq(b.query_labels.count, 0);
 		attn_bundle_free(&b);
 	} else {
@@ -437,6 +439,111 @@ static const struct error_case out_of_range[] = {
 START_TEST(out_of_range_literal_is_an_error_without_finite_flag)
 {
 	check_error(&out_of_range[_i], 0);
+}
+END_TEST
+
+/* Masks: numpy prints True and False; any case is read. */
+static const struct {
+	const char *input;
+	enum attn_format fmt;
+} text_booleans[] = {
+	{ "True,False\nfalse,TRUE\n", ATTN_FMT_CSV },
+	{ "True False\n0 1\n", ATTN_FMT_TEXT },
+	{ "true\t0\nfalse\t1e0\n", ATTN_FMT_TSV },
+	/* a header of names is still a header */
+	{ "# mask\nk1,k2\n1,false\nfalse,1\n", ATTN_FMT_CSV },
+	{ "[[true, false], [0, 1]]", ATTN_FMT_JSON },
+	{ "[[1, 0.0], [false, true]]", ATTN_FMT_JSON },
+};
+
+START_TEST(booleans_read_as_one_and_zero_with_bool_flag)
+{
+	static const double want[] = { 1, 0, 0, 1 };
+	struct attn_array a;
+
+	read_ok(text_booleans[_i].input, text_booleans[_i].fmt,
+	    ATTN_READ_BOOL, &a, 2, 2);
+	assert_values(&a, want, 4);
+	ck_assert_uint_eq(a.row_labels.count, 0);
+	attn_array_free(&a);
+}
+END_TEST
+
+/* A boolean in the first row or column is a value, not a header or a
+ * label; a real label column still works. */
+START_TEST(boolean_mask_rows_keep_their_labels)
+{
+	static const double want[] = { 1, 0, 0, 1 };
+	struct attn_array a;
+
+	read_ok("the,True,False\ncat,False,True\n", ATTN_FMT_CSV,
+	    ATTN_READ_BOOL, &a, 2, 2);
+	assert_values(&a, want, 4);
+	ck_assert_uint_eq(a.row_labels.count, 2);
+	ck_assert_str_eq(a.row_labels.names[1], "cat");
+	attn_array_free(&a);
+}
+END_TEST
+
+/* inf is nonzero: keep.  A mask is read without ATTN_READ_FINITE. */
+START_TEST(inf_in_a_mask_is_kept)
+{
+	struct attn_array a;
+
+	read_ok("inf,-inf,0\n", ATTN_FMT_CSV, ATTN_READ_BOOL, &a, 1, 3);
+	ck_assert(isinf(a.data[0]) && a.data[0] > 0);
+	ck_assert(isinf(a.data[1]) && a.data[1] < 0);
+	ck_assert(a.data[2] == 0);
+	attn_array_free(&a);
+	read_ok("[[\"inf\", true]]", ATTN_FMT_JSON, ATTN_READ_BOOL, &a, 1, 2);
+	ck_assert(isinf(a.data[0]) && a.data[1] == 1);
+	attn_array_free(&a);
+}
+END_TEST
+
+static const struct error_case bool_errors[] = {
+	/* without the flag, booleans are not numbers */
+	{ ATTN_FMT_CSV, 0, "1,True\n", 0, 1, 3, "not a number: 'True'" },
+	{ ATTN_FMT_TEXT, 0, "0 1\nfalse 1\n", 0, 2, 1,
+	    "not a number: 'false'" },
+	{ ATTN_FMT_JSON, 0, "[1, false]", 0, 1, 5,
+	    "expected a number, found false" },
+	{ ATTN_FMT_JSON, ATTN_READ_FINITE, "[[1],\n [true]]", 0, 2, 3,
+	    "expected a number, found true" },
+	/* with it, nan is neither keep nor drop */
+	{ ATTN_FMT_CSV, ATTN_READ_BOOL, "1,0\n0,nan\n", 0, 2, 3,
+	    "nan in a mask" },
+	{ ATTN_FMT_TEXT, ATTN_READ_BOOL, "True False\n  NaN True\n", 0, 2, 3,
+	    "nan in a mask" },
+	{ ATTN_FMT_TSV, ATTN_READ_BOOL, "q1\ttrue\nq2\t-nan\n", 0, 2, 4,
+	    "nan in a mask" },
+	{ ATTN_FMT_JSON, ATTN_READ_BOOL, "[[true, false],\n [\"nan\", 1]]", 0,
+	    2, 3, "nan in a mask" },
+	/* told before the finite rule, which names Q, K and V */
+	{ ATTN_FMT_JSON, ATTN_READ_BOOL | ATTN_READ_FINITE, "[1, \"nan\"]", 0,
+	    1, 5, "nan in a mask" },
+	{ ATTN_FMT_CSV, ATTN_READ_BOOL | ATTN_READ_FINITE, "1,inf\n", 0, 1, 3,
+	    "non-finite number 'inf' (Q, K and V must be finite)" },
+	/* and the other rules stay */
+	{ ATTN_FMT_TSV, ATTN_READ_BOOL, "true\tfalse\ntrue\tmaybe\n", 0, 2, 6,
+	    "not a number: 'maybe'" },
+	{ ATTN_FMT_CSV, ATTN_READ_BOOL, "1,\"true\"\n", 0, 1, 3,
+	    "not a number: '\"true\"'" },
+	{ ATTN_FMT_CSV, ATTN_READ_BOOL, "true,false\n1\n", 0, 2, 2,
+	    "row 2 has 1 value but row 1 has 2" },
+	{ ATTN_FMT_JSON, ATTN_READ_BOOL, "[true, null]", 0, 1, 8,
+	    "expected a number, found null" },
+	{ ATTN_FMT_JSON, ATTN_READ_BOOL, "[\"true\"]", 0, 1, 2,
+	    "expected a number, found a string" },
+	{ ATTN_FMT_JSON, ATTN_READ_BOOL, "[[true, false], [true]]", 0, 1, 22,
+	    "ragged array: row 2 has 1 value but row 1 has 2" },
+	{ ATTN_FMT_JSON, ATTN_READ_BOOL, "[true, 1e999]", 0, 1, 8,
+	    "number out of range: '1e999'" },
+};
+
+START_TEST(bool_flag_errors_report_message_line_and_column)
+{
+	check_error(&bool_errors[_i], 0);
 }
 END_TEST
 
@@ -810,7 +917,83 @@ START_TEST(bundle_without_labels_has_none)
 	ck_assert_uint_eq(b.query_labels.count, 0);
 	ck_assert_uint_eq(b.key_labels.count, 0);
 	ck_assert(b.v.data[0] == 3);
+	/* Nor a mask or a bias. */
+	ck_assert_uint_eq(b.mask.ndim, 0);
+	ck_assert_ptr_null(b.mask.data);
+	ck_assert_uint_eq(b.bias.ndim, 0);
+	ck_assert_ptr_null(b.bias.data);
 	attn_bundle_free(&b);
+}
+END_TEST
+
+START_TEST(bundle_reads_mask_and_bias)
+{
+	static const double mask[] = { 1, 0, 1, 0.5 };
+	struct attn_bundle b;
+	struct attn_error err;
+
+	ck_assert_int_eq(bundle_s("{\"Q\": [[1, 0], [0, 1]],\n"
+	    " \"mask\": [[true, false], [1, 0.5]],\n"
+	    " \"K\": [[1, 0], [0, 1]], \"V\": [[1], [2]],\n"
+	    " \"bias\": [[0, \"-inf\"], [-1.5, \"inf\"]]}", ATTN_READ_FINITE,
+	    &b, &err), ATTN_OK);
+	ck_assert_uint_eq(b.mask.ndim, 2);
+	ck_assert_uint_eq(b.mask.shape[0], 2);
+	ck_assert_uint_eq(b.mask.shape[1], 2);
+	assert_values(&b.mask, mask, 4);
+	ck_assert_uint_eq(b.bias.ndim, 2);
+	ck_assert_uint_eq(b.bias.shape[0], 2);
+	ck_assert_uint_eq(b.bias.shape[1], 2);
+	ck_assert(b.bias.data[0] == 0);
+	ck_assert(isinf(b.bias.data[1]) && b.bias.data[1] < 0);
+	ck_assert(b.bias.data[2] == -1.5);
+	ck_assert(isinf(b.bias.data[3]) && b.bias.data[3] > 0);
+	ck_assert(b.v.data[1] == 2);
+	attn_bundle_free(&b);
+	ck_assert_ptr_null(b.mask.data);
+	ck_assert_ptr_null(b.bias.data);
+}
+END_TEST
+
+/* A stack of masks or biases, one per batch, as Q, K and V may be. */
+START_TEST(bundle_mask_and_bias_may_be_stacks)
+{
+	struct attn_bundle b;
+	struct attn_error err;
+
+	ck_assert_int_eq(bundle_s("{\"Q\": [[[1]], [[2]]], \"K\": [[[1]], "
+	    "[[2]]], \"V\": [[[1]], [[2]]], \"mask\": [[[true]], [[false]]], "
+	    "\"bias\": [[[\"-inf\"]], [[3]]]}", ATTN_READ_FINITE, &b, &err),
+	    ATTN_OK);
+	ck_assert_uint_eq(b.q.ndim, 3);
+	ck_assert_uint_eq(b.mask.ndim, 3);
+	ck_assert_uint_eq(b.mask.shape[0], 2);
+	ck_assert(b.mask.data[0] == 1 && b.mask.data[1] == 0);
+	ck_assert_uint_eq(b.bias.ndim, 3);
+	ck_assert(isinf(b.bias.data[0]) && b.bias.data[1] == 3);
+	attn_bundle_free(&b);
+}
+END_TEST
+
+/* The bias is read without ATTN_READ_FINITE whatever the caller asks for
+ * Q, K and V; the same "-inf" in Q is refused. */
+START_TEST(bundle_bias_may_hold_inf_but_q_may_not)
+{
+	static const struct error_case in_q = {
+		ATTN_FMT_JSON, ATTN_READ_FINITE,
+		"{\"K\": [[1]], \"V\": [[1]],\n \"Q\": [[\"-inf\"]]}",
+		0, 2, 9, "non-finite number '-inf' (Q, K and V must be finite)"
+	};
+	struct attn_bundle b;
+	struct attn_error err;
+
+	ck_assert_int_eq(bundle_s("{\"K\": [[1]], \"V\": [[1]],\n"
+	    " \"bias\": [[\"-inf\"]], \"Q\": [[1]]}", ATTN_READ_FINITE, &b,
+	    &err), ATTN_OK);
+	ck_assert(isinf(b.bias.data[0]) && b.bias.data[0] < 0);
+	ck_assert_uint_eq(b.mask.ndim, 0);
+	attn_bundle_free(&b);
+	check_error(&in_q, 1);
 }
 END_TEST
 
@@ -843,10 +1026,11 @@ static const struct error_case bundle_errors[] = {
 	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]], \"K\": [[1]]}", 0, 1, 1,
 	    "bundle has no \"V\"" },
 	{ ATTN_FMT_JSON, 0, "{}", 0, 1, 1, "bundle has no \"Q\"" },
-	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]], \"mask\": [[1]]}", 0, 1, 14,
-	    "bundle key \"mask\" is not supported yet" },
-	{ ATTN_FMT_JSON, 0, "{\"bias\": [[0]]}", 0, 1, 2,
-	    "bundle key \"bias\" is not supported yet" },
+	/* a mask and a bias do not make up for Q, K or V */
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]], \"mask\": [[1]]}", 0, 1, 1,
+	    "bundle has no \"K\"" },
+	{ ATTN_FMT_JSON, 0, "{\"bias\": [[0]]}", 0, 1, 1,
+	    "bundle has no \"Q\"" },
 	{ ATTN_FMT_JSON, 0, "[[1]]", 0, 1, 1,
 	    "expected a JSON object (a BUNDLE), found an array" },
 	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]], \"K\": [[1]], \"V\": [[1]]", 0,
@@ -880,6 +1064,34 @@ static const struct error_case bundle_errors[] = {
 	    24, "repeated labels key \"key\"" },
 	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"query\": \"a b\"}}", 0, 1, 22,
 	    "labels \"query\" must be an array of strings, not a string" },
+	/* masks: booleans and numbers, never strings other than inf */
+	{ ATTN_FMT_JSON, ATTN_READ_FINITE,
+	    "{\"Q\": [[1]], \"K\": [[1]], \"V\": [[1]], \"mask\": [[\"x\"]]}",
+	    0, 1, 48, "expected a number, found a string" },
+	{ ATTN_FMT_JSON, ATTN_READ_FINITE,
+	    "{\"mask\": [[true, false],\n          [\"nan\", 1]]}", 0, 2, 12,
+	    "nan in a mask" },
+	{ ATTN_FMT_JSON, 0, "{\"mask\": [[true, null]]}", 0, 1, 18,
+	    "expected a number, found null" },
+	{ ATTN_FMT_JSON, 0, "{\"mask\": {\"a\": 1}}", 0, 1, 10,
+	    "expected an array, found an object" },
+	{ ATTN_FMT_JSON, 0, "{\"mask\": [[1]],\n \"mask\": [[0]]}", 0, 2, 2,
+	    "repeated bundle key \"mask\"" },
+	{ ATTN_FMT_JSON, 0, "{\"bias\": [[0]], \"Bias\": [[0]]}", 0, 1, 17,
+	    "unknown bundle key \"Bias\"" },
+	/* booleans are for the mask only */
+	{ ATTN_FMT_JSON, 0, "{\"bias\": [[0, true]]}", 0, 1, 15,
+	    "expected a number, found true" },
+	{ ATTN_FMT_JSON, ATTN_READ_FINITE,
+	    "{\"mask\": [[true]], \"Q\": [[false]]}", 0, 1, 27,
+	    "expected a number, found false" },
+	/* the bias keeps the other rules: finite literals only */
+	{ ATTN_FMT_JSON, 0, "{\"bias\": [[1e999]]}", 0, 1, 12,
+	    "number out of range: '1e999'" },
+	/* what was read before the error is freed (ASan) */
+	{ ATTN_FMT_JSON, ATTN_READ_FINITE,
+	    "{\"mask\": [[1]], \"bias\": [[0]], \"Q\": [[1]], \"K\": [[1]],"
+	    " \"V\": [[1], 2]}", 0, 1, 67, "expected an array, found a number" },
 };
 
 START_TEST(bundle_errors_report_message_line_and_column)
@@ -1067,6 +1279,13 @@ read_suite(void)
 	tcase_add_loop_test(text,
 	    out_of_range_literal_is_an_error_without_finite_flag, 0,
 	    NCASES(out_of_range));
+	tcase_add_loop_test(text, booleans_read_as_one_and_zero_with_bool_flag,
+	    0, NCASES(text_booleans));
+	tcase_add_test(text, boolean_mask_rows_keep_their_labels);
+	tcase_add_test(text, inf_in_a_mask_is_kept);
+	tcase_add_loop_test(text,
+	    bool_flag_errors_report_message_line_and_column, 0,
+	    NCASES(bool_errors));
 	tcase_add_loop_test(text, text_errors_report_message_line_and_column,
 	    0, NCASES(text_errors));
 	tcase_add_test(text, large_input_reads_every_value);
@@ -1090,6 +1309,9 @@ read_suite(void)
 
 	tcase_add_test(bundle, bundle_reads_q_k_v_and_labels);
 	tcase_add_test(bundle, bundle_without_labels_has_none);
+	tcase_add_test(bundle, bundle_reads_mask_and_bias);
+	tcase_add_test(bundle, bundle_mask_and_bias_may_be_stacks);
+	tcase_add_test(bundle, bundle_bias_may_hold_inf_but_q_may_not);
 	tcase_add_test(bundle, bundle_with_unknown_key_is_rejected);
 	tcase_add_test(bundle, bundle_repeated_key_reports_second);
 	tcase_add_loop_test(bundle,
