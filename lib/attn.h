@@ -115,7 +115,8 @@ struct attn_array {
 
 /* Reader flags. */
 enum {
-	ATTN_READ_FINITE = 1	/* nan and inf are data errors (Q, K, V) */
+	ATTN_READ_FINITE = 1,	/* nan and inf are data errors (Q, K, V) */
+	ATTN_READ_BOOL = 2	/* true and false read as 1 and 0 (masks) */
 };
 
 /* Choose a format from the name's extension, else from the content.
@@ -140,11 +141,14 @@ void attn_array_free(struct attn_array *a);
 void attn_labels_free(struct attn_labels *l);
 
 /*
- * A JSON BUNDLE: {"Q": .., "K": .., "V": .., "labels": {"query": [..],
- * "key": [..]}}.  Labels absent from the file have count 0.
+ * A JSON BUNDLE: {"Q": .., "K": .., "V": .., "mask": .., "bias": ..,
+ * "labels": {"query": [..], "key": [..]}}.  A mask or bias absent from
+ * the file has ndim 0; labels absent have count 0.  The mask is read with
+ * ATTN_READ_BOOL and the bias without ATTN_READ_FINITE, whatever flags
+ * say for Q, K and V.
  */
 struct attn_bundle {
-	struct attn_array q, k, v;
+	struct attn_array q, k, v, mask, bias;
 	struct attn_labels query_labels, key_labels;
 };
 
@@ -168,6 +172,7 @@ enum attn_stage {
 	ATTN_STAGE_WEIGHTS,
 	ATTN_STAGE_OUTPUT,
 	ATTN_STAGE_LSE,
+	ATTN_STAGE_MASK,
 	ATTN_STAGE_COUNT
 };
 
@@ -184,6 +189,8 @@ struct attn_stage_info {
 	const char *formula;	/* "softmax(scaled), row by row" */
 	const char *shape;	/* "T x S" */
 	enum attn_axis cols;	/* rows are always queries */
+	int per_head;		/* a block per batch and head (else per batch,
+				 * heads side by side in the columns) */
 };
 
 extern const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT];
@@ -195,41 +202,118 @@ enum attn_stage attn_stage_lookup(const char *name, size_t len);
 /* ---------------------------------------------------------------- compute */
 
 enum attn_scale_mode {
-	ATTN_SCALE_DEFAULT,	/* 1 / sqrt(d_k) */
+	ATTN_SCALE_DEFAULT,	/* 1 / sqrt(d_k), d_k per head */
 	ATTN_SCALE_NONE,	/* 1 */
 	ATTN_SCALE_VALUE	/* attn_config.scale */
 };
 
-/* How to compute; attn_config_init sets every default. */
+/* Where query and key positions line up when T != S: query i sits at
+ * position i + offset among the keys. */
+enum attn_align {
+	ATTN_ALIGN_TOP_LEFT,	 /* offset 0 (PyTorch is_causal, JAX) */
+	ATTN_ALIGN_BOTTOM_RIGHT	 /* offset S - T (FlashAttention >= 2.1) */
+};
+
+/* What a query row that may attend no key gets. */
+enum attn_masked_rows {
+	ATTN_MASKED_ZERO,	/* weights 0, output 0 */
+	ATTN_MASKED_NAN,	/* weights nan, output nan */
+	ATTN_MASKED_UNIFORM	/* weights 1/S, output the mean of V's rows */
+};
+
+/* How to compute; attn_config_init sets every default (plain attention,
+ * one head). */
 struct attn_config {
 	enum attn_scale_mode scale_mode;
 	double scale;		/* used with ATTN_SCALE_VALUE; finite */
+	double softcap;		/* > 0: logits become softcap*tanh(x/softcap) */
+	int causal;		/* key j only when j <= i + offset */
+	int window;		/* key j only in [i+offset-left, i+offset+right] */
+	size_t window_left, window_right;
+	int alibi;		/* add -slope_h * |i + offset - j| */
+	enum attn_align align;
+	enum attn_masked_rows masked_rows;
+	int mask_invert;	/* mask nonzero means masked out */
+	size_t heads;		/* H >= 1 */
+	size_t kv_heads;	/* G: divides H; 0 means G = H */
 };
 
 void attn_config_init(struct attn_config *cfg);
 
 /*
- * Every stage of one attention problem, computed once; printers and
- * checks read these numbers and never re-derive them.
+ * The matrices of a computation.  q, k and v are stacks of `batches`
+ * equal blocks of rows, one per independent problem: q is B*T x H*d_k,
+ * k is B*S x G*d_k, v is B*S x G*d_v (heads side by side in the columns).
+ * mask and bias (data NULL when absent) are stacks of T x S blocks: one
+ * block for everything, one per batch, or one per batch and head
+ * (batch-major); *_blocks says which.  A mask keeps key j for query i
+ * where it is nonzero (zero with mask_invert); a bias is added to the
+ * logits and may hold -inf.
  */
-struct attn_stages {
-	size_t T, S, d_k, d_v;
-	double scale;				/* the scale used */
-	struct attn_matrix stage[ATTN_STAGE_COUNT];	/* owned */
+struct attn_inputs {
+	size_t batches;
+	struct attn_matrix q, k, v;
+	struct attn_matrix mask, bias;
+	size_t mask_blocks, bias_blocks;
 };
 
 /*
- * Compute every stage of softmax(Q K^T * scale) V with the reference
- * kernel.  q is T x d_k, k is S x d_k, v is S x d_v; views are fine.
- * Shape errors name both shapes and the rule; scores that overflow are a
- * data error.  On success *out owns its matrices (attn_stages_free).
+ * Every stage, computed once; printers and checks read these numbers and
+ * never re-derive them.  Per-head stages (scores, scaled, weights, lse,
+ * mask) are stacks of T-row blocks, block (b, h) at b*H + h; output is
+ * B*T x H*d_v, the heads of each query side by side.  attn_stage_block
+ * returns the piece for one batch and head.
  */
+struct attn_stages {
+	size_t batches, heads, kv_heads;
+	size_t T, S, d_k, d_v;			/* d_k, d_v per head */
+	double scale;				/* the scale used */
+	struct attn_matrix stage[ATTN_STAGE_COUNT];	/* owned */
+	size_t nmasked;		/* rows that may attend no key */
+	size_t *masked;		/* their rows in the per-head stacks */
+};
+
+/*
+ * Compute every stage of softmax(softcap(Q K^T * scale) + bias + ALiBi,
+ * masked) V with the reference kernel, for every batch and head.  Shape
+ * errors name both shapes and the rule; scores that overflow are a data
+ * error.  On success *out owns its memory (attn_stages_free).
+ */
+enum attn_status attn_run(const struct attn_config *cfg,
+    const struct attn_inputs *in, struct attn_stages *out,
+    struct attn_error *err);
+
+/*
+ * Check the shapes as attn_run does and set *bytes to the memory its
+ * stages will take, so that a caller can refuse a run that would not fit
+ * before trying it.  A size that overflows is ATTN_ERR_NOMEM.
+ */
+enum attn_status attn_plan(const struct attn_config *cfg,
+    const struct attn_inputs *in, size_t *bytes, struct attn_error *err);
+
+/* attn_run for one problem without mask or bias: q is T x H*d_k, k is
+ * S x G*d_k, v is S x G*d_v; views are fine. */
 enum attn_status attn_compute(const struct attn_config *cfg,
     const struct attn_matrix *q, const struct attn_matrix *k,
     const struct attn_matrix *v, struct attn_stages *out,
     struct attn_error *err);
 
 void attn_stages_free(struct attn_stages *s);
+
+/* The T-row block of stage s for batch b and head h: a view.  For output,
+ * the T x d_v columns of head h. */
+struct attn_matrix attn_stage_block(const struct attn_stages *st,
+    enum attn_stage s, size_t b, size_t h);
+
+/* The KV head that query head h of H reads with G KV heads: h / (H / G). */
+size_t attn_kv_head(size_t h, size_t heads, size_t kv_heads);
+
+/*
+ * The ALiBi slope of head h (0-based) of H: 2^(-8(h+1)/H) when H is a
+ * power of two; otherwise the slopes of the largest power of two n < H,
+ * followed by every other slope of 2n (Press et al., get_slopes).
+ */
+double attn_alibi_slope(size_t h, size_t heads);
 
 /* ---------------------------------------------------------------- numbers */
 

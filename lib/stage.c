@@ -8,20 +8,23 @@
 #include "internal.h"
 
 const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT] = {
-	[ATTN_STAGE_SCORES] = { "scores", "Q K^T", "T x S", ATTN_AXIS_KEY },
+	[ATTN_STAGE_SCORES] = { "scores", "Q K^T", "T x S", ATTN_AXIS_KEY, 1 },
 	[ATTN_STAGE_SCALED] = { "scaled", "scores * scale", "T x S",
-	    ATTN_AXIS_KEY },
+	    ATTN_AXIS_KEY, 1 },
 	[ATTN_STAGE_WEIGHTS] = { "weights", "softmax(scaled), row by row",
-	    "T x S", ATTN_AXIS_KEY },
+	    "T x S", ATTN_AXIS_KEY, 1 },
 	[ATTN_STAGE_OUTPUT] = { "output", "weights V", "T x d_v",
-	    ATTN_AXIS_VALUE },
+	    ATTN_AXIS_VALUE, 0 },
 	[ATTN_STAGE_LSE] = { "lse", "log(sum(exp(scaled))), row by row",
-	    "T x 1", ATTN_AXIS_ONE },
+	    "T x 1", ATTN_AXIS_ONE, 1 },
+	[ATTN_STAGE_MASK] = { "mask",
+	    "1 where query i may attend key j, else 0",
+	    "T x S", ATTN_AXIS_KEY, 1 },
 };
 
 /* Adding a stage means adding its row above (and its test): this fails
  * until both are done, as ggml does for its op tables. */
-_Static_assert(ATTN_STAGE_COUNT == 5, "update attn_stage_table");
+_Static_assert(ATTN_STAGE_COUNT == 6, "update attn_stage_table");
 
 enum attn_stage
 attn_stage_lookup(const char *name, size_t len)

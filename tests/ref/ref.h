@@ -2,12 +2,16 @@
  * ref.h - an independent long double reference for the unit tests, and
  * the seeded random numbers the tests draw from.
  *
- * ref_attention is softmax(Q K^T * scale) V written straight from the
- * formula in long double (expl, logl), sharing no code and no types with
- * lib/: matrices are packed row-major arrays of double in, long double
- * out.  It lives only in tests/; the library itself stays double.
+ * ref_run is every variant attn computes (heads, grouped KV heads,
+ * batches, softcap, bias, ALiBi, causal, window and mask, the three
+ * policies for rows with no key left) written straight from the formulas
+ * in long double (expl, logl, tanhl, powl), sharing no code and no types
+ * with lib/: matrices are packed row-major arrays of double in, long
+ * double out.  ref_attention is the plain case.  It lives only in tests/;
+ * the library itself stays double.
  *
- * Dims: T query rows, S keys, d_k columns of Q and K, d_v columns of V.
+ * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
+ * columns of Q and K per head, d_v columns of V per head.
  */
 #ifndef ATTN_REF_H
 #define ATTN_REF_H
@@ -15,27 +19,86 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Every stage of one problem, packed row-major, owned (ref_stages_free). */
+/*
+ * Every stage, packed row-major, owned (ref_stages_free).  Per-head
+ * stages are stacks: block (b, h) holds rows (b*H + h)*T .. + T.  output
+ * is B*T x H*d_v, head h in columns h*d_v .. + d_v.  With B = H = 1 they
+ * are plain T x S, T x d_v and T x 1 matrices.
+ */
 struct ref_stages {
-	size_t T, S, d_v;
-	long double *scores;	/* T x S */
-	long double *scaled;	/* T x S */
-	long double *weights;	/* T x S */
-	long double *output;	/* T x d_v */
-	long double *lse;	/* T x 1 */
+	size_t B, H, T, S, d_v;
+	long double *scores;	/* B*H*T x S */
+	long double *scaled;	/* B*H*T x S */
+	long double *weights;	/* B*H*T x S */
+	long double *mask;	/* B*H*T x S: 1 where scaled > -inf, else 0 */
+	long double *output;	/* B*T x H*d_v */
+	long double *lse;	/* B*H*T x 1 */
+	size_t nmasked;		/* rows whose every scaled entry is -inf */
+	size_t *masked;		/* their rows in the stacks, ascending */
+};
+
+/* What a row with no key left gets. */
+enum ref_masked_rows {
+	REF_MASKED_ZERO,	/* weights 0, so output 0 */
+	REF_MASKED_NAN,		/* weights nan, so output nan */
+	REF_MASKED_UNIFORM	/* weights 1/S, so output the mean of V */
+};
+
+/* How to compute.  ref_config_init: scale 1 and nothing else. */
+struct ref_config {
+	long double scale;	/* x = scores * scale */
+	long double softcap;	/* > 0: x = softcap * tanh(x / softcap) */
+	int causal;		/* mask key j when j > i + offset */
+	int window;		/* mask j out of i+offset-left..i+offset+right */
+	size_t window_left, window_right;
+	int alibi;		/* x -= slope_h * |i + offset - j| */
+	int bottom_right;	/* offset S - T; else offset 0 */
+	enum ref_masked_rows masked_rows;
+	int mask_invert;	/* mask masks where nonzero; else where zero */
 };
 
 /*
+ * One computation: q is B*T x H*d_k, k is B*S x G*d_k, v is B*S x G*d_v,
+ * packed.  mask and bias (NULL when absent) are mask_blocks or
+ * bias_blocks packed T x S blocks: 1 for everything, B (one per batch) or
+ * B*H (block b*H + h).  G divides H; query head h reads KV head
+ * h / (H / G).
+ */
+struct ref_problem {
+	size_t B, H, G, T, S, d_k, d_v;
+	const double *q, *k, *v;
+	const double *mask, *bias;
+	size_t mask_blocks, bias_blocks;
+};
+
+void ref_config_init(struct ref_config *cfg);
+
+/* Compute every stage of p under cfg.  Returns 0, or -1 when out of
+ * memory (then *out is zeroed). */
+int ref_run(const struct ref_config *cfg, const struct ref_problem *p,
+    struct ref_stages *out);
+
+/*
  * Compute every stage for q (T x d_k), k (S x d_k) and v (S x d_v), all
- * packed (row stride = columns), with logits = scores * scale.  Returns 0,
- * or -1 when out of memory (then *out is zeroed).
+ * packed (row stride = columns), with logits = scores * scale: ref_run
+ * with one batch, one head and nothing else.  Returns 0, or -1 when out
+ * of memory (then *out is zeroed).
  */
 int ref_attention(const double *q, const double *k, const double *v,
     size_t T, size_t S, size_t d_k, size_t d_v, long double scale,
     struct ref_stages *out);
 
-/* Free what ref_attention allocated and zero *r. */
+/* Free what ref_run or ref_attention allocated and zero *r. */
 void ref_stages_free(struct ref_stages *r);
+
+/*
+ * The ALiBi slopes of H heads into slopes[0..H), as Press et al.'s
+ * get_slopes computes them: 2^(-8/H) * 2^(-8i/H) when H is a power of
+ * two, else the slopes of the largest power of two n below H followed by
+ * the first H - n of every other slope of 2n.  Returns 0, or -1 when out
+ * of memory.
+ */
+int ref_alibi_slopes(size_t H, long double *slopes);
 
 /* A splitmix64 generator: the same seed gives the same numbers on every
  * machine, so a failing case can be replayed from its seed. */

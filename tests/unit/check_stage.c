@@ -21,6 +21,7 @@ static const struct {
 	{ "weights", "T x S", ATTN_AXIS_KEY },
 	{ "output", "T x d_v", ATTN_AXIS_VALUE },
 	{ "lse", "T x 1", ATTN_AXIS_ONE },
+	{ "mask", "T x S", ATTN_AXIS_KEY },
 };
 
 _Static_assert(sizeof spec_stages / sizeof spec_stages[0] ==
@@ -88,7 +89,7 @@ END_TEST
 /* Text that names no stage. */
 static const char *const unknown_names[] = {
 	"", "weight", "weightsx", "w", "out", "score", "scoress", "ls",
-	"lse ", " lse", "all", "mask", "softmax", "scores,",
+	"lse ", " lse", "all", "masks", "softmax", "scores,",
 };
 
 #define NUNKNOWN (int)(sizeof unknown_names / sizeof unknown_names[0])

@@ -14,6 +14,7 @@ Suite *read_suite(void);
 Suite *stage_suite(void);
 Suite *kernel_suite(void);
 Suite *props_suite(void);
+Suite *variants_suite(void);
 Suite *api_suite(void);
 
 #endif

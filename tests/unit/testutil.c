@@ -48,6 +48,19 @@ compute_ok(enum attn_scale_mode mode, double scale,
 	    err.msg);
 }
 
+/* attn_run expecting success. */
+void
+run_ok(const struct attn_config *cfg, const struct attn_inputs *in,
+    struct attn_stages *st)
+{
+	struct attn_error err;
+	enum attn_status rc;
+
+	memset(&err, 0, sizeof err);
+	rc = attn_run(cfg, in, st, &err);
+	ck_assert_msg(rc == ATTN_OK, "attn_run: status %d: %s", rc, err.msg);
+}
+
 /* Element (i, j) of stage s. */
 double
 stage_at(const struct attn_stages *st, enum attn_stage s, size_t i, size_t j)
