@@ -48,7 +48,7 @@ UNIT    = $(BUILD)/unit-tests
 BUILD_PKGS = pkg-config libcjson-dev check
 TEST_PKGS  = groff-base jq locales
 
-.PHONY: all demo check test unit cli-test doc-test install-test lint-man deps test-deps \
+.PHONY: all demo check check-valgrind test unit cli-test doc-test install-test lint-man deps test-deps \
         install uninstall clean FORCE
 
 all: $(ATTN) $(LIBATTN)
@@ -113,6 +113,18 @@ cli-test: $(ATTN)
 # The examples in the man page and the README are tests too.
 doc-test: $(ATTN)
 	sh tests/examples.sh ./$(ATTN) man/attn.1 README.md
+
+# The CLI suite under valgrind memcheck: any error or leak makes valgrind
+# exit 99, which fails the case; its report goes to build/valgrind/.
+VALGRIND = valgrind --quiet --error-exitcode=99 --leak-check=full \
+           --show-leak-kinds=definite,indirect \
+           --errors-for-leak-kinds=definite,indirect \
+           --log-file=$(CURDIR)/build/valgrind/%p.log
+
+check-valgrind: $(ATTN)
+	@sh tests/install-deps.sh valgrind
+	@rm -rf build/valgrind && mkdir -p build/valgrind
+	ATTN_TEST_WRAPPER='$(VALGRIND)' sh tests/cli/run.sh ./$(ATTN)
 
 install-test: $(ATTN) $(LIBATTN)
 	sh tests/install.sh

@@ -3,13 +3,20 @@
  * one is a JSON BUNDLE; --self X is all three.  Files are read whole
  * (io_slurp) and parsed by libattn; labels come from a first column of
  * names (Q's for queries, K's for keys) or from the bundle.
+ *
+ * A 3-D array is a stack of B independent problems; Q, K and V must all
+ * be 2-D or all be 3-D with the same B.  A mask or bias is T x S, or one
+ * T x S block per batch (B x T x S), or per batch and head (B x H x T x S).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "inputs.h"
 #include "internal.h"
 #include "io.h"
+
+static const char *const role[IN_COUNT] = { "Q", "K", "V", "mask", "bias" };
 
 /* Labels move from one struct to another without copying. */
 static void
@@ -19,27 +26,28 @@ labels_move(struct attn_labels *to, struct attn_labels *from)
 	memset(from, 0, sizeof *from);
 }
 
-/* Batches (3-D and 4-D arrays) are a later feature: say so clearly. */
-static enum attn_status
-check_2d(const struct attn_array *a, const char *name,
-    struct attn_error *err)
-{
-	if (a->ndim <= 2)
-		return ATTN_OK;
-	return error_set(err, ATTN_ERR_DATA, name, 0, 0,
-	    "%zu-D input (a batch of matrices) is not supported yet; "
-	    "give 1-D or 2-D arrays", a->ndim);
-}
-
 static const char *
 display_name(const char *path)
 {
 	return strcmp(path, "-") == 0 ? STDIN_NAME : path;
 }
 
-/* Read one matrix file. */
+/* "2x3x4": the shape of an array as written. */
+static void
+shape_str(char *buf, size_t size, const struct attn_array *a)
+{
+	size_t d, n = 0;
+
+	buf[0] = '\0';
+	for (d = 0; d < a->ndim && n < size; d++)
+		n += (size_t)snprintf(buf + n, size - n, d ? "x%zu" : "%zu",
+		    a->shape[d]);
+}
+
+/* Read one file with the reader flags its role needs. */
 static enum attn_status
-load_array(const char *path, struct attn_array *a, struct attn_error *err)
+load_array(const char *path, unsigned flags, struct attn_array *a,
+    struct attn_error *err)
 {
 	const char *name = display_name(path);
 	enum attn_status st;
@@ -52,11 +60,9 @@ load_array(const char *path, struct attn_array *a, struct attn_error *err)
 		st = error_set(err, ATTN_ERR_DATA, name, 0, 0, "a JSON "
 		    "BUNDLE object must be the only operand");
 	else
-		st = attn_read_array(name, buf, len, ATTN_FMT_AUTO,
-		    ATTN_READ_FINITE, a, err);
+		st = attn_read_array(name, buf, len, ATTN_FMT_AUTO, flags, a,
+		    err);
 	free(buf);
-	if (st == ATTN_OK && (st = check_2d(a, name, err)) != ATTN_OK)
-		attn_array_free(a);
 	return st;
 }
 
@@ -82,15 +88,77 @@ load_bundle(const char *path, struct inputs *in, struct attn_error *err)
 	free(buf);
 	if (st != ATTN_OK)
 		return st;
-	in->arr[0] = b.q;
-	in->arr[1] = b.k;
-	in->arr[2] = b.v;
+	in->arr[IN_Q] = b.q;
+	in->arr[IN_K] = b.k;
+	in->arr[IN_V] = b.v;
+	in->arr[IN_MASK] = b.mask;
+	in->arr[IN_BIAS] = b.bias;
+	for (i = 0; i < IN_COUNT; i++)
+		if (in->arr[i].ndim != 0)
+			in->name[i] = name;
 	labels_move(&in->query, &b.query_labels);
 	labels_move(&in->key, &b.key_labels);
-	for (i = 0; i < 3; i++)
-		if ((st = check_2d(&in->arr[i], name, err)) != ATTN_OK)
-			return st;
 	return ATTN_OK;
+}
+
+/* Q, K and V: all 2-D (or 1-D), or all 3-D with the same B. */
+static enum attn_status
+batches_of(struct inputs *in, size_t *batches, struct attn_error *err)
+{
+	char s0[64], s1[64];
+	size_t i, b[3];
+
+	for (i = 0; i < 3; i++) {
+		const struct attn_array *a = &in->arr[i];
+
+		if (a->ndim > 3) {
+			shape_str(s0, sizeof s0, a);
+			return error_set(err, ATTN_ERR_DATA, in->name[i], 0, 0,
+			    "%s is %zu-D (%s); 4-D layouts are not supported "
+			    "yet: give 2-D matrices or a 3-D stack of them",
+			    role[i], a->ndim, s0);
+		}
+		b[i] = a->ndim == 3 ? a->shape[0] : 0;
+	}
+	for (i = 1; i < 3; i++)
+		if (b[i] != b[0]) {
+			shape_str(s0, sizeof s0, &in->arr[0]);
+			shape_str(s1, sizeof s1, &in->arr[i]);
+			return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+			    "batch mismatch: Q is %s but %s is %s: Q, K and "
+			    "V must all be 2-D, or all 3-D stacks of the same "
+			    "number of matrices", s0, role[i], s1);
+		}
+	*batches = b[0] != 0 ? b[0] : 1;
+	return ATTN_OK;
+}
+
+/*
+ * A mask or bias must be T x S, B x T x S or B x H x T x S: say which
+ * blocks it has, or name both shapes.
+ */
+static enum attn_status
+blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
+    struct attn_error *err)
+{
+	const struct attn_array *a = &in->arr[i];
+	const struct attn_matrix q = in->in.q, k = in->in.k;
+	const size_t B = in->in.batches, T = q.rows / B, S = k.rows / B;
+	struct attn_matrix m = attn_array_matrix(a);
+	char got[64];
+
+	*blocks = a->ndim <= 2 ? 1 : a->ndim == 3 ? a->shape[0] :
+	    a->shape[0] * a->shape[1];
+	if (m.cols == S && m.rows == *blocks * T &&
+	    (a->ndim <= 2 || (a->ndim == 3 && a->shape[0] == B) ||
+	    (a->ndim == 4 && a->shape[0] == B && a->shape[1] == heads)))
+		return ATTN_OK;
+	shape_str(got, sizeof got, a);
+	return error_set(err, ATTN_ERR_DATA, in->name[i], 0, 0,
+	    "shape mismatch: %s is %s but the scores are %zux%zu (T x S): a "
+	    "%s must be T x S, or B x T x S = %zux%zux%zu, or B x H x T x S "
+	    "= %zux%zux%zux%zu", role[i], got, T, S, role[i], B, T, S, B,
+	    heads, T, S);
 }
 
 enum attn_status
@@ -101,29 +169,76 @@ inputs_load(const struct options *o, struct inputs *in,
 	size_t i;
 
 	memset(in, 0, sizeof *in);
-
 	if (o->self != NULL) {
-		if ((st = load_array(o->self, &in->arr[0], err)) != ATTN_OK)
+		in->name[IN_Q] = display_name(o->self);
+		if ((st = load_array(o->self, ATTN_READ_FINITE,
+		    &in->arr[IN_Q], err)) != ATTN_OK)
 			return st;
-		in->q = in->k = in->v = attn_array_matrix(&in->arr[0]);
-		in->query = in->arr[0].row_labels;
-		in->key = in->arr[0].row_labels;
-		return ATTN_OK;
-	}
-	if (o->noperands == 1) {
+		in->name[IN_K] = in->name[IN_V] = in->name[IN_Q];
+		labels_move(&in->query, &in->arr[IN_Q].row_labels);
+	} else if (o->noperands == 1) {
 		if ((st = load_bundle(o->operands[0], in, err)) != ATTN_OK)
 			return st;
 	} else {
-		for (i = 0; i < 3; i++)
-			if ((st = load_array(o->operands[i], &in->arr[i],
-			    err)) != ATTN_OK)
+		for (i = 0; i < 3; i++) {
+			in->name[i] = display_name(o->operands[i]);
+			if ((st = load_array(o->operands[i], ATTN_READ_FINITE,
+			    &in->arr[i], err)) != ATTN_OK)
 				return st;
-		labels_move(&in->query, &in->arr[0].row_labels);
-		labels_move(&in->key, &in->arr[1].row_labels);
+		}
+		labels_move(&in->query, &in->arr[IN_Q].row_labels);
+		labels_move(&in->key, &in->arr[IN_K].row_labels);
 	}
-	in->q = attn_array_matrix(&in->arr[0]);
-	in->k = attn_array_matrix(&in->arr[1]);
-	in->v = attn_array_matrix(&in->arr[2]);
+
+	/* --mask and --bias, unless the bundle brought them. */
+	if (o->mask != NULL || o->bias != NULL) {
+		const char *path[2] = { o->mask, o->bias };
+		const unsigned flags[2] = { ATTN_READ_BOOL, 0 };
+
+		for (i = 0; i < 2; i++) {
+			struct attn_array *a = &in->arr[IN_MASK + i];
+
+			if (path[i] == NULL)
+				continue;
+			if (a->ndim != 0)
+				return error_set(err, ATTN_ERR_USAGE, NULL, 0,
+				    0, "the bundle has a %s, and --%s gives "
+				    "another", role[IN_MASK + i],
+				    role[IN_MASK + i]);
+			in->name[IN_MASK + i] = display_name(path[i]);
+			if ((st = load_array(path[i], flags[i], a, err)) !=
+			    ATTN_OK)
+				return st;
+		}
+	}
+	if (o->cfg.mask_invert && in->arr[IN_MASK].ndim == 0)
+		return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "--mask-invert needs a mask (--mask FILE or a bundle's "
+		    "\"mask\")");
+
+	if ((st = batches_of(in, &in->in.batches, err)) != ATTN_OK)
+		return st;
+	in->in.q = attn_array_matrix(&in->arr[IN_Q]);
+	if (o->self != NULL) {
+		in->in.k = in->in.v = in->in.q;
+	} else {
+		in->in.k = attn_array_matrix(&in->arr[IN_K]);
+		in->in.v = attn_array_matrix(&in->arr[IN_V]);
+	}
+	if (in->in.k.rows != in->in.v.rows)
+		return ATTN_OK;	/* attn_run names both shapes */
+	if (in->arr[IN_MASK].ndim != 0) {
+		if ((st = blocks_of(in, IN_MASK, o->cfg.heads,
+		    &in->in.mask_blocks, err)) != ATTN_OK)
+			return st;
+		in->in.mask = attn_array_matrix(&in->arr[IN_MASK]);
+	}
+	if (in->arr[IN_BIAS].ndim != 0) {
+		if ((st = blocks_of(in, IN_BIAS, o->cfg.heads,
+		    &in->in.bias_blocks, err)) != ATTN_OK)
+			return st;
+		in->in.bias = attn_array_matrix(&in->arr[IN_BIAS]);
+	}
 	return ATTN_OK;
 }
 
@@ -132,12 +247,9 @@ inputs_free(struct inputs *in)
 {
 	size_t i;
 
-	/* With --self, query and key borrow arr[0]'s labels. */
-	if (in->query.names != in->arr[0].row_labels.names)
-		attn_labels_free(&in->query);
-	if (in->key.names != in->arr[0].row_labels.names)
-		attn_labels_free(&in->key);
-	for (i = 0; i < 3; i++)
+	attn_labels_free(&in->query);
+	attn_labels_free(&in->key);
+	for (i = 0; i < IN_COUNT; i++)
 		attn_array_free(&in->arr[i]);
 	memset(in, 0, sizeof *in);
 }

@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,62 @@ nomem:
 	    "out of memory reading %zu bytes", n);
 }
 
+/*
+ * The temporary file being written, for the signal handler: an interrupt
+ * (SIGINT, SIGTERM, SIGHUP) between mkstemp and rename removes it, then
+ * dies of the same signal as it would have without the handler.
+ */
+static char *volatile pending_tmp;
+
+static void
+remove_pending(int sig)
+{
+	char *tmp = pending_tmp;
+
+	if (tmp != NULL)
+		unlink(tmp);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void
+watch_signals(char *tmp)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+	size_t i;
+
+	pending_tmp = tmp;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = tmp != NULL ? remove_pending : SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+/* Where the symlink path points, relative links taken from the link's
+ * directory (the target need not exist yet); NULL on failure. */
+static char *
+link_target(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash == NULL ? 0 : (size_t)(slash - path) + 1;
+	char link[4096], *out;
+	ssize_t n;
+
+	n = readlink(path, link, sizeof link - 1);
+	if (n <= 0 || (size_t)n >= sizeof link - 1)
+		return NULL;
+	link[n] = '\0';
+	if (link[0] == '/')
+		dirlen = 0;
+	if ((out = malloc(dirlen + (size_t)n + 1)) == NULL)
+		return NULL;
+	memcpy(out, path, dirlen);
+	memcpy(out + dirlen, link, (size_t)n + 1);
+	return out;
+}
+
 enum attn_status
 sink_open(struct sink *s, const char *path, struct attn_error *err)
 {
@@ -92,12 +149,28 @@ sink_open(struct sink *s, const char *path, struct attn_error *err)
 	size_t dirlen;
 	int fd;
 
+	struct stat sb;
+
 	memset(s, 0, sizeof *s);
 	if (path == NULL) {
 		s->fp = stdout;
 		return ATTN_OK;
 	}
 	s->path = path;
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		if (S_ISDIR(sb.st_mode))
+			return error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
+			    "cannot create: Is a directory");
+		if ((s->fp = fopen(path, "w")) == NULL)
+			return error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
+			    "cannot open: %s", strerror(errno));
+		s->direct = 1;
+		return ATTN_OK;
+	}
+	/* Through a symlink, replace the file it points to, not the link. */
+	if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode) &&
+	    (s->real = link_target(path)) != NULL)
+		path = s->real;
 	slash = strrchr(path, '/');
 	dirlen = slash == NULL ? 0 : (size_t)(slash - path) + 1;
 	if ((s->tmp = malloc(dirlen + sizeof ".attn-XXXXXX")) == NULL)
@@ -105,7 +178,9 @@ sink_open(struct sink *s, const char *path, struct attn_error *err)
 		    "out of memory");
 	memcpy(s->tmp, path, dirlen);
 	memcpy(s->tmp + dirlen, ".attn-XXXXXX", sizeof ".attn-XXXXXX");
+	watch_signals(s->tmp);
 	if ((fd = mkstemp(s->tmp)) < 0) {
+		watch_signals(NULL);
 		error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
 		    "cannot create: %s", strerror(errno));
 		free(s->tmp);
@@ -141,11 +216,12 @@ enum attn_status
 sink_commit(struct sink *s, struct attn_error *err)
 {
 	const char *name = s->path != NULL ? s->path : "standard output";
+	const char *target;
 	int failed, saved;
 
 	failed = fflush(s->fp) != 0 || ferror(s->fp);
 	saved = errno;
-	if (s->path == NULL) {
+	if (s->path == NULL || s->direct) {
 		if (fclose(s->fp) != 0 && !failed) {
 			failed = 1;
 			saved = errno;
@@ -156,7 +232,8 @@ sink_commit(struct sink *s, struct attn_error *err)
 			    "write error on %s: %s", name, strerror(saved));
 		return ATTN_OK;
 	}
-	if (!failed && (fchmod(fileno(s->fp), target_mode(s->path)) != 0 ||
+	target = s->real != NULL ? s->real : s->path;
+	if (!failed && (fchmod(fileno(s->fp), target_mode(target)) != 0 ||
 	    fsync(fileno(s->fp)) != 0)) {
 		failed = 1;
 		saved = errno;
@@ -171,12 +248,13 @@ sink_commit(struct sink *s, struct attn_error *err)
 		return error_set(err, ATTN_ERR_IO, s->path, 0, 0,
 		    "write error: %s", strerror(saved));
 	}
-	if (rename(s->tmp, s->path) != 0) {
+	if (rename(s->tmp, target) != 0) {
 		saved = errno;
 		sink_abort(s);
 		return error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
 		    "cannot replace: %s", strerror(saved));
 	}
+	watch_signals(NULL);
 	free(s->tmp);
 	s->tmp = NULL;
 	return ATTN_OK;
@@ -188,8 +266,11 @@ sink_abort(struct sink *s)
 	if (s->fp != NULL && s->fp != stdout)
 		fclose(s->fp);
 	s->fp = NULL;
+	free(s->real);
+	s->real = NULL;
 	if (s->tmp != NULL) {
 		unlink(s->tmp);
+		watch_signals(NULL);
 		free(s->tmp);
 		s->tmp = NULL;
 	}

@@ -20,11 +20,15 @@ enum attn_status io_slurp(const char *path, char **buf, size_t *len,
 /* An output stream: stdout, or a temporary file beside the target. */
 struct sink {
 	FILE *fp;
-	const char *path;	/* the target, NULL for stdout */
+	const char *path;	/* the target as named, NULL for stdout */
+	char *real;		/* a symlink's target, which is replaced */
 	char *tmp;		/* the temporary file's name */
+	int direct;		/* a device or FIFO, written in place */
 };
 
-/* Open the sink for path (NULL: stdout).  Creates the temporary file. */
+/* Open the sink for path (NULL: stdout).  Creates the temporary file,
+ * except for a path that exists and is not a regular file (/dev/null, a
+ * FIFO): that is written in place, since replacing it would destroy it. */
 enum attn_status sink_open(struct sink *s, const char *path,
     struct attn_error *err);
 

@@ -5,9 +5,11 @@
  * so a failed run prints nothing on stdout and leaves -o FILE untouched.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "inputs.h"
 #include "internal.h"
@@ -159,14 +161,98 @@ name_rows(const struct options *o, const struct inputs *in,
 	    "q", st->T, st->T == 1 ? "query" : "queries", query, err);
 	if (status != ATTN_OK)
 		return status;
-	return pick_labels(o->key_labels, "--key-labels", &in->key, "k",
-	    st->S, st->S == 1 ? "key" : "keys", key, err);
+	/* With --self the rows of X name the keys too. */
+	return pick_labels(o->key_labels, "--key-labels",
+	    o->self != NULL ? &in->query : &in->key, "k", st->S,
+	    st->S == 1 ? "key" : "keys", key, err);
+}
+
+/*
+ * One warning line a run when some query rows may attend no key, naming
+ * them (the first few), and what --masked-rows gave them.
+ */
+static void
+warn_masked_rows(const struct options *o, const struct attn_stages *st,
+    const struct names *lab)
+{
+	static const char *const policy[] = {
+		[ATTN_MASKED_ZERO] = "weights 0 and output 0 (--masked-rows "
+		    "zero)",
+		[ATTN_MASKED_NAN] = "weights nan and output nan (--masked-rows "
+		    "nan)",
+		[ATTN_MASKED_UNIFORM] = "weights 1/S and the mean of V "
+		    "(--masked-rows uniform)",
+	};
+	const size_t shown = 8;
+	size_t i;
+
+	if (st->nmasked == 0)
+		return;
+	fprintf(stderr, "attn: warning: %zu quer%s may attend no key: ",
+	    st->nmasked, st->nmasked == 1 ? "y" : "ies");
+	for (i = 0; i < st->nmasked && i < shown; i++) {
+		size_t row = st->masked[i], block = row / st->T;
+
+		fprintf(stderr, "%s%s", i > 0 ? ", " : "",
+		    lab->query[row % st->T]);
+		if (st->batches > 1 && st->heads > 1)
+			fprintf(stderr, " (batch %zu, head %zu)",
+			    block / st->heads + 1, block % st->heads + 1);
+		else if (st->batches > 1)
+			fprintf(stderr, " (batch %zu)", block + 1);
+		else if (st->heads > 1)
+			fprintf(stderr, " (head %zu)", block + 1);
+	}
+	if (st->nmasked > shown)
+		fprintf(stderr, " and %zu more", st->nmasked - shown);
+	fprintf(stderr, "; %s %s\n", st->nmasked == 1 ? "it gets" : "they get",
+	    policy[o->cfg.masked_rows]);
+}
+
+/*
+ * Refuse a run whose stages would not fit: in ATTN_MAX_MEMORY bytes when
+ * that is set (for shared machines), else in the machine's memory, so
+ * that it fails with a message instead of being killed.
+ */
+static enum attn_status
+check_memory(const struct options *o, const struct inputs *in,
+    struct attn_error *err)
+{
+	const char *env = getenv("ATTN_MAX_MEMORY");
+	unsigned long long limit;
+	enum attn_status st;
+	size_t need;
+
+	if ((st = attn_plan(&o->cfg, &in->in, &need, err)) != ATTN_OK)
+		return st;
+	if (env != NULL) {
+		char *end;
+
+		errno = 0;
+		limit = strtoull(env, &end, 10);
+		if (end == env || *end != '\0' || errno != 0 || env[0] == '-')
+			return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "ATTN_MAX_MEMORY wants a number of bytes, not "
+			    "'%s'", env);
+		if (need > limit)
+			return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+			    "the stages need %zu bytes but ATTN_MAX_MEMORY "
+			    "allows %llu", need, limit);
+		return ATTN_OK;
+	}
+	limit = (unsigned long long)sysconf(_SC_PHYS_PAGES) *
+	    (unsigned long long)sysconf(_SC_PAGESIZE);
+	if (limit > 0 && need > limit)
+		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "the stages need %zu bytes but this machine has %llu "
+		    "bytes of memory", need, limit);
+	return ATTN_OK;
 }
 
 /* Render everything into memory, then write it in one piece. */
 static enum attn_status
 write_output(const struct options *o, const struct attn_stages *st,
-    const struct labels *lab, struct attn_error *err)
+    const struct names *lab, struct attn_error *err)
 {
 	enum attn_status status;
 	struct sink sink;
@@ -199,7 +285,7 @@ main(int argc, char **argv)
 	struct attn_stages stages = { 0 };
 	struct inputs in = { 0 };
 	struct options o;
-	struct labels lab;
+	struct names lab;
 	enum attn_status st;
 
 	if ((st = options_parse(argc, argv, &o, &err)) != ATTN_OK) {
@@ -222,12 +308,17 @@ main(int argc, char **argv)
 
 	st = inputs_load(&o, &in, &err);
 	if (st == ATTN_OK)
-		st = attn_compute(&o.cfg, &in.q, &in.k, &in.v, &stages, &err);
+		st = check_memory(&o, &in, &err);
+	if (st == ATTN_OK)
+		st = attn_run(&o.cfg, &in.in, &stages, &err);
 	if (st == ATTN_OK)
 		st = name_rows(&o, &in, &stages, &query, &key, &err);
 	if (st == ATTN_OK) {
 		lab.query = query.names;
 		lab.key = key.names;
+		lab.mask = in.name[IN_MASK];
+		lab.bias = in.name[IN_BIAS];
+		warn_masked_rows(&o, &stages, &lab);
 		st = write_output(&o, &stages, &lab, &err);
 	}
 	if (st != ATTN_OK)

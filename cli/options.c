@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,13 +28,13 @@ const char options_help[] =
     "       attn [options] --self X\n"
     "\n"
     "Q, K and V are JSON, CSV, TSV or whitespace-separated text files;\n"
-    "BUNDLE is one JSON object {\"Q\":..,\"K\":..,\"V\":..,\"labels\":..};\n"
-    "'-' reads standard input.\n"
+    "BUNDLE is one JSON object {\"Q\":..,\"K\":..,\"V\":..} with optional\n"
+    "\"mask\", \"bias\" and \"labels\"; '-' reads standard input.\n"
     "\n"
     "options:\n"
     "  -e, --explain          every stage with its formula, shape and checks\n"
     "  -s, --stage LIST       stages to print, comma-separated, or all:\n"
-    "                         scores, scaled, weights, output, lse\n"
+    "                         scores, scaled, weights, output, lse, mask\n"
     "                         (default output)\n"
     "  -f, --format FMT       table (default), csv, tsv or json\n"
     "      --header           with csv or tsv: label rows and columns\n"
@@ -43,6 +44,20 @@ const char options_help[] =
     "      --scale X          scale the scores by X instead of 1/sqrt(d_k)\n"
     "      --no-scale         scale by 1\n"
     "      --self X           self-attention: Q = K = V = X\n"
+    "      --causal           query i attends key j only when j <= i + offset\n"
+    "      --align A          top-left (offset 0, default) or bottom-right\n"
+    "                         (offset S - T): where positions line up\n"
+    "  -m, --mask FILE        T x S keep-mask: nonzero or true may attend\n"
+    "      --mask-invert      nonzero in the mask means masked out\n"
+    "      --bias FILE        T x S bias added to the logits (-inf allowed)\n"
+    "      --window L,R       query i sees keys i+offset-L .. i+offset+R\n"
+    "      --alibi            add -slope_h * |i + offset - j| (ALiBi)\n"
+    "      --softcap C        logits become C*tanh(logits/C)\n"
+    "      --masked-rows P    a row with no key: zero (default), nan, uniform\n"
+    "      --like SYS         torch, flash or jax: their --align and\n"
+    "                         --masked-rows\n"
+    "      --heads H          split the columns into H heads\n"
+    "      --kv-heads G       K and V hold G heads (grouped-query)\n"
     "      --query-labels L   names of the query rows, comma-separated\n"
     "      --key-labels L     names of the keys, comma-separated\n"
     "  -o, --output FILE      write to FILE atomically instead of stdout\n"
@@ -55,7 +70,18 @@ enum {
 	OPT_NO_SCALE,
 	OPT_SELF,
 	OPT_QUERY_LABELS,
-	OPT_KEY_LABELS
+	OPT_KEY_LABELS,
+	OPT_CAUSAL,
+	OPT_ALIGN,
+	OPT_MASK_INVERT,
+	OPT_BIAS,
+	OPT_WINDOW,
+	OPT_ALIBI,
+	OPT_SOFTCAP,
+	OPT_MASKED_ROWS,
+	OPT_LIKE,
+	OPT_HEADS,
+	OPT_KV_HEADS
 };
 
 static const struct option long_options[] = {
@@ -69,6 +95,18 @@ static const struct option long_options[] = {
 	{ "self", required_argument, NULL, OPT_SELF },
 	{ "query-labels", required_argument, NULL, OPT_QUERY_LABELS },
 	{ "key-labels", required_argument, NULL, OPT_KEY_LABELS },
+	{ "causal", no_argument, NULL, OPT_CAUSAL },
+	{ "align", required_argument, NULL, OPT_ALIGN },
+	{ "mask", required_argument, NULL, 'm' },
+	{ "mask-invert", no_argument, NULL, OPT_MASK_INVERT },
+	{ "bias", required_argument, NULL, OPT_BIAS },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "alibi", no_argument, NULL, OPT_ALIBI },
+	{ "softcap", required_argument, NULL, OPT_SOFTCAP },
+	{ "masked-rows", required_argument, NULL, OPT_MASKED_ROWS },
+	{ "like", required_argument, NULL, OPT_LIKE },
+	{ "heads", required_argument, NULL, OPT_HEADS },
+	{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -142,7 +180,8 @@ parse_stages(struct options *o, const char *list, struct attn_error *err)
 			    "--stage all stands alone, without other stages");
 		if (s == ATTN_STAGE_COUNT)
 			return usage_error(err, "unknown stage '%s' (stages: "
-			    "scores, scaled, weights, output, lse, or all)",
+			    "scores, scaled, weights, output, lse, mask, or "
+			    "all)",
 			    name);
 		for (i = 0; i < o->nstages; i++)
 			if (o->stages[i] == s)
@@ -205,12 +244,87 @@ parse_scale(struct options *o, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* One of names[] (n of them), as its index; -1 when arg is none. */
+static int
+pick(const char *arg, const char *const *names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(arg, names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* A whole number from lo to hi (the text is all of arg). */
+static int
+parse_count(const char *arg, long lo, long hi, size_t *out)
+{
+	char *end;
+	long n;
+
+	if (arg[0] < '0' || arg[0] > '9')
+		return -1;	/* strtol would take spaces and signs */
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (*end != '\0' || errno != 0 || n < lo || n > hi)
+		return -1;
+	*out = (size_t)n;
+	return 0;
+}
+
+/* --window L,R: how far a query sees to the left and to the right. */
+static enum attn_status
+parse_window(struct options *o, const char *arg, struct attn_error *err)
+{
+	const char *comma = strchr(arg, ',');
+	char left[32];
+	size_t llen;
+
+	llen = comma == NULL ? 0 : (size_t)(comma - arg);
+	if (comma == NULL || llen >= sizeof left)
+		return usage_error(err, "--window wants L,R (two whole "
+		    "numbers, keys to the left and right), not '%s'", arg);
+	memcpy(left, arg, llen);
+	left[llen] = '\0';
+	if (parse_count(left, 0, LONG_MAX, &o->cfg.window_left) != 0 ||
+	    parse_count(comma + 1, 0, LONG_MAX, &o->cfg.window_right) != 0)
+		return usage_error(err, "--window wants L,R (two whole "
+		    "numbers, keys to the left and right), not '%s'", arg);
+	o->cfg.window = 1;
+	return ATTN_OK;
+}
+
+/* The conventions of other systems: which alignment a causal mask or
+ * window uses when T != S, and what a row that may attend no key gets.
+ * The man page says which version of each this follows. */
+static const struct {
+	const char *name;
+	enum attn_align align;
+	enum attn_masked_rows masked_rows;
+} presets[] = {
+	{ "torch", ATTN_ALIGN_TOP_LEFT, ATTN_MASKED_ZERO },
+	{ "flash", ATTN_ALIGN_BOTTOM_RIGHT, ATTN_MASKED_ZERO },
+	{ "jax", ATTN_ALIGN_TOP_LEFT, ATTN_MASKED_UNIFORM },
+};
+
+static const char *const align_names[] = { "top-left", "bottom-right" };
+static const char *const masked_rows_names[] = { "zero", "nan", "uniform" };
+
 /* Rules between options, checked once every option is known. */
 static enum attn_status
 check_rules(struct options *o, int stage_given, int scale_given,
     int no_scale_given, struct attn_error *err)
 {
 	size_t i, nstdin = 0;
+
+	if (o->cfg.mask_invert && o->mask == NULL && o->noperands != 1)
+		return usage_error(err, "%s", "--mask-invert needs a mask "
+		    "(--mask FILE or a bundle's \"mask\")");
+	if (o->cfg.kv_heads != 0 && o->cfg.heads % o->cfg.kv_heads != 0)
+		return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "--heads %zu is not a multiple of --kv-heads %zu",
+		    o->cfg.heads, o->cfg.kv_heads);
 
 	if (scale_given && no_scale_given)
 		return usage_error(err, "%s",
@@ -229,7 +343,10 @@ check_rules(struct options *o, int stage_given, int scale_given,
 		    "--self X takes no other operands");
 	for (i = 0; i < o->noperands; i++)
 		nstdin += strcmp(o->operands[i], "-") == 0;
-	if (nstdin + (o->self != NULL && strcmp(o->self, "-") == 0) > 1)
+	nstdin += o->self != NULL && strcmp(o->self, "-") == 0;
+	nstdin += o->mask != NULL && strcmp(o->mask, "-") == 0;
+	nstdin += o->bias != NULL && strcmp(o->bias, "-") == 0;
+	if (nstdin > 1)
 		return usage_error(err, "%s",
 		    "standard input ('-') can be read only once");
 	if (o->self == NULL && o->noperands != 1 && o->noperands != 3)
@@ -246,8 +363,10 @@ options_parse(int argc, char **argv, struct options *o,
     struct attn_error *err)
 {
 	int stage_given = 0, scale_given = 0, no_scale_given = 0;
+	int align = -1, masked_rows = -1, like = -1;
 	enum attn_status st = ATTN_OK;
-	char optstring[] = ":es:f:d:o:hV";
+	double x;
+	char optstring[] = ":es:f:d:o:m:hV";
 	int c;
 
 	options_init(o);
@@ -289,6 +408,63 @@ options_parse(int argc, char **argv, struct options *o,
 		case OPT_KEY_LABELS:
 			o->key_labels = optarg;
 			break;
+		case OPT_CAUSAL:
+			o->cfg.causal = 1;
+			break;
+		case OPT_ALIGN:
+			if ((align = pick(optarg, align_names, 2)) < 0)
+				return usage_error(err, "--align wants "
+				    "top-left or bottom-right, not '%s'",
+				    optarg);
+			break;
+		case 'm':
+			o->mask = optarg;
+			break;
+		case OPT_MASK_INVERT:
+			o->cfg.mask_invert = 1;
+			break;
+		case OPT_BIAS:
+			o->bias = optarg;
+			break;
+		case OPT_WINDOW:
+			st = parse_window(o, optarg, err);
+			break;
+		case OPT_ALIBI:
+			o->cfg.alibi = 1;
+			break;
+		case OPT_SOFTCAP:
+			if (attn_parse_number(optarg, strlen(optarg), &x) != 0 ||
+			    !isfinite(x) || x <= 0.0)
+				return usage_error(err, "--softcap wants a "
+				    "finite number above 0, not '%s'", optarg);
+			o->cfg.softcap = x;
+			break;
+		case OPT_MASKED_ROWS:
+			if ((masked_rows = pick(optarg, masked_rows_names,
+			    3)) < 0)
+				return usage_error(err, "--masked-rows wants "
+				    "zero, nan or uniform, not '%s'", optarg);
+			break;
+		case OPT_LIKE:
+			for (like = 0; like < 3; like++)
+				if (strcmp(optarg, presets[like].name) == 0)
+					break;
+			if (like == 3)
+				return usage_error(err, "--like wants torch, "
+				    "flash or jax, not '%s'", optarg);
+			o->like = presets[like].name;
+			break;
+		case OPT_HEADS:
+			if (parse_count(optarg, 1, LONG_MAX, &o->cfg.heads) != 0)
+				return usage_error(err, "--heads wants a whole "
+				    "number above 0, not '%s'", optarg);
+			break;
+		case OPT_KV_HEADS:
+			if (parse_count(optarg, 1, LONG_MAX,
+			    &o->cfg.kv_heads) != 0)
+				return usage_error(err, "--kv-heads wants a "
+				    "whole number above 0, not '%s'", optarg);
+			break;
 		case 'o':
 			/* -o - is standard output, as for most tools. */
 			o->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
@@ -310,5 +486,16 @@ options_parse(int argc, char **argv, struct options *o,
 	}
 	o->operands = argv + optind;
 	o->noperands = (size_t)(argc - optind);
+	/* --like sets what --align and --masked-rows leave unsaid. */
+	if (like >= 0) {
+		o->cfg.align = presets[like].align;
+		o->cfg.masked_rows = presets[like].masked_rows;
+		o->like_align = align < 0;
+		o->like_masked_rows = masked_rows < 0;
+	}
+	if (align >= 0)
+		o->cfg.align = (enum attn_align)align;
+	if (masked_rows >= 0)
+		o->cfg.masked_rows = (enum attn_masked_rows)masked_rows;
 	return check_rules(o, stage_given, scale_given, no_scale_given, err);
 }

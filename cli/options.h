@@ -18,7 +18,12 @@ struct options {
 	enum out_format format;
 	int header;		/* --header: labels in csv/tsv */
 	int digits;		/* 0: shortest round trip */
-	struct attn_config cfg;	/* --scale, --no-scale */
+	struct attn_config cfg;	/* how to compute */
+	const char *like;	/* --like preset, NULL when none */
+	int like_align;		/* whether it set the alignment */
+	int like_masked_rows;	/* and the masked-row policy */
+	const char *mask;	/* --mask FILE */
+	const char *bias;	/* --bias FILE */
 	const char *query_labels;	/* --query-labels, comma-separated */
 	const char *key_labels;		/* --key-labels */
 	const char *output;	/* -o FILE, NULL for stdout */

@@ -11,17 +11,19 @@
 #include "attn.h"
 #include "options.h"
 
-/* Names for the rows and columns of the stages. */
-struct labels {
+/* Names for the rows and columns of the stages, and of the mask and
+ * bias files (NULL when there is none). */
+struct names {
 	char **query;	/* T names */
 	char **key;	/* S names */
+	const char *mask, *bias;
 };
 
 /* Print what o asks for (--explain, or the --stage list in --format).
  * Fails only when out of memory; write errors are left in fp's error
  * flag for the caller to check. */
 enum attn_status output_print(FILE *fp, const struct options *o,
-    const struct attn_stages *st, const struct labels *lab,
+    const struct attn_stages *st, const struct names *nm,
     struct attn_error *err);
 
 #endif

@@ -12,6 +12,8 @@
 # tree.  Output is compared byte for byte under LC_ALL=C, or under
 # $ATTN_TEST_LOCALE when tests/locale.sh set it: the expected text is the
 # same, since attn's output must not depend on the locale.
+# $ATTN_TEST_WRAPPER, when set, is a command put before the binary (make
+# check-valgrind sets it to valgrind, whose errors change the status).
 set -u
 
 bin=$1
@@ -21,7 +23,14 @@ work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 mkdir "$work/bin"
-ln -s "$bin" "$work/bin/attn"
+if [ -n "${ATTN_TEST_WRAPPER:-}" ]; then
+	# e.g. valgrind: a wrapper script runs the binary under it.
+	printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$ATTN_TEST_WRAPPER" "$bin" \
+	    >"$work/bin/attn"
+	chmod +x "$work/bin/attn"
+else
+	ln -s "$bin" "$work/bin/attn"
+fi
 ln -s "$top/data" "$work/data"
 LC_ALL=${ATTN_TEST_LOCALE:-C}
 export LC_ALL
