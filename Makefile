@@ -4,6 +4,8 @@
 #   make check     install missing packages, run every test, also under
 #                  AddressSanitizer and UndefinedBehaviorSanitizer
 #   make install   PREFIX=/usr/local DESTDIR= (uninstall likewise)
+#   make check-valgrind   the CLI suite under valgrind memcheck
+#   make fuzz      libFuzzer harnesses, FUZZ_SECONDS (60) each; fuzz-ci: 20 s
 #
 # Objects go to $(BUILD) (build/, or build/asan/ for the sanitizer run);
 # a change of flags rebuilds them.
@@ -152,3 +154,7 @@ clean:
 	rm -rf build
 
 FORCE:
+
+# ---------------------------------------------------------------- fuzzing
+
+include tests/fuzz/fuzz.mk

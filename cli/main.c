@@ -71,8 +71,8 @@ split_labels(const char *list, const char *option, size_t want,
 		return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "%s gives %zu label%s for %zu %s", option, n,
 		    n == 1 ? "" : "s", want, rows);
-	if (list[0] == ',' || strstr(list, ",,") != NULL ||
-	    list[strlen(list) - 1] == ',' || list[0] == '\0')
+	if (list[0] == '\0' || list[0] == ',' || strstr(list, ",,") != NULL ||
+	    list[strlen(list) - 1] == ',')
 		return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "%s has an empty label", option);
 	if ((out->names = alloc_array(n, sizeof *out->names)) == NULL)

@@ -1,0 +1,186 @@
+# tests/fuzz/fuzz.mk - libFuzzer harnesses for attn's readers and for the
+# whole program.  Included by the top Makefile; also works on its own
+# (make -f tests/fuzz/fuzz.mk fuzz) from the top of the tree.
+#
+#   make fuzz                 build, then run each harness FUZZ_SECONDS
+#                             (default 60) in turn; exit non-zero when one
+#                             finds a crash, a leak, UB or a timeout
+#   make fuzz-ci              the same, FUZZ_CI_SECONDS (default 20) each
+#   make fuzz-regress         run each harness once over its seeds and its
+#                             reproducers in tests/fuzz/regress/ (no fuzzing)
+#   make fuzz-build           only build build/fuzz/fuzz_{json,text,cli}
+#   make fuzz-deps            install clang and libclang-rt-dev if missing
+#   make fuzz-cli-seeds       regenerate tests/fuzz/corpus/fuzz_cli/
+#
+# Harnesses (each file's opening comment says what its input bytes mean):
+#
+#   fuzz_json  attn_read_array(ATTN_FMT_JSON) and attn_read_bundle; a small
+#              bundle that reads is also computed (attn_plan, attn_run)
+#   fuzz_text  attn_read_array for CSV, TSV, white-space text and AUTO,
+#              plus a print/parse round trip of every number read
+#   fuzz_cli   attn's main() in-process (cli/*.c built with
+#              -Dmain=attn_main): argv from a fixed table of option words
+#              (fuzz_cli_table.h), input files and stdin from the fuzz data;
+#              checks exit codes, stdout/stderr rules and that a failed run
+#              changes no file
+#   (fuzz_npy  to come with the .npy reader: read an array with
+#              ATTN_FMT_NPY, as fuzz_text does for text, seeded with
+#              numpy-written files of each dtype, byte order and rank)
+#
+# Needs clang with libFuzzer (Debian: clang, libclang-rt-dev); FUZZ_CC
+# picks the compiler.  Objects and binaries go to build/fuzz/, whatever
+# BUILD says.  A run fuzzes a copy of the seeds, build/fuzz/corpus-NAME/
+# (kept between runs, so that coverage accumulates); tests/fuzz/corpus/ is
+# only read.  Crashes are saved as build/fuzz/crashes/NAME-crash-SHA1 and
+# so on; reproduce one with
+#
+#   build/fuzz/NAME build/fuzz/crashes/NAME-crash-...
+#   FUZZ_CLI_VERBOSE=1 build/fuzz/fuzz_cli FILE     (prints argv and stderr)
+#
+# then minimise it (NAME -minimize_crash=1 -runs=10000 FILE) and keep it
+# as tests/fuzz/regress/NAME-SHORT-DESCRIPTION, which fuzz-regress runs.
+#
+# FUZZ_NAMES='fuzz_json' runs one harness.  To explore past a crash that
+# is known but not yet fixed, add -fork=1 -ignore_crashes=1 to FUZZ_FLAGS
+# (crashes are still saved; the exit status then says less).  The seeds
+# of fuzz_json and fuzz_text are made by make-seeds.sh, those of fuzz_cli
+# by make-cli-seeds.sh.
+
+# This file, however it was reached (include or -f), for the sub-make.
+FUZZ_MK := $(lastword $(MAKEFILE_LIST))
+
+FUZZ_CC          ?= clang
+FUZZ_SECONDS     ?= 60
+FUZZ_CI_SECONDS  ?= 20
+FUZZ_CFLAGS      ?= -O1 -g
+# Passed to every harness run; a single input may take at most 10 s.
+FUZZ_FLAGS       ?= -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+
+FUZZ_DIR   = build/fuzz
+FUZZ_NAMES = fuzz_json fuzz_text fuzz_cli
+FUZZ_BINS  = $(addprefix $(FUZZ_DIR)/,$(FUZZ_NAMES))
+
+FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all \
+                -fno-omit-frame-pointer
+FUZZ_WARNINGS = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wconversion \
+                $(WERROR)
+FUZZ_CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
+FUZZ_CJSON_LIBS   = $(shell pkg-config --libs libcjson)
+FUZZ_ALL_CFLAGS   = $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
+                    $(FUZZ_WARNINGS) $(FUZZ_CJSON_CFLAGS) -Ilib -Itests/fuzz \
+                    -MMD -MP
+FUZZ_LDLIBS       = $(FUZZ_CJSON_LIBS) -lm -lpthread
+
+FUZZ_LIB_OBJ = $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard lib/*.c))
+FUZZ_CLI_OBJ = $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard cli/*.c))
+FUZZ_HARNESS_OBJ = $(FUZZ_NAMES:%=$(FUZZ_DIR)/tests/fuzz/%.o)
+
+.PHONY: fuzz fuzz-ci fuzz-regress fuzz-build fuzz-deps fuzz-cli-seeds \
+        fuzz-FORCE
+
+# Debian packages: clang and its libFuzzer runtime, and what attn builds
+# with (tests/install-deps.sh installs the missing ones).
+FUZZ_PKGS = pkg-config libcjson-dev clang libclang-rt-dev
+
+fuzz-deps:
+	@sh tests/install-deps.sh $(FUZZ_PKGS)
+
+fuzz-build: $(FUZZ_BINS)
+
+# Rebuild the objects when the compiler or its flags change.
+$(FUZZ_DIR)/flags: fuzz-FORCE
+	@mkdir -p $(@D)
+	@echo '$(FUZZ_CC) $(FUZZ_ALL_CFLAGS)' | cmp -s - $@ || \
+	    echo '$(FUZZ_CC) $(FUZZ_ALL_CFLAGS)' > $@
+
+fuzz-FORCE:
+
+# main() becomes attn_main(), which fuzz_cli calls; nothing else changes.
+$(FUZZ_CLI_OBJ): FUZZ_DEFS = -Dmain=attn_main
+
+$(FUZZ_DIR)/%.o: %.c $(FUZZ_DIR)/flags
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_ALL_CFLAGS) $(FUZZ_DEFS) -c -o $@ $<
+
+$(FUZZ_DIR)/fuzz_json: $(FUZZ_DIR)/tests/fuzz/fuzz_json.o $(FUZZ_LIB_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ \
+	    $(FUZZ_LDLIBS)
+
+$(FUZZ_DIR)/fuzz_text: $(FUZZ_DIR)/tests/fuzz/fuzz_text.o $(FUZZ_LIB_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ \
+	    $(FUZZ_LDLIBS)
+
+$(FUZZ_DIR)/fuzz_cli: $(FUZZ_DIR)/tests/fuzz/fuzz_cli.o $(FUZZ_CLI_OBJ) \
+    $(FUZZ_LIB_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ \
+	    $(FUZZ_LDLIBS)
+
+-include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_CLI_OBJ:.o=.d) \
+    $(FUZZ_HARNESS_OBJ:.o=.d)
+
+# fuzz_run SECONDS: each harness in turn on build/fuzz/corpus-NAME, seeded
+# from tests/fuzz/corpus/NAME, with NAME.dict when there is one.  The log
+# goes to build/fuzz/NAME.log; the summary (executions, coverage) or the
+# crash report is printed.  Fails when any harness failed.
+define fuzz_run
+status=0; \
+mkdir -p $(FUZZ_DIR)/crashes; \
+for h in $(FUZZ_NAMES); do \
+	corpus=$(FUZZ_DIR)/corpus-$$h; \
+	mkdir -p $$corpus; \
+	cp tests/fuzz/corpus/$$h/* $$corpus/; \
+	dict=; \
+	if [ -f tests/fuzz/$$h.dict ]; then dict=-dict=tests/fuzz/$$h.dict; fi; \
+	echo "$$h: fuzzing for $(1) s (log: $(FUZZ_DIR)/$$h.log)"; \
+	if ./$(FUZZ_DIR)/$$h $(FUZZ_FLAGS) $$dict -max_len=4096 \
+	    -max_total_time=$(1) \
+	    -artifact_prefix=$(FUZZ_DIR)/crashes/$$h- \
+	    $$corpus >$(FUZZ_DIR)/$$h.log 2>&1; then \
+		grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' \
+		    $(FUZZ_DIR)/$$h.log | sed "s/^/$$h: /"; \
+	else \
+		status=1; \
+		tail -n 60 $(FUZZ_DIR)/$$h.log; \
+		echo "$$h: FAILED (inputs in $(FUZZ_DIR)/crashes/)"; \
+	fi; \
+done; \
+exit $$status
+endef
+
+# A sub-make builds, so that pkg-config runs after fuzz-deps installed it.
+fuzz: fuzz-deps
+	@$(MAKE) --no-print-directory -f $(FUZZ_MK) fuzz-build
+	@$(call fuzz_run,$(FUZZ_SECONDS))
+
+fuzz-ci: fuzz-deps
+	@$(MAKE) --no-print-directory -f $(FUZZ_MK) fuzz-build
+	@$(call fuzz_run,$(FUZZ_CI_SECONDS))
+
+# Every seed and every saved reproducer, once: a quick regression test.
+fuzz-regress: fuzz-deps
+	@$(MAKE) --no-print-directory -f $(FUZZ_MK) fuzz-build
+	@status=0; \
+	for h in $(FUZZ_NAMES); do \
+		set -- tests/fuzz/corpus/$$h/*; \
+		for f in tests/fuzz/regress/$$h-*; do \
+			if [ -f "$$f" ]; then set -- "$$@" "$$f"; fi; \
+		done; \
+		if ./$(FUZZ_DIR)/$$h "$$@" >$(FUZZ_DIR)/$$h-regress.log 2>&1; \
+		then \
+			echo "$$h: $$# inputs ran clean"; \
+		else \
+			status=1; \
+			tail -n 60 $(FUZZ_DIR)/$$h-regress.log; \
+			echo "$$h: FAILED"; \
+		fi; \
+	done; \
+	exit $$status
+
+# The fuzz_cli seeds are binary (bytes index fuzz_cli_table.h); they are
+# made from readable descriptions in make-cli-seeds.sh by mkseed_cli.
+$(FUZZ_DIR)/mkseed_cli: tests/fuzz/mkseed_cli.c tests/fuzz/fuzz_cli_table.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=c11 -Wall -Wextra -O1 -o $@ tests/fuzz/mkseed_cli.c
+
+fuzz-cli-seeds: $(FUZZ_DIR)/mkseed_cli
+	sh tests/fuzz/make-cli-seeds.sh $(FUZZ_DIR)/mkseed_cli

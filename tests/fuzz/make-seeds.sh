@@ -1,0 +1,117 @@
+#!/bin/sh
+# make-seeds.sh - (re)write the seed corpora of fuzz_json and fuzz_text in
+# tests/fuzz/corpus/ from data/examples/, tests/cli/ inputs and small
+# hand-written hostile cases.  Run from the top of the tree.
+#
+# A seed is one selector byte (see the harness's opening comment) and the
+# text.  fuzz_json: byte % 3 picks the flags (0 finite, 1 bool, 2 none)
+# and its bits the configuration a bundle is computed with.  fuzz_text:
+# bits 0-1 the format (0 csv, 1 tsv, 2 text, 3 auto), bits 2-3 the flags
+# (0 none, 4 finite, 8 bool), bits 4-6 the name auto guesses from (0x00
+# "fuzz", 0x10 ".csv", 0x20 ".tsv", 0x30 ".txt", 0x40 ".json").
+set -eu
+
+json=tests/fuzz/corpus/fuzz_json
+text=tests/fuzz/corpus/fuzz_text
+mkdir -p "$json" "$text"
+
+# seed DIR NAME OCTAL-BYTE: the byte, then standard input.
+seed() {
+	{ printf "\\$3"; cat; } >"$1/$2"
+}
+
+# A file's content as a seed.
+from() {
+	seed "$1" "$2" "$3" <"$4"
+}
+
+# ---------------------------------------------------------------- json
+
+from "$json" bundle-apple-cheese 000 data/examples/apple-cheese.json
+from "$json" bundle-apple-cheese-causal-alibi 014 data/examples/apple-cheese.json
+from "$json" bundle-mask-and-bias 000 tests/cli/bundle-with-mask-and-bias/bundle.json
+from "$json" bundle-mask-and-bias-invert-window 300 tests/cli/bundle-with-mask-and-bias/bundle.json
+from "$json" bundle-odd-labels 044 tests/cli/header-csv-quotes-labels-when-needed/odd-labels.json
+from "$json" bundle-labels-count-mismatch 000 tests/cli/bundle-labels-count-mismatch/bundle.json
+from "$json" bundle-repeated-key 000 tests/cli/bundle-with-repeated-key/bundle.json
+from "$json" bundle-unknown-key 000 tests/cli/bundle-with-unknown-key/bundle.json
+from "$json" bundle-without-v 000 tests/cli/bundle-without-v/bundle.json
+from "$json" array-3d-batch 000 tests/cli/batch-3d-json-computes-each-batch/q.json
+from "$json" mask-4d-batch-head 001 tests/cli/batch-mask-one-per-batch-and-head/mask.json
+from "$json" bias-minus-inf-strings 002 tests/cli/bias-minus-inf-masks-a-row/bias.json
+from "$json" array-cross-v 000 data/examples/cross/v.json
+from "$json" array-empty 000 tests/cli/empty-json-array/q.json
+printf '%s' '[1, 2.5, -3e-2, 1E+2, -0]' | seed "$json" array-1d 000
+printf '%s' '[[1, 0], [0, 1, 2]]' | seed "$json" ragged-row 000
+printf '%s' '[[[1, 0]], [[0, 1]], [[2]]]' | seed "$json" ragged-3d 000
+printf '%s' '[[1, 2], [3' | seed "$json" truncated 000
+printf '%s' '[[1]] x' | seed "$json" trailing-garbage 000
+printf '%s' '[[1e999, 0]]' | seed "$json" number-out-of-range 000
+printf '%s' '[[NaN, Infinity, -Infinity]]' | seed "$json" nan-literals 002
+printf '%s' '[["nan", "inf", "-inf", "Infinity"]]' | seed "$json" nan-strings 002
+printf '%s' '[["nan", "inf"]]' | seed "$json" nan-strings-finite 000
+printf '%s' '[[true, false], [false, null]]' | seed "$json" mask-bools-null 001
+printf '%s' '[["1", "x"]]' | seed "$json" string-for-number 000
+printf '%s' '[[01, 1., .5, -]]' | seed "$json" odd-numbers 000
+printf '%s' '[[[[[1]]]]]' | seed "$json" five-dims 000
+printf '%s' '[[{"a": 1}], [[2]]]' | seed "$json" object-in-array 000
+printf '\357\273\277[[1, 2],\r\n [3, 4]]\r\n' | seed "$json" bom-crlf 000
+printf '[[1,\000 2]]' | seed "$json" nul-byte 000
+printf '{"Q": [[1]], "K": [[1]], "V": [[1]], "labels": {"query": ["\377\376"], "key": ["\\u00e9"]}}' |
+    seed "$json" bad-utf8-label 000
+printf '%s' '{"Q": [[1]], "K": [[1]], "V": [[1]], "labels": {"query": ["a\x"]}}' |
+    seed "$json" bad-escape 000
+printf '%s' '{Q: [[1]]}' | seed "$json" unquoted-key 000
+printf '%s' '{"Q": [[1]], "K": [[1]], "V": [[1]], "labels": {"query": [1]}}' |
+    seed "$json" label-not-string 000
+printf '%s' '{"Q": [[[1,0]],[[0,1]]], "K": [[[1,0]],[[0,1]]], "V": [[[1]],[[2]]], "mask": [[[1]],[[0]]], "bias": [[0]]}' |
+    seed "$json" bundle-batches-mask-bias 044
+printf '%s' "[$(printf '1%.0s' $(seq 1 1200))]" | seed "$json" thousand-digits 000
+# 1100 levels: deeper than cJSON's nesting limit of 1000.
+awk 'BEGIN { for (i = 0; i < 1100; i++) printf "["; printf "1";
+    for (i = 0; i < 1100; i++) printf "]" }' </dev/null | seed "$json" deep-nesting 000
+printf '' | seed "$json" empty 000
+printf ' \n\t \r\n' | seed "$json" whitespace-only 000
+
+# ---------------------------------------------------------------- text
+
+from "$text" tokens-csv-header-labels 000 data/examples/tokens.csv
+from "$text" tokens-auto-csv-name 023 data/examples/tokens.csv
+from "$text" cross-q-text-comment 002 data/examples/cross/q.txt
+from "$text" cross-q-auto-txt 063 data/examples/cross/q.txt
+from "$text" cross-k-tsv-header 001 data/examples/cross/k.tsv
+from "$text" cross-k-auto-tsv 043 data/examples/cross/k.tsv
+from "$text" mask-csv-comments 010 data/examples/t3s4-mask.csv
+from "$text" zeros-csv 004 data/examples/zeros.csv
+from "$text" bias-minus-inf 000 tests/cli/bias-csv-with-minus-inf/bias.csv
+from "$text" bias-minus-inf-finite 004 tests/cli/bias-csv-with-minus-inf/bias.csv
+from "$text" crlf-bom-labels 004 tests/cli/csv-with-crlf-and-bom/k.csv
+from "$text" labels-first-column 004 tests/cli/labels-from-csv-first-column/q.csv
+from "$text" nan-in-mask 010 tests/cli/nan-in-mask-csv/mask.csv
+from "$text" nan-in-q 004 tests/cli/nan-in-q/q.csv
+from "$text" non-number 004 tests/cli/non-number-in-csv/q.csv
+from "$text" ragged-row 004 tests/cli/ragged-csv-row/q.csv
+from "$text" stdin-bundle-auto 003 tests/cli/stdin-bundle/stdin
+from "$text" json-auto-json-name 103 tests/cli/stdin-json/stdin
+printf 'True,False\ntrue,0\n' | seed "$text" mask-true-false 010
+printf '"a,b",1,2\n"say ""hi""",3,4\n' | seed "$text" quoted-labels 000
+printf '"2",1\n"3\n' | seed "$text" unterminated-quote 000
+printf '"x"y,1\n' | seed "$text" text-after-quote 000
+printf ',f1,f2\nq1,1,2\nq2,3,4\n' | seed "$text" pandas-header 004
+printf 'a\tb\n1\t2\n\n# comment\n3\t4\n' | seed "$text" tsv-header-blank-comment 005
+printf '1 2  3\n\t4 5 6\n' | seed "$text" text-runs-of-blanks 006
+printf '1,,2\n' | seed "$text" empty-field 000
+printf 'a,b\nx\n' | seed "$text" label-without-numbers 000
+printf 'h1,h2,h3\n1,2\n' | seed "$text" header-too-long 000
+printf 'inf,-inf,nan,+Infinity,-NAN\n' | seed "$text" inf-nan-spellings 000
+printf '1e999,1\n' | seed "$text" out-of-range 000
+printf '1e-400,4.9e-324,-0\n' | seed "$text" subnormal-underflow 000
+printf '0.1,0.3333333333333333,1e308,2.2250738585072014e-308\n' | seed "$text" round-trip 000
+printf '%s\n' "$(printf '9%.0s' $(seq 1 1500))" | seed "$text" thousand-digits 000
+printf '1,2\n3,\0004\n' | seed "$text" nul-byte 000
+printf '\377\376,1\n\303\251,2\n' | seed "$text" invalid-utf8-labels 000
+printf '' | seed "$text" empty 000
+printf '  \n\t\n\r\n' | seed "$text" whitespace-only 003
+printf '# only a comment\n' | seed "$text" comment-only 000
+printf '1 2\n3 4\n' | seed "$text" auto-no-extension 003
+printf '\223NUMPY\001\000v\000' | seed "$text" npy-magic-auto 003
