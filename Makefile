@@ -50,7 +50,7 @@ UNIT    = $(BUILD)/unit-tests
 BUILD_PKGS = pkg-config libcjson-dev check
 TEST_PKGS  = groff-base jq locales
 
-.PHONY: all demo check check-valgrind test unit cli-test doc-test install-test lint-man deps test-deps \
+.PHONY: all demo check check-valgrind test unit cli-test bad-test doc-test install-test lint-man deps test-deps \
         install uninstall clean FORCE
 
 all: $(ATTN) $(LIBATTN)
@@ -103,7 +103,7 @@ check: test-deps
 	    SAN='$(SANFLAGS)' test
 	@echo 'make check: all suites passed'
 
-test: unit cli-test doc-test lint-man
+test: unit cli-test bad-test doc-test lint-man
 
 unit: $(UNIT)
 	sh tests/locale.sh ./$(UNIT)
@@ -111,6 +111,11 @@ unit: $(UNIT)
 cli-test: $(ATTN)
 	sh tests/cli/run.sh ./$(ATTN)
 	sh tests/locale.sh sh tests/cli/run.sh ./$(ATTN)
+
+# Hostile inputs (tests/bad/): one clear line, the SPEC status, nothing on
+# stdout, -o FILE untouched; make check runs it again under ASan/UBSan.
+bad-test: $(ATTN)
+	sh tests/bad/run.sh ./$(ATTN)
 
 # The examples in the man page and the README are tests too.
 doc-test: $(ATTN)

@@ -72,6 +72,19 @@ void text_preview(char *buf, size_t max, const char *s, size_t len);
  */
 void *grow_array(void *p, size_t *cap, size_t need, size_t elsize);
 
+/* The offset of the first byte of s[0..len) that is not well-formed UTF-8
+ * (overlongs, surrogates and truncated characters included), or len when
+ * all of it is (read.c). */
+size_t utf8_invalid(const char *s, size_t len);
+
+/* Whether buf starts with a UTF-16 byte order mark, either byte order
+ * (UTF-32's little-endian mark starts the same way). */
+int utf16_bom(const char *buf, size_t len);
+
+/* text_preview, cut at a character boundary so that a message quoting
+ * UTF-8 text stays UTF-8; buf has max + 4 bytes (read.c). */
+void preview_utf8(char *buf, size_t max, const char *s, size_t len);
+
 /* The readers behind attn_read_array, one per format. */
 enum attn_status read_text(const char *name, const char *buf, size_t len,
     enum attn_format fmt, unsigned flags, struct attn_array *out,

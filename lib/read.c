@@ -30,6 +30,76 @@ grow_array(void *p, size_t *cap, size_t need, size_t elsize)
 	return np;
 }
 
+/*
+ * The offset of the first byte of s[0..len) that does not belong to a
+ * well-formed UTF-8 character, or len when there is none.  Overlong
+ * forms, UTF-16 surrogates and code points past U+10FFFF are ill-formed
+ * (Unicode 15, table 3-7), as is a character cut off by the end.
+ */
+size_t
+utf8_invalid(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, n, k;
+	unsigned char lo, hi;
+
+	while (i < len) {
+		if (u[i] < 0x80) {
+			i++;
+			continue;
+		}
+		lo = 0x80;
+		hi = 0xBF;
+		if (u[i] >= 0xC2 && u[i] <= 0xDF) {
+			n = 1;
+		} else if (u[i] >= 0xE0 && u[i] <= 0xEF) {
+			n = 2;
+			if (u[i] == 0xE0)
+				lo = 0xA0;	/* overlong */
+			else if (u[i] == 0xED)
+				hi = 0x9F;	/* surrogates */
+		} else if (u[i] >= 0xF0 && u[i] <= 0xF4) {
+			n = 3;
+			if (u[i] == 0xF0)
+				lo = 0x90;	/* overlong */
+			else if (u[i] == 0xF4)
+				hi = 0x8F;	/* past U+10FFFF */
+		} else {
+			return i;	/* 0x80-0xC1 or 0xF5-0xFF */
+		}
+		if (len - i <= n)
+			return i;
+		if (u[i + 1] < lo || u[i + 1] > hi)
+			return i;
+		for (k = 2; k <= n; k++)
+			if (u[i + k] < 0x80 || u[i + k] > 0xBF)
+				return i;
+		i += n + 1;
+	}
+	return len;
+}
+
+void
+preview_utf8(char *buf, size_t max, const char *s, size_t len)
+{
+	/* Back off over continuation bytes to the start of a character. */
+	if (len > max)
+		while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+			max--;
+	text_preview(buf, max, s, len);
+}
+
+/* Spreadsheets on Windows save "Unicode text" as UTF-16 with a byte order
+ * mark; the readers name it rather than trip on its NUL bytes. */
+int
+utf16_bom(const char *buf, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)buf;
+
+	return len >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) ||
+	    (u[0] == 0xFE && u[1] == 0xFF));
+}
+
 /* The extension of the last path component of name ("" when none). */
 static const char *
 extension(const char *name, size_t *elen)

@@ -4,12 +4,17 @@
  *
  * cJSON checks the syntax and builds the tree; attn then checks what
  * cJSON accepts but attn does not (ragged rows, strings, depth) while it
- * copies the numbers out in C order.  Two decisions follow from cJSON's
+ * copies the numbers out in C order.  Three decisions follow from cJSON's
  * limits:
  *
  * - cJSON records no positions, so an error found in the tree is placed
  *   by json_locate, which walks the source text along the same path
- *   (member and element indices) to the offending value.
+ *   (member and element indices) to the offending value; and a syntax
+ *   error is named by syntax_fault, which walks the tokens before where
+ *   cJSON stopped to tell what was expected there (a trailing comma,
+ *   NaN, a malformed number, a missing ',').
+ * - cJSON checks no UTF-8 and lets control characters and bad \u
+ *   escapes through in strings; attn refuses them, with positions.
  * - cJSON converts numbers with strtod in the current locale; attn reads
  *   each number's own text again, in document order, with
  *   attn_parse_number, so that values are correctly rounded whatever the
@@ -187,6 +192,58 @@ json_kind(const cJSON *j)
 
 /* ---------------------------------------------------------------- parse */
 
+/* The value of the four hex digits at b[i..i + 4), all before close,
+ * or -1 when they are not four hex digits. */
+static long
+hex4(const char *b, size_t i, size_t close)
+{
+	long v = 0;
+	size_t k;
+
+	if (close - i < 4)
+		return -1;
+	for (k = i; k < i + 4; k++) {
+		if (b[k] >= '0' && b[k] <= '9')
+			v = v * 16 + (b[k] - '0');
+		else if (b[k] >= 'a' && b[k] <= 'f')
+			v = v * 16 + (b[k] - 'a' + 10);
+		else if (b[k] >= 'A' && b[k] <= 'F')
+			v = v * 16 + (b[k] - 'A' + 10);
+		else
+			return -1;
+	}
+	return v;
+}
+
+/*
+ * Whether the escape at b[i] == '\\', in a string closing at close, is
+ * one JSON has: one of \" \\ \/ \b \f \n \r \t, or \u and four hex digits
+ * that are not half of a UTF-16 surrogate pair without its other half
+ * (cJSON refuses those).  *next is the offset just past it.
+ */
+static int
+escape_ok(const char *b, size_t i, size_t close, size_t *next)
+{
+	long c, lo;
+
+	*next = i + 2;
+	if (i + 1 >= close || strchr("\"\\/bfnrtu", b[i + 1]) == NULL ||
+	    b[i + 1] == '\0')
+		return 0;
+	if (b[i + 1] != 'u')
+		return 1;
+	if ((c = hex4(b, i + 2, close)) < 0 || (c >= 0xDC00 && c <= 0xDFFF))
+		return 0;
+	*next = i + 6;
+	if (c < 0xD800 || c > 0xDBFF)
+		return 1;
+	if (close - *next < 6 || b[*next] != '\\' || b[*next + 1] != 'u' ||
+	    (lo = hex4(b, *next + 2, close)) < 0xDC00 || lo > 0xDFFF)
+		return 0;
+	*next += 6;
+	return 1;
+}
+
 /*
  * cJSON stopped at off inside a string when the string is still open
  * there; report that string's fault.  Everything before off parsed, so
@@ -197,7 +254,7 @@ static enum attn_status
 string_fault(const struct json_src *js, size_t off)
 {
 	const char *b = js->buf;
-	size_t i, open = 0, close;
+	size_t i, open = 0, close, next;
 	int in = 0;
 
 	for (i = bom_len(b, js->len); i < off; i++) {
@@ -213,67 +270,218 @@ string_fault(const struct json_src *js, size_t off)
 	if ((close = string_close(b, js->len, open)) == js->len)
 		return error_at(js->err, ATTN_ERR_DATA, js->name, b, js->len,
 		    js->len, "unexpected end of input (truncated JSON?)");
-	/* The string ends, so an escape in it is bad: point at the first
-	 * that JSON lacks, else (a bad \u) at the string. */
-	for (i = open + 1; i < close; i++) {
-		if (b[i] != '\\')
-			continue;
-		if (strchr("\"\\/bfnrtu", b[i + 1]) == NULL)
+	/* The string ends, so an escape in it is bad: point at it. */
+	for (i = open + 1; i < close; i = next) {
+		next = i + 1;
+		if (b[i] == '\\' && !escape_ok(b, i, close, &next))
 			break;
-		i++;
 	}
 	return error_at(js->err, ATTN_ERR_DATA, js->name, b, js->len,
 	    i < close ? i : open, "invalid escape in JSON string");
 }
 
+/* A token of JSON text: a string (kind '"'), one of [ ] { } , : (kind is
+ * that character), or a bare word (kind 'w': a number, true, false,
+ * null, or whatever else stands where a value should); kind 0 is the
+ * end of the input. */
+struct token {
+	size_t start, end;
+	char kind;
+};
+
+/* The token at or after offset i. */
+static void
+next_token(const char *b, size_t len, size_t i, struct token *t)
+{
+	i = skip_ws(b, len, i);
+	t->start = t->end = i;
+	t->kind = 0;
+	if (i >= len)
+		return;
+	if (b[i] == '"') {
+		t->kind = '"';
+		t->end = skip_string(b, len, i);
+	} else if (strchr("[]{},:", b[i]) != NULL) {
+		t->kind = b[i];
+		t->end = i + 1;
+	} else {
+		t->kind = 'w';
+		while (t->end < len && (unsigned char)b[t->end] > 0x20 &&
+		    strchr("[]{},:\"", b[t->end]) == NULL)
+			t->end++;
+	}
+}
+
+/* Report a bad word t where a value belongs: a spelling of NaN or
+ * Infinity, a malformed number, a single-quoted string, or another word. */
+static enum attn_status
+word_fault(const struct json_src *js, const struct token *t)
+{
+	const char *w = js->buf + t->start;
+	size_t n = t->end - t->start, k = 0;
+	char p[PREVIEW_MAX + 4];
+	double x;
+
+	preview_utf8(p, PREVIEW_MAX, w, n);
+	if (n > 0 && (w[0] == '+' || w[0] == '-'))
+		k = 1;
+	if (word_is(w + k, n - k, "nan") || word_is(w + k, n - k, "inf") ||
+	    word_is(w + k, n - k, "infinity"))
+		return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
+		    js->len, t->start, "invalid JSON: '%s' is not a JSON "
+		    "value (JSON has no NaN or Infinity; attn writes them as "
+		    "the strings \"nan\", \"inf\" and \"-inf\")", p);
+	if (strchr("0123456789+-.", w[0]) != NULL) {
+		/* cJSON copies at most 63 characters of a number; a longer
+		 * one fails in its middle though attn could read it. */
+		if (n > 63 && attn_parse_number(w, n, &x) >= 0)
+			return error_at(js->err, ATTN_ERR_DATA, js->name,
+			    js->buf, js->len, t->start, "number too long: %zu "
+			    "characters (cJSON reads at most 63)", n);
+		return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
+		    js->len, t->start, "invalid JSON: malformed number '%s'",
+		    p);
+	}
+	if (w[0] == '\'')
+		return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
+		    js->len, t->start, "invalid JSON: strings take double "
+		    "quotes, not '%s'", p);
+	return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf, js->len,
+	    t->start, "invalid JSON: unknown word '%s' (JSON has true, false "
+	    "and null)", p);
+}
+
 /*
  * Report a syntax error cJSON found at off, outside any string.  The text
- * before off parsed, so scanning it gives exactly what cJSON does not
- * report: the nesting depth (cJSON refuses more than CJSON_NESTING_LIMIT
- * levels, which also bounds the stack here) and whether a key belongs at
- * off - 1, since cJSON stops one byte past a bad key ({Q: 1} fails at
- * the colon).
+ * before off parsed, so walking its tokens gives exactly what cJSON does
+ * not report: the nesting depth (cJSON refuses more than
+ * CJSON_NESTING_LIMIT levels, which also bounds the stack here), whether
+ * an object or an array is open, and what the last token was, hence what
+ * was expected.  Where cJSON stops is not always the culprit: inside a
+ * number it stops where strtod did ("1e]" at 'e'), past a bad key one
+ * byte after its start ({Q: 1} at the colon), and after a trailing comma
+ * in an object at the '}' or later.
  */
 static enum attn_status
 syntax_fault(const struct json_src *js, size_t off)
 {
 	unsigned char object[CJSON_NESTING_LIMIT + 1];
-	const char *b = js->buf;
-	size_t depth = 0, i;
-	char last = 0, prev = 0;
+	const char *b = js->buf, *expected;
+	struct token t, p1 = { 0, 0, 0 }, p2 = { 0, 0, 0 };
+	size_t depth = 0, len = js->len, i;
+	int in_object = 0, key1 = 0, key, value = 0;
+	char p[PREVIEW_MAX + 4];
 
-	if (off >= js->len)
-		return error_at(js->err, ATTN_ERR_DATA, js->name, b, js->len,
-		    js->len, "unexpected end of input (truncated JSON?)");
-	for (i = bom_len(b, js->len); i < off; i++) {
-		if ((unsigned char)b[i] <= 0x20)
-			continue;
-		prev = last;
-		if (b[i] == '"') {
-			i = string_close(b, js->len, i);
-			last = '"';
-			continue;
-		}
-		if (b[i] == '[' || b[i] == '{') {
+	for (i = bom_len(b, len); ; i = t.end) {
+		next_token(b, len, i, &t);
+		if (t.kind == 0 || t.start >= off)
+			break;
+		key = in_object && (p1.kind == '{' || p1.kind == ',');
+		if (t.kind == '[' || t.kind == '{') {
 			if (depth < sizeof object)
-				object[depth] = b[i] == '{';
+				object[depth] = t.kind == '{';
 			depth++;
-		} else if ((b[i] == ']' || b[i] == '}') && depth > 0) {
+		} else if ((t.kind == ']' || t.kind == '}') && depth > 0) {
 			depth--;
 		}
-		last = b[i];
+		in_object = depth > 0 && depth <= sizeof object &&
+		    object[depth - 1];
+		p2 = p1;
+		p1 = t;
+		key1 = key;
 	}
-	if ((b[off] == '[' || b[off] == '{') && depth >= CJSON_NESTING_LIMIT)
-		return error_at(js->err, ATTN_ERR_DATA, js->name, b, js->len,
-		    off, "nested too deeply (more than %d levels)",
+
+	/* A key that is no string: cJSON stops just past its first byte. */
+	if (key1 && p1.kind != '"' && p1.end >= off &&
+	    !(p1.kind == '}' && p2.kind == '{')) {
+		if (p1.kind == '}' && p2.kind == ',')
+			return error_at(js->err, ATTN_ERR_DATA, js->name, b,
+			    len, p2.start, "invalid JSON: trailing comma "
+			    "before '}'");
+		preview_utf8(p, PREVIEW_MAX, b + p1.start, p1.end - p1.start);
+		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len,
+		    p1.start, "invalid JSON: object keys are strings in "
+		    "double quotes, not '%s'", p);
+	}
+	/* Stopped inside a word: a number strtod read only part of. */
+	if (p1.kind == 'w' && p1.start < off && off < p1.end)
+		return word_fault(js, &p1);
+	if (t.kind == 0)
+		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len, len,
+		    "unexpected end of input (truncated JSON?)");
+	if ((t.kind == '[' || t.kind == '{') && depth >= CJSON_NESTING_LIMIT)
+		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len,
+		    t.start, "nested too deeply (more than %d levels)",
 		    CJSON_NESTING_LIMIT);
-	if (off > 0 && depth > 0 && depth <= sizeof object &&
-	    object[depth - 1] && (prev == '{' || prev == ',') &&
-	    (unsigned char)b[off - 1] > 0x20 &&
-	    strchr("\"[]{},:", b[off - 1]) == NULL)
-		off--;
-	return error_at(js->err, ATTN_ERR_DATA, js->name, b, js->len, off,
-	    "invalid JSON");
+	if ((t.kind == ']' || t.kind == '}') && p1.kind == ',')
+		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len,
+		    p1.start, "invalid JSON: trailing comma before '%c'",
+		    t.kind);
+
+	/* What the last token calls for next. */
+	if (p1.kind == 0 || p1.kind == ':' ||
+	    (p1.kind == ',' && !in_object)) {
+		expected = "a value";
+		value = 1;
+	} else if (p1.kind == '[') {
+		expected = "a value or ']'";
+		value = 1;
+	} else if (p1.kind == '{')
+		expected = "a key in double quotes or '}'";
+	else if (p1.kind == ',')
+		expected = "a key in double quotes";
+	else if (key1 && p1.kind == '"')
+		expected = "':' after the key";
+	else if (depth == 0)
+		expected = "the end of the input";
+	else
+		expected = in_object ? "',' or '}'" : "',' or ']'";
+	if (t.kind == 'w' && value)
+		return word_fault(js, &t);
+	preview_utf8(p, PREVIEW_MAX, b + t.start, t.end - t.start);
+	return error_at(js->err, ATTN_ERR_DATA, js->name, b, len, t.start,
+	    "invalid JSON: expected %s, found '%s'", expected, p);
+}
+
+/*
+ * What cJSON accepts in strings but JSON does not, or attn cannot keep:
+ * raw control characters (a newline in a label would break the output),
+ * \u escapes without four hex digits, and \u0000, which would cut a
+ * label short.  Called on text that cJSON parsed, so its strings are
+ * found exactly.  Returns ATTN_OK when there is none.
+ */
+static enum attn_status
+string_content_fault(const struct json_src *js)
+{
+	const char *b = js->buf, *q;
+	size_t len = js->len, i = 0, close, next;
+
+	while ((q = memchr(b + i, '"', len - i)) != NULL) {
+		close = string_close(b, len, (size_t)(q - b));
+		for (i = (size_t)(q - b) + 1; i < close; i = next) {
+			next = i + 1;
+			if ((unsigned char)b[i] < 0x20)
+				return error_at(js->err, ATTN_ERR_DATA,
+				    js->name, b, len, i, "invalid JSON: "
+				    "control character 0x%02X in a string "
+				    "(JSON needs it escaped)",
+				    (unsigned)(unsigned char)b[i]);
+			if (b[i] != '\\')
+				continue;
+			if (!escape_ok(b, i, close, &next))
+				return error_at(js->err, ATTN_ERR_DATA,
+				    js->name, b, len, i,
+				    "invalid escape in JSON string");
+			if (b[i + 1] == 'u' && hex4(b, i + 2, close) == 0)
+				return error_at(js->err, ATTN_ERR_DATA,
+				    js->name, b, len, i, "\\u0000 (a NUL "
+				    "character) in a JSON string");
+		}
+		if (close >= len)
+			break;
+		i = close + 1;
+	}
+	return ATTN_OK;
 }
 
 /*
@@ -292,10 +500,21 @@ json_parse(const struct json_src *js, cJSON **root)
 	char *copy;
 
 	*root = NULL;
+	/* Encodings first: UTF-16 is full of NUL bytes, and cJSON checks
+	 * no UTF-8 at all. */
+	if (utf16_bom(b, len))
+		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len, 0,
+		    "UTF-16 text (it starts with a UTF-16 byte order mark): "
+		    "JSON must be UTF-8; convert it first, e.g. with iconv -f "
+		    "UTF-16 -t UTF-8");
 	/* cJSON takes NUL for white space; JSON allows it nowhere. */
 	if (len > 0 && (nul = memchr(b, '\0', len)) != NULL)
 		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len,
 		    (size_t)(nul - b), "NUL byte in JSON input");
+	if ((i = utf8_invalid(b, len)) < len)
+		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len, i,
+		    "invalid UTF-8: byte 0x%02X (JSON must be UTF-8)",
+		    (unsigned)(unsigned char)b[i]);
 	if (skip_ws(b, len, bom_len(b, len)) == len)
 		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len, len,
 		    "empty input: no JSON value");
@@ -316,6 +535,11 @@ json_parse(const struct json_src *js, cJSON **root)
 		*root = NULL;
 		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len, i,
 		    "trailing garbage after the JSON value");
+	}
+	if ((st = string_content_fault(js)) != ATTN_OK) {
+		cJSON_Delete(*root);
+		*root = NULL;
+		return st;
 	}
 	return ATTN_OK;
 }
@@ -398,7 +622,7 @@ json_element(const struct json_src *js, const cJSON *j, size_t *cur,
 	}
 	if (cJSON_IsNumber(j)) {
 		rc = attn_parse_number(js->buf + at, tlen, x);
-		text_preview(p, PREVIEW_MAX, js->buf + at, tlen);
+		preview_utf8(p, PREVIEW_MAX, js->buf + at, tlen);
 		if (rc > 0)
 			return error_at(js->err, ATTN_ERR_DATA, js->name,
 			    js->buf, js->len, at, "number out of range: '%s'",
@@ -417,7 +641,7 @@ json_element(const struct json_src *js, const cJSON *j, size_t *cur,
 		return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
 		    js->len, at, "nan in a mask");
 	if (js->flags & ATTN_READ_FINITE) {
-		text_preview(p, PREVIEW_MAX, j->valuestring,
+		preview_utf8(p, PREVIEW_MAX, j->valuestring,
 		    strlen(j->valuestring));
 		return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
 		    js->len, at, "non-finite number '%s' "
@@ -567,7 +791,7 @@ read_json(const char *name, const char *buf, size_t len, unsigned flags,
 static const char *
 key_preview(char *p, const char *key)
 {
-	text_preview(p, PREVIEW_MAX, key, strlen(key));
+	preview_utf8(p, PREVIEW_MAX, key, strlen(key));
 	return p;
 }
 

@@ -8,7 +8,10 @@
  * go into arrays that grow geometrically, and no step goes back further
  * than the start of its line, so the reader is linear in the input.
  * Every error carries the byte offset of what is wrong; error_at turns it
- * into LINE:COLUMN.
+ * into LINE:COLUMN.  Lines end in LF or CRLF, and every line but a
+ * comment must be UTF-8, since labels reach the output: a lone CR or a
+ * Latin-1 byte is told where it is rather than found later inside a
+ * field.
  *
  * Quoted fields are never numbers: quoting is how a label that looks like
  * a number ("2") stays a label.  With ATTN_READ_BOOL (masks) the words
@@ -49,8 +52,8 @@ struct text_reader {
 
 	struct fields line;	/* the fields of the current line */
 	struct fields header;	/* the header row, when there is one */
-	size_t header_start;	/* offsets of the header line's first */
-	size_t header_end;	/* non-blank byte and of its end */
+	size_t header_start;	/* the header line, from its first */
+	size_t header_end;	/* non-blank byte to its end */
 	int have_header;
 
 	size_t rows;		/* data rows read so far */

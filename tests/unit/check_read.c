@@ -570,13 +570,15 @@ static const struct error_case text_errors[] = {
 	    2, 9, "not a number: 'x'" },
 	/* empty fields */
 	{ ATTN_FMT_CSV, 0, "1,,3\n", 0, 1, 3, "empty field" },
-	{ ATTN_FMT_CSV, 0, "1,2,\n", 0, 1, 5, "empty field" },
+	{ ATTN_FMT_CSV, 0, "1,2,\n", 0, 1, 5,
+	    "empty field at the end of the line (a trailing comma?)" },
 	{ ATTN_FMT_TSV, 0, "1\t\t3\n", 0, 1, 3, "empty field" },
 	/* no numbers at all: at the end of the input */
 	{ ATTN_FMT_CSV, 0, "", 0, 1, 1, "no numbers: empty matrix" },
 	{ ATTN_FMT_TEXT, 0, "# only a comment\n\n", 0, 3, 1,
 	    "no numbers: empty matrix" },
-	{ ATTN_FMT_CSV, 0, "a,b\n", 0, 2, 1, "no numbers: empty matrix" },
+	{ ATTN_FMT_CSV, 0, "a,b\n", 0, 1, 1, "only a header line, and no "
+	    "numbers: no field of 'a,b' is a number" },
 	/* NUL */
 	{ ATTN_FMT_CSV, 0, "1,2\n3,\0" "4\n", 8, 2, 3,
 	    "NUL byte in text input" },
@@ -589,8 +591,8 @@ static const struct error_case text_errors[] = {
 	{ ATTN_FMT_CSV, 0, "1,2\ncat,3,4\n", 0, 2, 1,
 	    "row 2 has a label but row 1 has none: 'cat' is not a number" },
 	{ ATTN_FMT_CSV, 0, "1,2\ncat,3\n", 0, 2, 1, "not a number: 'cat'" },
-	{ ATTN_FMT_CSV, 0, "a\nthe\n", 0, 2, 4,
-	    "row 1 has a label but no numbers" },
+	{ ATTN_FMT_CSV, 0, "a\nthe\n", 0, 2, 1,
+	    "row 1 has a label 'the' but no numbers" },
 	{ ATTN_FMT_CSV, 0, "x,,3\n", 0, 1, 3, "empty field" },
 	/* quotes */
 	{ ATTN_FMT_CSV, 0, "\"abc,1\n2,3\n", 0, 1, 1,
@@ -611,6 +613,112 @@ static const struct error_case text_errors[] = {
 START_TEST(text_errors_report_message_line_and_column)
 {
 	check_error(&text_errors[_i], 0);
+}
+END_TEST
+
+/*
+ * Hostile text (tests/bad/ runs the same through the CLI).  Each was a
+ * reader bug: a UTF-16 file was "NUL byte" at 1:2, Latin-1 labels went
+ * to the output as they were, a file of CR-ended lines said "not a
+ * number: '2?3'", a lone "-" or "0x10" (taken for a header) said "no
+ * numbers: empty matrix" on the line after it, and a trailing comma on
+ * a later row was "row 2 has 3 values".
+ */
+static const struct error_case hostile_text[] = {
+	{ ATTN_FMT_CSV, 0, "\xFF\xFE" "1\0,\0" "2\0", 8, 1, 1,
+	    "UTF-16 text (it starts with a UTF-16 byte order mark): attn "
+	    "reads UTF-8; convert it first, e.g. with iconv -f UTF-16 -t "
+	    "UTF-8" },
+	{ ATTN_FMT_CSV, 0, "caf\xE9,1\n", 0, 1, 4,
+	    "invalid UTF-8: byte 0xE9 (text input must be UTF-8)" },
+	{ ATTN_FMT_CSV, 0, "1,2\n3,4\xFF\n", 0, 2, 4,
+	    "invalid UTF-8: byte 0xFF (text input must be UTF-8)" },
+	{ ATTN_FMT_TEXT, 0, "h\xC0\xAF x\n1 2\n", 0, 1, 2,
+	    "invalid UTF-8: byte 0xC0 (text input must be UTF-8)" },
+	{ ATTN_FMT_TSV, 0, "\xED\xA0\x80\t1\n", 0, 1, 1,
+	    "invalid UTF-8: byte 0xED (text input must be UTF-8)" },
+	{ ATTN_FMT_CSV, 0, "a,1\nb\xC3", 0, 2, 2,
+	    "invalid UTF-8: byte 0xC3 (text input must be UTF-8)" },
+	{ ATTN_FMT_CSV, 0, "1,2\r3,4\r", 0, 1, 4,
+	    "carriage return (CR) without a line feed: lines must end in LF "
+	    "or CRLF" },
+	{ ATTN_FMT_CSV, 0, "# from an old Mac\r1,2\r", 0, 1, 18,
+	    "carriage return (CR) without a line feed: lines must end in LF "
+	    "or CRLF" },
+	{ ATTN_FMT_CSV, 0, "-\n", 0, 1, 1, "only a header line, and no "
+	    "numbers: no field of '-' is a number" },
+	{ ATTN_FMT_TEXT, 0, "\n  0x10\n", 0, 2, 3, "only a header line, and "
+	    "no numbers: no field of '0x10' is a number" },
+	{ ATTN_FMT_CSV, 0, "\"1\",\"2\"\n# c\n", 0, 1, 1, "only a header "
+	    "line, and no numbers: no field of '\"1\",\"2\"' is a number" },
+	{ ATTN_FMT_CSV, 0, "1;2\n3;4\n", 0, 2, 1,
+	    "row 1 has a label '3;4' but no numbers" },
+	{ ATTN_FMT_CSV, 0, "1,2\n3,4,\n", 0, 2, 5,
+	    "empty field at the end of the line (a trailing comma?)" },
+	{ ATTN_FMT_TSV, 0, "1\t2\t\n", 0, 1, 5,
+	    "empty field at the end of the line (a trailing tab?)" },
+	/* a preview is cut between characters, never inside one */
+	{ ATTN_FMT_CSV, 0, "1,x\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"
+	    "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"
+	    "\xC3\xA9\xC3\xA9\xC3\xA9\n", 0, 1, 3, "not a number: 'x\xC3\xA9"
+	    "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"
+	    "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9...'" },
+};
+
+START_TEST(hostile_text_is_reported_clearly)
+{
+	check_error(&hostile_text[_i], 0);
+}
+END_TEST
+
+/* What the checks above must not refuse: Latin-1 in a comment (numpy
+ * writes its header so), UTF-8 labels, a tiny exponent rounding to 0. */
+START_TEST(latin1_comments_and_utf8_labels_are_read)
+{
+	static const double want[] = { 1, 0 };
+	struct attn_array a;
+
+	read_ok("# caf\xE9\r\n\xC3\xA9t\xC3\xA9,1\n\xF0\x9F\x98\x80,1e-999999999\n",
+	    ATTN_FMT_CSV, 0, &a, 2, 1);
+	assert_values(&a, want, 2);
+	ck_assert_str_eq(a.row_labels.names[0], "\xC3\xA9t\xC3\xA9");
+	attn_array_free(&a);
+}
+END_TEST
+
+/* utf8_invalid: well-formed UTF-8 is Unicode's table 3-7, no more. */
+static const struct {
+	const char *s;
+	size_t len, bad;	/* len 0: strlen; bad == len: all good */
+} utf8_cases[] = {
+	{ "", 0, 0 },
+	{ "abc", 0, 3 },
+	{ "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80", 0, 9 },
+	{ "\xEF\xBB\xBF", 0, 3 },
+	{ "\xF4\x8F\xBF\xBF", 0, 4 },		/* U+10FFFF */
+	{ "a\x80", 0, 1 },			/* lone continuation */
+	{ "\xC0\x80", 0, 0 },			/* overlong NUL */
+	{ "\xC1\xBF", 0, 0 },			/* overlong */
+	{ "\xE0\x9F\xBF", 0, 0 },		/* overlong */
+	{ "\xF0\x8F\xBF\xBF", 0, 0 },		/* overlong */
+	{ "ab\xED\xA0\x80", 0, 2 },		/* surrogate */
+	{ "\xF4\x90\x80\x80", 0, 0 },		/* past U+10FFFF */
+	{ "\xF5\x80\x80\x80", 0, 0 },
+	{ "\xFF", 0, 0 },
+	{ "x\xE2\x82", 0, 1 },			/* cut by the end */
+	{ "\xE2\x28\xA1", 0, 0 },		/* bad second byte */
+	{ "\xF0\x9F\x98\x28", 0, 0 },		/* bad last byte */
+	{ "\xC3\xA9", 1, 0 },			/* len cuts it */
+};
+
+START_TEST(utf8_check_finds_the_first_bad_byte)
+{
+	const char *s = utf8_cases[_i].s;
+	size_t len = utf8_cases[_i].len != 0 ? utf8_cases[_i].len : strlen(s);
+	char *buf = exact_copy(s, len);
+
+	ck_assert_uint_eq(utf8_invalid(buf, len), utf8_cases[_i].bad);
+	free(buf);
 }
 END_TEST
 
@@ -853,17 +961,24 @@ static const struct error_case json_errors[] = {
 	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]]}", 0, 1, 1,
 	    "a JSON object (a BUNDLE) where a matrix was expected: a BUNDLE "
 	    "must be the only operand" },
-	{ ATTN_FMT_JSON, 0, "[1,]", 0, 1, 4, "invalid JSON" },
-	{ ATTN_FMT_JSON, 0, "[1 2]", 0, 1, 4, "invalid JSON" },
-	{ ATTN_FMT_JSON, 0, "\xEF\xBB\xBF[1,\n x]", 0, 2, 2, "invalid JSON" },
+	{ ATTN_FMT_JSON, 0, "[1,]", 0, 1, 3,
+	    "invalid JSON: trailing comma before ']'" },
+	{ ATTN_FMT_JSON, 0, "[1 2]", 0, 1, 4,
+	    "invalid JSON: expected ',' or ']', found '2'" },
+	{ ATTN_FMT_JSON, 0, "\xEF\xBB\xBF[1,\n x]", 0, 2, 2,
+	    "invalid JSON: unknown word 'x' (JSON has true, false and null)" },
 	{ ATTN_FMT_JSON, 0, "[\"a\\x\"]", 0, 1, 4,
 	    "invalid escape in JSON string" },
 	/* cJSON stops one byte past a bad key; attn points at the key */
-	{ ATTN_FMT_JSON, 0, "{Q: [[1]]}", 0, 1, 2, "invalid JSON" },
+	{ ATTN_FMT_JSON, 0, "{Q: [[1]]}", 0, 1, 2,
+	    "invalid JSON: object keys are strings in double quotes, not 'Q'" },
 	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]],\n K: [[1]]}", 0, 2, 2,
-	    "invalid JSON" },
-	{ ATTN_FMT_JSON, 0, "[[1, 2x]]", 0, 1, 7, "invalid JSON" },
-	{ ATTN_FMT_JSON, 0, "{\"Q\": 2x}", 0, 1, 8, "invalid JSON" },
+	    "invalid JSON: object keys are strings in double quotes, not 'K'" },
+	/* cJSON stops where strtod did; attn points at the whole number */
+	{ ATTN_FMT_JSON, 0, "[[1, 2x]]", 0, 1, 6,
+	    "invalid JSON: malformed number '2x'" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": 2x}", 0, 1, 7,
+	    "invalid JSON: malformed number '2x'" },
 	{ ATTN_FMT_JSON, 0, "", 0, 1, 1, "empty input: no JSON value" },
 	{ ATTN_FMT_JSON, 0, " \n ", 0, 2, 2, "empty input: no JSON value" },
 	{ ATTN_FMT_JSON, 0, "[1,\0 2]", 7, 1, 4, "NUL byte in JSON input" },
@@ -876,6 +991,161 @@ static const struct error_case json_errors[] = {
 START_TEST(json_errors_report_message_line_and_column)
 {
 	check_error(&json_errors[_i], 0);
+}
+END_TEST
+
+/*
+ * JSON that cJSON refuses, told by what is wrong rather than as "invalid
+ * JSON" (these were all that message, some at the wrong byte): NaN and
+ * Infinity as Python writes them, numbers strtod reads only part of,
+ * Python's single quotes and None, trailing commas (in an object cJSON
+ * stops after the '}', which said "truncated"), missing commas and
+ * colons.  Then what cJSON accepts but JSON does not: invalid UTF-8, raw
+ * control characters and bad escapes in strings, and \u0000.
+ */
+static const struct error_case hostile_json[] = {
+	{ ATTN_FMT_JSON, 0, "[[1, NaN]]", 0, 1, 6, "invalid JSON: 'NaN' is "
+	    "not a JSON value (JSON has no NaN or Infinity; attn writes them "
+	    "as the strings \"nan\", \"inf\" and \"-inf\")" },
+	{ ATTN_FMT_JSON, 0, "[-Infinity]", 0, 1, 2, "invalid JSON: "
+	    "'-Infinity' is not a JSON value (JSON has no NaN or Infinity; "
+	    "attn writes them as the strings \"nan\", \"inf\" and \"-inf\")" },
+	{ ATTN_FMT_JSON, 0, "inf", 0, 1, 1, "invalid JSON: 'inf' is not a "
+	    "JSON value (JSON has no NaN or Infinity; attn writes them as "
+	    "the strings \"nan\", \"inf\" and \"-inf\")" },
+	{ ATTN_FMT_JSON, 0, "[[1e]]", 0, 1, 3,
+	    "invalid JSON: malformed number '1e'" },
+	{ ATTN_FMT_JSON, 0, "[.5.]", 0, 1, 2,
+	    "invalid JSON: malformed number '.5.'" },
+	{ ATTN_FMT_JSON, 0, "[1, 0x10]", 0, 1, 5,
+	    "invalid JSON: malformed number '0x10'" },
+	{ ATTN_FMT_JSON, 0, "[-]", 0, 1, 2,
+	    "invalid JSON: malformed number '-'" },
+	{ ATTN_FMT_JSON, 0, "[+1]", 0, 1, 2,
+	    "invalid JSON: malformed number '+1'" },
+	{ ATTN_FMT_JSON, 0, "[1.2.3]", 0, 1, 2,
+	    "invalid JSON: malformed number '1.2.3'" },
+	{ ATTN_FMT_JSON, 0, "[['a']]", 0, 1, 3,
+	    "invalid JSON: strings take double quotes, not ''a''" },
+	{ ATTN_FMT_JSON, 0, "[[1, None]]", 0, 1, 6, "invalid JSON: unknown "
+	    "word 'None' (JSON has true, false and null)" },
+	{ ATTN_FMT_JSON, 0, "[[1],\n [2],\n]", 0, 2, 5,
+	    "invalid JSON: trailing comma before ']'" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]], }", 0, 1, 12,
+	    "invalid JSON: trailing comma before '}'" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": {\"a\": 1,}, \"K\": 2}", 0, 1, 14,
+	    "invalid JSON: trailing comma before '}'" },
+	{ ATTN_FMT_JSON, 0, "[[1] [2]]", 0, 1, 6,
+	    "invalid JSON: expected ',' or ']', found '['" },
+	{ ATTN_FMT_JSON, 0, "[1:2]", 0, 1, 3,
+	    "invalid JSON: expected ',' or ']', found ':'" },
+	{ ATTN_FMT_JSON, 0, "[,1]", 0, 1, 2,
+	    "invalid JSON: expected a value or ']', found ','" },
+	{ ATTN_FMT_JSON, 0, "[1,,2]", 0, 1, 4,
+	    "invalid JSON: expected a value, found ','" },
+	{ ATTN_FMT_JSON, 0, "[{}1]", 0, 1, 4,
+	    "invalid JSON: expected ',' or ']', found '1'" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\" [[1]]}", 0, 1, 6,
+	    "invalid JSON: expected ':' after the key, found '['" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]] \"K\": 1}", 0, 1, 13,
+	    "invalid JSON: expected ',' or '}', found '\"K\"'" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": }", 0, 1, 7,
+	    "invalid JSON: expected a value, found '}'" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [1]]", 0, 1, 10,
+	    "invalid JSON: expected ',' or '}', found ']'" },
+	/* encodings */
+	{ ATTN_FMT_JSON, 0, "\xFE\xFF\0[\0]", 6, 1, 1, "UTF-16 text (it "
+	    "starts with a UTF-16 byte order mark): JSON must be UTF-8; "
+	    "convert it first, e.g. with iconv -f UTF-16 -t UTF-8" },
+	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"query\": [\"caf\xE9\"]}}", 0,
+	    1, 27, "invalid UTF-8: byte 0xE9 (JSON must be UTF-8)" },
+	{ ATTN_FMT_JSON, 0, "[[1\xFF]]", 0, 1, 4,
+	    "invalid UTF-8: byte 0xFF (JSON must be UTF-8)" },
+	/* strings */
+	{ ATTN_FMT_JSON, 0, "[\"a\tb\"]", 0, 1, 4, "invalid JSON: control "
+	    "character 0x09 in a string (JSON needs it escaped)" },
+	{ ATTN_FMT_JSON, 0, "[\"ab\\u0000\"]", 0, 1, 5,
+	    "\\u0000 (a NUL character) in a JSON string" },
+	{ ATTN_FMT_JSON, 0, "[\"\\u00zz\"]", 0, 1, 3,
+	    "invalid escape in JSON string" },
+	{ ATTN_FMT_JSON, 0, "[\"\\ud800\"]", 0, 1, 3,
+	    "invalid escape in JSON string" },
+	{ ATTN_FMT_JSON, 0, "[\"\\ud800\\u0041\"]", 0, 1, 3,
+	    "invalid escape in JSON string" },
+	{ ATTN_FMT_JSON, 0, "[\"x\\udc00\"]", 0, 1, 4,
+	    "invalid escape in JSON string" },
+	/* a surrogate pair is fine: the string is refused for being one */
+	{ ATTN_FMT_JSON, 0, "[\"\\ud83d\\ude00\", \"\\\\u0000\"]", 0, 1, 2,
+	    "expected a number, found a string" },
+};
+
+START_TEST(hostile_json_is_reported_clearly)
+{
+	check_error(&hostile_json[_i], 0);
+}
+END_TEST
+
+/* Unclosed brackets and objects nest too deeply before they end. */
+START_TEST(deep_unclosed_nesting_is_refused_by_depth)
+{
+	struct attn_array a;
+	struct attn_bundle b;
+	struct attn_error err;
+	size_t i, len = 5 * 3000 + 1;
+	char *buf = malloc(len);
+
+	ck_assert_ptr_nonnull(buf);
+	memset(buf, '[', 3000);
+	ck_assert_int_eq(read_n("d", buf, 3000, ATTN_FMT_JSON, 0, &a, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, "nested too deeply (more than 1000 levels)");
+	ck_assert_uint_eq(err.col, 1001);
+	for (i = 0; i < 3000; i++)
+		memcpy(buf + 5 * i, "{\"a\":", 5);
+	buf[len - 1] = '1';
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(attn_read_bundle("d", buf, len, 0, &b, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, "nested too deeply (more than 1000 levels)");
+	ck_assert_uint_eq(err.col, 5001);
+	free(buf);
+}
+END_TEST
+
+/* Thousands of digits: read by attn, correctly rounded, whatever cJSON
+ * makes of them (Debian's 1.7.15 takes them; upstream's copies at most
+ * 63 characters, and attn then says "number too long"). */
+START_TEST(numbers_with_thousands_of_digits)
+{
+	size_t n = 5000;
+	char *text = malloc(n + 8);
+	struct attn_array a;
+	struct attn_error err;
+
+	ck_assert_ptr_nonnull(text);
+	memcpy(text, "[[0.", 4);
+	memset(text + 4, '3', n);
+	memcpy(text + 4 + n, "]]", 3);
+	if (read_s(text, ATTN_FMT_JSON, 0, &a, &err) == ATTN_OK) {
+		ck_assert(a.data[0] == 1.0 / 3);
+		attn_array_free(&a);
+	} else {
+		ck_assert_str_eq(err.msg, "number too long: 5002 characters "
+		    "(cJSON reads at most 63)");
+		ck_assert_uint_eq(err.col, 3);
+	}
+	text[4 + n] = '\0';	/* "0.333...": CSV */
+	ck_assert_int_eq(read_s(text + 2, ATTN_FMT_CSV, 0, &a, &err), ATTN_OK);
+	ck_assert(a.data[0] == 1.0 / 3);
+	attn_array_free(&a);
+	/* 5000 digits before the point: out of range, said so */
+	memset(text + 2, '7', n);
+	text[2 + n] = '\0';
+	ck_assert_int_eq(read_s(text + 2, ATTN_FMT_CSV, 0, &a, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, "number out of range: "
+	    "'77777777777777777777777777777777...'");
+	free(text);
 }
 END_TEST
 
@@ -1064,6 +1334,12 @@ static const struct error_case bundle_errors[] = {
 	    24, "repeated labels key \"key\"" },
 	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"query\": \"a b\"}}", 0, 1, 22,
 	    "labels \"query\" must be an array of strings, not a string" },
+	/* a label cut short by \u0000 or holding a raw newline */
+	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"query\": [\"a\", \"\\u0000b\"]}}",
+	    0, 1, 29, "\\u0000 (a NUL character) in a JSON string" },
+	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"key\": [\"a\nb\"]}}", 0, 1, 23,
+	    "invalid JSON: control character 0x0A in a string (JSON needs it "
+	    "escaped)" },
 	/* masks: booleans and numbers, never strings other than inf */
 	{ ATTN_FMT_JSON, ATTN_READ_FINITE,
 	    "{\"Q\": [[1]], \"K\": [[1]], \"V\": [[1]], \"mask\": [[\"x\"]]}",
@@ -1288,6 +1564,11 @@ read_suite(void)
 	    NCASES(bool_errors));
 	tcase_add_loop_test(text, text_errors_report_message_line_and_column,
 	    0, NCASES(text_errors));
+	tcase_add_loop_test(text, hostile_text_is_reported_clearly, 0,
+	    NCASES(hostile_text));
+	tcase_add_test(text, latin1_comments_and_utf8_labels_are_read);
+	tcase_add_loop_test(text, utf8_check_finds_the_first_bad_byte, 0,
+	    NCASES(utf8_cases));
 	tcase_add_test(text, large_input_reads_every_value);
 	suite_add_tcase(s, text);
 
@@ -1305,6 +1586,10 @@ read_suite(void)
 	    NCASES(truncated));
 	tcase_add_loop_test(json, json_errors_report_message_line_and_column,
 	    0, NCASES(json_errors));
+	tcase_add_loop_test(json, hostile_json_is_reported_clearly, 0,
+	    NCASES(hostile_json));
+	tcase_add_test(json, deep_unclosed_nesting_is_refused_by_depth);
+	tcase_add_test(json, numbers_with_thousands_of_digits);
 	suite_add_tcase(s, json);
 
 	tcase_add_test(bundle, bundle_reads_q_k_v_and_labels);

@@ -1,0 +1,448 @@
+#!/bin/sh
+# run.sh ATTN - hostile inputs: attn must refuse each one cleanly.
+#
+# tests/bad/expect holds one case a line (blank lines and '#' comments
+# are skipped):
+#
+#   NAME  STATUS  HOW  REGEX
+#
+#   NAME    a file in tests/bad/, or @NAME for a case this script sets up
+#           itself (function setup_NAME below, '-' read as '_'): a
+#           directory, a FIFO, a closed pipe, a signal, or an input too
+#           large to commit;
+#   STATUS  the exit status wanted, or several separated by '|';
+#   HOW     how the file is given to attn:
+#             self    attn --self FILE
+#             bundle  attn FILE
+#             q k v   FILE as that operand, good.csv as the other two
+#             mask    attn --self good.csv --mask FILE (bias likewise)
+#             stdin   attn --self - <FILE
+#           and - for @ cases;
+#   REGEX   the rest of the line: an extended regular expression (as
+#           awk and grep -E read it) that the one line on standard error
+#           must match, or - when standard error must stay empty.
+#
+# A file case runs twice, in a fresh directory holding a copy of the file
+# and good.csv (a 2x2 matrix): as it is, then with -o out.txt onto an
+# out.txt that exists.  It passes when, under LC_ALL=C and timeout 10,
+# the exit status is one of STATUS, nothing is on standard output,
+# standard error is exactly one line that starts "attn: ", matches REGEX
+# and is valid UTF-8, out.txt is unchanged and no .attn-* temporary file
+# is left.  A timeout, a death by a signal that STATUS does not list, or
+# a sanitizer report fails the case whatever else matched.
+#
+# The committed inputs are all under 64 KiB; the large ones (lines of
+# megabytes, a million rows) are made here, in a temporary directory.
+set -u
+
+bin=$1
+case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d) || exit 1
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+# Readable by everyone, for the case that runs attn as nobody.
+chmod 755 "$work"
+LC_ALL=C
+export LC_ALL
+c=$work/case
+pass=0
+fail=0
+skip=0
+devfull_symlink_ok=0
+
+# ------------------------------------------------------------- judging
+
+# Why the run in $c (status $st, files out and err) does not meet STATUS
+# $1 and REGEX $2; nothing when it does.  check_out=0 skips the stdout
+# test (for cases whose stdout is a pipe or a device).  One awk looks at
+# standard error, since a process costs more here than any check.
+judge() {
+	if [ "$st" -eq 124 ]; then
+		echo "timed out after 10 s (a hang?)"
+		return
+	fi
+	ok=0
+	for s in $(echo "$1" | tr '|' ' '); do
+		[ "$st" = "$s" ] && ok=1
+	done
+	if [ $ok = 0 ]; then
+		if [ "$st" -gt 128 ]; then
+			echo "killed by signal $((st - 128)) (a crash?)," \
+			    "want status $1"
+		else
+			echo "exit status $st, want $1"
+		fi
+		[ -s "$c/err" ] && sed -n '1,3s/^/    stderr: /p' "$c/err"
+		return
+	fi
+	if [ "$check_out" = 1 ] && [ -s "$c/out" ]; then
+		echo "stdout is not empty"
+		return
+	fi
+	RE=$2 awk '
+		{ n++; all = all "\n    " $0 }
+		/Sanitizer|runtime error:/ && !san { san = $0 }
+		END {
+			re = ENVIRON["RE"]
+			if (san != "")
+				print "sanitizer report: " san
+			else if (re == "-" && n > 0)
+				print "stderr is not empty:" all
+			else if (re == "-")
+				;
+			else if (n != 1)
+				print "stderr is " n " lines, not one:" all
+			else if (substr(all, 6, 6) != "attn: ")
+				print "stderr does not start with attn:" all
+			else if (substr(all, 6) !~ re)
+				print "stderr does not match\n    want: " re \
+				    "\n    got:  " substr(all, 6)
+		}' "$c/err"
+	# A last line without its newline is no line.
+	[ "$2" != - ] && [ -s "$c/err" ] && [ -n "$(tail -c 1 "$c/err")" ] &&
+	    echo "stderr does not end with a newline"
+	if [ "$2" != - ] && ! iconv -f UTF-8 -t UTF-8 "$c/err" \
+	    >/dev/null 2>&1; then
+		echo "stderr is not valid UTF-8"
+	fi
+}
+
+# Why -o out.txt was not left as it was, or a temporary file was left.
+judge_output() {
+	line=
+	[ -f "$c/out.txt" ] && read -r line <"$c/out.txt"
+	[ "$line" = precious ] || echo "-o out.txt was changed or removed"
+	for f in "$c"/.attn-*; do
+		[ -e "$f" ] && echo "temporary file left behind: $f"
+	done
+}
+
+# Count a verdict: $1 is the case's name, $2 why it failed (or nothing).
+verdict() {
+	if [ -z "$2" ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL $1: $2"
+	fi
+}
+
+fresh() {
+	rm -rf "$c"
+	mkdir -m 755 "$c"
+	printf '1,2\n3,4\n' >"$c/good.csv"
+	printf 'precious\n' >"$c/out.txt"
+	check_out=1
+	extra=
+}
+
+# Run attn in $c with arguments "$@", stdin from $in, under timeout.
+run() {
+	(cd "$c" && timeout 10 "$bin" "$@" <"$in" >out 2>err)
+	st=$?
+}
+
+# ------------------------------------------------------------- file cases
+
+run_file() {
+	name=$1 want=$2 how=$3 re=$4
+	if [ ! -f "$here/$name" ]; then
+		verdict "$name" "no such file in tests/bad/"
+		return
+	fi
+	for mode in plain output; do
+		fresh
+		cp "$here/$name" "$c/"
+		in=/dev/null
+		case $how in
+		self)	set -- --self "$name" ;;
+		bundle)	set -- "$name" ;;
+		q)	set -- "$name" good.csv good.csv ;;
+		k)	set -- good.csv "$name" good.csv ;;
+		v)	set -- good.csv good.csv "$name" ;;
+		mask)	set -- --self good.csv --mask "$name" ;;
+		bias)	set -- --self good.csv --bias "$name" ;;
+		stdin)	set -- --self -
+			in=$c/$name ;;
+		*)	verdict "$name" "unknown HOW '$how'"
+			return ;;
+		esac
+		[ $mode = output ] && set -- -o out.txt "$@"
+		run "$@"
+		why=$(judge "$want" "$re")
+		[ -z "$why" ] && why=$(judge_output)
+		if [ -n "$why" ]; then
+			[ $mode = output ] && why="with -o out.txt: $why"
+			break
+		fi
+	done
+	verdict "$name" "$why"
+}
+
+# ------------------------------------------------------------- set-up cases
+#
+# Each runs attn its own way in a fresh $c, leaving st, out and err for
+# judge; extra holds anything else it found wrong, skipped a reason to
+# skip.
+
+setup_directory() {
+	mkdir "$c/dir.csv"
+	run --self dir.csv
+}
+
+setup_directory_as_output() {
+	mkdir "$c/outdir"
+	run --self good.csv -o outdir
+	[ -d "$c/outdir" ] || extra="-o outdir removed the directory"
+	for f in "$c"/.attn-*; do
+		[ -e "$f" ] && extra="temporary file left behind: $f"
+	done
+}
+
+# A FIFO whose writer pauses mid-file, then ends it with a short row.
+setup_fifo() {
+	mkfifo "$c/q.csv"
+	(printf '1,2\n' && sleep 1 && printf '3\n') >"$c/q.csv" &
+	writer=$!
+	run --self q.csv
+	kill $writer 2>/dev/null
+	wait $writer 2>/dev/null
+}
+
+setup_missing_file() {
+	run --self nosuch.csv
+}
+
+setup_missing_k() {
+	run good.csv nosuch.csv good.csv
+}
+
+# Root reads anything, so as root the case runs as nobody.
+setup_unreadable() {
+	printf '1,2\n' >"$c/secret.csv"
+	chmod 000 "$c/secret.csv"
+	if [ "$(id -u)" != 0 ]; then
+		run --self secret.csv
+	elif command -v setpriv >/dev/null 2>&1 &&
+	    setpriv --reuid=65534 --regid=65534 --clear-groups \
+	    test -x "$bin" 2>/dev/null; then
+		(cd "$c" && timeout 10 setpriv --reuid=65534 --regid=65534 \
+		    --clear-groups "$bin" --self secret.csv \
+		    </dev/null >out 2>err)
+		st=$?
+	else
+		skipped="running as root, and cannot run attn as nobody"
+	fi
+}
+
+# /dev/full through a symbolic link: the same path as -o /dev/full, but
+# a wrong rename() replaces the link, not the device.
+setup_dev_full_via_symlink() {
+	ln -s /dev/full "$c/full.txt"
+	run --self good.csv -o full.txt
+	[ -L "$c/full.txt" ] || extra="-o replaced the symbolic link"
+	for f in "$c"/.attn-*; do
+		[ -e "$f" ] && extra="temporary file left behind: $f"
+	done
+	[ "$st" = 74 ] && [ -z "$extra" ] && devfull_symlink_ok=1
+}
+
+# As root, a wrong rename() would replace the device itself: only tried
+# when the symbolic link case showed that -o writes to the device.
+setup_dev_full() {
+	if [ "$(id -u)" = 0 ] && [ $devfull_symlink_ok = 0 ]; then
+		skipped="as root, and -o through a link to /dev/full failed"
+		return
+	fi
+	run --self good.csv -o /dev/full
+	[ -c /dev/full ] || extra="/dev/full IS NO LONGER A DEVICE: restore \
+it with 'rm /dev/full; mknod -m 666 /dev/full c 1 7'"
+}
+
+setup_stdout_dev_full() {
+	(cd "$c" && timeout 10 "$bin" --self good.csv </dev/null \
+	    >/dev/full 2>err)
+	st=$?
+	: >"$c/out"
+}
+
+setup_missing_output_dir() {
+	run --self good.csv -o nodir/out.txt
+}
+
+# head -c0 has exited by the time attn writes: SIGPIPE, and no message.
+setup_closed_pipe() {
+	(cd "$c" && { sleep 1; timeout 10 "$bin" --self good.csv -s weights \
+	    </dev/null 2>err; echo $? >st; } | head -c0)
+	st=$(cat "$c/st")
+	: >"$c/out"
+}
+
+# The same with SIGPIPE ignored (as under some supervisors): EPIPE is a
+# write error.
+setup_closed_pipe_sigpipe_ignored() {
+	(cd "$c" && trap '' PIPE && { sleep 1; timeout 10 "$bin" --self \
+	    good.csv -s weights </dev/null 2>err; echo $? >st; } | head -c0)
+	st=$(cat "$c/st")
+	: >"$c/out"
+}
+
+# A long output read by head -1: attn dies of SIGPIPE, quietly.
+setup_head_1() {
+	awk 'BEGIN { for (i = 0; i < 600; i++)
+	    printf "%d,%d,%d,%d\n", i % 7, i % 5, i % 3, i % 2 }' \
+	    >"$c/big.csv"
+	(cd "$c" && { timeout 10 "$bin" --self big.csv -s weights -f csv \
+	    </dev/null 2>err; echo $? >st; } | head -n 1 >head.out)
+	st=$(cat "$c/st")
+	[ "$(wc -l <"$c/head.out")" -eq 1 ] || extra="head -1 got no line"
+	: >"$c/out"
+}
+
+# SIGTERM while attn waits on a slow standard input, with -o out.txt.
+setup_sigterm_while_reading() {
+	mkfifo "$c/slow"
+	(printf '1,2\n' && exec sleep 5) >"$c/slow" &
+	writer=$!
+	# In a subshell whose stderr is muted: the shell that waits for a
+	# job killed by a signal says "Terminated".
+	(
+		cd "$c" || exit
+		"$bin" --self - -o out.txt <slow >out 2>err &
+		pid=$!
+		sleep 1
+		kill -TERM $pid
+		wait $pid
+		echo $? >st
+	) 2>/dev/null
+	st=$(cat "$c/st")
+	kill $writer 2>/dev/null
+	wait $writer 2>/dev/null
+	extra=$(judge_output)
+}
+
+setup_stdin_closed() {
+	(cd "$c" && timeout 10 "$bin" --self - >out 2>err <&-)
+	st=$?
+}
+
+# Linux: reading /proc/self/mem from offset 0 fails with EIO.
+setup_read_error() {
+	if [ ! -r /proc/self/mem ]; then
+		skipped="no /proc/self/mem"
+		return
+	fi
+	run --self /proc/self/mem
+}
+
+setup_dev_null() {
+	run --self /dev/null
+}
+
+setup_empty_stdin() {
+	run --self -
+}
+
+# 20 MB of NUL bytes on standard input.
+setup_nul_stream() {
+	(cd "$c" && head -c 20000000 /dev/zero |
+	    timeout 10 "$bin" --self - >out 2>err)
+	st=$?
+}
+
+# One line of 8 MB: 4 million values, then one that is not a number.
+setup_long_line() {
+	{ yes 1, | head -n 4000000 | tr -d '\n'; echo x; } >"$c/long-line.csv"
+	run --self long-line.csv
+}
+
+# Two lines of a million values, the second one value longer.
+setup_long_lines_ragged() {
+	{ yes 1, | head -n 999999 | tr -d '\n'; echo 1
+	  yes 2, | head -n 1000000 | tr -d '\n'; echo 2; } >"$c/wide.csv"
+	run --self wide.csv
+}
+
+# A million rows, then a short one.
+setup_million_rows_ragged() {
+	{ yes 1,2 | head -n 1000000; echo 3; } >"$c/tall.csv"
+	run tall.csv good.csv good.csv
+}
+
+# A million blank lines before the first (bad) row.
+setup_million_blank_lines() {
+	{ head -c 1000000 /dev/zero | tr '\0' '\n'; echo 1,x; } \
+	    >"$c/blank.csv"
+	run --self blank.csv
+}
+
+# A JSON row of 2 million numbers ending in a word.
+setup_long_json_line() {
+	{ printf '[['; yes 1, | head -n 2000000 | tr -d '\n'; echo 'x]]'; } \
+	    >"$c/long.json"
+	run --self long.json
+}
+
+# A 4 MB label in a bundle: read whole, then the count is wrong.
+setup_long_json_label() {
+	{ printf '{"Q": [[1], [2]], "K": [[1]], "V": [[1]], "labels": '
+	  printf '{"query": ["'; head -c 4000000 /dev/zero | tr '\0' a
+	  printf '", "b", "c"]}}\n'; } >"$c/label.json"
+	run label.json
+}
+
+# 100000 open brackets: cJSON's depth limit, not the stack, stops it.
+setup_deep_nesting_100k() {
+	head -c 100000 /dev/zero | tr '\0' '[' >"$c/deep.json"
+	run --self deep.json
+}
+
+# A number of a million digits, in CSV and in JSON, then a ragged row.
+setup_million_digit_number() {
+	{ printf '0.'; head -c 1000000 /dev/zero | tr '\0' 3; echo
+	  echo 1,2; } >"$c/digits.csv"
+	run --self digits.csv
+}
+
+setup_million_digit_json() {
+	{ printf '[[0.'; head -c 1000000 /dev/zero | tr '\0' 3
+	  echo '], [1, 2]]'; } >"$c/digits.json"
+	run --self digits.json
+}
+
+run_setup() {
+	name=$1 want=$2 re=$4
+	fn=setup_$(echo "${name#@}" | tr '-' '_')
+	fresh
+	in=/dev/null
+	skipped=
+	st=0
+	if ! command -v "$fn" >/dev/null 2>&1; then
+		verdict "$name" "no function $fn in run.sh"
+		return
+	fi
+	"$fn" </dev/null
+	if [ -n "$skipped" ]; then
+		skip=$((skip + 1))
+		echo "skip $name: $skipped"
+		return
+	fi
+	why=$(judge "$want" "$re")
+	[ -z "$why" ] && why=$extra
+	verdict "$name" "$why"
+}
+
+# ------------------------------------------------------------- main
+
+while read -r name want how re; do
+	case $name in
+	''|'#'*) continue ;;
+	@*) run_setup "$name" "$want" "$how" "$re" ;;
+	*) run_file "$name" "$want" "$how" "$re" ;;
+	esac
+done <"$here/expect"
+
+[ $skip -gt 0 ] && echo "bad: $skip skipped"
+echo "bad: $pass passed, $fail failed"
+[ $fail -eq 0 ]
