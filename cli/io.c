@@ -22,17 +22,47 @@
 #include "io.h"
 
 enum attn_status
+memory_limit(unsigned long long *limit, const char **what,
+    struct attn_error *err)
+{
+	const char *env = getenv("ATTN_MAX_MEMORY");
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	char *end;
+
+	if (env != NULL) {
+		errno = 0;
+		*limit = strtoull(env, &end, 10);
+		*what = "ATTN_MAX_MEMORY";
+		if (env[0] < '0' || env[0] > '9' || *end != '\0' ||
+		    errno != 0)
+			return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "ATTN_MAX_MEMORY wants a number of bytes, not "
+			    "'%s'", env);
+		return ATTN_OK;
+	}
+	*what = "this machine's memory";
+	*limit = pages > 0 && size > 0 ? (unsigned long long)pages *
+	    (unsigned long long)size : 0;
+	return ATTN_OK;
+}
+
+enum attn_status
 io_slurp(const char *path, char **buf, size_t *len, struct attn_error *err)
 {
 	const int is_stdin = strcmp(path, "-") == 0;
 	const char *name = is_stdin ? STDIN_NAME : path;
 	size_t cap = 65536, n = 0;
+	unsigned long long limit;
+	const char *what;
 	struct stat sb;
+	enum attn_status st;
 	char *p;
 	int fd;
 
 	*buf = NULL;
 	*len = 0;
+	if ((st = memory_limit(&limit, &what, err)) != ATTN_OK)
+		return st;
 	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY);
 	if (fd < 0)
 		return error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
@@ -49,9 +79,18 @@ io_slurp(const char *path, char **buf, size_t *len, struct attn_error *err)
 		ssize_t r;
 
 		if (cap - n < 2) {
-			char *q = cap > SIZE_MAX / 2 ? NULL :
-			    realloc(p, cap * 2);
+			char *q;
 
+			if (limit > 0 && n >= limit) {
+				error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
+				    "input is larger than %s (%llu bytes)",
+				    what, limit);
+				free(p);
+				if (!is_stdin)
+					close(fd);
+				return ATTN_ERR_NOMEM;
+			}
+			q = cap > SIZE_MAX / 2 ? NULL : realloc(p, cap * 2);
 			if (q == NULL)
 				goto nomem;
 			p = q;

@@ -218,34 +218,18 @@ static enum attn_status
 check_memory(const struct options *o, const struct inputs *in,
     struct attn_error *err)
 {
-	const char *env = getenv("ATTN_MAX_MEMORY");
 	unsigned long long limit;
+	const char *what;
 	enum attn_status st;
 	size_t need;
 
-	if ((st = attn_plan(&o->cfg, &in->in, &need, err)) != ATTN_OK)
+	if ((st = attn_plan(&o->cfg, &in->in, &need, err)) != ATTN_OK ||
+	    (st = memory_limit(&limit, &what, err)) != ATTN_OK)
 		return st;
-	if (env != NULL) {
-		char *end;
-
-		errno = 0;
-		limit = strtoull(env, &end, 10);
-		if (end == env || *end != '\0' || errno != 0 || env[0] == '-')
-			return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-			    "ATTN_MAX_MEMORY wants a number of bytes, not "
-			    "'%s'", env);
-		if (need > limit)
-			return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-			    "the stages need %zu bytes but ATTN_MAX_MEMORY "
-			    "allows %llu", need, limit);
-		return ATTN_OK;
-	}
-	limit = (unsigned long long)sysconf(_SC_PHYS_PAGES) *
-	    (unsigned long long)sysconf(_SC_PAGESIZE);
 	if (limit > 0 && need > limit)
 		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "the stages need %zu bytes but this machine has %llu "
-		    "bytes of memory", need, limit);
+		    "the stages need %zu bytes, more than %s (%llu bytes)",
+		    need, what, limit);
 	return ATTN_OK;
 }
 

@@ -85,6 +85,10 @@ int utf16_bom(const char *buf, size_t len);
  * UTF-8 text stays UTF-8; buf has max + 4 bytes (read.c). */
 void preview_utf8(char *buf, size_t max, const char *s, size_t len);
 
+/* Why a mask may not hold an infinity (both readers say it). */
+#define MASK_INF_MSG "infinity in a mask: a mask holds 0 and 1 (or false " \
+	"and true); an additive mask of 0 and -inf belongs in --bias"
+
 /* The readers behind attn_read_array, one per format. */
 enum attn_status read_text(const char *name, const char *buf, size_t len,
     enum attn_format fmt, unsigned flags, struct attn_array *out,

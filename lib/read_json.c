@@ -636,10 +636,11 @@ json_element(const struct json_src *js, const cJSON *j, size_t *cur,
 	    isfinite(*x))
 		return fail_path(js, path, n, 0,
 		    "expected a number, found a string");
-	/* Told before the finite rule, which names Q, K and V. */
-	if ((js->flags & ATTN_READ_BOOL) && isnan(*x))
+	/* As in text: told before the finite rule, which names Q, K, V. */
+	if (js->flags & ATTN_READ_BOOL)
 		return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
-		    js->len, at, "nan in a mask");
+		    js->len, at, "%s", isnan(*x) ? "nan in a mask" :
+		    MASK_INF_MSG);
 	if (js->flags & ATTN_READ_FINITE) {
 		preview_utf8(p, PREVIEW_MAX, j->valuestring,
 		    strlen(j->valuestring));

@@ -291,10 +291,13 @@ push_value(struct text_reader *r, const struct field *f)
 		return fail_field(r, f, "not a number: ", "");
 	if (rc > 0)
 		return fail_field(r, f, "number out of range: ", "");
-	/* A mask says keep (nonzero, inf included) or not (0); nan says
-	 * neither.  Told before the finite rule, which names Q, K and V. */
-	if ((r->flags & ATTN_READ_BOOL) && isnan(x))
-		return fail_at(r, f->off, "nan in a mask");
+	/* A mask says keep (nonzero) or not (0).  nan says neither, and
+	 * inf is most likely an additive mask (0 and -inf, as PyTorch's
+	 * float masks are), which would read inverted.  Told before the
+	 * finite rule, which names Q, K and V. */
+	if ((r->flags & ATTN_READ_BOOL) && !isfinite(x))
+		return fail_at(r, f->off, isnan(x) ? "nan in a mask" :
+		    MASK_INF_MSG);
 	if ((r->flags & ATTN_READ_FINITE) && !isfinite(x))
 		return fail_field(r, f, "non-finite number ",
 		    " (Q, K and V must be finite)");

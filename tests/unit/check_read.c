@@ -485,19 +485,32 @@ START_TEST(boolean_mask_rows_keep_their_labels)
 }
 END_TEST
 
-/* inf is nonzero: keep.  A mask is read without ATTN_READ_FINITE. */
-START_TEST(inf_in_a_mask_is_kept)
+/* A mask holds 0/1: an infinity is an additive mask given as a keep-mask,
+ * which would read inverted, so it is refused where it stands. */
+START_TEST(inf_in_a_mask_is_refused)
 {
+	static const struct {
+		enum attn_format fmt;
+		const char *text;
+		size_t line, col;
+	} cases[] = {
+		{ ATTN_FMT_CSV, "0,-inf,0\n", 1, 3 },
+		{ ATTN_FMT_TEXT, "1 1\ninf 0\n", 2, 1 },
+		{ ATTN_FMT_JSON, "[[true, \"-inf\"]]", 1, 9 },
+	};
+	struct attn_error err;
 	struct attn_array a;
+	size_t i;
 
-	read_ok("inf,-inf,0\n", ATTN_FMT_CSV, ATTN_READ_BOOL, &a, 1, 3);
-	ck_assert(isinf(a.data[0]) && a.data[0] > 0);
-	ck_assert(isinf(a.data[1]) && a.data[1] < 0);
-	ck_assert(a.data[2] == 0);
-	attn_array_free(&a);
-	read_ok("[[\"inf\", true]]", ATTN_FMT_JSON, ATTN_READ_BOOL, &a, 1, 2);
-	ck_assert(isinf(a.data[0]) && a.data[1] == 1);
-	attn_array_free(&a);
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		memset(&err, 0, sizeof err);
+		ck_assert_int_eq(attn_read_array("m", cases[i].text,
+		    strlen(cases[i].text), cases[i].fmt, ATTN_READ_BOOL, &a,
+		    &err), ATTN_ERR_DATA);
+		ck_assert_str_eq(err.msg, MASK_INF_MSG);
+		ck_assert_uint_eq(err.line, cases[i].line);
+		ck_assert_uint_eq(err.col, cases[i].col);
+	}
 }
 END_TEST
 
@@ -523,7 +536,7 @@ static const struct error_case bool_errors[] = {
 	{ ATTN_FMT_JSON, ATTN_READ_BOOL | ATTN_READ_FINITE, "[1, \"nan\"]", 0,
 	    1, 5, "nan in a mask" },
 	{ ATTN_FMT_CSV, ATTN_READ_BOOL | ATTN_READ_FINITE, "1,inf\n", 0, 1, 3,
-	    "non-finite number 'inf' (Q, K and V must be finite)" },
+	    MASK_INF_MSG },
 	/* and the other rules stay */
 	{ ATTN_FMT_TSV, ATTN_READ_BOOL, "true\tfalse\ntrue\tmaybe\n", 0, 2, 6,
 	    "not a number: 'maybe'" },
@@ -1558,7 +1571,7 @@ read_suite(void)
 	tcase_add_loop_test(text, booleans_read_as_one_and_zero_with_bool_flag,
 	    0, NCASES(text_booleans));
 	tcase_add_test(text, boolean_mask_rows_keep_their_labels);
-	tcase_add_test(text, inf_in_a_mask_is_kept);
+	tcase_add_test(text, inf_in_a_mask_is_refused);
 	tcase_add_loop_test(text,
 	    bool_flag_errors_report_message_line_and_column, 0,
 	    NCASES(bool_errors));
