@@ -101,14 +101,16 @@ load_bundle(const char *path, struct inputs *in, struct attn_error *err)
 	return ATTN_OK;
 }
 
-/* Q, K and V: all 2-D (or 1-D), or all 3-D with the same B. */
+/* Q, K and V (the first n of them: --self reads only Q): all 2-D (or
+ * 1-D), or all 3-D with the same B. */
 static enum attn_status
-batches_of(struct inputs *in, size_t *batches, struct attn_error *err)
+batches_of(struct inputs *in, size_t n, size_t *batches,
+    struct attn_error *err)
 {
 	char s0[64], s1[64];
 	size_t i, b[3];
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < n; i++) {
 		const struct attn_array *a = &in->arr[i];
 
 		if (a->ndim > 3) {
@@ -120,7 +122,7 @@ batches_of(struct inputs *in, size_t *batches, struct attn_error *err)
 		}
 		b[i] = a->ndim == 3 ? a->shape[0] : 0;
 	}
-	for (i = 1; i < 3; i++)
+	for (i = 1; i < n; i++)
 		if (b[i] != b[0]) {
 			shape_str(s0, sizeof s0, &in->arr[0]);
 			shape_str(s1, sizeof s1, &in->arr[i]);
@@ -147,18 +149,24 @@ blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
 	struct attn_matrix m = attn_array_matrix(a);
 	char got[64];
 
-	*blocks = a->ndim <= 2 ? 1 : a->ndim == 3 ? a->shape[0] :
-	    a->shape[0] * a->shape[1];
-	if (m.cols == S && m.rows == *blocks * T &&
-	    (a->ndim <= 2 || (a->ndim == 3 && a->shape[0] == B) ||
-	    (a->ndim == 4 && a->shape[0] == B && a->shape[1] == heads)))
+	size_t bh, rows;
+
+	/* 2-D: T rows, or B*T or B*H*T stacked as attn's csv writes them;
+	 * 3-D: B x T x S; 4-D: B x H x T x S. */
+	*blocks = a->ndim == 3 ? a->shape[0] : a->ndim == 4 ?
+	    a->shape[0] * a->shape[1] : T == 0 ? 0 : m.rows / T;
+	if (size_mul(B, heads, &bh) == 0 && size_mul(*blocks, T, &rows) == 0 &&
+	    m.cols == S && m.rows == rows &&
+	    (a->ndim <= 2 ? *blocks == 1 || *blocks == B || *blocks == bh :
+	    a->ndim == 3 ? a->shape[0] == B :
+	    a->shape[0] == B && a->shape[1] == heads))
 		return ATTN_OK;
 	shape_str(got, sizeof got, a);
 	return error_set(err, ATTN_ERR_DATA, in->name[i], 0, 0,
 	    "shape mismatch: %s is %s but the scores are %zux%zu (T x S): a "
 	    "%s must be T x S, or B x T x S = %zux%zux%zu, or B x H x T x S "
-	    "= %zux%zux%zux%zu", role[i], got, T, S, role[i], B, T, S, B,
-	    heads, T, S);
+	    "= %zux%zux%zux%zu (in 2-D, those blocks one under another)",
+	    role[i], got, T, S, role[i], B, T, S, B, heads, T, S);
 }
 
 enum attn_status
@@ -216,7 +224,8 @@ inputs_load(const struct options *o, struct inputs *in,
 		    "--mask-invert needs a mask (--mask FILE or a bundle's "
 		    "\"mask\")");
 
-	if ((st = batches_of(in, &in->in.batches, err)) != ATTN_OK)
+	if ((st = batches_of(in, o->self != NULL ? 1 : 3, &in->in.batches,
+	    err)) != ATTN_OK)
 		return st;
 	in->in.q = attn_array_matrix(&in->arr[IN_Q]);
 	if (o->self != NULL) {

@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,7 +43,7 @@ memory_limit(unsigned long long *limit, const char **what,
 	}
 	*what = "this machine's memory";
 	*limit = pages > 0 && size > 0 ? (unsigned long long)pages *
-	    (unsigned long long)size : 0;
+	    (unsigned long long)size : ULLONG_MAX;
 	return ATTN_OK;
 }
 
@@ -81,7 +82,7 @@ io_slurp(const char *path, char **buf, size_t *len, struct attn_error *err)
 		if (cap - n < 2) {
 			char *q;
 
-			if (limit > 0 && n >= limit) {
+			if (n >= limit) {
 				error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
 				    "input is larger than %s (%llu bytes)",
 				    what, limit);
@@ -219,15 +220,17 @@ sink_open(struct sink *s, const char *path, struct attn_error *err)
 	memcpy(s->tmp + dirlen, ".attn-XXXXXX", sizeof ".attn-XXXXXX");
 	watch_signals(s->tmp);
 	if ((fd = mkstemp(s->tmp)) < 0) {
-		watch_signals(NULL);
-		error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
+		/* Name the target as given: s->real goes with the sink. */
+		error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
 		    "cannot create: %s", strerror(errno));
 		free(s->tmp);
 		s->tmp = NULL;
+		sink_abort(s);
+		watch_signals(NULL);
 		return ATTN_ERR_CANTCREAT;
 	}
 	if ((s->fp = fdopen(fd, "w")) == NULL) {
-		error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
+		error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
 		    "cannot create: %s", strerror(errno));
 		close(fd);
 		sink_abort(s);
@@ -266,6 +269,10 @@ sink_commit(struct sink *s, struct attn_error *err)
 			saved = errno;
 		}
 		s->fp = NULL;
+		/* A reader that left (head -1, with SIGPIPE ignored) is not
+		 * worth a message: the status says it. */
+		if (failed && saved == EPIPE)
+			return error_set(err, ATTN_ERR_IO, NULL, 0, 0, "%s", "");
 		if (failed)
 			return error_set(err, ATTN_ERR_IO, NULL, 0, 0,
 			    "write error on %s: %s", name, strerror(saved));

@@ -15,7 +15,7 @@
 /*
  * The memory a run may take: ATTN_MAX_MEMORY bytes when that is set
  * (*what names the limit for messages), else the machine's physical
- * memory; 0 when unknown.
+ * memory; ULLONG_MAX when unknown.
  * A malformed ATTN_MAX_MEMORY is a usage error.
  */
 enum attn_status memory_limit(unsigned long long *limit, const char **what,

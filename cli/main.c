@@ -14,6 +14,7 @@
 #include "inputs.h"
 #include "internal.h"
 #include "io.h"
+#include "labels.h"
 #include "options.h"
 #include "output.h"
 
@@ -57,116 +58,6 @@ report(const struct attn_error *err)
 		fputs(options_usage, stderr);
 }
 
-/* Split "a,b,c" into n labels, which must be exactly want. */
-static enum attn_status
-split_labels(const char *list, const char *option, size_t want,
-    const char *rows, struct attn_labels *out, struct attn_error *err)
-{
-	size_t n = 1, i;
-	const char *p;
-
-	for (p = list; *p != '\0'; p++)
-		n += *p == ',';
-	if (n != want)
-		return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-		    "%s gives %zu label%s for %zu %s", option, n,
-		    n == 1 ? "" : "s", want, rows);
-	if (list[0] == '\0' || list[0] == ',' || strstr(list, ",,") != NULL ||
-	    list[strlen(list) - 1] == ',')
-		return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-		    "%s has an empty label", option);
-	if ((out->names = alloc_array(n, sizeof *out->names)) == NULL)
-		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "out of memory");
-	out->count = 0;
-	for (p = list, i = 0; i < n; i++) {
-		size_t len = strcspn(p, ",");
-
-		if ((out->names[i] = str_ndup(p, len)) == NULL) {
-			attn_labels_free(out);
-			return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-			    "out of memory");
-		}
-		out->count++;
-		p += len + 1;
-	}
-	return ATTN_OK;
-}
-
-/* Default names: prefix1, prefix2, ... */
-static enum attn_status
-number_labels(const char *prefix, size_t n, struct attn_labels *out,
-    struct attn_error *err)
-{
-	if ((out->names = alloc_array(n, sizeof *out->names)) == NULL)
-		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "out of memory");
-	for (out->count = 0; out->count < n; out->count++) {
-		char buf[32];
-
-		snprintf(buf, sizeof buf, "%s%zu", prefix, out->count + 1);
-		if ((out->names[out->count] = str_ndup(buf,
-		    strlen(buf))) == NULL) {
-			attn_labels_free(out);
-			return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-			    "out of memory");
-		}
-	}
-	return ATTN_OK;
-}
-
-/*
- * The names of n rows: the option's list, else the file's (which must
- * match n), else prefix1..prefixn.
- */
-static enum attn_status
-pick_labels(const char *option_value, const char *option,
-    const struct attn_labels *from_file, const char *prefix, size_t n,
-    const char *rows, struct attn_labels *out, struct attn_error *err)
-{
-	size_t i;
-
-	memset(out, 0, sizeof *out);
-	if (option_value != NULL)
-		return split_labels(option_value, option, n, rows, out, err);
-	if (from_file->count == 0)
-		return number_labels(prefix, n, out, err);
-	if (from_file->count != n)
-		return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
-		    "%zu labels given for %zu %s", from_file->count, n, rows);
-	if ((out->names = alloc_array(n, sizeof *out->names)) == NULL)
-		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "out of memory");
-	for (i = 0; i < n; i++) {
-		if ((out->names[i] = str_ndup(from_file->names[i],
-		    strlen(from_file->names[i]))) == NULL) {
-			attn_labels_free(out);
-			return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-			    "out of memory");
-		}
-		out->count++;
-	}
-	return ATTN_OK;
-}
-
-/* Names for the T queries and the S keys. */
-static enum attn_status
-name_rows(const struct options *o, const struct inputs *in,
-    const struct attn_stages *st, struct attn_labels *query,
-    struct attn_labels *key, struct attn_error *err)
-{
-	enum attn_status status;
-
-	status = pick_labels(o->query_labels, "--query-labels", &in->query,
-	    "q", st->T, st->T == 1 ? "query" : "queries", query, err);
-	if (status != ATTN_OK)
-		return status;
-	/* With --self the rows of X name the keys too. */
-	return pick_labels(o->key_labels, "--key-labels",
-	    o->self != NULL ? &in->query : &in->key, "k", st->S,
-	    st->S == 1 ? "key" : "keys", key, err);
-}
-
 /*
  * One warning line a run when some query rows may attend no key, naming
  * them (the first few), and what --masked-rows gave them.
@@ -193,15 +84,12 @@ warn_masked_rows(const struct options *o, const struct attn_stages *st,
 	for (i = 0; i < st->nmasked && i < shown; i++) {
 		size_t row = st->masked[i], block = row / st->T;
 
-		fprintf(stderr, "%s%s", i > 0 ? ", " : "",
-		    lab->query[row % st->T]);
-		if (st->batches > 1 && st->heads > 1)
-			fprintf(stderr, " (batch %zu, head %zu)",
-			    block / st->heads + 1, block % st->heads + 1);
-		else if (st->batches > 1)
-			fprintf(stderr, " (batch %zu)", block + 1);
-		else if (st->heads > 1)
-			fprintf(stderr, " (head %zu)", block + 1);
+		char where[64];
+
+		block_name(where, sizeof where, st->batches, st->heads, block,
+		    " (", ")");
+		fprintf(stderr, "%s%s%s", i > 0 ? ", " : "",
+		    lab->query[row % st->T], where);
 	}
 	if (st->nmasked > shown)
 		fprintf(stderr, " and %zu more", st->nmasked - shown);
@@ -226,7 +114,7 @@ check_memory(const struct options *o, const struct inputs *in,
 	if ((st = attn_plan(&o->cfg, &in->in, &need, err)) != ATTN_OK ||
 	    (st = memory_limit(&limit, &what, err)) != ATTN_OK)
 		return st;
-	if (limit > 0 && need > limit)
+	if (need > limit)
 		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "the stages need %zu bytes, more than %s (%llu bytes)",
 		    need, what, limit);
@@ -281,7 +169,7 @@ main(int argc, char **argv)
 
 		sink_open(&out, NULL, &err);
 		if (o.help)
-			fputs(options_help, out.fp);
+			options_print_help(out.fp);
 		else
 			fputs("attn " ATTN_VERSION "\n", out.fp);
 		st = sink_commit(&out, &err);
@@ -305,7 +193,7 @@ main(int argc, char **argv)
 		warn_masked_rows(&o, &stages, &lab);
 		st = write_output(&o, &stages, &lab, &err);
 	}
-	if (st != ATTN_OK)
+	if (st != ATTN_OK && err.msg[0] != '\0')
 		report(&err);
 	attn_labels_free(&query);
 	attn_labels_free(&key);

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,9 @@ const char options_usage[] =
     "       attn [options] BUNDLE\n"
     "       attn [options] --self X\n";
 
-const char options_help[] =
+/* The --help text comes in two pieces around the stage names, which
+ * come from the stage table (options_print_help). */
+static const char help_head[] =
     "attn - scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V,\n"
     "computed and explained stage by stage.\n"
     "\n"
@@ -34,7 +37,10 @@ const char options_help[] =
     "options:\n"
     "  -e, --explain          every stage with its formula, shape and checks\n"
     "  -s, --stage LIST       stages to print, comma-separated, or all:\n"
-    "                         scores, scaled, weights, output, lse, mask\n"
+    "                        ";
+
+static const char help_tail[] =
+    "\n"
     "                         (default output)\n"
     "  -f, --format FMT       table (default), csv, tsv or json\n"
     "      --header           with csv or tsv: label rows and columns\n"
@@ -131,6 +137,27 @@ usage_error(struct attn_error *err, const char *fmt, const char *arg)
 	return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, fmt, arg);
 }
 
+/* The stage names, "scores, scaled, ...", from the stage table. */
+static void
+stage_names(char *buf, size_t size)
+{
+	size_t i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < ATTN_STAGE_COUNT && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s",
+		    i > 0 ? ", " : "", attn_stage_table[i].name);
+}
+
+void
+options_print_help(FILE *fp)
+{
+	char names[128];
+
+	stage_names(names, sizeof names);
+	fprintf(fp, "%s %s%s", help_head, names, help_tail);
+}
+
 /* getopt_long returned '?' for arg, the argument it stopped at: name the
  * option that is wrong, which for a cluster such as -ez is optopt. */
 static enum attn_status
@@ -178,11 +205,14 @@ parse_stages(struct options *o, const char *list, struct attn_error *err)
 		if (len == 3 && strncmp(p, "all", 3) == 0)
 			return usage_error(err, "%s",
 			    "--stage all stands alone, without other stages");
-		if (s == ATTN_STAGE_COUNT)
-			return usage_error(err, "unknown stage '%s' (stages: "
-			    "scores, scaled, weights, output, lse, mask, or "
-			    "all)",
-			    name);
+		if (s == ATTN_STAGE_COUNT) {
+			char names[128];
+
+			stage_names(names, sizeof names);
+			return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "unknown stage '%s' (stages: %s, or all)", name,
+			    names);
+		}
 		for (i = 0; i < o->nstages; i++)
 			if (o->stages[i] == s)
 				return usage_error(err,

@@ -6,6 +6,8 @@
 #ifndef ATTN_OPTIONS_H
 #define ATTN_OPTIONS_H
 
+#include <stdio.h>
+
 #include "attn.h"
 
 enum out_format { OUT_TABLE, OUT_CSV, OUT_TSV, OUT_JSON };
@@ -40,7 +42,7 @@ enum attn_status options_parse(int argc, char **argv, struct options *o,
 /* The usage synopsis, as in the man page. */
 extern const char options_usage[];
 
-/* The --help text (synopsis and every option). */
-extern const char options_help[];
+/* Print the --help text (synopsis and every option). */
+void options_print_help(FILE *fp);
 
 #endif

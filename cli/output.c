@@ -71,19 +71,11 @@ block(const struct printer *p, enum attn_stage s, size_t n)
 
 /* ", batch 2, head 3" for block n of stage s, or "" with one of each. */
 static void
-block_name(const struct printer *p, enum attn_stage s, size_t n, char *buf,
-    size_t size)
+stage_block_name(const struct printer *p, enum attn_stage s, size_t n,
+    char *buf, size_t size)
 {
-	const size_t H = attn_stage_table[s].per_head ? p->st->heads : 1;
-
-	buf[0] = '\0';
-	if (p->st->batches > 1 && H > 1)
-		snprintf(buf, size, ", batch %zu, head %zu", n / H + 1,
-		    n % H + 1);
-	else if (p->st->batches > 1)
-		snprintf(buf, size, ", batch %zu", n + 1);
-	else if (H > 1)
-		snprintf(buf, size, ", head %zu", n + 1);
+	block_name(buf, size, p->st->batches,
+	    attn_stage_table[s].per_head ? p->st->heads : 1, n, ", ", "");
 }
 
 /* The dims of stage s as attn writes them: [B x][H x]T x C. */
@@ -195,7 +187,7 @@ print_table_block(const struct printer *p, enum attn_stage s, size_t n)
 			w0 = text_width(p->nm->query[i]);
 
 	/* "weights, head 2 = softmax(scaled), row by row   [T x S = 2x3]" */
-	block_name(p, s, n, where, sizeof where);
+	stage_block_name(p, s, n, where, sizeof where);
 	fprintf(p->fp, "%s%s = %s   [%s = %zux%zu]\n", info->name, where,
 	    formula(p, s, f, sizeof f), s == ATTN_STAGE_OUTPUT &&
 	    p->st->heads > 1 ? "T x H*d_v" : info->shape, m.rows, m.cols);
@@ -391,6 +383,8 @@ print_row_sum_check(const struct printer *p)
 	double worst = 0.0;
 	size_t i, j, k = 0;
 
+	size_t nans = 0;
+
 	for (i = 0; i < w->rows; i++) {
 		double sum = 0.0;
 
@@ -400,7 +394,9 @@ print_row_sum_check(const struct printer *p)
 		}
 		for (j = 0; j < w->cols; j++)
 			sum += *attn_at(w, i, j);
-		if (fabs(sum - 1.0) > worst)
+		if (isnan(sum))
+			nans++;
+		else if (fabs(sum - 1.0) > worst)
 			worst = fabs(sum - 1.0);
 	}
 	attn_format_number(buf, worst, 2, 0);
@@ -410,6 +406,9 @@ print_row_sum_check(const struct printer *p)
 		fprintf(p->fp, "; %zu row%s that attend%s no key left out",
 		    p->st->nmasked, p->st->nmasked == 1 ? "" : "s",
 		    p->st->nmasked == 1 ? "s" : "");
+	if (nans > 0)
+		fprintf(p->fp, "; %zu row%s nan (a nan or inf in the bias)",
+		    nans, nans == 1 ? " is" : "s are");
 	putc('\n', p->fp);
 }
 

@@ -53,6 +53,16 @@ void *alloc_array(size_t n, size_t size);
 /* A copy of s[0..len) as a NUL-terminated string; NULL when out of memory. */
 char *str_ndup(const char *s, size_t len);
 
+/* ---------------------------------------------------------------- stage.c */
+
+/*
+ * Name block n of a stack of B batches of H heads (block n is batch
+ * n / H, head n % H) for messages: pre + "batch 2, head 3" + post, with
+ * only the parts that have more than one; "" when B == H == 1.
+ */
+void block_name(char *buf, size_t size, size_t B, size_t H, size_t n,
+    const char *pre, const char *post);
+
 /* ---------------------------------------------------------------- num.c */
 
 /* Whether s[0..len) is the lower-case ASCII word w, in any case. */
@@ -84,6 +94,10 @@ int utf16_bom(const char *buf, size_t len);
 /* text_preview, cut at a character boundary so that a message quoting
  * UTF-8 text stays UTF-8; buf has max + 4 bytes (read.c). */
 void preview_utf8(char *buf, size_t max, const char *s, size_t len);
+
+/* A data error at off when label[0..n) holds a C0 control or DEL (read.c). */
+enum attn_status label_control(struct attn_error *err, const char *name,
+    const char *buf, size_t len, size_t off, const char *label, size_t n);
 
 /* Why a mask may not hold an infinity (both readers say it). */
 #define MASK_INF_MSG "infinity in a mask: a mask holds 0 and 1 (or false " \

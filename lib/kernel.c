@@ -5,8 +5,8 @@
  *
  * in plain numbered passes over whole matrices, kept simple enough to
  * check by eye, for each batch and head in turn.  It holds every T x S
- * stage, which is what --explain and --stage need; a streaming kernel for
- * large inputs is a separate kernel tested against this one.
+ * stage, which is what printing any stage needs; a streaming kernel for
+ * large inputs is to be a separate kernel, tested against this one.
  *
  * Positions: query i sits at key position i + offset, offset 0 (top-left)
  * or S - T (bottom-right).  Offsets can be negative, so positions are
@@ -87,29 +87,18 @@ struct dims {
 	size_t B, H, G, T, S, d_k, d_v;
 };
 
-/* " (batch 2, head 3)" when there is more than one of either, else "". */
-static void
-where(char *buf, size_t size, const struct dims *d, size_t b, size_t h)
-{
-	if (d->B == 1 && d->H == 1)
-		buf[0] = '\0';
-	else if (d->H == 1)
-		snprintf(buf, size, " (batch %zu)", b + 1);
-	else if (d->B == 1)
-		snprintf(buf, size, " (head %zu)", h + 1);
-	else
-		snprintf(buf, size, " (batch %zu, head %zu)", b + 1, h + 1);
-}
-
 /* A mask or bias must be 1, B or B*H blocks of T x S. */
 static enum attn_status
 check_blocks(const char *what, const struct attn_matrix *m, size_t blocks,
     const struct dims *d, struct attn_error *err)
 {
+	size_t bh, rows;
+
 	if (m->data == NULL)
 		return ATTN_OK;
-	if (m->cols == d->S && (blocks == 1 || blocks == d->B ||
-	    blocks == d->B * d->H) && m->rows == blocks * d->T)
+	if (size_mul(d->B, d->H, &bh) == 0 &&
+	    size_mul(blocks, d->T, &rows) == 0 && m->cols == d->S &&
+	    (blocks == 1 || blocks == d->B || blocks == bh) && m->rows == rows)
 		return ATTN_OK;
 	return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 	    "shape mismatch: %s is %zu block%s of %zux%zu but scores are "
@@ -119,11 +108,23 @@ check_blocks(const char *what, const struct attn_matrix *m, size_t blocks,
 	    m->cols, d->T, d->S, what, d->B, d->B * d->H);
 }
 
+/* A stack's shape as the user wrote it: "TxC", or "BxTxC" for B > 1. */
+static const char *
+shape_text(char *buf, size_t size, const struct attn_matrix *m, size_t B)
+{
+	if (B > 1)
+		snprintf(buf, size, "%zux%zux%zu", B, m->rows / B, m->cols);
+	else
+		snprintf(buf, size, "%zux%zu", m->rows, m->cols);
+	return buf;
+}
+
 static enum attn_status
 check_shapes(const struct attn_config *cfg, const struct attn_inputs *in,
     struct dims *d, struct attn_error *err)
 {
 	const struct attn_matrix *q = &in->q, *k = &in->k, *v = &in->v;
+	char qs[64], ks[64], vs[64];
 	enum attn_status st;
 
 	d->B = in->batches;
@@ -148,34 +149,35 @@ check_shapes(const struct attn_config *cfg, const struct attn_inputs *in,
 		    q->rows, q->cols, k->rows, k->cols, v->rows, v->cols);
 	d->T = q->rows / d->B;
 	d->S = k->rows / d->B;
+	shape_text(qs, sizeof qs, q, d->B);
+	shape_text(ks, sizeof ks, k, d->B);
+	shape_text(vs, sizeof vs, v, d->B);
 	if (q->cols % d->H != 0)
 		return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
-		    "Q is %zux%zu: %zu heads cannot split its columns equally",
-		    q->rows, q->cols, d->H);
+		    "Q is %s: %zu heads cannot split its columns equally",
+		    qs, d->H);
 	if (k->cols % d->G != 0 || v->cols % d->G != 0)
 		return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
-		    "K is %zux%zu and V is %zux%zu: %zu %s cannot split their "
-		    "columns equally", k->rows, k->cols, v->rows, v->cols,
-		    d->G, cfg->kv_heads != 0 ? "KV heads" : "heads");
+		    "K is %s and V is %s: %zu %s cannot split their columns "
+		    "equally", ks, vs, d->G,
+		    cfg->kv_heads != 0 ? "KV heads" : "heads");
 	d->d_k = q->cols / d->H;
 	d->d_v = v->cols / d->G;
 	if (d->H == 1 && d->G == 1 && q->cols != k->cols)
 		return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
-		    "shape mismatch: Q is %zux%zu but K is %zux%zu: "
-		    "Q and K need the same number of columns (d_k)",
-		    q->rows, q->cols, k->rows, k->cols);
+		    "shape mismatch: Q is %s but K is %s: "
+		    "Q and K need the same number of columns (d_k)", qs, ks);
 	if (k->cols / d->G != d->d_k)
 		return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
-		    "shape mismatch: Q is %zux%zu but K is %zux%zu: with %zu "
+		    "shape mismatch: Q is %s but K is %s: with %zu "
 		    "head%s and %zu KV head%s, d_k is %zu/%zu = %zu for Q but "
-		    "%zu/%zu = %zu for K", q->rows, q->cols, k->rows, k->cols,
+		    "%zu/%zu = %zu for K", qs, ks,
 		    d->H, d->H == 1 ? "" : "s", d->G, d->G == 1 ? "" : "s",
 		    q->cols, d->H, d->d_k, k->cols, d->G, k->cols / d->G);
 	if (k->rows != v->rows)
 		return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
-		    "shape mismatch: K is %zux%zu but V is %zux%zu: "
-		    "K and V need the same number of rows (S)",
-		    k->rows, k->cols, v->rows, v->cols);
+		    "shape mismatch: K is %s but V is %s: "
+		    "K and V need the same number of rows (S)", ks, vs);
 	if ((st = check_blocks("mask", &in->mask, in->mask_blocks, d,
 	    err)) != ATTN_OK)
 		return st;
@@ -252,7 +254,8 @@ kernel_block(const struct attn_config *cfg, const struct dims *d,
 				dot += *attn_at(&k->q, i, c) *
 				    *attn_at(&k->k, j, c);
 			if (!isfinite(dot)) {
-				where(at, sizeof at, d, k->b, k->h);
+				block_name(at, sizeof at, d->B, d->H,
+				    k->b * d->H + k->h, " (", ")");
 				return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 				    "score of query %zu and key %zu%s "
 				    "overflows a double (Q and K values are "
@@ -261,7 +264,7 @@ kernel_block(const struct attn_config *cfg, const struct dims *d,
 			*attn_at(&k->scores, i, j) = dot;
 		}
 
-	/* 2. scaled = scores * scale (a large --scale can overflow), then
+	/* 2. scaled = scores * scale (a large scale can overflow), then
 	 * softcap * tanh(scaled / softcap). */
 	for (i = 0; i < T; i++)
 		for (j = 0; j < S; j++) {
@@ -271,7 +274,8 @@ kernel_block(const struct attn_config *cfg, const struct dims *d,
 				char num[ATTN_NUM_MAX];
 
 				attn_format_number(num, scale, 0, 0);
-				where(at, sizeof at, d, k->b, k->h);
+				block_name(at, sizeof at, d->B, d->H,
+				    k->b * d->H + k->h, " (", ")");
 				return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 				    "scaled score of query %zu and key %zu%s "
 				    "overflows a double (scale %s)", i + 1,
@@ -311,13 +315,26 @@ kernel_block(const struct attn_config *cfg, const struct dims *d,
 
 	/* 5. weights = softmax of each row, stably: subtract the row maximum
 	 * so that exp never overflows; lse = max + log(sum).  A row with no
-	 * key left (its maximum is -inf) gets what masked_rows says. */
+	 * key left (its maximum is -inf) gets what masked_rows says; a nan
+	 * logit (only a bias can bring one) makes its whole row nan, as
+	 * IEEE arithmetic would, rather than being skipped by the max. */
 	for (i = 0; i < T; i++) {
 		double max = -INFINITY, sum = 0.0;
 
-		for (j = 0; j < S; j++)
-			if (*attn_at(&k->scaled, i, j) > max)
-				max = *attn_at(&k->scaled, i, j);
+		for (j = 0; j < S; j++) {
+			double x = *attn_at(&k->scaled, i, j);
+
+			if (isnan(x) || x > max)
+				max = x;
+			if (isnan(x))
+				break;
+		}
+		if (isnan(max)) {
+			for (j = 0; j < S; j++)
+				*attn_at(&k->weights, i, j) = NAN;
+			*attn_at(&k->lse, i, 0) = NAN;
+			continue;
+		}
 		if (max == -INFINITY) {
 			double w = cfg->masked_rows == ATTN_MASKED_NAN ? NAN :
 			    cfg->masked_rows == ATTN_MASKED_UNIFORM ?
@@ -383,18 +400,20 @@ static int
 stage_sizes(const struct dims *d, size_t rows[ATTN_STAGE_COUNT],
     size_t cols[ATTN_STAGE_COUNT])
 {
-	size_t bh, per_head, s;
+	size_t bh, per_head, out_cols, s;
 
-	/* Per-head stages: B*H blocks of T rows; output: B*T x H*d_v. */
+	/* Per-head stages: B*H blocks of T rows; output: B*T x H*d_v (and
+	 * B*T <= B*H*T). */
 	if (size_mul(d->B, d->H, &bh) != 0 ||
-	    size_mul(bh, d->T, &per_head) != 0)
+	    size_mul(bh, d->T, &per_head) != 0 ||
+	    size_mul(d->H, d->d_v, &out_cols) != 0)
 		return 0;
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
 		const struct attn_stage_info *info = &attn_stage_table[s];
 
 		rows[s] = info->per_head ? per_head : d->B * d->T;
 		cols[s] = info->cols == ATTN_AXIS_KEY ? d->S :
-		    info->cols == ATTN_AXIS_ONE ? 1 : d->H * d->d_v;
+		    info->cols == ATTN_AXIS_ONE ? 1 : out_cols;
 	}
 	return 1;
 }

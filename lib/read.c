@@ -79,6 +79,27 @@ utf8_invalid(const char *s, size_t len)
 	return len;
 }
 
+/*
+ * Labels reach the terminal as they are, so one holding a control
+ * character (an ESC starts an escape sequence, a tab or newline breaks the
+ * columns) is refused, by both readers with the same words.  The control
+ * characters are C0 and DEL; bytes of multi-byte UTF-8 characters never
+ * fall in those ranges, so the check is bytewise.
+ */
+enum attn_status
+label_control(struct attn_error *err, const char *name, const char *buf,
+    size_t len, size_t off, const char *label, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)label[i] < 0x20 || label[i] == 0x7F)
+			return error_at(err, ATTN_ERR_DATA, name, buf, len, off,
+			    "control character 0x%02X in a label",
+			    (unsigned)(unsigned char)label[i]);
+	return ATTN_OK;
+}
+
 void
 preview_utf8(char *buf, size_t max, const char *s, size_t len)
 {

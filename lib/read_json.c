@@ -595,8 +595,9 @@ next_scalar(const struct json_src *js, size_t *cur)
 /*
  * One element of the array: a number; with ATTN_READ_BOOL (a mask), true
  * or false as 1 or 0; or, without ATTN_READ_FINITE, a string spelling
- * inf or nan, which is how attn writes them.  A mask may hold inf (it is
- * nonzero: keep) but not nan, which says neither keep nor drop.
+ * inf or nan, which is how attn writes them.  A mask may hold neither:
+ * nan says neither keep nor drop, and an infinity means an additive mask
+ * given as a keep-mask (MASK_INF_MSG).
  */
 static enum attn_status
 json_element(const struct json_src *js, const cJSON *j, size_t *cur,
@@ -802,8 +803,9 @@ static enum attn_status
 json_labels(const struct json_src *js, const cJSON *arr, const char *which,
     size_t lm, size_t m, struct attn_labels *out)
 {
-	size_t path[3] = { lm, m, 0 }, n = 0;
+	size_t path[3] = { lm, m, 0 }, n = 0, cur;
 	char msg[ATTN_MSG_MAX];
+	enum attn_status st;
 	const cJSON *j;
 
 	if (!cJSON_IsArray(arr)) {
@@ -811,13 +813,31 @@ json_labels(const struct json_src *js, const cJSON *arr, const char *which,
 		    "strings, not %s", which, json_kind(arr));
 		return fail_path(js, path, 2, 0, msg);
 	}
-	for (j = arr->child; j != NULL; j = j->next, n++)
+	/*
+	 * Escapes such as \u001b and \t decode to control characters,
+	 * which string_content_fault cannot see in the text: look in the
+	 * decoded strings, and point at the label.  A cursor walks the
+	 * elements alongside, since locating each from the top would make
+	 * many labels quadratic.
+	 */
+	cur = skip_ws(js->buf, js->len,
+	    json_locate(js->buf, js->len, path, 2, 0) + 1);
+	for (j = arr->child; j != NULL; j = j->next, n++) {
 		if (!cJSON_IsString(j)) {
 			path[2] = n;
 			snprintf(msg, sizeof msg, "labels \"%s\": expected a "
 			    "string, found %s", which, json_kind(j));
 			return fail_path(js, path, 3, 0, msg);
 		}
+		st = label_control(js->err, js->name, js->buf, js->len, cur,
+		    j->valuestring, strlen(j->valuestring));
+		if (st != ATTN_OK)
+			return st;
+		cur = skip_ws(js->buf, js->len,
+		    skip_value(js->buf, js->len, cur));
+		if (cur < js->len && js->buf[cur] == ',')
+			cur = skip_ws(js->buf, js->len, cur + 1);
+	}
 	if (n == 0)
 		return ATTN_OK;
 	if ((out->names = alloc_array(n, sizeof *out->names)) == NULL)
@@ -884,8 +904,10 @@ json_bundle_labels(const struct json_src *js, const cJSON *obj, size_t lm,
 }
 
 /* Each list of labels in the bundle must name every row of its matrix:
- * "query" the rows of Q, "key" those of K.  where[] holds their member
- * numbers in the labels object, member lm of the bundle. */
+ * "query" the rows of Q, "key" those of K.  A stack of matrices (B x T x
+ * d) shares one list, so it names the T rows of each matrix, not all
+ * B * T.  where[] holds their member numbers in the labels object,
+ * member lm of the bundle. */
 static enum attn_status
 check_label_counts(const struct json_src *js, const struct attn_bundle *b,
     size_t lm, const size_t where[2])
@@ -898,13 +920,15 @@ check_label_counts(const struct json_src *js, const struct attn_bundle *b,
 	size_t i, path[2];
 
 	for (i = 0; i < 2; i++) {
-		size_t rows = attn_array_matrix(arr[i]).rows;
+		size_t nd = arr[i]->ndim;
+		size_t rows = nd >= 2 ? arr[i]->shape[nd - 2] : 1;
 
 		if (lab[i]->count == 0 || lab[i]->count == rows)
 			continue;
 		snprintf(msg, sizeof msg, "labels \"%s\" has %zu name%s but "
-		    "%s has %zu row%s", which[i], lab[i]->count,
-		    lab[i]->count == 1 ? "" : "s", matrix[i], rows,
+		    "%s%s has %zu row%s", which[i], lab[i]->count,
+		    lab[i]->count == 1 ? "" : "s",
+		    nd >= 3 ? "each matrix of " : "", matrix[i], rows,
 		    rows == 1 ? "" : "s");
 		path[0] = lm;
 		path[1] = where[i];
@@ -923,9 +947,9 @@ static const char *const bundle_keys[KEY_COUNT] = {
 
 /*
  * The reader flags for the array under bundle key k.  Q, K and V are read
- * as the caller asks.  A mask is read as booleans and may hold inf, which
- * is nonzero; a bias may hold -inf, which is how a bias masks, and is no
- * boolean.
+ * as the caller asks.  A mask is read as booleans (and may not hold an
+ * infinity or nan); a bias may hold -inf, which is how a bias masks, and
+ * is no boolean.
  */
 static unsigned
 member_flags(size_t k, unsigned flags)

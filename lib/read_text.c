@@ -11,7 +11,8 @@
  * into LINE:COLUMN.  Lines end in LF or CRLF, and every line but a
  * comment must be UTF-8, since labels reach the output: a lone CR or a
  * Latin-1 byte is told where it is rather than found later inside a
- * field.
+ * field; for the same reason no label (row label or header name) may
+ * hold a control character.
  *
  * Quoted fields are never numbers: quoting is how a label that looks like
  * a number ("2") stays a label.  With ATTN_READ_BOOL (masks) the words
@@ -259,6 +260,15 @@ field_label(const struct text_reader *r, const struct field *f)
 	return p;
 }
 
+/* A label may hold no control character: it is written to the terminal.
+ * Quotes and "" hold none, so the field is checked as it stands. */
+static enum attn_status
+check_label(struct text_reader *r, const struct field *f)
+{
+	return label_control(r->err, r->name, r->buf, r->len, f->off,
+	    r->buf + f->off, f->len);
+}
+
 static enum attn_status
 push_label(struct text_reader *r, const struct field *f)
 {
@@ -359,7 +369,8 @@ data_row(struct text_reader *r, size_t le)
 			    "row 1 has one: ", row);
 			return fail_field(r, &f[0], what, " is a number");
 		}
-		if ((st = push_label(r, &f[0])) != ATTN_OK)
+		if ((st = check_label(r, &f[0])) != ATTN_OK ||
+		    (st = push_label(r, &f[0])) != ATTN_OK)
 			return st;
 	} else if (nf == r->cols + 1 && f[0].len != 0 &&
 	    field_number(r, &f[0], &x) < 0) {
@@ -426,6 +437,11 @@ text_line(struct text_reader *r, size_t ls, size_t le)
 			if (field_number(r, &r->line.v[k], &x) >= 0)
 				break;
 		if (k == r->line.n) {
+			/* Its fields name columns: labels too. */
+			for (k = 0; k < r->line.n; k++)
+				if ((st = check_label(r, &r->line.v[k])) !=
+				    ATTN_OK)
+					return st;
 			spare = r->header;
 			r->header = r->line;
 			r->line = spare;

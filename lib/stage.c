@@ -3,6 +3,7 @@
  * formulas and shapes, read by --stage, --explain, the JSON keys and the
  * tests.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -38,4 +39,19 @@ attn_stage_lookup(const char *name, size_t len)
 			return (enum attn_stage)i;
 	}
 	return ATTN_STAGE_COUNT;
+}
+
+void
+block_name(char *buf, size_t size, size_t B, size_t H, size_t n,
+    const char *pre, const char *post)
+{
+	if (B > 1 && H > 1)
+		snprintf(buf, size, "%sbatch %zu, head %zu%s", pre, n / H + 1,
+		    n % H + 1, post);
+	else if (B > 1)
+		snprintf(buf, size, "%sbatch %zu%s", pre, n + 1, post);
+	else if (H > 1)
+		snprintf(buf, size, "%shead %zu%s", pre, n + 1, post);
+	else
+		buf[0] = '\0';
 }

@@ -280,7 +280,7 @@ setup_closed_pipe() {
 }
 
 # The same with SIGPIPE ignored (as under some supervisors): EPIPE is a
-# write error.
+# write error, status 74, but without a message: the reader left.
 setup_closed_pipe_sigpipe_ignored() {
 	(cd "$c" && trap '' PIPE && { sleep 1; timeout 10 "$bin" --self \
 	    good.csv -s weights </dev/null 2>err; echo $? >st; } | head -c0)

@@ -670,6 +670,24 @@ static const struct error_case hostile_text[] = {
 	    "empty field at the end of the line (a trailing comma?)" },
 	{ ATTN_FMT_TSV, 0, "1\t2\t\n", 0, 1, 5,
 	    "empty field at the end of the line (a trailing tab?)" },
+	/* labels reach the terminal: no control character in one, at the
+	 * label; a quoted CSV field may hold a tab, an unquoted one an ESC */
+	{ ATTN_FMT_CSV, 0, "a,1\n\x1B[2Jb,2\n", 0, 2, 1,
+	    "control character 0x1B in a label" },
+	{ ATTN_FMT_CSV, 0, "a,1\n  \"x\ty\",2\n", 0, 2, 3,
+	    "control character 0x09 in a label" },
+	{ ATTN_FMT_CSV, 0, "a, b\x7F\n1,2\n", 0, 1, 4,
+	    "control character 0x7F in a label" },
+	{ ATTN_FMT_CSV, 0, "\xC3\xA9,\"\x01\"\n1,2\n", 0, 1, 3,
+	    "control character 0x01 in a label" },
+	{ ATTN_FMT_TSV, 0, "a\tb\x0B\n1\t2\n", 0, 1, 3,
+	    "control character 0x0B in a label" },
+	{ ATTN_FMT_TSV, 0, "x\t1\r\n\"y\tz\"\t2\r\n", 0, 2, 1,
+	    "control character 0x09 in a label" },
+	{ ATTN_FMT_TEXT, 0, "\"a\tb\" 1\n", 0, 1, 1,
+	    "control character 0x09 in a label" },
+	{ ATTN_FMT_TEXT, 0, "x 1\ny\x1F 2\n", 0, 2, 1,
+	    "control character 0x1F in a label" },
 	/* a preview is cut between characters, never inside one */
 	{ ATTN_FMT_CSV, 0, "1,x\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"
 	    "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"
@@ -696,6 +714,33 @@ START_TEST(latin1_comments_and_utf8_labels_are_read)
 	assert_values(&a, want, 2);
 	ck_assert_str_eq(a.row_labels.names[0], "\xC3\xA9t\xC3\xA9");
 	attn_array_free(&a);
+}
+END_TEST
+
+/* The control-character check is on labels only: TSV tabs separate, a
+ * CRLF's CR is no part of the line, and a tab may pad a CSV field. */
+START_TEST(separators_and_line_ends_are_not_in_labels)
+{
+	static const double want[] = { 1, 2, 3, 4 };
+	static const struct {
+		const char *input;
+		enum attn_format fmt;
+	} ok[] = {
+		{ "\tx\ty\r\nthe\t1\t2\r\ncat\t3\t4\r\n", ATTN_FMT_TSV },
+		{ "x,y\r\n\tthe\t,1,2\r\n\"cat\"\t,3,4\r\n", ATTN_FMT_CSV },
+		{ "x\ty\nthe\t1\t2\ncat 3\t4\n", ATTN_FMT_TEXT },
+	};
+	struct attn_array a;
+	size_t i;
+
+	for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		read_ok(ok[i].input, ok[i].fmt, 0, &a, 2, 2);
+		assert_values(&a, want, 4);
+		ck_assert_uint_eq(a.row_labels.count, 2);
+		ck_assert_str_eq(a.row_labels.names[0], "the");
+		ck_assert_str_eq(a.row_labels.names[1], "cat");
+		attn_array_free(&a);
+	}
 }
 END_TEST
 
@@ -1190,6 +1235,34 @@ START_TEST(bundle_reads_q_k_v_and_labels)
 }
 END_TEST
 
+/* A stack of matrices shares one list of labels: T names, not B * T. */
+START_TEST(bundle_labels_name_the_rows_of_each_matrix)
+{
+	struct attn_bundle b;
+	struct attn_error err;
+
+	ck_assert_int_eq(bundle_s("{\"Q\": [[[1, 0], [0, 1], [1, 1]],\n"
+	    "       [[2, 0], [0, 2], [2, 2]]],\n"
+	    " \"K\": [[[1, 0], [0, 1]], [[1, 1], [0, 1]]],\n"
+	    " \"V\": [[[1], [2]], [[3], [4]]],\n"
+	    " \"labels\": {\"query\": [\"I\", \"am\", \"here\"], "
+	    "\"key\": [\"a\", \"b\"]}}", ATTN_READ_FINITE, &b, &err),
+	    ATTN_OK);
+	ck_assert_uint_eq(b.q.ndim, 3);
+	ck_assert_uint_eq(b.query_labels.count, 3);
+	ck_assert_str_eq(b.query_labels.names[2], "here");
+	ck_assert_uint_eq(b.key_labels.count, 2);
+	attn_bundle_free(&b);
+	/* A 4-D stack (B x H x T x d) likewise. */
+	ck_assert_int_eq(bundle_s("{\"Q\": [[[[1], [2]]], [[[3], [4]]]], "
+	    "\"K\": [[1]], \"V\": [[1]], \"labels\": {\"query\": "
+	    "[\"x\", \"y\"]}}", 0, &b, &err), ATTN_OK);
+	ck_assert_uint_eq(b.q.ndim, 4);
+	ck_assert_uint_eq(b.query_labels.count, 2);
+	attn_bundle_free(&b);
+}
+END_TEST
+
 START_TEST(bundle_without_labels_has_none)
 {
 	struct attn_bundle b;
@@ -1353,6 +1426,33 @@ static const struct error_case bundle_errors[] = {
 	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"key\": [\"a\nb\"]}}", 0, 1, 23,
 	    "invalid JSON: control character 0x0A in a string (JSON needs it "
 	    "escaped)" },
+	/* escaped control characters, which cJSON decodes, and a raw DEL:
+	 * at the label, after strings that could mislead a cursor */
+	{ ATTN_FMT_JSON, 0,
+	    "{\"labels\": {\"query\": [\"a\", \"\\u001b[31m\"]}}", 0, 1, 28,
+	    "control character 0x1B in a label" },
+	{ ATTN_FMT_JSON, 0,
+	    "{\"labels\": {\"key\": [\"]\\\",[\" ,\n  \"x\\ty\"]}}", 0, 2, 3,
+	    "control character 0x09 in a label" },
+	{ ATTN_FMT_JSON, 0,
+	    "{\"labels\": {\"query\": [], \"key\": [\"a\\nb\"]}}", 0, 1, 34,
+	    "control character 0x0A in a label" },
+	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"query\": [\"\x7F\"]}}", 0, 1, 23,
+	    "control character 0x7F in a label" },
+	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"query\": [\"ok\",\"\\u007f\"]}}",
+	    0, 1, 28, "control character 0x7F in a label" },
+	/* labels name the rows of one matrix of a stack (B x T x d) */
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [[[1], [2]], [[3], [4]]], \"K\": [[1]],\n"
+	    " \"V\": [[1]], \"labels\": {\"query\": [\"a\", \"b\", \"c\", "
+	    "\"d\"]}}",
+	    0, 2, 25, "labels \"query\" has 4 names but each matrix of Q has 2 "
+	    "rows" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]], \"K\": [[[[1]], [[2]]]],\n"
+	    " \"V\": [[1]], \"labels\": {\"key\": [\"a\", \"b\"]}}", 0, 2,
+	    25, "labels \"key\" has 2 names but each matrix of K has 1 row" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [1, 2], \"K\": [[1]], \"V\": [[1]],\n"
+	    " \"labels\": {\"query\": [\"a\", \"b\"]}}", 0, 2, 13,
+	    "labels \"query\" has 2 names but Q has 1 row" },
 	/* masks: booleans and numbers, never strings other than inf */
 	{ ATTN_FMT_JSON, ATTN_READ_FINITE,
 	    "{\"Q\": [[1]], \"K\": [[1]], \"V\": [[1]], \"mask\": [[\"x\"]]}",
@@ -1580,6 +1680,7 @@ read_suite(void)
 	tcase_add_loop_test(text, hostile_text_is_reported_clearly, 0,
 	    NCASES(hostile_text));
 	tcase_add_test(text, latin1_comments_and_utf8_labels_are_read);
+	tcase_add_test(text, separators_and_line_ends_are_not_in_labels);
 	tcase_add_loop_test(text, utf8_check_finds_the_first_bad_byte, 0,
 	    NCASES(utf8_cases));
 	tcase_add_test(text, large_input_reads_every_value);
@@ -1606,6 +1707,7 @@ read_suite(void)
 	suite_add_tcase(s, json);
 
 	tcase_add_test(bundle, bundle_reads_q_k_v_and_labels);
+	tcase_add_test(bundle, bundle_labels_name_the_rows_of_each_matrix);
 	tcase_add_test(bundle, bundle_without_labels_has_none);
 	tcase_add_test(bundle, bundle_reads_mask_and_bias);
 	tcase_add_test(bundle, bundle_mask_and_bias_may_be_stacks);

@@ -1,0 +1,120 @@
+/*
+ * labels.c - names for queries and keys.  An option's list must name every
+ * row; a file's names (a first column of names, a bundle's "labels") were
+ * checked by the reader; what is left gets q1.., k1...
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "labels.h"
+
+/* Split "a,b,c" into n labels, which must be exactly want. */
+static enum attn_status
+split_labels(const char *list, const char *option, size_t want,
+    const char *rows, struct attn_labels *out, struct attn_error *err)
+{
+	size_t n = 1, i;
+	const char *p;
+
+	for (p = list; *p != '\0'; p++)
+		n += *p == ',';
+	if (n != want)
+		return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "%s gives %zu label%s for %zu %s", option, n,
+		    n == 1 ? "" : "s", want, rows);
+	if (list[0] == '\0' || list[0] == ',' || strstr(list, ",,") != NULL ||
+	    list[strlen(list) - 1] == ',')
+		return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "%s has an empty label", option);
+	if ((out->names = alloc_array(n, sizeof *out->names)) == NULL)
+		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory");
+	out->count = 0;
+	for (p = list, i = 0; i < n; i++) {
+		size_t len = strcspn(p, ",");
+
+		if ((out->names[i] = str_ndup(p, len)) == NULL) {
+			attn_labels_free(out);
+			return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+			    "out of memory");
+		}
+		out->count++;
+		p += len + 1;
+	}
+	return ATTN_OK;
+}
+
+/* Default names: prefix1, prefix2, ... */
+static enum attn_status
+number_labels(const char *prefix, size_t n, struct attn_labels *out,
+    struct attn_error *err)
+{
+	if ((out->names = alloc_array(n, sizeof *out->names)) == NULL)
+		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory");
+	for (out->count = 0; out->count < n; out->count++) {
+		char buf[32];
+
+		snprintf(buf, sizeof buf, "%s%zu", prefix, out->count + 1);
+		if ((out->names[out->count] = str_ndup(buf,
+		    strlen(buf))) == NULL) {
+			attn_labels_free(out);
+			return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+			    "out of memory");
+		}
+	}
+	return ATTN_OK;
+}
+
+/*
+ * The names of n rows: the option's list, else the file's (which must
+ * match n), else prefix1..prefixn.
+ */
+static enum attn_status
+pick_labels(const char *option_value, const char *option,
+    const struct attn_labels *from_file, const char *prefix, size_t n,
+    const char *rows, struct attn_labels *out, struct attn_error *err)
+{
+	size_t i;
+
+	memset(out, 0, sizeof *out);
+	if (option_value != NULL)
+		return split_labels(option_value, option, n, rows, out, err);
+	if (from_file->count == 0)
+		return number_labels(prefix, n, out, err);
+	if (from_file->count != n)
+		return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		    "%zu labels given for %zu %s", from_file->count, n, rows);
+	if ((out->names = alloc_array(n, sizeof *out->names)) == NULL)
+		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory");
+	for (i = 0; i < n; i++) {
+		if ((out->names[i] = str_ndup(from_file->names[i],
+		    strlen(from_file->names[i]))) == NULL) {
+			attn_labels_free(out);
+			return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+			    "out of memory");
+		}
+		out->count++;
+	}
+	return ATTN_OK;
+}
+
+enum attn_status
+name_rows(const struct options *o, const struct inputs *in,
+    const struct attn_stages *st, struct attn_labels *query,
+    struct attn_labels *key, struct attn_error *err)
+{
+	enum attn_status status;
+
+	status = pick_labels(o->query_labels, "--query-labels", &in->query,
+	    "q", st->T, st->T == 1 ? "query" : "queries", query, err);
+	if (status != ATTN_OK)
+		return status;
+	/* With --self the rows of X name the keys too. */
+	return pick_labels(o->key_labels, "--key-labels",
+	    o->self != NULL ? &in->query : &in->key, "k", st->S,
+	    st->S == 1 ? "key" : "keys", key, err);
+}
+

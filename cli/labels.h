@@ -1,0 +1,19 @@
+/*
+ * labels.h - names for the rows (queries) and key columns of the stages:
+ * from --query-labels and --key-labels, else from the files, else q1..,
+ * k1...
+ */
+#ifndef ATTN_LABELS_H
+#define ATTN_LABELS_H
+
+#include "attn.h"
+#include "inputs.h"
+#include "options.h"
+
+/* Names for the T queries and the S keys of st, owned by the caller
+ * (attn_labels_free). */
+enum attn_status name_rows(const struct options *o, const struct inputs *in,
+    const struct attn_stages *st, struct attn_labels *query,
+    struct attn_labels *key, struct attn_error *err);
+
+#endif
