@@ -361,8 +361,10 @@ START_TEST(numbers_ignore_a_decimal_comma_locale)
 	const char *loc = getenv("ATTN_TEST_LOCALE");
 	struct attn_array a;
 
-	if (setlocale(LC_ALL, loc != NULL ? loc : "de_DE.UTF-8") == NULL)
-		setlocale(LC_ALL, "C");
+	if (loc == NULL)
+		loc = "de_DE.UTF-8";
+	ck_assert_msg(setlocale(LC_ALL, loc) != NULL, "locale %s is missing "
+	    "(make unit generates it through tests/locale.sh)", loc);
 	read_ok("0.5 1.25\n", ATTN_FMT_TEXT, 0, &a, 1, 2);
 	assert_values(&a, want, 2);
 	attn_array_free(&a);
