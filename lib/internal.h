@@ -69,7 +69,8 @@ void block_name(char *buf, size_t size, size_t B, size_t H, size_t n,
 int word_is(const char *s, size_t len, const char *w);
 
 /* Write a short preview of s[0..len) for messages: at most max bytes,
- * non-printable bytes shown as '?', "..." when cut.  buf has max + 4. */
+ * cut at a UTF-8 character boundary, control bytes shown as '?', "..."
+ * when cut.  buf has max + 4. */
 void text_preview(char *buf, size_t max, const char *s, size_t len);
 
 /* ---------------------------------------------------------------- read_*.c */
@@ -90,10 +91,6 @@ size_t utf8_invalid(const char *s, size_t len);
 /* Whether buf starts with a UTF-16 byte order mark, either byte order
  * (UTF-32's little-endian mark starts the same way). */
 int utf16_bom(const char *buf, size_t len);
-
-/* text_preview, cut at a character boundary so that a message quoting
- * UTF-8 text stays UTF-8; buf has max + 4 bytes (read.c). */
-void preview_utf8(char *buf, size_t max, const char *s, size_t len);
 
 /* A data error at off when label[0..n) holds a C0 control or DEL (read.c). */
 enum attn_status label_control(struct attn_error *err, const char *name,

@@ -203,8 +203,14 @@ attn_format_number(char *buf, double x, int digits, unsigned flags)
 void
 text_preview(char *buf, size_t max, const char *s, size_t len)
 {
-	size_t i, n = len < max ? len : max;
+	size_t i, n;
 
+	/* Cut at the start of a character, so that a message quoting UTF-8
+	 * text stays UTF-8. */
+	if (len > max)
+		while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+			max--;
+	n = len < max ? len : max;
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 

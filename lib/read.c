@@ -100,16 +100,6 @@ label_control(struct attn_error *err, const char *name, const char *buf,
 	return ATTN_OK;
 }
 
-void
-preview_utf8(char *buf, size_t max, const char *s, size_t len)
-{
-	/* Back off over continuation bytes to the start of a character. */
-	if (len > max)
-		while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
-			max--;
-	text_preview(buf, max, s, len);
-}
-
 /* Spreadsheets on Windows save "Unicode text" as UTF-16 with a byte order
  * mark; the readers name it rather than trip on its NUL bytes. */
 int

@@ -322,7 +322,7 @@ word_fault(const struct json_src *js, const struct token *t)
 	char p[PREVIEW_MAX + 4];
 	double x;
 
-	preview_utf8(p, PREVIEW_MAX, w, n);
+	text_preview(p, PREVIEW_MAX, w, n);
 	if (n > 0 && (w[0] == '+' || w[0] == '-'))
 		k = 1;
 	if (word_is(w + k, n - k, "nan") || word_is(w + k, n - k, "inf") ||
@@ -398,7 +398,7 @@ syntax_fault(const struct json_src *js, size_t off)
 			return error_at(js->err, ATTN_ERR_DATA, js->name, b,
 			    len, p2.start, "invalid JSON: trailing comma "
 			    "before '}'");
-		preview_utf8(p, PREVIEW_MAX, b + p1.start, p1.end - p1.start);
+		text_preview(p, PREVIEW_MAX, b + p1.start, p1.end - p1.start);
 		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len,
 		    p1.start, "invalid JSON: object keys are strings in "
 		    "double quotes, not '%s'", p);
@@ -438,7 +438,7 @@ syntax_fault(const struct json_src *js, size_t off)
 		expected = in_object ? "',' or '}'" : "',' or ']'";
 	if (t.kind == 'w' && value)
 		return word_fault(js, &t);
-	preview_utf8(p, PREVIEW_MAX, b + t.start, t.end - t.start);
+	text_preview(p, PREVIEW_MAX, b + t.start, t.end - t.start);
 	return error_at(js->err, ATTN_ERR_DATA, js->name, b, len, t.start,
 	    "invalid JSON: expected %s, found '%s'", expected, p);
 }
@@ -623,7 +623,7 @@ json_element(const struct json_src *js, const cJSON *j, size_t *cur,
 	}
 	if (cJSON_IsNumber(j)) {
 		rc = attn_parse_number(js->buf + at, tlen, x);
-		preview_utf8(p, PREVIEW_MAX, js->buf + at, tlen);
+		text_preview(p, PREVIEW_MAX, js->buf + at, tlen);
 		if (rc > 0)
 			return error_at(js->err, ATTN_ERR_DATA, js->name,
 			    js->buf, js->len, at, "number out of range: '%s'",
@@ -643,7 +643,7 @@ json_element(const struct json_src *js, const cJSON *j, size_t *cur,
 		    js->len, at, "%s", isnan(*x) ? "nan in a mask" :
 		    MASK_INF_MSG);
 	if (js->flags & ATTN_READ_FINITE) {
-		preview_utf8(p, PREVIEW_MAX, j->valuestring,
+		text_preview(p, PREVIEW_MAX, j->valuestring,
 		    strlen(j->valuestring));
 		return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
 		    js->len, at, "non-finite number '%s' "
@@ -793,7 +793,7 @@ read_json(const char *name, const char *buf, size_t len, unsigned flags,
 static const char *
 key_preview(char *p, const char *key)
 {
-	preview_utf8(p, PREVIEW_MAX, key, strlen(key));
+	text_preview(p, PREVIEW_MAX, key, strlen(key));
 	return p;
 }
 

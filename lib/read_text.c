@@ -89,7 +89,7 @@ fail_field(struct text_reader *r, const struct field *f, const char *before,
 {
 	char p[PREVIEW_MAX + 4];
 
-	preview_utf8(p, PREVIEW_MAX, r->buf + f->off, f->len);
+	text_preview(p, PREVIEW_MAX, r->buf + f->off, f->len);
 	return error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len,
 	    f->off, "%s'%s'%s", before, p, after);
 }
@@ -541,7 +541,7 @@ read_text(const char *name, const char *buf, size_t len,
 	if (r.rows == 0 && r.have_header) {
 		/* A first line without a number is a header, so a lone "-",
 		 * "0x10" or "1;2" lands here: quote it. */
-		preview_utf8(p, PREVIEW_MAX, buf + r.header_start,
+		text_preview(p, PREVIEW_MAX, buf + r.header_start,
 		    r.header_end - r.header_start);
 		reader_free(&r);
 		return error_at(err, ATTN_ERR_DATA, name, buf, len,
