@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "inputs.h"
-#include "internal.h"
+#include "attn.h"
 #include "io.h"
 
 static const char *const role[IN_COUNT] = { "Q", "K", "V", "mask", "bias" };
@@ -57,7 +57,7 @@ load_array(const char *path, unsigned flags, struct attn_array *a,
 	if ((st = io_slurp(path, &buf, &len, err)) != ATTN_OK)
 		return st;
 	if (attn_is_bundle(buf, len))
-		st = error_set(err, ATTN_ERR_DATA, name, 0, 0, "a JSON "
+		st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "a JSON "
 		    "BUNDLE object must be the only operand");
 	else
 		st = attn_read_array(name, buf, len, ATTN_FMT_AUTO, flags, a,
@@ -79,7 +79,7 @@ load_bundle(const char *path, struct inputs *in, struct attn_error *err)
 		return st;
 	if (!attn_is_bundle(buf, len)) {
 		free(buf);
-		return error_set(err, ATTN_ERR_DATA, name, 0, 0,
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
 		    "one operand must be a JSON BUNDLE object "
 		    "{\"Q\": .., \"K\": .., \"V\": ..}; "
 		    "give Q K V as three files, or --self X");
@@ -115,7 +115,7 @@ batches_of(struct inputs *in, size_t n, size_t *batches,
 
 		if (a->ndim > 3) {
 			shape_str(s0, sizeof s0, a);
-			return error_set(err, ATTN_ERR_DATA, in->name[i], 0, 0,
+			return attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0, 0,
 			    "%s is %zu-D (%s); 4-D layouts are not supported "
 			    "yet: give 2-D matrices or a 3-D stack of them",
 			    role[i], a->ndim, s0);
@@ -126,7 +126,7 @@ batches_of(struct inputs *in, size_t n, size_t *batches,
 		if (b[i] != b[0]) {
 			shape_str(s0, sizeof s0, &in->arr[0]);
 			shape_str(s1, sizeof s1, &in->arr[i]);
-			return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 			    "batch mismatch: Q is %s but %s is %s: Q, K and "
 			    "V must all be 2-D, or all 3-D stacks of the same "
 			    "number of matrices", s0, role[i], s1);
@@ -155,14 +155,14 @@ blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
 	 * 3-D: B x T x S; 4-D: B x H x T x S. */
 	*blocks = a->ndim == 3 ? a->shape[0] : a->ndim == 4 ?
 	    a->shape[0] * a->shape[1] : T == 0 ? 0 : m.rows / T;
-	if (size_mul(B, heads, &bh) == 0 && size_mul(*blocks, T, &rows) == 0 &&
+	if (attn_size_mul(B, heads, &bh) == 0 && attn_size_mul(*blocks, T, &rows) == 0 &&
 	    m.cols == S && m.rows == rows &&
 	    (a->ndim <= 2 ? *blocks == 1 || *blocks == B || *blocks == bh :
 	    a->ndim == 3 ? a->shape[0] == B :
 	    a->shape[0] == B && a->shape[1] == heads))
 		return ATTN_OK;
 	shape_str(got, sizeof got, a);
-	return error_set(err, ATTN_ERR_DATA, in->name[i], 0, 0,
+	return attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0, 0,
 	    "shape mismatch: %s is %s but the scores are %zux%zu (T x S): a "
 	    "%s must be T x S, or B x T x S = %zux%zux%zu, or B x H x T x S "
 	    "= %zux%zux%zux%zu (in 2-D, those blocks one under another)",
@@ -209,7 +209,7 @@ inputs_load(const struct options *o, struct inputs *in,
 			if (path[i] == NULL)
 				continue;
 			if (a->ndim != 0)
-				return error_set(err, ATTN_ERR_USAGE, NULL, 0,
+				return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0,
 				    0, "the bundle has a %s, and --%s gives "
 				    "another", role[IN_MASK + i],
 				    role[IN_MASK + i]);
@@ -220,7 +220,7 @@ inputs_load(const struct options *o, struct inputs *in,
 		}
 	}
 	if (o->cfg.mask_invert && in->arr[IN_MASK].ndim == 0)
-		return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "--mask-invert needs a mask (--mask FILE or a bundle's "
 		    "\"mask\")");
 

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "attn.h"
 #include "io.h"
 
 enum attn_status
@@ -36,7 +36,7 @@ memory_limit(unsigned long long *limit, const char **what,
 		*what = "ATTN_MAX_MEMORY";
 		if (env[0] < '0' || env[0] > '9' || *end != '\0' ||
 		    errno != 0)
-			return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 			    "ATTN_MAX_MEMORY wants a number of bytes, not "
 			    "'%s'", env);
 		return ATTN_OK;
@@ -66,12 +66,12 @@ io_slurp(const char *path, char **buf, size_t *len, struct attn_error *err)
 		return st;
 	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY);
 	if (fd < 0)
-		return error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
+		return attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
 		    "cannot open: %s", strerror(errno));
 	if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
 		if (!is_stdin)
 			close(fd);
-		return error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
+		return attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
 		    "is a directory");
 	}
 	if ((p = malloc(cap)) == NULL)
@@ -83,7 +83,7 @@ io_slurp(const char *path, char **buf, size_t *len, struct attn_error *err)
 			char *q;
 
 			if (n >= limit) {
-				error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
+				attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
 				    "input is larger than %s (%llu bytes)",
 				    what, limit);
 				free(p);
@@ -103,7 +103,7 @@ io_slurp(const char *path, char **buf, size_t *len, struct attn_error *err)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			error_set(err, ATTN_ERR_IO, name, 0, 0,
+			attn_error_set(err, ATTN_ERR_IO, name, 0, 0,
 			    "read error: %s", strerror(errno));
 			free(p);
 			if (!is_stdin)
@@ -122,7 +122,7 @@ nomem:
 	free(p);
 	if (!is_stdin)
 		close(fd);
-	return error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
+	return attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
 	    "out of memory reading %zu bytes", n);
 }
 
@@ -199,10 +199,10 @@ sink_open(struct sink *s, const char *path, struct attn_error *err)
 	s->path = path;
 	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
 		if (S_ISDIR(sb.st_mode))
-			return error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
+			return attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
 			    "cannot create: Is a directory");
 		if ((s->fp = fopen(path, "w")) == NULL)
-			return error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
+			return attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
 			    "cannot open: %s", strerror(errno));
 		s->direct = 1;
 		return ATTN_OK;
@@ -214,14 +214,14 @@ sink_open(struct sink *s, const char *path, struct attn_error *err)
 	slash = strrchr(path, '/');
 	dirlen = slash == NULL ? 0 : (size_t)(slash - path) + 1;
 	if ((s->tmp = malloc(dirlen + sizeof ".attn-XXXXXX")) == NULL)
-		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory");
 	memcpy(s->tmp, path, dirlen);
 	memcpy(s->tmp + dirlen, ".attn-XXXXXX", sizeof ".attn-XXXXXX");
 	watch_signals(s->tmp);
 	if ((fd = mkstemp(s->tmp)) < 0) {
 		/* Name the target as given: s->real goes with the sink. */
-		error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
+		attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
 		    "cannot create: %s", strerror(errno));
 		free(s->tmp);
 		s->tmp = NULL;
@@ -230,7 +230,7 @@ sink_open(struct sink *s, const char *path, struct attn_error *err)
 		return ATTN_ERR_CANTCREAT;
 	}
 	if ((s->fp = fdopen(fd, "w")) == NULL) {
-		error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
+		attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
 		    "cannot create: %s", strerror(errno));
 		close(fd);
 		sink_abort(s);
@@ -272,9 +272,9 @@ sink_commit(struct sink *s, struct attn_error *err)
 		/* A reader that left (head -1, with SIGPIPE ignored) is not
 		 * worth a message: the status says it. */
 		if (failed && saved == EPIPE)
-			return error_set(err, ATTN_ERR_IO, NULL, 0, 0, "%s", "");
+			return attn_error_set(err, ATTN_ERR_IO, NULL, 0, 0, "%s", "");
 		if (failed)
-			return error_set(err, ATTN_ERR_IO, NULL, 0, 0,
+			return attn_error_set(err, ATTN_ERR_IO, NULL, 0, 0,
 			    "write error on %s: %s", name, strerror(saved));
 		return ATTN_OK;
 	}
@@ -291,13 +291,13 @@ sink_commit(struct sink *s, struct attn_error *err)
 	s->fp = NULL;
 	if (failed) {
 		sink_abort(s);
-		return error_set(err, ATTN_ERR_IO, s->path, 0, 0,
+		return attn_error_set(err, ATTN_ERR_IO, s->path, 0, 0,
 		    "write error: %s", strerror(saved));
 	}
 	if (rename(s->tmp, target) != 0) {
 		saved = errno;
 		sink_abort(s);
-		return error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
+		return attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
 		    "cannot replace: %s", strerror(saved));
 	}
 	watch_signals(NULL);

@@ -3,10 +3,11 @@
  * row; a file's names (a first column of names, a bundle's "labels") were
  * checked by the reader; what is left gets q1.., k1...
  */
+#define _POSIX_C_SOURCE 200809L	/* strndup */
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "attn.h"
 #include "labels.h"
 
 /* Split "a,b,c" into n labels, which must be exactly want. */
@@ -20,23 +21,23 @@ split_labels(const char *list, const char *option, size_t want,
 	for (p = list; *p != '\0'; p++)
 		n += *p == ',';
 	if (n != want)
-		return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "%s gives %zu label%s for %zu %s", option, n,
 		    n == 1 ? "" : "s", want, rows);
 	if (list[0] == '\0' || list[0] == ',' || strstr(list, ",,") != NULL ||
 	    list[strlen(list) - 1] == ',')
-		return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "%s has an empty label", option);
-	if ((out->names = alloc_array(n, sizeof *out->names)) == NULL)
-		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+	if ((out->names = attn_alloc_array(n, sizeof *out->names)) == NULL)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory");
 	out->count = 0;
 	for (p = list, i = 0; i < n; i++) {
 		size_t len = strcspn(p, ",");
 
-		if ((out->names[i] = str_ndup(p, len)) == NULL) {
+		if ((out->names[i] = strndup(p, len)) == NULL) {
 			attn_labels_free(out);
-			return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 			    "out of memory");
 		}
 		out->count++;
@@ -50,17 +51,17 @@ static enum attn_status
 number_labels(const char *prefix, size_t n, struct attn_labels *out,
     struct attn_error *err)
 {
-	if ((out->names = alloc_array(n, sizeof *out->names)) == NULL)
-		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+	if ((out->names = attn_alloc_array(n, sizeof *out->names)) == NULL)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory");
 	for (out->count = 0; out->count < n; out->count++) {
 		char buf[32];
 
 		snprintf(buf, sizeof buf, "%s%zu", prefix, out->count + 1);
-		if ((out->names[out->count] = str_ndup(buf,
+		if ((out->names[out->count] = strndup(buf,
 		    strlen(buf))) == NULL) {
 			attn_labels_free(out);
-			return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 			    "out of memory");
 		}
 	}
@@ -84,16 +85,16 @@ pick_labels(const char *option_value, const char *option,
 	if (from_file->count == 0)
 		return number_labels(prefix, n, out, err);
 	if (from_file->count != n)
-		return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 		    "%zu labels given for %zu %s", from_file->count, n, rows);
-	if ((out->names = alloc_array(n, sizeof *out->names)) == NULL)
-		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+	if ((out->names = attn_alloc_array(n, sizeof *out->names)) == NULL)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory");
 	for (i = 0; i < n; i++) {
-		if ((out->names[i] = str_ndup(from_file->names[i],
+		if ((out->names[i] = strndup(from_file->names[i],
 		    strlen(from_file->names[i]))) == NULL) {
 			attn_labels_free(out);
-			return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 			    "out of memory");
 		}
 		out->count++;

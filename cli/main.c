@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "inputs.h"
-#include "internal.h"
+#include "attn.h"
 #include "io.h"
 #include "labels.h"
 #include "options.h"
@@ -86,7 +86,7 @@ warn_masked_rows(const struct options *o, const struct attn_stages *st,
 
 		char where[64];
 
-		block_name(where, sizeof where, st->batches, st->heads, block,
+		attn_block_name(where, sizeof where, st->batches, st->heads, block,
 		    " (", ")");
 		fprintf(stderr, "%s%s%s", i > 0 ? ", " : "",
 		    lab->query[row % st->T], where);
@@ -115,7 +115,7 @@ check_memory(const struct options *o, const struct inputs *in,
 	    (st = memory_limit(&limit, &what, err)) != ATTN_OK)
 		return st;
 	if (need > limit)
-		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "the stages need %zu bytes, more than %s (%llu bytes)",
 		    need, what, limit);
 	return ATTN_OK;
@@ -133,11 +133,11 @@ write_output(const struct options *o, const struct attn_stages *st,
 	FILE *mem;
 
 	if ((mem = open_memstream(&text, &len)) == NULL)
-		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory");
 	status = output_print(mem, o, st, lab, err);
 	if (fclose(mem) != 0 && status == ATTN_OK)
-		status = error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		status = attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory rendering the output");
 	if (status == ATTN_OK &&
 	    (status = sink_open(&sink, o->output, err)) == ATTN_OK) {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "attn.h"
 #include "options.h"
 
 const char options_usage[] =
@@ -134,7 +134,7 @@ options_init(struct options *o)
 static enum attn_status
 usage_error(struct attn_error *err, const char *fmt, const char *arg)
 {
-	return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, fmt, arg);
+	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, fmt, arg);
 }
 
 /* The stage names, "scores, scaled, ...", from the stage table. */
@@ -198,7 +198,7 @@ parse_stages(struct options *o, const char *list, struct attn_error *err)
 		enum attn_stage s = attn_stage_lookup(p, len);
 		char name[64];
 
-		text_preview(name, 40, p, len);
+		attn_text_preview(name, 40, p, len);
 		if (len == 0)
 			return usage_error(err, "%s",
 			    "empty stage name in --stage");
@@ -209,7 +209,7 @@ parse_stages(struct options *o, const char *list, struct attn_error *err)
 			char names[128];
 
 			stage_names(names, sizeof names);
-			return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 			    "unknown stage '%s' (stages: %s, or all)", name,
 			    names);
 		}
@@ -352,7 +352,7 @@ check_rules(struct options *o, int stage_given, int scale_given,
 		return usage_error(err, "%s", "--mask-invert needs a mask "
 		    "(--mask FILE or a bundle's \"mask\")");
 	if (o->cfg.kv_heads != 0 && o->cfg.heads % o->cfg.kv_heads != 0)
-		return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "--heads %zu is not a multiple of --kv-heads %zu",
 		    o->cfg.heads, o->cfg.kv_heads);
 

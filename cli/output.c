@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "attn.h"
 #include "output.h"
 
 struct printer {
@@ -74,7 +74,7 @@ static void
 stage_block_name(const struct printer *p, enum attn_stage s, size_t n,
     char *buf, size_t size)
 {
-	block_name(buf, size, p->st->batches,
+	attn_block_name(buf, size, p->st->batches,
 	    attn_stage_table[s].per_head ? p->st->heads : 1, n, ", ", "");
 }
 
@@ -170,8 +170,8 @@ print_table_block(const struct printer *p, enum attn_stage s, size_t n)
 	size_t i, j, w0 = 0, *width;
 
 	/* Column widths: the widest of the label and every number. */
-	if ((width = alloc_array(m.cols, sizeof *width)) == NULL)
-		return error_set(p->err, ATTN_ERR_NOMEM, NULL, 0, 0,
+	if ((width = attn_alloc_array(m.cols, sizeof *width)) == NULL)
+		return attn_error_set(p->err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory laying out a table of %zu columns", m.cols);
 	for (j = 0; j < m.cols; j++) {
 		width[j] = text_width(col_label(p, s, j, buf));

@@ -43,6 +43,12 @@ enum attn_status {
 
 #define ATTN_MSG_MAX 256
 
+#if defined(__GNUC__)
+#define ATTN_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define ATTN_PRINTF(f, a)
+#endif
+
 struct attn_error {
 	enum attn_status status;
 	const char *file;	/* borrowed; NULL when no file applies */
@@ -50,6 +56,13 @@ struct attn_error {
 	size_t col;		/* 1-based, in characters; 0 likewise */
 	char msg[ATTN_MSG_MAX];
 };
+
+/* Fill err (which may be NULL) with status, file, position and a
+ * printf-style message, and return status; line and col 0 mean no
+ * position.  For callers that report their own errors the library's way. */
+enum attn_status attn_error_set(struct attn_error *err,
+    enum attn_status status, const char *file, size_t line, size_t col,
+    const char *fmt, ...) ATTN_PRINTF(6, 7);
 
 /* ---------------------------------------------------------------- matrices */
 
@@ -74,6 +87,13 @@ void attn_matrix_free(struct attn_matrix *m);
  * The ranges must lie inside m. */
 struct attn_matrix attn_matrix_view(const struct attn_matrix *m, size_t r0,
     size_t nr, size_t c0, size_t nc);
+
+/* *out = a * b; returns 0, or -1 when the product overflows size_t. */
+int attn_size_mul(size_t a, size_t b, size_t *out);
+
+/* malloc(n * size) with the product checked; NULL on overflow or failure.
+ * Free with free(). */
+void *attn_alloc_array(size_t n, size_t size);
 
 /* Pointer to element (i, j). */
 static inline double *
@@ -314,6 +334,21 @@ size_t attn_kv_head(size_t h, size_t heads, size_t kv_heads);
  * followed by every other slope of 2n (Press et al., get_slopes).
  */
 double attn_alibi_slope(size_t h, size_t heads);
+
+/*
+ * Name block n of a stack of B batches of H heads (block n is batch
+ * n / H, head n % H) for messages: pre + "batch 2, head 3" + post, with
+ * only the parts that have more than one; "" when B == H == 1.
+ */
+void attn_block_name(char *buf, size_t size, size_t B, size_t H, size_t n,
+    const char *pre, const char *post);
+
+/* ---------------------------------------------------------------- text */
+
+/* Write a short preview of s[0..len) for messages: at most max bytes,
+ * cut at a UTF-8 character boundary, control bytes shown as '?', "..."
+ * when cut.  buf has room for max + 4 bytes. */
+void attn_text_preview(char *buf, size_t max, const char *s, size_t len);
 
 /* ---------------------------------------------------------------- numbers */
 

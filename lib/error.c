@@ -22,7 +22,7 @@ error_vset(struct attn_error *err, enum attn_status status, const char *file,
 }
 
 enum attn_status
-error_set(struct attn_error *err, enum attn_status status, const char *file,
+attn_error_set(struct attn_error *err, enum attn_status status, const char *file,
     size_t line, size_t col, const char *fmt, ...)
 {
 	va_list ap;
@@ -34,37 +34,28 @@ error_set(struct attn_error *err, enum attn_status status, const char *file,
 }
 
 enum attn_status
-error_at(struct attn_error *err, enum attn_status status, const char *file,
+attn_error_at(struct attn_error *err, enum attn_status status, const char *file,
     const char *buf, size_t len, size_t offset, const char *fmt, ...)
 {
 	va_list ap;
 	size_t line, col;
 
-	pos_from_offset(buf, len, offset, &line, &col);
+	attn_pos_from_offset(buf, len, offset, &line, &col);
 	va_start(ap, fmt);
 	error_vset(err, status, file, line, col, fmt, ap);
 	va_end(ap);
 	return status;
 }
 
-size_t
-bom_len(const char *buf, size_t len)
-{
-	if (len >= 3 && (unsigned char)buf[0] == 0xEF &&
-	    (unsigned char)buf[1] == 0xBB && (unsigned char)buf[2] == 0xBF)
-		return 3;
-	return 0;
-}
-
 void
-pos_from_offset(const char *buf, size_t len, size_t offset, size_t *line,
+attn_pos_from_offset(const char *buf, size_t len, size_t offset, size_t *line,
     size_t *col)
 {
 	size_t i = 0, l = 1, c = 1;
 
 	if (offset > len)
 		offset = len;
-	i = bom_len(buf, len);
+	i = attn_bom_len(buf, len);
 	if (i > offset)
 		i = offset;
 	for (; i < offset; i++) {

@@ -96,11 +96,11 @@ check_blocks(const char *what, const struct attn_matrix *m, size_t blocks,
 
 	if (m->data == NULL)
 		return ATTN_OK;
-	if (size_mul(d->B, d->H, &bh) == 0 &&
-	    size_mul(blocks, d->T, &rows) == 0 && m->cols == d->S &&
+	if (attn_size_mul(d->B, d->H, &bh) == 0 &&
+	    attn_size_mul(blocks, d->T, &rows) == 0 && m->cols == d->S &&
 	    (blocks == 1 || blocks == d->B || blocks == bh) && m->rows == rows)
 		return ATTN_OK;
-	return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+	return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 	    "shape mismatch: %s is %zu block%s of %zux%zu but scores are "
 	    "%zux%zu (T x S): a %s needs T x S blocks, one in all, one per "
 	    "batch (%zu) or one per batch and head (%zu)", what, blocks,
@@ -131,20 +131,20 @@ check_shapes(const struct attn_config *cfg, const struct attn_inputs *in,
 	d->H = cfg->heads;
 	d->G = cfg->kv_heads != 0 ? cfg->kv_heads : cfg->heads;
 	if (d->B == 0)
-		return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "0 batches: there must be at least one");
 	if (d->H == 0 || d->G > d->H || d->H % d->G != 0)
-		return error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "%zu head%s and %zu KV head%s: the heads must be a "
 		    "multiple of the KV heads, and neither may be 0", d->H,
 		    d->H == 1 ? "" : "s", d->G, d->G == 1 ? "" : "s");
 	if (q->rows % d->B != 0 || k->rows % d->B != 0 ||
 	    v->rows % d->B != 0)
-		return error_set(err, ATTN_ERR_INTERNAL, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_INTERNAL, NULL, 0, 0,
 		    "stacks of %zu, %zu and %zu rows do not hold %zu batches",
 		    q->rows, k->rows, v->rows, d->B);
 	if (q->rows == 0 || q->cols == 0 || k->rows == 0 || v->cols == 0)
-		return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 		    "empty matrix: Q is %zux%zu, K is %zux%zu, V is %zux%zu",
 		    q->rows, q->cols, k->rows, k->cols, v->rows, v->cols);
 	d->T = q->rows / d->B;
@@ -153,29 +153,29 @@ check_shapes(const struct attn_config *cfg, const struct attn_inputs *in,
 	shape_text(ks, sizeof ks, k, d->B);
 	shape_text(vs, sizeof vs, v, d->B);
 	if (q->cols % d->H != 0)
-		return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 		    "Q is %s: %zu heads cannot split its columns equally",
 		    qs, d->H);
 	if (k->cols % d->G != 0 || v->cols % d->G != 0)
-		return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 		    "K is %s and V is %s: %zu %s cannot split their columns "
 		    "equally", ks, vs, d->G,
 		    cfg->kv_heads != 0 ? "KV heads" : "heads");
 	d->d_k = q->cols / d->H;
 	d->d_v = v->cols / d->G;
 	if (d->H == 1 && d->G == 1 && q->cols != k->cols)
-		return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 		    "shape mismatch: Q is %s but K is %s: "
 		    "Q and K need the same number of columns (d_k)", qs, ks);
 	if (k->cols / d->G != d->d_k)
-		return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 		    "shape mismatch: Q is %s but K is %s: with %zu "
 		    "head%s and %zu KV head%s, d_k is %zu/%zu = %zu for Q but "
 		    "%zu/%zu = %zu for K", qs, ks,
 		    d->H, d->H == 1 ? "" : "s", d->G, d->G == 1 ? "" : "s",
 		    q->cols, d->H, d->d_k, k->cols, d->G, k->cols / d->G);
 	if (k->rows != v->rows)
-		return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 		    "shape mismatch: K is %s but V is %s: "
 		    "K and V need the same number of rows (S)", ks, vs);
 	if ((st = check_blocks("mask", &in->mask, in->mask_blocks, d,
@@ -254,9 +254,9 @@ kernel_block(const struct attn_config *cfg, const struct dims *d,
 				dot += *attn_at(&k->q, i, c) *
 				    *attn_at(&k->k, j, c);
 			if (!isfinite(dot)) {
-				block_name(at, sizeof at, d->B, d->H,
+				attn_block_name(at, sizeof at, d->B, d->H,
 				    k->b * d->H + k->h, " (", ")");
-				return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+				return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 				    "score of query %zu and key %zu%s "
 				    "overflows a double (Q and K values are "
 				    "too large)", i + 1, j + 1, at);
@@ -274,9 +274,9 @@ kernel_block(const struct attn_config *cfg, const struct dims *d,
 				char num[ATTN_NUM_MAX];
 
 				attn_format_number(num, scale, 0, 0);
-				block_name(at, sizeof at, d->B, d->H,
+				attn_block_name(at, sizeof at, d->B, d->H,
 				    k->b * d->H + k->h, " (", ")");
-				return error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+				return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 				    "scaled score of query %zu and key %zu%s "
 				    "overflows a double (scale %s)", i + 1,
 				    j + 1, at, num);
@@ -382,8 +382,8 @@ find_masked_rows(struct attn_stages *out, struct attn_error *err)
 	}
 	if (n == 0)
 		return ATTN_OK;
-	if ((out->masked = alloc_array(n, sizeof *out->masked)) == NULL)
-		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+	if ((out->masked = attn_alloc_array(n, sizeof *out->masked)) == NULL)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory");
 	for (i = 0; i < keep->rows; i++) {
 		for (j = 0; j < keep->cols && *attn_at(keep, i, j) == 0.0; j++)
@@ -404,9 +404,9 @@ stage_sizes(const struct dims *d, size_t rows[ATTN_STAGE_COUNT],
 
 	/* Per-head stages: B*H blocks of T rows; output: B*T x H*d_v (and
 	 * B*T <= B*H*T). */
-	if (size_mul(d->B, d->H, &bh) != 0 ||
-	    size_mul(bh, d->T, &per_head) != 0 ||
-	    size_mul(d->H, d->d_v, &out_cols) != 0)
+	if (attn_size_mul(d->B, d->H, &bh) != 0 ||
+	    attn_size_mul(bh, d->T, &per_head) != 0 ||
+	    attn_size_mul(d->H, d->d_v, &out_cols) != 0)
 		return 0;
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
 		const struct attn_stage_info *info = &attn_stage_table[s];
@@ -432,15 +432,15 @@ attn_plan(const struct attn_config *cfg, const struct attn_inputs *in,
 	if (!stage_sizes(&d, rows, cols))
 		goto overflow;
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
-		if (size_mul(rows[s], cols[s], &n) != 0 ||
-		    size_mul(n, sizeof(double), &n) != 0 ||
+		if (attn_size_mul(rows[s], cols[s], &n) != 0 ||
+		    attn_size_mul(n, sizeof(double), &n) != 0 ||
 		    *bytes > SIZE_MAX - n)
 			goto overflow;
 		*bytes += n;
 	}
 	return ATTN_OK;
 overflow:
-	return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+	return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 	    "the stages of %zu batches of %zu heads, %zu queries and %zu "
 	    "keys are too large to address", d.B, d.H, d.T, d.S);
 }
@@ -468,7 +468,7 @@ attn_run(const struct attn_config *cfg, const struct attn_inputs *in,
 	out->scale = scale;
 
 	if (!stage_sizes(&d, rows, cols))
-		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "%zu batches of %zu heads of %zu rows are too many",
 		    d.B, d.H, d.T);
 	for (s = 0; s < ATTN_STAGE_COUNT; s++)

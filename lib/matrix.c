@@ -9,7 +9,7 @@
 #include "internal.h"
 
 int
-size_mul(size_t a, size_t b, size_t *out)
+attn_size_mul(size_t a, size_t b, size_t *out)
 {
 	if (a != 0 && b > SIZE_MAX / a)
 		return -1;
@@ -18,17 +18,17 @@ size_mul(size_t a, size_t b, size_t *out)
 }
 
 void *
-alloc_array(size_t n, size_t size)
+attn_alloc_array(size_t n, size_t size)
 {
 	size_t bytes;
 
-	if (size_mul(n, size, &bytes) != 0)
+	if (attn_size_mul(n, size, &bytes) != 0)
 		return NULL;
 	return malloc(bytes != 0 ? bytes : 1);
 }
 
 char *
-str_ndup(const char *s, size_t len)
+attn_str_ndup(const char *s, size_t len)
 {
 	char *p = malloc(len + 1);
 
@@ -39,6 +39,24 @@ str_ndup(const char *s, size_t len)
 	return p;
 }
 
+/* Doubling keeps every reader linear however its input is shaped. */
+void *
+attn_grow_array(void *p, size_t *cap, size_t need, size_t elsize)
+{
+	size_t ncap = *cap != 0 ? *cap : 16, bytes;
+	void *np;
+
+	while (ncap < need)
+		if (attn_size_mul(ncap, 2, &ncap) != 0)
+			return NULL;
+	if (attn_size_mul(ncap, elsize, &bytes) != 0)
+		return NULL;
+	if ((np = realloc(p, bytes)) == NULL)
+		return NULL;
+	*cap = ncap;
+	return np;
+}
+
 enum attn_status
 attn_matrix_alloc(struct attn_matrix *m, size_t rows, size_t cols,
     struct attn_error *err)
@@ -46,13 +64,13 @@ attn_matrix_alloc(struct attn_matrix *m, size_t rows, size_t cols,
 	size_t n, bytes;
 
 	memset(m, 0, sizeof *m);
-	if (size_mul(rows, cols, &n) != 0 ||
-	    size_mul(n, sizeof(double), &bytes) != 0)
-		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+	if (attn_size_mul(rows, cols, &n) != 0 ||
+	    attn_size_mul(n, sizeof(double), &bytes) != 0)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "a %zux%zu matrix is too large to address", rows, cols);
 	m->data = calloc(n != 0 ? n : 1, sizeof(double));
 	if (m->data == NULL)
-		return error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory allocating a %zux%zu matrix (%zu bytes)",
 		    rows, cols, bytes);
 	m->rows = rows;

@@ -50,24 +50,6 @@ is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-int
-word_is(const char *s, size_t len, const char *w)
-{
-	size_t i;
-
-	if (strlen(w) != len)
-		return 0;
-	for (i = 0; i < len; i++) {
-		char c = s[i];
-
-		if (c >= 'A' && c <= 'Z')
-			c = (char)(c - 'A' + 'a');
-		if (c != w[i])
-			return 0;
-	}
-	return 1;
-}
-
 /* Length of the decimal number at the start of s[0..len), or 0 when it is
  * not one. */
 static size_t
@@ -113,11 +95,11 @@ attn_parse_number(const char *s, size_t len, double *out)
 		w++;
 		wlen--;
 	}
-	if (word_is(w, wlen, "inf") || word_is(w, wlen, "infinity")) {
+	if (attn_word_is(w, wlen, "inf") || attn_word_is(w, wlen, "infinity")) {
 		*out = sign * INFINITY;
 		return 0;
 	}
-	if (word_is(w, wlen, "nan")) {
+	if (attn_word_is(w, wlen, "nan")) {
 		*out = NAN;
 		return 0;
 	}
@@ -129,7 +111,7 @@ attn_parse_number(const char *s, size_t len, double *out)
 		memcpy(small, s, len);
 		small[len] = '\0';
 		copy = small;
-	} else if ((copy = str_ndup(s, len)) == NULL) {
+	} else if ((copy = attn_str_ndup(s, len)) == NULL) {
 		return -1;
 	}
 	old = enter_c_locale();
@@ -200,25 +182,3 @@ attn_format_number(char *buf, double x, int digits, unsigned flags)
 	return (size_t)n;
 }
 
-void
-text_preview(char *buf, size_t max, const char *s, size_t len)
-{
-	size_t i, n;
-
-	/* Cut at the start of a character, so that a message quoting UTF-8
-	 * text stays UTF-8. */
-	if (len > max)
-		while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
-			max--;
-	n = len < max ? len : max;
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		buf[i] = (c < 0x20 || c == 0x7F) ? '?' : (char)c;
-	}
-	if (len > max) {
-		memcpy(buf + n, "...", 3);
-		n += 3;
-	}
-	buf[n] = '\0';
-}

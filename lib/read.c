@@ -12,105 +12,6 @@
 
 #include "internal.h"
 
-/* Doubling keeps every reader linear however its input is shaped. */
-void *
-grow_array(void *p, size_t *cap, size_t need, size_t elsize)
-{
-	size_t ncap = *cap != 0 ? *cap : 16, bytes;
-	void *np;
-
-	while (ncap < need)
-		if (size_mul(ncap, 2, &ncap) != 0)
-			return NULL;
-	if (size_mul(ncap, elsize, &bytes) != 0)
-		return NULL;
-	if ((np = realloc(p, bytes)) == NULL)
-		return NULL;
-	*cap = ncap;
-	return np;
-}
-
-/*
- * The offset of the first byte of s[0..len) that does not belong to a
- * well-formed UTF-8 character, or len when there is none.  Overlong
- * forms, UTF-16 surrogates and code points past U+10FFFF are ill-formed
- * (Unicode 15, table 3-7), as is a character cut off by the end.
- */
-size_t
-utf8_invalid(const char *s, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, n, k;
-	unsigned char lo, hi;
-
-	while (i < len) {
-		if (u[i] < 0x80) {
-			i++;
-			continue;
-		}
-		lo = 0x80;
-		hi = 0xBF;
-		if (u[i] >= 0xC2 && u[i] <= 0xDF) {
-			n = 1;
-		} else if (u[i] >= 0xE0 && u[i] <= 0xEF) {
-			n = 2;
-			if (u[i] == 0xE0)
-				lo = 0xA0;	/* overlong */
-			else if (u[i] == 0xED)
-				hi = 0x9F;	/* surrogates */
-		} else if (u[i] >= 0xF0 && u[i] <= 0xF4) {
-			n = 3;
-			if (u[i] == 0xF0)
-				lo = 0x90;	/* overlong */
-			else if (u[i] == 0xF4)
-				hi = 0x8F;	/* past U+10FFFF */
-		} else {
-			return i;	/* 0x80-0xC1 or 0xF5-0xFF */
-		}
-		if (len - i <= n)
-			return i;
-		if (u[i + 1] < lo || u[i + 1] > hi)
-			return i;
-		for (k = 2; k <= n; k++)
-			if (u[i + k] < 0x80 || u[i + k] > 0xBF)
-				return i;
-		i += n + 1;
-	}
-	return len;
-}
-
-/*
- * Labels reach the terminal as they are, so one holding a control
- * character (an ESC starts an escape sequence, a tab or newline breaks the
- * columns) is refused, by both readers with the same words.  The control
- * characters are C0 and DEL; bytes of multi-byte UTF-8 characters never
- * fall in those ranges, so the check is bytewise.
- */
-enum attn_status
-label_control(struct attn_error *err, const char *name, const char *buf,
-    size_t len, size_t off, const char *label, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if ((unsigned char)label[i] < 0x20 || label[i] == 0x7F)
-			return error_at(err, ATTN_ERR_DATA, name, buf, len, off,
-			    "control character 0x%02X in a label",
-			    (unsigned)(unsigned char)label[i]);
-	return ATTN_OK;
-}
-
-/* Spreadsheets on Windows save "Unicode text" as UTF-16 with a byte order
- * mark; the readers name it rather than trip on its NUL bytes. */
-int
-utf16_bom(const char *buf, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)buf;
-
-	return len >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) ||
-	    (u[0] == 0xFE && u[1] == 0xFF));
-}
-
 /* The extension of the last path component of name ("" when none). */
 static const char *
 extension(const char *name, size_t *elen)
@@ -137,7 +38,7 @@ extension(const char *name, size_t *elen)
 static enum attn_format
 guess_text(const char *buf, size_t len)
 {
-	size_t i = bom_len(buf, len), end;
+	size_t i = attn_bom_len(buf, len), end;
 	const char *nl;
 	int comma, tab;
 
@@ -171,20 +72,20 @@ attn_format_guess(const char *name, const char *buf, size_t len)
 	size_t elen, i;
 
 	ext = extension(name, &elen);
-	if (word_is(ext, elen, "json"))
+	if (attn_word_is(ext, elen, "json"))
 		return ATTN_FMT_JSON;
-	if (word_is(ext, elen, "csv"))
+	if (attn_word_is(ext, elen, "csv"))
 		return ATTN_FMT_CSV;
-	if (word_is(ext, elen, "tsv"))
+	if (attn_word_is(ext, elen, "tsv"))
 		return ATTN_FMT_TSV;
-	if (word_is(ext, elen, "npy"))
+	if (attn_word_is(ext, elen, "npy"))
 		return ATTN_FMT_NPY;
-	if (word_is(ext, elen, "txt"))
+	if (attn_word_is(ext, elen, "txt"))
 		return guess_text(buf, len);
 
 	if (len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0)
 		return ATTN_FMT_NPY;
-	i = bom_len(buf, len);
+	i = attn_bom_len(buf, len);
 	while (i < len && (buf[i] == ' ' || buf[i] == '\t' ||
 	    buf[i] == '\r' || buf[i] == '\n'))
 		i++;
@@ -205,20 +106,20 @@ attn_read_array(const char *name, const char *buf, size_t len,
 		fmt = attn_format_guess(name, buf, len);
 	switch (fmt) {
 	case ATTN_FMT_JSON:
-		return read_json(name, buf, len, flags, out, err);
+		return attn_read_json(name, buf, len, flags, out, err);
 	case ATTN_FMT_CSV:
 	case ATTN_FMT_TSV:
 	case ATTN_FMT_TEXT:
-		return read_text(name, buf, len, fmt, flags, out, err);
+		return attn_read_text(name, buf, len, fmt, flags, out, err);
 	case ATTN_FMT_NPY:
 		/* The .npy reader is still to come; say so rather than
 		 * misread the binary as text. */
-		return error_set(err, ATTN_ERR_DATA, name, 0, 0,
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
 		    ".npy input is not supported yet");
 	case ATTN_FMT_AUTO:
 		break;
 	}
-	return error_set(err, ATTN_ERR_INTERNAL, name, 0, 0,
+	return attn_error_set(err, ATTN_ERR_INTERNAL, name, 0, 0,
 	    "unknown input format %d", (int)fmt);
 }
 
@@ -273,7 +174,7 @@ attn_array_free(struct attn_array *a)
 int
 attn_is_bundle(const char *buf, size_t len)
 {
-	size_t i = bom_len(buf, len);
+	size_t i = attn_bom_len(buf, len);
 
 	while (i < len && (buf[i] == ' ' || buf[i] == '\t' ||
 	    buf[i] == '\r' || buf[i] == '\n'))

@@ -131,7 +131,7 @@ json_locate(const char *buf, size_t len, const size_t *path, size_t n,
 	size_t i, k, m;
 	int object;
 
-	i = skip_ws(buf, len, bom_len(buf, len));
+	i = skip_ws(buf, len, attn_bom_len(buf, len));
 	for (k = 0; k < n; k++) {
 		if (i >= len || (buf[i] != '[' && buf[i] != '{'))
 			return i;
@@ -167,7 +167,7 @@ fail_path(const struct json_src *js, const size_t *path, size_t n, int key,
 {
 	size_t off = json_locate(js->buf, js->len, path, n, key);
 
-	return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf, js->len,
+	return attn_error_at(js->err, ATTN_ERR_DATA, js->name, js->buf, js->len,
 	    off, "%s", msg);
 }
 
@@ -257,7 +257,7 @@ string_fault(const struct json_src *js, size_t off)
 	size_t i, open = 0, close, next;
 	int in = 0;
 
-	for (i = bom_len(b, js->len); i < off; i++) {
+	for (i = attn_bom_len(b, js->len); i < off; i++) {
 		if (in && b[i] == '\\') {
 			i++;
 		} else if (b[i] == '"') {
@@ -268,7 +268,7 @@ string_fault(const struct json_src *js, size_t off)
 	if (!in)
 		return ATTN_OK;
 	if ((close = string_close(b, js->len, open)) == js->len)
-		return error_at(js->err, ATTN_ERR_DATA, js->name, b, js->len,
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, js->len,
 		    js->len, "unexpected end of input (truncated JSON?)");
 	/* The string ends, so an escape in it is bad: point at it. */
 	for (i = open + 1; i < close; i = next) {
@@ -276,7 +276,7 @@ string_fault(const struct json_src *js, size_t off)
 		if (b[i] == '\\' && !escape_ok(b, i, close, &next))
 			break;
 	}
-	return error_at(js->err, ATTN_ERR_DATA, js->name, b, js->len,
+	return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, js->len,
 	    i < close ? i : open, "invalid escape in JSON string");
 }
 
@@ -322,12 +322,12 @@ word_fault(const struct json_src *js, const struct token *t)
 	char p[PREVIEW_MAX + 4];
 	double x;
 
-	text_preview(p, PREVIEW_MAX, w, n);
+	attn_text_preview(p, PREVIEW_MAX, w, n);
 	if (n > 0 && (w[0] == '+' || w[0] == '-'))
 		k = 1;
-	if (word_is(w + k, n - k, "nan") || word_is(w + k, n - k, "inf") ||
-	    word_is(w + k, n - k, "infinity"))
-		return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
+	if (attn_word_is(w + k, n - k, "nan") || attn_word_is(w + k, n - k, "inf") ||
+	    attn_word_is(w + k, n - k, "infinity"))
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
 		    js->len, t->start, "invalid JSON: '%s' is not a JSON "
 		    "value (JSON has no NaN or Infinity; attn writes them as "
 		    "the strings \"nan\", \"inf\" and \"-inf\")", p);
@@ -335,18 +335,18 @@ word_fault(const struct json_src *js, const struct token *t)
 		/* cJSON copies at most 63 characters of a number; a longer
 		 * one fails in its middle though attn could read it. */
 		if (n > 63 && attn_parse_number(w, n, &x) >= 0)
-			return error_at(js->err, ATTN_ERR_DATA, js->name,
+			return attn_error_at(js->err, ATTN_ERR_DATA, js->name,
 			    js->buf, js->len, t->start, "number too long: %zu "
 			    "characters (cJSON reads at most 63)", n);
-		return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
 		    js->len, t->start, "invalid JSON: malformed number '%s'",
 		    p);
 	}
 	if (w[0] == '\'')
-		return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
 		    js->len, t->start, "invalid JSON: strings take double "
 		    "quotes, not '%s'", p);
-	return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf, js->len,
+	return attn_error_at(js->err, ATTN_ERR_DATA, js->name, js->buf, js->len,
 	    t->start, "invalid JSON: unknown word '%s' (JSON has true, false "
 	    "and null)", p);
 }
@@ -372,7 +372,7 @@ syntax_fault(const struct json_src *js, size_t off)
 	int in_object = 0, key1 = 0, key, value = 0;
 	char p[PREVIEW_MAX + 4];
 
-	for (i = bom_len(b, len); ; i = t.end) {
+	for (i = attn_bom_len(b, len); ; i = t.end) {
 		next_token(b, len, i, &t);
 		if (t.kind == 0 || t.start >= off)
 			break;
@@ -395,11 +395,11 @@ syntax_fault(const struct json_src *js, size_t off)
 	if (key1 && p1.kind != '"' && p1.end >= off &&
 	    !(p1.kind == '}' && p2.kind == '{')) {
 		if (p1.kind == '}' && p2.kind == ',')
-			return error_at(js->err, ATTN_ERR_DATA, js->name, b,
+			return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b,
 			    len, p2.start, "invalid JSON: trailing comma "
 			    "before '}'");
-		text_preview(p, PREVIEW_MAX, b + p1.start, p1.end - p1.start);
-		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len,
+		attn_text_preview(p, PREVIEW_MAX, b + p1.start, p1.end - p1.start);
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, len,
 		    p1.start, "invalid JSON: object keys are strings in "
 		    "double quotes, not '%s'", p);
 	}
@@ -407,14 +407,14 @@ syntax_fault(const struct json_src *js, size_t off)
 	if (p1.kind == 'w' && p1.start < off && off < p1.end)
 		return word_fault(js, &p1);
 	if (t.kind == 0)
-		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len, len,
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, len, len,
 		    "unexpected end of input (truncated JSON?)");
 	if ((t.kind == '[' || t.kind == '{') && depth >= CJSON_NESTING_LIMIT)
-		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len,
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, len,
 		    t.start, "nested too deeply (more than %d levels)",
 		    CJSON_NESTING_LIMIT);
 	if ((t.kind == ']' || t.kind == '}') && p1.kind == ',')
-		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len,
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, len,
 		    p1.start, "invalid JSON: trailing comma before '%c'",
 		    t.kind);
 
@@ -438,8 +438,8 @@ syntax_fault(const struct json_src *js, size_t off)
 		expected = in_object ? "',' or '}'" : "',' or ']'";
 	if (t.kind == 'w' && value)
 		return word_fault(js, &t);
-	text_preview(p, PREVIEW_MAX, b + t.start, t.end - t.start);
-	return error_at(js->err, ATTN_ERR_DATA, js->name, b, len, t.start,
+	attn_text_preview(p, PREVIEW_MAX, b + t.start, t.end - t.start);
+	return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, len, t.start,
 	    "invalid JSON: expected %s, found '%s'", expected, p);
 }
 
@@ -461,7 +461,7 @@ string_content_fault(const struct json_src *js)
 		for (i = (size_t)(q - b) + 1; i < close; i = next) {
 			next = i + 1;
 			if ((unsigned char)b[i] < 0x20)
-				return error_at(js->err, ATTN_ERR_DATA,
+				return attn_error_at(js->err, ATTN_ERR_DATA,
 				    js->name, b, len, i, "invalid JSON: "
 				    "control character 0x%02X in a string "
 				    "(JSON needs it escaped)",
@@ -469,11 +469,11 @@ string_content_fault(const struct json_src *js)
 			if (b[i] != '\\')
 				continue;
 			if (!escape_ok(b, i, close, &next))
-				return error_at(js->err, ATTN_ERR_DATA,
+				return attn_error_at(js->err, ATTN_ERR_DATA,
 				    js->name, b, len, i,
 				    "invalid escape in JSON string");
 			if (b[i + 1] == 'u' && hex4(b, i + 2, close) == 0)
-				return error_at(js->err, ATTN_ERR_DATA,
+				return attn_error_at(js->err, ATTN_ERR_DATA,
 				    js->name, b, len, i, "\\u0000 (a NUL "
 				    "character) in a JSON string");
 		}
@@ -502,24 +502,24 @@ json_parse(const struct json_src *js, cJSON **root)
 	*root = NULL;
 	/* Encodings first: UTF-16 is full of NUL bytes, and cJSON checks
 	 * no UTF-8 at all. */
-	if (utf16_bom(b, len))
-		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len, 0,
+	if (attn_utf16_bom(b, len))
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, len, 0,
 		    "UTF-16 text (it starts with a UTF-16 byte order mark): "
 		    "JSON must be UTF-8; convert it first, e.g. with iconv -f "
 		    "UTF-16 -t UTF-8");
 	/* cJSON takes NUL for white space; JSON allows it nowhere. */
 	if (len > 0 && (nul = memchr(b, '\0', len)) != NULL)
-		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len,
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, len,
 		    (size_t)(nul - b), "NUL byte in JSON input");
-	if ((i = utf8_invalid(b, len)) < len)
-		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len, i,
+	if ((i = attn_utf8_invalid(b, len)) < len)
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, len, i,
 		    "invalid UTF-8: byte 0x%02X (JSON must be UTF-8)",
 		    (unsigned)(unsigned char)b[i]);
-	if (skip_ws(b, len, bom_len(b, len)) == len)
-		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len, len,
+	if (skip_ws(b, len, attn_bom_len(b, len)) == len)
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, len, len,
 		    "empty input: no JSON value");
-	if (len == (size_t)-1 || (copy = str_ndup(b, len)) == NULL)
-		return error_set(js->err, ATTN_ERR_NOMEM, js->name, 0, 0,
+	if (len == (size_t)-1 || (copy = attn_str_ndup(b, len)) == NULL)
+		return attn_error_set(js->err, ATTN_ERR_NOMEM, js->name, 0, 0,
 		    "out of memory reading JSON input");
 	*root = cJSON_ParseWithLengthOpts(copy, len + 1, &end, 0);
 	off = end != NULL ? (size_t)(end - copy) : 0;
@@ -533,7 +533,7 @@ json_parse(const struct json_src *js, cJSON **root)
 	if ((i = skip_ws(b, len, off)) < len) {
 		cJSON_Delete(*root);
 		*root = NULL;
-		return error_at(js->err, ATTN_ERR_DATA, js->name, b, len, i,
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, len, i,
 		    "trailing garbage after the JSON value");
 	}
 	if ((st = string_content_fault(js)) != ATTN_OK) {
@@ -623,13 +623,13 @@ json_element(const struct json_src *js, const cJSON *j, size_t *cur,
 	}
 	if (cJSON_IsNumber(j)) {
 		rc = attn_parse_number(js->buf + at, tlen, x);
-		text_preview(p, PREVIEW_MAX, js->buf + at, tlen);
+		attn_text_preview(p, PREVIEW_MAX, js->buf + at, tlen);
 		if (rc > 0)
-			return error_at(js->err, ATTN_ERR_DATA, js->name,
+			return attn_error_at(js->err, ATTN_ERR_DATA, js->name,
 			    js->buf, js->len, at, "number out of range: '%s'",
 			    p);
 		if (rc < 0)	/* cJSON took what attn does not */
-			return error_at(js->err, ATTN_ERR_DATA, js->name,
+			return attn_error_at(js->err, ATTN_ERR_DATA, js->name,
 			    js->buf, js->len, at, "not a number: '%s'", p);
 		return ATTN_OK;
 	}
@@ -639,13 +639,13 @@ json_element(const struct json_src *js, const cJSON *j, size_t *cur,
 		    "expected a number, found a string");
 	/* As in text: told before the finite rule, which names Q, K, V. */
 	if (js->flags & ATTN_READ_BOOL)
-		return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
 		    js->len, at, "%s", isnan(*x) ? "nan in a mask" :
 		    MASK_INF_MSG);
 	if (js->flags & ATTN_READ_FINITE) {
-		text_preview(p, PREVIEW_MAX, j->valuestring,
+		attn_text_preview(p, PREVIEW_MAX, j->valuestring,
 		    strlen(j->valuestring));
-		return error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
 		    js->len, at, "non-finite number '%s' "
 		    "(Q, K and V must be finite)", p);
 	}
@@ -732,9 +732,9 @@ json_array(const struct json_src *js, const cJSON *root, const size_t *base,
 		if (st != ATTN_OK)
 			goto fail;
 		if (nv == cap) {
-			if ((nd = grow_array(data, &cap, nv + 1,
+			if ((nd = attn_grow_array(data, &cap, nv + 1,
 			    sizeof *data)) == NULL) {
-				st = error_set(js->err, ATTN_ERR_NOMEM,
+				st = attn_error_set(js->err, ATTN_ERR_NOMEM,
 				    js->name, 0, 0,
 				    "out of memory reading JSON input");
 				goto fail;
@@ -772,7 +772,7 @@ fail:
 }
 
 enum attn_status
-read_json(const char *name, const char *buf, size_t len, unsigned flags,
+attn_read_json(const char *name, const char *buf, size_t len, unsigned flags,
     struct attn_array *out, struct attn_error *err)
 {
 	struct json_src js = { name, buf, len, flags, err };
@@ -793,7 +793,7 @@ read_json(const char *name, const char *buf, size_t len, unsigned flags,
 static const char *
 key_preview(char *p, const char *key)
 {
-	text_preview(p, PREVIEW_MAX, key, strlen(key));
+	attn_text_preview(p, PREVIEW_MAX, key, strlen(key));
 	return p;
 }
 
@@ -829,7 +829,7 @@ json_labels(const struct json_src *js, const cJSON *arr, const char *which,
 			    "string, found %s", which, json_kind(j));
 			return fail_path(js, path, 3, 0, msg);
 		}
-		st = label_control(js->err, js->name, js->buf, js->len, cur,
+		st = attn_label_control(js->err, js->name, js->buf, js->len, cur,
 		    j->valuestring, strlen(j->valuestring));
 		if (st != ATTN_OK)
 			return st;
@@ -840,10 +840,10 @@ json_labels(const struct json_src *js, const cJSON *arr, const char *which,
 	}
 	if (n == 0)
 		return ATTN_OK;
-	if ((out->names = alloc_array(n, sizeof *out->names)) == NULL)
+	if ((out->names = attn_alloc_array(n, sizeof *out->names)) == NULL)
 		goto nomem;
 	for (j = arr->child; j != NULL; j = j->next) {
-		out->names[out->count] = str_ndup(j->valuestring,
+		out->names[out->count] = attn_str_ndup(j->valuestring,
 		    strlen(j->valuestring));
 		if (out->names[out->count] == NULL)
 			goto nomem;
@@ -852,7 +852,7 @@ json_labels(const struct json_src *js, const cJSON *arr, const char *which,
 	return ATTN_OK;
 nomem:
 	attn_labels_free(out);
-	return error_set(js->err, ATTN_ERR_NOMEM, js->name, 0, 0,
+	return attn_error_set(js->err, ATTN_ERR_NOMEM, js->name, 0, 0,
 	    "out of memory reading labels");
 }
 

@@ -7,7 +7,7 @@
  * (offsets into buf, nothing copied), then classified.  Values and labels
  * go into arrays that grow geometrically, and no step goes back further
  * than the start of its line, so the reader is linear in the input.
- * Every error carries the byte offset of what is wrong; error_at turns it
+ * Every error carries the byte offset of what is wrong; attn_error_at turns it
  * into LINE:COLUMN.  Lines end in LF or CRLF, and every line but a
  * comment must be UTF-8, since labels reach the output: a lone CR or a
  * Latin-1 byte is told where it is rather than found later inside a
@@ -70,7 +70,7 @@ struct text_reader {
 static enum attn_status
 nomem(struct text_reader *r)
 {
-	return error_set(r->err, ATTN_ERR_NOMEM, r->name, 0, 0,
+	return attn_error_set(r->err, ATTN_ERR_NOMEM, r->name, 0, 0,
 	    "out of memory reading text input");
 }
 
@@ -78,7 +78,7 @@ nomem(struct text_reader *r)
 static enum attn_status
 fail_at(struct text_reader *r, size_t off, const char *msg)
 {
-	return error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len, off,
+	return attn_error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len, off,
 	    "%s", msg);
 }
 
@@ -89,8 +89,8 @@ fail_field(struct text_reader *r, const struct field *f, const char *before,
 {
 	char p[PREVIEW_MAX + 4];
 
-	text_preview(p, PREVIEW_MAX, r->buf + f->off, f->len);
-	return error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len,
+	attn_text_preview(p, PREVIEW_MAX, r->buf + f->off, f->len);
+	return attn_error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len,
 	    f->off, "%s'%s'%s", before, p, after);
 }
 
@@ -107,7 +107,7 @@ push_field(struct text_reader *r, size_t off, size_t len, int quoted)
 	struct field *nv;
 
 	if (r->line.n == r->line.cap) {
-		nv = grow_array(r->line.v, &r->line.cap, r->line.n + 1,
+		nv = attn_grow_array(r->line.v, &r->line.cap, r->line.n + 1,
 		    sizeof *nv);
 		if (nv == NULL)
 			return nomem(r);
@@ -226,11 +226,11 @@ field_number(const struct text_reader *r, const struct field *f, double *x)
 	if (f->quoted || f->len == 0)
 		return -1;
 	if (r->flags & ATTN_READ_BOOL) {
-		if (word_is(s, f->len, "true")) {
+		if (attn_word_is(s, f->len, "true")) {
 			*x = 1;
 			return 0;
 		}
-		if (word_is(s, f->len, "false")) {
+		if (attn_word_is(s, f->len, "false")) {
 			*x = 0;
 			return 0;
 		}
@@ -247,7 +247,7 @@ field_label(const struct text_reader *r, const struct field *f)
 	char *p;
 
 	if (!f->quoted)
-		return str_ndup(s, len);
+		return attn_str_ndup(s, len);
 	/* Quoted: s[0] and s[len - 1] are the quotes. */
 	if ((p = malloc(len)) == NULL)
 		return NULL;
@@ -265,7 +265,7 @@ field_label(const struct text_reader *r, const struct field *f)
 static enum attn_status
 check_label(struct text_reader *r, const struct field *f)
 {
-	return label_control(r->err, r->name, r->buf, r->len, f->off,
+	return attn_label_control(r->err, r->name, r->buf, r->len, f->off,
 	    r->buf + f->off, f->len);
 }
 
@@ -275,7 +275,7 @@ push_label(struct text_reader *r, const struct field *f)
 	char **nl, *s;
 
 	if (r->rows == r->caplabels) {
-		nl = grow_array(r->labels, &r->caplabels, r->rows + 1,
+		nl = attn_grow_array(r->labels, &r->caplabels, r->rows + 1,
 		    sizeof *nl);
 		if (nl == NULL)
 			return nomem(r);
@@ -312,7 +312,7 @@ push_value(struct text_reader *r, const struct field *f)
 		return fail_field(r, f, "non-finite number ",
 		    " (Q, K and V must be finite)");
 	if (r->nvals == r->capvals) {
-		nv = grow_array(r->vals, &r->capvals, r->nvals + 1, sizeof *nv);
+		nv = attn_grow_array(r->vals, &r->capvals, r->nvals + 1, sizeof *nv);
 		if (nv == NULL)
 			return nomem(r);
 		r->vals = nv;
@@ -333,7 +333,7 @@ check_header(struct text_reader *r)
 	/* Point at the first name too many, or at the end of a short
 	 * header, as for a ragged row. */
 	off = hn > most ? r->header.v[most].off : r->header_end;
-	return error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len, off,
+	return attn_error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len, off,
 	    "header has %zu field%s but row 1 has %zu value%s%s", hn,
 	    hn == 1 ? "" : "s", r->cols, r->cols == 1 ? "" : "s",
 	    r->labelled ? " and a label" : "");
@@ -408,7 +408,7 @@ ragged:
 	if (r->labelled)
 		free(r->labels[r->rows]);
 	/* At the first extra field, or at the end of a short line. */
-	return error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len,
+	return attn_error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len,
 	    nv > r->cols ? f[first + r->cols].off : le,
 	    "row %zu has %zu value%s but row 1 has %zu", row, nv,
 	    nv == 1 ? "" : "s", r->cols);
@@ -473,7 +473,7 @@ reader_free(struct text_reader *r)
 }
 
 enum attn_status
-read_text(const char *name, const char *buf, size_t len,
+attn_read_text(const char *name, const char *buf, size_t len,
     enum attn_format fmt, unsigned flags, struct attn_array *out,
     struct attn_error *err)
 {
@@ -495,16 +495,16 @@ read_text(const char *name, const char *buf, size_t len,
 
 	/* Checked up front, once, so that no later scan has to care.  A
 	 * UTF-16 file is all NUL bytes to a UTF-8 reader: name it. */
-	if (utf16_bom(buf, len))
-		return error_at(err, ATTN_ERR_DATA, name, buf, len, 0,
+	if (attn_utf16_bom(buf, len))
+		return attn_error_at(err, ATTN_ERR_DATA, name, buf, len, 0,
 		    "UTF-16 text (it starts with a UTF-16 byte order mark): "
 		    "attn reads UTF-8; convert it first, e.g. with iconv -f "
 		    "UTF-16 -t UTF-8");
 	if (len > 0 && (nul = memchr(buf, '\0', len)) != NULL)
-		return error_at(err, ATTN_ERR_DATA, name, buf, len,
+		return attn_error_at(err, ATTN_ERR_DATA, name, buf, len,
 		    (size_t)(nul - buf), "NUL byte in text input");
 
-	for (i = bom_len(buf, len); i < len; i = end + 1) {
+	for (i = attn_bom_len(buf, len); i < len; i = end + 1) {
 		nl = memchr(buf + i, '\n', len - i);
 		end = nl != NULL ? (size_t)(nl - buf) : len;
 		le = end;
@@ -515,7 +515,7 @@ read_text(const char *name, const char *buf, size_t len,
 		 * of CR-ended lines is one long line to this reader. */
 		if ((cr = memchr(buf + i, '\r', le - i)) != NULL) {
 			reader_free(&r);
-			return error_at(err, ATTN_ERR_DATA, name, buf, len,
+			return attn_error_at(err, ATTN_ERR_DATA, name, buf, len,
 			    (size_t)(cr - buf), "carriage return (CR) without "
 			    "a line feed: lines must end in LF or CRLF");
 		}
@@ -526,9 +526,9 @@ read_text(const char *name, const char *buf, size_t len,
 			continue;
 		/* Labels reach the output, which must stay UTF-8; comments
 		 * (numpy writes its header in Latin-1) are not checked. */
-		if ((bad = ls + utf8_invalid(buf + ls, le - ls)) < le) {
+		if ((bad = ls + attn_utf8_invalid(buf + ls, le - ls)) < le) {
 			reader_free(&r);
-			return error_at(err, ATTN_ERR_DATA, name, buf, len, bad,
+			return attn_error_at(err, ATTN_ERR_DATA, name, buf, len, bad,
 			    "invalid UTF-8: byte 0x%02X (text input must be "
 			    "UTF-8)", (unsigned)(unsigned char)buf[bad]);
 		}
@@ -541,16 +541,16 @@ read_text(const char *name, const char *buf, size_t len,
 	if (r.rows == 0 && r.have_header) {
 		/* A first line without a number is a header, so a lone "-",
 		 * "0x10" or "1;2" lands here: quote it. */
-		text_preview(p, PREVIEW_MAX, buf + r.header_start,
+		attn_text_preview(p, PREVIEW_MAX, buf + r.header_start,
 		    r.header_end - r.header_start);
 		reader_free(&r);
-		return error_at(err, ATTN_ERR_DATA, name, buf, len,
+		return attn_error_at(err, ATTN_ERR_DATA, name, buf, len,
 		    r.header_start, "only a header line, and no numbers: no "
 		    "field of '%s' is a number", p);
 	}
 	if (r.rows == 0) {
 		reader_free(&r);
-		return error_at(err, ATTN_ERR_DATA, name, buf, len, len,
+		return attn_error_at(err, ATTN_ERR_DATA, name, buf, len, len,
 		    "no numbers: empty matrix");
 	}
 

@@ -42,7 +42,7 @@ attn_stage_lookup(const char *name, size_t len)
 }
 
 void
-block_name(char *buf, size_t size, size_t B, size_t H, size_t n,
+attn_block_name(char *buf, size_t size, size_t B, size_t H, size_t n,
     const char *pre, const char *post)
 {
 	if (B > 1 && H > 1)

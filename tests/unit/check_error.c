@@ -1,5 +1,5 @@
 /*
- * check_error.c - errors as values (error_set, error_at) and the one
+ * check_error.c - errors as values (attn_error_set, attn_error_at) and the one
  * helper that turns byte offsets into lines and columns.
  *
  * Positions are pinned by a table of buffers and offsets: lines end at
@@ -11,7 +11,7 @@
 #include "internal.h"
 #include "suites.h"
 
-/* One pos_from_offset case: buffer (len bytes), offset, expected result. */
+/* One attn_pos_from_offset case: buffer (len bytes), offset, expected result. */
 struct pos_case {
 	const char *buf;
 	size_t len;
@@ -60,7 +60,7 @@ START_TEST(offsets_become_lines_and_columns)
 	const struct pos_case *pc = &pos_cases[_i];
 	size_t line = 0, col = 0;
 
-	pos_from_offset(pc->buf, pc->len, pc->offset, &line, &col);
+	attn_pos_from_offset(pc->buf, pc->len, pc->offset, &line, &col);
 	ck_assert_uint_eq(line, pc->line);
 	ck_assert_uint_eq(col, pc->col);
 }
@@ -73,7 +73,7 @@ START_TEST(error_set_fills_every_field)
 	enum attn_status st;
 
 	memset(&err, 0, sizeof err);
-	st = error_set(&err, ATTN_ERR_DATA, file, 3, 7, "bad %s in row %d",
+	st = attn_error_set(&err, ATTN_ERR_DATA, file, 3, 7, "bad %s in row %d",
 	    "number", 3);
 	ck_assert_int_eq(st, ATTN_ERR_DATA);
 	ck_assert_int_eq(err.status, ATTN_ERR_DATA);
@@ -89,7 +89,7 @@ START_TEST(error_set_without_position_leaves_zeros)
 	struct attn_error err;
 
 	memset(&err, 0xA5, sizeof err);
-	error_set(&err, ATTN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+	attn_error_set(&err, ATTN_ERR_NOMEM, NULL, 0, 0, "out of memory");
 	ck_assert_int_eq(err.status, ATTN_ERR_NOMEM);
 	ck_assert_ptr_null(err.file);
 	ck_assert_uint_eq(err.line, 0);
@@ -106,7 +106,7 @@ START_TEST(error_set_truncates_a_long_message)
 	memset(long_word, 'x', sizeof long_word - 1);
 	long_word[sizeof long_word - 1] = '\0';
 	memset(&err, 0, sizeof err);
-	error_set(&err, ATTN_ERR_DATA, NULL, 0, 0, "%s", long_word);
+	attn_error_set(&err, ATTN_ERR_DATA, NULL, 0, 0, "%s", long_word);
 	ck_assert_uint_eq(strlen(err.msg), ATTN_MSG_MAX - 1);
 	ck_assert_int_eq(err.msg[0], 'x');
 }
@@ -120,7 +120,7 @@ START_TEST(error_at_turns_the_offset_into_a_position)
 
 	memset(&err, 0, sizeof err);
 	/* offset of 'x': BOM (3) + "1,2\r\n" (5) + "3," (2) + e-acute (2) */
-	st = error_at(&err, ATTN_ERR_DATA, "k.csv", buf, sizeof buf - 1, 12,
+	st = attn_error_at(&err, ATTN_ERR_DATA, "k.csv", buf, sizeof buf - 1, 12,
 	    "not a number: %s", "\xC3\xA9x");
 	ck_assert_int_eq(st, ATTN_ERR_DATA);
 	ck_assert_int_eq(err.status, ATTN_ERR_DATA);
@@ -133,9 +133,9 @@ END_TEST
 
 START_TEST(a_null_error_struct_is_allowed)
 {
-	ck_assert_int_eq(error_set(NULL, ATTN_ERR_IO, "f", 1, 1, "x %d", 1),
+	ck_assert_int_eq(attn_error_set(NULL, ATTN_ERR_IO, "f", 1, 1, "x %d", 1),
 	    ATTN_ERR_IO);
-	ck_assert_int_eq(error_at(NULL, ATTN_ERR_DATA, "f", "ab", 2, 1, "y"),
+	ck_assert_int_eq(attn_error_at(NULL, ATTN_ERR_DATA, "f", "ab", 2, 1, "y"),
 	    ATTN_ERR_DATA);
 }
 END_TEST

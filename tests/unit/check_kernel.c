@@ -553,17 +553,17 @@ START_TEST(size_products_are_checked_for_overflow)
 {
 	size_t n = 12345;
 
-	ck_assert_int_eq(size_mul(SIZE_MAX, 2, &n), -1);
-	ck_assert_int_eq(size_mul(2, SIZE_MAX / 2 + 1, &n), -1);
-	ck_assert_int_eq(size_mul((size_t)1 << (sizeof(size_t) * 4),
+	ck_assert_int_eq(attn_size_mul(SIZE_MAX, 2, &n), -1);
+	ck_assert_int_eq(attn_size_mul(2, SIZE_MAX / 2 + 1, &n), -1);
+	ck_assert_int_eq(attn_size_mul((size_t)1 << (sizeof(size_t) * 4),
 	    (size_t)1 << (sizeof(size_t) * 4), &n), -1);
-	ck_assert_int_eq(size_mul(0, SIZE_MAX, &n), 0);
+	ck_assert_int_eq(attn_size_mul(0, SIZE_MAX, &n), 0);
 	ck_assert_uint_eq(n, 0);
-	ck_assert_int_eq(size_mul(SIZE_MAX, 1, &n), 0);
+	ck_assert_int_eq(attn_size_mul(SIZE_MAX, 1, &n), 0);
 	ck_assert_uint_eq(n, SIZE_MAX);
-	ck_assert_int_eq(size_mul(3, SIZE_MAX / 3, &n), 0);
+	ck_assert_int_eq(attn_size_mul(3, SIZE_MAX / 3, &n), 0);
 	ck_assert_uint_eq(n, SIZE_MAX / 3 * 3);
-	ck_assert_ptr_null(alloc_array(SIZE_MAX / 4, 8));
+	ck_assert_ptr_null(attn_alloc_array(SIZE_MAX / 4, 8));
 }
 END_TEST
 

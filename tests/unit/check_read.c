@@ -746,7 +746,7 @@ START_TEST(separators_and_line_ends_are_not_in_labels)
 }
 END_TEST
 
-/* utf8_invalid: well-formed UTF-8 is Unicode's table 3-7, no more. */
+/* attn_utf8_invalid: well-formed UTF-8 is Unicode's table 3-7, no more. */
 static const struct {
 	const char *s;
 	size_t len, bad;	/* len 0: strlen; bad == len: all good */
@@ -777,7 +777,7 @@ START_TEST(utf8_check_finds_the_first_bad_byte)
 	size_t len = utf8_cases[_i].len != 0 ? utf8_cases[_i].len : strlen(s);
 	char *buf = exact_copy(s, len);
 
-	ck_assert_uint_eq(utf8_invalid(buf, len), utf8_cases[_i].bad);
+	ck_assert_uint_eq(attn_utf8_invalid(buf, len), utf8_cases[_i].bad);
 	free(buf);
 }
 END_TEST
@@ -1625,12 +1625,12 @@ START_TEST(internal_readers_match_the_public_call)
 	struct attn_error err;
 	char *buf = exact_copy("1 2\n", 4);
 
-	ck_assert_int_eq(read_text("t", buf, 4, ATTN_FMT_TEXT, 0, &a, &err),
+	ck_assert_int_eq(attn_read_text("t", buf, 4, ATTN_FMT_TEXT, 0, &a, &err),
 	    ATTN_OK);
 	ck_assert(a.data[1] == 2);
 	attn_array_free(&a);
 	/* As JSON the same bytes are a number, then garbage. */
-	ck_assert_int_eq(read_json("t", buf, 4, 0, &a, &err), ATTN_ERR_DATA);
+	ck_assert_int_eq(attn_read_json("t", buf, 4, 0, &a, &err), ATTN_ERR_DATA);
 	ck_assert_str_eq(err.msg, "trailing garbage after the JSON value");
 	ck_assert_uint_eq(err.col, 3);
 	ck_assert_ptr_null(a.data);

@@ -1,0 +1,143 @@
+/*
+ * text.c - the text helpers every reader and message shares: byte order
+ * marks, UTF-8 well-formedness, case-blind words, labels without control
+ * characters, and previews of input text for messages.
+ *
+ * They sit apart from read.c, which only dispatches to the readers, so
+ * that a reader depends on this file and read.c on the readers, never in
+ * a cycle.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+size_t
+attn_bom_len(const char *buf, size_t len)
+{
+	if (len >= 3 && (unsigned char)buf[0] == 0xEF &&
+	    (unsigned char)buf[1] == 0xBB && (unsigned char)buf[2] == 0xBF)
+		return 3;
+	return 0;
+}
+
+int
+attn_word_is(const char *s, size_t len, const char *w)
+{
+	size_t i;
+
+	if (strlen(w) != len)
+		return 0;
+	for (i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (c != w[i])
+			return 0;
+	}
+	return 1;
+}
+
+void
+attn_text_preview(char *buf, size_t max, const char *s, size_t len)
+{
+	size_t i, n;
+
+	/* Cut at the start of a character, so that a message quoting UTF-8
+	 * text stays UTF-8. */
+	if (len > max)
+		while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+			max--;
+	n = len < max ? len : max;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		buf[i] = (c < 0x20 || c == 0x7F) ? '?' : (char)c;
+	}
+	if (len > max) {
+		memcpy(buf + n, "...", 3);
+		n += 3;
+	}
+	buf[n] = '\0';
+}
+
+/*
+ * The offset of the first byte of s[0..len) that does not belong to a
+ * well-formed UTF-8 character, or len when there is none.  Overlong
+ * forms, UTF-16 surrogates and code points past U+10FFFF are ill-formed
+ * (Unicode 15, table 3-7), as is a character cut off by the end.
+ */
+size_t
+attn_utf8_invalid(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, n, k;
+	unsigned char lo, hi;
+
+	while (i < len) {
+		if (u[i] < 0x80) {
+			i++;
+			continue;
+		}
+		lo = 0x80;
+		hi = 0xBF;
+		if (u[i] >= 0xC2 && u[i] <= 0xDF) {
+			n = 1;
+		} else if (u[i] >= 0xE0 && u[i] <= 0xEF) {
+			n = 2;
+			if (u[i] == 0xE0)
+				lo = 0xA0;	/* overlong */
+			else if (u[i] == 0xED)
+				hi = 0x9F;	/* surrogates */
+		} else if (u[i] >= 0xF0 && u[i] <= 0xF4) {
+			n = 3;
+			if (u[i] == 0xF0)
+				lo = 0x90;	/* overlong */
+			else if (u[i] == 0xF4)
+				hi = 0x8F;	/* past U+10FFFF */
+		} else {
+			return i;	/* 0x80-0xC1 or 0xF5-0xFF */
+		}
+		if (len - i <= n)
+			return i;
+		if (u[i + 1] < lo || u[i + 1] > hi)
+			return i;
+		for (k = 2; k <= n; k++)
+			if (u[i + k] < 0x80 || u[i + k] > 0xBF)
+				return i;
+		i += n + 1;
+	}
+	return len;
+}
+
+/*
+ * Labels reach the terminal as they are, so one holding a control
+ * character (an ESC starts an escape sequence, a tab or newline breaks the
+ * columns) is refused, by both readers with the same words.  The control
+ * characters are C0 and DEL; bytes of multi-byte UTF-8 characters never
+ * fall in those ranges, so the check is bytewise.
+ */
+enum attn_status
+attn_label_control(struct attn_error *err, const char *name, const char *buf,
+    size_t len, size_t off, const char *label, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)label[i] < 0x20 || label[i] == 0x7F)
+			return attn_error_at(err, ATTN_ERR_DATA, name, buf, len, off,
+			    "control character 0x%02X in a label",
+			    (unsigned)(unsigned char)label[i]);
+	return ATTN_OK;
+}
+
+/* Spreadsheets on Windows save "Unicode text" as UTF-16 with a byte order
+ * mark; the readers name it rather than trip on its NUL bytes. */
+int
+attn_utf16_bom(const char *buf, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)buf;
+
+	return len >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) ||
+	    (u[0] == 0xFE && u[1] == 0xFF));
+}
