@@ -111,7 +111,8 @@ check_memory(const struct options *o, const struct inputs *in,
 	enum attn_status st;
 	size_t need;
 
-	if ((st = attn_plan(&o->cfg, &in->in, &need, err)) != ATTN_OK ||
+	if ((st = attn_plan(&o->cfg, &in->in, output_wants(o), &need,
+	    err)) != ATTN_OK ||
 	    (st = memory_limit(&limit, &what, err)) != ATTN_OK)
 		return st;
 	if (need > limit)
@@ -182,7 +183,8 @@ main(int argc, char **argv)
 	if (st == ATTN_OK)
 		st = check_memory(&o, &in, &err);
 	if (st == ATTN_OK)
-		st = attn_run(&o.cfg, &in.in, &stages, &err);
+		st = attn_run(&o.cfg, &in.in, output_wants(&o), &stages,
+		    &err);
 	if (st == ATTN_OK)
 		st = name_rows(&o, &in, &stages, &query, &key, &err);
 	if (st == ATTN_OK) {

@@ -145,8 +145,9 @@ stage_names(char *buf, size_t size)
 
 	buf[0] = '\0';
 	for (i = 0; i < ATTN_STAGE_COUNT && n < size; i++)
-		n += (size_t)snprintf(buf + n, size - n, "%s%s",
-		    i > 0 ? ", " : "", attn_stage_table[i].name);
+		if (!attn_stage_table[i].internal)
+			n += (size_t)snprintf(buf + n, size - n, "%s%s",
+			    n > 0 ? ", " : "", attn_stage_table[i].name);
 }
 
 void
@@ -187,9 +188,10 @@ parse_stages(struct options *o, const char *list, struct attn_error *err)
 	size_t i;
 
 	if (strcmp(list, "all") == 0) {
+		o->nstages = 0;
 		for (i = 0; i < ATTN_STAGE_COUNT; i++)
-			o->stages[i] = (enum attn_stage)i;
-		o->nstages = ATTN_STAGE_COUNT;
+			if (!attn_stage_table[i].internal)
+				o->stages[o->nstages++] = (enum attn_stage)i;
 		return ATTN_OK;
 	}
 	o->nstages = 0;
@@ -205,7 +207,7 @@ parse_stages(struct options *o, const char *list, struct attn_error *err)
 		if (len == 3 && strncmp(p, "all", 3) == 0)
 			return usage_error(err, "%s",
 			    "--stage all stands alone, without other stages");
-		if (s == ATTN_STAGE_COUNT) {
+		if (s == ATTN_STAGE_COUNT || attn_stage_table[s].internal) {
 			char names[128];
 
 			stage_names(names, sizeof names);

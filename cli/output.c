@@ -114,6 +114,8 @@ col_label(const struct printer *p, enum attn_stage s, size_t j,
 		return buf;
 	case ATTN_AXIS_ONE:
 	case ATTN_AXIS_QUERY:
+	case ATTN_AXIS_BATCH:
+	case ATTN_AXIS_HEAD:
 		break;
 	}
 	return attn_stage_table[s].name;
@@ -541,7 +543,8 @@ print_explain(const struct printer *p)
 	print_scale_line(p);
 	print_conventions(p);
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
-		if (s == ATTN_STAGE_MASK && !masking(p))
+		if (attn_stage_table[s].internal ||
+		    (s == ATTN_STAGE_MASK && !masking(p)))
 			continue;
 		putc('\n', p->fp);
 		if ((status = print_table(p, (enum attn_stage)s)) != ATTN_OK)
@@ -550,6 +553,27 @@ print_explain(const struct printer *p)
 			print_row_sum_check(p);
 	}
 	return ATTN_OK;
+}
+
+unsigned
+output_wants(const struct options *o)
+{
+	unsigned want = 0;
+	size_t k, s;
+
+	if (o->explain) {
+		for (s = 0; s < ATTN_STAGE_COUNT; s++)
+			if (!attn_stage_table[s].internal)
+				want |= ATTN_STAGE_BIT(s);
+		return want;
+	}
+	for (k = 0; k < o->nstages; k++)
+		want |= ATTN_STAGE_BIT(o->stages[k]);
+	/* A table shows a masked weight as "-", read from the mask. */
+	if (o->format == OUT_TABLE &&
+	    (want & ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS)))
+		want |= ATTN_STAGE_BIT(ATTN_STAGE_MASK);
+	return want;
 }
 
 enum attn_status

@@ -19,6 +19,10 @@ struct names {
 	const char *mask, *bias;
 };
 
+/* The stages the printers will read for o: those printed, and what a
+ * printer reads besides (a table of weights reads the mask). */
+unsigned output_wants(const struct options *o);
+
 /* Print what o asks for (--explain, or the --stage list in --format).
  * Fails only when out of memory; write errors are left in fp's error
  * flag for the caller to check. */

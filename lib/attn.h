@@ -17,8 +17,12 @@
  * library never prints, exits, aborts on user data, or reads the
  * environment or the locale.
  *
- * Dims legend: T query rows, S key rows, d_k columns of Q and K, d_v
- * columns of V.
+ * Stages.  attn_run computes the stages a caller asks for (a bit set of
+ * ATTN_STAGE_BIT values) and holds only those in struct attn_stages; what
+ * they depend on is computed into scratch that is freed before it returns.
+ *
+ * Dims legend: B batches, H query heads, G KV heads, T query rows, S key
+ * rows, d_k columns of Q and K, d_v columns of V (per head).
  */
 #ifndef ATTN_H
 #define ATTN_H
@@ -184,8 +188,13 @@ void attn_bundle_free(struct attn_bundle *b);
 
 /* ---------------------------------------------------------------- stages */
 
-/* The stages, in the order --explain prints them.  attn_stage_table is the
- * single source of truth for their names, formulas and shapes. */
+/*
+ * The stages, in the order --explain prints them.  attn_stage_table is the
+ * single source of truth for their names, formulas, shapes and what each
+ * depends on.  Stages marked internal (row_max, row_sum) are computed and
+ * kept for printers that show the softmax step by step; the CLI does not
+ * offer them by name.
+ */
 enum attn_stage {
 	ATTN_STAGE_SCORES,
 	ATTN_STAGE_SCALED,
@@ -193,15 +202,28 @@ enum attn_stage {
 	ATTN_STAGE_OUTPUT,
 	ATTN_STAGE_LSE,
 	ATTN_STAGE_MASK,
+	ATTN_STAGE_ROW_MAX,
+	ATTN_STAGE_ROW_SUM,
 	ATTN_STAGE_COUNT
 };
 
-/* What the rows and columns of a stage run over. */
+/* A set of stages is a bit set: ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS) |
+ * ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT). */
+#define ATTN_STAGE_BIT(s) (1u << (s))
+
+/* Every stage. */
+#define ATTN_STAGES_ALL ((1u << ATTN_STAGE_COUNT) - 1u)
+
+/* What the positions along one axis of a stage stand for, and so where
+ * their labels come from. */
 enum attn_axis {
 	ATTN_AXIS_QUERY,	/* T query rows */
 	ATTN_AXIS_KEY,		/* S keys */
-	ATTN_AXIS_VALUE,	/* d_v value columns */
-	ATTN_AXIS_ONE		/* a single column */
+	ATTN_AXIS_VALUE,	/* value columns: d_v per head, and for output
+				 * H*d_v, the heads side by side */
+	ATTN_AXIS_ONE,		/* a single column */
+	ATTN_AXIS_BATCH,	/* B batches */
+	ATTN_AXIS_HEAD		/* H query heads */
 };
 
 struct attn_stage_info {
@@ -211,13 +233,23 @@ struct attn_stage_info {
 	enum attn_axis cols;	/* rows are always queries */
 	int per_head;		/* a block per batch and head (else per batch,
 				 * heads side by side in the columns) */
+	unsigned needs;		/* the stages its definition reads */
+	int internal;		/* not offered by name to users */
 };
 
 extern const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT];
 
 /* Find a stage by name (len bytes, not NUL-terminated); returns
- * ATTN_STAGE_COUNT when there is none. */
+ * ATTN_STAGE_COUNT when there is none.  Internal stages are found too. */
 enum attn_stage attn_stage_lookup(const char *name, size_t len);
+
+/*
+ * The set want together with every stage its members depend on, directly
+ * or not (attn_stage_table[].needs): what the reference kernel computes
+ * for want.  A kernel that fuses stages (a streaming kernel never holds
+ * weights) may compute less.
+ */
+unsigned attn_stage_closure(unsigned want);
 
 /* ---------------------------------------------------------------- compute */
 
@@ -241,8 +273,26 @@ enum attn_masked_rows {
 	ATTN_MASKED_UNIFORM	/* weights 1/S, output the mean of V's rows */
 };
 
+/*
+ * The kernels.  Each computes the same stages (to rounding) in its own
+ * way; ATTN_KERNEL_AUTO lets attn_run pick the fastest one that can
+ * compute the stages asked for.  Tests run every kernel but AUTO, so a
+ * new kernel is tested by adding its value here (before COUNT).
+ */
+enum attn_kernel {
+	ATTN_KERNEL_AUTO,
+	ATTN_KERNEL_REFERENCE,	/* plain passes over whole T x S blocks */
+	ATTN_KERNEL_COUNT
+};
+
+/* The stages kernel k can compute (0 for AUTO and unknown values). */
+unsigned attn_kernel_stages(enum attn_kernel k);
+
+/* The kernel's name, for messages: "reference"; "auto" for AUTO. */
+const char *attn_kernel_name(enum attn_kernel k);
+
 /* How to compute; attn_config_init sets every default (plain attention,
- * one head). */
+ * one head, the kernel and thread count left to the library). */
 struct attn_config {
 	enum attn_scale_mode scale_mode;
 	double scale;		/* used with ATTN_SCALE_VALUE; finite */
@@ -256,6 +306,9 @@ struct attn_config {
 	int mask_invert;	/* mask nonzero means masked out */
 	size_t heads;		/* H >= 1 */
 	size_t kv_heads;	/* G: divides H; 0 means G = H */
+	enum attn_kernel kernel;	/* ATTN_KERNEL_AUTO by default */
+	size_t threads;		/* worker threads; 0: the library chooses
+				 * (the reference kernel uses one) */
 };
 
 void attn_config_init(struct attn_config *cfg);
@@ -278,41 +331,53 @@ struct attn_inputs {
 };
 
 /*
- * Every stage, computed once; printers and checks read these numbers and
- * never re-derive them.  Per-head stages (scores, scaled, weights, lse,
- * mask) are stacks of T-row blocks, block (b, h) at b*H + h; output is
- * B*T x H*d_v, the heads of each query side by side.  attn_stage_block
- * returns the piece for one batch and head.
+ * The stages of a run, computed once; printers and checks read these
+ * numbers and never re-derive them.  Only the stages in `have` are held
+ * (stage[s].data is NULL for the others).  Per-head stages (scores,
+ * scaled, weights, lse, mask, row_max, row_sum) are stacks of T-row
+ * blocks, block (b, h) at b*H + h; output is B*T x H*d_v, the heads of
+ * each query side by side.  attn_stage_block returns the piece for one
+ * batch and head, attn_stage_shape the dims printers show.
  */
 struct attn_stages {
 	size_t batches, heads, kv_heads;
 	size_t T, S, d_k, d_v;			/* d_k, d_v per head */
 	double scale;				/* the scale used */
+	enum attn_kernel kernel;		/* the kernel that ran */
+	unsigned have;		/* stages held: those asked for, and lse */
+	unsigned computed;	/* stages the kernel computed, held or not */
 	struct attn_matrix stage[ATTN_STAGE_COUNT];	/* owned */
 	size_t nmasked;		/* rows that may attend no key */
 	size_t *masked;		/* their rows in the per-head stacks */
 };
 
 /*
- * Compute every stage of softmax(softcap(Q K^T * scale) + bias + ALiBi,
- * masked) V with the reference kernel, for every batch and head.  Shape
- * errors name both shapes and the rule; scores that overflow are a data
- * error.  On success *out owns its memory (attn_stages_free).
+ * Compute the stages in want (a set of ATTN_STAGE_BIT values) of
+ * softmax(softcap(Q K^T * scale) + bias + ALiBi, masked) V for every batch
+ * and head, with the kernel cfg->kernel names.  lse is always held too:
+ * the rows that may attend no key (nmasked, masked) are those whose lse
+ * is -inf.  Stages that want depends on but does not hold are computed
+ * into scratch of one batch and head at a time.  Shape errors name both
+ * shapes and the rule; scores that overflow are a data error; a kernel
+ * that cannot compute want is a usage error.  On success *out owns its
+ * memory (attn_stages_free).
  */
 enum attn_status attn_run(const struct attn_config *cfg,
-    const struct attn_inputs *in, struct attn_stages *out,
+    const struct attn_inputs *in, unsigned want, struct attn_stages *out,
     struct attn_error *err);
 
 /*
- * Check the shapes as attn_run does and set *bytes to the memory its
- * stages will take, so that a caller can refuse a run that would not fit
+ * Check the shapes as attn_run does and set *bytes to the memory that
+ * attn_run(cfg, in, want) will hold: the stages it keeps and the scratch
+ * of its kernel, so that a caller can refuse a run that would not fit
  * before trying it.  A size that overflows is ATTN_ERR_NOMEM.
  */
 enum attn_status attn_plan(const struct attn_config *cfg,
-    const struct attn_inputs *in, size_t *bytes, struct attn_error *err);
+    const struct attn_inputs *in, unsigned want, size_t *bytes,
+    struct attn_error *err);
 
-/* attn_run for one problem without mask or bias: q is T x H*d_k, k is
- * S x G*d_k, v is S x G*d_v; views are fine. */
+/* attn_run of every stage for one problem without mask or bias: q is
+ * T x H*d_k, k is S x G*d_k, v is S x G*d_v; views are fine. */
 enum attn_status attn_compute(const struct attn_config *cfg,
     const struct attn_matrix *q, const struct attn_matrix *k,
     const struct attn_matrix *v, struct attn_stages *out,
@@ -321,9 +386,32 @@ enum attn_status attn_compute(const struct attn_config *cfg,
 void attn_stages_free(struct attn_stages *s);
 
 /* The T-row block of stage s for batch b and head h: a view.  For output,
- * the T x d_v columns of head h. */
+ * the T x d_v columns of head h.  s must be held (st->have). */
 struct attn_matrix attn_stage_block(const struct attn_stages *st,
     enum attn_stage s, size_t b, size_t h);
+
+/*
+ * The shape of a stage as every printer shows it (SPEC, Output layout):
+ * per-head stages are B x H x T x C, output is B x T x H*d_v, and the B
+ * and H levels are left out when they are 1.  The stage is a stack of
+ * `blocks` blocks of T x C (rows x cols), block n at rows n*T.., which is
+ * batch n / heads, head n % heads.
+ */
+struct attn_shape {
+	size_t ndim;			/* 2 to 4 */
+	size_t dim[ATTN_MAX_DIMS];	/* outermost first */
+	enum attn_axis axis[ATTN_MAX_DIMS];	/* what each dim runs over */
+	size_t batches, heads;		/* B, and H for a per-head stage
+					 * (1 for output) */
+	size_t blocks;			/* batches * heads */
+	size_t rows, cols;		/* of one block: T x C */
+	const char *legend;		/* one block's dims in symbols: "T x S",
+					 * or "T x H*d_v" for output with
+					 * several heads */
+};
+
+void attn_stage_shape(const struct attn_stages *st, enum attn_stage s,
+    struct attn_shape *sh);
 
 /* The KV head that query head h of H reads with G KV heads: h / (H / G). */
 size_t attn_kv_head(size_t h, size_t heads, size_t kv_heads);

@@ -8,6 +8,7 @@
 #ifndef ATTN_INTERNAL_H
 #define ATTN_INTERNAL_H
 
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 
@@ -78,5 +79,162 @@ enum attn_status attn_read_text(const char *name, const char *buf,
 enum attn_status attn_read_json(const char *name, const char *buf,
     size_t len, unsigned flags, struct attn_array *out,
     struct attn_error *err);
+
+/* ---------------------------------------------------------------- stage.c */
+
+/* The columns of one (batch, head) block of stage s: S for T x S stages,
+ * d_v for output, 1 for T x 1 stages.  Output's stack holds H of these
+ * side by side. */
+size_t attn_stage_block_cols(enum attn_stage s, size_t S, size_t d_v);
+
+/* ---------------------------------------------------------------- problem.c */
+
+/*
+ * What every kernel needs, derived and checked once by attn_problem_init
+ * (in lib/problem.c), so that a second kernel calls it instead of copying
+ * it: the dims, the scale, where positions line up, the stages to keep
+ * and to compute, and per batch and head the input blocks, the ALiBi
+ * slope and the rule that keeps or masks one logit.
+ *
+ * Positions: query i sits at key position i + offset, offset 0 (top-left)
+ * or S - T (bottom-right).  Offsets can be negative, so positions are
+ * compared as pos_q = i + s_off against pos_k = j + t_off, with
+ * (s_off, t_off) = (0, 0) or (S, T): both sides stay unsigned.
+ *
+ * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
+ * and d_v columns per head.
+ */
+struct attn_problem {
+	const struct attn_config *cfg;
+	const struct attn_inputs *in;
+	size_t B, H, G, T, S, d_k, d_v;
+	double scale;		/* the scale in force */
+	size_t s_off, t_off;	/* see above */
+	size_t threads;		/* workers the kernel may use, >= 1 */
+	unsigned keep;		/* stages held whole in struct attn_stages */
+	unsigned need;		/* keep and what they depend on */
+};
+
+/* One batch and head of a problem: the blocks of the inputs it reads. */
+struct attn_head {
+	size_t b, h, g;		/* batch, query head, the KV head it reads */
+	size_t n;		/* its block in the per-head stacks: b*H + h */
+	double slope;		/* ALiBi slope of head h; 0 without ALiBi */
+	struct attn_matrix q, k, v;	/* T x d_k, S x d_k, S x d_v views */
+	struct attn_matrix mask, bias;	/* T x S views; data NULL if absent */
+};
+
+/*
+ * Check cfg and the shapes of in (errors name both shapes and the rule),
+ * and fill *p for a run that keeps want and lse.
+ */
+enum attn_status attn_problem_init(struct attn_problem *p,
+    const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, struct attn_error *err);
+
+/* The input blocks of batch b, head h. */
+void attn_problem_head(const struct attn_problem *p, size_t b, size_t h,
+    struct attn_head *hd);
+
+/* Softcap after the scaling: softcap * tanh(x / softcap), or x. */
+static inline double
+attn_softcap(const struct attn_problem *p, double x)
+{
+	double c = p->cfg->softcap;
+
+	return c > 0.0 ? c * tanh(x / c) : x;
+}
+
+/* The additive terms of logit (i, j): + bias, then + ALiBi's
+ * -slope * |pos_q - pos_k|, in that order. */
+static inline double
+attn_add_bias(const struct attn_problem *p, const struct attn_head *hd,
+    size_t i, size_t j, double x)
+{
+	if (hd->bias.data != NULL)
+		x += *attn_at(&hd->bias, i, j);
+	if (p->cfg->alibi)
+		x -= hd->slope * fabs((double)(i + p->s_off) -
+		    (double)(j + p->t_off));
+	return x;
+}
+
+/* Whether the masks (causal, window, --mask) let query i see key j. */
+static inline int
+attn_keeps(const struct attn_problem *p, const struct attn_head *hd,
+    size_t i, size_t j)
+{
+	const struct attn_config *c = p->cfg;
+	const size_t pos_q = i + p->s_off, pos_k = j + p->t_off;
+
+	if (c->causal && pos_k > pos_q)
+		return 0;
+	/* Distances, not sums, so that a huge L or R cannot wrap. */
+	if (c->window && ((pos_q > pos_k && pos_q - pos_k > c->window_left) ||
+	    (pos_k > pos_q && pos_k - pos_q > c->window_right)))
+		return 0;
+	if (hd->mask.data != NULL &&
+	    (*attn_at(&hd->mask, i, j) != 0.0) == (c->mask_invert != 0))
+		return 0;
+	return 1;
+}
+
+/* The data errors a kernel reports when score (i, j) of head hd, or that
+ * score times the scale, is not finite. */
+enum attn_status attn_error_score(struct attn_error *err,
+    const struct attn_problem *p, const struct attn_head *hd, size_t i,
+    size_t j);
+enum attn_status attn_error_scaled(struct attn_error *err,
+    const struct attn_problem *p, const struct attn_head *hd, size_t i,
+    size_t j);
+
+/*
+ * Scratch for the stages a run needs but does not keep: one T-row block
+ * of each, for one batch and head at a time (a threaded kernel holds one
+ * per worker).
+ */
+struct attn_scratch {
+	struct attn_matrix stage[ATTN_STAGE_COUNT];	/* data NULL if unused */
+};
+
+/* The bytes of one struct attn_scratch for p; ATTN_ERR_NOMEM when the
+ * size overflows. */
+enum attn_status attn_scratch_bytes(const struct attn_problem *p,
+    size_t *bytes, struct attn_error *err);
+
+enum attn_status attn_scratch_alloc(const struct attn_problem *p,
+    struct attn_scratch *sc, struct attn_error *err);
+void attn_scratch_free(struct attn_scratch *sc);
+
+/*
+ * The T-row block of every stage p needs, for head hd: a view into out's
+ * stack for a kept stage, into sc for the others, data NULL for stages
+ * not needed.  Scratch output is zeroed, as a kept output starts.
+ */
+void attn_head_stages(const struct attn_problem *p,
+    const struct attn_stages *out, const struct attn_scratch *sc,
+    const struct attn_head *hd, struct attn_matrix m[ATTN_STAGE_COUNT]);
+
+/* ---------------------------------------------------------------- kernels */
+
+/*
+ * A kernel, as attn_run (lib/run.c) dispatches to it.  A new kernel is a
+ * file lib/kernel_NAME.c defining one of these, a value in enum
+ * attn_kernel and a row in run.c's table.
+ */
+struct attn_kernel_ops {
+	const char *name;	/* "reference" */
+	unsigned stages;	/* the stages it can compute */
+	/* The bytes it holds besides the kept stages, for p. */
+	enum attn_status (*plan)(const struct attn_problem *p, size_t *bytes,
+	    struct attn_error *err);
+	/* Compute p->need into out, whose p->keep stages are allocated
+	 * and zeroed; record in out->computed what it computed. */
+	enum attn_status (*run)(const struct attn_problem *p,
+	    struct attn_stages *out, struct attn_error *err);
+};
+
+/* lib/kernel.c */
+extern const struct attn_kernel_ops attn_kernel_reference;
 
 #endif /* ATTN_INTERNAL_H */

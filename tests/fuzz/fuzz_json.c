@@ -105,7 +105,7 @@ run_bundle(const struct attn_bundle *b, uint8_t sel)
 	}
 
 	memset(&err, 0, sizeof err);
-	rc = attn_plan(&cfg, &in, &bytes, &err);
+	rc = attn_plan(&cfg, &in, ATTN_STAGES_ALL, &bytes, &err);
 	if (rc != ATTN_OK) {
 		if (rc == ATTN_ERR_INTERNAL)
 			fuzz_fail("attn_plan: internal error", &err);
@@ -114,7 +114,7 @@ run_bundle(const struct attn_bundle *b, uint8_t sel)
 	if (bytes > FUZZ_MAX_STAGE_BYTES)
 		return;
 	memset(&err, 0, sizeof err);
-	rc = attn_run(&cfg, &in, &st, &err);
+	rc = attn_run(&cfg, &in, ATTN_STAGES_ALL, &st, &err);
 	if (rc == ATTN_OK)
 		touch_stages(&st);
 	else if (rc == ATTN_ERR_INTERNAL)

@@ -1,9 +1,10 @@
 /*
- * check_kernel.c - the reference kernel (attn_compute) and the matrices it
- * works on: the worked example, shape errors word for word, the scale
- * modes, overflow, stable softmax, views, allocation overflow, and a
- * comparison of every stage with the long double reference in tests/ref
- * on hundreds of seeded random problems.
+ * check_kernel.c - the kernels and the matrices they work on: the worked
+ * example, shape errors word for word, the scale modes, overflow, stable
+ * softmax, views, allocation overflow, and a comparison of every stage
+ * with the long double reference in tests/ref on hundreds of seeded
+ * random problems.  Tests of computed numbers are KERNEL_TESTs, run on
+ * every kernel (testutil.h).
  *
  * Dims: T query rows, S keys, d_k columns of Q and K, d_v columns of V.
  */
@@ -36,7 +37,7 @@ packed_copy(const struct attn_matrix *m)
 
 /* ----------------------------------------------------------- worked example */
 
-START_TEST(worked_example_gives_the_textbook_numbers)
+KERNEL_TEST(worked_example_gives_the_textbook_numbers, ATTN_STAGES_ALL)
 {
 	static const double qv[] = { 1, 0 };
 	static const double kv[] = { 1, 0, 0, 1 };
@@ -49,7 +50,7 @@ START_TEST(worked_example_gives_the_textbook_numbers)
 	const double l = 1.0 / sqrt(2.0);
 	const double w1 = 1.0 / (1.0 + exp(-l)), w2 = 1.0 / (1.0 + exp(l));
 
-	compute_ok(ATTN_SCALE_DEFAULT, 0.0, &q, &k, &v, &st);
+	compute_ok(kernel, stages, ATTN_SCALE_DEFAULT, 0.0, &q, &k, &v, &st);
 	ck_assert_uint_eq(st.T, 1);
 	ck_assert_uint_eq(st.S, 2);
 	ck_assert_uint_eq(st.d_k, 2);
@@ -84,7 +85,7 @@ START_TEST(worked_example_gives_the_textbook_numbers)
 }
 END_TEST
 
-START_TEST(stages_have_their_table_shapes)
+KERNEL_TEST(stages_have_their_table_shapes, ATTN_STAGES_ALL)
 {
 	struct ref_rng rng;
 	struct attn_matrix q, k, v;
@@ -95,7 +96,7 @@ START_TEST(stages_have_their_table_shapes)
 	q = matrix_random(&rng, 3, 2, -1, 1);
 	k = matrix_random(&rng, 5, 2, -1, 1);
 	v = matrix_random(&rng, 5, 4, -1, 1);
-	compute_ok(ATTN_SCALE_DEFAULT, 0.0, &q, &k, &v, &st);
+	compute_ok(kernel, stages, ATTN_SCALE_DEFAULT, 0.0, &q, &k, &v, &st);
 	ck_assert_uint_eq(st.T, 3);
 	ck_assert_uint_eq(st.S, 5);
 	ck_assert_uint_eq(st.d_k, 2);
@@ -110,6 +111,10 @@ START_TEST(stages_have_their_table_shapes)
 	ck_assert_uint_eq(st.stage[ATTN_STAGE_OUTPUT].cols, 4);
 	ck_assert_uint_eq(st.stage[ATTN_STAGE_LSE].rows, 3);
 	ck_assert_uint_eq(st.stage[ATTN_STAGE_LSE].cols, 1);
+	ck_assert_uint_eq(st.stage[ATTN_STAGE_ROW_MAX].rows, 3);
+	ck_assert_uint_eq(st.stage[ATTN_STAGE_ROW_MAX].cols, 1);
+	ck_assert_uint_eq(st.stage[ATTN_STAGE_ROW_SUM].rows, 3);
+	ck_assert_uint_eq(st.stage[ATTN_STAGE_ROW_SUM].cols, 1);
 	attn_stages_free(&st);
 	attn_matrix_free(&q);
 	attn_matrix_free(&k);
@@ -220,22 +225,22 @@ static const size_t scale_dims[] = { 1, 2, 3, 4, 5, 7, 8, 16, 40, 64, 100,
 
 #define NSCALE_DIMS (int)(sizeof scale_dims / sizeof scale_dims[0])
 
-START_TEST(default_scale_is_one_over_sqrt_d_k)
+KERNEL_TEST(default_scale_is_one_over_sqrt_d_k, STAGE(SCORES) | STAGE(SCALED))
 {
 	const size_t d_k = scale_dims[_i];
 	struct ref_rng rng;
 	struct attn_matrix q, k, v;
 	struct attn_stages st;
-	long double want = 1.0L / sqrtl((long double)d_k);
+	long double exact = 1.0L / sqrtl((long double)d_k);
 
 	ref_rng_seed(&rng, d_k);
 	q = matrix_random(&rng, 2, d_k, -1, 1);
 	k = matrix_random(&rng, 3, d_k, -1, 1);
 	v = matrix_random(&rng, 3, 2, -1, 1);
-	compute_ok(ATTN_SCALE_DEFAULT, 123.0, &q, &k, &v, &st);
+	compute_ok(kernel, stages, ATTN_SCALE_DEFAULT, 123.0, &q, &k, &v, &st);
 	/* within one rounding of the exact 1 / sqrt(d_k) */
-	ck_assert_ldouble_eq_tol((long double)st.scale, want,
-	    want * DBL_EPSILON);
+	ck_assert_ldouble_eq_tol((long double)st.scale, exact,
+	    exact * DBL_EPSILON);
 	ck_assert_double_eq(stage_at(&st, ATTN_STAGE_SCALED, 1, 2),
 	    stage_at(&st, ATTN_STAGE_SCORES, 1, 2) * st.scale);
 	attn_stages_free(&st);
@@ -245,7 +250,7 @@ START_TEST(default_scale_is_one_over_sqrt_d_k)
 }
 END_TEST
 
-START_TEST(scale_modes_multiply_the_scores)
+KERNEL_TEST(scale_modes_multiply_the_scores, STAGE(SCORES) | STAGE(SCALED))
 {
 	/* _i: none (1), then the values below */
 	static const double values[] = { 1.0, 0.25, 1.7, -3.0, 1e-3 };
@@ -261,7 +266,8 @@ START_TEST(scale_modes_multiply_the_scores)
 	q = matrix_random(&rng, 4, 9, -2, 2);
 	k = matrix_random(&rng, 6, 9, -2, 2);
 	v = matrix_random(&rng, 6, 3, -2, 2);
-	compute_ok(mode, _i == 0 ? 42.0 : scale, &q, &k, &v, &st);
+	compute_ok(kernel, stages, mode, _i == 0 ? 42.0 : scale, &q, &k, &v,
+	    &st);
 	ck_assert_double_eq(st.scale, scale);
 	/* scaled is defined as scores * scale: one correctly rounded
 	 * product, so equality is exact */
@@ -277,7 +283,7 @@ START_TEST(scale_modes_multiply_the_scores)
 }
 END_TEST
 
-START_TEST(zero_scale_gives_uniform_weights)
+KERNEL_TEST(zero_scale_gives_uniform_weights, ATTN_STAGES_ALL)
 {
 	const size_t S = 7;
 	struct ref_rng rng;
@@ -289,7 +295,7 @@ START_TEST(zero_scale_gives_uniform_weights)
 	q = matrix_random(&rng, 3, 5, -10, 10);
 	k = matrix_random(&rng, S, 5, -10, 10);
 	v = matrix_random(&rng, S, 4, -10, 10);
-	compute_ok(ATTN_SCALE_VALUE, 0.0, &q, &k, &v, &st);
+	compute_ok(kernel, stages, ATTN_SCALE_VALUE, 0.0, &q, &k, &v, &st);
 	ck_assert_double_eq(st.scale, 0.0);
 	for (i = 0; i < 3; i++) {
 		for (j = 0; j < S; j++) {
@@ -322,7 +328,7 @@ END_TEST
 
 /* --------------------------------------------------- overflow and stability */
 
-START_TEST(overflowing_scores_are_a_data_error)
+KERNEL_TEST(overflowing_scores_are_a_data_error, STAGE(OUTPUT))
 {
 	/* _i: a product overflows; a sum of finite products overflows;
 	 * a finite score times the scale overflows */
@@ -331,11 +337,13 @@ START_TEST(overflowing_scores_are_a_data_error)
 	static const double q3[] = { 1e300 }, k3[] = { 1e8 };
 	static const double vv[] = { 1.0, 2.0 };
 	struct attn_matrix q, k, v;
+	struct attn_inputs in;
 	struct attn_config cfg;
 	struct attn_stages st;
 	struct attn_error err;
 
 	attn_config_init(&cfg);
+	cfg.kernel = kernel;
 	if (_i == 0) {
 		q = matrix_from(1, 1, big);
 		k = matrix_from(1, 1, one);
@@ -349,9 +357,13 @@ START_TEST(overflowing_scores_are_a_data_error)
 		cfg.scale = 1e10;
 	}
 	v = matrix_from(1, 2, vv);
+	memset(&in, 0, sizeof in);
+	in.batches = 1;
+	in.q = q;
+	in.k = k;
+	in.v = v;
 	memset(&err, 0, sizeof err);
-	ck_assert_int_eq(attn_compute(&cfg, &q, &k, &v, &st, &err),
-	    ATTN_ERR_DATA);
+	ck_assert_int_eq(attn_run(&cfg, &in, stages, &st, &err), ATTN_ERR_DATA);
 	ck_assert_int_eq(err.status, ATTN_ERR_DATA);
 	ck_assert_msg(strstr(err.msg, "overflows") != NULL, "message: %s",
 	    err.msg);
@@ -360,14 +372,16 @@ START_TEST(overflowing_scores_are_a_data_error)
 	if (_i == 2)
 		ck_assert_msg(strstr(err.msg, "scale 10000000000") != NULL,
 		    "message: %s", err.msg);
-	ck_assert_ptr_null(st.stage[ATTN_STAGE_SCORES].data);
+	ck_assert_ptr_null(st.stage[ATTN_STAGE_OUTPUT].data);
+	ck_assert_ptr_null(st.stage[ATTN_STAGE_LSE].data);
 	attn_matrix_free(&q);
 	attn_matrix_free(&k);
 	attn_matrix_free(&v);
 }
 END_TEST
 
-START_TEST(huge_logits_give_finite_weights_summing_to_one)
+KERNEL_TEST(huge_logits_give_finite_weights_summing_to_one,
+    STAGE(WEIGHTS) | STAGE(LSE) | STAGE(OUTPUT))
 {
 	struct ref_rng rng;
 	struct attn_matrix q, k, v;
@@ -380,7 +394,7 @@ START_TEST(huge_logits_give_finite_weights_summing_to_one)
 	q = matrix_random(&rng, 6, 8, _i ? -3 : 0.5, 3);
 	k = matrix_random(&rng, 9, 8, _i ? -3 : 0.5, 3);
 	v = matrix_random(&rng, 9, 5, -1, 1);
-	compute_ok(ATTN_SCALE_VALUE, 1e3, &q, &k, &v, &st);
+	compute_ok(kernel, stages, ATTN_SCALE_VALUE, 1e3, &q, &k, &v, &st);
 	for (i = 0; i < 6; i++) {
 		double sum = 0.0;
 
@@ -402,7 +416,8 @@ START_TEST(huge_logits_give_finite_weights_summing_to_one)
 }
 END_TEST
 
-START_TEST(stable_softmax_keeps_tiny_and_negative_logits)
+KERNEL_TEST(stable_softmax_keeps_tiny_and_negative_logits,
+    STAGE(SCALED) | STAGE(WEIGHTS) | STAGE(OUTPUT) | STAGE(LSE))
 {
 	/* _i 0: logits 1000 and 500; _i 1: logits -1000 and -1001, where
 	 * exp() of each underflows to 0 without the shift */
@@ -415,7 +430,7 @@ START_TEST(stable_softmax_keeps_tiny_and_negative_logits)
 	struct attn_stages st;
 	double gap, w1, w2;
 
-	compute_ok(ATTN_SCALE_VALUE, 1e3, &q, &k, &v, &st);
+	compute_ok(kernel, stages, ATTN_SCALE_VALUE, 1e3, &q, &k, &v, &st);
 	gap = stage_at(&st, ATTN_STAGE_SCALED, 0, 0) -
 	    stage_at(&st, ATTN_STAGE_SCALED, 0, 1);
 	w1 = 1.0 / (1.0 + exp(-gap));
@@ -438,7 +453,7 @@ END_TEST
 
 /* ------------------------------------------------------- matrices and views */
 
-START_TEST(a_view_gives_the_same_stages_as_a_packed_copy)
+KERNEL_TEST(a_view_gives_the_same_stages_as_a_packed_copy, ATTN_STAGES_ALL)
 {
 	struct ref_rng rng;
 	struct attn_matrix parent, qv, kv, vv, qp, kp, vp;
@@ -459,8 +474,8 @@ START_TEST(a_view_gives_the_same_stages_as_a_packed_copy)
 	qp = matrix_from(3, 5, qd);
 	kp = matrix_from(8, 5, kd);
 	vp = matrix_from(8, 7, vd);
-	compute_ok(ATTN_SCALE_DEFAULT, 0.0, &qv, &kv, &vv, &a);
-	compute_ok(ATTN_SCALE_DEFAULT, 0.0, &qp, &kp, &vp, &b);
+	compute_ok(kernel, stages, ATTN_SCALE_DEFAULT, 0.0, &qv, &kv, &vv, &a);
+	compute_ok(kernel, stages, ATTN_SCALE_DEFAULT, 0.0, &qp, &kp, &vp, &b);
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
 		ck_assert_uint_eq(a.stage[s].rows, b.stage[s].rows);
 		ck_assert_uint_eq(a.stage[s].cols, b.stage[s].cols);
@@ -718,7 +733,7 @@ compare_with_reference(const struct problem *p, const struct attn_stages *st,
  * the problems themselves under AddressSanitizer. */
 #define REF_BATCH 20
 
-START_TEST(stages_match_the_long_double_reference)
+KERNEL_TEST(stages_match_the_long_double_reference, ATTN_STAGES_ALL)
 {
 	int b;
 
@@ -730,7 +745,8 @@ START_TEST(stages_match_the_long_double_reference)
 		size_t n;
 
 		problem_make(&p, 0x5EED0000u + (uint64_t)(_i * REF_BATCH + b));
-		compute_ok(p.mode, p.scale, &p.q, &p.k, &p.v, &st);
+		compute_ok(kernel, stages, p.mode, p.scale, &p.q, &p.k, &p.v,
+		    &st);
 		qd = packed_copy(&p.q);
 		kd = packed_copy(&p.k);
 		vd = packed_copy(&p.v);
@@ -756,8 +772,9 @@ kernel_suite(void)
 	Suite *s = suite_create("kernel");
 	TCase *tc = tcase_create("example");
 
-	tcase_add_test(tc, worked_example_gives_the_textbook_numbers);
-	tcase_add_test(tc, stages_have_their_table_shapes);
+	tcase_add_kernel_test(tc, worked_example_gives_the_textbook_numbers, 0,
+	    1);
+	tcase_add_kernel_test(tc, stages_have_their_table_shapes, 0, 1);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("shapes");
@@ -767,22 +784,24 @@ kernel_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("scale");
-	tcase_add_loop_test(tc, default_scale_is_one_over_sqrt_d_k, 0,
+	tcase_add_kernel_test(tc, default_scale_is_one_over_sqrt_d_k, 0,
 	    NSCALE_DIMS);
-	tcase_add_loop_test(tc, scale_modes_multiply_the_scores, 0, 5);
-	tcase_add_test(tc, zero_scale_gives_uniform_weights);
+	tcase_add_kernel_test(tc, scale_modes_multiply_the_scores, 0, 5);
+	tcase_add_kernel_test(tc, zero_scale_gives_uniform_weights, 0, 1);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stability");
-	tcase_add_loop_test(tc, overflowing_scores_are_a_data_error, 0, 3);
-	tcase_add_loop_test(tc, huge_logits_give_finite_weights_summing_to_one,
+	tcase_add_kernel_test(tc, overflowing_scores_are_a_data_error, 0, 3);
+	tcase_add_kernel_test(tc,
+	    huge_logits_give_finite_weights_summing_to_one,
 	    0, 2);
-	tcase_add_loop_test(tc, stable_softmax_keeps_tiny_and_negative_logits,
+	tcase_add_kernel_test(tc, stable_softmax_keeps_tiny_and_negative_logits,
 	    0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("matrices");
-	tcase_add_test(tc, a_view_gives_the_same_stages_as_a_packed_copy);
+	tcase_add_kernel_test(tc, a_view_gives_the_same_stages_as_a_packed_copy,
+	    0, 1);
 	tcase_add_test(tc, a_view_borrows_its_parent);
 	tcase_add_test(tc, a_new_matrix_is_packed_and_zeroed);
 	tcase_add_test(tc, zeroed_stages_can_be_freed);
@@ -792,7 +811,7 @@ kernel_suite(void)
 
 	tc = tcase_create("reference");
 	/* 20 x REF_BATCH = 400 problems */
-	tcase_add_loop_test(tc, stages_match_the_long_double_reference, 0,
+	tcase_add_kernel_test(tc, stages_match_the_long_double_reference, 0,
 	    20);
 	suite_add_tcase(s, tc);
 	return s;

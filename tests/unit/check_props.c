@@ -1,9 +1,10 @@
 /*
  * check_props.c - properties of attention that hold for every input,
- * checked on seeded random matrices: rows of weights sum to 1, softmax
- * ignores a constant added to a row of logits, keys and values can be
- * permuted together, the output is linear in V, one key takes all the
- * weight, and query rows do not interact.
+ * checked on seeded random matrices with every kernel (KERNEL_TEST in
+ * testutil.h): rows of weights sum to 1, softmax ignores a constant added
+ * to a row of logits, keys and values can be permuted together, the
+ * output is linear in V, one key takes all the weight, and query rows do
+ * not interact.
  *
  * Where a property is exact in floating point too (the same operations
  * on the same numbers), the test demands equality; elsewhere it allows
@@ -75,7 +76,7 @@ output_magnitude(const struct attn_stages *st, const struct attn_matrix *v,
 
 /* One seed of weights_rows_sum_to_one. */
 static void
-rows_sum_case(uint64_t seed)
+rows_sum_case(enum attn_kernel kernel, unsigned stages, uint64_t seed)
 {
 	struct ref_rng rng;
 	struct problem p;
@@ -84,7 +85,8 @@ rows_sum_case(uint64_t seed)
 
 	ref_rng_seed(&rng, seed);
 	problem_make(&p, &rng, seed % 2 ? 3.0 : 0.5);
-	compute_ok(ATTN_SCALE_DEFAULT, 0.0, &p.q, &p.k, &p.v, &st);
+	compute_ok(kernel, stages, ATTN_SCALE_DEFAULT, 0.0, &p.q, &p.k, &p.v,
+	    &st);
 	for (i = 0; i < p.T; i++) {
 		double sum = 0.0;
 
@@ -98,19 +100,20 @@ rows_sum_case(uint64_t seed)
 	problem_free(&p);
 }
 
-START_TEST(weights_rows_sum_to_one)
+KERNEL_TEST(weights_rows_sum_to_one, STAGE(WEIGHTS))
 {
 	int n;
 
 	for (n = 0; n < PROP_BATCH; n++)
-		rows_sum_case(100 + (uint64_t)(_i * PROP_BATCH + n));
+		rows_sum_case(kernel, stages,
+		    100 + (uint64_t)(_i * PROP_BATCH + n));
 }
 END_TEST
 
 /* One seed of adding_a_constant_to_a_row_of_logits_leaves_its_weights:
  * the weights of row i of [Q | c / scale] [K | 1]^T are those of Q K^T. */
 static void
-shift_case(uint64_t seed)
+shift_case(enum attn_kernel kernel, unsigned stages, uint64_t seed)
 {
 	struct ref_rng rng;
 	struct problem p;
@@ -144,8 +147,9 @@ shift_case(uint64_t seed)
 			*attn_at(&k2, j, col) = *attn_at(&p.k, j, col);
 		*attn_at(&k2, j, p.d_k) = 1.0;
 	}
-	compute_ok(ATTN_SCALE_VALUE, scale, &p.q, &p.k, &p.v, &a);
-	compute_ok(ATTN_SCALE_VALUE, scale, &q2, &k2, &p.v, &b);
+	compute_ok(kernel, stages, ATTN_SCALE_VALUE, scale, &p.q, &p.k, &p.v,
+	    &a);
+	compute_ok(kernel, stages, ATTN_SCALE_VALUE, scale, &q2, &k2, &p.v, &b);
 	for (i = 0; i < p.T; i++) {
 		double lse_a = stage_at(&a, ATTN_STAGE_LSE, i, 0);
 
@@ -168,18 +172,20 @@ shift_case(uint64_t seed)
 	problem_free(&p);
 }
 
-START_TEST(adding_a_constant_to_a_row_of_logits_leaves_its_weights)
+KERNEL_TEST(adding_a_constant_to_a_row_of_logits_leaves_its_weights,
+    STAGE(WEIGHTS) | STAGE(LSE))
 {
 	int n;
 
 	for (n = 0; n < PROP_BATCH; n++)
-		shift_case(200 + (uint64_t)(_i * PROP_BATCH + n));
+		shift_case(kernel, stages,
+		    200 + (uint64_t)(_i * PROP_BATCH + n));
 }
 END_TEST
 
 /* One seed of permuting_keys_with_values_keeps_the_output. */
 static void
-permute_case(uint64_t seed)
+permute_case(enum attn_kernel kernel, unsigned stages, uint64_t seed)
 {
 	struct ref_rng rng;
 	struct problem p;
@@ -209,8 +215,9 @@ permute_case(uint64_t seed)
 		memcpy(attn_at(&v2, j, 0), attn_at(&p.v, perm[j], 0),
 		    p.d_v * sizeof(double));
 	}
-	compute_ok(ATTN_SCALE_DEFAULT, 0.0, &p.q, &p.k, &p.v, &a);
-	compute_ok(ATTN_SCALE_DEFAULT, 0.0, &p.q, &k2, &v2, &b);
+	compute_ok(kernel, stages, ATTN_SCALE_DEFAULT, 0.0, &p.q, &p.k, &p.v,
+	    &a);
+	compute_ok(kernel, stages, ATTN_SCALE_DEFAULT, 0.0, &p.q, &k2, &v2, &b);
 	for (i = 0; i < p.T; i++) {
 		double lse = stage_at(&a, ATTN_STAGE_LSE, i, 0);
 
@@ -243,18 +250,20 @@ permute_case(uint64_t seed)
 	problem_free(&p);
 }
 
-START_TEST(permuting_keys_with_values_keeps_the_output)
+KERNEL_TEST(permuting_keys_with_values_keeps_the_output,
+    STAGE(SCORES) | STAGE(WEIGHTS) | STAGE(OUTPUT))
 {
 	int n;
 
 	for (n = 0; n < PROP_BATCH; n++)
-		permute_case(300 + (uint64_t)(_i * PROP_BATCH + n));
+		permute_case(kernel, stages,
+		    300 + (uint64_t)(_i * PROP_BATCH + n));
 }
 END_TEST
 
 /* One seed of scaling_v_scales_the_output. */
 static void
-scale_v_case(uint64_t seed)
+scale_v_case(enum attn_kernel kernel, unsigned stages, uint64_t seed)
 {
 	/* powers of two scale every product exactly; -3.7 does not */
 	static const double factors[] = { 0.25, 1024.0, -3.7 };
@@ -271,8 +280,10 @@ scale_v_case(uint64_t seed)
 	for (j = 0; j < p.S; j++)
 		for (c = 0; c < p.d_v; c++)
 			*attn_at(&v2, j, c) = f * *attn_at(&p.v, j, c);
-	compute_ok(ATTN_SCALE_DEFAULT, 0.0, &p.q, &p.k, &p.v, &a);
-	compute_ok(ATTN_SCALE_DEFAULT, 0.0, &p.q, &p.k, &v2, &b);
+	compute_ok(kernel, stages, ATTN_SCALE_DEFAULT, 0.0, &p.q, &p.k, &p.v,
+	    &a);
+	compute_ok(kernel, stages, ATTN_SCALE_DEFAULT, 0.0, &p.q, &p.k, &v2,
+	    &b);
 	for (i = 0; i < p.T; i++) {
 		/* V takes no part in the weights */
 		for (j = 0; j < p.S; j++)
@@ -280,16 +291,17 @@ scale_v_case(uint64_t seed)
 			    stage_at(&b, ATTN_STAGE_WEIGHTS, i, j),
 			    stage_at(&a, ATTN_STAGE_WEIGHTS, i, j));
 		for (c = 0; c < p.d_v; c++) {
-			double want = f * stage_at(&a, ATTN_STAGE_OUTPUT, i, c);
+			double expect = f *
+			    stage_at(&a, ATTN_STAGE_OUTPUT, i, c);
 
 			if (seed % 3 < 2)
 				ck_assert_double_eq(
 				    stage_at(&b, ATTN_STAGE_OUTPUT, i, c),
-				    want);
+				    expect);
 			else
 				ck_assert_double_eq_tol(
 				    stage_at(&b, ATTN_STAGE_OUTPUT, i, c),
-				    want, PROP_RTOL * fabs(f) *
+				    expect, PROP_RTOL * fabs(f) *
 				    output_magnitude(&a, &p.v, i, c) +
 				    DBL_MIN);
 		}
@@ -300,18 +312,19 @@ scale_v_case(uint64_t seed)
 	problem_free(&p);
 }
 
-START_TEST(scaling_v_scales_the_output)
+KERNEL_TEST(scaling_v_scales_the_output, STAGE(WEIGHTS) | STAGE(OUTPUT))
 {
 	int n;
 
 	for (n = 0; n < PROP_BATCH; n++)
-		scale_v_case(400 + (uint64_t)(_i * PROP_BATCH + n));
+		scale_v_case(kernel, stages,
+		    400 + (uint64_t)(_i * PROP_BATCH + n));
 }
 END_TEST
 
 /* One seed of one_key_takes_all_the_weight. */
 static void
-one_key_case(uint64_t seed)
+one_key_case(enum attn_kernel kernel, unsigned stages, uint64_t seed)
 {
 	struct ref_rng rng;
 	struct attn_matrix q, k, v;
@@ -325,7 +338,7 @@ one_key_case(uint64_t seed)
 	q = matrix_random(&rng, T, d_k, -100.0, 100.0);
 	k = matrix_random(&rng, 1, d_k, -100.0, 100.0);
 	v = matrix_random(&rng, 1, d_v, -100.0, 100.0);
-	compute_ok(ATTN_SCALE_DEFAULT, 0.0, &q, &k, &v, &st);
+	compute_ok(kernel, stages, ATTN_SCALE_DEFAULT, 0.0, &q, &k, &v, &st);
 	for (i = 0; i < T; i++) {
 		ck_assert_double_eq(stage_at(&st, ATTN_STAGE_WEIGHTS, i, 0),
 		    1.0);
@@ -342,18 +355,20 @@ one_key_case(uint64_t seed)
 	attn_matrix_free(&v);
 }
 
-START_TEST(one_key_takes_all_the_weight)
+KERNEL_TEST(one_key_takes_all_the_weight,
+    STAGE(SCALED) | STAGE(WEIGHTS) | STAGE(OUTPUT))
 {
 	int n;
 
 	for (n = 0; n < PROP_BATCH; n++)
-		one_key_case(500 + (uint64_t)(_i * PROP_BATCH + n));
+		one_key_case(kernel, stages,
+		    500 + (uint64_t)(_i * PROP_BATCH + n));
 }
 END_TEST
 
 /* One seed of query_rows_are_computed_independently. */
 static void
-rows_alone_case(uint64_t seed)
+rows_alone_case(enum attn_kernel kernel, unsigned stages, uint64_t seed)
 {
 	struct ref_rng rng;
 	struct problem p;
@@ -365,11 +380,13 @@ rows_alone_case(uint64_t seed)
 	 * lets later kernels split work by query row */
 	ref_rng_seed(&rng, seed);
 	problem_make(&p, &rng, 2.0);
-	compute_ok(ATTN_SCALE_DEFAULT, 0.0, &p.q, &p.k, &p.v, &all);
+	compute_ok(kernel, stages, ATTN_SCALE_DEFAULT, 0.0, &p.q, &p.k, &p.v,
+	    &all);
 	for (i = 0; i < p.T; i++) {
 		struct attn_matrix row = attn_matrix_view(&p.q, i, 1, 0, p.d_k);
 
-		compute_ok(ATTN_SCALE_DEFAULT, 0.0, &row, &p.k, &p.v, &one);
+		compute_ok(kernel, stages, ATTN_SCALE_DEFAULT, 0.0, &row, &p.k,
+		    &p.v, &one);
 		for (s = 0; s < ATTN_STAGE_COUNT; s++)
 			for (j = 0; j < one.stage[s].cols; j++)
 				ck_assert_double_eq(
@@ -381,18 +398,19 @@ rows_alone_case(uint64_t seed)
 	problem_free(&p);
 }
 
-START_TEST(query_rows_are_computed_independently)
+KERNEL_TEST(query_rows_are_computed_independently, ATTN_STAGES_ALL)
 {
 	int n;
 
 	for (n = 0; n < PROP_BATCH; n++)
-		rows_alone_case(600 + (uint64_t)(_i * PROP_BATCH + n));
+		rows_alone_case(kernel, stages,
+		    600 + (uint64_t)(_i * PROP_BATCH + n));
 }
 END_TEST
 
 /* One seed of self_attention_scores_are_symmetric. */
 static void
-symmetric_case(uint64_t seed)
+symmetric_case(enum attn_kernel kernel, unsigned stages, uint64_t seed)
 {
 	struct ref_rng rng;
 	struct attn_matrix x;
@@ -403,7 +421,7 @@ symmetric_case(uint64_t seed)
 	n = ref_rng_range(&rng, 1, 20);
 	d = ref_rng_range(&rng, 1, 40);
 	x = matrix_random(&rng, n, d, -5.0, 5.0);
-	compute_ok(ATTN_SCALE_DEFAULT, 0.0, &x, &x, &x, &st);
+	compute_ok(kernel, stages, ATTN_SCALE_DEFAULT, 0.0, &x, &x, &x, &st);
 	for (i = 0; i < n; i++)
 		for (j = 0; j < i; j++)
 			ck_assert_double_eq(
@@ -413,12 +431,13 @@ symmetric_case(uint64_t seed)
 	attn_matrix_free(&x);
 }
 
-START_TEST(self_attention_scores_are_symmetric)
+KERNEL_TEST(self_attention_scores_are_symmetric, STAGE(SCORES))
 {
 	int n;
 
 	for (n = 0; n < PROP_BATCH; n++)
-		symmetric_case(700 + (uint64_t)(_i * PROP_BATCH + n));
+		symmetric_case(kernel, stages,
+		    700 + (uint64_t)(_i * PROP_BATCH + n));
 }
 END_TEST
 
@@ -428,21 +447,21 @@ props_suite(void)
 	Suite *s = suite_create("props");
 	TCase *tc = tcase_create("softmax");
 
-	tcase_add_loop_test(tc, weights_rows_sum_to_one, 0, 5);
-	tcase_add_loop_test(tc,
+	tcase_add_kernel_test(tc, weights_rows_sum_to_one, 0, 5);
+	tcase_add_kernel_test(tc,
 	    adding_a_constant_to_a_row_of_logits_leaves_its_weights, 0, 3);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("keys");
-	tcase_add_loop_test(tc, permuting_keys_with_values_keeps_the_output,
+	tcase_add_kernel_test(tc, permuting_keys_with_values_keeps_the_output,
 	    0, 3);
-	tcase_add_loop_test(tc, scaling_v_scales_the_output, 0, 3);
-	tcase_add_loop_test(tc, one_key_takes_all_the_weight, 0, 2);
+	tcase_add_kernel_test(tc, scaling_v_scales_the_output, 0, 3);
+	tcase_add_kernel_test(tc, one_key_takes_all_the_weight, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("queries");
-	tcase_add_loop_test(tc, query_rows_are_computed_independently, 0, 2);
-	tcase_add_loop_test(tc, self_attention_scores_are_symmetric, 0, 2);
+	tcase_add_kernel_test(tc, query_rows_are_computed_independently, 0, 2);
+	tcase_add_kernel_test(tc, self_attention_scores_are_symmetric, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

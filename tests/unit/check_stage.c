@@ -1,6 +1,8 @@
 /*
  * check_stage.c - the stage table, the single source of truth for stage
- * names, formulas and shapes, and attn_stage_lookup over it.
+ * names, formulas, shapes and dependencies; attn_stage_lookup and
+ * attn_stage_closure over it; and attn_stage_shape, the dims every
+ * printer shows.
  *
  * The names are SPEC's fixed names; lookup takes a length, not a NUL, so
  * that --stage can look up the pieces of "weights,output" in place.
@@ -22,6 +24,9 @@ static const struct {
 	{ "output", "T x d_v", ATTN_AXIS_VALUE },
 	{ "lse", "T x 1", ATTN_AXIS_ONE },
 	{ "mask", "T x S", ATTN_AXIS_KEY },
+	/* internal: kept for printers, not offered by --stage */
+	{ "row_max", "T x 1", ATTN_AXIS_ONE },
+	{ "row_sum", "T x 1", ATTN_AXIS_ONE },
 };
 
 _Static_assert(sizeof spec_stages / sizeof spec_stages[0] ==
@@ -86,6 +91,132 @@ START_TEST(lookup_reads_a_name_out_of_a_list)
 }
 END_TEST
 
+START_TEST(only_row_max_and_row_sum_are_internal)
+{
+	const int internal = _i == ATTN_STAGE_ROW_MAX ||
+	    _i == ATTN_STAGE_ROW_SUM;
+
+	ck_assert_int_eq(attn_stage_table[_i].internal != 0, internal);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- closure */
+
+#define B(s) ATTN_STAGE_BIT(ATTN_STAGE_ ## s)
+
+/* Sets and their closures, worked out from the definitions in SPEC:
+ * lse and weights read row_max and row_sum, which read scaled. */
+static const struct {
+	unsigned want, closure;
+} closures[] = {
+	{ 0, 0 },
+	{ B(SCORES), B(SCORES) },
+	{ B(SCALED), B(SCALED) | B(SCORES) },
+	{ B(MASK), B(MASK) | B(SCALED) | B(SCORES) },
+	{ B(ROW_MAX), B(ROW_MAX) | B(SCALED) | B(SCORES) },
+	{ B(ROW_SUM), B(ROW_SUM) | B(ROW_MAX) | B(SCALED) | B(SCORES) },
+	{ B(LSE), B(LSE) | B(ROW_MAX) | B(ROW_SUM) | B(SCALED) | B(SCORES) },
+	{ B(WEIGHTS), B(WEIGHTS) | B(ROW_MAX) | B(ROW_SUM) | B(SCALED) |
+	    B(SCORES) },
+	{ B(OUTPUT), B(OUTPUT) | B(WEIGHTS) | B(ROW_MAX) | B(ROW_SUM) |
+	    B(SCALED) | B(SCORES) },
+	{ B(OUTPUT) | B(MASK), B(OUTPUT) | B(MASK) | B(WEIGHTS) |
+	    B(ROW_MAX) | B(ROW_SUM) | B(SCALED) | B(SCORES) },
+	{ ATTN_STAGES_ALL, ATTN_STAGES_ALL },
+	/* bits past the last stage are no stage */
+	{ ~0u, ATTN_STAGES_ALL },
+};
+
+#define NCLOSURES (int)(sizeof closures / sizeof closures[0])
+
+START_TEST(closure_adds_every_dependency)
+{
+	ck_assert_uint_eq(attn_stage_closure(closures[_i].want),
+	    closures[_i].closure);
+}
+END_TEST
+
+START_TEST(closure_of_a_stage_holds_its_needs_and_is_closed)
+{
+	const unsigned c = attn_stage_closure(ATTN_STAGE_BIT(_i));
+	size_t s;
+
+	ck_assert(c & ATTN_STAGE_BIT(_i));
+	ck_assert_uint_eq(c & attn_stage_table[_i].needs,
+	    attn_stage_table[_i].needs);
+	ck_assert_uint_eq(attn_stage_closure(c), c);
+	/* no stage needs itself, nor a stage that needs it (no cycle) */
+	ck_assert(!(attn_stage_table[_i].needs & ATTN_STAGE_BIT(_i)));
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		if (s != (size_t)_i && (c & ATTN_STAGE_BIT(s)))
+			ck_assert(!(attn_stage_closure(ATTN_STAGE_BIT(s)) &
+			    ATTN_STAGE_BIT(_i)));
+}
+END_TEST
+
+/* ---------------------------------------------------------------- shapes */
+
+/* Shapes of stages for B batches and H heads, T = 3, S = 5, d_v = 2. */
+static const struct {
+	size_t B, H;
+	enum attn_stage s;
+	size_t ndim, dim[4];
+	enum attn_axis axis[4];
+	size_t blocks, cols;
+	const char *legend;
+} shapes[] = {
+	{ 1, 1, ATTN_STAGE_WEIGHTS, 2, { 3, 5 },
+	    { ATTN_AXIS_QUERY, ATTN_AXIS_KEY }, 1, 5, "T x S" },
+	{ 1, 1, ATTN_STAGE_OUTPUT, 2, { 3, 2 },
+	    { ATTN_AXIS_QUERY, ATTN_AXIS_VALUE }, 1, 2, "T x d_v" },
+	{ 1, 1, ATTN_STAGE_LSE, 2, { 3, 1 },
+	    { ATTN_AXIS_QUERY, ATTN_AXIS_ONE }, 1, 1, "T x 1" },
+	{ 2, 1, ATTN_STAGE_SCORES, 3, { 2, 3, 5 },
+	    { ATTN_AXIS_BATCH, ATTN_AXIS_QUERY, ATTN_AXIS_KEY }, 2, 5,
+	    "T x S" },
+	{ 1, 4, ATTN_STAGE_MASK, 3, { 4, 3, 5 },
+	    { ATTN_AXIS_HEAD, ATTN_AXIS_QUERY, ATTN_AXIS_KEY }, 4, 5,
+	    "T x S" },
+	{ 2, 4, ATTN_STAGE_ROW_SUM, 4, { 2, 4, 3, 1 },
+	    { ATTN_AXIS_BATCH, ATTN_AXIS_HEAD, ATTN_AXIS_QUERY,
+	    ATTN_AXIS_ONE }, 8, 1, "T x 1" },
+	/* output keeps the heads side by side, per batch */
+	{ 1, 4, ATTN_STAGE_OUTPUT, 2, { 3, 8 },
+	    { ATTN_AXIS_QUERY, ATTN_AXIS_VALUE }, 1, 8, "T x H*d_v" },
+	{ 2, 4, ATTN_STAGE_OUTPUT, 3, { 2, 3, 8 },
+	    { ATTN_AXIS_BATCH, ATTN_AXIS_QUERY, ATTN_AXIS_VALUE }, 2, 8,
+	    "T x H*d_v" },
+};
+
+#define NSHAPES (int)(sizeof shapes / sizeof shapes[0])
+
+START_TEST(stage_shapes_leave_out_levels_of_one)
+{
+	struct attn_stages st;
+	struct attn_shape sh;
+	size_t d;
+
+	memset(&st, 0, sizeof st);
+	st.batches = shapes[_i].B;
+	st.heads = st.kv_heads = shapes[_i].H;
+	st.T = 3;
+	st.S = 5;
+	st.d_k = 7;
+	st.d_v = 2;
+	attn_stage_shape(&st, shapes[_i].s, &sh);
+	ck_assert_uint_eq(sh.ndim, shapes[_i].ndim);
+	for (d = 0; d < sh.ndim; d++) {
+		ck_assert_uint_eq(sh.dim[d], shapes[_i].dim[d]);
+		ck_assert_int_eq(sh.axis[d], shapes[_i].axis[d]);
+	}
+	ck_assert_uint_eq(sh.blocks, shapes[_i].blocks);
+	ck_assert_uint_eq(sh.batches * sh.heads, sh.blocks);
+	ck_assert_uint_eq(sh.rows, 3);
+	ck_assert_uint_eq(sh.cols, shapes[_i].cols);
+	ck_assert_str_eq(sh.legend, shapes[_i].legend);
+}
+END_TEST
+
 /* Text that names no stage. */
 static const char *const unknown_names[] = {
 	"", "weight", "weightsx", "w", "out", "score", "scoress", "ls",
@@ -114,6 +245,20 @@ stage_suite(void)
 	tcase_add_loop_test(tc, stage_names_are_unique, 0, ATTN_STAGE_COUNT);
 	tcase_add_loop_test(tc, stages_are_the_ones_spec_names, 0,
 	    ATTN_STAGE_COUNT);
+	tcase_add_loop_test(tc, only_row_max_and_row_sum_are_internal, 0,
+	    ATTN_STAGE_COUNT);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("closure");
+	tcase_add_loop_test(tc, closure_adds_every_dependency, 0, NCLOSURES);
+	tcase_add_loop_test(tc,
+	    closure_of_a_stage_holds_its_needs_and_is_closed, 0,
+	    ATTN_STAGE_COUNT);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("shape");
+	tcase_add_loop_test(tc, stage_shapes_leave_out_levels_of_one, 0,
+	    NSHAPES);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("lookup");

@@ -1,7 +1,8 @@
 /*
- * check_variants.c - the kernel's variants (attn_run): causal, window and
- * --mask masking in both alignments, the three policies for rows with no
- * key left, bias, ALiBi, softcap, heads, grouped KV heads and batches.
+ * check_variants.c - the variants, on every kernel (KERNEL_TEST in
+ * testutil.h): causal, window and --mask masking in both alignments, the
+ * three policies for rows with no key left, bias, ALiBi, softcap, heads,
+ * grouped KV heads and batches.
  * Golden cases worked by hand first, then several hundred seeded random
  * combinations compared stage by stage with the long double reference in
  * tests/ref.
@@ -56,26 +57,6 @@ block_at(const struct attn_stages *st, enum attn_stage s, size_t b,
 	return *attn_at(&m, i, j);
 }
 
-/* Fail unless a and b have one shape and equal elements (nan equals
- * nan), naming what differs. */
-static void
-expect_same(const char *what, const struct attn_matrix *a,
-    const struct attn_matrix *b)
-{
-	size_t i, j;
-
-	ck_assert_uint_eq(a->rows, b->rows);
-	ck_assert_uint_eq(a->cols, b->cols);
-	for (i = 0; i < a->rows; i++)
-		for (j = 0; j < a->cols; j++) {
-			double x = *attn_at(a, i, j), y = *attn_at(b, i, j);
-
-			ck_assert_msg(x == y || (isnan(x) && isnan(y)),
-			    "%s[%zu][%zu]: %.17g but %.17g", what, i, j, x,
-			    y);
-		}
-}
-
 /* Fail unless every per-head stage of batch b, head h of a equals batch
  * ob, head oh of o, and likewise that head's output columns. */
 static void
@@ -106,7 +87,7 @@ expect_run_error(const struct attn_config *cfg, const struct attn_inputs *in,
 
 	memset(&err, 0, sizeof err);
 	memset(&st, 0xA5, sizeof st);
-	ck_assert_int_eq(attn_run(cfg, in, &st, &err), status);
+	ck_assert_int_eq(attn_run(cfg, in, ATTN_STAGES_ALL, &st, &err), status);
 	ck_assert_int_eq(err.status, status);
 	ck_assert_ptr_null(err.file);
 	ck_assert_uint_eq(err.line, 0);
@@ -175,7 +156,7 @@ static const struct mask_case {
 
 #define NMASK_CASES (int)(sizeof mask_cases / sizeof mask_cases[0])
 
-START_TEST(position_rules_keep_the_expected_keys)
+KERNEL_TEST(position_rules_keep_the_expected_keys, ATTN_STAGES_ALL)
 {
 	const struct mask_case *mc = &mask_cases[_i];
 	struct ref_rng rng;
@@ -196,7 +177,7 @@ START_TEST(position_rules_keep_the_expected_keys)
 	cfg.window = mc->window;
 	cfg.window_left = mc->left;
 	cfg.window_right = mc->right;
-	run_ok(&cfg, &in, &st);
+	run_ok(kernel, &cfg, &in, stages, &st);
 	for (i = 0; i < mc->T; i++) {
 		double sum = 0.0;
 		int any = 0;
@@ -238,7 +219,8 @@ START_TEST(position_rules_keep_the_expected_keys)
 }
 END_TEST
 
-START_TEST(causal_row_zero_output_is_value_row_zero)
+KERNEL_TEST(causal_row_zero_output_is_value_row_zero,
+    STAGE(WEIGHTS) | STAGE(OUTPUT))
 {
 	/* _i picks H and G: each head's first query sees only key 0, with
 	 * weight exactly 1, so its output is that KV head's V row 0 */
@@ -261,7 +243,7 @@ START_TEST(causal_row_zero_output_is_value_row_zero)
 	cfg.causal = 1;
 	cfg.heads = H;
 	cfg.kv_heads = G;
-	run_ok(&cfg, &in, &st);
+	run_ok(kernel, &cfg, &in, stages, &st);
 	for (h = 0; h < H; h++) {
 		size_t g = h / (H / G);
 
@@ -278,7 +260,7 @@ END_TEST
 
 /* ---------------------------------------------------------- masked rows */
 
-START_TEST(a_fully_masked_row_follows_the_policy)
+KERNEL_TEST(a_fully_masked_row_follows_the_policy, ATTN_STAGES_ALL)
 {
 	/* _i: zero, nan, uniform; row 1 of the mask keeps no key */
 	static const double mv[] = {
@@ -305,7 +287,7 @@ START_TEST(a_fully_masked_row_follows_the_policy)
 	in.mask_blocks = 1;
 	attn_config_init(&cfg);
 	cfg.masked_rows = policy;
-	run_ok(&cfg, &in, &st);
+	run_ok(kernel, &cfg, &in, stages, &st);
 
 	ck_assert_uint_eq(st.nmasked, 1);
 	ck_assert_uint_eq(st.masked[0], 1);
@@ -351,7 +333,7 @@ START_TEST(a_fully_masked_row_follows_the_policy)
 }
 END_TEST
 
-START_TEST(masked_rows_are_rows_of_the_per_head_stacks)
+KERNEL_TEST(masked_rows_are_rows_of_the_per_head_stacks, STAGE(OUTPUT))
 {
 	/* B = 2, H = 2, T = 3: block (0, 1) loses query 0 and block (1, 0)
 	 * query 2, which are rows (0*2+1)*3+0 = 3 and (1*2+0)*3+2 = 8 */
@@ -382,7 +364,7 @@ START_TEST(masked_rows_are_rows_of_the_per_head_stacks)
 	in.mask_blocks = B * H;
 	attn_config_init(&cfg);
 	cfg.heads = H;
-	run_ok(&cfg, &in, &st);
+	run_ok(kernel, &cfg, &in, stages, &st);
 	ck_assert_uint_eq(st.nmasked, 2);
 	ck_assert_uint_eq(st.masked[0], 3);
 	ck_assert_uint_eq(st.masked[1], 8);
@@ -406,7 +388,7 @@ START_TEST(masked_rows_are_rows_of_the_per_head_stacks)
 }
 END_TEST
 
-START_TEST(mask_invert_reads_the_mask_the_other_way_round)
+KERNEL_TEST(mask_invert_reads_the_mask_the_other_way_round, ATTN_STAGES_ALL)
 {
 	/* nonzero is any value but 0 and -0 */
 	static const double mv[] = {
@@ -436,10 +418,10 @@ START_TEST(mask_invert_reads_the_mask_the_other_way_round)
 	attn_config_init(&cfg);
 	in.mask = mask;
 	cfg.mask_invert = 1;
-	run_ok(&cfg, &in, &a);
+	run_ok(kernel, &cfg, &in, stages, &a);
 	in.mask = flip;
 	cfg.mask_invert = 0;
-	run_ok(&cfg, &in, &b);
+	run_ok(kernel, &cfg, &in, stages, &b);
 	for (i = 0; i < T; i++)
 		for (j = 0; j < S; j++)
 			ck_assert_double_eq(stage_at(&a, ATTN_STAGE_MASK, i, j),
@@ -458,7 +440,7 @@ START_TEST(mask_invert_reads_the_mask_the_other_way_round)
 }
 END_TEST
 
-START_TEST(a_minus_inf_bias_masks)
+KERNEL_TEST(a_minus_inf_bias_masks, ATTN_STAGES_ALL)
 {
 	/* row 1 is all -inf, so masked; one -inf in row 0 masks that key */
 	static const double bv[] = {
@@ -489,7 +471,7 @@ START_TEST(a_minus_inf_bias_masks)
 	in.bias_blocks = 1;
 	attn_config_init(&cfg);
 	cfg.softcap = 5.0;	/* a softcapped logit plus -inf is -inf */
-	run_ok(&cfg, &in, &st);
+	run_ok(kernel, &cfg, &in, stages, &st);
 	for (i = 0; i < T; i++)
 		for (j = 0; j < S; j++) {
 			ck_assert_double_eq(stage_at(&st, ATTN_STAGE_MASK, i,
@@ -571,7 +553,7 @@ START_TEST(alibi_slopes_agree_with_the_reference_up_to_64_heads)
 }
 END_TEST
 
-START_TEST(alibi_subtracts_slope_times_distance)
+KERNEL_TEST(alibi_subtracts_slope_times_distance, ATTN_STAGES_ALL)
 {
 	/*
 	 * H = 2 heads of d_k = 1, scale 1: both heads' scores are
@@ -609,7 +591,7 @@ START_TEST(alibi_subtracts_slope_times_distance)
 	cfg.alibi = 1;
 	cfg.scale_mode = ATTN_SCALE_NONE;
 	cfg.align = _i == 0 ? ATTN_ALIGN_TOP_LEFT : ATTN_ALIGN_BOTTOM_RIGHT;
-	run_ok(&cfg, &in, &st);
+	run_ok(kernel, &cfg, &in, stages, &st);
 	for (h = 0; h < 2; h++)
 		for (i = 0; i < 2; i++)
 			for (j = 0; j < 3; j++) {
@@ -635,7 +617,7 @@ END_TEST
 
 /* ---------------------------------------------------------------- softcap */
 
-START_TEST(softcap_is_applied_after_scale_and_before_bias)
+KERNEL_TEST(softcap_is_applied_after_scale_and_before_bias, ATTN_STAGES_ALL)
 {
 	/* scores 3 and -6, scale 1/2, cap 2, bias 0.5 and -1 */
 	static const double qv[] = { 3 };
@@ -659,7 +641,7 @@ START_TEST(softcap_is_applied_after_scale_and_before_bias)
 	cfg.scale_mode = ATTN_SCALE_VALUE;
 	cfg.scale = 0.5;
 	cfg.softcap = 2.0;
-	run_ok(&cfg, &in, &st);
+	run_ok(kernel, &cfg, &in, stages, &st);
 	ck_assert_double_eq(stage_at(&st, ATTN_STAGE_SCORES, 0, 0), 3.0);
 	ck_assert_double_eq(stage_at(&st, ATTN_STAGE_SCORES, 0, 1), -6.0);
 	ck_assert_double_eq_tol(stage_at(&st, ATTN_STAGE_SCALED, 0, 0), x0,
@@ -682,7 +664,7 @@ START_TEST(softcap_is_applied_after_scale_and_before_bias)
 }
 END_TEST
 
-START_TEST(softcap_bounds_the_logits)
+KERNEL_TEST(softcap_bounds_the_logits, ATTN_STAGES_ALL)
 {
 	const double cap = 5.0;
 	struct ref_rng rng;
@@ -699,7 +681,7 @@ START_TEST(softcap_bounds_the_logits)
 	inputs_init(&in, &q, &k, &v);
 	attn_config_init(&cfg);
 	cfg.softcap = cap;
-	run_ok(&cfg, &in, &st);
+	run_ok(kernel, &cfg, &in, stages, &st);
 	for (i = 0; i < 6; i++)
 		for (j = 0; j < 7; j++) {
 			double s = stage_at(&st, ATTN_STAGE_SCORES, i, j) *
@@ -742,7 +724,7 @@ END_TEST
  * depends on the head among H, so the single-head run gets it as a bias
  * of -slope_h * |i + offset - j|: x - s*d and x + (-(s*d)) round alike.
  */
-START_TEST(each_head_equals_a_single_head_run_on_its_slices)
+KERNEL_TEST(each_head_equals_a_single_head_run_on_its_slices, ATTN_STAGES_ALL)
 {
 	static const size_t hg[][2] = { { 6, 2 }, { 4, 1 }, { 4, 2 },
 	    { 3, 3 }, { 2, 0 }, { 3, 1 } };
@@ -774,7 +756,7 @@ START_TEST(each_head_equals_a_single_head_run_on_its_slices)
 	cfg.softcap = 1.5;
 	cfg.alibi = alibi;
 	cfg.masked_rows = ATTN_MASKED_UNIFORM;
-	run_ok(&cfg, &in, &all);
+	run_ok(kernel, &cfg, &in, stages, &all);
 	ck_assert_uint_eq(all.heads, H);
 	ck_assert_uint_eq(all.kv_heads, G);
 	ck_assert_uint_eq(all.d_k, d_k);
@@ -810,7 +792,7 @@ START_TEST(each_head_equals_a_single_head_run_on_its_slices)
 					    (double)j));
 		in1.bias = bias;
 		in1.bias_blocks = 1;
-		run_ok(&one, &in1, &st);
+		run_ok(kernel, &one, &in1, stages, &st);
 		expect_same_head(&all, 0, h, &st, 0, 0);
 		attn_stages_free(&st);
 		attn_matrix_free(&bias);
@@ -823,7 +805,7 @@ END_TEST
 
 /* Each batch equals a run on its own rows, with its own mask and bias
  * blocks: batches never mix. */
-START_TEST(each_batch_equals_a_separate_run)
+KERNEL_TEST(each_batch_equals_a_separate_run, ATTN_STAGES_ALL)
 {
 	const size_t B = 3, H = 2, G = 1, T = 2, S = 3, d_k = 2, d_v = 2;
 	struct ref_rng rng;
@@ -860,7 +842,7 @@ START_TEST(each_batch_equals_a_separate_run)
 	cfg.window_left = 1;
 	cfg.window_right = 1;
 	cfg.masked_rows = ATTN_MASKED_NAN;
-	run_ok(&cfg, &in, &all);
+	run_ok(kernel, &cfg, &in, stages, &all);
 	ck_assert_uint_eq(all.batches, B);
 	ck_assert_uint_eq(all.stage[ATTN_STAGE_WEIGHTS].rows, B * H * T);
 	ck_assert_uint_eq(all.stage[ATTN_STAGE_OUTPUT].rows, B * T);
@@ -877,7 +859,7 @@ START_TEST(each_batch_equals_a_separate_run)
 		in1.mask_blocks = H;
 		in1.bias = attn_matrix_view(&bias, b * T, T, 0, S);
 		in1.bias_blocks = 1;
-		run_ok(&cfg, &in1, &st);
+		run_ok(kernel, &cfg, &in1, stages, &st);
 		for (h = 0; h < H; h++)
 			expect_same_head(&all, b, h, &st, 0, h);
 		attn_stages_free(&st);
@@ -895,7 +877,8 @@ END_TEST
  * (batch, head) read, and the mask stage which mask block.  Block n holds
  * bias 10n + 3i + j and masks key (n + i) mod S.
  */
-START_TEST(mask_and_bias_blocks_are_chosen_by_batch_and_head)
+KERNEL_TEST(mask_and_bias_blocks_are_chosen_by_batch_and_head,
+    STAGE(SCALED) | STAGE(MASK))
 {
 	const size_t B = 2, H = 3, T = 2, S = 4;
 	const size_t blocks = _i == 0 ? 1 : _i == 1 ? B : B * H;
@@ -935,7 +918,7 @@ START_TEST(mask_and_bias_blocks_are_chosen_by_batch_and_head)
 	cfg.heads = H;
 	cfg.scale_mode = ATTN_SCALE_VALUE;
 	cfg.scale = 0.0;
-	run_ok(&cfg, &in, &st);
+	run_ok(kernel, &cfg, &in, stages, &st);
 	for (b = 0; b < B; b++)
 		for (h = 0; h < H; h++) {
 			n = blocks == 1 ? 0 : blocks == B ? b : b * H + h;
@@ -1403,7 +1386,7 @@ compare_with_reference(const struct vcase *c, const struct attn_stages *st,
 #define VARIANT_LOOPS 20	/* 400 cases */
 #define VARIANT_SEED 0x7A41A000u
 
-START_TEST(every_variant_matches_the_long_double_reference)
+KERNEL_TEST(every_variant_matches_the_long_double_reference, ATTN_STAGES_ALL)
 {
 	int n;
 
@@ -1417,7 +1400,7 @@ START_TEST(every_variant_matches_the_long_double_reference)
 		vcase_make(&c, VARIANT_SEED + (uint64_t)(_i * VARIANT_BATCH +
 		    n));
 		vcase_inputs(&c, &in);
-		run_ok(&c.cfg, &in, &st);
+		run_ok(kernel, &c.cfg, &in, stages, &st);
 		vcase_reference(&c, &r);
 		count = compare_with_reference(&c, &st, &r);
 		ck_assert_uint_eq(count, c.B * c.H * c.T *
@@ -1493,14 +1476,16 @@ variants_suite(void)
 	Suite *s = suite_create("variants");
 	TCase *tc = tcase_create("masking");
 
-	tcase_add_loop_test(tc, position_rules_keep_the_expected_keys, 0,
+	tcase_add_kernel_test(tc, position_rules_keep_the_expected_keys, 0,
 	    NMASK_CASES);
-	tcase_add_loop_test(tc, causal_row_zero_output_is_value_row_zero, 0,
+	tcase_add_kernel_test(tc, causal_row_zero_output_is_value_row_zero, 0,
 	    4);
-	tcase_add_loop_test(tc, a_fully_masked_row_follows_the_policy, 0, 3);
-	tcase_add_test(tc, masked_rows_are_rows_of_the_per_head_stacks);
-	tcase_add_test(tc, mask_invert_reads_the_mask_the_other_way_round);
-	tcase_add_test(tc, a_minus_inf_bias_masks);
+	tcase_add_kernel_test(tc, a_fully_masked_row_follows_the_policy, 0, 3);
+	tcase_add_kernel_test(tc, masked_rows_are_rows_of_the_per_head_stacks,
+	    0, 1);
+	tcase_add_kernel_test(tc,
+	    mask_invert_reads_the_mask_the_other_way_round, 0, 1);
+	tcase_add_kernel_test(tc, a_minus_inf_bias_masks, 0, 1);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("alibi and softcap");
@@ -1508,24 +1493,26 @@ variants_suite(void)
 	    NALIBI_CASES);
 	tcase_add_test(tc,
 	    alibi_slopes_agree_with_the_reference_up_to_64_heads);
-	tcase_add_loop_test(tc, alibi_subtracts_slope_times_distance, 0, 2);
-	tcase_add_test(tc, softcap_is_applied_after_scale_and_before_bias);
-	tcase_add_test(tc, softcap_bounds_the_logits);
+	tcase_add_kernel_test(tc, alibi_subtracts_slope_times_distance, 0, 2);
+	tcase_add_kernel_test(tc,
+	    softcap_is_applied_after_scale_and_before_bias, 0, 1);
+	tcase_add_kernel_test(tc, softcap_bounds_the_logits, 0, 1);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("heads and batches");
 	tcase_add_test(tc, kv_head_groups_consecutive_query_heads);
-	tcase_add_loop_test(tc,
+	tcase_add_kernel_test(tc,
 	    each_head_equals_a_single_head_run_on_its_slices, 0, 6);
-	tcase_add_test(tc, each_batch_equals_a_separate_run);
-	tcase_add_loop_test(tc,
+	tcase_add_kernel_test(tc, each_batch_equals_a_separate_run, 0, 1);
+	tcase_add_kernel_test(tc,
 	    mask_and_bias_blocks_are_chosen_by_batch_and_head, 0, 3);
 	tcase_add_loop_test(tc, bad_shapes_are_refused_with_their_rule, 0,
 	    NSHAPE_CASES);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("reference");
-	tcase_add_loop_test(tc, every_variant_matches_the_long_double_reference,
+	tcase_add_kernel_test(tc,
+	    every_variant_matches_the_long_double_reference,
 	    0, VARIANT_LOOPS);
 	tcase_add_test(tc, random_variants_cover_every_combination);
 	suite_add_tcase(s, tc);

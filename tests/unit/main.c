@@ -10,7 +10,7 @@ main(void)
 {
 	Suite *(*const suites[])(void) = {
 		error_suite, num_suite, read_suite, stage_suite,
-		kernel_suite, variants_suite, props_suite, api_suite,
+		run_suite, kernel_suite, variants_suite, props_suite, api_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	size_t i;

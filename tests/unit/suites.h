@@ -12,6 +12,7 @@ Suite *error_suite(void);
 Suite *num_suite(void);
 Suite *read_suite(void);
 Suite *stage_suite(void);
+Suite *run_suite(void);
 Suite *kernel_suite(void);
 Suite *props_suite(void);
 Suite *variants_suite(void);

@@ -1,9 +1,24 @@
 /*
  * testutil.c - helpers shared by the unit suites (see testutil.h).
  */
+#include <math.h>
 #include <string.h>
 
 #include "testutil.h"
+
+enum attn_kernel
+test_kernel(int n)
+{
+	ck_assert_int_ge(n, 0);
+	ck_assert_int_lt(n, NKERNELS);
+	return (enum attn_kernel)(ATTN_KERNEL_AUTO + 1 + n);
+}
+
+int
+kernel_computes(enum attn_kernel k, unsigned want)
+{
+	return (want & ~attn_kernel_stages(k)) == 0;
+}
 
 /* A rows x cols matrix holding values row by row. */
 struct attn_matrix
@@ -29,42 +44,65 @@ matrix_random(struct ref_rng *rng, size_t rows, size_t cols, double lo,
 	return m;
 }
 
-/* Compute with the given scale mode and value, expecting success. */
 void
-compute_ok(enum attn_scale_mode mode, double scale,
-    const struct attn_matrix *q, const struct attn_matrix *k,
+compute_ok(enum attn_kernel kernel, unsigned want, enum attn_scale_mode mode,
+    double scale, const struct attn_matrix *q, const struct attn_matrix *k,
     const struct attn_matrix *v, struct attn_stages *st)
 {
 	struct attn_config cfg;
-	struct attn_error err;
-	enum attn_status rc;
+	struct attn_inputs in;
 
 	attn_config_init(&cfg);
 	cfg.scale_mode = mode;
 	cfg.scale = scale;
-	memset(&err, 0, sizeof err);
-	rc = attn_compute(&cfg, q, k, v, st, &err);
-	ck_assert_msg(rc == ATTN_OK, "attn_compute: status %d: %s", rc,
-	    err.msg);
+	memset(&in, 0, sizeof in);
+	in.batches = 1;
+	in.q = *q;
+	in.k = *k;
+	in.v = *v;
+	run_ok(kernel, &cfg, &in, want, st);
 }
 
-/* attn_run expecting success. */
 void
-run_ok(const struct attn_config *cfg, const struct attn_inputs *in,
-    struct attn_stages *st)
+run_ok(enum attn_kernel kernel, const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want, struct attn_stages *st)
 {
+	struct attn_config c = *cfg;
 	struct attn_error err;
 	enum attn_status rc;
 
+	c.kernel = kernel;
 	memset(&err, 0, sizeof err);
-	rc = attn_run(cfg, in, st, &err);
-	ck_assert_msg(rc == ATTN_OK, "attn_run: status %d: %s", rc, err.msg);
+	rc = attn_run(&c, in, want, st, &err);
+	ck_assert_msg(rc == ATTN_OK, "attn_run (%s kernel): status %d: %s",
+	    attn_kernel_name(kernel), rc, err.msg);
+	ck_assert_int_eq(st->kernel, kernel);
+	ck_assert_uint_eq(st->have & want, want);
 }
 
-/* Element (i, j) of stage s. */
+void
+expect_same(const char *what, const struct attn_matrix *a,
+    const struct attn_matrix *b)
+{
+	size_t i, j;
+
+	ck_assert_uint_eq(a->rows, b->rows);
+	ck_assert_uint_eq(a->cols, b->cols);
+	for (i = 0; i < a->rows; i++)
+		for (j = 0; j < a->cols; j++) {
+			double x = *attn_at(a, i, j), y = *attn_at(b, i, j);
+
+			if (!(x == y || (isnan(x) && isnan(y))))
+				ck_abort_msg("%s[%zu][%zu]: %.17g but %.17g",
+				    what, i, j, x, y);
+		}
+}
+
 double
 stage_at(const struct attn_stages *st, enum attn_stage s, size_t i, size_t j)
 {
+	/* Not ck_assert: it records a check point on every call. */
+	if (!(st->have & ATTN_STAGE_BIT(s)))
+		ck_abort_msg("stage %s is not held", attn_stage_table[s].name);
 	return *attn_at(&st->stage[s], i, j);
 }
-

@@ -1,8 +1,15 @@
 /*
  * testutil.h - helpers that several unit suites share: matrices made from
- * literals or seeded random numbers, and attn_compute and attn_run
- * expected to work.
+ * literals or seeded random numbers, runs of a given kernel expected to
+ * work, and KERNEL_TEST, which runs a test once per kernel.
  * They fail the current Check test on any error.
+ *
+ * Every kernel is tested by the same tests: a test written with
+ * KERNEL_TEST(name, set) and registered with tcase_add_kernel_test runs
+ * each of its cases on every value of enum attn_kernel but AUTO that can
+ * compute the stages in `set` (a streaming kernel never computes weights,
+ * so a test of the weights skips it).  A new kernel is tested by adding
+ * its enum value.
  */
 #ifndef ATTN_TESTUTIL_H
 #define ATTN_TESTUTIL_H
@@ -11,6 +18,46 @@
 
 #include "attn.h"
 #include "ref.h"
+
+/* The kernels under test: every enum attn_kernel value after AUTO. */
+#define NKERNELS ((int)ATTN_KERNEL_COUNT - 1)
+
+/* Kernel n of the kernels under test, 0 <= n < NKERNELS. */
+enum attn_kernel test_kernel(int n);
+
+/* Whether kernel k can compute every stage in want. */
+int kernel_computes(enum attn_kernel k, unsigned want);
+
+/*
+ * A Check test run per case and per kernel: the body sees _i (the case),
+ * kernel and stages (= set, the stages to keep), and is skipped for a
+ * kernel that cannot compute them.  Register it with
+ * tcase_add_kernel_test: iteration i is case i / NKERNELS on kernel
+ * i % NKERNELS, each in its own process, so a failure names both in its
+ * iteration number.
+ */
+#define KERNEL_TEST(name, set)						\
+static void name##_kernel(int _i, enum attn_kernel kernel,		\
+    unsigned stages);							\
+START_TEST(name)							\
+{									\
+	const enum attn_kernel k_ = test_kernel(_i % NKERNELS);		\
+									\
+	if (kernel_computes(k_, (set)))					\
+		name##_kernel(_i / NKERNELS, k_, (set));		\
+}									\
+END_TEST								\
+static void name##_kernel(int _i CK_ATTRIBUTE_UNUSED,			\
+    enum attn_kernel kernel CK_ATTRIBUTE_UNUSED,			\
+    unsigned stages CK_ATTRIBUTE_UNUSED)
+
+/* Register KERNEL_TEST name for cases [start, end) on every kernel. */
+#define tcase_add_kernel_test(tc, name, start, end)			\
+	tcase_add_loop_test((tc), name, (start) * NKERNELS,		\
+	    (end) * NKERNELS)
+
+/* Stage sets, shorter. */
+#define STAGE(s) ATTN_STAGE_BIT(ATTN_STAGE_ ## s)
 
 /* A rows x cols matrix holding values row by row; free with
  * attn_matrix_free. */
@@ -21,16 +68,24 @@ struct attn_matrix matrix_from(size_t rows, size_t cols,
 struct attn_matrix matrix_random(struct ref_rng *rng, size_t rows,
     size_t cols, double lo, double hi);
 
-/* Compute with the given scale mode and value, expecting success. */
-void compute_ok(enum attn_scale_mode mode, double scale,
-    const struct attn_matrix *q, const struct attn_matrix *k,
-    const struct attn_matrix *v, struct attn_stages *st);
-
-/* attn_run expecting success. */
-void run_ok(const struct attn_config *cfg, const struct attn_inputs *in,
+/* attn_compute's problem (one batch, no mask or bias) with kernel, the
+ * given scale mode and value, keeping want; expects success. */
+void compute_ok(enum attn_kernel kernel, unsigned want,
+    enum attn_scale_mode mode, double scale, const struct attn_matrix *q,
+    const struct attn_matrix *k, const struct attn_matrix *v,
     struct attn_stages *st);
 
-/* Element (i, j) of stage s. */
+/* attn_run with kernel (whatever cfg->kernel says), keeping want;
+ * expects success. */
+void run_ok(enum attn_kernel kernel, const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want, struct attn_stages *st);
+
+/* Fail unless a and b have one shape and equal elements (nan equals
+ * nan), naming what differs. */
+void expect_same(const char *what, const struct attn_matrix *a,
+    const struct attn_matrix *b);
+
+/* Element (i, j) of stage s, which must be held. */
 double stage_at(const struct attn_stages *st, enum attn_stage s, size_t i,
     size_t j);
 

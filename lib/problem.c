@@ -1,0 +1,324 @@
+/*
+ * problem.c - what every kernel needs, whichever way it computes: the
+ * shape checks (one message per rule, naming both shapes), the scale, the
+ * position offsets, the stages to keep and to compute, the input blocks
+ * of each batch and head, ALiBi slopes, the errors a kernel reports, and
+ * scratch for stages that are computed but not kept.  The per-logit rules
+ * (softcap, bias and ALiBi, masks) are inline in internal.h, next to
+ * struct attn_problem, so that a fast kernel pays no call for them.
+ *
+ * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
+ * and d_v columns per head.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+size_t
+attn_kv_head(size_t h, size_t heads, size_t kv_heads)
+{
+	if (kv_heads == 0 || kv_heads >= heads)
+		return h;
+	return h / (heads / kv_heads);
+}
+
+double
+attn_alibi_slope(size_t h, size_t heads)
+{
+	size_t n = 1;
+
+	while (n <= heads / 2)
+		n *= 2;
+	if (h < n)
+		return pow(2.0, -8.0 * (double)(h + 1) / (double)n);
+	return pow(2.0, -8.0 * (double)(2 * (h - n) + 1) / (double)(2 * n));
+}
+
+/* ---------------------------------------------------------------- shapes */
+
+/* A mask or bias must be 1, B or B*H blocks of T x S. */
+static enum attn_status
+check_blocks(const char *what, const struct attn_matrix *m, size_t blocks,
+    const struct attn_problem *p, struct attn_error *err)
+{
+	size_t bh, rows;
+
+	if (m->data == NULL)
+		return ATTN_OK;
+	if (attn_size_mul(p->B, p->H, &bh) == 0 &&
+	    attn_size_mul(blocks, p->T, &rows) == 0 && m->cols == p->S &&
+	    (blocks == 1 || blocks == p->B || blocks == bh) && m->rows == rows)
+		return ATTN_OK;
+	return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+	    "shape mismatch: %s is %zu block%s of %zux%zu but scores are "
+	    "%zux%zu (T x S): a %s needs T x S blocks, one in all, one per "
+	    "batch (%zu) or one per batch and head (%zu)", what, blocks,
+	    blocks == 1 ? "" : "s", blocks == 0 ? 0 : m->rows / blocks,
+	    m->cols, p->T, p->S, what, p->B, p->B * p->H);
+}
+
+/* A stack's shape as the user wrote it: "TxC", or "BxTxC" for B > 1. */
+static const char *
+shape_text(char *buf, size_t size, const struct attn_matrix *m, size_t B)
+{
+	if (B > 1)
+		snprintf(buf, size, "%zux%zux%zu", B, m->rows / B, m->cols);
+	else
+		snprintf(buf, size, "%zux%zu", m->rows, m->cols);
+	return buf;
+}
+
+static enum attn_status
+check_shapes(const struct attn_config *cfg, const struct attn_inputs *in,
+    struct attn_problem *p, struct attn_error *err)
+{
+	const struct attn_matrix *q = &in->q, *k = &in->k, *v = &in->v;
+	char qs[64], ks[64], vs[64];
+	enum attn_status st;
+
+	p->B = in->batches;
+	p->H = cfg->heads;
+	p->G = cfg->kv_heads != 0 ? cfg->kv_heads : cfg->heads;
+	if (p->B == 0)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "0 batches: there must be at least one");
+	if (p->H == 0 || p->G > p->H || p->H % p->G != 0)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "%zu head%s and %zu KV head%s: the heads must be a "
+		    "multiple of the KV heads, and neither may be 0", p->H,
+		    p->H == 1 ? "" : "s", p->G, p->G == 1 ? "" : "s");
+	if (q->rows % p->B != 0 || k->rows % p->B != 0 ||
+	    v->rows % p->B != 0)
+		return attn_error_set(err, ATTN_ERR_INTERNAL, NULL, 0, 0,
+		    "stacks of %zu, %zu and %zu rows do not hold %zu batches",
+		    q->rows, k->rows, v->rows, p->B);
+	if (q->rows == 0 || q->cols == 0 || k->rows == 0 || v->cols == 0)
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		    "empty matrix: Q is %zux%zu, K is %zux%zu, V is %zux%zu",
+		    q->rows, q->cols, k->rows, k->cols, v->rows, v->cols);
+	p->T = q->rows / p->B;
+	p->S = k->rows / p->B;
+	shape_text(qs, sizeof qs, q, p->B);
+	shape_text(ks, sizeof ks, k, p->B);
+	shape_text(vs, sizeof vs, v, p->B);
+	if (q->cols % p->H != 0)
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		    "Q is %s: %zu heads cannot split its columns equally",
+		    qs, p->H);
+	if (k->cols % p->G != 0 || v->cols % p->G != 0)
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		    "K is %s and V is %s: %zu %s cannot split their columns "
+		    "equally", ks, vs, p->G,
+		    cfg->kv_heads != 0 ? "KV heads" : "heads");
+	p->d_k = q->cols / p->H;
+	p->d_v = v->cols / p->G;
+	if (p->H == 1 && p->G == 1 && q->cols != k->cols)
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		    "shape mismatch: Q is %s but K is %s: "
+		    "Q and K need the same number of columns (d_k)", qs, ks);
+	if (k->cols / p->G != p->d_k)
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		    "shape mismatch: Q is %s but K is %s: with %zu "
+		    "head%s and %zu KV head%s, d_k is %zu/%zu = %zu for Q but "
+		    "%zu/%zu = %zu for K", qs, ks,
+		    p->H, p->H == 1 ? "" : "s", p->G, p->G == 1 ? "" : "s",
+		    q->cols, p->H, p->d_k, k->cols, p->G, k->cols / p->G);
+	if (k->rows != v->rows)
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		    "shape mismatch: K is %s but V is %s: "
+		    "K and V need the same number of rows (S)", ks, vs);
+	if ((st = check_blocks("mask", &in->mask, in->mask_blocks, p,
+	    err)) != ATTN_OK)
+		return st;
+	return check_blocks("bias", &in->bias, in->bias_blocks, p, err);
+}
+
+static double
+scale_of(const struct attn_config *cfg, size_t d_k)
+{
+	switch (cfg->scale_mode) {
+	case ATTN_SCALE_NONE:
+		return 1.0;
+	case ATTN_SCALE_VALUE:
+		return cfg->scale;
+	case ATTN_SCALE_DEFAULT:
+		break;
+	}
+	return 1.0 / sqrt((double)d_k);
+}
+
+enum attn_status
+attn_problem_init(struct attn_problem *p, const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want, struct attn_error *err)
+{
+	enum attn_status st;
+
+	memset(p, 0, sizeof *p);
+	p->cfg = cfg;
+	p->in = in;
+	if ((st = check_shapes(cfg, in, p, err)) != ATTN_OK)
+		return st;
+	p->scale = scale_of(cfg, p->d_k);
+	p->s_off = cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ? p->S : 0;
+	p->t_off = cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ? p->T : 0;
+	p->threads = cfg->threads != 0 ? cfg->threads : 1;
+	/* lse is always kept: the rows with no key are read from it. */
+	p->keep = (want & ATTN_STAGES_ALL) | ATTN_STAGE_BIT(ATTN_STAGE_LSE);
+	p->need = attn_stage_closure(p->keep);
+	return ATTN_OK;
+}
+
+/* Block b, h of a mask or bias stack of `blocks` T-row blocks. */
+static struct attn_matrix
+input_block(const struct attn_matrix *m, size_t blocks,
+    const struct attn_problem *p, size_t b, size_t h)
+{
+	size_t i = blocks == 1 ? 0 : blocks == p->B ? b : b * p->H + h;
+
+	return attn_matrix_view(m, i * p->T, p->T, 0, p->S);
+}
+
+void
+attn_problem_head(const struct attn_problem *p, size_t b, size_t h,
+    struct attn_head *hd)
+{
+	const struct attn_inputs *in = p->in;
+
+	memset(hd, 0, sizeof *hd);
+	hd->b = b;
+	hd->h = h;
+	hd->g = attn_kv_head(h, p->H, p->G);
+	hd->n = b * p->H + h;
+	hd->slope = p->cfg->alibi ? attn_alibi_slope(h, p->H) : 0.0;
+	hd->q = attn_matrix_view(&in->q, b * p->T, p->T, h * p->d_k, p->d_k);
+	hd->k = attn_matrix_view(&in->k, b * p->S, p->S, hd->g * p->d_k,
+	    p->d_k);
+	hd->v = attn_matrix_view(&in->v, b * p->S, p->S, hd->g * p->d_v,
+	    p->d_v);
+	if (in->mask.data != NULL)
+		hd->mask = input_block(&in->mask, in->mask_blocks, p, b, h);
+	if (in->bias.data != NULL)
+		hd->bias = input_block(&in->bias, in->bias_blocks, p, b, h);
+}
+
+/* ---------------------------------------------------------------- errors */
+
+enum attn_status
+attn_error_score(struct attn_error *err, const struct attn_problem *p,
+    const struct attn_head *hd, size_t i, size_t j)
+{
+	char at[64];
+
+	attn_block_name(at, sizeof at, p->B, p->H, hd->n, " (", ")");
+	return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+	    "score of query %zu and key %zu%s overflows a double (Q and K "
+	    "values are too large)", i + 1, j + 1, at);
+}
+
+enum attn_status
+attn_error_scaled(struct attn_error *err, const struct attn_problem *p,
+    const struct attn_head *hd, size_t i, size_t j)
+{
+	char at[64], num[ATTN_NUM_MAX];
+
+	attn_format_number(num, p->scale, 0, 0);
+	attn_block_name(at, sizeof at, p->B, p->H, hd->n, " (", ")");
+	return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+	    "scaled score of query %zu and key %zu%s overflows a double "
+	    "(scale %s)", i + 1, j + 1, at, num);
+}
+
+/* ---------------------------------------------------------------- scratch */
+
+/* The stages in scratch: needed, not kept. */
+static unsigned
+scratch_set(const struct attn_problem *p)
+{
+	return p->need & ~p->keep;
+}
+
+/* The columns of a block of stage s in p. */
+static size_t
+cols_of(const struct attn_problem *p, size_t s)
+{
+	return attn_stage_block_cols((enum attn_stage)s, p->S, p->d_v);
+}
+
+enum attn_status
+attn_scratch_bytes(const struct attn_problem *p, size_t *bytes,
+    struct attn_error *err)
+{
+	size_t s, n;
+
+	*bytes = 0;
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		if (!(scratch_set(p) & ATTN_STAGE_BIT(s)))
+			continue;
+		if (attn_size_mul(p->T, cols_of(p, s), &n) != 0 ||
+		    attn_size_mul(n, sizeof(double), &n) != 0 ||
+		    *bytes > SIZE_MAX - n)
+			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+			    "a block of %zu queries and %zu keys is too large "
+			    "to address", p->T, p->S);
+		*bytes += n;
+	}
+	return ATTN_OK;
+}
+
+enum attn_status
+attn_scratch_alloc(const struct attn_problem *p, struct attn_scratch *sc,
+    struct attn_error *err)
+{
+	enum attn_status st;
+	size_t s;
+
+	memset(sc, 0, sizeof *sc);
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		if (!(scratch_set(p) & ATTN_STAGE_BIT(s)))
+			continue;
+		if ((st = attn_matrix_alloc(&sc->stage[s], p->T, cols_of(p, s),
+		    err)) != ATTN_OK) {
+			attn_scratch_free(sc);
+			return st;
+		}
+	}
+	return ATTN_OK;
+}
+
+void
+attn_scratch_free(struct attn_scratch *sc)
+{
+	size_t s;
+
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		attn_matrix_free(&sc->stage[s]);
+}
+
+void
+attn_head_stages(const struct attn_problem *p, const struct attn_stages *out,
+    const struct attn_scratch *sc, const struct attn_head *hd,
+    struct attn_matrix m[ATTN_STAGE_COUNT])
+{
+	size_t s, i;
+
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		const unsigned bit = ATTN_STAGE_BIT(s);
+
+		memset(&m[s], 0, sizeof m[s]);
+		if (p->keep & bit) {
+			m[s] = attn_stage_block(out, (enum attn_stage)s, hd->b,
+			    hd->h);
+		} else if (p->need & bit) {
+			m[s] = sc->stage[s];
+			/* A block is written whole by every pass but the
+			 * output's sums, which start from 0. */
+			if (s == ATTN_STAGE_OUTPUT)
+				for (i = 0; i < m[s].rows; i++)
+					memset(attn_at(&m[s], i, 0), 0,
+					    m[s].cols * sizeof(double));
+		}
+	}
+}

@@ -1,0 +1,233 @@
+/*
+ * run.c - attn_run and attn_plan: check the problem once
+ * (lib/problem.c), pick a kernel, allocate the stages the caller keeps,
+ * let the kernel compute, then list the rows that may attend no key.
+ * This is the one place where kernels are dispatched: a new kernel is a
+ * value of enum attn_kernel, a row in `kernels` and, when AUTO may pick
+ * it, a place in `auto_order`.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Every kernel by its enum value; AUTO has no row of its own. */
+static const struct attn_kernel_ops *const kernels[ATTN_KERNEL_COUNT] = {
+	[ATTN_KERNEL_AUTO] = NULL,
+	[ATTN_KERNEL_REFERENCE] = &attn_kernel_reference,
+};
+
+/* What AUTO tries, fastest first: the first that can compute what a run
+ * keeps is used. */
+static const enum attn_kernel auto_order[] = { ATTN_KERNEL_REFERENCE };
+
+void
+attn_config_init(struct attn_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->scale_mode = ATTN_SCALE_DEFAULT;
+	cfg->scale = 1.0;
+	cfg->align = ATTN_ALIGN_TOP_LEFT;
+	cfg->masked_rows = ATTN_MASKED_ZERO;
+	cfg->heads = 1;
+	cfg->kv_heads = 0;
+	cfg->kernel = ATTN_KERNEL_AUTO;
+	cfg->threads = 0;
+}
+
+void
+attn_stages_free(struct attn_stages *s)
+{
+	size_t i;
+
+	for (i = 0; i < ATTN_STAGE_COUNT; i++)
+		attn_matrix_free(&s->stage[i]);
+	free(s->masked);
+	memset(s, 0, sizeof *s);
+}
+
+unsigned
+attn_kernel_stages(enum attn_kernel k)
+{
+	if ((unsigned)k >= ATTN_KERNEL_COUNT || kernels[k] == NULL)
+		return 0;
+	return kernels[k]->stages;
+}
+
+const char *
+attn_kernel_name(enum attn_kernel k)
+{
+	if ((unsigned)k >= ATTN_KERNEL_COUNT)
+		return "unknown";
+	return kernels[k] == NULL ? "auto" : kernels[k]->name;
+}
+
+/* The kernel for p, and its enum value in *id; a usage error when the one
+ * asked for cannot compute what p keeps. */
+static enum attn_status
+kernel_pick(const struct attn_problem *p, enum attn_kernel *id,
+    const struct attn_kernel_ops **ops, struct attn_error *err)
+{
+	enum attn_kernel k = p->cfg->kernel;
+	size_t i, s;
+
+	if (k == ATTN_KERNEL_AUTO) {
+		for (i = 0; i < sizeof auto_order / sizeof auto_order[0]; i++)
+			if ((p->keep & ~attn_kernel_stages(auto_order[i])) ==
+			    0)
+				break;
+		k = i < sizeof auto_order / sizeof auto_order[0] ?
+		    auto_order[i] : ATTN_KERNEL_REFERENCE;
+	}
+	if ((unsigned)k >= ATTN_KERNEL_COUNT || kernels[k] == NULL)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "no kernel number %u", (unsigned)k);
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		if ((p->keep & ATTN_STAGE_BIT(s)) &&
+		    !(kernels[k]->stages & ATTN_STAGE_BIT(s)))
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "the %s kernel cannot compute %s",
+			    kernels[k]->name, attn_stage_table[s].name);
+	*id = k;
+	*ops = kernels[k];
+	return ATTN_OK;
+}
+
+/* The rows and columns of the whole stack of stage s; 0 when a size
+ * overflows.  Per-head stages: B*H blocks of T rows; output: B*T rows
+ * of H*d_v. */
+static int
+stack_size(const struct attn_problem *p, enum attn_stage s, size_t *rows,
+    size_t *cols)
+{
+	const struct attn_stage_info *info = &attn_stage_table[s];
+	size_t bh;
+
+	if (attn_size_mul(p->B, p->H, &bh) != 0 ||
+	    attn_size_mul(info->per_head ? bh : p->B, p->T, rows) != 0)
+		return 0;
+	return attn_size_mul(info->per_head ? 1 : p->H,
+	    attn_stage_block_cols(s, p->S, p->d_v), cols) == 0;
+}
+
+static enum attn_status
+too_large(const struct attn_problem *p, struct attn_error *err)
+{
+	return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+	    "the stages of %zu batches of %zu heads, %zu queries and %zu "
+	    "keys are too large to address", p->B, p->H, p->T, p->S);
+}
+
+enum attn_status
+attn_plan(const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, size_t *bytes, struct attn_error *err)
+{
+	const struct attn_kernel_ops *ops;
+	struct attn_problem p;
+	enum attn_kernel id;
+	enum attn_status st;
+	size_t rows, cols, n, s;
+
+	*bytes = 0;
+	if ((st = attn_problem_init(&p, cfg, in, want, err)) != ATTN_OK ||
+	    (st = kernel_pick(&p, &id, &ops, err)) != ATTN_OK)
+		return st;
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		if (!(p.keep & ATTN_STAGE_BIT(s)))
+			continue;
+		if (!stack_size(&p, (enum attn_stage)s, &rows, &cols) ||
+		    attn_size_mul(rows, cols, &n) != 0 ||
+		    attn_size_mul(n, sizeof(double), &n) != 0 ||
+		    *bytes > SIZE_MAX - n)
+			return too_large(&p, err);
+		*bytes += n;
+	}
+	if ((st = ops->plan(&p, &n, err)) != ATTN_OK)
+		return st;
+	if (*bytes > SIZE_MAX - n)
+		return too_large(&p, err);
+	*bytes += n;
+	return ATTN_OK;
+}
+
+/* List the rows of the per-head stacks whose lse is -inf: every logit of
+ * the row is -inf, by the masks or by the bias. */
+static enum attn_status
+find_masked_rows(struct attn_stages *out, struct attn_error *err)
+{
+	const struct attn_matrix *lse = &out->stage[ATTN_STAGE_LSE];
+	size_t i, n = 0;
+
+	for (i = 0; i < lse->rows; i++)
+		n += *attn_at(lse, i, 0) == -INFINITY;
+	if (n == 0)
+		return ATTN_OK;
+	if ((out->masked = attn_alloc_array(n, sizeof *out->masked)) == NULL)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory");
+	for (i = 0; i < lse->rows; i++)
+		if (*attn_at(lse, i, 0) == -INFINITY)
+			out->masked[out->nmasked++] = i;
+	return ATTN_OK;
+}
+
+enum attn_status
+attn_run(const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, struct attn_stages *out, struct attn_error *err)
+{
+	const struct attn_kernel_ops *ops;
+	struct attn_problem p;
+	enum attn_kernel id;
+	enum attn_status st;
+	size_t rows, cols, s;
+
+	memset(out, 0, sizeof *out);
+	if ((st = attn_problem_init(&p, cfg, in, want, err)) != ATTN_OK ||
+	    (st = kernel_pick(&p, &id, &ops, err)) != ATTN_OK)
+		return st;
+	out->batches = p.B;
+	out->heads = p.H;
+	out->kv_heads = p.G;
+	out->T = p.T;
+	out->S = p.S;
+	out->d_k = p.d_k;
+	out->d_v = p.d_v;
+	out->scale = p.scale;
+	out->kernel = id;
+	out->have = p.keep;
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		if (!(p.keep & ATTN_STAGE_BIT(s)))
+			continue;
+		if (!stack_size(&p, (enum attn_stage)s, &rows, &cols)) {
+			st = too_large(&p, err);
+			goto fail;
+		}
+		if ((st = attn_matrix_alloc(&out->stage[s], rows, cols,
+		    err)) != ATTN_OK)
+			goto fail;
+	}
+	if ((st = ops->run(&p, out, err)) != ATTN_OK ||
+	    (st = find_masked_rows(out, err)) != ATTN_OK)
+		goto fail;
+	return ATTN_OK;
+fail:
+	attn_stages_free(out);
+	return st;
+}
+
+enum attn_status
+attn_compute(const struct attn_config *cfg, const struct attn_matrix *q,
+    const struct attn_matrix *k, const struct attn_matrix *v,
+    struct attn_stages *out, struct attn_error *err)
+{
+	struct attn_inputs in;
+
+	memset(&in, 0, sizeof in);
+	in.batches = 1;
+	in.q = *q;
+	in.k = *k;
+	in.v = *v;
+	return attn_run(cfg, &in, ATTN_STAGES_ALL, out, err);
+}

@@ -1,0 +1,362 @@
+/*
+ * check_run.c - attn_run and attn_plan (lib/run.c, lib/problem.c): stages
+ * on demand, kernel dispatch and the thread count.
+ *
+ * For every one of the 2^8 sets of stages, a run keeps exactly that set
+ * (and lse), the reference kernel computes exactly its closure, each kept
+ * stage is the same number for number as in a run of every stage, the
+ * rows with no key are those whose lse is -inf, and attn_plan counts the
+ * kept stacks plus one block of scratch per stage computed but not kept,
+ * worked out here from the dims, not from the library's tables.
+ *
+ * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
+ * and d_v columns per head.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ref.h"
+#include "suites.h"
+#include "testutil.h"
+
+/* The problem every test here runs: B = 2 batches of H = 2 heads sharing
+ * G = 1 KV head, T = 3, S = 4, d_k = 2, d_v = 3, with a mask per batch
+ * and head that leaves two rows without a key, a bias, ALiBi and a
+ * softcap, so that every pass of a kernel has work. */
+enum { B = 2, H = 2, G = 1, T = 3, S = 4, D_K = 2, D_V = 3 };
+
+struct fixture {
+	struct attn_matrix q, k, v, mask, bias;
+	struct attn_inputs in;
+	struct attn_config cfg;
+};
+
+static void
+fixture_make(struct fixture *f)
+{
+	struct ref_rng rng;
+	size_t i;
+
+	ref_rng_seed(&rng, 4242);
+	f->q = matrix_random(&rng, B * T, H * D_K, -2, 2);
+	f->k = matrix_random(&rng, B * S, G * D_K, -2, 2);
+	f->v = matrix_random(&rng, B * S, G * D_V, -2, 2);
+	f->bias = matrix_random(&rng, B * T, S, -1, 1);
+	ck_assert_int_eq(attn_matrix_alloc(&f->mask, B * H * T, S, NULL),
+	    ATTN_OK);
+	for (i = 0; i < B * H * T * S; i++)
+		f->mask.data[i] = ref_rng_range(&rng, 0, 3) != 0;
+	/* rows 1 and 9 of the per-head stacks keep no key */
+	memset(attn_at(&f->mask, 1, 0), 0, S * sizeof(double));
+	memset(attn_at(&f->mask, 9, 0), 0, S * sizeof(double));
+	memset(&f->in, 0, sizeof f->in);
+	f->in.batches = B;
+	f->in.q = f->q;
+	f->in.k = f->k;
+	f->in.v = f->v;
+	f->in.mask = f->mask;
+	f->in.mask_blocks = B * H;
+	f->in.bias = f->bias;
+	f->in.bias_blocks = B;
+	attn_config_init(&f->cfg);
+	f->cfg.heads = H;
+	f->cfg.kv_heads = G;
+	f->cfg.alibi = 1;
+	f->cfg.softcap = 2.0;
+}
+
+static void
+fixture_free(struct fixture *f)
+{
+	attn_matrix_free(&f->q);
+	attn_matrix_free(&f->k);
+	attn_matrix_free(&f->v);
+	attn_matrix_free(&f->mask);
+	attn_matrix_free(&f->bias);
+}
+
+/* Doubles in the whole stack of each stage, and in one block of it, for
+ * the fixture's dims: T x S blocks, T x d_v blocks of output (which is
+ * per batch, H*d_v wide), T x 1 blocks. */
+static const struct {
+	size_t stack, block;
+} sizes[ATTN_STAGE_COUNT] = {
+	[ATTN_STAGE_SCORES] = { B * H * T * S, T * S },
+	[ATTN_STAGE_SCALED] = { B * H * T * S, T * S },
+	[ATTN_STAGE_WEIGHTS] = { B * H * T * S, T * S },
+	[ATTN_STAGE_OUTPUT] = { B * T * H * D_V, T * D_V },
+	[ATTN_STAGE_LSE] = { B * H * T, T },
+	[ATTN_STAGE_MASK] = { B * H * T * S, T * S },
+	[ATTN_STAGE_ROW_MAX] = { B * H * T, T },
+	[ATTN_STAGE_ROW_SUM] = { B * H * T, T },
+};
+
+_Static_assert(ATTN_STAGE_COUNT == 8, "a new stage needs its sizes here");
+
+/* "weights with set 0x5": what expect_same names. */
+static const char *
+what(char *buf, size_t size, size_t s, unsigned set)
+{
+	snprintf(buf, size, "%s with set %#x", attn_stage_table[s].name, set);
+	return buf;
+}
+
+KERNEL_TEST(each_set_of_stages_keeps_exactly_that_set, ATTN_STAGES_ALL)
+{
+	struct fixture f;
+	struct attn_stages all, st;
+	char name[64];
+	unsigned set;
+	size_t s, i, n;
+
+	fixture_make(&f);
+	run_ok(kernel, &f.cfg, &f.in, ATTN_STAGES_ALL, &all);
+	ck_assert_uint_eq(all.have, ATTN_STAGES_ALL);
+	ck_assert_uint_eq(all.nmasked, 2);
+	ck_assert_uint_eq(all.masked[0], 1);
+	ck_assert_uint_eq(all.masked[1], 9);
+	for (set = 0; set <= ATTN_STAGES_ALL; set++) {
+		const unsigned have = set | STAGE(LSE);
+
+		if (!kernel_computes(kernel, set))
+			continue;
+		run_ok(kernel, &f.cfg, &f.in, set, &st);
+		ck_assert_uint_eq(st.have, have);
+		if (kernel == ATTN_KERNEL_REFERENCE)
+			ck_assert_uint_eq(st.computed,
+			    attn_stage_closure(have));
+		else
+			ck_assert_uint_eq(st.computed & have, have);
+		for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+			if (!(have & ATTN_STAGE_BIT(s))) {
+				ck_assert_ptr_null(st.stage[s].data);
+				continue;
+			}
+			expect_same(what(name, sizeof name, s, set),
+			    &st.stage[s], &all.stage[s]);
+		}
+		/* the rows with no key: those whose lse is -inf */
+		ck_assert_uint_eq(st.nmasked, all.nmasked);
+		for (i = n = 0; i < B * H * T; i++)
+			if (stage_at(&st, ATTN_STAGE_LSE, i, 0) == -INFINITY)
+				ck_assert_uint_eq(st.masked[n++], i);
+		ck_assert_uint_eq(n, st.nmasked);
+		attn_stages_free(&st);
+	}
+	attn_stages_free(&all);
+	fixture_free(&f);
+}
+END_TEST
+
+KERNEL_TEST(plan_counts_kept_stacks_and_one_block_of_scratch,
+    ATTN_STAGES_ALL)
+{
+	struct fixture f;
+	struct attn_config cfg;
+	struct attn_error err;
+	unsigned set;
+	size_t s, bytes, kept;
+
+	fixture_make(&f);
+	cfg = f.cfg;
+	cfg.kernel = kernel;
+	for (set = 0; set <= ATTN_STAGES_ALL; set++) {
+		const unsigned have = set | STAGE(LSE);
+		const unsigned closure = attn_stage_closure(have);
+		size_t scratch = 0;
+
+		if (!kernel_computes(kernel, set))
+			continue;
+		kept = 0;
+		for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+			if (have & ATTN_STAGE_BIT(s))
+				kept += sizes[s].stack;
+			else if (closure & ATTN_STAGE_BIT(s))
+				scratch += sizes[s].block;
+		}
+		memset(&err, 0, sizeof err);
+		ck_assert_int_eq(attn_plan(&cfg, &f.in, set, &bytes, &err),
+		    ATTN_OK);
+		if (kernel == ATTN_KERNEL_REFERENCE)
+			ck_assert_uint_eq(bytes, (kept + scratch) *
+			    sizeof(double));
+		else
+			ck_assert_uint_ge(bytes, kept * sizeof(double));
+	}
+	fixture_free(&f);
+}
+END_TEST
+
+/* The case the memory guard is for: printing output from many heads
+ * holds T x S for one head at a time, not for all of them. */
+START_TEST(plan_of_output_holds_one_head_of_scores)
+{
+	const size_t n = 512, heads = 16, d = 8;
+	struct attn_matrix q = { n, heads * d, heads * d, NULL };
+	struct attn_inputs in;
+	struct attn_config cfg;
+	struct attn_error err;
+	size_t out, all;
+
+	/* attn_plan reads shapes only: no data is needed */
+	memset(&in, 0, sizeof in);
+	in.batches = 1;
+	in.q = in.k = in.v = q;
+	attn_config_init(&cfg);
+	cfg.heads = heads;
+	cfg.kernel = ATTN_KERNEL_REFERENCE;
+	ck_assert_int_eq(attn_plan(&cfg, &in, STAGE(OUTPUT), &out, &err),
+	    ATTN_OK);
+	ck_assert_int_eq(attn_plan(&cfg, &in, ATTN_STAGES_ALL, &all, &err),
+	    ATTN_OK);
+	/* output and lse, then scores, scaled and weights of one head, and
+	 * its row_max and row_sum */
+	ck_assert_uint_eq(out, 8 * (n * heads * d + heads * n +
+	    3 * n * n + 2 * n));
+	ck_assert_uint_eq(all, 8 * (n * heads * d + 3 * heads * n +
+	    4 * heads * n * n));
+}
+END_TEST
+
+START_TEST(plan_reports_sizes_that_overflow)
+{
+	struct attn_matrix q = { (size_t)1 << 40, 1, 1, NULL };
+	struct attn_inputs in;
+	struct attn_config cfg;
+	struct attn_error err;
+	size_t bytes = 1;
+
+	memset(&in, 0, sizeof in);
+	in.batches = 1;
+	in.q = in.k = in.v = q;
+	attn_config_init(&cfg);
+	memset(&err, 0, sizeof err);
+	/* (2^40)^2 scores of 8 bytes: far past SIZE_MAX */
+	ck_assert_int_eq(attn_plan(&cfg, &in, STAGE(SCORES), &bytes, &err),
+	    ATTN_ERR_NOMEM);
+	ck_assert_int_eq(err.status, ATTN_ERR_NOMEM);
+	ck_assert_uint_gt(strlen(err.msg), 0);
+	/* and so does output alone, through the scratch it needs */
+	ck_assert_int_eq(attn_plan(&cfg, &in, STAGE(OUTPUT), &bytes, &err),
+	    ATTN_ERR_NOMEM);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- kernels */
+
+START_TEST(kernels_have_names_and_stages)
+{
+	ck_assert_str_eq(attn_kernel_name(ATTN_KERNEL_AUTO), "auto");
+	ck_assert_str_eq(attn_kernel_name(ATTN_KERNEL_REFERENCE),
+	    "reference");
+	ck_assert_str_eq(attn_kernel_name(ATTN_KERNEL_COUNT), "unknown");
+	ck_assert_uint_eq(attn_kernel_stages(ATTN_KERNEL_AUTO), 0);
+	ck_assert_uint_eq(attn_kernel_stages(ATTN_KERNEL_REFERENCE),
+	    ATTN_STAGES_ALL);
+	ck_assert_uint_eq(attn_kernel_stages(ATTN_KERNEL_COUNT), 0);
+}
+END_TEST
+
+/* Every kernel under test has a name and computes output and lse, which
+ * is what any run needs. */
+KERNEL_TEST(every_kernel_computes_output_and_lse, 0)
+{
+	ck_assert_str_ne(attn_kernel_name(kernel), "auto");
+	ck_assert_str_ne(attn_kernel_name(kernel), "unknown");
+	ck_assert(kernel_computes(kernel, STAGE(OUTPUT) | STAGE(LSE)));
+}
+END_TEST
+
+START_TEST(auto_picks_a_kernel_that_computes_the_set)
+{
+	struct fixture f;
+	struct attn_stages st;
+	struct attn_error err;
+	unsigned set;
+
+	fixture_make(&f);
+	f.cfg.kernel = ATTN_KERNEL_AUTO;
+	for (set = 0; set <= ATTN_STAGES_ALL; set += 5) {
+		memset(&err, 0, sizeof err);
+		ck_assert_int_eq(attn_run(&f.cfg, &f.in, set, &st, &err),
+		    ATTN_OK);
+		ck_assert_int_gt(st.kernel, ATTN_KERNEL_AUTO);
+		ck_assert_int_lt(st.kernel, ATTN_KERNEL_COUNT);
+		ck_assert(kernel_computes(st.kernel, set | STAGE(LSE)));
+		attn_stages_free(&st);
+	}
+	fixture_free(&f);
+}
+END_TEST
+
+START_TEST(an_unknown_kernel_is_a_usage_error)
+{
+	struct fixture f;
+	struct attn_stages st;
+	struct attn_error err;
+	size_t bytes;
+
+	fixture_make(&f);
+	f.cfg.kernel = ATTN_KERNEL_COUNT;
+	memset(&err, 0, sizeof err);
+	memset(&st, 0xA5, sizeof st);
+	ck_assert_int_eq(attn_run(&f.cfg, &f.in, STAGE(OUTPUT), &st, &err),
+	    ATTN_ERR_USAGE);
+	ck_assert_str_eq(err.msg, "no kernel number 2");
+	ck_assert_ptr_null(st.stage[ATTN_STAGE_OUTPUT].data);
+	ck_assert_int_eq(attn_plan(&f.cfg, &f.in, STAGE(OUTPUT), &bytes,
+	    &err), ATTN_ERR_USAGE);
+	fixture_free(&f);
+}
+END_TEST
+
+/* Threads never change the answer: every thread count gives the same
+ * numbers, bit for bit. */
+KERNEL_TEST(the_thread_count_does_not_change_any_number, ATTN_STAGES_ALL)
+{
+	static const size_t threads[] = { 0, 1, 2, 3, 8 };
+	struct fixture f;
+	struct attn_stages one, st;
+	size_t t, s;
+
+	fixture_make(&f);
+	f.cfg.threads = 1;
+	run_ok(kernel, &f.cfg, &f.in, stages, &one);
+	for (t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+		f.cfg.threads = threads[t];
+		run_ok(kernel, &f.cfg, &f.in, stages, &st);
+		for (s = 0; s < ATTN_STAGE_COUNT; s++)
+			expect_same(attn_stage_table[s].name, &st.stage[s],
+			    &one.stage[s]);
+		attn_stages_free(&st);
+	}
+	attn_stages_free(&one);
+	fixture_free(&f);
+}
+END_TEST
+
+Suite *
+run_suite(void)
+{
+	Suite *s = suite_create("run");
+	TCase *tc = tcase_create("stages");
+
+	tcase_add_kernel_test(tc, each_set_of_stages_keeps_exactly_that_set,
+	    0, 1);
+	tcase_add_kernel_test(tc,
+	    plan_counts_kept_stacks_and_one_block_of_scratch, 0, 1);
+	tcase_add_test(tc, plan_of_output_holds_one_head_of_scores);
+	tcase_add_test(tc, plan_reports_sizes_that_overflow);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("kernels");
+	tcase_add_test(tc, kernels_have_names_and_stages);
+	tcase_add_kernel_test(tc, every_kernel_computes_output_and_lse, 0, 1);
+	tcase_add_test(tc, auto_picks_a_kernel_that_computes_the_set);
+	tcase_add_test(tc, an_unknown_kernel_is_a_usage_error);
+	tcase_add_kernel_test(tc, the_thread_count_does_not_change_any_number,
+	    0, 1);
+	suite_add_tcase(s, tc);
+	return s;
+}
