@@ -51,6 +51,7 @@ BUILD_PKGS = pkg-config libcjson-dev check
 TEST_PKGS  = groff-base jq locales
 
 .PHONY: all demo check check-valgrind test unit cli-test bad-test doc-test install-test lint-man deps test-deps \
+        boundary-test \
         install uninstall clean FORCE
 
 all: $(ATTN) $(LIBATTN)
@@ -103,7 +104,7 @@ check: test-deps
 	    SAN='$(SANFLAGS)' test
 	@echo 'make check: all suites passed'
 
-test: unit cli-test bad-test doc-test lint-man
+test: unit cli-test bad-test doc-test boundary-test lint-man
 
 unit: $(UNIT)
 	sh tests/locale.sh ./$(UNIT)
@@ -116,6 +117,10 @@ cli-test: $(ATTN)
 # stdout, -o FILE untouched; make check runs it again under ASan/UBSan.
 bad-test: $(ATTN)
 	sh tests/bad/run.sh ./$(ATTN)
+
+# libattn exports only attn_ names; cli/ includes only lib/attn.h.
+boundary-test: $(LIBATTN)
+	sh tests/boundary.sh $(LIBATTN)
 
 # The examples in the man page and the README are tests too.
 doc-test: $(ATTN)

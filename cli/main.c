@@ -43,16 +43,18 @@ exit_code(enum attn_status st)
 	return 70;
 }
 
-/* One line: "attn: FILE:LINE:COL: message", with the parts that apply. */
+/* One line: "attn: FILE:LINE:COL: message", or "attn: FILE: byte N:
+ * message" for a binary file, with the parts that apply. */
 static void
 report(const struct attn_error *err)
 {
+	char where[64];
+
 	fputs("attn: ", stderr);
-	if (err->file != NULL && err->line > 0)
-		fprintf(stderr, "%s:%zu:%zu: ", err->file, err->line,
-		    err->col);
-	else if (err->file != NULL)
-		fprintf(stderr, "%s: ", err->file);
+	if (err->file != NULL) {
+		attn_error_position(where, sizeof where, err);
+		fprintf(stderr, "%s%s: ", err->file, where);
+	}
 	fprintf(stderr, "%s\n", err->msg);
 	if (err->status == ATTN_ERR_USAGE)
 		fputs(options_usage, stderr);

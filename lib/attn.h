@@ -13,9 +13,9 @@
  *
  * Errors.  Calls that can fail return enum attn_status and, on failure,
  * fill a caller-provided struct attn_error with the file, line and column
- * (both 1-based, 0 when they do not apply) and a one-line message.  The
- * library never prints, exits, aborts on user data, or reads the
- * environment or the locale.
+ * (both 1-based, 0 when they do not apply) or, for binary formats, a byte
+ * offset, and a one-line message.  The library never prints, exits,
+ * aborts on user data, or reads the environment or the locale.
  *
  * Stages.  attn_run computes the stages a caller asks for (a bit set of
  * ATTN_STAGE_BIT values) and holds only those in struct attn_stages; what
@@ -58,6 +58,8 @@ struct attn_error {
 	const char *file;	/* borrowed; NULL when no file applies */
 	size_t line;		/* 1-based, 0 when no position applies */
 	size_t col;		/* 1-based, in characters; 0 likewise */
+	int has_offset;		/* binary formats: offset applies (line is 0) */
+	size_t offset;		/* byte offset into the file, from 0 */
 	char msg[ATTN_MSG_MAX];
 };
 
@@ -67,6 +69,15 @@ struct attn_error {
 enum attn_status attn_error_set(struct attn_error *err,
     enum attn_status status, const char *file, size_t line, size_t col,
     const char *fmt, ...) ATTN_PRINTF(6, 7);
+
+/*
+ * Write into buf (size bytes, always NUL-terminated when size > 0) what
+ * follows the file name in a message about err: ":LINE:COL" for a text
+ * position, ": byte N" for a byte offset, "" when neither applies.
+ * Returns the length of the whole text, as snprintf does.
+ */
+size_t attn_error_position(char *buf, size_t size,
+    const struct attn_error *err);
 
 /* ---------------------------------------------------------------- matrices */
 

@@ -1,7 +1,10 @@
 /*
  * error.c - errors as values, and the one place where byte offsets become
  * lines and columns.  Readers only ever know offsets; turning them into
- * positions here keeps every reader's arithmetic the same.
+ * positions here keeps every reader's arithmetic the same.  Binary
+ * formats (.npy) keep the offset itself, since lines mean nothing there,
+ * and attn_error_position writes either kind the same way for every
+ * caller.
  */
 #include <stdio.h>
 
@@ -17,6 +20,8 @@ error_vset(struct attn_error *err, enum attn_status status, const char *file,
 	err->file = file;
 	err->line = line;
 	err->col = col;
+	err->has_offset = 0;
+	err->offset = 0;
 	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
 	return status;
 }
@@ -45,6 +50,37 @@ attn_error_at(struct attn_error *err, enum attn_status status, const char *file,
 	error_vset(err, status, file, line, col, fmt, ap);
 	va_end(ap);
 	return status;
+}
+
+enum attn_status
+attn_error_at_byte(struct attn_error *err, enum attn_status status,
+    const char *file, size_t offset, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	error_vset(err, status, file, 0, 0, fmt, ap);
+	va_end(ap);
+	if (err != NULL) {
+		err->has_offset = 1;
+		err->offset = offset;
+	}
+	return status;
+}
+
+size_t
+attn_error_position(char *buf, size_t size, const struct attn_error *err)
+{
+	int n;
+
+	/* snprintf takes buf NULL with size 0, and then only counts. */
+	if (err->line > 0)
+		n = snprintf(buf, size, ":%zu:%zu", err->line, err->col);
+	else if (err->has_offset)
+		n = snprintf(buf, size, ": byte %zu", err->offset);
+	else
+		n = snprintf(buf, size, "%s", "");
+	return n < 0 ? 0 : (size_t)n;
 }
 
 void

@@ -22,6 +22,12 @@ enum attn_status attn_error_at(struct attn_error *err,
     enum attn_status status, const char *file, const char *buf, size_t len,
     size_t offset, const char *fmt, ...) ATTN_PRINTF(7, 8);
 
+/* For binary formats: the position is byte `offset` of the file (from 0),
+ * which attn_error_position writes as ": byte N". */
+enum attn_status attn_error_at_byte(struct attn_error *err,
+    enum attn_status status, const char *file, size_t offset,
+    const char *fmt, ...) ATTN_PRINTF(5, 6);
+
 /*
  * Turn a byte offset into a 1-based line and column.  Lines end at "\n"
  * (so CRLF counts once); columns count characters, not bytes (UTF-8

@@ -1,6 +1,8 @@
 /*
- * check_error.c - errors as values (attn_error_set, attn_error_at) and the one
- * helper that turns byte offsets into lines and columns.
+ * check_error.c - errors as values (attn_error_set, attn_error_at,
+ * attn_error_at_byte), the one helper that turns byte offsets into lines
+ * and columns, and attn_error_position, which writes either kind of
+ * position after a file name.
  *
  * Positions are pinned by a table of buffers and offsets: lines end at
  * "\n" only, so CRLF counts once; a leading BOM is invisible; a UTF-8
@@ -94,7 +96,75 @@ START_TEST(error_set_without_position_leaves_zeros)
 	ck_assert_ptr_null(err.file);
 	ck_assert_uint_eq(err.line, 0);
 	ck_assert_uint_eq(err.col, 0);
+	ck_assert_int_eq(err.has_offset, 0);
+	ck_assert_uint_eq(err.offset, 0);
 	ck_assert_str_eq(err.msg, "out of memory");
+}
+END_TEST
+
+START_TEST(error_at_byte_keeps_the_offset_for_binary_files)
+{
+	struct attn_error err;
+	enum attn_status st;
+
+	memset(&err, 0xA5, sizeof err);
+	st = attn_error_at_byte(&err, ATTN_ERR_DATA, "q.npy", 0,
+	    "not a .npy file: it starts with %s", "PK");
+	ck_assert_int_eq(st, ATTN_ERR_DATA);
+	ck_assert_int_eq(err.status, ATTN_ERR_DATA);
+	ck_assert_str_eq(err.file, "q.npy");
+	ck_assert_uint_eq(err.line, 0);
+	ck_assert_uint_eq(err.col, 0);
+	/* offset 0 is a position too: has_offset says it applies */
+	ck_assert_int_eq(err.has_offset, 1);
+	ck_assert_uint_eq(err.offset, 0);
+	ck_assert_str_eq(err.msg, "not a .npy file: it starts with PK");
+	/* a later error without an offset clears it */
+	attn_error_set(&err, ATTN_ERR_IO, "q.npy", 0, 0, "read error");
+	ck_assert_int_eq(err.has_offset, 0);
+	ck_assert_int_eq(attn_error_at_byte(NULL, ATTN_ERR_DATA, "f", 3, "z"),
+	    ATTN_ERR_DATA);
+}
+END_TEST
+
+/* What attn_error_position writes after the file name. */
+static const struct {
+	size_t line, col;
+	int has_offset;
+	size_t offset;
+	const char *text;
+} where_cases[] = {
+	{ 3, 2, 0, 0, ":3:2" },
+	{ 1, 1, 0, 0, ":1:1" },
+	{ 0, 0, 1, 0, ": byte 0" },
+	{ 0, 0, 1, 4096, ": byte 4096" },
+	{ 0, 0, 0, 0, "" },
+	/* a line wins over an offset (text readers never set both) */
+	{ 7, 9, 1, 12, ":7:9" },
+};
+
+#define NWHERE (int)(sizeof where_cases / sizeof where_cases[0])
+
+START_TEST(position_text_follows_the_file_name)
+{
+	struct attn_error err;
+	char buf[64], small[4];
+	size_t n, want = strlen(where_cases[_i].text);
+
+	memset(&err, 0, sizeof err);
+	err.line = where_cases[_i].line;
+	err.col = where_cases[_i].col;
+	err.has_offset = where_cases[_i].has_offset;
+	err.offset = where_cases[_i].offset;
+	n = attn_error_position(buf, sizeof buf, &err);
+	ck_assert_str_eq(buf, where_cases[_i].text);
+	ck_assert_uint_eq(n, want);
+	/* as snprintf: the whole length, whatever fits */
+	memset(small, 'x', sizeof small);
+	ck_assert_uint_eq(attn_error_position(small, sizeof small, &err),
+	    want);
+	ck_assert_uint_eq(strlen(small), want < 3 ? want : 3);
+	ck_assert_uint_eq(attn_error_position(NULL, 0, &err), want);
 }
 END_TEST
 
@@ -156,6 +226,9 @@ error_suite(void)
 	tcase_add_test(tc, error_set_truncates_a_long_message);
 	tcase_add_test(tc, error_at_turns_the_offset_into_a_position);
 	tcase_add_test(tc, a_null_error_struct_is_allowed);
+	tcase_add_test(tc, error_at_byte_keeps_the_offset_for_binary_files);
+	tcase_add_loop_test(tc, position_text_follows_the_file_name, 0,
+	    NWHERE);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,44 @@
+#!/bin/sh
+# boundary.sh LIBATTN - the one public boundary of libattn: every global
+# symbol that LIBATTN (libattn.a) defines starts with attn_, and cli/
+# includes lib/attn.h and nothing else of lib/ (its own headers are
+# cli/*.h, system headers come in <>).
+set -u
+
+lib=$1
+top=$(cd "$(dirname "$0")/.." && pwd)
+fail=0
+
+# nm -g --defined-only: "ADDRESS TYPE NAME" for each global a member
+# defines (member names and blank lines have fewer fields).  What a
+# sanitizer build adds for its own use (__odr_asan.NAME) is not ours.
+syms=$(nm -g --defined-only "$lib" | awk 'NF == 3 &&
+    $3 !~ /^__(odr_asan|asan_|ubsan_|sancov_)/') ||
+    { echo "boundary: nm failed"; exit 1; }
+bad=$(printf '%s\n' "$syms" | awk '$3 !~ /^attn_/ { print $3 }')
+count=$(printf '%s\n' "$syms" | grep -c .)
+if [ -n "$bad" ]; then
+	echo "FAIL boundary: libattn.a defines globals without the attn_ prefix" \
+	    "(make them static, or name them attn_...):"
+	printf '%s\n' "$bad" | sed 's/^/    /'
+	fail=1
+fi
+if [ "$count" -eq 0 ]; then
+	echo "FAIL boundary: nm found no global symbol in $lib"
+	fail=1
+fi
+
+# Every quoted #include of cli/ names attn.h or a header of cli/ itself.
+for f in "$top"/cli/*.c "$top"/cli/*.h; do
+	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' \
+	    "$f" | while read -r h; do
+		if [ "$h" != attn.h ] && [ ! -f "$top/cli/$h" ] ||
+		    [ "$h" != "${h##*/}" ]; then
+			echo "FAIL boundary: cli/${f##*/} includes \"$h\":" \
+			    "cli/ may include only attn.h of lib/"
+		fi
+	done
+done | { grep . && exit 1; exit 0; } || fail=1
+
+[ $fail -eq 0 ] || exit 1
+echo "boundary: $count global symbols, all attn_; cli/ includes only attn.h"
