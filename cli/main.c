@@ -16,7 +16,7 @@
 #include "io.h"
 #include "labels.h"
 #include "options.h"
-#include "output.h"
+#include "print.h"
 
 /* The exit code of SPEC for each status: the one place they meet. */
 static int
@@ -113,7 +113,7 @@ check_memory(const struct options *o, const struct inputs *in,
 	enum attn_status st;
 	size_t need;
 
-	if ((st = attn_plan(&o->cfg, &in->in, output_wants(o), &need,
+	if ((st = attn_plan(&o->cfg, &in->in, print_wants(o), &need,
 	    err)) != ATTN_OK ||
 	    (st = memory_limit(&limit, &what, err)) != ATTN_OK)
 		return st;
@@ -138,7 +138,7 @@ write_output(const struct options *o, const struct attn_stages *st,
 	if ((mem = open_memstream(&text, &len)) == NULL)
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory");
-	status = output_print(mem, o, st, lab, err);
+	status = print_run(mem, o, st, lab, err);
 	if (fclose(mem) != 0 && status == ATTN_OK)
 		status = attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory rendering the output");
@@ -185,7 +185,7 @@ main(int argc, char **argv)
 	if (st == ATTN_OK)
 		st = check_memory(&o, &in, &err);
 	if (st == ATTN_OK)
-		st = attn_run(&o.cfg, &in.in, output_wants(&o), &stages,
+		st = attn_run(&o.cfg, &in.in, print_wants(&o), &stages,
 		    &err);
 	if (st == ATTN_OK)
 		st = name_rows(&o, &in, &stages, &query, &key, &err);

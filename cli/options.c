@@ -14,6 +14,7 @@
 
 #include "attn.h"
 #include "options.h"
+#include "print.h"
 
 const char options_usage[] =
     "usage: attn [options] Q K V\n"
@@ -226,25 +227,24 @@ parse_stages(struct options *o, const char *list, struct attn_error *err)
 	}
 }
 
+/* -f FMT: a name from the table of formats. */
 static enum attn_status
 parse_format(struct options *o, const char *arg, struct attn_error *err)
 {
-	static const struct {
-		const char *name;
-		enum out_format fmt;
-	} formats[] = {
-		{ "table", OUT_TABLE }, { "csv", OUT_CSV },
-		{ "tsv", OUT_TSV }, { "json", OUT_JSON },
-	};
-	size_t i;
+	char names[128];
+	size_t i, n = 0;
 
-	for (i = 0; i < sizeof formats / sizeof formats[0]; i++)
-		if (strcmp(arg, formats[i].name) == 0) {
-			o->format = formats[i].fmt;
+	for (i = 0; i < OUT_COUNT; i++)
+		if (strcmp(arg, print_formats[i].name) == 0) {
+			o->format = (enum out_format)i;
 			return ATTN_OK;
 		}
-	return usage_error(err,
-	    "unknown format '%s' (formats: table, csv, tsv, json)", arg);
+	names[0] = '\0';
+	for (i = 0; i < OUT_COUNT && n < sizeof names; i++)
+		n += (size_t)snprintf(names + n, sizeof names - n, "%s%s",
+		    i > 0 ? ", " : "", print_formats[i].name);
+	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+	    "unknown format '%s' (formats: %s)", arg, names);
 }
 
 static enum attn_status
@@ -364,10 +364,10 @@ check_rules(struct options *o, int stage_given, int scale_given,
 	if (o->explain && stage_given)
 		return usage_error(err, "%s",
 		    "--explain prints every stage; leave out --stage");
-	if (o->explain && o->format != OUT_TABLE)
+	if (o->explain && !(print_formats[o->format].flags & PRINT_EXPLAIN))
 		return usage_error(err, "%s",
 		    "--explain prints tables; leave out --format");
-	if (o->header && o->format != OUT_CSV && o->format != OUT_TSV)
+	if (o->header && !(print_formats[o->format].flags & PRINT_HEADER))
 		return usage_error(err, "%s",
 		    "--header goes with --format csv or tsv");
 	if (o->self != NULL && o->noperands != 0)
@@ -386,7 +386,7 @@ check_rules(struct options *o, int stage_given, int scale_given,
 		    "no input: give Q K V, a BUNDLE, or --self X" :
 		    "give three operands (Q K V) or one (a BUNDLE)");
 	if (o->digits < 0)
-		o->digits = o->format == OUT_TABLE ? 4 : 0;
+		o->digits = print_formats[o->format].digits;
 	return ATTN_OK;
 }
 

@@ -10,7 +10,8 @@
 
 #include "attn.h"
 
-enum out_format { OUT_TABLE, OUT_CSV, OUT_TSV, OUT_JSON };
+/* The output formats; print_formats (print.h) has a row for each. */
+enum out_format { OUT_TABLE, OUT_CSV, OUT_TSV, OUT_JSON, OUT_COUNT };
 
 struct options {
 	int help, version;

@@ -1,0 +1,148 @@
+/*
+ * print.c - what the printers share: the table of output formats and the
+ * dispatch to them, the stages they read, and the shape, labels and
+ * numbers of a stage, so that every format lays stages out the same way
+ * (attn_stage_shape is the one source of their dims).
+ *
+ * Every number goes through attn_format_number, which ignores the
+ * locale.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "attn.h"
+#include "print.h"
+
+/* A table shows a weight that a mask removed as "-", read from the mask
+ * stage. */
+static unsigned
+table_wants(unsigned printed)
+{
+	return printed & ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS) ?
+	    ATTN_STAGE_BIT(ATTN_STAGE_MASK) : 0;
+}
+
+const struct print_format print_formats[OUT_COUNT] = {
+	[OUT_TABLE] = { "table", print_table, PRINT_FIXED | PRINT_EXPLAIN, 4,
+	    table_wants },
+	[OUT_CSV] = { "csv", print_csv, PRINT_HEADER, 0, NULL },
+	[OUT_TSV] = { "tsv", print_tsv, PRINT_HEADER, 0, NULL },
+	[OUT_JSON] = { "json", print_json, 0, 0, NULL },
+};
+
+unsigned
+print_wants(const struct options *o)
+{
+	const struct print_format *f = &print_formats[o->format];
+	unsigned printed = 0;
+	size_t k, s;
+
+	if (o->explain) {
+		for (s = 0; s < ATTN_STAGE_COUNT; s++)
+			if (!attn_stage_table[s].internal)
+				printed |= ATTN_STAGE_BIT(s);
+	} else {
+		for (k = 0; k < o->nstages; k++)
+			printed |= ATTN_STAGE_BIT(o->stages[k]);
+	}
+	return printed | (f->wants != NULL ? f->wants(printed) : 0);
+}
+
+enum attn_status
+print_run(FILE *fp, const struct options *o, const struct attn_stages *st,
+    const struct names *nm, struct attn_error *err)
+{
+	const struct print_format *f = &print_formats[o->format];
+	struct printer p;
+
+	p.fp = fp;
+	p.o = o;
+	p.st = st;
+	p.nm = nm;
+	p.numflags = f->flags & PRINT_FIXED ? ATTN_NUM_FIXED : 0;
+	p.err = err;
+	return o->explain ? print_explain(&p) : f->print(&p);
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+size_t
+print_number(const struct printer *p, char *buf, double x)
+{
+	return attn_format_number(buf, x, p->o->digits, p->numflags);
+}
+
+struct attn_matrix
+print_block(const struct printer *p, enum attn_stage s, size_t n)
+{
+	struct attn_shape sh;
+
+	attn_stage_shape(p->st, s, &sh);
+	return attn_matrix_view(&p->st->stage[s], n * sh.rows, sh.rows, 0,
+	    sh.cols);
+}
+
+void
+print_block_name(const struct printer *p, enum attn_stage s, size_t n,
+    char *buf, size_t size)
+{
+	struct attn_shape sh;
+
+	attn_stage_shape(p->st, s, &sh);
+	attn_block_name(buf, size, sh.batches, sh.heads, n, ", ", "");
+}
+
+void
+print_dims(const struct printer *p, enum attn_stage s, char *buf,
+    size_t size)
+{
+	struct attn_shape sh;
+	size_t d, n = 0;
+
+	attn_stage_shape(p->st, s, &sh);
+	buf[0] = '\0';
+	for (d = 0; d < sh.ndim && n < size; d++)
+		n += (size_t)snprintf(buf + n, size - n, d > 0 ? "x%zu" : "%zu",
+		    sh.dim[d]);
+}
+
+const char *
+print_col_label(const struct printer *p, enum attn_stage s, size_t j,
+    char *buf)
+{
+	switch (attn_stage_table[s].cols) {
+	case ATTN_AXIS_KEY:
+		return p->nm->key[j];
+	case ATTN_AXIS_VALUE:
+		if (p->st->heads > 1)
+			snprintf(buf, ATTN_NUM_MAX, "h%zu:%zu",
+			    j / p->st->d_v + 1, j % p->st->d_v + 1);
+		else
+			snprintf(buf, ATTN_NUM_MAX, "%zu", j + 1);
+		return buf;
+	case ATTN_AXIS_ONE:
+	case ATTN_AXIS_QUERY:
+	case ATTN_AXIS_BATCH:
+	case ATTN_AXIS_HEAD:
+		break;
+	}
+	return attn_stage_table[s].name;
+}
+
+size_t
+print_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s & 0xC0) != 0x80)
+			w++;
+	return w;
+}
+
+void
+print_pad(FILE *fp, size_t n)
+{
+	while (n-- > 0)
+		putc(' ', fp);
+}

@@ -1,0 +1,191 @@
+/*
+ * print_explain.c - --explain: the shapes, the scale and the conventions
+ * in force, then every stage in order as a table (the mask only when a
+ * masking rule is in force), with a check line under the weights.  The
+ * numbers are the computed stages; nothing is computed here but the
+ * check of the row sums.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "attn.h"
+#include "print.h"
+
+/* The line after the weights: how far the worst row sum is from 1, over
+ * the rows that may attend some key. */
+static void
+print_row_sum_check(const struct printer *p)
+{
+	const struct attn_matrix *w = &p->st->stage[ATTN_STAGE_WEIGHTS];
+	char buf[ATTN_NUM_MAX];
+	double worst = 0.0;
+	size_t i, j, k = 0, nans = 0;
+
+	for (i = 0; i < w->rows; i++) {
+		double sum = 0.0;
+
+		if (k < p->st->nmasked && p->st->masked[k] == i) {
+			k++;
+			continue;
+		}
+		for (j = 0; j < w->cols; j++)
+			sum += *attn_at(w, i, j);
+		if (isnan(sum))
+			nans++;
+		else if (fabs(sum - 1.0) > worst)
+			worst = fabs(sum - 1.0);
+	}
+	attn_format_number(buf, worst, 2, 0);
+	fprintf(p->fp, "check: each row of weights sums to 1 "
+	    "(largest |sum - 1| = %s)", buf);
+	if (p->st->nmasked > 0)
+		fprintf(p->fp, "; %zu row%s that attend%s no key left out",
+		    p->st->nmasked, p->st->nmasked == 1 ? "" : "s",
+		    p->st->nmasked == 1 ? "s" : "");
+	if (nans > 0)
+		fprintf(p->fp, "; %zu row%s nan (a nan or inf in the bias)",
+		    nans, nans == 1 ? " is" : "s are");
+	putc('\n', p->fp);
+}
+
+static void
+print_scale_line(const struct printer *p)
+{
+	char buf[ATTN_NUM_MAX];
+
+	print_number(p, buf, p->st->scale);
+	switch (p->o->cfg.scale_mode) {
+	case ATTN_SCALE_DEFAULT:
+		fprintf(p->fp, "scale = 1/sqrt(d_k) = 1/sqrt(%zu) = %s\n",
+		    p->st->d_k, buf);
+		break;
+	case ATTN_SCALE_NONE:
+		fprintf(p->fp, "scale = %s (--no-scale)\n", buf);
+		break;
+	case ATTN_SCALE_VALUE:
+		fprintf(p->fp, "scale = %s (--scale)\n", buf);
+		break;
+	}
+}
+
+/* Whether any rule can mask an entry: then --explain shows the mask. */
+static int
+masking(const struct printer *p)
+{
+	return p->o->cfg.causal || p->o->cfg.window || p->nm->mask != NULL ||
+	    p->nm->bias != NULL;
+}
+
+/* The conventions in force, every one named, so that a reader can tell
+ * which framework's behaviour the numbers follow. */
+static void
+print_conventions(const struct printer *p)
+{
+	static const char *const policy[] = {
+		[ATTN_MASKED_ZERO] = "zero", [ATTN_MASKED_NAN] = "nan",
+		[ATTN_MASKED_UNIFORM] = "uniform",
+	};
+	const struct attn_config *c = &p->o->cfg;
+	const char *sep = "";
+	char buf[ATTN_NUM_MAX];
+	size_t h;
+
+	fputs("conventions: alignment ", p->fp);
+	if (c->align == ATTN_ALIGN_BOTTOM_RIGHT)
+		fprintf(p->fp, "bottom-right (offset S - T = %s%zu",
+		    p->st->S >= p->st->T ? "" : "-", p->st->S >= p->st->T ?
+		    p->st->S - p->st->T : p->st->T - p->st->S);
+	else
+		fputs("top-left (offset 0", p->fp);
+	if (p->o->like != NULL && p->o->like_align)
+		fprintf(p->fp, ", --like %s", p->o->like);
+	putc(')', p->fp);
+	fprintf(p->fp, "; masked rows %s", policy[c->masked_rows]);
+	if (p->o->like != NULL && p->o->like_masked_rows)
+		fprintf(p->fp, " (--like %s)", p->o->like);
+	fputs("; softcap ", p->fp);
+	if (c->softcap > 0.0) {
+		print_number(p, buf, c->softcap);
+		fputs(buf, p->fp);
+	} else {
+		fputs("none", p->fp);
+	}
+	fputs("; masks ", p->fp);
+	if (c->causal) {
+		fputs("causal", p->fp);
+		sep = ", ";
+	}
+	if (c->window) {
+		fprintf(p->fp, "%swindow %zu,%zu", sep, c->window_left,
+		    c->window_right);
+		sep = ", ";
+	}
+	if (p->nm->mask != NULL) {
+		fprintf(p->fp, "%s%s (%s keeps)", sep, p->nm->mask,
+		    c->mask_invert ? "zero" : "nonzero");
+		sep = ", ";
+	}
+	if (*sep == '\0')
+		fputs("none", p->fp);
+	if (p->nm->bias != NULL)
+		fprintf(p->fp, "; bias %s", p->nm->bias);
+	if (c->alibi) {
+		fputs("; ALiBi slopes", p->fp);
+		for (h = 0; h < p->st->heads; h++) {
+			print_number(p, buf, attn_alibi_slope(h, p->st->heads));
+			fprintf(p->fp, " %s", buf);
+		}
+	}
+	putc('\n', p->fp);
+}
+
+/* "Q is 2x3x8, K is ...: B=2 batches of T=3 queries, ..." */
+static void
+print_shapes(const struct printer *p)
+{
+	const struct attn_stages *st = p->st;
+	const size_t G = st->kv_heads;
+
+	fprintf(p->fp, "Q is ");
+	if (st->batches > 1)
+		fprintf(p->fp, "%zux", st->batches);
+	fprintf(p->fp, "%zux%zu, K is ", st->T, st->heads * st->d_k);
+	if (st->batches > 1)
+		fprintf(p->fp, "%zux", st->batches);
+	fprintf(p->fp, "%zux%zu, V is ", st->S, G * st->d_k);
+	if (st->batches > 1)
+		fprintf(p->fp, "%zux", st->batches);
+	fprintf(p->fp, "%zux%zu: ", st->S, G * st->d_v);
+	if (st->batches > 1)
+		fprintf(p->fp, "B=%zu batches of ", st->batches);
+	fprintf(p->fp, "T=%zu queries, S=%zu keys, ", st->T, st->S);
+	if (G != st->heads)
+		fprintf(p->fp, "H=%zu heads sharing G=%zu KV heads, per head ",
+		    st->heads, G);
+	else if (st->heads > 1)
+		fprintf(p->fp, "H=%zu heads, per head ", st->heads);
+	fprintf(p->fp, "d_k=%zu, d_v=%zu\n", st->d_k, st->d_v);
+}
+
+enum attn_status
+print_explain(const struct printer *p)
+{
+	enum attn_status status;
+	size_t s;
+
+	print_shapes(p);
+	print_scale_line(p);
+	print_conventions(p);
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		if (attn_stage_table[s].internal ||
+		    (s == ATTN_STAGE_MASK && !masking(p)))
+			continue;
+		putc('\n', p->fp);
+		status = print_table_stage(p, (enum attn_stage)s);
+		if (status != ATTN_OK)
+			return status;
+		if (s == ATTN_STAGE_WEIGHTS)
+			print_row_sum_check(p);
+	}
+	return ATTN_OK;
+}

@@ -1,0 +1,137 @@
+/*
+ * print_table.c - the default format: each block of a stage under a
+ * title line with its name, formula and shape, rows labelled by query
+ * and columns by key (or value column), right-aligned in columns
+ * measured in characters so that UTF-8 labels line up.  Numbers keep
+ * their trailing zeros (ATTN_NUM_FIXED).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn.h"
+#include "print.h"
+
+/*
+ * The text of element (i, j) of block n of stage s.  A weight that a mask
+ * removed is shown as "-" rather than 0, so that masked entries stand out
+ * from weights that merely round to 0.
+ */
+static size_t
+cell(const struct printer *p, enum attn_stage s, size_t n, size_t i,
+    size_t j, char *buf)
+{
+	struct attn_matrix m = print_block(p, s, n);
+	double x = *attn_at(&m, i, j);
+
+	if (s == ATTN_STAGE_WEIGHTS && x == 0.0) {
+		struct attn_matrix keep = print_block(p, ATTN_STAGE_MASK, n);
+
+		if (*attn_at(&keep, i, j) == 0.0) {
+			strcpy(buf, "-");
+			return 1;
+		}
+	}
+	return print_number(p, buf, x);
+}
+
+/* The formula of stage s as computed in this run: for scaled, the steps
+ * that the options add after the scaling. */
+static const char *
+formula(const struct printer *p, enum attn_stage s, char *buf, size_t size)
+{
+	const struct attn_config *c = &p->o->cfg;
+
+	if (s != ATTN_STAGE_SCALED)
+		return attn_stage_table[s].formula;
+	snprintf(buf, size, "%s%s%s%s%s", attn_stage_table[s].formula,
+	    c->softcap > 0.0 ? ", softcapped" : "",
+	    p->nm->bias != NULL ? " + bias" : "", c->alibi ? " + ALiBi" : "",
+	    c->causal || c->window || p->nm->mask != NULL ?
+	    ", masked entries -inf" : "");
+	return buf;
+}
+
+static enum attn_status
+print_block_table(const struct printer *p, enum attn_stage s, size_t n)
+{
+	const struct attn_matrix m = print_block(p, s, n);
+	char buf[ATTN_NUM_MAX], where[64], f[128];
+	size_t i, j, w0 = 0, *width;
+	struct attn_shape sh;
+
+	/* Column widths: the widest of the label and every number. */
+	if ((width = attn_alloc_array(m.cols, sizeof *width)) == NULL)
+		return attn_error_set(p->err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory laying out a table of %zu columns", m.cols);
+	for (j = 0; j < m.cols; j++) {
+		width[j] = print_width(print_col_label(p, s, j, buf));
+		for (i = 0; i < m.rows; i++) {
+			size_t len = cell(p, s, n, i, j, buf);
+
+			if (len > width[j])
+				width[j] = len;
+		}
+	}
+	for (i = 0; i < m.rows; i++)
+		if (print_width(p->nm->query[i]) > w0)
+			w0 = print_width(p->nm->query[i]);
+
+	/* "weights, head 2 = softmax(scaled), row by row   [T x S = 2x3]" */
+	attn_stage_shape(p->st, s, &sh);
+	print_block_name(p, s, n, where, sizeof where);
+	fprintf(p->fp, "%s%s = %s   [%s = %zux%zu]\n",
+	    attn_stage_table[s].name, where, formula(p, s, f, sizeof f),
+	    sh.legend, sh.rows, sh.cols);
+	print_pad(p->fp, w0);
+	for (j = 0; j < m.cols; j++) {
+		const char *label = print_col_label(p, s, j, buf);
+
+		print_pad(p->fp, 2 + width[j] - print_width(label));
+		fputs(label, p->fp);
+	}
+	putc('\n', p->fp);
+	for (i = 0; i < m.rows; i++) {
+		fputs(p->nm->query[i], p->fp);
+		print_pad(p->fp, w0 - print_width(p->nm->query[i]));
+		for (j = 0; j < m.cols; j++) {
+			size_t len = cell(p, s, n, i, j, buf);
+
+			print_pad(p->fp, 2 + width[j] - len);
+			fputs(buf, p->fp);
+		}
+		putc('\n', p->fp);
+	}
+	free(width);
+	return ATTN_OK;
+}
+
+enum attn_status
+print_table_stage(const struct printer *p, enum attn_stage s)
+{
+	enum attn_status st = ATTN_OK;
+	struct attn_shape sh;
+	size_t n;
+
+	attn_stage_shape(p->st, s, &sh);
+	for (n = 0; n < sh.blocks && st == ATTN_OK; n++) {
+		if (n > 0)
+			putc('\n', p->fp);
+		st = print_block_table(p, s, n);
+	}
+	return st;
+}
+
+enum attn_status
+print_table(const struct printer *p)
+{
+	enum attn_status st = ATTN_OK;
+	size_t k;
+
+	for (k = 0; k < p->o->nstages && st == ATTN_OK; k++) {
+		if (k > 0)
+			putc('\n', p->fp);
+		st = print_table_stage(p, p->o->stages[k]);
+	}
+	return st;
+}
