@@ -15,6 +15,7 @@
 #include "inputs.h"
 #include "attn.h"
 #include "io.h"
+#include "rules.h"
 
 static const char *const role[IN_COUNT] = { "Q", "K", "V", "mask", "bias" };
 
@@ -219,10 +220,9 @@ inputs_load(const struct options *o, struct inputs *in,
 				return st;
 		}
 	}
-	if (o->cfg.mask_invert && in->arr[IN_MASK].ndim == 0)
-		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-		    "--mask-invert needs a mask (--mask FILE or a bundle's "
-		    "\"mask\")");
+	if ((st = rules_mask_invert(o, in->arr[IN_MASK].ndim != 0, err)) !=
+	    ATTN_OK)
+		return st;
 
 	if ((st = batches_of(in, o->self != NULL ? 1 : 3, &in->in.batches,
 	    err)) != ATTN_OK)

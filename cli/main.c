@@ -17,6 +17,7 @@
 #include "labels.h"
 #include "options.h"
 #include "print.h"
+#include "rules.h"
 
 /* The exit code of SPEC for each status: the one place they meet. */
 static int
@@ -68,14 +69,6 @@ static void
 warn_masked_rows(const struct options *o, const struct attn_stages *st,
     const struct names *lab)
 {
-	static const char *const policy[] = {
-		[ATTN_MASKED_ZERO] = "weights 0 and output 0 (--masked-rows "
-		    "zero)",
-		[ATTN_MASKED_NAN] = "weights nan and output nan (--masked-rows "
-		    "nan)",
-		[ATTN_MASKED_UNIFORM] = "weights 1/S and the mean of V "
-		    "(--masked-rows uniform)",
-	};
 	const size_t shown = 8;
 	size_t i;
 
@@ -85,18 +78,19 @@ warn_masked_rows(const struct options *o, const struct attn_stages *st,
 	    st->nmasked, st->nmasked == 1 ? "y" : "ies");
 	for (i = 0; i < st->nmasked && i < shown; i++) {
 		size_t row = st->masked[i], block = row / st->T;
-
 		char where[64];
 
-		attn_block_name(where, sizeof where, st->batches, st->heads, block,
-		    " (", ")");
+		attn_block_name(where, sizeof where, st->batches, st->heads,
+		    block, " (", ")");
 		fprintf(stderr, "%s%s%s", i > 0 ? ", " : "",
 		    lab->query[row % st->T], where);
 	}
 	if (st->nmasked > shown)
 		fprintf(stderr, " and %zu more", st->nmasked - shown);
-	fprintf(stderr, "; %s %s\n", st->nmasked == 1 ? "it gets" : "they get",
-	    policy[o->cfg.masked_rows]);
+	fprintf(stderr, "; %s %s (--masked-rows %s)\n",
+	    st->nmasked == 1 ? "it gets" : "they get",
+	    rules_masked_rows_effect[o->cfg.masked_rows],
+	    rules_masked_rows_names[o->cfg.masked_rows]);
 }
 
 /*

@@ -1,13 +1,18 @@
 /*
- * options.c - argv to struct options with getopt_long.  Numbers go
- * through strtol/attn_parse_number with an end check and a range check;
- * cross-option rules are checked here, before any input is read.
+ * options.c - argv to struct options with getopt_long, from one table
+ * with a row per option: its names, its argument, its --help text, the
+ * words its argument may be, and what it sets.  The getopt_long array,
+ * the short options, --help and the completions of a later shell script
+ * all come from that table.  Numbers go through strtol/attn_parse_number
+ * with an end check and a range check; the rules between options are
+ * rules.c's, checked here before any input is read.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,14 +20,14 @@
 #include "attn.h"
 #include "options.h"
 #include "print.h"
+#include "rules.h"
 
 const char options_usage[] =
     "usage: attn [options] Q K V\n"
     "       attn [options] BUNDLE\n"
     "       attn [options] --self X\n";
 
-/* The --help text comes in two pieces around the stage names, which
- * come from the stage table (options_print_help). */
+/* --help: this, then a line per option from the table. */
 static const char help_head[] =
     "attn - scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V,\n"
     "computed and explained stage by stage.\n"
@@ -35,102 +40,38 @@ static const char help_head[] =
     "BUNDLE is one JSON object {\"Q\":..,\"K\":..,\"V\":..} with optional\n"
     "\"mask\", \"bias\" and \"labels\"; '-' reads standard input.\n"
     "\n"
-    "options:\n"
-    "  -e, --explain          every stage with its formula, shape and checks\n"
-    "  -s, --stage LIST       stages to print, comma-separated, or all:\n"
-    "                        ";
+    "options:\n";
 
-static const char help_tail[] =
-    "\n"
-    "                         (default output)\n"
-    "  -f, --format FMT       table (default), csv, tsv or json\n"
-    "      --header           with csv or tsv: label rows and columns\n"
-    "  -d, --digits N         significant digits, 1 to 17 (default 4 for\n"
-    "                         table; csv, tsv and json default to the\n"
-    "                         shortest text that reads back exactly)\n"
-    "      --scale X          scale the scores by X instead of 1/sqrt(d_k)\n"
-    "      --no-scale         scale by 1\n"
-    "      --self X           self-attention: Q = K = V = X\n"
-    "      --causal           query i attends key j only when j <= i + offset\n"
-    "      --align A          top-left (offset 0, default) or bottom-right\n"
-    "                         (offset S - T): where positions line up\n"
-    "  -m, --mask FILE        T x S keep-mask: nonzero or true may attend\n"
-    "      --mask-invert      nonzero in the mask means masked out\n"
-    "      --bias FILE        T x S bias added to the logits (-inf allowed)\n"
-    "      --window L,R       query i sees keys i+offset-L .. i+offset+R\n"
-    "      --alibi            add -slope_h * |i + offset - j| (ALiBi)\n"
-    "      --softcap C        logits become C*tanh(logits/C)\n"
-    "      --masked-rows P    a row with no key: zero (default), nan, uniform\n"
-    "      --like SYS         torch, flash or jax: their --align and\n"
-    "                         --masked-rows\n"
-    "      --heads H          split the columns into H heads\n"
-    "      --kv-heads G       K and V hold G heads (grouped-query)\n"
-    "      --query-labels L   names of the query rows, comma-separated\n"
-    "      --key-labels L     names of the keys, comma-separated\n"
-    "  -o, --output FILE      write to FILE atomically instead of stdout\n"
-    "  -h, --help             show this help and exit\n"
-    "  -V, --version          show the version and exit\n";
+/* The column where --help's descriptions start. */
+#define HELP_COLUMN 25
 
-enum {
-	OPT_HEADER = 256,
-	OPT_SCALE,
-	OPT_NO_SCALE,
-	OPT_SELF,
-	OPT_QUERY_LABELS,
-	OPT_KEY_LABELS,
-	OPT_CAUSAL,
-	OPT_ALIGN,
-	OPT_MASK_INVERT,
-	OPT_BIAS,
-	OPT_WINDOW,
-	OPT_ALIBI,
-	OPT_SOFTCAP,
-	OPT_MASKED_ROWS,
-	OPT_LIKE,
-	OPT_HEADS,
-	OPT_KV_HEADS
+/* What parsing knows besides the options themselves. */
+struct parse {
+	struct options *o;
+	struct given given;	/* for the rules */
+	int choice;		/* the argument's index among row->choices */
+	int align, masked_rows, like;	/* their choice; -1 when not given */
+	int stop;		/* --help or --version: read no further */
 };
 
-static const struct option long_options[] = {
-	{ "explain", no_argument, NULL, 'e' },
-	{ "stage", required_argument, NULL, 's' },
-	{ "format", required_argument, NULL, 'f' },
-	{ "header", no_argument, NULL, OPT_HEADER },
-	{ "digits", required_argument, NULL, 'd' },
-	{ "scale", required_argument, NULL, OPT_SCALE },
-	{ "no-scale", no_argument, NULL, OPT_NO_SCALE },
-	{ "self", required_argument, NULL, OPT_SELF },
-	{ "query-labels", required_argument, NULL, OPT_QUERY_LABELS },
-	{ "key-labels", required_argument, NULL, OPT_KEY_LABELS },
-	{ "causal", no_argument, NULL, OPT_CAUSAL },
-	{ "align", required_argument, NULL, OPT_ALIGN },
-	{ "mask", required_argument, NULL, 'm' },
-	{ "mask-invert", no_argument, NULL, OPT_MASK_INVERT },
-	{ "bias", required_argument, NULL, OPT_BIAS },
-	{ "window", required_argument, NULL, OPT_WINDOW },
-	{ "alibi", no_argument, NULL, OPT_ALIBI },
-	{ "softcap", required_argument, NULL, OPT_SOFTCAP },
-	{ "masked-rows", required_argument, NULL, OPT_MASKED_ROWS },
-	{ "like", required_argument, NULL, OPT_LIKE },
-	{ "heads", required_argument, NULL, OPT_HEADS },
-	{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },
-	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 }
+/* One option. */
+struct option_row {
+	const char *name;	/* long name, without "--" */
+	char letter;		/* short name, or 0 */
+	const char *arg;	/* its argument in --help; NULL: none */
+	/* --help text: "\n" starts a line of its own, and a line
+	 * "{stages}" is the stage names */
+	const char *help;
+	/* The words the argument may be (NULL-terminated), checked before
+	 * set is called with their index in ->choice; NULL: any text. */
+	const char *const *choices;
+	/* What the option does; NULL: set the int (no argument) or the
+	 * const char * (an argument) at offset `field` of struct options
+	 * to 1 or to the argument. */
+	enum attn_status (*set)(struct parse *ps, const char *arg,
+	    struct attn_error *err);
+	size_t field;
 };
-
-/* Every default, in one place. */
-static void
-options_init(struct options *o)
-{
-	memset(o, 0, sizeof *o);
-	o->stages[0] = ATTN_STAGE_OUTPUT;
-	o->nstages = 1;
-	o->format = OUT_TABLE;
-	o->digits = -1;		/* resolved once the format is known */
-	attn_config_init(&o->cfg);
-}
 
 static enum attn_status
 usage_error(struct attn_error *err, const char *fmt, const char *arg)
@@ -151,43 +92,15 @@ stage_names(char *buf, size_t size)
 			    n > 0 ? ", " : "", attn_stage_table[i].name);
 }
 
-void
-options_print_help(FILE *fp)
-{
-	char names[128];
-
-	stage_names(names, sizeof names);
-	fprintf(fp, "%s %s%s", help_head, names, help_tail);
-}
-
-/* getopt_long returned '?' for arg, the argument it stopped at: name the
- * option that is wrong, which for a cluster such as -ez is optopt. */
-static enum attn_status
-bad_option(const char *arg, struct attn_error *err)
-{
-	const struct option *lo;
-	char shortopt[3] = { '-', (char)optopt, '\0' };
-	size_t len;
-
-	if (strncmp(arg, "--", 2) != 0)
-		return usage_error(err, "unknown option '%s'", shortopt);
-	len = strcspn(arg + 2, "=");
-	if (arg[2 + len] == '=')
-		for (lo = long_options; lo->name != NULL; lo++)
-			if (strlen(lo->name) == len &&
-			    strncmp(lo->name, arg + 2, len) == 0)
-				return usage_error(err,
-				    "option '--%s' takes no value", lo->name);
-	return usage_error(err, "unknown or ambiguous option '%s'", arg);
-}
-
 /* --stage LIST: names from the stage table, comma-separated, or all. */
 static enum attn_status
-parse_stages(struct options *o, const char *list, struct attn_error *err)
+set_stage(struct parse *ps, const char *list, struct attn_error *err)
 {
+	struct options *o = ps->o;
 	const char *p = list;
 	size_t i;
 
+	ps->given.stage = 1;
 	if (strcmp(list, "all") == 0) {
 		o->nstages = 0;
 		for (i = 0; i < ATTN_STAGE_COUNT; i++)
@@ -229,8 +142,9 @@ parse_stages(struct options *o, const char *list, struct attn_error *err)
 
 /* -f FMT: a name from the table of formats. */
 static enum attn_status
-parse_format(struct options *o, const char *arg, struct attn_error *err)
+set_format(struct parse *ps, const char *arg, struct attn_error *err)
 {
+	struct options *o = ps->o;
 	char names[128];
 	size_t i, n = 0;
 
@@ -247,9 +161,11 @@ parse_format(struct options *o, const char *arg, struct attn_error *err)
 	    "unknown format '%s' (formats: %s)", arg, names);
 }
 
+/* -d N: significant digits. */
 static enum attn_status
-parse_digits(struct options *o, const char *arg, struct attn_error *err)
+set_digits(struct parse *ps, const char *arg, struct attn_error *err)
 {
+	struct options *o = ps->o;
 	char *end;
 	long n;
 
@@ -263,11 +179,14 @@ parse_digits(struct options *o, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* --scale X: a finite number. */
 static enum attn_status
-parse_scale(struct options *o, const char *arg, struct attn_error *err)
+set_scale(struct parse *ps, const char *arg, struct attn_error *err)
 {
+	struct options *o = ps->o;
 	double x;
 
+	ps->given.scale = 1;
 	if (attn_parse_number(arg, strlen(arg), &x) != 0 || !isfinite(x))
 		return usage_error(err,
 		    "--scale wants a finite number, not '%s'", arg);
@@ -276,16 +195,15 @@ parse_scale(struct options *o, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
-/* One of names[] (n of them), as its index; -1 when arg is none. */
-static int
-pick(const char *arg, const char *const *names, size_t n)
+/* --no-scale */
+static enum attn_status
+set_no_scale(struct parse *ps, const char *arg, struct attn_error *err)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(arg, names[i]) == 0)
-			return (int)i;
-	return -1;
+	(void)arg;
+	(void)err;
+	ps->given.no_scale = 1;
+	ps->o->cfg.scale_mode = ATTN_SCALE_NONE;
+	return ATTN_OK;
 }
 
 /* A whole number from lo to hi (the text is all of arg). */
@@ -307,8 +225,9 @@ parse_count(const char *arg, long lo, long hi, size_t *out)
 
 /* --window L,R: how far a query sees to the left and to the right. */
 static enum attn_status
-parse_window(struct options *o, const char *arg, struct attn_error *err)
+set_window(struct parse *ps, const char *arg, struct attn_error *err)
 {
+	struct options *o = ps->o;
 	const char *comma = strchr(arg, ',');
 	char left[32];
 	size_t llen;
@@ -327,207 +246,350 @@ parse_window(struct options *o, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
-/* The conventions of other systems: which alignment a causal mask or
- * window uses when T != S, and what a row that may attend no key gets.
- * The man page says which version of each this follows. */
-static const struct {
-	const char *name;
-	enum attn_align align;
-	enum attn_masked_rows masked_rows;
-} presets[] = {
-	{ "torch", ATTN_ALIGN_TOP_LEFT, ATTN_MASKED_ZERO },
-	{ "flash", ATTN_ALIGN_BOTTOM_RIGHT, ATTN_MASKED_ZERO },
-	{ "jax", ATTN_ALIGN_TOP_LEFT, ATTN_MASKED_UNIFORM },
+/* --softcap C: a finite number above 0. */
+static enum attn_status
+set_softcap(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	double x;
+
+	if (attn_parse_number(arg, strlen(arg), &x) != 0 || !isfinite(x) ||
+	    x <= 0.0)
+		return usage_error(err, "--softcap wants a finite number above "
+		    "0, not '%s'", arg);
+	ps->o->cfg.softcap = x;
+	return ATTN_OK;
+}
+
+/* --align, --masked-rows and --like: the word given; --like's presets
+ * apply once every option is known, under what --align and
+ * --masked-rows say. */
+static enum attn_status
+set_align(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->align = ps->choice;
+	return ATTN_OK;
+}
+
+static enum attn_status
+set_masked_rows(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->masked_rows = ps->choice;
+	return ATTN_OK;
+}
+
+static enum attn_status
+set_like(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->like = ps->choice;
+	ps->o->like = rules_like_names[ps->choice];
+	return ATTN_OK;
+}
+
+/* --heads H, --kv-heads G: whole numbers above 0. */
+static enum attn_status
+set_heads(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	if (parse_count(arg, 1, LONG_MAX, &ps->o->cfg.heads) != 0)
+		return usage_error(err, "--heads wants a whole number above 0, "
+		    "not '%s'", arg);
+	return ATTN_OK;
+}
+
+static enum attn_status
+set_kv_heads(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	if (parse_count(arg, 1, LONG_MAX, &ps->o->cfg.kv_heads) != 0)
+		return usage_error(err, "--kv-heads wants a whole number above "
+		    "0, not '%s'", arg);
+	return ATTN_OK;
+}
+
+/* -o FILE; -o - is standard output, as for most tools. */
+static enum attn_status
+set_output(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)err;
+	ps->o->output = strcmp(arg, "-") == 0 ? NULL : arg;
+	return ATTN_OK;
+}
+
+/* -h and -V answer at once, whatever follows. */
+static enum attn_status
+set_help(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->o->help = ps->stop = 1;
+	return ATTN_OK;
+}
+
+static enum attn_status
+set_version(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->o->version = ps->stop = 1;
+	return ATTN_OK;
+}
+
+#define FIELD(f) offsetof(struct options, f)
+
+/* Every option, in the order --help lists them. */
+static const struct option_row rows[] = {
+	{ "explain", 'e', NULL,
+	    "every stage with its formula, shape and checks",
+	    NULL, NULL, FIELD(explain) },
+	{ "stage", 's', "LIST",
+	    "stages to print, comma-separated, or all:\n{stages}\n"
+	    "(default output)", NULL, set_stage, 0 },
+	{ "format", 'f', "FMT", "table (default), csv, tsv or json",
+	    NULL, set_format, 0 },
+	{ "header", 0, NULL, "with csv or tsv: label rows and columns",
+	    NULL, NULL, FIELD(header) },
+	{ "digits", 'd', "N",
+	    "significant digits, 1 to 17 (default 4 for\n"
+	    "table; csv, tsv and json default to the\n"
+	    "shortest text that reads back exactly)", NULL, set_digits, 0 },
+	{ "scale", 0, "X", "scale the scores by X instead of 1/sqrt(d_k)",
+	    NULL, set_scale, 0 },
+	{ "no-scale", 0, NULL, "scale by 1", NULL, set_no_scale, 0 },
+	{ "self", 0, "X", "self-attention: Q = K = V = X",
+	    NULL, NULL, FIELD(self) },
+	{ "causal", 0, NULL,
+	    "query i attends key j only when j <= i + offset",
+	    NULL, NULL, FIELD(cfg.causal) },
+	{ "align", 0, "A",
+	    "top-left (offset 0, default) or bottom-right\n"
+	    "(offset S - T): where positions line up",
+	    rules_align_names, set_align, 0 },
+	{ "mask", 'm', "FILE", "T x S keep-mask: nonzero or true may attend",
+	    NULL, NULL, FIELD(mask) },
+	{ "mask-invert", 0, NULL, "nonzero in the mask means masked out",
+	    NULL, NULL, FIELD(cfg.mask_invert) },
+	{ "bias", 0, "FILE", "T x S bias added to the logits (-inf allowed)",
+	    NULL, NULL, FIELD(bias) },
+	{ "window", 0, "L,R", "query i sees keys i+offset-L .. i+offset+R",
+	    NULL, set_window, 0 },
+	{ "alibi", 0, NULL, "add -slope_h * |i + offset - j| (ALiBi)",
+	    NULL, NULL, FIELD(cfg.alibi) },
+	{ "softcap", 0, "C", "logits become C*tanh(logits/C)",
+	    NULL, set_softcap, 0 },
+	{ "masked-rows", 0, "P",
+	    "a row with no key: zero (default), nan, uniform",
+	    rules_masked_rows_names, set_masked_rows, 0 },
+	{ "like", 0, "SYS", "torch, flash or jax: their --align and\n"
+	    "--masked-rows", rules_like_names, set_like, 0 },
+	{ "heads", 0, "H", "split the columns into H heads",
+	    NULL, set_heads, 0 },
+	{ "kv-heads", 0, "G", "K and V hold G heads (grouped-query)",
+	    NULL, set_kv_heads, 0 },
+	{ "query-labels", 0, "L", "names of the query rows, comma-separated",
+	    NULL, NULL, FIELD(query_labels) },
+	{ "key-labels", 0, "L", "names of the keys, comma-separated",
+	    NULL, NULL, FIELD(key_labels) },
+	{ "output", 'o', "FILE", "write to FILE atomically instead of stdout",
+	    NULL, set_output, 0 },
+	{ "help", 'h', NULL, "show this help and exit",
+	    NULL, set_help, 0 },
+	{ "version", 'V', NULL, "show the version and exit",
+	    NULL, set_version, 0 },
 };
 
-static const char *const align_names[] = { "top-left", "bottom-right" };
-static const char *const masked_rows_names[] = { "zero", "nan", "uniform" };
+#define NROWS (sizeof rows / sizeof rows[0])
 
-/* Rules between options, checked once every option is known. */
-static enum attn_status
-check_rules(struct options *o, int stage_given, int scale_given,
-    int no_scale_given, struct attn_error *err)
+/* getopt_long's value for row i: its letter, else 256 + i. */
+static int
+row_val(size_t i)
 {
-	size_t i, nstdin = 0;
+	return rows[i].letter != 0 ? rows[i].letter : 256 + (int)i;
+}
 
-	if (o->cfg.mask_invert && o->mask == NULL && o->noperands != 1)
-		return usage_error(err, "%s", "--mask-invert needs a mask "
-		    "(--mask FILE or a bundle's \"mask\")");
-	if (o->cfg.kv_heads != 0 && o->cfg.heads % o->cfg.kv_heads != 0)
-		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-		    "--heads %zu is not a multiple of --kv-heads %zu",
-		    o->cfg.heads, o->cfg.kv_heads);
+void
+options_print_help(FILE *fp)
+{
+	char names[128];
+	size_t i, w;
+	const char *h, *nl;
 
-	if (scale_given && no_scale_given)
-		return usage_error(err, "%s",
-		    "--scale and --no-scale contradict each other");
-	if (o->explain && stage_given)
-		return usage_error(err, "%s",
-		    "--explain prints every stage; leave out --stage");
-	if (o->explain && !(print_formats[o->format].flags & PRINT_EXPLAIN))
-		return usage_error(err, "%s",
-		    "--explain prints tables; leave out --format");
-	if (o->header && !(print_formats[o->format].flags & PRINT_HEADER))
-		return usage_error(err, "%s",
-		    "--header goes with --format csv or tsv");
-	if (o->self != NULL && o->noperands != 0)
-		return usage_error(err, "%s",
-		    "--self X takes no other operands");
-	for (i = 0; i < o->noperands; i++)
-		nstdin += strcmp(o->operands[i], "-") == 0;
-	nstdin += o->self != NULL && strcmp(o->self, "-") == 0;
-	nstdin += o->mask != NULL && strcmp(o->mask, "-") == 0;
-	nstdin += o->bias != NULL && strcmp(o->bias, "-") == 0;
-	if (nstdin > 1)
-		return usage_error(err, "%s",
-		    "standard input ('-') can be read only once");
-	if (o->self == NULL && o->noperands != 1 && o->noperands != 3)
-		return usage_error(err, "%s", o->noperands == 0 ?
-		    "no input: give Q K V, a BUNDLE, or --self X" :
-		    "give three operands (Q K V) or one (a BUNDLE)");
-	if (o->digits < 0)
-		o->digits = print_formats[o->format].digits;
+	stage_names(names, sizeof names);
+	fputs(help_head, fp);
+	for (i = 0; i < NROWS; i++) {
+		const struct option_row *r = &rows[i];
+
+		if (r->letter != 0)
+			w = (size_t)fprintf(fp, "  -%c, --%s", r->letter,
+			    r->name);
+		else
+			w = (size_t)fprintf(fp, "      --%s", r->name);
+		if (r->arg != NULL)
+			w += (size_t)fprintf(fp, " %s", r->arg);
+		for (h = r->help;; h = nl + 1) {
+			size_t len;
+
+			nl = strchr(h, '\n');
+			len = nl != NULL ? (size_t)(nl - h) : strlen(h);
+			if (w >= HELP_COLUMN - 1) {
+				putc('\n', fp);
+				w = 0;
+			}
+			print_pad(fp, HELP_COLUMN - w);
+			if (len == 8 && strncmp(h, "{stages}", 8) == 0)
+				fputs(names, fp);
+			else
+				fwrite(h, 1, len, fp);
+			putc('\n', fp);
+			w = 0;
+			if (nl == NULL)
+				break;
+		}
+	}
+}
+
+/* getopt_long returned '?' for arg, the argument it stopped at: name the
+ * option that is wrong, which for a cluster such as -ez is optopt. */
+static enum attn_status
+bad_option(const char *arg, struct attn_error *err)
+{
+	char shortopt[3] = { '-', (char)optopt, '\0' };
+	size_t len, i;
+
+	if (strncmp(arg, "--", 2) != 0)
+		return usage_error(err, "unknown option '%s'", shortopt);
+	len = strcspn(arg + 2, "=");
+	if (arg[2 + len] == '=')
+		for (i = 0; i < NROWS; i++)
+			if (strlen(rows[i].name) == len &&
+			    strncmp(rows[i].name, arg + 2, len) == 0)
+				return usage_error(err,
+				    "option '--%s' takes no value",
+				    rows[i].name);
+	return usage_error(err, "unknown or ambiguous option '%s'", arg);
+}
+
+/* The argument of row r, when it is one of r->choices: its index in
+ * ps->choice; else "--NAME wants A, B or C, not 'x'". */
+static enum attn_status
+check_choice(const struct option_row *r, struct parse *ps, const char *arg,
+    struct attn_error *err)
+{
+	char words[128];
+	size_t n = 0, i;
+
+	for (i = 0; r->choices[i] != NULL; i++)
+		if (strcmp(arg, r->choices[i]) == 0) {
+			ps->choice = (int)i;
+			return ATTN_OK;
+		}
+	words[0] = '\0';
+	for (i = 0; r->choices[i] != NULL && n < sizeof words; i++)
+		n += (size_t)snprintf(words + n, sizeof words - n, "%s%s",
+		    i == 0 ? "" : r->choices[i + 1] == NULL ? " or " : ", ",
+		    r->choices[i]);
+	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+	    "--%s wants %s, not '%s'", r->name, words, arg);
+}
+
+/* Row r given with argument arg (NULL when it takes none). */
+static enum attn_status
+apply(const struct option_row *r, struct parse *ps, const char *arg,
+    struct attn_error *err)
+{
+	enum attn_status st;
+	char *field = (char *)ps->o + r->field;
+
+	if (r->choices != NULL &&
+	    (st = check_choice(r, ps, arg, err)) != ATTN_OK)
+		return st;
+	if (r->set != NULL)
+		return r->set(ps, arg, err);
+	if (r->arg == NULL)
+		*(int *)(void *)field = 1;
+	else
+		*(const char **)(void *)field = arg;
 	return ATTN_OK;
+}
+
+/* Every default, in one place. */
+static void
+options_init(struct options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->stages[0] = ATTN_STAGE_OUTPUT;
+	o->nstages = 1;
+	o->format = OUT_TABLE;
+	o->digits = -1;		/* resolved once the format is known */
+	attn_config_init(&o->cfg);
 }
 
 enum attn_status
 options_parse(int argc, char **argv, struct options *o,
     struct attn_error *err)
 {
-	int stage_given = 0, scale_given = 0, no_scale_given = 0;
-	int align = -1, masked_rows = -1, like = -1;
-	enum attn_status st = ATTN_OK;
-	double x;
-	char optstring[] = ":es:f:d:o:m:hV";
+	struct option longopts[NROWS + 1];
+	char shortopts[2 * NROWS + 2];
+	struct parse ps;
+	enum attn_status st;
+	size_t i, n = 0;
 	int c;
 
 	options_init(o);
+	memset(&ps, 0, sizeof ps);
+	ps.o = o;
+	ps.align = ps.masked_rows = ps.like = -1;
+	/* ':' first: a missing argument is ':' rather than '?'. */
+	shortopts[n++] = ':';
+	memset(longopts, 0, sizeof longopts);
+	for (i = 0; i < NROWS; i++) {
+		longopts[i].name = rows[i].name;
+		longopts[i].has_arg = rows[i].arg != NULL ? required_argument :
+		    no_argument;
+		longopts[i].val = row_val(i);
+		if (rows[i].letter != 0) {
+			shortopts[n++] = rows[i].letter;
+			if (rows[i].arg != NULL)
+				shortopts[n++] = ':';
+		}
+	}
+	shortopts[n] = '\0';
+
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, optstring, long_options,
-	    NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			o->explain = 1;
-			break;
-		case 's':
-			stage_given = 1;
-			st = parse_stages(o, optarg, err);
-			break;
-		case 'f':
-			st = parse_format(o, optarg, err);
-			break;
-		case OPT_HEADER:
-			o->header = 1;
-			break;
-		case 'd':
-			st = parse_digits(o, optarg, err);
-			break;
-		case OPT_SCALE:
-			scale_given = 1;
-			st = parse_scale(o, optarg, err);
-			break;
-		case OPT_NO_SCALE:
-			no_scale_given = 1;
-			o->cfg.scale_mode = ATTN_SCALE_NONE;
-			break;
-		case OPT_SELF:
-			o->self = optarg;
-			break;
-		case OPT_QUERY_LABELS:
-			o->query_labels = optarg;
-			break;
-		case OPT_KEY_LABELS:
-			o->key_labels = optarg;
-			break;
-		case OPT_CAUSAL:
-			o->cfg.causal = 1;
-			break;
-		case OPT_ALIGN:
-			if ((align = pick(optarg, align_names, 2)) < 0)
-				return usage_error(err, "--align wants "
-				    "top-left or bottom-right, not '%s'",
-				    optarg);
-			break;
-		case 'm':
-			o->mask = optarg;
-			break;
-		case OPT_MASK_INVERT:
-			o->cfg.mask_invert = 1;
-			break;
-		case OPT_BIAS:
-			o->bias = optarg;
-			break;
-		case OPT_WINDOW:
-			st = parse_window(o, optarg, err);
-			break;
-		case OPT_ALIBI:
-			o->cfg.alibi = 1;
-			break;
-		case OPT_SOFTCAP:
-			if (attn_parse_number(optarg, strlen(optarg), &x) != 0 ||
-			    !isfinite(x) || x <= 0.0)
-				return usage_error(err, "--softcap wants a "
-				    "finite number above 0, not '%s'", optarg);
-			o->cfg.softcap = x;
-			break;
-		case OPT_MASKED_ROWS:
-			if ((masked_rows = pick(optarg, masked_rows_names,
-			    3)) < 0)
-				return usage_error(err, "--masked-rows wants "
-				    "zero, nan or uniform, not '%s'", optarg);
-			break;
-		case OPT_LIKE:
-			for (like = 0; like < 3; like++)
-				if (strcmp(optarg, presets[like].name) == 0)
-					break;
-			if (like == 3)
-				return usage_error(err, "--like wants torch, "
-				    "flash or jax, not '%s'", optarg);
-			o->like = presets[like].name;
-			break;
-		case OPT_HEADS:
-			if (parse_count(optarg, 1, LONG_MAX, &o->cfg.heads) != 0)
-				return usage_error(err, "--heads wants a whole "
-				    "number above 0, not '%s'", optarg);
-			break;
-		case OPT_KV_HEADS:
-			if (parse_count(optarg, 1, LONG_MAX,
-			    &o->cfg.kv_heads) != 0)
-				return usage_error(err, "--kv-heads wants a "
-				    "whole number above 0, not '%s'", optarg);
-			break;
-		case 'o':
-			/* -o - is standard output, as for most tools. */
-			o->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
-			break;
-		case 'h':
-			o->help = 1;
-			return ATTN_OK;
-		case 'V':
-			o->version = 1;
-			return ATTN_OK;
-		case ':':
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
+	    -1) {
+		if (c == ':')
 			return usage_error(err, "option '%s' needs a value",
 			    argv[optind - 1]);
-		default:
+		for (i = 0; i < NROWS && row_val(i) != c; i++)
+			;
+		if (i == NROWS)
 			return bad_option(argv[optind - 1], err);
-		}
-		if (st != ATTN_OK)
+		if ((st = apply(&rows[i], &ps, optarg, err)) != ATTN_OK)
 			return st;
+		if (ps.stop)
+			return ATTN_OK;
 	}
 	o->operands = argv + optind;
 	o->noperands = (size_t)(argc - optind);
 	/* --like sets what --align and --masked-rows leave unsaid. */
-	if (like >= 0) {
-		o->cfg.align = presets[like].align;
-		o->cfg.masked_rows = presets[like].masked_rows;
-		o->like_align = align < 0;
-		o->like_masked_rows = masked_rows < 0;
+	if (ps.like >= 0) {
+		o->cfg.align = rules_like[ps.like].align;
+		o->cfg.masked_rows = rules_like[ps.like].masked_rows;
+		o->like_align = ps.align < 0;
+		o->like_masked_rows = ps.masked_rows < 0;
 	}
-	if (align >= 0)
-		o->cfg.align = (enum attn_align)align;
-	if (masked_rows >= 0)
-		o->cfg.masked_rows = (enum attn_masked_rows)masked_rows;
-	return check_rules(o, stage_given, scale_given, no_scale_given, err);
+	if (ps.align >= 0)
+		o->cfg.align = (enum attn_align)ps.align;
+	if (ps.masked_rows >= 0)
+		o->cfg.masked_rows = (enum attn_masked_rows)ps.masked_rows;
+	if ((st = rules_check_options(o, &ps.given, err)) != ATTN_OK)
+		return st;
+	if (o->digits < 0)
+		o->digits = print_formats[o->format].digits;
+	return ATTN_OK;
 }

@@ -1,7 +1,8 @@
 /*
  * options.h - the command line as a struct.  options_parse() fills it from
- * argv, with every default set in one place and every rule that involves
- * only options checked before any input is read.
+ * argv through the table of options in options.c, with every default set
+ * in one place and every rule that involves only options (rules.c)
+ * checked before any input is read.
  */
 #ifndef ATTN_OPTIONS_H
 #define ATTN_OPTIONS_H

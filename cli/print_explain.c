@@ -10,6 +10,7 @@
 
 #include "attn.h"
 #include "print.h"
+#include "rules.h"
 
 /* The line after the weights: how far the worst row sum is from 1, over
  * the rows that may attend some key. */
@@ -81,10 +82,6 @@ masking(const struct printer *p)
 static void
 print_conventions(const struct printer *p)
 {
-	static const char *const policy[] = {
-		[ATTN_MASKED_ZERO] = "zero", [ATTN_MASKED_NAN] = "nan",
-		[ATTN_MASKED_UNIFORM] = "uniform",
-	};
 	const struct attn_config *c = &p->o->cfg;
 	const char *sep = "";
 	char buf[ATTN_NUM_MAX];
@@ -100,7 +97,8 @@ print_conventions(const struct printer *p)
 	if (p->o->like != NULL && p->o->like_align)
 		fprintf(p->fp, ", --like %s", p->o->like);
 	putc(')', p->fp);
-	fprintf(p->fp, "; masked rows %s", policy[c->masked_rows]);
+	fprintf(p->fp, "; masked rows %s",
+	    rules_masked_rows_names[c->masked_rows]);
 	if (p->o->like != NULL && p->o->like_masked_rows)
 		fprintf(p->fp, " (--like %s)", p->o->like);
 	fputs("; softcap ", p->fp);

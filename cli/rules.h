@@ -1,0 +1,51 @@
+/*
+ * rules.h - the conventions attn names and the rules between options, or
+ * between options and inputs, each in one function: what --align,
+ * --masked-rows and --like accept and what they mean, and every check
+ * that involves more than one option (or an option and what an input
+ * holds).  options.c checks the option-only rules before any input is
+ * read; inputs.c checks the rest as soon as the inputs tell.  (The
+ * shapes a mask or bias may have are checked where they are read, in
+ * inputs.c, which alone knows what the file held.)
+ */
+#ifndef ATTN_RULES_H
+#define ATTN_RULES_H
+
+#include "attn.h"
+#include "options.h"
+
+/* --align's words, by enum attn_align; NULL-terminated. */
+extern const char *const rules_align_names[];
+
+/* --masked-rows's words, by enum attn_masked_rows; NULL-terminated. */
+extern const char *const rules_masked_rows_names[];
+
+/* What a row with no key gets under each policy, for the warning:
+ * "weights 0 and output 0". */
+extern const char *const rules_masked_rows_effect[];
+
+/* --like's words; NULL-terminated.  rules_like[i] is what system i does
+ * (the man page says which version of each this follows). */
+extern const char *const rules_like_names[];
+struct like_preset {
+	enum attn_align align;
+	enum attn_masked_rows masked_rows;
+};
+extern const struct like_preset rules_like[];
+
+/* Which options were given, besides what struct options records. */
+struct given {
+	int stage, scale, no_scale;
+};
+
+/* Every rule between options alone: contradictions, what goes with
+ * what, operand counts, standard input read once.  A usage error. */
+enum attn_status rules_check_options(const struct options *o,
+    const struct given *g, struct attn_error *err);
+
+/* --mask-invert needs a mask: have_mask says whether there is one (or,
+ * before a bundle is read, may be). */
+enum attn_status rules_mask_invert(const struct options *o, int have_mask,
+    struct attn_error *err);
+
+#endif
