@@ -8,7 +8,15 @@
 #   make fuzz      libFuzzer harnesses, FUZZ_SECONDS (60) each; fuzz-ci: 20 s
 #
 # Objects go to $(BUILD) (build/, or build/asan/ for the sanitizer run);
-# a change of flags rebuilds them.
+# a change of the flags that make code rebuilds them.  WERROR makes no
+# code, so it is not one of them: a build directory remembers it
+# ($(BUILD)/flags) and compiles every object with it until the code flags
+# change, so that `make install` after `make check` installs the objects
+# that were tested, and a build that asks for -Werror rebuilds objects
+# made without it.
+#
+# CC, AR and CFLAGS may come from the environment or the command line;
+# LDLIBS adds libraries to the ones attn links with (ATTN_LIBS).
 
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
@@ -21,7 +29,7 @@ CFLAGS ?= -O2 -g
 AR     ?= ar
 BUILD  ?= build
 
-WARNINGS = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wconversion $(WERROR)
+WARNINGS = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wconversion
 SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 
@@ -31,8 +39,12 @@ CJSON_LIBS   = $(shell pkg-config --libs libcjson)
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 
-ALL_CFLAGS = $(CFLAGS) $(SAN) $(WARNINGS) $(CJSON_CFLAGS) -Ilib -MMD -MP
-LDLIBS     = $(CJSON_LIBS) -lm -lpthread
+BASE_CFLAGS = $(CFLAGS) $(SAN) $(WARNINGS) $(CJSON_CFLAGS) -Ilib -MMD -MP
+# -Werror when this build directory's objects are made with it (read when
+# a recipe runs, after $(BUILD)/flags is up to date).
+STRICT      = $(shell sed -n 2p $(BUILD)/flags 2>/dev/null)
+ALL_CFLAGS  = $(BASE_CFLAGS) $(STRICT)
+ATTN_LIBS  = $(CJSON_LIBS) -lm -lpthread
 
 LIB_SRC  = $(wildcard lib/*.c)
 CLI_SRC  = $(wildcard cli/*.c)
@@ -50,16 +62,27 @@ UNIT    = $(BUILD)/unit-tests
 BUILD_PKGS = pkg-config libcjson-dev check
 TEST_PKGS  = groff-base jq locales
 
-.PHONY: all demo check check-valgrind test unit cli-test bad-test doc-test install-test lint-man deps test-deps \
-        boundary-test \
-        install uninstall clean FORCE
+.PHONY: all demo check check-valgrind test unit cli-test bad-test \
+        doc-test boundary-test build-test install-test lint-man deps \
+        test-deps install uninstall clean FORCE
 
 all: $(ATTN) $(LIBATTN)
 
+# The stamp: line 1, the compiler and the flags that make code (not the
+# test objects' own additions, which would make the stamp depend on which
+# target asked first); line 2, WERROR.  Without WERROR, a stamp whose
+# code flags are the same is kept, -Werror and all.
+CODE_FLAGS = $(CC) $(BASE_CFLAGS)
+
 $(BUILD)/flags: FORCE
 	@mkdir -p $(@D)
-	@echo '$(CC) $(ALL_CFLAGS)' | cmp -s - $@ || \
-	    echo '$(CC) $(ALL_CFLAGS)' > $@
+	@new=$@.$$$$; printf '%s\n%s\n' '$(CODE_FLAGS)' '$(WERROR)' >$$new; \
+	if cmp -s $$new $@ || { [ -z '$(WERROR)' ] && \
+	    [ "$$(head -n 1 $@ 2>/dev/null)" = '$(CODE_FLAGS)' ]; }; then \
+		rm -f $$new; \
+	else \
+		mv $$new $@; \
+	fi
 
 $(BUILD)/%.o: %.c $(BUILD)/flags
 	@mkdir -p $(@D)
@@ -72,18 +95,19 @@ $(LIBATTN): $(LIB_OBJ)
 	$(AR) rcs $@ $(LIB_OBJ)
 
 $(ATTN): $(CLI_OBJ) $(LIBATTN)
-	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBATTN) $(LDLIBS)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBATTN) \
+	    $(ATTN_LIBS) $(LDLIBS)
 
 $(UNIT): $(UNIT_OBJ) $(LIBATTN)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBATTN) \
-	    $(CHECK_LIBS) $(LDLIBS)
+	    $(CHECK_LIBS) $(ATTN_LIBS) $(LDLIBS)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
 
 # ---------------------------------------------------------------- set-up
 
-# Install what pkg-config, groff, jq or localedef cannot find, with the
-# package manager (as root, or through sudo).
+# Install what pkg-config, groff, jq or localedef cannot find, with
+# apt-get as root; anyone else is told the apt-get command, never sudo.
 deps:
 	@sh tests/install-deps.sh $(BUILD_PKGS)
 
@@ -104,27 +128,36 @@ check: test-deps
 	    SAN='$(SANFLAGS)' test
 	@echo 'make check: all suites passed'
 
-test: unit cli-test bad-test doc-test boundary-test lint-man
+test: unit cli-test bad-test doc-test boundary-test build-test lint-man
+
+# Each suite prints its time, "time build unit: 12.3 s".
+TIMED = sh tests/timed.sh
 
 unit: $(UNIT)
-	sh tests/locale.sh ./$(UNIT)
+	$(TIMED) '$(BUILD) unit' sh tests/locale.sh ./$(UNIT)
 
 cli-test: $(ATTN)
-	sh tests/cli/run.sh ./$(ATTN)
-	sh tests/locale.sh sh tests/cli/run.sh ./$(ATTN)
+	$(TIMED) '$(BUILD) cli-test' sh tests/cli/run.sh ./$(ATTN)
+	$(TIMED) '$(BUILD) cli-test (de_DE)' sh tests/locale.sh \
+	    sh tests/cli/run.sh ./$(ATTN)
 
 # Hostile inputs (tests/bad/): one clear line, the SPEC status, nothing on
 # stdout, -o FILE untouched; make check runs it again under ASan/UBSan.
 bad-test: $(ATTN)
-	sh tests/bad/run.sh ./$(ATTN)
+	$(TIMED) '$(BUILD) bad-test' sh tests/bad/run.sh ./$(ATTN)
 
 # libattn exports only attn_ names; cli/ includes only lib/attn.h.
 boundary-test: $(LIBATTN)
-	sh tests/boundary.sh $(LIBATTN)
+	$(TIMED) '$(BUILD) boundary-test' sh tests/boundary.sh $(LIBATTN)
+
+# CC and AR come from the environment; LDLIBS adds to attn's libraries.
+build-test:
+	$(TIMED) '$(BUILD) build-test' sh tests/build.sh
 
 # The examples in the man page and the README are tests too.
 doc-test: $(ATTN)
-	sh tests/examples.sh ./$(ATTN) man/attn.1 README.md
+	$(TIMED) '$(BUILD) doc-test' sh tests/examples.sh ./$(ATTN) \
+	    man/attn.1 README.md
 
 # The CLI suite under valgrind memcheck: any error or leak makes valgrind
 # exit 99, which fails the case; its report goes to build/valgrind/.
@@ -138,8 +171,9 @@ check-valgrind: $(ATTN)
 	@rm -rf build/valgrind && mkdir -p build/valgrind
 	ATTN_TEST_WRAPPER='$(VALGRIND)' sh tests/cli/run.sh ./$(ATTN)
 
+# `make install` copies what this build made, compiling nothing.
 install-test: $(ATTN) $(LIBATTN)
-	sh tests/install.sh
+	+$(TIMED) '$(BUILD) install-test' sh tests/install.sh $(BUILD)
 
 lint-man:
 	@out=$$(groff -mdoc -ww -z man/attn.1 2>&1); \
@@ -148,17 +182,33 @@ lint-man:
 
 # ---------------------------------------------------------------- install
 
+# The version, from the one place it is written.
+VERSION = $(shell sed -n 's/^\#define ATTN_VERSION "\(.*\)"/\1/p' lib/attn.h)
+
+# The .pc file's paths, as ${prefix}/... when they lie under PREFIX, so
+# that pkg-config --define-variable=prefix=DIR relocates them.
+PC_LIBDIR     = $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
+PC_INCLUDEDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
+
+# Installs the objects that were built (and tested: see the stamp above)
+# as they are.  pkg-config finds the library as libattn and as attn.
 install: $(ATTN) $(LIBATTN)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 	    $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(ATTN) $(DESTDIR)$(BINDIR)/attn
 	install -m 644 $(LIBATTN) $(DESTDIR)$(LIBDIR)/libattn.a
 	install -m 644 lib/attn.h $(DESTDIR)$(INCLUDEDIR)/attn.h
 	install -m 644 man/attn.1 $(DESTDIR)$(MANDIR)/man1/attn.1
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(PC_LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(PC_INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    lib/libattn.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libattn.pc
+	ln -sf libattn.pc $(DESTDIR)$(LIBDIR)/pkgconfig/attn.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/attn $(DESTDIR)$(LIBDIR)/libattn.a \
-	    $(DESTDIR)$(INCLUDEDIR)/attn.h $(DESTDIR)$(MANDIR)/man1/attn.1
+	    $(DESTDIR)$(INCLUDEDIR)/attn.h $(DESTDIR)$(MANDIR)/man1/attn.1 \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/libattn.pc \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/attn.pc
 
 clean:
 	rm -rf build

@@ -18,8 +18,8 @@ syms=$(nm -g --defined-only "$lib" | awk 'NF == 3 &&
 bad=$(printf '%s\n' "$syms" | awk '$3 !~ /^attn_/ { print $3 }')
 count=$(printf '%s\n' "$syms" | grep -c .)
 if [ -n "$bad" ]; then
-	echo "FAIL boundary: libattn.a defines globals without the attn_ prefix" \
-	    "(make them static, or name them attn_...):"
+	echo "FAIL boundary: libattn.a defines globals without the attn_" \
+	    "prefix (make them static, or name them attn_...):"
 	printf '%s\n' "$bad" | sed 's/^/    /'
 	fail=1
 fi
@@ -29,9 +29,9 @@ if [ "$count" -eq 0 ]; then
 fi
 
 # Every quoted #include of cli/ names attn.h or a header of cli/ itself.
+inc='s/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p'
 for f in "$top"/cli/*.c "$top"/cli/*.h; do
-	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' \
-	    "$f" | while read -r h; do
+	sed -n "$inc" "$f" | while read -r h; do
 		if [ "$h" != attn.h ] && [ ! -f "$top/cli/$h" ] ||
 		    [ "$h" != "${h##*/}" ]; then
 			echo "FAIL boundary: cli/${f##*/} includes \"$h\":" \

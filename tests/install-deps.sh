@@ -3,6 +3,8 @@
 # machine lacks, with one `apt-get update` first.  A package counts as
 # present when what attn uses from it is found: pkg-config modules for the
 # -dev packages, the command for tools, the locale sources for locales.
+# As root it installs them with apt-get; as anyone else it prints the
+# apt-get command to run and fails.
 set -eu
 
 missing=
@@ -24,22 +26,22 @@ for pkg in "$@"; do
 done
 [ -z "$missing" ] && exit 0
 
-if [ "$(id -u)" -eq 0 ]; then
-	sudo=
-elif command -v sudo >/dev/null 2>&1; then
-	sudo=sudo
-else
-	echo "attn: missing packages:$missing; install them as root:" >&2
-	echo "  apt-get update && apt-get install -y$missing" >&2
-	exit 1
-fi
 if ! command -v apt-get >/dev/null 2>&1; then
 	echo "attn: missing packages:$missing (no apt-get here; install" \
 	    "the equivalents with your package manager)" >&2
 	exit 1
 fi
+# Never sudo: a build that asks for a password, or gains root behind the
+# user's back, is worse than one that says what to run.
+if [ "$(id -u)" -ne 0 ]; then
+	echo "attn: missing packages:$missing; install them as root, then" \
+	    "run make again:" >&2
+	echo "  apt-get update &&" \
+	    "apt-get install -y --no-install-recommends$missing" >&2
+	exit 1
+fi
 echo "installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q
+apt-get update -q
 # shellcheck disable=SC2086
-$sudo apt-get install -y -q --no-install-recommends $missing
+apt-get install -y -q --no-install-recommends $missing

@@ -1,22 +1,54 @@
 #!/bin/sh
-# install.sh - `make install` into a scratch DESTDIR puts the binary, the
-# man page, libattn.a and attn.h where PREFIX says; a C program builds
-# against the installed header and library alone and computes the worked
-# example; `make uninstall` removes all four.
+# install.sh [BUILD] - `make install` into a scratch DESTDIR puts the
+# binary, the man page, libattn.a, attn.h and the pkg-config file where
+# PREFIX says, copying the objects already built in BUILD (default
+# build/) and tested, without compiling anything, even when the build
+# asked for -Werror and the install does not; a C program builds with
+# `pkg-config --cflags --libs attn` alone and computes the worked
+# example; `make uninstall` removes all of it.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build}
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
 trap 'exit 130' INT TERM
 prefix=/opt/attn-test
-files="bin/attn share/man/man1/attn.1 lib/libattn.a include/attn.h"
+files="bin/attn share/man/man1/attn.1 lib/libattn.a include/attn.h
+lib/pkgconfig/libattn.pc lib/pkgconfig/attn.pc"
 
-make -C "$top" --no-print-directory -s install DESTDIR="$dest" \
-    PREFIX=$prefix >/dev/null
-for f in $files; do
-	[ -f "$dest$prefix/$f" ] || { echo "install: missing $prefix/$f"; exit 1; }
+# What make check built and tested, before the install.
+for f in attn libattn.a flags; do
+	[ -f "$top/$build/$f" ] ||
+	    { echo "install: no $build/$f: build first"; exit 1; }
+	cp -p "$top/$build/$f" "$dest/before-$f"
 done
+
+# As a user would after make check: no WERROR (the command line's empty
+# one wins over what MAKEFLAGS passes down from make check).
+make -C "$top" --no-print-directory install WERROR= BUILD="$build" \
+    DESTDIR="$dest" PREFIX=$prefix >"$dest/install.log" 2>&1 ||
+    { cat "$dest/install.log"; echo "install: make install failed"; exit 1; }
+for f in $files; do
+	[ -f "$dest$prefix/$f" ] ||
+	    { echo "install: missing $prefix/$f"; exit 1; }
+done
+for f in attn libattn.a flags; do
+	if ! cmp -s "$dest/before-$f" "$top/$build/$f" ||
+	    [ "$top/$build/$f" -nt "$dest/before-$f" ]; then
+		echo "install: make install rebuilt $build/$f:"
+		head -n 5 "$dest/install.log"
+		exit 1
+	fi
+done
+if grep -q -- ' -c -o ' "$dest/install.log"; then
+	echo "install: make install compiled:"
+	grep -- ' -c -o ' "$dest/install.log" | head -3
+	exit 1
+fi
+cmp -s "$top/$build/attn" "$dest$prefix/bin/attn" &&
+    cmp -s "$top/$build/libattn.a" "$dest$prefix/lib/libattn.a" ||
+    { echo "install: the installed files are not the ones built"; exit 1; }
 
 cat >"$dest/use.c" <<'PROG'
 #include <stdio.h>
@@ -54,8 +86,15 @@ main(void)
 	return 0;
 }
 PROG
-${CC:-cc} -std=c11 -I"$dest$prefix/include" -o "$dest/use" "$dest/use.c" \
-    "$dest$prefix/lib/libattn.a" $(pkg-config --libs libcjson) -lm -lpthread
+# What pkg-config says, with the prefix moved to where DESTDIR put it.
+pc=$(PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig" pkg-config \
+    --define-variable=prefix="$dest$prefix" --cflags --libs attn) ||
+    { echo "install: pkg-config does not find attn"; exit 1; }
+[ "$pc" = "$(PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig" pkg-config \
+    --define-variable=prefix="$dest$prefix" --cflags --libs libattn)" ] ||
+    { echo "install: pkg-config attn and libattn differ"; exit 1; }
+# shellcheck disable=SC2086
+${CC:-cc} -std=c11 -o "$dest/use" "$dest/use.c" $pc
 got=$("$dest/use")
 [ "$got" = "6.698 3.302" ] || { echo "install: program printed '$got'"; exit 1; }
 "$dest$prefix/bin/attn" --version >/dev/null
@@ -63,6 +102,7 @@ got=$("$dest/use")
 make -C "$top" --no-print-directory -s uninstall DESTDIR="$dest" \
     PREFIX=$prefix >/dev/null
 for f in $files; do
-	[ ! -e "$dest$prefix/$f" ] || { echo "uninstall: left $prefix/$f"; exit 1; }
+	[ ! -e "$dest$prefix/$f" ] && [ ! -L "$dest$prefix/$f" ] ||
+	    { echo "uninstall: left $prefix/$f"; exit 1; }
 done
 echo "install: 1 passed, 0 failed"

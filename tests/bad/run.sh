@@ -143,6 +143,57 @@ run() {
 	st=$?
 }
 
+# Polling instead of fixed waits: each loop looks every 10 ms, for at
+# most 10 s (the timeout of every case), then gives up and lets the case
+# fail on what it finds.
+
+# Wait until file $1 (in the current directory) exists.
+until_file() {
+	n=0
+	while [ ! -e "$1" ] && [ $n -lt 1000 ]; do
+		sleep 0.01
+		n=$((n + 1))
+	done
+}
+
+# Wait until process $1 is attn (the shell that started it has exec'd)
+# and sleeps reading a pipe or FIFO, having read all there was: by the
+# kernel's wait channel where /proc shows it, else by its state.
+wait_reading() {
+	n=0
+	real=$(readlink -f "$bin")
+	while [ $n -lt 1000 ] && kill -0 "$1" 2>/dev/null; do
+		if [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$real" ]; then
+			w=$(cat "/proc/$1/wchan" 2>/dev/null)
+			case $w in
+			*pipe*) return ;;
+			''|0) [ "$(awk '{ print $3 }' "/proc/$1/stat" \
+			    2>/dev/null)" = S ] && return ;;
+			esac
+		fi
+		sleep 0.01
+		n=$((n + 1))
+	done
+}
+
+# Wait for background attn $1 to end (killing it after 10 s, as timeout
+# would, status 124) and set st.
+finish() {
+	n=0
+	while kill -0 "$1" 2>/dev/null && [ $n -lt 1000 ]; do
+		sleep 0.01
+		n=$((n + 1))
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		kill -KILL "$1" 2>/dev/null
+		wait "$1" 2>/dev/null
+		st=124
+	else
+		wait "$1"
+		st=$?
+	fi
+}
+
 # ------------------------------------------------------------- file cases
 
 run_file() {
@@ -200,14 +251,20 @@ setup_directory_as_output() {
 	done
 }
 
-# A FIFO whose writer pauses mid-file, then ends it with a short row.
+# A FIFO whose writer pauses mid-file, until attn has read what came and
+# waits for more, then ends it with a short row.  The script holds both
+# ends (<>), so that opening it never blocks, whatever attn does.
 setup_fifo() {
 	mkfifo "$c/q.csv"
-	(printf '1,2\n' && sleep 1 && printf '3\n') >"$c/q.csv" &
-	writer=$!
-	run --self q.csv
-	kill $writer 2>/dev/null
-	wait $writer 2>/dev/null
+	exec 3<>"$c/q.csv"
+	printf '1,2\n' >&3
+	# 3>&-: attn must not hold a writing end itself
+	(cd "$c" && exec "$bin" --self q.csv </dev/null >out 2>err 3>&-) &
+	pid=$!
+	wait_reading $pid
+	printf '3\n' >&3
+	exec 3>&-
+	finish $pid
 }
 
 setup_missing_file() {
@@ -272,9 +329,11 @@ setup_missing_output_dir() {
 }
 
 # head -c0 has exited by the time attn writes: SIGPIPE, and no message.
+# The reader's side says when the pipe has no reader left (closed).
 setup_closed_pipe() {
-	(cd "$c" && { sleep 1; timeout 10 "$bin" --self good.csv -s weights \
-	    </dev/null 2>err; echo $? >st; } | head -c0)
+	(cd "$c" && { until_file closed; timeout 10 "$bin" --self good.csv \
+	    -s weights </dev/null 2>err; echo $? >st; } |
+	    { head -c0; exec 0<&-; : >closed; })
 	st=$(cat "$c/st")
 	: >"$c/out"
 }
@@ -282,8 +341,9 @@ setup_closed_pipe() {
 # The same with SIGPIPE ignored (as under some supervisors): EPIPE is a
 # write error, status 74, but without a message: the reader left.
 setup_closed_pipe_sigpipe_ignored() {
-	(cd "$c" && trap '' PIPE && { sleep 1; timeout 10 "$bin" --self \
-	    good.csv -s weights </dev/null 2>err; echo $? >st; } | head -c0)
+	(cd "$c" && trap '' PIPE && { until_file closed; timeout 10 "$bin" \
+	    --self good.csv -s weights </dev/null 2>err; echo $? >st; } |
+	    { head -c0; exec 0<&-; : >closed; })
 	st=$(cat "$c/st")
 	: >"$c/out"
 }
@@ -300,7 +360,8 @@ setup_head_1() {
 	: >"$c/out"
 }
 
-# SIGTERM while attn waits on a slow standard input, with -o out.txt.
+# SIGTERM while attn waits on a slow standard input, with -o out.txt:
+# sent once attn has read the first row and waits for more.
 setup_sigterm_while_reading() {
 	mkfifo "$c/slow"
 	(printf '1,2\n' && exec sleep 5) >"$c/slow" &
@@ -311,7 +372,7 @@ setup_sigterm_while_reading() {
 		cd "$c" || exit
 		"$bin" --self - -o out.txt <slow >out 2>err &
 		pid=$!
-		sleep 1
+		wait_reading $pid
 		kill -TERM $pid
 		wait $pid
 		echo $? >st

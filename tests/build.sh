@@ -1,0 +1,40 @@
+#!/bin/sh
+# build.sh - the Makefile takes CC and AR from the environment and adds
+# a command line's LDLIBS to the libraries attn needs.  Checked on what
+# `make -n` would run in a scratch build directory, so nothing is built.
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+fail=0
+
+no() {
+	echo "FAIL build: $*"
+	fail=1
+}
+
+CC=attn-test-cc AR=attn-test-ar make -C "$top" --no-print-directory -n \
+    BUILD="$tmp/b" all >"$tmp/env.log" 2>&1
+grep -q '^attn-test-cc .* -c -o ' "$tmp/env.log" ||
+    no "CC from the environment does not compile"
+grep -q '^attn-test-ar rcs ' "$tmp/env.log" ||
+    no "AR from the environment does not archive"
+grep -q '^attn-test-cc .* -o '"$tmp"'/b/attn ' "$tmp/env.log" ||
+    no "CC from the environment does not link"
+
+make -C "$top" --no-print-directory -n BUILD="$tmp/b" \
+    LDLIBS=-lattn-test-extra all >"$tmp/ldlibs.log" 2>&1
+# make -n shows a recipe's continued lines as they are written: join them.
+link=$(sed -e :a -e '/\\$/N; s/\\\n//; ta' "$tmp/ldlibs.log" |
+    grep -- " -o $tmp/b/attn ")
+for lib in -lattn-test-extra $(pkg-config --libs libcjson) -lm; do
+	case " $link " in
+	*" $lib "*) ;;
+	*) no "with LDLIBS=-lattn-test-extra the link lacks $lib: $link" ;;
+	esac
+done
+
+[ $fail -eq 0 ] || exit 1
+echo "build: CC and AR from the environment, LDLIBS added: 3 passed"
