@@ -202,7 +202,7 @@ inputs_load(const struct options *o, struct inputs *in,
 	/* --mask and --bias, unless the bundle brought them. */
 	if (o->mask != NULL || o->bias != NULL) {
 		const char *path[2] = { o->mask, o->bias };
-		const unsigned flags[2] = { ATTN_READ_BOOL, 0 };
+		const unsigned flags[2] = { ATTN_READ_BOOL, ATTN_READ_BIAS };
 
 		for (i = 0; i < 2; i++) {
 			struct attn_array *a = &in->arr[IN_MASK + i];

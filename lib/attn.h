@@ -151,7 +151,9 @@ struct attn_array {
 /* Reader flags. */
 enum {
 	ATTN_READ_FINITE = 1,	/* nan and inf are data errors (Q, K, V) */
-	ATTN_READ_BOOL = 2	/* true and false read as 1 and 0 (masks) */
+	ATTN_READ_BOOL = 2,	/* true and false read as 1 and 0 (masks) */
+	ATTN_READ_BIAS = 4	/* nan and +inf are data errors, -inf is
+				 * allowed (biases: -inf masks a key) */
 };
 
 /* Choose a format from the name's extension, else from the content.

@@ -72,11 +72,20 @@ int attn_utf16_bom(const char *buf, size_t len);
 enum attn_status attn_label_control(struct attn_error *err, const char *name,
     const char *buf, size_t len, size_t off, const char *label, size_t n);
 
-/* ---------------------------------------------------------------- read_*.c */
-
-/* Why a mask may not hold an infinity (both readers say it). */
+/* Why a mask may not hold an infinity (said for every input format). */
 #define MASK_INF_MSG "infinity in a mask: a mask holds 0 and 1 (or false " \
 	"and true); an additive mask of 0 and -inf belongs in --bias"
+
+/*
+ * Whether the value x, read from the text s[0..n), may stand in an array
+ * read with flags (ATTN_READ_BOOL, ATTN_READ_FINITE, ATTN_READ_BIAS):
+ * 0 when it may; otherwise -1, with a one-line message quoting the text
+ * written into msg[0..size).  Every reader applies these rules.
+ */
+int attn_value_fault(unsigned flags, double x, const char *s, size_t n,
+    char *msg, size_t size);
+
+/* ---------------------------------------------------------------- read_*.c */
 
 /* The readers behind attn_read_array, one per format. */
 enum attn_status attn_read_text(const char *name, const char *buf,

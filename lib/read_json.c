@@ -594,10 +594,9 @@ next_scalar(const struct json_src *js, size_t *cur)
 
 /*
  * One element of the array: a number; with ATTN_READ_BOOL (a mask), true
- * or false as 1 or 0; or, without ATTN_READ_FINITE, a string spelling
- * inf or nan, which is how attn writes them.  A mask may hold neither:
- * nan says neither keep nor drop, and an infinity means an additive mask
- * given as a keep-mask (MASK_INF_MSG).
+ * or false as 1 or 0; or a string spelling inf or nan, which is how attn
+ * writes them, where the flags allow it (attn_value_fault: a mask holds
+ * neither, a bias only -inf, Q, K and V neither).
  */
 static enum attn_status
 json_element(const struct json_src *js, const cJSON *j, size_t *cur,
@@ -637,18 +636,10 @@ json_element(const struct json_src *js, const cJSON *j, size_t *cur,
 	    isfinite(*x))
 		return fail_path(js, path, n, 0,
 		    "expected a number, found a string");
-	/* As in text: told before the finite rule, which names Q, K, V. */
-	if (js->flags & ATTN_READ_BOOL)
+	if (attn_value_fault(js->flags, *x, j->valuestring,
+	    strlen(j->valuestring), msg, sizeof msg) != 0)
 		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
-		    js->len, at, "%s", isnan(*x) ? "nan in a mask" :
-		    MASK_INF_MSG);
-	if (js->flags & ATTN_READ_FINITE) {
-		attn_text_preview(p, PREVIEW_MAX, j->valuestring,
-		    strlen(j->valuestring));
-		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
-		    js->len, at, "non-finite number '%s' "
-		    "(Q, K and V must be finite)", p);
-	}
+		    js->len, at, "%s", msg);
 	return ATTN_OK;
 }
 
@@ -948,17 +939,19 @@ static const char *const bundle_keys[KEY_COUNT] = {
 /*
  * The reader flags for the array under bundle key k.  Q, K and V are read
  * as the caller asks.  A mask is read as booleans (and may not hold an
- * infinity or nan); a bias may hold -inf, which is how a bias masks, and
- * is no boolean.
+ * infinity or nan); a bias may hold -inf, which is how a bias masks, but
+ * not nan or +inf, and is no boolean.
  */
 static unsigned
 member_flags(size_t k, unsigned flags)
 {
 	switch (k) {
 	case KEY_MASK:
-		return (flags & ~(unsigned)ATTN_READ_FINITE) | ATTN_READ_BOOL;
+		return (flags & ~(unsigned)(ATTN_READ_FINITE |
+		    ATTN_READ_BIAS)) | ATTN_READ_BOOL;
 	case KEY_BIAS:
-		return flags & ~(unsigned)(ATTN_READ_FINITE | ATTN_READ_BOOL);
+		return (flags & ~(unsigned)(ATTN_READ_FINITE |
+		    ATTN_READ_BOOL)) | ATTN_READ_BIAS;
 	default:
 		return flags;
 	}

@@ -291,6 +291,7 @@ push_label(struct text_reader *r, const struct field *f)
 static enum attn_status
 push_value(struct text_reader *r, const struct field *f)
 {
+	char msg[ATTN_MSG_MAX];
 	double x, *nv;
 	int rc;
 
@@ -301,16 +302,9 @@ push_value(struct text_reader *r, const struct field *f)
 		return fail_field(r, f, "not a number: ", "");
 	if (rc > 0)
 		return fail_field(r, f, "number out of range: ", "");
-	/* A mask says keep (nonzero) or not (0).  nan says neither, and
-	 * inf is most likely an additive mask (0 and -inf, as PyTorch's
-	 * float masks are), which would read inverted.  Told before the
-	 * finite rule, which names Q, K and V. */
-	if ((r->flags & ATTN_READ_BOOL) && !isfinite(x))
-		return fail_at(r, f->off, isnan(x) ? "nan in a mask" :
-		    MASK_INF_MSG);
-	if ((r->flags & ATTN_READ_FINITE) && !isfinite(x))
-		return fail_field(r, f, "non-finite number ",
-		    " (Q, K and V must be finite)");
+	if (attn_value_fault(r->flags, x, r->buf + f->off, f->len, msg,
+	    sizeof msg) != 0)
+		return fail_at(r, f->off, msg);
 	if (r->nvals == r->capvals) {
 		nv = attn_grow_array(r->vals, &r->capvals, r->nvals + 1, sizeof *nv);
 		if (nv == NULL)

@@ -1,15 +1,21 @@
 /*
  * text.c - the text helpers every reader and message shares: byte order
  * marks, UTF-8 well-formedness, case-blind words, labels without control
- * characters, and previews of input text for messages.
+ * characters, the rules a value must meet for its role (mask, bias, Q, K
+ * and V), and previews of input text for messages.
  *
  * They sit apart from read.c, which only dispatches to the readers, so
  * that a reader depends on this file and read.c on the readers, never in
  * a cycle.
  */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
+
+/* How many bytes of a value a message quotes. */
+#define PREVIEW_MAX 32
 
 size_t
 attn_bom_len(const char *buf, size_t len)
@@ -129,6 +135,36 @@ attn_label_control(struct attn_error *err, const char *name, const char *buf,
 			    "control character 0x%02X in a label",
 			    (unsigned)(unsigned char)label[i]);
 	return ATTN_OK;
+}
+
+/*
+ * The rules are checked mask first: a mask's nan or infinity is told as
+ * such before the finite rule, which names Q, K and V, since a mask is
+ * read with ATTN_READ_BOOL whatever else is set.  A bias may hold -inf
+ * (it masks a key, as an additive mask does) but not +inf or nan, which
+ * would make its whole row nan.
+ */
+int
+attn_value_fault(unsigned flags, double x, const char *s, size_t n,
+    char *msg, size_t size)
+{
+	char p[PREVIEW_MAX + 4];
+
+	if (isfinite(x))
+		return 0;
+	attn_text_preview(p, PREVIEW_MAX, s, n);
+	if (flags & ATTN_READ_BOOL)
+		snprintf(msg, size, "%s", isnan(x) ? "nan in a mask" :
+		    MASK_INF_MSG);
+	else if (flags & ATTN_READ_FINITE)
+		snprintf(msg, size, "non-finite number '%s' (Q, K and V must "
+		    "be finite)", p);
+	else if ((flags & ATTN_READ_BIAS) && (isnan(x) || x > 0))
+		snprintf(msg, size, "'%s' in a bias: a bias holds finite "
+		    "numbers, or -inf to mask a key", p);
+	else
+		return 0;
+	return -1;
 }
 
 /* Spreadsheets on Windows save "Unicode text" as UTF-16 with a byte order

@@ -516,6 +516,54 @@ START_TEST(inf_in_a_mask_is_refused)
 }
 END_TEST
 
+#define BIAS_MSG(v) "'" v "' in a bias: a bias holds finite numbers, or " \
+	"-inf to mask a key"
+
+/* A bias may hold -inf (it masks a key) but not nan or +inf, which would
+ * make a whole row of weights nan: each is refused where it stands. */
+static const struct error_case bias_errors[] = {
+	{ ATTN_FMT_CSV, ATTN_READ_BIAS, "0,-inf\nnan,0\n", 0, 2, 1,
+	    BIAS_MSG("nan") },
+	{ ATTN_FMT_TEXT, ATTN_READ_BIAS, "0 -inf\n0  inf\n", 0, 2, 4,
+	    BIAS_MSG("inf") },
+	{ ATTN_FMT_TSV, ATTN_READ_BIAS, "q1\t+Infinity\n", 0, 1, 4,
+	    BIAS_MSG("+Infinity") },
+	{ ATTN_FMT_CSV, ATTN_READ_BIAS, "1,-NaN\n", 0, 1, 3,
+	    BIAS_MSG("-NaN") },
+	{ ATTN_FMT_JSON, ATTN_READ_BIAS, "[[0, \"-inf\"],\n [\"nan\", 0]]", 0,
+	    2, 3, BIAS_MSG("nan") },
+	{ ATTN_FMT_JSON, ATTN_READ_BIAS, "[\"inf\"]", 0, 1, 2,
+	    BIAS_MSG("inf") },
+	/* and the number rules stay */
+	{ ATTN_FMT_JSON, ATTN_READ_BIAS, "[1e999]", 0, 1, 2,
+	    "number out of range: '1e999'" },
+};
+
+START_TEST(nan_and_plus_inf_in_a_bias_are_refused)
+{
+	check_error(&bias_errors[_i], 0);
+}
+END_TEST
+
+START_TEST(bias_may_hold_minus_inf)
+{
+	static const char *const inputs[] = {
+		"0,-inf\n-Infinity,2\n", "[[0, \"-inf\"], [\"-inf\", 2]]",
+	};
+	static const enum attn_format fmts[] = { ATTN_FMT_CSV, ATTN_FMT_JSON };
+	struct attn_array a;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		read_ok(inputs[i], fmts[i], ATTN_READ_BIAS, &a, 2, 2);
+		ck_assert(a.data[0] == 0 && a.data[3] == 2);
+		ck_assert(isinf(a.data[1]) && a.data[1] < 0);
+		ck_assert(isinf(a.data[2]) && a.data[2] < 0);
+		attn_array_free(&a);
+	}
+}
+END_TEST
+
 static const struct error_case bool_errors[] = {
 	/* without the flag, booleans are not numbers */
 	{ ATTN_FMT_CSV, 0, "1,True\n", 0, 1, 3, "not a number: 'True'" },
@@ -1293,7 +1341,7 @@ START_TEST(bundle_reads_mask_and_bias)
 	ck_assert_int_eq(bundle_s("{\"Q\": [[1, 0], [0, 1]],\n"
 	    " \"mask\": [[true, false], [1, 0.5]],\n"
 	    " \"K\": [[1, 0], [0, 1]], \"V\": [[1], [2]],\n"
-	    " \"bias\": [[0, \"-inf\"], [-1.5, \"inf\"]]}", ATTN_READ_FINITE,
+	    " \"bias\": [[0, \"-inf\"], [-1.5, \"-Infinity\"]]}", ATTN_READ_FINITE,
 	    &b, &err), ATTN_OK);
 	ck_assert_uint_eq(b.mask.ndim, 2);
 	ck_assert_uint_eq(b.mask.shape[0], 2);
@@ -1305,7 +1353,7 @@ START_TEST(bundle_reads_mask_and_bias)
 	ck_assert(b.bias.data[0] == 0);
 	ck_assert(isinf(b.bias.data[1]) && b.bias.data[1] < 0);
 	ck_assert(b.bias.data[2] == -1.5);
-	ck_assert(isinf(b.bias.data[3]) && b.bias.data[3] > 0);
+	ck_assert(isinf(b.bias.data[3]) && b.bias.data[3] < 0);
 	ck_assert(b.v.data[1] == 2);
 	attn_bundle_free(&b);
 	ck_assert_ptr_null(b.mask.data);
@@ -1333,14 +1381,20 @@ START_TEST(bundle_mask_and_bias_may_be_stacks)
 }
 END_TEST
 
-/* The bias is read without ATTN_READ_FINITE whatever the caller asks for
- * Q, K and V; the same "-inf" in Q is refused. */
+/* The bias is read with ATTN_READ_BIAS, not ATTN_READ_FINITE, whatever
+ * the caller asks for Q, K and V: its "-inf" reads, the same "-inf" in Q
+ * is refused, and so is "inf" in the bias. */
 START_TEST(bundle_bias_may_hold_inf_but_q_may_not)
 {
 	static const struct error_case in_q = {
 		ATTN_FMT_JSON, ATTN_READ_FINITE,
 		"{\"K\": [[1]], \"V\": [[1]],\n \"Q\": [[\"-inf\"]]}",
 		0, 2, 9, "non-finite number '-inf' (Q, K and V must be finite)"
+	};
+	static const struct error_case in_bias = {
+		ATTN_FMT_JSON, ATTN_READ_FINITE,
+		"{\"K\": [[1]], \"V\": [[1]], \"Q\": [[1]],\n \"bias\": [[0, \"inf\"]]}",
+		0, 2, 15, BIAS_MSG("inf")
 	};
 	struct attn_bundle b;
 	struct attn_error err;
@@ -1352,6 +1406,7 @@ START_TEST(bundle_bias_may_hold_inf_but_q_may_not)
 	ck_assert_uint_eq(b.mask.ndim, 0);
 	attn_bundle_free(&b);
 	check_error(&in_q, 1);
+	check_error(&in_bias, 1);
 }
 END_TEST
 
@@ -1674,6 +1729,9 @@ read_suite(void)
 	    0, NCASES(text_booleans));
 	tcase_add_test(text, boolean_mask_rows_keep_their_labels);
 	tcase_add_test(text, inf_in_a_mask_is_refused);
+	tcase_add_loop_test(text, nan_and_plus_inf_in_a_bias_are_refused, 0,
+	    NCASES(bias_errors));
+	tcase_add_test(text, bias_may_hold_minus_inf);
 	tcase_add_loop_test(text,
 	    bool_flag_errors_report_message_line_and_column, 0,
 	    NCASES(bool_errors));
