@@ -15,6 +15,12 @@
  *   NaN, a malformed number, a missing ',').
  * - cJSON checks no UTF-8 and lets control characters and bad \u
  *   escapes through in strings; attn refuses them, with positions.
+ * - cJSON is not strict RFC 8259 outside strings either: it takes every
+ *   byte up to 0x20 for white space and hands any run of [0-9+-.eE] to
+ *   strtod, which reads 01, -01, 1. and 1.e5.  lex_fault walks the
+ *   tokens with JSON's own grammar and refuses them where they stand;
+ *   it runs after cJSON, and only up to where cJSON stopped when it
+ *   failed, so that the first fault in the text is the one told.
  * - cJSON converts numbers with strtod in the current locale; attn reads
  *   each number's own text again, in document order, with
  *   attn_parse_number, so that values are correctly rounded whatever the
@@ -443,6 +449,110 @@ syntax_fault(const struct json_src *js, size_t off)
 	    "invalid JSON: expected %s, found '%s'", expected, p);
 }
 
+/* The bytes that end a bare word of JSON text: white space (as cJSON
+ * sees it), the structural characters and a string's quote. */
+static int
+word_end(char c)
+{
+	return (unsigned char)c <= 0x20 || strchr(",:[]{}\"", c) != NULL;
+}
+
+/*
+ * Why the number token b[i..j) breaks RFC 8259's grammar,
+ *
+ *	-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
+ *
+ * "" when it breaks it in no way worth a word of its own, NULL when it
+ * keeps it.
+ */
+static const char *
+number_grammar(const char *b, size_t i, size_t j)
+{
+	size_t k = i, d;
+
+	if (b[k] == '+')
+		return ": JSON numbers take no '+' sign";
+	if (b[k] == '-')
+		k++;
+	if (k < j && b[k] == '.')
+		return ": JSON needs a digit before the decimal point (0.5)";
+	for (d = k; k < j && b[k] >= '0' && b[k] <= '9'; k++)
+		;
+	if (k == d)
+		return "";
+	if (b[d] == '0' && k - d > 1)
+		return ": JSON numbers have no leading zeros";
+	if (k < j && b[k] == '.') {
+		for (d = ++k; k < j && b[k] >= '0' && b[k] <= '9'; k++)
+			;
+		if (k == d)
+			return ": JSON needs a digit after the decimal point "
+			    "(1.0)";
+	}
+	if (k < j && (b[k] == 'e' || b[k] == 'E')) {
+		k++;
+		if (k < j && (b[k] == '+' || b[k] == '-'))
+			k++;
+		for (d = k; k < j && b[k] >= '0' && b[k] <= '9'; k++)
+			;
+		if (k == d)
+			return "";
+	}
+	return k == j ? NULL : "";
+}
+
+/*
+ * The first thing outside strings that cJSON accepts but RFC 8259 does
+ * not, among the tokens that start at or before limit: a control byte
+ * as white space (JSON's white space is space, tab, LF and CR; cJSON
+ * takes every byte up to 0x20), or a number outside JSON's grammar.  A
+ * number is the run of characters cJSON hands to strtod; when a letter
+ * or another word character follows it (-Infinity, 0x10), it is a word
+ * that cJSON refuses and syntax_fault names, and is skipped here.
+ * Returns ATTN_OK when there is none.
+ */
+static enum attn_status
+lex_fault(const struct json_src *js, size_t limit)
+{
+	const char *b = js->buf, *why;
+	size_t len = js->len, i = attn_bom_len(b, len), j;
+	char p[PREVIEW_MAX + 4];
+	unsigned char c;
+
+	while (i < len && i <= limit) {
+		c = (unsigned char)b[i];
+		if (c == '"') {
+			i = skip_string(b, len, i);
+			continue;
+		}
+		if (c < 0x20 && c != ' ' && c != '\t' && c != '\n' &&
+		    c != '\r')
+			return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b,
+			    len, i, "invalid JSON: control character 0x%02X "
+			    "outside a string (JSON's white space is space, "
+			    "tab, LF and CR)", (unsigned)c);
+		if (word_end((char)c)) {
+			i++;
+			continue;
+		}
+		for (j = i; j < len && b[j] != '\0' &&
+		    strchr("0123456789+-.eE", b[j]) != NULL; j++)
+			;
+		if (j == i || (j < len && !word_end(b[j]))) {
+			/* A word: cJSON names it, or takes it (true). */
+			while (j < len && !word_end(b[j]))
+				j++;
+		} else if ((why = number_grammar(b, i, j)) != NULL) {
+			attn_text_preview(p, PREVIEW_MAX, b + i, j - i);
+			return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b,
+			    len, i, "invalid JSON: malformed number '%s'%s",
+			    p, why);
+		}
+		i = j;
+	}
+	return ATTN_OK;
+}
+
 /*
  * What cJSON accepts in strings but JSON does not, or attn cannot keep:
  * raw control characters (a newline in a label would break the output),
@@ -526,9 +636,15 @@ json_parse(const struct json_src *js, cJSON **root)
 	free(copy);
 
 	if (*root == NULL) {
-		if ((st = string_fault(js, off)) != ATTN_OK)
+		if ((st = lex_fault(js, off)) != ATTN_OK ||
+		    (st = string_fault(js, off)) != ATTN_OK)
 			return st;
 		return syntax_fault(js, off);
+	}
+	if ((st = lex_fault(js, len)) != ATTN_OK) {
+		cJSON_Delete(*root);
+		*root = NULL;
+		return st;
 	}
 	if ((i = skip_ws(b, len, off)) < len) {
 		cJSON_Delete(*root);

@@ -1124,13 +1124,15 @@ static const struct error_case hostile_json[] = {
 	{ ATTN_FMT_JSON, 0, "[[1e]]", 0, 1, 3,
 	    "invalid JSON: malformed number '1e'" },
 	{ ATTN_FMT_JSON, 0, "[.5.]", 0, 1, 2,
-	    "invalid JSON: malformed number '.5.'" },
+	    "invalid JSON: malformed number '.5.': JSON needs a digit before "
+	    "the decimal point (0.5)" },
 	{ ATTN_FMT_JSON, 0, "[1, 0x10]", 0, 1, 5,
 	    "invalid JSON: malformed number '0x10'" },
 	{ ATTN_FMT_JSON, 0, "[-]", 0, 1, 2,
 	    "invalid JSON: malformed number '-'" },
 	{ ATTN_FMT_JSON, 0, "[+1]", 0, 1, 2,
-	    "invalid JSON: malformed number '+1'" },
+	    "invalid JSON: malformed number '+1': JSON numbers take no '+' "
+	    "sign" },
 	{ ATTN_FMT_JSON, 0, "[1.2.3]", 0, 1, 2,
 	    "invalid JSON: malformed number '1.2.3'" },
 	{ ATTN_FMT_JSON, 0, "[['a']]", 0, 1, 3,
@@ -1190,6 +1192,83 @@ static const struct error_case hostile_json[] = {
 START_TEST(hostile_json_is_reported_clearly)
 {
 	check_error(&hostile_json[_i], 0);
+}
+END_TEST
+
+#define LEADING_ZERO ": JSON numbers have no leading zeros"
+#define DIGIT_AFTER ": JSON needs a digit after the decimal point (1.0)"
+#define CONTROL(c) "invalid JSON: control character " c " outside a " \
+	"string (JSON's white space is space, tab, LF and CR)"
+
+/*
+ * What cJSON accepts but RFC 8259 does not, refused where it stands:
+ * numbers strtod reads (01, -01, 1., 1.e5) and control characters taken
+ * for white space.  The first fault in the text is the one told, also
+ * when cJSON fails further on.
+ */
+static const struct error_case strict_json[] = {
+	{ ATTN_FMT_JSON, 0, "[[01, 1]]", 0, 1, 3,
+	    "invalid JSON: malformed number '01'" LEADING_ZERO },
+	{ ATTN_FMT_JSON, 0, "[[1, 0],\n [-01, 1]]", 0, 2, 3,
+	    "invalid JSON: malformed number '-01'" LEADING_ZERO },
+	{ ATTN_FMT_JSON, 0, "[00]", 0, 1, 2,
+	    "invalid JSON: malformed number '00'" LEADING_ZERO },
+	{ ATTN_FMT_JSON, 0, "[1.]", 0, 1, 2,
+	    "invalid JSON: malformed number '1.'" DIGIT_AFTER },
+	{ ATTN_FMT_JSON, 0, "[2, 1.e5]", 0, 1, 5,
+	    "invalid JSON: malformed number '1.e5'" DIGIT_AFTER },
+	{ ATTN_FMT_JSON, 0, "[-.5]", 0, 1, 2, "invalid JSON: malformed "
+	    "number '-.5': JSON needs a digit before the decimal point (0.5)" },
+	{ ATTN_FMT_JSON, 0, "[1e+]", 0, 1, 2,
+	    "invalid JSON: malformed number '1e+'" },
+	{ ATTN_FMT_JSON, 0, "[1,\x01 2]", 0, 1, 4, CONTROL("0x01") },
+	{ ATTN_FMT_JSON, 0, "[[1]\x0B]", 0, 1, 5, CONTROL("0x0B") },
+	{ ATTN_FMT_JSON, 0, "\x0C[1]", 0, 1, 1, CONTROL("0x0C") },
+	{ ATTN_FMT_JSON, 0, "[1]\n\x1B", 0, 2, 1, CONTROL("0x1B") },
+	{ ATTN_FMT_JSON, 0, "[\x7F" "1]", 0, 1, 2,
+	    "invalid JSON: unknown word '?1' (JSON has true, false and null)" },
+	/* in document order: before and after where cJSON stops */
+	{ ATTN_FMT_JSON, 0, "[01, 1 2]", 0, 1, 2,
+	    "invalid JSON: malformed number '01'" LEADING_ZERO },
+	{ ATTN_FMT_JSON, 0, "[1 2, 01]", 0, 1, 4,
+	    "invalid JSON: expected ',' or ']', found '2'" },
+	{ ATTN_FMT_JSON, 0, "[\"01\", 01]", 0, 1, 8,
+	    "invalid JSON: malformed number '01'" LEADING_ZERO },
+};
+
+START_TEST(json_is_strict_rfc_8259)
+{
+	check_error(&strict_json[_i], 0);
+}
+END_TEST
+
+static const struct error_case strict_bundle[] = {
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]],\x0B\"K\": [[1]], \"V\": [[1]]}",
+	    0, 1, 13, CONTROL("0x0B") },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]], \"K\": [[1]], \"V\": [[1.]]}",
+	    0, 1, 33, "invalid JSON: malformed number '1.'" DIGIT_AFTER },
+};
+
+START_TEST(bundle_json_is_strict_rfc_8259)
+{
+	check_error(&strict_bundle[_i], 1);
+}
+END_TEST
+
+/* What the strict check must still take: every form of JSON's grammar,
+ * and white space of all four kinds. */
+START_TEST(json_numbers_of_every_form_are_read)
+{
+	static const double want[] = { 0, -0.0, 5e-8, 100, 1e5, 12.5, -3 };
+	struct attn_array a;
+	struct attn_error err;
+
+	ck_assert_int_eq(read_s("\t[0, -0,\r\n 0.5e-07, 1E+2, 1e05, 12.5e0, "
+	    "-3]", ATTN_FMT_JSON, 0, &a, &err), ATTN_OK);
+	ck_assert_uint_eq(a.ndim, 1);
+	assert_values(&a, want, 7);
+	ck_assert(signbit(a.data[1]));
+	attn_array_free(&a);
 }
 END_TEST
 
@@ -1762,6 +1841,11 @@ read_suite(void)
 	    0, NCASES(json_errors));
 	tcase_add_loop_test(json, hostile_json_is_reported_clearly, 0,
 	    NCASES(hostile_json));
+	tcase_add_loop_test(json, json_is_strict_rfc_8259, 0,
+	    NCASES(strict_json));
+	tcase_add_loop_test(json, bundle_json_is_strict_rfc_8259, 0,
+	    NCASES(strict_bundle));
+	tcase_add_test(json, json_numbers_of_every_form_are_read);
 	tcase_add_test(json, deep_unclosed_nesting_is_refused_by_depth);
 	tcase_add_test(json, numbers_with_thousands_of_digits);
 	suite_add_tcase(s, json);
