@@ -14,11 +14,15 @@
  * field; for the same reason no label (row label or header name) may
  * hold a control character.
  *
- * Quoted fields are never numbers: quoting is how a label that looks like
- * a number ("2") stays a label.  With ATTN_READ_BOOL (masks) the words
- * true and false, in any case (numpy prints True and False), count as
- * numbers everywhere a number is looked for, so that a mask's first row
- * is not taken for a header nor its first column for labels.
+ * A quoted field is its contents (RFC 4180), so "1","0" is a row of
+ * numbers, as csv.writer(quoting=QUOTE_ALL) and spreadsheets write them.
+ * Quoting keeps one thing: in the label column of a file whose rows have
+ * labels, a quoted number ("2") is a label, as attn's --header output
+ * writes such labels, where an unquoted one is told as a missing label.
+ * With ATTN_READ_BOOL (masks) the words true and false, in any case
+ * (numpy prints True and False), count as numbers everywhere a number is
+ * looked for, so that a mask's first row is not taken for a header nor
+ * its first column for labels.
  */
 #include <math.h>
 #include <stdio.h>
@@ -217,25 +221,36 @@ split_sep(struct text_reader *r, size_t ls, size_t le)
 
 /* Parse field f as a number (or, for a mask, true or false as 1 or 0):
  * 0 when it is one (in *x), -1 when it is not, 1 when it is a finite
- * literal too large for a double. */
+ * literal too large for a double.  A quoted field is read inside its
+ * quotes, blanks trimmed as outside them; one holding an escaped quote
+ * ("") is no number. */
 static int
 field_number(const struct text_reader *r, const struct field *f, double *x)
 {
 	const char *s = r->buf + f->off;
+	size_t n = f->len;
 
-	if (f->quoted || f->len == 0)
+	if (f->quoted) {
+		for (s++, n -= 2; n > 0 && is_blank(r, *s); s++, n--)
+			;
+		while (n > 0 && is_blank(r, s[n - 1]))
+			n--;
+		if (memchr(s, '"', n) != NULL)
+			return -1;
+	}
+	if (n == 0)
 		return -1;
 	if (r->flags & ATTN_READ_BOOL) {
-		if (attn_word_is(s, f->len, "true")) {
+		if (attn_word_is(s, n, "true")) {
 			*x = 1;
 			return 0;
 		}
-		if (attn_word_is(s, f->len, "false")) {
+		if (attn_word_is(s, n, "false")) {
 			*x = 0;
 			return 0;
 		}
 	}
-	return attn_parse_number(s, f->len, x);
+	return attn_parse_number(s, n, x);
 }
 
 /* A label from field f, without its quotes and with "" unescaped. */
@@ -358,7 +373,7 @@ data_row(struct text_reader *r, size_t le)
 	if (r->labelled) {
 		if (f[0].len == 0)
 			return fail_at(r, f[0].off, "empty field");
-		if (field_number(r, &f[0], &x) >= 0) {
+		if (!f[0].quoted && field_number(r, &f[0], &x) >= 0) {
 			snprintf(what, sizeof what, "row %zu has no label but "
 			    "row 1 has one: ", row);
 			return fail_field(r, &f[0], what, " is a number");

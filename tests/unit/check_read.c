@@ -91,6 +91,36 @@ assert_values(const struct attn_array *a, const double *want, size_t n)
 		    "%.17g", i, a->data[i], want[i]);
 }
 
+/* Read text that must parse as an unlabelled rows x cols matrix holding
+ * want, row by row. */
+static void
+read_values(const char *text, enum attn_format fmt, unsigned flags,
+    size_t rows, size_t cols, const double *want)
+{
+	struct attn_array a;
+
+	read_ok(text, fmt, flags, &a, rows, cols);
+	assert_values(&a, want, rows * cols);
+	ck_assert_uint_eq(a.row_labels.count, 0);
+	attn_array_free(&a);
+}
+
+/* Likewise for a matrix whose rows are labelled names[0..rows). */
+static void
+read_labelled(const char *text, enum attn_format fmt, unsigned flags,
+    size_t rows, size_t cols, const double *want, const char *const *names)
+{
+	struct attn_array a;
+	size_t i;
+
+	read_ok(text, fmt, flags, &a, rows, cols);
+	assert_values(&a, want, rows * cols);
+	ck_assert_uint_eq(a.row_labels.count, rows);
+	for (i = 0; i < rows; i++)
+		ck_assert_str_eq(a.row_labels.names[i], names[i]);
+	attn_array_free(&a);
+}
+
 /* One error case: what is read, how, and exactly what is reported. */
 struct error_case {
 	enum attn_format fmt;
@@ -229,6 +259,45 @@ START_TEST(quoted_labels_keep_commas_quotes_and_numbers)
 }
 END_TEST
 
+/*
+ * RFC 4180: a quoted field is its contents.  csv.writer(quoting=
+ * QUOTE_ALL) quotes every number; a spreadsheet quotes a header; blanks
+ * inside the quotes are trimmed as outside.  The first line of quoted
+ * numbers is data, not a header.
+ */
+static const struct {
+	const char *input;
+	enum attn_format fmt;
+	unsigned flags;
+} quoted_numbers[] = {
+	{ "\"1\",\"-2.5\"\r\n\"3e2\",\"4\"\r\n", ATTN_FMT_CSV, 0 },
+	{ "\"a, b\",\"c \"\"d\"\"\"\n\" 1\", \"-2.5 \"\n3e2,\"4\"\n",
+	    ATTN_FMT_CSV, 0 },
+	{ "\"1\"\t\"-2.5\"\n\"3e2\"\t4\n", ATTN_FMT_TSV, 0 },
+	{ "\"1\" \"-2.5\"\n\"3e2\"   \"4\"\n", ATTN_FMT_TEXT, 0 },
+	{ "\"1\",\"-2.5\"\n\"3e2\",\"4\"\n", ATTN_FMT_AUTO, ATTN_READ_FINITE },
+};
+
+START_TEST(quoted_numbers_are_numbers)
+{
+	static const double want[] = { 1, -2.5, 300, 4 };
+
+	read_values(quoted_numbers[_i].input, quoted_numbers[_i].fmt,
+	    quoted_numbers[_i].flags, 2, 2, want);
+}
+END_TEST
+
+/* A quoted boolean in a mask, and quoted labels beside quoted numbers. */
+START_TEST(quoted_labels_and_booleans_read_as_their_contents)
+{
+	static const double want[] = { 1, 0, 0.5, 1 };
+	static const char *const names[] = { "the", "say, \"hi\"" };
+
+	read_labelled("\"the\",\"True\",\"0\"\n\"say, \"\"hi\"\"\",\"0.5\","
+	    "true\n", ATTN_FMT_CSV, ATTN_READ_BOOL, 2, 2, want, names);
+}
+END_TEST
+
 static const struct {
 	const char *input;
 	enum attn_format fmt;
@@ -241,14 +310,10 @@ static const struct {
 START_TEST(tsv_and_text_read_labels)
 {
 	static const double want[] = { 1, 2, 3, 4 };
-	struct attn_array a;
+	static const char *const names[] = { "the", "cat" };
 
-	read_ok(labelled[_i].input, labelled[_i].fmt, 0, &a, 2, 2);
-	assert_values(&a, want, 4);
-	ck_assert_uint_eq(a.row_labels.count, 2);
-	ck_assert_str_eq(a.row_labels.names[0], "the");
-	ck_assert_str_eq(a.row_labels.names[1], "cat");
-	attn_array_free(&a);
+	read_labelled(labelled[_i].input, labelled[_i].fmt, 0, 2, 2, want,
+	    names);
 }
 END_TEST
 
@@ -461,13 +526,9 @@ static const struct {
 START_TEST(booleans_read_as_one_and_zero_with_bool_flag)
 {
 	static const double want[] = { 1, 0, 0, 1 };
-	struct attn_array a;
 
-	read_ok(text_booleans[_i].input, text_booleans[_i].fmt,
-	    ATTN_READ_BOOL, &a, 2, 2);
-	assert_values(&a, want, 4);
-	ck_assert_uint_eq(a.row_labels.count, 0);
-	attn_array_free(&a);
+	read_values(text_booleans[_i].input, text_booleans[_i].fmt,
+	    ATTN_READ_BOOL, 2, 2, want);
 }
 END_TEST
 
@@ -590,8 +651,8 @@ static const struct error_case bool_errors[] = {
 	/* and the other rules stay */
 	{ ATTN_FMT_TSV, ATTN_READ_BOOL, "true\tfalse\ntrue\tmaybe\n", 0, 2, 6,
 	    "not a number: 'maybe'" },
-	{ ATTN_FMT_CSV, ATTN_READ_BOOL, "1,\"true\"\n", 0, 1, 3,
-	    "not a number: '\"true\"'" },
+	{ ATTN_FMT_CSV, ATTN_READ_BOOL, "1,\"true\"\n0,\"yes\"\n", 0, 2, 3,
+	    "not a number: '\"yes\"'" },
 	{ ATTN_FMT_CSV, ATTN_READ_BOOL, "true,false\n1\n", 0, 2, 2,
 	    "row 2 has 1 value but row 1 has 2" },
 	{ ATTN_FMT_JSON, ATTN_READ_BOOL, "[true, null]", 0, 1, 8,
@@ -624,7 +685,9 @@ static const struct error_case text_errors[] = {
 	{ ATTN_FMT_CSV, 0, "1,2\n3,x\n", 0, 2, 3, "not a number: 'x'" },
 	{ ATTN_FMT_TEXT, 0, "1 2\n3 1.2.3\n", 0, 2, 3,
 	    "not a number: '1.2.3'" },
-	{ ATTN_FMT_CSV, 0, "1,\"2\"\n", 0, 1, 3, "not a number: '\"2\"'" },
+	{ ATTN_FMT_CSV, 0, "1,\"2\"\"\"\n", 0, 1, 3,
+	    "not a number: '\"2\"\"\"'" },
+	{ ATTN_FMT_CSV, 0, "\"1\",\"\"\n", 0, 1, 5, "not a number: '\"\"'" },
 	{ ATTN_FMT_CSV, 0, "1,abcdefghijklmnopqrstuvwxyz0123456789\n", 0, 1, 3,
 	    "not a number: 'abcdefghijklmnopqrstuvwxyz012345...'" },
 	{ ATTN_FMT_CSV, 0, "\xEF\xBB\xBF" "1,0x10\n", 0, 1, 3,
@@ -712,8 +775,8 @@ static const struct error_case hostile_text[] = {
 	    "numbers: no field of '-' is a number" },
 	{ ATTN_FMT_TEXT, 0, "\n  0x10\n", 0, 2, 3, "only a header line, and "
 	    "no numbers: no field of '0x10' is a number" },
-	{ ATTN_FMT_CSV, 0, "\"1\",\"2\"\n# c\n", 0, 1, 1, "only a header "
-	    "line, and no numbers: no field of '\"1\",\"2\"' is a number" },
+	{ ATTN_FMT_CSV, 0, "\"a\",\"b\"\n# c\n", 0, 1, 1, "only a header "
+	    "line, and no numbers: no field of '\"a\",\"b\"' is a number" },
 	{ ATTN_FMT_CSV, 0, "1;2\n3;4\n", 0, 2, 1,
 	    "row 1 has a label '3;4' but no numbers" },
 	{ ATTN_FMT_CSV, 0, "1,2\n3,4,\n", 0, 2, 5,
@@ -1788,6 +1851,9 @@ read_suite(void)
 	    0, NCASES(header_inputs));
 	tcase_add_test(text, header_without_labels_is_skipped);
 	tcase_add_test(text, quoted_labels_keep_commas_quotes_and_numbers);
+	tcase_add_loop_test(text, quoted_numbers_are_numbers, 0,
+	    NCASES(quoted_numbers));
+	tcase_add_test(text, quoted_labels_and_booleans_read_as_their_contents);
 	tcase_add_loop_test(text, tsv_and_text_read_labels, 0,
 	    NCASES(labelled));
 	tcase_add_loop_test(text, crlf_and_bom_are_accepted, 0,
