@@ -60,6 +60,7 @@ struct text_reader {
 	size_t header_start;	/* the header line, from its first */
 	size_t header_end;	/* non-blank byte to its end */
 	int have_header;
+	int index_header;	/* its first field is empty (pandas) */
 
 	size_t rows;		/* data rows read so far */
 	size_t cols;		/* values a row, fixed by row 1 */
@@ -219,6 +220,13 @@ split_sep(struct text_reader *r, size_t ls, size_t le)
 	}
 }
 
+/* Whether field f is empty: nothing, or "" (a quoted nothing). */
+static int
+is_empty(const struct field *f)
+{
+	return f->len == 0 || (f->quoted && f->len == 2);
+}
+
 /* Parse field f as a number (or, for a mask, true or false as 1 or 0):
  * 0 when it is one (in *x), -1 when it is not, 1 when it is a finite
  * literal too large for a double.  A quoted field is read inside its
@@ -337,7 +345,8 @@ check_header(struct text_reader *r)
 	size_t hn = r->header.n, most = r->cols + (r->labelled ? 1 : 0);
 	size_t off;
 
-	if (!r->have_header || hn == r->cols || hn == most)
+	if (!r->have_header || hn == most || (hn == r->cols &&
+	    !r->index_header))
 		return ATTN_OK;
 	/* Point at the first name too many, or at the end of a short
 	 * header, as for a ragged row. */
@@ -359,7 +368,7 @@ data_row(struct text_reader *r, size_t le)
 	double x;
 
 	if (r->rows == 0) {
-		r->labelled = field_number(r, &f[0], &x) < 0;
+		r->labelled = r->index_header || field_number(r, &f[0], &x) < 0;
 		r->cols = nf - (r->labelled ? 1 : 0);
 		if (r->cols == 0)
 			return fail_field(r, &f[0], "row 1 has a label ",
@@ -373,7 +382,8 @@ data_row(struct text_reader *r, size_t le)
 	if (r->labelled) {
 		if (f[0].len == 0)
 			return fail_at(r, f[0].off, "empty field");
-		if (!f[0].quoted && field_number(r, &f[0], &x) >= 0) {
+		if (!f[0].quoted && !r->index_header &&
+		    field_number(r, &f[0], &x) >= 0) {
 			snprintf(what, sizeof what, "row %zu has no label but "
 			    "row 1 has one: ", row);
 			return fail_field(r, &f[0], what, " is a number");
@@ -438,14 +448,17 @@ text_line(struct text_reader *r, size_t ls, size_t le)
 	if (st != ATTN_OK)
 		return st;
 
-	/* The first data line is a header when no field is a number.
-	 * Swap the vectors rather than copy: the next line refills
-	 * r->line. */
+	/* The first data line is a header when no field is a number, or
+	 * when its first field is empty (quoted or not): pandas' to_csv
+	 * and R's write.csv write the header of their index column so, and
+	 * that column, numbers or not, then labels the rows.  Swap the
+	 * vectors rather than copy: the next line refills r->line. */
 	if (r->rows == 0 && !r->have_header) {
-		for (k = 0; k < r->line.n; k++)
+		r->index_header = r->line.n > 1 && is_empty(&r->line.v[0]);
+		for (k = 0; k < r->line.n && !r->index_header; k++)
 			if (field_number(r, &r->line.v[k], &x) >= 0)
 				break;
-		if (k == r->line.n) {
+		if (k == r->line.n || r->index_header) {
 			/* Its fields name columns: labels too. */
 			for (k = 0; k < r->line.n; k++)
 				if ((st = check_label(r, &r->line.v[k])) !=
@@ -554,8 +567,10 @@ attn_read_text(const char *name, const char *buf, size_t len,
 		    r.header_end - r.header_start);
 		reader_free(&r);
 		return attn_error_at(err, ATTN_ERR_DATA, name, buf, len,
-		    r.header_start, "only a header line, and no numbers: no "
-		    "field of '%s' is a number", p);
+		    r.header_start, r.index_header ? "only a header line "
+		    "('%s', an index column's header), and no rows under it" :
+		    "only a header line, and no numbers: no field of '%s' is "
+		    "a number", p);
 	}
 	if (r.rows == 0) {
 		reader_free(&r);

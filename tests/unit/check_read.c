@@ -231,6 +231,33 @@ START_TEST(header_may_or_may_not_name_the_label_column)
 }
 END_TEST
 
+/*
+ * pandas' to_csv writes its index as a first column of row numbers under
+ * an empty header field (R's write.csv quotes it: ""): that column labels
+ * the rows, although it holds numbers, and the header may name the
+ * columns with numbers too (pandas' default column names are 0, 1, ..).
+ */
+static const struct {
+	const char *input;
+	enum attn_format fmt;
+} index_headers[] = {
+	{ ",a,b\n0,1.0,0.0\n1,0.0,1.0\n", ATTN_FMT_CSV },
+	{ ",0,1\n0,1.0,0.0\n1,0.0,1.0\n", ATTN_FMT_CSV },
+	{ "\"\",\"a\",\"b\"\r\n\"0\",1,0\r\n\"1\",0,1\r\n", ATTN_FMT_CSV },
+	{ "\ta\tb\n0\t1.0\t0.0\n1\t0.0\t1.0\n", ATTN_FMT_TSV },
+	{ "# df.to_csv()\n,a,b\n0,1.0,0.0\n1,0.0,1.0\n", ATTN_FMT_AUTO },
+};
+
+START_TEST(empty_first_header_field_makes_first_column_labels)
+{
+	static const double want[] = { 1, 0, 0, 1 };
+	static const char *const names[] = { "0", "1" };
+
+	read_labelled(index_headers[_i].input, index_headers[_i].fmt,
+	    ATTN_READ_FINITE, 2, 2, want, names);
+}
+END_TEST
+
 START_TEST(header_without_labels_is_skipped)
 {
 	static const double want[] = { 1, 2, 3, 4 };
@@ -734,6 +761,14 @@ static const struct error_case text_errors[] = {
 	    "header has 1 field but row 1 has 2 values" },
 	{ ATTN_FMT_TEXT, 0, "# c\na b c\r\n1 2\n", 0, 2, 5,
 	    "header has 3 fields but row 1 has 2 values" },
+	/* an index column's header: the index must be there */
+	{ ATTN_FMT_CSV, 0, ",a,b\n0,1\n", 0, 1, 4,
+	    "header has 3 fields but row 1 has 1 value and a label" },
+	{ ATTN_FMT_CSV, 0, ",a\n0,1,2\n", 0, 1, 3,
+	    "header has 2 fields but row 1 has 2 values and a label" },
+	{ ATTN_FMT_CSV, 0, ",a,b\n0,1,2\n,3,4\n", 0, 3, 1, "empty field" },
+	{ ATTN_FMT_CSV, 0, "\n,0,1\n", 0, 2, 1, "only a header line (',0,1', "
+	    "an index column's header), and no rows under it" },
 };
 
 START_TEST(text_errors_report_message_line_and_column)
@@ -1849,6 +1884,9 @@ read_suite(void)
 	tcase_add_test(text, csv_with_header_and_labels_reads_labels);
 	tcase_add_loop_test(text, header_may_or_may_not_name_the_label_column,
 	    0, NCASES(header_inputs));
+	tcase_add_loop_test(text,
+	    empty_first_header_field_makes_first_column_labels, 0,
+	    NCASES(index_headers));
 	tcase_add_test(text, header_without_labels_is_skipped);
 	tcase_add_test(text, quoted_labels_keep_commas_quotes_and_numbers);
 	tcase_add_loop_test(text, quoted_numbers_are_numbers, 0,
