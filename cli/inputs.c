@@ -45,6 +45,22 @@ shape_str(char *buf, size_t size, const struct attn_array *a)
 		    a->shape[d]);
 }
 
+/* The readers' notices (a one-column file's first line read as its
+ * header), one warning line each; the run goes on. */
+static void
+warn_notices(const struct inputs *in)
+{
+	const struct attn_error *n;
+	size_t i;
+
+	for (i = 0; i < IN_COUNT; i++) {
+		n = &in->arr[i].notice;
+		if (n->msg[0] != '\0' && n->file != NULL)
+			fprintf(stderr, "attn: warning: %s:%zu:%zu: %s\n",
+			    n->file, n->line, n->col, n->msg);
+	}
+}
+
 /* Read one file with the reader flags its role needs. */
 static enum attn_status
 load_array(const char *path, unsigned flags, struct attn_array *a,
@@ -223,6 +239,8 @@ inputs_load(const struct options *o, struct inputs *in,
 	if ((st = rules_mask_invert(o, in->arr[IN_MASK].ndim != 0, err)) !=
 	    ATTN_OK)
 		return st;
+	/* Every input read: a warning may explain a shape error to come. */
+	warn_notices(in);
 
 	if ((st = batches_of(in, o->self != NULL ? 1 : 3, &in->in.batches,
 	    err)) != ATTN_OK)

@@ -139,6 +139,13 @@ struct attn_labels {
  * An array as read from a file: 1 to 4 dimensions in C order.  A 1-D
  * array of n numbers is one row.  row_labels are the names from a first
  * column of non-numbers in text input (count 0 when absent).
+ *
+ * notice is a warning about a read that succeeded, for the caller to
+ * show, since the library never prints: notice.msg[0] is '\0' when there
+ * is none.  It has a file and position as an error has, and status
+ * ATTN_OK.  The text reader gives one when a one-column file's first line
+ * was taken as a header (it is not a number), since a mistyped value
+ * ("l" for "1") looks the same and would drop a row silently.
  */
 #define ATTN_MAX_DIMS 4
 struct attn_array {
@@ -146,6 +153,7 @@ struct attn_array {
 	size_t shape[ATTN_MAX_DIMS];
 	double *data;
 	struct attn_labels row_labels;
+	struct attn_error notice;
 };
 
 /* Reader flags. */

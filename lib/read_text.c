@@ -19,6 +19,9 @@
  * Quoting keeps one thing: in the label column of a file whose rows have
  * labels, a quoted number ("2") is a label, as attn's --header output
  * writes such labels, where an unquoted one is told as a missing label.
+ * A one-column file whose first line is no number is read with that line
+ * as its header, and the array gets a notice saying so: there a header
+ * and a mistyped value ("l" for "1") look the same.
  * With ATTN_READ_BOOL (masks) the words true and false, in any case
  * (numpy prints True and False), count as numbers everywhere a number is
  * looked for, so that a mask's first row is not taken for a header nor
@@ -585,6 +588,15 @@ attn_read_text(const char *name, const char *buf, size_t len,
 	out->shape[0] = r.rows;
 	out->shape[1] = r.cols;
 	out->data = r.vals;
+	if (r.have_header && r.header.n == 1 && r.cols == 1 && !r.labelled) {
+		attn_text_preview(p, PREVIEW_MAX, buf + r.header.v[0].off,
+		    r.header.v[0].len);
+		attn_error_at(&out->notice, ATTN_OK, name, buf, len,
+		    r.header.v[0].off, "'%s' is not a number, so it was read "
+		    "as a column header and skipped; if it is a value, "
+		    "correct it (a header written as a '#' comment gives no "
+		    "warning)", p);
+	}
 	if (r.labelled) {
 		out->row_labels.count = r.rows;
 		out->row_labels.names = r.labels;

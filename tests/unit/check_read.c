@@ -258,6 +258,53 @@ START_TEST(empty_first_header_field_makes_first_column_labels)
 }
 END_TEST
 
+#define NOTICE(h) "'" h "' is not a number, so it was read as a column " \
+	"header and skipped; if it is a value, correct it (a header written " \
+	"as a '#' comment gives no warning)"
+
+/* A one-column file's header and a mistyped first value look the same:
+ * the array comes with a notice at the header, which the CLI prints. */
+static const struct {
+	const char *input;
+	enum attn_format fmt;
+	size_t rows, line, col;		/* line 0: no notice */
+	const char *msg;
+} notices[] = {
+	{ "l\n2\n3\n", ATTN_FMT_TEXT, 2, 1, 1, NOTICE("l") },
+	{ "# typed by hand\n\n  1O\r\n2\n", ATTN_FMT_CSV, 1, 3, 3,
+	    NOTICE("1O") },
+	{ "\xEF\xBB\xBF\"x\"\n1\n", ATTN_FMT_TSV, 1, 1, 1, NOTICE("\"x\"") },
+	{ "l\n2\n", ATTN_FMT_AUTO, 1, 1, 1, NOTICE("l") },
+	{ "x\n\"1\"\n", ATTN_FMT_CSV, 1, 1, 1, NOTICE("x") },
+	/* none where a header cannot be a value */
+	{ "x\nthe,1\n", ATTN_FMT_CSV, 1, 0, 0, NULL },
+	{ "# x\n1\n2\n", ATTN_FMT_TEXT, 2, 0, 0, NULL },
+	{ "x\nthe 1\n", ATTN_FMT_TEXT, 1, 0, 0, NULL },
+	{ "1\n2\n", ATTN_FMT_TEXT, 2, 0, 0, NULL },
+	{ "[[1], [2]]", ATTN_FMT_JSON, 2, 0, 0, NULL },
+};
+
+START_TEST(one_column_header_comes_with_a_notice)
+{
+	struct attn_array a;
+	struct attn_error *n = &a.notice;
+
+	read_ok(notices[_i].input, notices[_i].fmt, 0, &a, notices[_i].rows,
+	    1);
+	if (notices[_i].line == 0) {
+		ck_assert_str_eq(n->msg, "");
+	} else {
+		ck_assert_str_eq(n->msg, notices[_i].msg);
+		ck_assert_int_eq(n->status, ATTN_OK);
+		ck_assert_str_eq(n->file, "in");
+		ck_assert_uint_eq(n->line, notices[_i].line);
+		ck_assert_uint_eq(n->col, notices[_i].col);
+	}
+	attn_array_free(&a);
+	ck_assert_str_eq(n->msg, "");
+}
+END_TEST
+
 START_TEST(header_without_labels_is_skipped)
 {
 	static const double want[] = { 1, 2, 3, 4 };
@@ -1887,6 +1934,8 @@ read_suite(void)
 	tcase_add_loop_test(text,
 	    empty_first_header_field_makes_first_column_labels, 0,
 	    NCASES(index_headers));
+	tcase_add_loop_test(text, one_column_header_comes_with_a_notice, 0,
+	    NCASES(notices));
 	tcase_add_test(text, header_without_labels_is_skipped);
 	tcase_add_test(text, quoted_labels_keep_commas_quotes_and_numbers);
 	tcase_add_loop_test(text, quoted_numbers_are_numbers, 0,
