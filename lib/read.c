@@ -4,8 +4,9 @@
  *
  * Guessing never fails: the extension wins when it names a format, else
  * the first bytes decide (JSON, .npy), and anything else is text whose
- * first data line picks the separator.  A wrong guess is then reported by
- * the reader, with a position, which says more than "unknown format".
+ * data lines pick the separator (guess_text).  A wrong guess is then
+ * reported by the reader, with a position, which says more than "unknown
+ * format".
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,32 +31,86 @@ extension(const char *name, size_t *elen)
 	return dot + 1;
 }
 
+/* Whether buf[i] is a blank: a space or a tab. */
+static int
+blank(const char *buf, size_t i)
+{
+	return buf[i] == ' ' || buf[i] == '\t';
+}
+
 /*
- * Which separator the text in buf uses, judged by its first data line
- * (blank lines and '#' comments are skipped, as the text reader skips
- * them): a comma means CSV, else a tab TSV, else white space.
+ * How a line buf[ls, le) with no comma says it is separated: 1 for tabs
+ * alone (TSV), 0 for any white space, -1 when both read it the same.
+ * They differ only where spaces and no tab stand between two words
+ * (outside quotes): TSV keeps them inside a field, white space splits
+ * there.  Then a line without a tab is white space; one with a tab is
+ * TSV when splitting it on all white space leaves a word that is no
+ * number after its first (a label "New York", a header "first name"),
+ * and white space when only numbers are left (a column-aligned "1  0\t1").
+ */
+static int
+line_separation(const char *buf, size_t ls, size_t le)
+{
+	size_t i, j, w, n, words = 0;
+	int tab = 0, spaced = 0, text = 0, q;
+	double x;
+
+	for (i = ls; i < le; i = j) {
+		if (blank(buf, i)) {
+			for (j = i; j < le && blank(buf, j); j++)
+				tab |= buf[j] == '\t';
+			if (i > ls && j < le && memchr(buf + i, '\t', j - i) ==
+			    NULL)
+				spaced = 1;
+			continue;
+		}
+		/* A word; blanks inside quotes separate nothing, and a
+		 * quoted number is a number. */
+		for (j = i, q = 0; j < le && (q || !blank(buf, j)); j++)
+			q ^= buf[j] == '"';
+		w = i;
+		n = j - i;
+		if (n >= 2 && buf[i] == '"' && buf[j - 1] == '"') {
+			w++;
+			n -= 2;
+		}
+		if (words++ > 0 && attn_parse_number(buf + w, n, &x) != 0 &&
+		    !attn_word_is(buf + w, n, "true") &&
+		    !attn_word_is(buf + w, n, "false"))
+			text = 1;
+	}
+	if (!spaced)
+		return -1;
+	return tab && text;
+}
+
+/*
+ * Which separator the text in buf uses.  Its first data line (blank
+ * lines and '#' comments are skipped, as the text reader skips them)
+ * chooses CSV when it has a comma.  Otherwise the text is white space
+ * (numpy.loadtxt's default: any run of blanks and tabs), unless the first
+ * line that tells them apart (line_separation) says tabs alone separate.
  */
 static enum attn_format
 guess_text(const char *buf, size_t len)
 {
-	size_t i = attn_bom_len(buf, len), end;
+	size_t i = attn_bom_len(buf, len), end, le;
 	const char *nl;
-	int comma, tab;
+	int first = 1, sep;
 
-	while (i < len) {
+	for (; i < len; i = end + 1) {
 		nl = memchr(buf + i, '\n', len - i);
 		end = nl != NULL ? (size_t)(nl - buf) : len;
-		while (i < end && (buf[i] == ' ' || buf[i] == '\t' ||
-		    buf[i] == '\r'))
+		le = end > i && buf[end - 1] == '\r' ? end - 1 : end;
+		while (i < le && blank(buf, i))
 			i++;
-		if (i < end && buf[i] != '#') {
-			comma = memchr(buf + i, ',', end - i) != NULL;
-			tab = memchr(buf + i, '\t', end - i) != NULL;
-			if (comma)
-				return ATTN_FMT_CSV;
-			return tab ? ATTN_FMT_TSV : ATTN_FMT_TEXT;
-		}
-		i = end + 1;
+		if (i == le || buf[i] == '#')
+			continue;
+		if (first && memchr(buf + i, ',', le - i) != NULL)
+			return ATTN_FMT_CSV;
+		first = 0;
+		if ((sep = line_separation(buf, i, le)) >= 0)
+			return sep ? ATTN_FMT_TSV : ATTN_FMT_TEXT;
 	}
 	return ATTN_FMT_TEXT;
 }

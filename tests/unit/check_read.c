@@ -439,6 +439,29 @@ START_TEST(numpy_savetxt_default_output_is_read)
 }
 END_TEST
 
+/* numpy.loadtxt's white space: any run of blanks and tabs separates, in
+ * a column-aligned file too, whatever the name or the guess says. */
+START_TEST(whitespace_text_splits_on_runs_of_blanks_and_tabs)
+{
+	static const double want[] = { 1, 0, 1, 0, 0, 1, 0, 1 };
+	static const char text[] = "1  0\t1 0\n  0 1   0 1\n";
+	static const char *const names[] = { "m.txt", "-", "m" };
+	struct attn_array a;
+	struct attn_error err;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		ck_assert_msg(read_n(names[i], text, 0, ATTN_FMT_AUTO, 0, &a,
+		    &err) == ATTN_OK, "%s: %s", names[i], err.msg);
+		ck_assert_uint_eq(a.shape[0], 2);
+		ck_assert_uint_eq(a.shape[1], 4);
+		assert_values(&a, want, 8);
+		attn_array_free(&a);
+	}
+	read_values(text, ATTN_FMT_TEXT, 0, 2, 4, want);
+}
+END_TEST
+
 START_TEST(csv_fields_are_trimmed_of_spaces_and_tabs)
 {
 	static const double want[] = { 1, 2, 3 };
@@ -1805,11 +1828,19 @@ static const struct {
 	{ "q.npy", "[1]", ATTN_FMT_NPY },
 	{ "q.txt", "1 2\n", ATTN_FMT_TEXT },
 	{ "q.txt", "1,2\n", ATTN_FMT_CSV },	/* savetxt(delimiter=",") */
-	{ "q.txt", "1\t2\n", ATTN_FMT_TSV },
+	/* tabs and spaces read the same unless spaces stand between two
+	 * words: white space then, unless a word left is no number */
+	{ "q.txt", "1\t2\n", ATTN_FMT_TEXT },
+	{ "m.txt", "1  0\t1 0\n  0 1   0 1\n", ATTN_FMT_TEXT },
+	{ "q.txt", "x\ty\n1\t2\n3 4\n", ATTN_FMT_TEXT },
+	{ "-", "name\tx\ty\nNew York\t1\t2\n", ATTN_FMT_TSV },
+	{ "-", "first name\tx\nNew\t1\n", ATTN_FMT_TSV },
+	{ "-", "a\t1 \t 2\r\nb\t\"3 4\"\t5\n", ATTN_FMT_TEXT },
+	{ "-", "1\t2 true\n", ATTN_FMT_TEXT },
 	{ "-", "  \n[[1]]", ATTN_FMT_JSON },
 	{ "-", "\xEF\xBB\xBF\r\n{\"Q\": 1}", ATTN_FMT_JSON },
 	{ NULL, "\x93NUMPY\x01\x00", ATTN_FMT_NPY },
-	{ "-", "# a,b\n\n1\t2\n", ATTN_FMT_TSV },
+	{ "-", "# a,b\n\n1\t2\n", ATTN_FMT_TEXT },
 	{ "-", "1 2\n3,4\n", ATTN_FMT_TEXT },
 	{ "-", "a\tb,c\n", ATTN_FMT_CSV },
 	{ "-", "", ATTN_FMT_TEXT },
@@ -1947,6 +1978,7 @@ read_suite(void)
 	    NCASES(crlf_bom));
 	tcase_add_test(text, comments_and_blank_lines_are_skipped);
 	tcase_add_test(text, numpy_savetxt_default_output_is_read);
+	tcase_add_test(text, whitespace_text_splits_on_runs_of_blanks_and_tabs);
 	tcase_add_test(text, csv_fields_are_trimmed_of_spaces_and_tabs);
 	tcase_add_loop_test(text, numbers_are_correctly_rounded, 0,
 	    NCASES(rounding));
