@@ -324,6 +324,11 @@ push_value(struct text_reader *r, const struct field *f)
 	if (f->len == 0)
 		return fail_at(r, f->off, "empty field");
 	rc = field_number(r, f, &x);
+	if (rc < 0 && r->fmt == ATTN_FMT_CSV &&
+	    memchr(r->buf + f->off, ';', f->len) != NULL)
+		return fail_field(r, f, "not a number: ", " (semicolons "
+		    "between decimal commas? attn reads ',' as the separator "
+		    "and '.' as the decimal point)");
 	if (rc < 0)
 		return fail_field(r, f, "not a number: ", "");
 	if (rc > 0)
@@ -482,6 +487,95 @@ text_line(struct text_reader *r, size_t ls, size_t le)
 	return data_row(r, le);
 }
 
+/*
+ * Where the line buf[ls, le) (which starts with no blank) is split into
+ * words, one of them a number, by a run of spaces or tabs: the offset of
+ * the first such run, or le when there is none.  Blanks inside quotes
+ * split nothing.
+ */
+static size_t
+blank_split(const struct text_reader *r, size_t ls, size_t le)
+{
+	const char *b = r->buf;
+	size_t i, j, first = le;
+	int number = 0, q;
+	double x;
+
+	for (i = ls; i < le; i = j) {
+		for (j = i, q = 0; j < le && (q || (b[j] != ' ' &&
+		    b[j] != '\t')); j++)
+			q ^= b[j] == '"';
+		number |= attn_parse_number(b + i, j - i, &x) >= 0;
+		if (j < le && first == le)
+			first = j;
+		while (j < le && (b[j] == ' ' || b[j] == '\t'))
+			j++;
+	}
+	return number ? first : le;
+}
+
+/*
+ * A .csv without a comma, or a .tsv without a tab (outside quotes and
+ * comments), would be read one field a line: a header, then a label error
+ * on a line that says nothing of why.  When another separator splits its
+ * lines, name it where it first stands: a semicolon, a comma or a tab,
+ * else blanks between words one of which is a number (a header "my
+ * value" over one column splits nothing).  A file of one column has no
+ * separator at all and passes.
+ */
+static enum attn_status
+check_separator(struct text_reader *r)
+{
+	static const struct {
+		char c;
+		const char *looks;
+	} seps[] = {
+		{ ';', "semicolon-separated: convert it, e.g. with tr" },
+		{ '\t', "tab-separated: name it .tsv" },
+		{ ',', "comma-separated: name it .csv" },
+	};
+	const char *b = r->buf, *nl;
+	char sep = r->fmt == ATTN_FMT_CSV ? ',' : '\t';
+	size_t i, k, end, le, off = r->len, blanks = r->len, which = 0;
+	int q;
+
+	for (i = attn_bom_len(b, r->len); i < r->len; i = end + 1) {
+		nl = memchr(b + i, '\n', r->len - i);
+		end = nl != NULL ? (size_t)(nl - b) : r->len;
+		le = end > i && b[end - 1] == '\r' ? end - 1 : end;
+		while (i < le && (b[i] == ' ' || b[i] == '\t'))
+			i++;
+		if (i == le || b[i] == '#')
+			continue;
+		for (k = i, q = 0; k < le; k++) {
+			q ^= b[k] == '"';
+			if (q || b[k] == '"')
+				continue;
+			if (b[k] == sep)
+				return ATTN_OK;
+			for (which = 0; off == r->len && which < 3; which++)
+				if (b[k] == seps[which].c && seps[which].c !=
+				    sep) {
+					off = k;
+					break;
+				}
+		}
+		if (blanks == r->len && (k = blank_split(r, i, le)) < le)
+			blanks = k;
+	}
+	for (which = 0; off < r->len && which < 3; which++)
+		if (b[off] == seps[which].c)
+			break;
+	if (off == r->len && blanks == r->len)
+		return ATTN_OK;
+	return attn_error_at(r->err, ATTN_ERR_DATA, r->name, b, r->len,
+	    off < r->len ? off : blanks, "no %s found; this looks %s%s",
+	    sep == ',' ? "commas" : "tabs", off < r->len ?
+	    seps[which].looks : "space-separated: name it .txt",
+	    off < r->len && which == 0 ? (sep == ',' ? " ';' ','" :
+	    " ';' '\\t'") : "");
+}
+
 /* Free what the reader holds that has not been handed to out. */
 static void
 reader_free(struct text_reader *r)
@@ -528,6 +622,8 @@ attn_read_text(const char *name, const char *buf, size_t len,
 	if (len > 0 && (nul = memchr(buf, '\0', len)) != NULL)
 		return attn_error_at(err, ATTN_ERR_DATA, name, buf, len,
 		    (size_t)(nul - buf), "NUL byte in text input");
+	if (fmt != ATTN_FMT_TEXT && (st = check_separator(&r)) != ATTN_OK)
+		return st;
 
 	for (i = attn_bom_len(buf, len); i < len; i = end + 1) {
 		nl = memchr(buf + i, '\n', len - i);

@@ -882,8 +882,6 @@ static const struct error_case hostile_text[] = {
 	    "no numbers: no field of '0x10' is a number" },
 	{ ATTN_FMT_CSV, 0, "\"a\",\"b\"\n# c\n", 0, 1, 1, "only a header "
 	    "line, and no numbers: no field of '\"a\",\"b\"' is a number" },
-	{ ATTN_FMT_CSV, 0, "1;2\n3;4\n", 0, 2, 1,
-	    "row 1 has a label '3;4' but no numbers" },
 	{ ATTN_FMT_CSV, 0, "1,2\n3,4,\n", 0, 2, 5,
 	    "empty field at the end of the line (a trailing comma?)" },
 	{ ATTN_FMT_TSV, 0, "1\t2\t\n", 0, 1, 5,
@@ -913,6 +911,56 @@ static const struct error_case hostile_text[] = {
 	    "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"
 	    "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9...'" },
 };
+
+#define NO_COMMAS "no commas found; this looks "
+#define NO_TABS "no tabs found; this looks "
+
+/*
+ * A .csv without commas or a .tsv without tabs: the separator it has is
+ * named where it first stands (these were a header, then "row 1 has a
+ * label '3;4' but no numbers" on line 2).  Blanks count where they split
+ * a line into words one of which is a number.
+ */
+static const struct error_case wrong_separator[] = {
+	{ ATTN_FMT_CSV, 0, "1;2\n3;4\n", 0, 1, 2, NO_COMMAS
+	    "semicolon-separated: convert it, e.g. with tr ';' ','" },
+	{ ATTN_FMT_CSV, 0, "# c,d\nq\tk\n1\t2\n", 0, 2, 2, NO_COMMAS
+	    "tab-separated: name it .tsv" },
+	{ ATTN_FMT_CSV, 0, "a b\n\"x y\"\n1  0\n", 0, 3, 2, NO_COMMAS
+	    "space-separated: name it .txt" },
+	{ ATTN_FMT_CSV, 0, "\"a;b\" 1\n", 0, 1, 6, NO_COMMAS
+	    "space-separated: name it .txt" },
+	{ ATTN_FMT_TSV, 0, "1,2\n3,4\n", 0, 1, 2, NO_TABS
+	    "comma-separated: name it .csv" },
+	{ ATTN_FMT_TSV, 0, "\xEF\xBB\xBF" "1 2\r\n", 0, 1, 2, NO_TABS
+	    "space-separated: name it .txt" },
+	{ ATTN_FMT_TSV, 0, "x\n1;2\n", 0, 2, 2, NO_TABS
+	    "semicolon-separated: convert it, e.g. with tr ';' '\\t'" },
+	/* semicolons between decimal commas: the commas are found */
+	{ ATTN_FMT_CSV, 0, "1,5;2,0\n", 0, 1, 3, "not a number: '5;2' "
+	    "(semicolons between decimal commas? attn reads ',' as the "
+	    "separator and '.' as the decimal point)" },
+};
+
+START_TEST(wrong_separator_is_named)
+{
+	check_error(&wrong_separator[_i], 0);
+}
+END_TEST
+
+/* A file of one column has no separator at all, and a separator found
+ * anywhere is the file's: neither is refused for the others it holds. */
+START_TEST(one_column_and_other_characters_pass_the_separator_check)
+{
+	static const double one[] = { 1, 2 }, two[] = { 1, 2, 3, 4 };
+
+	read_values("my value\n1\n2\n", ATTN_FMT_CSV, 0, 2, 1, one);
+	read_values("# a;b\n1\n2\n", ATTN_FMT_TSV, 0, 2, 1, one);
+	read_values("\"a;b\",\"c d\"\n1,2\n3,4\n", ATTN_FMT_CSV, 0, 2, 2,
+	    two);
+	read_values("x y\tz\n1\t2\n3 \t4\n", ATTN_FMT_TSV, 0, 2, 2, two);
+}
+END_TEST
 
 START_TEST(hostile_text_is_reported_clearly)
 {
@@ -2001,6 +2049,10 @@ read_suite(void)
 	    NCASES(bool_errors));
 	tcase_add_loop_test(text, text_errors_report_message_line_and_column,
 	    0, NCASES(text_errors));
+	tcase_add_loop_test(text, wrong_separator_is_named, 0,
+	    NCASES(wrong_separator));
+	tcase_add_test(text,
+	    one_column_and_other_characters_pass_the_separator_check);
 	tcase_add_loop_test(text, hostile_text_is_reported_clearly, 0,
 	    NCASES(hostile_text));
 	tcase_add_test(text, latin1_comments_and_utf8_labels_are_read);
