@@ -72,6 +72,14 @@ int attn_utf16_bom(const char *buf, size_t len);
 enum attn_status attn_label_control(struct attn_error *err, const char *name,
     const char *buf, size_t len, size_t off, const char *label, size_t n);
 
+/*
+ * When s[0..n) reads as a number once each Unicode dash in it (U+2010 to
+ * U+2015, U+2212 MINUS SIGN, U+FE63, U+FF0D) is replaced by '-', write a
+ * message naming the first dash, its code point and the fix into
+ * msg[0..size) and return the dash's offset in s; else return n.
+ */
+size_t attn_dash_fault(const char *s, size_t n, char *msg, size_t size);
+
 /* Why a mask may not hold an infinity (said for every input format). */
 #define MASK_INF_MSG "infinity in a mask: a mask holds 0 and 1 (or false " \
 	"and true); an additive mask of 0 and -inf belongs in --bias"

@@ -151,12 +151,58 @@ attn_format_guess(const char *name, const char *buf, size_t len)
 	return guess_text(buf, len);
 }
 
+/*
+ * A zip archive is no input attn reads, whatever its name says: a NumPy
+ * .npz (numpy.savez writes a zip whose entries are .npy files, the first
+ * named in the header at offset 30, its length at 26), or another zip,
+ * most likely a spreadsheet (.xlsx, .ods).  Say which and what to do,
+ * rather than read its bytes as text.  An empty archive starts with the
+ * end-of-directory record, PK\5\6.
+ */
+static enum attn_status
+zip_fault(const char *name, const char *buf, size_t len,
+    struct attn_error *err)
+{
+	const unsigned char *u = (const unsigned char *)buf;
+	const char *ext;
+	char p[36];
+	size_t elen, n;
+	int zip, npy = 0;
+
+	zip = len >= 4 && u[0] == 'P' && u[1] == 'K' && ((u[2] == 3 &&
+	    u[3] == 4) || (u[2] == 5 && u[3] == 6));
+	if (zip && u[2] == 3 && len >= 30) {
+		n = (size_t)u[26] | (size_t)u[27] << 8;
+		npy = n >= 4 && n <= len - 30 &&
+		    attn_word_is(buf + 30 + n - 4, 4, ".npy");
+	}
+	ext = extension(name, &elen);
+	if (attn_word_is(ext, elen, "npz") || npy) {
+		attn_text_preview(p, 32, name != NULL ? name : "", name != NULL ?
+		    strlen(name) : 0);
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+		    "a NumPy .npz archive (a zip of .npy files), not one array: "
+		    "save the array you want as .npy, e.g. numpy.save('q.npy', "
+		    "numpy.load('%s')['arr_0']) (or the name it was saved "
+		    "under)", p);
+	}
+	if (zip)
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+		    "a zip archive, not a matrix (a spreadsheet's .xlsx or "
+		    ".ods?): save the sheet as CSV");
+	return ATTN_OK;
+}
+
 enum attn_status
 attn_read_array(const char *name, const char *buf, size_t len,
     enum attn_format fmt, unsigned flags, struct attn_array *out,
     struct attn_error *err)
 {
+	enum attn_status st;
+
 	memset(out, 0, sizeof *out);
+	if ((st = zip_fault(name, buf, len, err)) != ATTN_OK)
+		return st;
 	if (fmt == ATTN_FMT_AUTO)
 		fmt = attn_format_guess(name, buf, len);
 	switch (fmt) {

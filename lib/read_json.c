@@ -324,10 +324,14 @@ static enum attn_status
 word_fault(const struct json_src *js, const struct token *t)
 {
 	const char *w = js->buf + t->start;
-	size_t n = t->end - t->start, k = 0;
-	char p[PREVIEW_MAX + 4];
+	size_t n = t->end - t->start, k;
+	char p[PREVIEW_MAX + 4], msg[ATTN_MSG_MAX];
 	double x;
 
+	if ((k = attn_dash_fault(w, n, msg, sizeof msg)) < n)
+		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
+		    js->len, t->start + k, "invalid JSON: %s", msg);
+	k = 0;
 	attn_text_preview(p, PREVIEW_MAX, w, n);
 	if (n > 0 && (w[0] == '+' || w[0] == '-'))
 		k = 1;
@@ -749,9 +753,16 @@ json_element(const struct json_src *js, const cJSON *j, size_t *cur,
 		return ATTN_OK;
 	}
 	if (attn_parse_number(j->valuestring, strlen(j->valuestring), x) != 0 ||
-	    isfinite(*x))
+	    isfinite(*x)) {
+		/* "\u2212inf" decodes to a dash cJSON's string holds; point
+		 * at the string, whose text may spell it either way. */
+		if (attn_dash_fault(j->valuestring, strlen(j->valuestring),
+		    msg, sizeof msg) < strlen(j->valuestring))
+			return attn_error_at(js->err, ATTN_ERR_DATA, js->name,
+			    js->buf, js->len, at, "%s", msg);
 		return fail_path(js, path, n, 0,
 		    "expected a number, found a string");
+	}
 	if (attn_value_fault(js->flags, *x, j->valuestring,
 	    strlen(j->valuestring), msg, sizeof msg) != 0)
 		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,

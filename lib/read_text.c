@@ -264,6 +264,23 @@ field_number(const struct text_reader *r, const struct field *f, double *x)
 	return attn_parse_number(s, n, x);
 }
 
+/* A data error when field f (inside its quotes) is a number but for a
+ * Unicode dash where its '-' belongs: at the dash. */
+static enum attn_status
+dash_check(struct text_reader *r, const struct field *f)
+{
+	char msg[ATTN_MSG_MAX];
+	size_t off = f->off, n = f->len, at;
+
+	if (f->quoted) {
+		off++;
+		n -= 2;
+	}
+	if ((at = attn_dash_fault(r->buf + off, n, msg, sizeof msg)) < n)
+		return fail_at(r, off + at, msg);
+	return ATTN_OK;
+}
+
 /* A label from field f, without its quotes and with "" unescaped. */
 static char *
 field_label(const struct text_reader *r, const struct field *f)
@@ -455,6 +472,11 @@ text_line(struct text_reader *r, size_t ls, size_t le)
 	    split_sep(r, ls, le);
 	if (st != ATTN_OK)
 		return st;
+	/* A number written with a Unicode minus would be taken for a
+	 * label or a header: tell it first, wherever it stands. */
+	for (k = 0; k < r->line.n; k++)
+		if ((st = dash_check(r, &r->line.v[k])) != ATTN_OK)
+			return st;
 
 	/* The first data line is a header when no field is a number, or
 	 * when its first field is empty (quoted or not): pandas' to_csv

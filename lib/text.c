@@ -2,7 +2,8 @@
  * text.c - the text helpers every reader and message shares: byte order
  * marks, UTF-8 well-formedness, case-blind words, labels without control
  * characters, the rules a value must meet for its role (mask, bias, Q, K
- * and V), and previews of input text for messages.
+ * and V), Unicode dashes where a number needs '-', and previews of input
+ * text for messages.
  *
  * They sit apart from read.c, which only dispatches to the readers, so
  * that a reader depends on this file and read.c on the readers, never in
@@ -10,6 +11,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -165,6 +167,84 @@ attn_value_fault(unsigned flags, double x, const char *s, size_t n,
 	else
 		return 0;
 	return -1;
+}
+
+/*
+ * The dashes that word processors, web pages and typeset papers put where
+ * a number has its minus sign, by their UTF-8 bytes: U+2010 to U+2015,
+ * U+2212 (the mathematical minus), and the small and full-width
+ * hyphen-minus.  Each is three bytes, led by 0xE2 or 0xEF.
+ */
+static const struct {
+	char utf8[4];
+	unsigned code;
+	const char *name;
+} dashes[] = {
+	{ "\xE2\x80\x90", 0x2010, "HYPHEN" },
+	{ "\xE2\x80\x91", 0x2011, "NON-BREAKING HYPHEN" },
+	{ "\xE2\x80\x92", 0x2012, "FIGURE DASH" },
+	{ "\xE2\x80\x93", 0x2013, "EN DASH" },
+	{ "\xE2\x80\x94", 0x2014, "EM DASH" },
+	{ "\xE2\x80\x95", 0x2015, "HORIZONTAL BAR" },
+	{ "\xE2\x88\x92", 0x2212, "MINUS SIGN" },
+	{ "\xEF\xB9\xA3", 0xFE63, "SMALL HYPHEN-MINUS" },
+	{ "\xEF\xBC\x8D", 0xFF0D, "FULLWIDTH HYPHEN-MINUS" },
+};
+
+#define NDASHES (sizeof dashes / sizeof dashes[0])
+
+/* The dash at s[0..n), as an index of dashes[], or NDASHES. */
+static size_t
+dash_at(const char *s, size_t n)
+{
+	size_t d;
+
+	if (n >= 3 && ((unsigned char)s[0] == 0xE2 || (unsigned char)s[0] ==
+	    0xEF))
+		for (d = 0; d < NDASHES; d++)
+			if (memcmp(s, dashes[d].utf8, 3) == 0)
+				return d;
+	return NDASHES;
+}
+
+/*
+ * A text that is a number once its dashes are '-' was meant as one: copy
+ * it with each dash replaced (the copy is no longer) and parse that.
+ */
+size_t
+attn_dash_fault(const char *s, size_t n, char *msg, size_t size)
+{
+	char p[PREVIEW_MAX + 4], *copy;
+	size_t i, k = 0, first = n, d, fd = 0;
+	double x;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		if (dash_at(s + i, n - i) < NDASHES)
+			break;
+	if (i == n || (copy = malloc(n)) == NULL)
+		return n;
+	for (i = 0; i < n; i++) {
+		if ((d = dash_at(s + i, n - i)) < NDASHES) {
+			if (first == n) {
+				first = i;
+				fd = d;
+			}
+			copy[k++] = '-';
+			i += 2;
+		} else {
+			copy[k++] = s[i];
+		}
+	}
+	rc = attn_parse_number(copy, k, &x);
+	free(copy);
+	if (rc < 0)
+		return n;
+	attn_text_preview(p, PREVIEW_MAX, s, n);
+	snprintf(msg, size, "'%s' has U+%04X %s where a number needs the "
+	    "ASCII '-': replace it, e.g. with sed 's/%s/-/g'", p,
+	    dashes[fd].code, dashes[fd].name, dashes[fd].utf8);
+	return first;
 }
 
 /* Spreadsheets on Windows save "Unicode text" as UTF-16 with a byte order

@@ -962,6 +962,82 @@ START_TEST(one_column_and_other_characters_pass_the_separator_check)
 }
 END_TEST
 
+/* Each dash a number may hold by mistake, by its UTF-8 bytes, code point
+ * and Unicode name. */
+static const struct {
+	const char *utf8, *code, *name;
+} dash_cases[] = {
+	{ "\xE2\x80\x90", "2010", "HYPHEN" },
+	{ "\xE2\x80\x91", "2011", "NON-BREAKING HYPHEN" },
+	{ "\xE2\x80\x92", "2012", "FIGURE DASH" },
+	{ "\xE2\x80\x93", "2013", "EN DASH" },
+	{ "\xE2\x80\x94", "2014", "EM DASH" },
+	{ "\xE2\x80\x95", "2015", "HORIZONTAL BAR" },
+	{ "\xE2\x88\x92", "2212", "MINUS SIGN" },
+	{ "\xEF\xB9\xA3", "FE63", "SMALL HYPHEN-MINUS" },
+	{ "\xEF\xBC\x8D", "FF0D", "FULLWIDTH HYPHEN-MINUS" },
+};
+
+/*
+ * A number with a Unicode dash for its minus is named, with the dash's
+ * code point and the fix, at the dash, in every format and wherever it
+ * stands: in row 1 it was taken for a label or a header before.
+ */
+START_TEST(unicode_dash_in_a_number_is_named)
+{
+	const char *d = dash_cases[_i].utf8;
+	char text[64], want[ATTN_MSG_MAX];
+	static const struct {
+		enum attn_format fmt;
+		const char *before, *after, *shown;
+		size_t line, col;
+	} where[] = {
+		{ ATTN_FMT_CSV, "", "1,0\n0,1\n", "%s1", 1, 1 },
+		{ ATTN_FMT_CSV, "1,0\n0,\"", "5\"\n", "%s5", 2, 4 },
+		{ ATTN_FMT_TSV, "x\ty\nthe\t1e", "3\t2\n", "1e%s3", 2, 7 },
+		{ ATTN_FMT_TEXT, "1 2\n  3 ", "inf\n", "%sinf", 2, 5 },
+		{ ATTN_FMT_JSON, "[[1, 0],\n [0, ", "1]]", "%s1", 2, 6 },
+		{ ATTN_FMT_JSON, "[[\"", "inf\"]]", "%sinf", 1, 3 },
+	};
+	struct attn_array a;
+	struct attn_error err;
+	char shown[16];
+	size_t i;
+
+	for (i = 0; i < sizeof where / sizeof where[0]; i++) {
+		snprintf(text, sizeof text, "%s%s%s", where[i].before, d,
+		    where[i].after);
+		snprintf(shown, sizeof shown, where[i].shown, d);
+		snprintf(want, sizeof want, "%s'%s' has U+%s %s where a "
+		    "number needs the ASCII '-': replace it, e.g. with sed "
+		    "'s/%s/-/g'", where[i].fmt == ATTN_FMT_JSON &&
+		    where[i].col == 6 ? "invalid JSON: " : "", shown,
+		    dash_cases[_i].code, dash_cases[_i].name, d);
+		ck_assert_int_eq(read_s(text, where[i].fmt, 0, &a, &err),
+		    ATTN_ERR_DATA);
+		ck_assert_str_eq(err.msg, want);
+		ck_assert_uint_eq(err.line, where[i].line);
+		ck_assert_uint_eq(err.col, where[i].col);
+	}
+}
+END_TEST
+
+/* A dash that leaves no number is text: a label, or not a number. */
+START_TEST(dashes_in_labels_are_labels)
+{
+	static const double want[] = { 1, 2 };
+	static const char *const names[] = { "a\xE2\x80\x94" "b", "\xE2\x88\x92" };
+	struct attn_error err;
+	struct attn_array a;
+
+	read_labelled("a\xE2\x80\x94" "b,1\n\xE2\x88\x92,2\n", ATTN_FMT_CSV, 0,
+	    2, 1, want, names);
+	ck_assert_int_eq(read_s("1,2\n3,\xE2\x88\x92x\n", ATTN_FMT_CSV, 0, &a,
+	    &err), ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, "not a number: '\xE2\x88\x92x'");
+}
+END_TEST
+
 START_TEST(hostile_text_is_reported_clearly)
 {
 	check_error(&hostile_text[_i], 0);
@@ -1941,6 +2017,51 @@ START_TEST(npy_input_is_not_supported_yet)
 }
 END_TEST
 
+/* A zip's local file header, 30 bytes, then the first entry's name. */
+#define ZIP_ENTRY(name, n) "PK\x03\x04" "\x14\0\0\0\0\0\0\0\0\0" \
+	"\0\0\0\0\0\0\0\0\0\0\0\0" n "\0\0\0" name
+
+#define NPZ_MSG(name) "a NumPy .npz archive (a zip of .npy files), not " \
+	"one array: save the array you want as .npy, e.g. numpy.save(" \
+	"'q.npy', numpy.load('" name "')['arr_0']) (or the name it was " \
+	"saved under)"
+#define ZIP_MSG "a zip archive, not a matrix (a spreadsheet's .xlsx or " \
+	".ods?): save the sheet as CSV"
+
+/*
+ * A zip is no input: a .npz (by its name, or by a first entry that is a
+ * .npy, as numpy.savez writes) says how to get a .npy; another zip, most
+ * likely a spreadsheet, says to save it as CSV.  No position applies.
+ */
+static const struct {
+	const char *name, *text;
+	size_t len;
+	const char *msg;
+} zips[] = {
+	{ "w.npz", ZIP_ENTRY("arr_0.npy", "\x09"), 39, NPZ_MSG("w.npz") },
+	{ "-", ZIP_ENTRY("q.NPY", "\x05"), 35, NPZ_MSG("-") },
+	{ "w.npz", "PK\x05\x06\0\0\0\0", 8, NPZ_MSG("w.npz") },
+	{ "w.NPZ", "1,2\n", 4, NPZ_MSG("w.NPZ") },
+	{ "sheet.xlsx", ZIP_ENTRY("[Content_Types].xml", "\x13"), 49,
+	    ZIP_MSG },
+	{ "w.json", "PK\x05\x06", 4, ZIP_MSG },
+	/* a name too long for its header is no .npy */
+	{ "-", ZIP_ENTRY("a.npy", "\x06"), 35, ZIP_MSG },
+};
+
+START_TEST(zip_archives_are_named)
+{
+	struct attn_array a;
+	struct attn_error err;
+
+	ck_assert_int_eq(read_n(zips[_i].name, zips[_i].text, zips[_i].len,
+	    ATTN_FMT_AUTO, 0, &a, &err), ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, zips[_i].msg);
+	ck_assert_uint_eq(err.line, 0);
+	ck_assert_ptr_null(a.data);
+}
+END_TEST
+
 START_TEST(error_names_the_file_it_was_given)
 {
 	static const char name[] = "data/q.csv";
@@ -2053,6 +2174,9 @@ read_suite(void)
 	    NCASES(wrong_separator));
 	tcase_add_test(text,
 	    one_column_and_other_characters_pass_the_separator_check);
+	tcase_add_loop_test(text, unicode_dash_in_a_number_is_named, 0,
+	    NCASES(dash_cases));
+	tcase_add_test(text, dashes_in_labels_are_labels);
 	tcase_add_loop_test(text, hostile_text_is_reported_clearly, 0,
 	    NCASES(hostile_text));
 	tcase_add_test(text, latin1_comments_and_utf8_labels_are_read);
@@ -2107,6 +2231,7 @@ read_suite(void)
 	tcase_add_loop_test(format, auto_format_reads_by_content, 0,
 	    NCASES(auto_inputs));
 	tcase_add_test(format, npy_input_is_not_supported_yet);
+	tcase_add_loop_test(format, zip_archives_are_named, 0, NCASES(zips));
 	tcase_add_test(format, error_names_the_file_it_was_given);
 	tcase_add_test(format, free_functions_accept_zeroed_structs);
 	tcase_add_test(format, internal_readers_match_the_public_call);
