@@ -126,7 +126,9 @@ enum attn_format {
 	ATTN_FMT_CSV,	/* comma-separated */
 	ATTN_FMT_TSV,	/* tab-separated */
 	ATTN_FMT_TEXT,	/* whitespace-separated, as numpy.savetxt writes */
-	ATTN_FMT_NPY
+	ATTN_FMT_NPY,
+	ATTN_FMT_REPR	/* an array as NumPy or PyTorch prints it:
+			 * [[1. 0.] ..], array([[1., 0.], ..]), tensor(..) */
 };
 
 /* A list of names (token labels). */

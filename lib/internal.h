@@ -68,6 +68,12 @@ size_t attn_utf8_invalid(const char *s, size_t len);
  * (UTF-32's little-endian mark starts the same way). */
 int attn_utf16_bom(const char *buf, size_t len);
 
+/* A data error at the first byte of buf[0..len) that makes it no UTF-8
+ * text: a UTF-16 byte order mark, a NUL, an ill-formed sequence; what
+ * names the input in the message ("JSON", "text"). */
+enum attn_status attn_encoding_fault(struct attn_error *err, const char *name,
+    const char *buf, size_t len, const char *what);
+
 /* A data error at off when label[0..n) holds a C0 control or DEL. */
 enum attn_status attn_label_control(struct attn_error *err, const char *name,
     const char *buf, size_t len, size_t off, const char *label, size_t n);
@@ -79,6 +85,15 @@ enum attn_status attn_label_control(struct attn_error *err, const char *name,
  * msg[0..size) and return the dash's offset in s; else return n.
  */
 size_t attn_dash_fault(const char *s, size_t n, char *msg, size_t size);
+
+/*
+ * The message for a ragged n-D array (JSON or printed): the sub-array at
+ * depth d (1 <= d < ndim), named by its 0-based indices idx[0..d), holds
+ * count elements where the first one at that depth holds want: "ragged
+ * array: row 2 of matrix 1 has 3 values but row 1 of matrix 1 has 2".
+ */
+void attn_ragged_msg(char *msg, size_t size, size_t ndim, size_t d,
+    const size_t *idx, size_t count, size_t want);
 
 /* Why a mask may not hold an infinity (said for every input format). */
 #define MASK_INF_MSG "infinity in a mask: a mask holds 0 and 1 (or false " \
@@ -102,6 +117,13 @@ enum attn_status attn_read_text(const char *name, const char *buf,
 enum attn_status attn_read_json(const char *name, const char *buf,
     size_t len, unsigned flags, struct attn_array *out,
     struct attn_error *err);
+enum attn_status attn_read_repr(const char *name, const char *buf,
+    size_t len, unsigned flags, struct attn_array *out,
+    struct attn_error *err);
+
+/* The length of the call that opens an array as NumPy or PyTorch prints
+ * its repr at buf[i]: 6 for "array(", 7 for "tensor(", else 0. */
+size_t attn_repr_call(const char *buf, size_t len, size_t i);
 
 /* ---------------------------------------------------------------- stage.c */
 

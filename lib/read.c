@@ -3,8 +3,9 @@
  * reader for it, and free what the readers return.
  *
  * Guessing never fails: the extension wins when it names a format, else
- * the first bytes decide (JSON, .npy), and anything else is text whose
- * data lines pick the separator (guess_text).  A wrong guess is then
+ * the first bytes decide (JSON, .npy, an array as NumPy or PyTorch print
+ * it), and anything else is text whose data lines pick the separator
+ * (guess_text).  A wrong guess is then
  * reported by the reader, with a position, which says more than "unknown
  * format".
  */
@@ -115,16 +116,78 @@ guess_text(const char *buf, size_t len)
 	return ATTN_FMT_TEXT;
 }
 
+/* Whether buf[i] is white space between tokens of JSON or of a print. */
+static int
+space_at(const char *buf, size_t i)
+{
+	return blank(buf, i) || buf[i] == '\r' || buf[i] == '\n';
+}
+
 /*
- * .txt names text but not its separator (numpy.savetxt writes spaces by
- * default and commas when asked), so for it the content still chooses
- * among CSV, TSV and white space.
+ * Whether the text at buf[i] == '[' is an array as NumPy prints it (str:
+ * blanks between elements) rather than JSON, which puts a comma between
+ * elements, and writes neither a bare point (1., 1.e+00), nor nan, inf,
+ * True or False, nor "...".  The first element, or the separator after
+ * it, tells; "[[5]]", which shows neither, reads the same both ways and
+ * is JSON, as is anything with a string.
+ */
+static int
+looks_printed(const char *buf, size_t len, size_t i)
+{
+	static const char *const printed[] = {
+		"nan", "inf", "-inf", "True", "False", "..."
+	};
+	size_t j, k;
+
+	for (;;) {
+		while (i < len && space_at(buf, i))
+			i++;
+		if (i >= len || buf[i] == ',' || buf[i] == '"')
+			return 0;
+		if (buf[i] == '[') {
+			i++;
+			continue;
+		}
+		if (buf[i] == ']') {
+			/* "]\n [": rows one under another with no comma */
+			for (i++; i < len && space_at(buf, i); i++)
+				;
+			if (i < len && buf[i] == '[')
+				return 1;
+			continue;
+		}
+		for (j = i; j < len && !space_at(buf, j) && buf[j] != ',' &&
+		    buf[j] != '[' && buf[j] != ']'; j++)
+			;
+		for (k = 0; k < sizeof printed / sizeof printed[0]; k++)
+			if (j - i == strlen(printed[k]) &&
+			    memcmp(buf + i, printed[k], j - i) == 0)
+				return 1;
+		for (k = i + 1; k < j; k++)
+			if (buf[k] == '.' && (k + 1 == j || buf[k + 1] == 'e' ||
+			    buf[k + 1] == 'E'))
+				return 1;
+		for (i = j; i < len && space_at(buf, i); i++)
+			;
+		if (i < len && buf[i] != ']' && buf[i] != ',')
+			return 1;	/* blanks, then another element */
+	}
+}
+
+/*
+ * The content decides: a .npy by its magic; JSON or a printed array when
+ * it starts with '[' (looks_printed), a printed array when it starts with
+ * array( or tensor(, JSON with '{'; else text (guess_text).  .txt names
+ * text but not its separator (numpy.savetxt writes spaces by default and
+ * commas when asked) nor whether it holds a pasted print, so the content
+ * decides for it too, but for '{'.
  */
 enum attn_format
 attn_format_guess(const char *name, const char *buf, size_t len)
 {
 	const char *ext;
 	size_t elen, i;
+	int txt;
 
 	ext = extension(name, &elen);
 	if (attn_word_is(ext, elen, "json"))
@@ -135,18 +198,21 @@ attn_format_guess(const char *name, const char *buf, size_t len)
 		return ATTN_FMT_TSV;
 	if (attn_word_is(ext, elen, "npy"))
 		return ATTN_FMT_NPY;
-	if (attn_word_is(ext, elen, "txt"))
-		return guess_text(buf, len);
+	txt = attn_word_is(ext, elen, "txt");
 
-	if (len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0)
+	if (!txt && len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0)
 		return ATTN_FMT_NPY;
 	i = attn_bom_len(buf, len);
-	while (i < len && (buf[i] == ' ' || buf[i] == '\t' ||
-	    buf[i] == '\r' || buf[i] == '\n'))
+	while (i < len && space_at(buf, i))
 		i++;
-	if (i < len && (buf[i] == '[' || buf[i] == '{'))
+	if (attn_repr_call(buf, len, i) != 0)
+		return ATTN_FMT_REPR;
+	if (i < len && buf[i] == '[')
+		return looks_printed(buf, len, i) ? ATTN_FMT_REPR :
+		    ATTN_FMT_JSON;
+	if (!txt && i < len && buf[i] == '{')
 		return ATTN_FMT_JSON;
-	if (len - i >= 6 && memcmp(buf + i, "\x93NUMPY", 6) == 0)
+	if (!txt && len - i >= 6 && memcmp(buf + i, "\x93NUMPY", 6) == 0)
 		return ATTN_FMT_NPY;
 	return guess_text(buf, len);
 }
@@ -212,6 +278,8 @@ attn_read_array(const char *name, const char *buf, size_t len,
 	case ATTN_FMT_TSV:
 	case ATTN_FMT_TEXT:
 		return attn_read_text(name, buf, len, fmt, flags, out, err);
+	case ATTN_FMT_REPR:
+		return attn_read_repr(name, buf, len, flags, out, err);
 	case ATTN_FMT_NPY:
 		/* The .npy reader is still to come; say so rather than
 		 * misread the binary as text. */

@@ -608,27 +608,17 @@ string_content_fault(const struct json_src *js)
 static enum attn_status
 json_parse(const struct json_src *js, cJSON **root)
 {
-	const char *b = js->buf, *nul, *end = NULL;
+	const char *b = js->buf, *end = NULL;
 	size_t len = js->len, off, i;
 	enum attn_status st;
 	char *copy;
 
 	*root = NULL;
-	/* Encodings first: UTF-16 is full of NUL bytes, and cJSON checks
-	 * no UTF-8 at all. */
-	if (attn_utf16_bom(b, len))
-		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, len, 0,
-		    "UTF-16 text (it starts with a UTF-16 byte order mark): "
-		    "JSON must be UTF-8; convert it first, e.g. with iconv -f "
-		    "UTF-16 -t UTF-8");
-	/* cJSON takes NUL for white space; JSON allows it nowhere. */
-	if (len > 0 && (nul = memchr(b, '\0', len)) != NULL)
-		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, len,
-		    (size_t)(nul - b), "NUL byte in JSON input");
-	if ((i = attn_utf8_invalid(b, len)) < len)
-		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, len, i,
-		    "invalid UTF-8: byte 0x%02X (JSON must be UTF-8)",
-		    (unsigned)(unsigned char)b[i]);
+	/* Encodings first: UTF-16 is full of NUL bytes, cJSON takes NUL
+	 * for white space (JSON allows it nowhere), and checks no UTF-8. */
+	if ((st = attn_encoding_fault(js->err, js->name, b, len, "JSON")) !=
+	    ATTN_OK)
+		return st;
 	if (skip_ws(b, len, attn_bom_len(b, len)) == len)
 		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, len, len,
 		    "empty input: no JSON value");
@@ -665,34 +655,6 @@ json_parse(const struct json_src *js, cJSON **root)
 }
 
 /* ---------------------------------------------------------------- arrays */
-
-/* Names of the sub-arrays of an n-D array, by how many dimensions they
- * hold, and of what they hold. */
-static const char *const level_name[] = { "value", "row", "matrix", "stack" };
-static const char *const level_plural[] = {
-	"values", "rows", "matrices", "stacks"
-};
-
-/*
- * Name the sub-array at depth d (1 <= d < ndim) by its indices idx[0..d),
- * outermost last: "row 2 of matrix 1".
- */
-static void
-name_subarray(char *buf, size_t size, size_t ndim, size_t d,
-    const size_t *idx)
-{
-	size_t e, used = 0;
-	int n;
-
-	buf[0] = '\0';
-	for (e = d; e >= 1 && used < size; e--) {
-		n = snprintf(buf + used, size - used, "%s%s %zu",
-		    e == d ? "" : " of ", level_name[ndim - e], idx[e - 1] + 1);
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
-}
 
 /*
  * The next scalar token (number, string, true or false) of the array at
@@ -784,10 +746,9 @@ json_array(const struct json_src *js, const cJSON *root, const size_t *base,
 {
 	size_t path[PATH_MAX_LEN] = { 0 }, *idx = path + nbase;
 	const cJSON *at[ATTN_MAX_DIMS], *j, *e;
-	static const size_t first_idx[ATTN_MAX_DIMS];
 	size_t shape[ATTN_MAX_DIMS] = { 0 }, ndim = 0, d, nv = 0, cap = 0;
 	size_t cur, c;
-	char where[96], first[96], msg[ATTN_MSG_MAX];
+	char msg[ATTN_MSG_MAX];
 	enum attn_status st;
 	double *data = NULL, *nd, x;	/* shape[0] x .. x shape[ndim - 1] */
 
@@ -877,11 +838,7 @@ ragged:
 	 * or, when it is short, at its closing bracket. */
 	for (c = idx[d]; j != NULL; j = j->next)
 		c++;
-	name_subarray(where, sizeof where, ndim, d, idx);
-	name_subarray(first, sizeof first, ndim, d, first_idx);
-	snprintf(msg, sizeof msg, "ragged array: %s has %zu %s but %s has %zu",
-	    where, c, c == 1 ? level_name[ndim - d - 1] :
-	    level_plural[ndim - d - 1], first, shape[d]);
+	attn_ragged_msg(msg, sizeof msg, ndim, d, idx, c, shape[d]);
 	idx[d] = shape[d] < c ? shape[d] : c;
 	st = fail_path(js, path, nbase + d + 1, 0, msg);
 fail:

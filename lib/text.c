@@ -2,8 +2,8 @@
  * text.c - the text helpers every reader and message shares: byte order
  * marks, UTF-8 well-formedness, case-blind words, labels without control
  * characters, the rules a value must meet for its role (mask, bias, Q, K
- * and V), Unicode dashes where a number needs '-', and previews of input
- * text for messages.
+ * and V), Unicode dashes where a number needs '-', the names of ragged
+ * sub-arrays, and previews of input text for messages.
  *
  * They sit apart from read.c, which only dispatches to the readers, so
  * that a reader depends on this file and read.c on the readers, never in
@@ -245,6 +245,70 @@ attn_dash_fault(const char *s, size_t n, char *msg, size_t size)
 	    "ASCII '-': replace it, e.g. with sed 's/%s/-/g'", p,
 	    dashes[fd].code, dashes[fd].name, dashes[fd].utf8);
 	return first;
+}
+
+/* Names of the sub-arrays of an n-D array, by how many dimensions they
+ * hold, and of what they hold. */
+static const char *const level_name[] = { "value", "row", "matrix", "stack" };
+static const char *const level_plural[] = {
+	"values", "rows", "matrices", "stacks"
+};
+
+/*
+ * Name the sub-array at depth d (1 <= d < ndim) by its indices idx[0..d),
+ * outermost last: "row 2 of matrix 1".
+ */
+static void
+name_subarray(char *buf, size_t size, size_t ndim, size_t d,
+    const size_t *idx)
+{
+	size_t e, used = 0;
+	int n;
+
+	buf[0] = '\0';
+	for (e = d; e >= 1 && used < size; e--) {
+		n = snprintf(buf + used, size - used, "%s%s %zu",
+		    e == d ? "" : " of ", level_name[ndim - e], idx[e - 1] + 1);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+void
+attn_ragged_msg(char *msg, size_t size, size_t ndim, size_t d,
+    const size_t *idx, size_t count, size_t want)
+{
+	static const size_t first_idx[ATTN_MAX_DIMS];
+	char where[96], first[96];
+
+	name_subarray(where, sizeof where, ndim, d, idx);
+	name_subarray(first, sizeof first, ndim, d, first_idx);
+	snprintf(msg, size, "ragged array: %s has %zu %s but %s has %zu",
+	    where, count, count == 1 ? level_name[ndim - d - 1] :
+	    level_plural[ndim - d - 1], first, want);
+}
+
+enum attn_status
+attn_encoding_fault(struct attn_error *err, const char *name,
+    const char *buf, size_t len, const char *what)
+{
+	const char *nul;
+	size_t i;
+
+	if (attn_utf16_bom(buf, len))
+		return attn_error_at(err, ATTN_ERR_DATA, name, buf, len, 0,
+		    "UTF-16 text (it starts with a UTF-16 byte order mark): %s "
+		    "must be UTF-8; convert it first, e.g. with iconv -f UTF-16 "
+		    "-t UTF-8", what);
+	if (len > 0 && (nul = memchr(buf, '\0', len)) != NULL)
+		return attn_error_at(err, ATTN_ERR_DATA, name, buf, len,
+		    (size_t)(nul - buf), "NUL byte in %s input", what);
+	if ((i = attn_utf8_invalid(buf, len)) < len)
+		return attn_error_at(err, ATTN_ERR_DATA, name, buf, len, i,
+		    "invalid UTF-8: byte 0x%02X (%s must be UTF-8)",
+		    (unsigned)(unsigned char)buf[i], what);
+	return ATTN_OK;
 }
 
 /* Spreadsheets on Windows save "Unicode text" as UTF-16 with a byte order

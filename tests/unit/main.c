@@ -9,8 +9,9 @@ int
 main(void)
 {
 	Suite *(*const suites[])(void) = {
-		error_suite, num_suite, read_suite, stage_suite,
-		run_suite, kernel_suite, variants_suite, props_suite, api_suite,
+		error_suite, num_suite, read_suite, read_repr_suite,
+		stage_suite, run_suite, kernel_suite, variants_suite,
+		props_suite, api_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	size_t i;

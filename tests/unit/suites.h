@@ -11,6 +11,7 @@
 Suite *error_suite(void);
 Suite *num_suite(void);
 Suite *read_suite(void);
+Suite *read_repr_suite(void);
 Suite *stage_suite(void);
 Suite *run_suite(void);
 Suite *kernel_suite(void);
