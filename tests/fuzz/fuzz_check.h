@@ -90,11 +90,35 @@ fuzz_check_error(enum attn_status st, const struct attn_error *err,
 }
 
 /*
+ * The notice of a successful read (a warning the CLI prints): none, or one
+ * terminated line with status ATTN_OK, a file and a position inside the
+ * input.
+ */
+static FUZZ_UNUSED void
+fuzz_check_notice(const struct attn_error *n, size_t len)
+{
+	const char *nul = memchr(n->msg, '\0', ATTN_MSG_MAX);
+
+	if (nul == NULL)
+		fuzz_fail("notice not NUL-terminated", NULL);
+	if (nul == n->msg)
+		return;
+	if (n->status != ATTN_OK)
+		fuzz_fail("a notice with a status", n);
+	if (memchr(n->msg, '\n', (size_t)(nul - n->msg)) != NULL)
+		fuzz_fail("a notice spans several lines", n);
+	if (n->file == NULL || n->line == 0 || n->col == 0 ||
+	    n->col > len + 1)
+		fuzz_fail("a notice without a position in the input", n);
+}
+
+/*
  * A successful read: 1 to 4 dimensions, none empty, no more numbers than
  * the input has bytes (every number takes at least one), every element
  * readable (ASan checks the buffer is as large as the shape says), finite
- * when ATTN_READ_FINITE asked for it and not nan in a mask, and labels,
- * when present, one per row.
+ * when ATTN_READ_FINITE asked for it, not nan in a mask, neither nan nor
+ * +inf in a bias, a notice that is one line, and labels, when present,
+ * one per row.
  */
 static FUZZ_UNUSED void
 fuzz_check_array(const struct attn_array *a, unsigned flags, size_t len)
@@ -126,9 +150,14 @@ fuzz_check_array(const struct attn_array *a, unsigned flags, size_t len)
 				    "ATTN_READ_FINITE", NULL);
 			if ((flags & ATTN_READ_BOOL) && isnan(x))
 				fuzz_fail("nan read with ATTN_READ_BOOL", NULL);
+			if ((flags & ATTN_READ_BIAS) && (isnan(x) || x > 0) &&
+			    !isfinite(x))
+				fuzz_fail("nan or +inf read with ATTN_READ_BIAS",
+				    NULL);
 			sink += x;
 		}
 	(void)sink;
+	fuzz_check_notice(&a->notice, len);
 	if (a->row_labels.count != 0) {
 		if (a->row_labels.count != m.rows)
 			fuzz_fail("row labels do not match the rows", NULL);

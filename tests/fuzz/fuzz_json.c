@@ -2,8 +2,8 @@
  * fuzz_json.c - libFuzzer harness for the JSON reader: attn_read_array
  * with ATTN_FMT_JSON and attn_read_bundle on the same bytes.
  *
- * Input: byte 0 chooses the reader flags (its value mod 3: finite, bool,
- * none) and, bit by bit, the configuration a bundle that reads is
+ * Input: byte 0 chooses the reader flags (its value mod 4: finite, bool,
+ * none, bias) and, bit by bit, the configuration a bundle that reads is
  * computed with; the rest is the JSON text,
  * handed over without a terminating NUL, so that a read past its end is
  * an ASan report.  A bundle whose stages are small (at most
@@ -20,8 +20,10 @@
 #define FUZZ_NAME "fuzz.json"
 #define FUZZ_MAX_STAGE_BYTES ((size_t)1 << 20)
 
-/* The flags byte 0 selects: Q, K and V (finite), a mask, a bias. */
-static const unsigned flag_choice[3] = { ATTN_READ_FINITE, ATTN_READ_BOOL, 0 };
+/* The flags byte 0 selects: Q, K and V (finite), a mask, none, a bias. */
+static const unsigned flag_choice[4] = {
+	ATTN_READ_FINITE, ATTN_READ_BOOL, 0, ATTN_READ_BIAS
+};
 
 /* A mask or bias array as a stack of T x S blocks, as the CLI sees it. */
 static size_t
@@ -139,7 +141,7 @@ check_bundle(const struct attn_bundle *b, size_t len)
 	if (b->mask.ndim != 0)
 		fuzz_check_array(&b->mask, ATTN_READ_BOOL, len);
 	if (b->bias.ndim != 0)
-		fuzz_check_array(&b->bias, 0, len);
+		fuzz_check_array(&b->bias, ATTN_READ_BIAS, len);
 	for (i = 0; i < 2; i++) {
 		size_t j;
 
@@ -176,7 +178,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1 || size > 4096)
 		return 0;
-	flags = flag_choice[data[0] % 3];
+	flags = flag_choice[data[0] % 4];
 	buf = (const char *)data + 1;
 	len = size - 1;
 

@@ -1,9 +1,10 @@
 /*
  * fuzz_text.c - libFuzzer harness for the text reader (CSV, TSV and
- * white-space text) and the format guess, through attn_read_array.
+ * white-space text), the reader of printed arrays (reached through AUTO)
+ * and the format guess, through attn_read_array.
  *
  * Input: byte 0 chooses the format (bits 0-1: CSV, TSV, TEXT, AUTO), the
- * reader flags (bits 2-3: none, finite, bool, both) and, for AUTO, the
+ * reader flags (bits 2-3: none, finite, bool, bias) and, for AUTO, the
  * file name whose extension the guess looks at (bits 4-6); the rest is
  * the text, handed over without a terminating NUL.
  *
@@ -29,7 +30,7 @@ static const enum attn_format formats[4] = {
 };
 
 static const unsigned flag_choice[4] = {
-	0, ATTN_READ_FINITE, ATTN_READ_BOOL, ATTN_READ_FINITE | ATTN_READ_BOOL
+	0, ATTN_READ_FINITE, ATTN_READ_BOOL, ATTN_READ_BIAS
 };
 
 /* For AUTO: an extension names the format, or the content decides. */

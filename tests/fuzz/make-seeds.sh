@@ -4,11 +4,12 @@
 # hand-written hostile cases.  Run from the top of the tree.
 #
 # A seed is one selector byte (see the harness's opening comment) and the
-# text.  fuzz_json: byte % 3 picks the flags (0 finite, 1 bool, 2 none)
-# and its bits the configuration a bundle is computed with.  fuzz_text:
-# bits 0-1 the format (0 csv, 1 tsv, 2 text, 3 auto), bits 2-3 the flags
-# (0 none, 4 finite, 8 bool), bits 4-6 the name auto guesses from (0x00
-# "fuzz", 0x10 ".csv", 0x20 ".tsv", 0x30 ".txt", 0x40 ".json").
+# text.  fuzz_json: byte % 4 picks the flags (0 finite, 1 bool, 2 none,
+# 3 bias) and its bits the configuration a bundle is computed with.
+# fuzz_text: bits 0-1 the format (0 csv, 1 tsv, 2 text, 3 auto), bits 2-3
+# the flags (0 none, 4 finite, 8 bool, 12 bias), bits 4-6 the name auto
+# guesses from (0x00 "fuzz", 0x10 ".csv", 0x20 ".tsv", 0x30 ".txt", 0x40
+# ".json").
 set -eu
 
 json=tests/fuzz/corpus/fuzz_json
@@ -70,6 +71,11 @@ printf '%s' "[$(printf '1%.0s' $(seq 1 1200))]" | seed "$json" thousand-digits 0
 # 1100 levels: deeper than cJSON's nesting limit of 1000.
 awk 'BEGIN { for (i = 0; i < 1100; i++) printf "["; printf "1";
     for (i = 0; i < 1100; i++) printf "]" }' </dev/null | seed "$json" deep-nesting 000
+# what cJSON takes and RFC 8259 does not
+printf '%s' '[[01, -01], [1., 1.e5]]' | seed "$json" strict-numbers 000
+printf '[[1,\013 2],\f[\033 3, 4]]' | seed "$json" control-white-space 000
+printf '[["-inf", 0], ["nan", "inf"]]' | seed "$json" bias-nan-inf 003
+printf '[[1, \342\210\2221]]' | seed "$json" unicode-minus 000
 printf '' | seed "$json" empty 000
 printf ' \n\t \r\n' | seed "$json" whitespace-only 000
 
@@ -115,3 +121,26 @@ printf '  \n\t\n\r\n' | seed "$text" whitespace-only 003
 printf '# only a comment\n' | seed "$text" comment-only 000
 printf '1 2\n3 4\n' | seed "$text" auto-no-extension 003
 printf '\223NUMPY\001\000v\000' | seed "$text" npy-magic-auto 003
+# real-world text: pandas, quotes, separators, dashes, archives
+printf ',a,b\n0,1.0,0.0\n1,0.0,1.0\n' | seed "$text" pandas-index 004
+printf '"","a"\r\n"1",2\r\n' | seed "$text" r-write-csv 000
+printf '"1","0"\r\n"0","1"\r\n' | seed "$text" quote-all 000
+printf 'l\n2\n3\n' | seed "$text" one-column-typo 063
+printf '1  0\t1 0\n  0 1   0 1\n' | seed "$text" mixed-blanks-auto 063
+printf 'name\tx\nNew York\t1\n' | seed "$text" tsv-label-spaces-auto 003
+printf 'q;k\n1;2\n' | seed "$text" semicolons-csv 000
+printf '1,5;2,0\n' | seed "$text" decimal-commas 000
+printf '1 2\n3 4\n' | seed "$text" spaces-tsv 001
+printf '\342\210\2221,2\n' | seed "$text" unicode-minus 000
+printf '0,-inf\nnan,+inf\n' | seed "$text" bias-nan-inf 014
+printf 'PK\003\004' | seed "$text" zip-magic 003
+# arrays as NumPy and PyTorch print them (through auto)
+printf '[[1. 0.]\n [0. 1.]]\n' | seed "$text" numpy-str 003
+printf 'array([[ 1.0e-05, -2.5e+03],\n       [ 3.0e+00,  4.0e+00]])' |
+    seed "$text" numpy-repr-e 003
+printf 'tensor([[[0., 1.],\n         [2., 3.]],\n\n        [[4., 5.],\n         [6., 7.]]], dtype=torch.float64)' |
+    seed "$text" torch-3d 063
+printf '[[ True False]\n [False  True]]' | seed "$text" numpy-bool 013
+printf '[[0. 0. 0. ... 0. 0. 0.]\n [0. 0. 0. ... 0. 0. 0.]]' |
+    seed "$text" numpy-summarised 003
+printf 'tensor([ 1.0000, -0.5000], grad_fn=<MulBackward0>)' | seed "$text" torch-1d 003
