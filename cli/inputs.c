@@ -51,13 +51,16 @@ static void
 warn_notices(const struct inputs *in)
 {
 	const struct attn_error *n;
+	char where[64];
 	size_t i;
 
 	for (i = 0; i < IN_COUNT; i++) {
 		n = &in->arr[i].notice;
-		if (n->msg[0] != '\0' && n->file != NULL)
-			fprintf(stderr, "attn: warning: %s:%zu:%zu: %s\n",
-			    n->file, n->line, n->col, n->msg);
+		if (n->msg[0] == '\0' || n->file == NULL)
+			continue;
+		attn_error_position(where, sizeof where, n);
+		fprintf(stderr, "attn: warning: %s%s: %s\n", n->file, where,
+		    n->msg);
 	}
 }
 
