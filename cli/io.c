@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,11 +127,21 @@ nomem:
 	    "out of memory reading %zu bytes", n);
 }
 
+/* ---------------------------------------------------------------- signals */
+
 /*
- * The temporary file being written, for the signal handler: an interrupt
- * (SIGINT, SIGTERM, SIGHUP) between mkstemp and rename removes it, then
- * dies of the same signal as it would have without the handler.
+ * While a temporary file exists, SIGINT, SIGTERM and SIGHUP remove it and
+ * then kill attn as they would have without the handler; a signal that
+ * was ignored when attn started (nohup, trap '' INT) is left ignored.
+ * SIGXFSZ is ignored while any output is written, so that a file size
+ * limit (ulimit -f) makes write() fail with EFBIG, an error attn reports
+ * and cleans up after, instead of a death that leaves the temporary file.
+ * What was there before is put back when the sink is done.
  */
+static const int cleanup_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction saved_cleanup[sizeof cleanup_sigs /
+    sizeof cleanup_sigs[0]], saved_xfsz;
+static int watching;
 static char *volatile pending_tmp;
 
 static void
@@ -144,20 +155,47 @@ remove_pending(int sig)
 	raise(sig);
 }
 
+static int
+is_ignored(const struct sigaction *sa)
+{
+	return !(sa->sa_flags & SA_SIGINFO) && sa->sa_handler == SIG_IGN;
+}
+
 static void
 watch_signals(char *tmp)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	struct sigaction sa;
 	size_t i;
 
-	pending_tmp = tmp;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = tmp != NULL ? remove_pending : SIG_DFL;
 	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		sigaction(sigs[i], &sa, NULL);
+	pending_tmp = tmp;
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGXFSZ, &sa, &saved_xfsz);
+	sa.sa_handler = remove_pending;
+	for (i = 0; i < sizeof cleanup_sigs / sizeof cleanup_sigs[0]; i++) {
+		sigaction(cleanup_sigs[i], NULL, &saved_cleanup[i]);
+		if (tmp != NULL && !is_ignored(&saved_cleanup[i]))
+			sigaction(cleanup_sigs[i], &sa, NULL);
+	}
+	watching = 1;
 }
+
+static void
+unwatch_signals(void)
+{
+	size_t i;
+
+	if (!watching)
+		return;
+	pending_tmp = NULL;
+	for (i = 0; i < sizeof cleanup_sigs / sizeof cleanup_sigs[0]; i++)
+		sigaction(cleanup_sigs[i], &saved_cleanup[i], NULL);
+	sigaction(SIGXFSZ, &saved_xfsz, NULL);
+	watching = 0;
+}
+
+/* ---------------------------------------------------------------- sinks */
 
 /* Where the symlink path points, relative links taken from the link's
  * directory (the target need not exist yet); NULL on failure. */
@@ -194,6 +232,7 @@ sink_open(struct sink *s, const char *path, struct attn_error *err)
 	memset(s, 0, sizeof *s);
 	if (path == NULL) {
 		s->fp = stdout;
+		watch_signals(NULL);
 		return ATTN_OK;
 	}
 	s->path = path;
@@ -205,6 +244,7 @@ sink_open(struct sink *s, const char *path, struct attn_error *err)
 			return attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
 			    "cannot open: %s", strerror(errno));
 		s->direct = 1;
+		watch_signals(NULL);
 		return ATTN_OK;
 	}
 	/* Through a symlink, replace the file it points to, not the link. */
@@ -226,7 +266,6 @@ sink_open(struct sink *s, const char *path, struct attn_error *err)
 		free(s->tmp);
 		s->tmp = NULL;
 		sink_abort(s);
-		watch_signals(NULL);
 		return ATTN_ERR_CANTCREAT;
 	}
 	if ((s->fp = fdopen(fd, "w")) == NULL) {
@@ -254,6 +293,26 @@ target_mode(const char *path)
 	return 0666 & ~mask;
 }
 
+/* A write error: a file size limit is named, since EFBIG alone ("File
+ * too large") does not say which limit. */
+static enum attn_status
+write_error(struct attn_error *err, const char *file, const char *on,
+    int saved)
+{
+	struct rlimit rl;
+	char why[128] = "";
+
+	if (saved == EFBIG && getrlimit(RLIMIT_FSIZE, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY)
+		snprintf(why, sizeof why, " (over the file size limit, "
+		    "ulimit -f, of %llu bytes)", (unsigned long long)rl.rlim_cur);
+	if (on != NULL)
+		return attn_error_set(err, ATTN_ERR_IO, file, 0, 0,
+		    "write error on %s: %s%s", on, strerror(saved), why);
+	return attn_error_set(err, ATTN_ERR_IO, file, 0, 0,
+	    "write error: %s%s", strerror(saved), why);
+}
+
 enum attn_status
 sink_commit(struct sink *s, struct attn_error *err)
 {
@@ -269,13 +328,13 @@ sink_commit(struct sink *s, struct attn_error *err)
 			saved = errno;
 		}
 		s->fp = NULL;
+		unwatch_signals();
 		/* A reader that left (head -1, with SIGPIPE ignored) is not
 		 * worth a message: the status says it. */
 		if (failed && saved == EPIPE)
 			return attn_error_set(err, ATTN_ERR_IO, NULL, 0, 0, "%s", "");
 		if (failed)
-			return attn_error_set(err, ATTN_ERR_IO, NULL, 0, 0,
-			    "write error on %s: %s", name, strerror(saved));
+			return write_error(err, NULL, name, saved);
 		return ATTN_OK;
 	}
 	target = s->real != NULL ? s->real : s->path;
@@ -291,8 +350,7 @@ sink_commit(struct sink *s, struct attn_error *err)
 	s->fp = NULL;
 	if (failed) {
 		sink_abort(s);
-		return attn_error_set(err, ATTN_ERR_IO, s->path, 0, 0,
-		    "write error: %s", strerror(saved));
+		return write_error(err, s->path, NULL, saved);
 	}
 	if (rename(s->tmp, target) != 0) {
 		saved = errno;
@@ -300,7 +358,7 @@ sink_commit(struct sink *s, struct attn_error *err)
 		return attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
 		    "cannot replace: %s", strerror(saved));
 	}
-	watch_signals(NULL);
+	unwatch_signals();
 	free(s->tmp);
 	s->tmp = NULL;
 	return ATTN_OK;
@@ -316,8 +374,8 @@ sink_abort(struct sink *s)
 	s->real = NULL;
 	if (s->tmp != NULL) {
 		unlink(s->tmp);
-		watch_signals(NULL);
 		free(s->tmp);
 		s->tmp = NULL;
 	}
+	unwatch_signals();
 }

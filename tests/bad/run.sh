@@ -383,6 +383,84 @@ setup_sigterm_while_reading() {
 	extra=$(judge_output)
 }
 
+# The fsync shim (signal-in-fsync.c), built once into $work; skipped
+# is set when there is no compiler to build it.
+shim=
+build_shim() {
+	if [ -z "$shim" ] && ${CC:-cc} -shared -fPIC -o "$work/shim.so" \
+	    "$here/signal-in-fsync.c" >/dev/null 2>&1; then
+		shim=$work/shim.so
+	fi
+	[ -n "$shim" ] || skipped="cannot build signal-in-fsync.so with ${CC:-cc}"
+}
+
+# attn -o out.txt with the shim sending it the signals $1 between its
+# temporary file and the rename, after the shell ran `trap '' $2`.  The
+# trap is set inside timeout, which gives its child default dispositions;
+# the shell that waits for attn, and would say "Terminated", is muted
+# (a subshell, since dash says it while the redirections hold).  An
+# ASan build wants its runtime first among preloaded libraries.
+run_signalled() {
+	sigs=$1 ignore=$2
+	shift 2
+	rm -f "$c/st"
+	(cd "$c" && timeout 10 sh -c 'sigs=$1 ignore=$2; shift 2
+	    [ -n "$ignore" ] && trap "" $ignore
+	    export ATTN_TEST_SIGNALS="$sigs" LD_PRELOAD="$SHIM" \
+	    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+	    ("$@" >out 2>err)
+	    echo $? >st' sh "$sigs" "$ignore" "$bin" "$@" <"$in" 2>/dev/null)
+	st=124
+	[ -f "$c/st" ] && st=$(cat "$c/st")
+}
+
+# Signals the shell ignored (nohup, trap '' INT) stay ignored: the run
+# goes on and writes out.txt.
+setup_ignored_signals_stay_ignored() {
+	build_shim || return
+	SHIM=$shim run_signalled 'INT HUP TERM' 'INT HUP TERM' --self good.csv \
+	    -o out.txt
+	read -r line <"$c/out.txt"
+	[ "$line" != precious ] || extra="-o out.txt was not written"
+	for f in "$c"/.attn-*; do
+		[ -e "$f" ] && extra="temporary file left behind: $f"
+	done
+}
+
+# A signal that is not ignored still removes the temporary file, and attn
+# dies of it.
+setup_sigterm_before_rename() {
+	build_shim || return
+	SHIM=$shim run_signalled TERM '' --self good.csv -o out.txt
+	extra=$(judge_output)
+}
+
+# 40 x 40 weights in CSV: some 30 kB, over any `ulimit -f 1`.
+big_output_input() {
+	awk 'BEGIN { for (i = 0; i < 40; i++) { for (j = 0; j < 40; j++)
+	    printf "%s%d", j ? "," : "", (i * j) % 7; print "" } }' \
+	    >"$c/big.csv"
+}
+
+# A file size limit (ulimit -f) is a write error, not a death by SIGXFSZ
+# that leaves the temporary file behind.
+setup_file_size_limit() {
+	big_output_input
+	(cd "$c" && ulimit -f 1 && timeout 10 "$bin" --self big.csv -s weights \
+	    -f csv -o out.txt </dev/null >out 2>err
+	    echo $? >st) 2>/dev/null
+	st=$(cat "$c/st")
+	extra=$(judge_output)
+}
+
+setup_file_size_limit_stdout() {
+	big_output_input
+	(cd "$c" && ulimit -f 1 && timeout 10 "$bin" --self big.csv -s weights \
+	    -f csv </dev/null >big.out 2>err
+	    echo $? >st) 2>/dev/null
+	st=$(cat "$c/st")
+}
+
 setup_stdin_closed() {
 	(cd "$c" && timeout 10 "$bin" --self - >out 2>err <&-)
 	st=$?

@@ -585,7 +585,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ };
 	struct sigaction saved[sizeof sigs / sizeof sigs[0]];
 	static struct run r;
 	char *reset_argv[] = { (char *)"attn", NULL };
