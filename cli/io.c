@@ -197,19 +197,28 @@ unwatch_signals(void)
 
 /* ---------------------------------------------------------------- sinks */
 
+/* The kernel's own bound on links followed in one path (MAXSYMLINKS): a
+ * longer chain is taken for a loop, as open() takes it. */
+#define LINK_HOPS_MAX 40
+
 /* Where the symlink path points, relative links taken from the link's
- * directory (the target need not exist yet); NULL on failure. */
+ * directory (the target need not exist yet); NULL with errno set on
+ * failure. */
 static char *
 link_target(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	size_t dirlen = slash == NULL ? 0 : (size_t)(slash - path) + 1;
-	char link[4096], *out;
+	char link[PATH_MAX], *out;
 	ssize_t n;
 
-	n = readlink(path, link, sizeof link - 1);
-	if (n <= 0 || (size_t)n >= sizeof link - 1)
+	n = readlink(path, link, sizeof link);
+	if (n < 0)
 		return NULL;
+	if ((size_t)n >= sizeof link) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
 	link[n] = '\0';
 	if (link[0] == '/')
 		dirlen = 0;
@@ -220,14 +229,51 @@ link_target(const char *path)
 	return out;
 }
 
+/*
+ * Follow path through every symbolic link to the file that open() would
+ * write, which need not exist yet: *end is that path (owned by the
+ * caller), or NULL when path is no link.  Only the last component needs
+ * following: rename() resolves the directories on the way itself.  A
+ * loop is an error.
+ */
+static enum attn_status
+follow_links(const char *path, char **end, struct attn_error *err)
+{
+	const char *cur = path;
+	struct stat sb;
+	size_t hops;
+	char *next;
+
+	*end = NULL;
+	for (hops = 0; lstat(cur, &sb) == 0 && S_ISLNK(sb.st_mode); hops++) {
+		if (hops == LINK_HOPS_MAX || (next = link_target(cur)) == NULL) {
+			int saved = hops == LINK_HOPS_MAX ? ELOOP : errno;
+
+			free(*end);
+			*end = NULL;
+			if (saved == ENOMEM)
+				return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0,
+				    0, "out of memory");
+			return attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
+			    "cannot create: %s%s", strerror(saved),
+			    saved == ELOOP ? " (the links form a loop, or there "
+			    "are more than 40 of them)" : "");
+		}
+		free(*end);
+		*end = next;
+		cur = next;
+	}
+	return ATTN_OK;
+}
+
 enum attn_status
 sink_open(struct sink *s, const char *path, struct attn_error *err)
 {
+	enum attn_status st = ATTN_OK;
 	const char *slash;
 	size_t dirlen;
-	int fd;
-
 	struct stat sb;
+	int fd;
 
 	memset(s, 0, sizeof *s);
 	if (path == NULL) {
@@ -236,21 +282,25 @@ sink_open(struct sink *s, const char *path, struct attn_error *err)
 		return ATTN_OK;
 	}
 	s->path = path;
+	if ((st = follow_links(path, &s->real, err)) != ATTN_OK)
+		return st;
+	if (s->real != NULL)
+		path = s->real;
 	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
 		if (S_ISDIR(sb.st_mode))
-			return attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
-			    "cannot create: Is a directory");
-		if ((s->fp = fopen(path, "w")) == NULL)
-			return attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
-			    "cannot open: %s", strerror(errno));
+			st = attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0,
+			    0, "cannot create: Is a directory");
+		else if ((s->fp = fopen(path, "w")) == NULL)
+			st = attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0,
+			    0, "cannot open: %s", strerror(errno));
+		if (st != ATTN_OK) {
+			sink_abort(s);
+			return st;
+		}
 		s->direct = 1;
 		watch_signals(NULL);
 		return ATTN_OK;
 	}
-	/* Through a symlink, replace the file it points to, not the link. */
-	if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode) &&
-	    (s->real = link_target(path)) != NULL)
-		path = s->real;
 	slash = strrchr(path, '/');
 	dirlen = slash == NULL ? 0 : (size_t)(slash - path) + 1;
 	if ((s->tmp = malloc(dirlen + sizeof ".attn-XXXXXX")) == NULL)
