@@ -7,7 +7,7 @@
  * which replaces the target only after everything was written and
  * synced; any failure removes it and leaves the target untouched.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700	/* S_ISVTX */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -201,14 +201,23 @@ unwatch_signals(void)
  * longer chain is taken for a loop, as open() takes it. */
 #define LINK_HOPS_MAX 40
 
+/* The length of path's directory part, its last slash included (0 when
+ * it has none). */
+static size_t
+dir_len(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash == NULL ? 0 : (size_t)(slash - path) + 1;
+}
+
 /* Where the symlink path points, relative links taken from the link's
  * directory (the target need not exist yet); NULL with errno set on
  * failure. */
 static char *
 link_target(const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	size_t dirlen = slash == NULL ? 0 : (size_t)(slash - path) + 1;
+	size_t dirlen = dir_len(path);
 	char link[PATH_MAX], *out;
 	ssize_t n;
 
@@ -266,14 +275,84 @@ follow_links(const char *path, char **end, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/*
+ * Whether attn may make a file beside path and rename it over path: the
+ * directory must be writable, and when it is sticky (as /tmp), only the
+ * file's owner, the directory's or root may replace the file.  Anyone
+ * else may still write the file in place, as > does.
+ */
+static int
+replaceable(const char *path, const struct stat *file)
+{
+	size_t dirlen = dir_len(path);
+	uid_t uid = geteuid();
+	struct stat d;
+	char *dir;
+	int ok;
+
+	if ((dir = dirlen == 0 ? strdup(".") : strndup(path, dirlen)) == NULL)
+		return 1;	/* making the temporary file's name will fail */
+	ok = stat(dir, &d) == 0 &&
+	    faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0 &&
+	    (!(d.st_mode & S_ISVTX) || uid == 0 || file->st_uid == uid ||
+	    d.st_uid == uid);
+	free(dir);
+	return ok;
+}
+
+/* The sink's stream on the open descriptor fd. */
+static enum attn_status
+sink_fdopen(struct sink *s, int fd, const char *verb, struct attn_error *err)
+{
+	if (fd < 0)
+		return attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
+		    "cannot %s: %s", verb, strerror(errno));
+	if ((s->fp = fdopen(fd, "w")) == NULL) {
+		attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
+		    "cannot %s: %s", verb, strerror(errno));
+		close(fd);
+		return ATTN_ERR_CANTCREAT;
+	}
+	return ATTN_OK;
+}
+
+/* Write target itself, truncated first, as > does. */
+static enum attn_status
+open_in_place(struct sink *s, const char *target, struct attn_error *err)
+{
+	s->direct = 1;
+	watch_signals(NULL);
+	return sink_fdopen(s, open(target, O_WRONLY | O_TRUNC | O_NOCTTY),
+	    "open", err);
+}
+
+/* A temporary file in target's directory, for sink_commit to rename. */
+static enum attn_status
+open_temp(struct sink *s, const char *target, struct attn_error *err)
+{
+	static const char name[] = ".attn-XXXXXX";
+	size_t dirlen = dir_len(target);
+	int fd;
+
+	if ((s->tmp = malloc(dirlen + sizeof name)) == NULL)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory");
+	memcpy(s->tmp, target, dirlen);
+	memcpy(s->tmp + dirlen, name, sizeof name);
+	watch_signals(s->tmp);
+	if ((fd = mkstemp(s->tmp)) < 0) {
+		free(s->tmp);	/* no file to remove */
+		s->tmp = NULL;
+	}
+	return sink_fdopen(s, fd, "create", err);
+}
+
 enum attn_status
 sink_open(struct sink *s, const char *path, struct attn_error *err)
 {
-	enum attn_status st = ATTN_OK;
-	const char *slash;
-	size_t dirlen;
+	enum attn_status st;
+	const char *target;
 	struct stat sb;
-	int fd;
 
 	memset(s, 0, sizeof *s);
 	if (path == NULL) {
@@ -284,48 +363,27 @@ sink_open(struct sink *s, const char *path, struct attn_error *err)
 	s->path = path;
 	if ((st = follow_links(path, &s->real, err)) != ATTN_OK)
 		return st;
-	if (s->real != NULL)
-		path = s->real;
-	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-		if (S_ISDIR(sb.st_mode))
-			st = attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0,
-			    0, "cannot create: Is a directory");
-		else if ((s->fp = fopen(path, "w")) == NULL)
-			st = attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0,
-			    0, "cannot open: %s", strerror(errno));
-		if (st != ATTN_OK) {
-			sink_abort(s);
-			return st;
-		}
-		s->direct = 1;
-		watch_signals(NULL);
-		return ATTN_OK;
-	}
-	slash = strrchr(path, '/');
-	dirlen = slash == NULL ? 0 : (size_t)(slash - path) + 1;
-	if ((s->tmp = malloc(dirlen + sizeof ".attn-XXXXXX")) == NULL)
-		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "out of memory");
-	memcpy(s->tmp, path, dirlen);
-	memcpy(s->tmp + dirlen, ".attn-XXXXXX", sizeof ".attn-XXXXXX");
-	watch_signals(s->tmp);
-	if ((fd = mkstemp(s->tmp)) < 0) {
-		/* Name the target as given: s->real goes with the sink. */
-		attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
+	target = s->real != NULL ? s->real : path;
+	/* Error messages name the path as given, not the link's target. */
+	if (stat(target, &sb) != 0)
+		st = errno == ENOENT ? open_temp(s, target, err) :
+		    attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
 		    "cannot create: %s", strerror(errno));
-		free(s->tmp);
-		s->tmp = NULL;
+	else if (S_ISDIR(sb.st_mode))
+		st = attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
+		    "cannot create: Is a directory");
+	else if (!S_ISREG(sb.st_mode))
+		st = open_in_place(s, target, err);	/* a device or FIFO */
+	else if (faccessat(AT_FDCWD, target, W_OK, AT_EACCESS) != 0)
+		st = attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
+		    "cannot write: %s", strerror(errno));
+	else if (!replaceable(target, &sb))
+		st = open_in_place(s, target, err);
+	else
+		st = open_temp(s, target, err);
+	if (st != ATTN_OK)
 		sink_abort(s);
-		return ATTN_ERR_CANTCREAT;
-	}
-	if ((s->fp = fdopen(fd, "w")) == NULL) {
-		attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
-		    "cannot create: %s", strerror(errno));
-		close(fd);
-		sink_abort(s);
-		return ATTN_ERR_CANTCREAT;
-	}
-	return ATTN_OK;
+	return st;
 }
 
 /* The mode a new file would get: an existing target's, else 0666 less

@@ -113,6 +113,20 @@ judge_output() {
 	line=
 	[ -f "$c/out.txt" ] && read -r line <"$c/out.txt"
 	[ "$line" = precious ] || echo "-o out.txt was changed or removed"
+	temp_left
+}
+
+# The opposite, for a run that succeeds: why out.txt does not hold a new
+# result, or a temporary file was left.
+judge_written() {
+	line=
+	[ -f "$c/out.txt" ] && read -r line <"$c/out.txt"
+	[ -n "$line" ] && [ "$line" != precious ] ||
+	    echo "-o out.txt was not written"
+	temp_left
+}
+
+temp_left() {
 	for f in "$c"/.attn-*; do
 		[ -e "$f" ] && echo "temporary file left behind: $f"
 	done
@@ -275,22 +289,67 @@ setup_missing_k() {
 	run good.csv nosuch.csv good.csv
 }
 
-# Root reads anything, so as root the case runs as nobody.
+# Run attn in $c with arguments "$@" as a user without root's rights: as
+# the user running the suite, or as nobody (setpriv, else runuser) when
+# that is root, since root reads and writes anything.  Sets skipped when
+# the suite runs as root and attn cannot be run as nobody.
+run_unprivileged() {
+	if [ "$(id -u)" != 0 ]; then
+		run "$@"
+		return
+	fi
+	for as in "setpriv --reuid=65534 --regid=65534 --clear-groups" \
+	    "runuser -u nobody --"; do
+		command -v "${as%% *}" >/dev/null 2>&1 &&
+		    $as test -x "$bin" 2>/dev/null && break
+		as=
+	done
+	if [ -z "$as" ]; then
+		skipped="running as root, and cannot run attn as nobody"
+		return
+	fi
+	(cd "$c" && timeout 10 $as "$bin" "$@" <"$in" >out 2>err)
+	st=$?
+}
+
 setup_unreadable() {
 	printf '1,2\n' >"$c/secret.csv"
 	chmod 000 "$c/secret.csv"
+	run_unprivileged --self secret.csv
+}
+
+# -o onto a file its user may not write is refused, as > refuses it, even
+# where the directory would let attn rename a new file over it.
+setup_output_read_only_file() {
+	chmod 444 "$c/out.txt"
+	[ "$(id -u)" = 0 ] && chmod 777 "$c"
+	run_unprivileged --self good.csv -o out.txt
+	extra=$(judge_output)
+}
+
+# A file attn may write, in a directory where it may not create one: no
+# temporary file can be made there, so it is written in place, as > does.
+setup_output_in_read_only_directory() {
+	chmod 666 "$c/out.txt"
+	: >"$c/out"
+	: >"$c/err"
+	[ "$(id -u)" = 0 ] || chmod 555 "$c"
+	run_unprivileged --self good.csv -o out.txt
+	chmod 755 "$c"
+	extra=$(judge_written)
+}
+
+# Likewise in a sticky directory (/tmp) where the file is someone else's:
+# only its owner may rename over it, anyone may write it.
+setup_output_others_file_in_sticky_directory() {
 	if [ "$(id -u)" != 0 ]; then
-		run --self secret.csv
-	elif command -v setpriv >/dev/null 2>&1 &&
-	    setpriv --reuid=65534 --regid=65534 --clear-groups \
-	    test -x "$bin" 2>/dev/null; then
-		(cd "$c" && timeout 10 setpriv --reuid=65534 --regid=65534 \
-		    --clear-groups "$bin" --self secret.csv \
-		    </dev/null >out 2>err)
-		st=$?
-	else
-		skipped="running as root, and cannot run attn as nobody"
+		skipped="needs root, to give out.txt another owner than attn's"
+		return
 	fi
+	chmod 666 "$c/out.txt"
+	chmod 1777 "$c"
+	run_unprivileged --self good.csv -o out.txt
+	extra=$(judge_written)
 }
 
 # /dev/full through a symbolic link: the same path as -o /dev/full, but
@@ -420,11 +479,7 @@ setup_ignored_signals_stay_ignored() {
 	build_shim || return
 	SHIM=$shim run_signalled 'INT HUP TERM' 'INT HUP TERM' --self good.csv \
 	    -o out.txt
-	read -r line <"$c/out.txt"
-	[ "$line" != precious ] || extra="-o out.txt was not written"
-	for f in "$c"/.attn-*; do
-		[ -e "$f" ] && extra="temporary file left behind: $f"
-	done
+	extra=$(judge_written)
 }
 
 # A signal that is not ignored still removes the temporary file, and attn
