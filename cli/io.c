@@ -1,11 +1,19 @@
 /*
- * io.c - reading inputs whole and writing output atomically.
+ * io.c - reading inputs whole and writing output as the shell's > would,
+ * but atomically wherever it can.
  *
  * Inputs are read into memory in one piece: every reader then works on a
- * buffer, and positions are byte offsets into it.  Output to a file goes
- * to a temporary file in the same directory (so rename() is atomic),
- * which replaces the target only after everything was written and
- * synced; any failure removes it and leaves the target untouched.
+ * buffer, and positions are byte offsets into it.
+ *
+ * Output to -o FILE goes where > would put it: through every symbolic
+ * link to the file at the end of the chain, and through attn's own
+ * descriptor for /dev/stdout and its kin.  A regular file is written to a
+ * temporary file in the same directory (so rename() is atomic), which
+ * replaces the target only after everything was written and synced; any
+ * failure removes it and leaves the target untouched.  What cannot be
+ * replaced that way is written in place, as > writes it: a device, a
+ * FIFO, a descriptor, or a file in a directory attn may not change.  A
+ * file the user may not write is refused, as > refuses it.
  */
 #define _XOPEN_SOURCE 700	/* S_ISVTX */
 #include <errno.h>
@@ -239,14 +247,57 @@ link_target(const char *path)
 }
 
 /*
+ * The descriptor that path names when it is one of attn's own: /dev/stdin,
+ * /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N, and the same
+ * under /proc/thread-self and /proc/PID; -1 otherwise.  Followed as links
+ * they lead to a pipe (whose name cannot be created) or to the file the
+ * shell opened, which renaming would replace behind the shell's back, at
+ * the cost of >> appending: attn writes through the descriptor instead.
+ */
+static int
+own_descriptor(const char *path)
+{
+	static const char *const std[] = {
+		"/dev/stdin", "/dev/stdout", "/dev/stderr"
+	};
+	char pid_dir[64];
+	const char *const dirs[] = {
+		"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/", pid_dir
+	};
+	const char *num;
+	char *end;
+	long fd;
+	size_t i, n;
+
+	for (i = 0; i < sizeof std / sizeof std[0]; i++)
+		if (strcmp(path, std[i]) == 0)
+			return (int)i;
+	snprintf(pid_dir, sizeof pid_dir, "/proc/%ld/fd/", (long)getpid());
+	for (i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		n = strlen(dirs[i]);
+		if (strncmp(path, dirs[i], n) != 0)
+			continue;
+		num = path + n;
+		if (*num < '0' || *num > '9')
+			return -1;
+		errno = 0;
+		fd = strtol(num, &end, 10);
+		return *end == '\0' && errno == 0 && fd <= INT_MAX ?
+		    (int)fd : -1;
+	}
+	return -1;
+}
+
+/*
  * Follow path through every symbolic link to the file that open() would
  * write, which need not exist yet: *end is that path (owned by the
  * caller), or NULL when path is no link.  Only the last component needs
- * following: rename() resolves the directories on the way itself.  A
- * loop is an error.
+ * following: rename() resolves the directories on the way itself.  The
+ * walk stops at a name of one of attn's own descriptors (*fd).  A loop is
+ * an error.
  */
 static enum attn_status
-follow_links(const char *path, char **end, struct attn_error *err)
+follow_links(const char *path, char **end, int *fd, struct attn_error *err)
 {
 	const char *cur = path;
 	struct stat sb;
@@ -254,7 +305,8 @@ follow_links(const char *path, char **end, struct attn_error *err)
 	char *next;
 
 	*end = NULL;
-	for (hops = 0; lstat(cur, &sb) == 0 && S_ISLNK(sb.st_mode); hops++) {
+	for (hops = 0; (*fd = own_descriptor(cur)) < 0 &&
+	    lstat(cur, &sb) == 0 && S_ISLNK(sb.st_mode); hops++) {
 		if (hops == LINK_HOPS_MAX || (next = link_target(cur)) == NULL) {
 			int saved = hops == LINK_HOPS_MAX ? ELOOP : errno;
 
@@ -316,6 +368,22 @@ sink_fdopen(struct sink *s, int fd, const char *verb, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* Write through attn's descriptor fd, where the shell's > or >> left it
+ * (a copy of it, so that closing the sink leaves fd open). */
+static enum attn_status
+open_descriptor(struct sink *s, int fd, struct attn_error *err)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY)
+		return attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
+		    "cannot write: descriptor %d is %s", fd, flags < 0 ?
+		    "not open" : "open for reading only");
+	s->direct = 1;
+	watch_signals(NULL);
+	return sink_fdopen(s, dup(fd), "open", err);
+}
+
 /* Write target itself, truncated first, as > does. */
 static enum attn_status
 open_in_place(struct sink *s, const char *target, struct attn_error *err)
@@ -353,6 +421,7 @@ sink_open(struct sink *s, const char *path, struct attn_error *err)
 	enum attn_status st;
 	const char *target;
 	struct stat sb;
+	int fd;
 
 	memset(s, 0, sizeof *s);
 	if (path == NULL) {
@@ -361,11 +430,13 @@ sink_open(struct sink *s, const char *path, struct attn_error *err)
 		return ATTN_OK;
 	}
 	s->path = path;
-	if ((st = follow_links(path, &s->real, err)) != ATTN_OK)
+	if ((st = follow_links(path, &s->real, &fd, err)) != ATTN_OK)
 		return st;
 	target = s->real != NULL ? s->real : path;
 	/* Error messages name the path as given, not the link's target. */
-	if (stat(target, &sb) != 0)
+	if (fd >= 0)
+		st = open_descriptor(s, fd, err);
+	else if (stat(target, &sb) != 0)
 		st = errno == ENOENT ? open_temp(s, target, err) :
 		    attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
 		    "cannot create: %s", strerror(errno));

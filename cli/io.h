@@ -28,26 +28,36 @@ enum attn_status memory_limit(unsigned long long *limit, const char **what,
 enum attn_status io_slurp(const char *path, char **buf, size_t *len,
     struct attn_error *err);
 
-/* An output stream: stdout, or a temporary file beside the target. */
+/* An output stream: stdout, a temporary file beside the target, or the
+ * target itself written in place. */
 struct sink {
 	FILE *fp;
 	const char *path;	/* the target as named, NULL for stdout */
-	char *real;		/* a symlink's target, which is replaced */
+	char *real;		/* the end of its chain of symbolic links */
 	char *tmp;		/* the temporary file's name */
-	int direct;		/* a device or FIFO, written in place */
+	int direct;		/* written in place, no temporary file */
 };
 
-/* Open the sink for path (NULL: stdout).  Creates the temporary file,
- * except for a path that exists and is not a regular file (/dev/null, a
- * FIFO): that is written in place, since replacing it would destroy it. */
+/*
+ * Open the sink for path (NULL: stdout).  Follows symbolic links to the
+ * file that > would write; /dev/stdout, /dev/fd/N and the like write
+ * through attn's own descriptor.  A regular file is replaced through a
+ * temporary file, unless its directory does not allow that: then it is
+ * written in place, as is a device or a FIFO (replacing those would
+ * destroy them).  A file the user may not write is ATTN_ERR_CANTCREAT.
+ * While the sink is open, SIGXFSZ is ignored, and SIGINT, SIGTERM and
+ * SIGHUP (unless ignored) remove the temporary file before attn dies.
+ */
 enum attn_status sink_open(struct sink *s, const char *path,
     struct attn_error *err);
 
-/* Flush and check everything written; for a file, fsync it and rename it
- * over the target.  On failure the target is left as it was. */
+/* Flush and check everything written; for a temporary file, fsync it
+ * and rename it over the target (on failure the target is left as it
+ * was).  Puts the signal dispositions back. */
 enum attn_status sink_commit(struct sink *s, struct attn_error *err);
 
-/* Give up: remove the temporary file.  Safe after a failed commit. */
+/* Give up: remove the temporary file and put the signal dispositions
+ * back.  Safe after a failed commit. */
 void sink_abort(struct sink *s);
 
 #endif
