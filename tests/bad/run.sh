@@ -35,20 +35,10 @@
 # megabytes, a million rows) are made here, in a temporary directory.
 set -u
 
-bin=$1
-case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d) || exit 1
-trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
-# Readable by everyone, for the case that runs attn as nobody.
+. "$(dirname "$0")/../harness.sh"
+# Readable by everyone, for the cases that run attn as nobody.
 chmod 755 "$work"
-LC_ALL=C
-export LC_ALL
 c=$work/case
-pass=0
-fail=0
-skip=0
 devfull_symlink_ok=0
 
 # ------------------------------------------------------------- judging
@@ -130,16 +120,6 @@ temp_left() {
 	for f in "$c"/.attn-*; do
 		[ -e "$f" ] && echo "temporary file left behind: $f"
 	done
-}
-
-# Count a verdict: $1 is the case's name, $2 why it failed (or nothing).
-verdict() {
-	if [ -z "$2" ]; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		echo "FAIL $1: $2"
-	fi
 }
 
 fresh() {
@@ -618,8 +598,7 @@ run_setup() {
 	fi
 	"$fn" </dev/null
 	if [ -n "$skipped" ]; then
-		skip=$((skip + 1))
-		echo "skip $name: $skipped"
+		skip_case "$name" "$skipped"
 		return
 	fi
 	why=$(judge "$want" "$re")
@@ -637,6 +616,4 @@ while read -r name want how re; do
 	esac
 done <"$here/expect"
 
-[ $skip -gt 0 ] && echo "bad: $skip skipped"
-echo "bad: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+tally bad
