@@ -63,8 +63,8 @@ BUILD_PKGS = pkg-config libcjson-dev check
 TEST_PKGS  = groff-base jq locales
 
 .PHONY: all demo check check-valgrind test unit cli-test bad-test \
-        doc-test boundary-test build-test install-test lint-man deps \
-        test-deps install uninstall clean FORCE
+        mem-test doc-test boundary-test build-test install-test lint-man \
+        deps test-deps install uninstall clean FORCE
 
 all: $(ATTN) $(LIBATTN)
 
@@ -128,7 +128,8 @@ check: test-deps
 	    SAN='$(SANFLAGS)' test
 	@echo 'make check: all suites passed'
 
-test: unit cli-test bad-test doc-test boundary-test build-test lint-man
+test: unit cli-test bad-test mem-test doc-test boundary-test build-test \
+    lint-man
 
 # Each suite prints its time, "time build unit: 12.3 s".
 TIMED = sh tests/timed.sh
@@ -153,6 +154,13 @@ boundary-test: $(LIBATTN)
 # CC and AR come from the environment; LDLIBS adds to attn's libraries.
 build-test:
 	$(TIMED) '$(BUILD) build-test' sh tests/build.sh
+
+# ATTN_MAX_MEMORY, cgroup limits: what attn accepts it can hold (heap
+# counted by an LD_PRELOAD shim, runs under prlimit --as, a made-up
+# cgroup in a private mount namespace); parts that cannot run here, as
+# under ASan, are skipped with a notice.
+mem-test: $(ATTN)
+	$(TIMED) '$(BUILD) mem-test' sh tests/memory/run.sh ./$(ATTN)
 
 # The examples in the man page and the README are tests too.
 doc-test: $(ATTN)

@@ -3,7 +3,8 @@
  * but atomically wherever it can.
  *
  * Inputs are read into memory in one piece: every reader then works on a
- * buffer, and positions are byte offsets into it.
+ * buffer, and positions are byte offsets into it.  Each read is charged
+ * to the run's memory (memory.c) before the parse that would need it.
  *
  * Output to -o FILE goes where > would put it: through every symbolic
  * link to the file at the end of the chain, and through attn's own
@@ -30,30 +31,21 @@
 
 #include "attn.h"
 #include "io.h"
+#include "memory.h"
 
-enum attn_status
-memory_limit(unsigned long long *limit, const char **what,
-    struct attn_error *err)
+/* The first buffer for an input: the whole of a regular file, with room
+ * for its NUL and for a read that sees its end, which must all fit
+ * (*least); else 64 KiB that double as needed, or less that fits. */
+static size_t
+first_cap(int fd, size_t *least)
 {
-	const char *env = getenv("ATTN_MAX_MEMORY");
-	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-	char *end;
+	struct stat sb;
 
-	if (env != NULL) {
-		errno = 0;
-		*limit = strtoull(env, &end, 10);
-		*what = "ATTN_MAX_MEMORY";
-		if (env[0] < '0' || env[0] > '9' || *end != '\0' ||
-		    errno != 0)
-			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-			    "ATTN_MAX_MEMORY wants a number of bytes, not "
-			    "'%s'", env);
-		return ATTN_OK;
-	}
-	*what = "this machine's memory";
-	*limit = pages > 0 && size > 0 ? (unsigned long long)pages *
-	    (unsigned long long)size : ULLONG_MAX;
-	return ATTN_OK;
+	*least = 2;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+	    (unsigned long long)sb.st_size < SIZE_MAX - 2)
+		return *least = (size_t)sb.st_size + 2;
+	return 65536;
 }
 
 enum attn_status
@@ -61,50 +53,45 @@ io_slurp(const char *path, char **buf, size_t *len, struct attn_error *err)
 {
 	const int is_stdin = strcmp(path, "-") == 0;
 	const char *name = is_stdin ? STDIN_NAME : path;
-	size_t cap = 65536, n = 0;
-	unsigned long long limit;
-	const char *what;
+	struct memory_read mr;
+	size_t cap, n = 0, ncap, least;
 	struct stat sb;
 	enum attn_status st;
-	char *p;
+	char *p = NULL, *q;
+	ssize_t r;
 	int fd;
 
 	*buf = NULL;
 	*len = 0;
-	if ((st = memory_limit(&limit, &what, err)) != ATTN_OK)
+	if ((st = memory_read_begin(&mr, name, err)) != ATTN_OK)
 		return st;
 	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY);
 	if (fd < 0)
 		return attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
 		    "cannot open: %s", strerror(errno));
 	if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-		if (!is_stdin)
-			close(fd);
-		return attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
+		st = attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
 		    "is a directory");
+		goto done;
 	}
+	/* Every buffer, and every read into it, is charged before parsing
+	 * can run out of memory on it. */
+	ncap = first_cap(fd, &least);
+	if ((st = memory_read_grow(&mr, 0, least, &ncap, 0, err)) != ATTN_OK)
+		goto done;
+	cap = ncap;
 	if ((p = malloc(cap)) == NULL)
 		goto nomem;
 	for (;;) {
-		ssize_t r;
-
 		if (cap - n < 2) {
-			char *q;
-
-			if (n >= limit) {
-				attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
-				    "input is larger than %s (%llu bytes)",
-				    what, limit);
-				free(p);
-				if (!is_stdin)
-					close(fd);
-				return ATTN_ERR_NOMEM;
-			}
-			q = cap > SIZE_MAX / 2 ? NULL : realloc(p, cap * 2);
-			if (q == NULL)
+			ncap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
+			if ((st = memory_read_grow(&mr, cap, n + 2, &ncap, n,
+			    err)) != ATTN_OK)
+				goto done;
+			if ((q = realloc(p, ncap)) == NULL)
 				goto nomem;
 			p = q;
-			cap *= 2;
+			cap = ncap;
 		}
 		r = read(fd, p + n, cap - n - 1);
 		if (r == 0)
@@ -112,27 +99,29 @@ io_slurp(const char *path, char **buf, size_t *len, struct attn_error *err)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			attn_error_set(err, ATTN_ERR_IO, name, 0, 0,
+			st = attn_error_set(err, ATTN_ERR_IO, name, 0, 0,
 			    "read error: %s", strerror(errno));
-			free(p);
-			if (!is_stdin)
-				close(fd);
-			return ATTN_ERR_IO;
+			goto done;
 		}
 		n += (size_t)r;
+		if ((st = memory_read_count(&mr, p + n - (size_t)r, (size_t)r,
+		    cap, n, err)) != ATTN_OK)
+			goto done;
 	}
-	if (!is_stdin)
-		close(fd);
 	p[n] = '\0';
 	*buf = p;
 	*len = n;
-	return ATTN_OK;
+	p = NULL;
+	memory_read_end(&mr);
+	goto done;
 nomem:
+	st = attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
+	    "out of memory reading %zu bytes", n);
+done:
 	free(p);
 	if (!is_stdin)
 		close(fd);
-	return attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
-	    "out of memory reading %zu bytes", n);
+	return st;
 }
 
 /* ---------------------------------------------------------------- signals */

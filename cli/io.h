@@ -12,19 +12,11 @@
 /* The name standard input goes by in messages. */
 #define STDIN_NAME "<stdin>"
 
-/*
- * The memory a run may take: ATTN_MAX_MEMORY bytes when that is set
- * (*what names the limit for messages), else the machine's physical
- * memory; ULLONG_MAX when unknown.
- * A malformed ATTN_MAX_MEMORY is a usage error.
- */
-enum attn_status memory_limit(unsigned long long *limit, const char **what,
-    struct attn_error *err);
-
 /* Read all of path ("-" for standard input) into *buf (NUL-terminated,
- * owned by the caller) and its length into *len.  An input larger than
- * memory_limit() is refused (ATTN_ERR_NOMEM) rather than read until the
- * system kills attn. */
+ * owned by the caller) and its length into *len.  An input that would not
+ * fit in the memory limit once parsed (memory.h) is refused with
+ * ATTN_ERR_NOMEM as soon as the bytes read show it, rather than read and
+ * parsed until the system kills attn. */
 enum attn_status io_slurp(const char *path, char **buf, size_t *len,
     struct attn_error *err);
 

@@ -15,6 +15,7 @@
 #include "attn.h"
 #include "io.h"
 #include "labels.h"
+#include "memory.h"
 #include "options.h"
 #include "print.h"
 #include "rules.h"
@@ -94,28 +95,20 @@ warn_masked_rows(const struct options *o, const struct attn_stages *st,
 }
 
 /*
- * Refuse a run whose stages would not fit: in ATTN_MAX_MEMORY bytes when
- * that is set (for shared machines), else in the machine's memory, so
- * that it fails with a message instead of being killed.
+ * Refuse a run whose inputs and stages would not fit in the memory limit
+ * (memory.h), so that it fails with a message instead of being killed.
  */
 static enum attn_status
 check_memory(const struct options *o, const struct inputs *in,
     struct attn_error *err)
 {
-	unsigned long long limit;
-	const char *what;
 	enum attn_status st;
 	size_t need;
 
 	if ((st = attn_plan(&o->cfg, &in->in, print_wants(o), &need,
-	    err)) != ATTN_OK ||
-	    (st = memory_limit(&limit, &what, err)) != ATTN_OK)
+	    err)) != ATTN_OK)
 		return st;
-	if (need > limit)
-		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "the stages need %zu bytes, more than %s (%llu bytes)",
-		    need, what, limit);
-	return ATTN_OK;
+	return memory_admit_run(in, need, err);
 }
 
 /* Render everything into memory, then write it in one piece. */
@@ -129,13 +122,11 @@ write_output(const struct options *o, const struct attn_stages *st,
 	size_t len = 0;
 	FILE *mem;
 
-	if ((mem = open_memstream(&text, &len)) == NULL)
+	if ((mem = memory_stream_open(&text, &len)) == NULL)
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory");
 	status = print_run(mem, o, st, lab, err);
-	if (fclose(mem) != 0 && status == ATTN_OK)
-		status = attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "out of memory rendering the output");
+	status = memory_stream_close(mem, status, err);
 	if (status == ATTN_OK &&
 	    (status = sink_open(&sink, o->output, err)) == ATTN_OK) {
 		fwrite(text, 1, len, sink.fp);

@@ -24,7 +24,8 @@
  * cookie's close hook tells the harness so.  getopt's hidden state (a
  * half-read option cluster) is reset by a call with optind = 0, since
  * options_parse sets optind = 1, which glibc does not take as a full
- * reset.  The signal handlers -o installs are put back after each run.
+ * reset.  The signal handlers -o installs are put back after each run,
+ * and the memory account (cli/memory.c) is emptied before it.
  * ATTN_MAX_MEMORY is 16 MiB, so no argv makes a large T x S.
  *
  * Checked after each run (a failure aborts, and libFuzzer keeps the input):
@@ -58,6 +59,9 @@
 #include "fuzz_cli_table.h"
 
 int attn_main(int argc, char **argv);
+/* cli/memory.c: forget what the last run charged (one run a process, in
+ * attn itself). */
+void memory_reset(void);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -625,6 +629,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(real_stderr, "%s\n", r.full ? "; stdout is full" : "");
 	}
 
+	memory_reset();
 	rc = attn_main(r.argc, r.argv);
 
 	if (!out_cap.closed)
