@@ -52,6 +52,7 @@ struct parse {
 	int choice;		/* the argument's index among row->choices */
 	int align, masked_rows, like;	/* their choice; -1 when not given */
 	int stop;		/* --help or --version: read no further */
+	const char *stage_list;	/* --stage's, read once --grad is known */
 };
 
 /* One option. */
@@ -79,32 +80,53 @@ usage_error(struct attn_error *err, const char *fmt, const char *arg)
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, fmt, arg);
 }
 
-/* The stage names, "scores, scaled, ...", from the stage table. */
+/* The stages o offers: the backward ones only with --grad. */
+static unsigned
+offered(const struct options *o)
+{
+	return o->grad != NULL ? ATTN_STAGES_ALL | ATTN_STAGES_GRAD :
+	    ATTN_STAGES_ALL;
+}
+
+/* The names of the stages of set that users may ask for, "scores,
+ * scaled, ...", from the stage table. */
 static void
-stage_names(char *buf, size_t size)
+stage_names(char *buf, size_t size, unsigned set)
 {
 	size_t i, n = 0;
 
 	buf[0] = '\0';
 	for (i = 0; i < ATTN_STAGE_COUNT && n < size; i++)
-		if (!attn_stage_table[i].internal)
+		if (!attn_stage_table[i].internal &&
+		    (set & ATTN_STAGE_BIT(i)))
 			n += (size_t)snprintf(buf + n, size - n, "%s%s",
 			    n > 0 ? ", " : "", attn_stage_table[i].name);
 }
 
-/* --stage LIST: names from the stage table, comma-separated, or all. */
+/* --stage LIST, read once every option is known, since what `all` means
+ * and which stages are offered depend on --grad. */
 static enum attn_status
 set_stage(struct parse *ps, const char *list, struct attn_error *err)
 {
-	struct options *o = ps->o;
+	(void)err;
+	ps->given.stage = 1;
+	ps->stage_list = list;
+	return ATTN_OK;
+}
+
+/* The --stage LIST: names from the stage table, comma-separated, or all
+ * (every stage offered). */
+static enum attn_status
+parse_stages(struct options *o, const char *list, struct attn_error *err)
+{
 	const char *p = list;
 	size_t i;
 
-	ps->given.stage = 1;
 	if (strcmp(list, "all") == 0) {
 		o->nstages = 0;
 		for (i = 0; i < ATTN_STAGE_COUNT; i++)
-			if (!attn_stage_table[i].internal)
+			if (!attn_stage_table[i].internal &&
+			    (offered(o) & ATTN_STAGE_BIT(i)))
 				o->stages[o->nstages++] = (enum attn_stage)i;
 		return ATTN_OK;
 	}
@@ -122,9 +144,9 @@ set_stage(struct parse *ps, const char *list, struct attn_error *err)
 			return usage_error(err, "%s",
 			    "--stage all stands alone, without other stages");
 		if (s == ATTN_STAGE_COUNT || attn_stage_table[s].internal) {
-			char names[128];
+			char names[256];
 
-			stage_names(names, sizeof names);
+			stage_names(names, sizeof names, offered(o));
 			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 			    "unknown stage '%s' (stages: %s, or all)", name,
 			    names);
@@ -417,7 +439,7 @@ options_print_help(FILE *fp)
 	size_t i, w;
 	const char *h, *nl;
 
-	stage_names(names, sizeof names);
+	stage_names(names, sizeof names, ATTN_STAGES_ALL);
 	fputs(help_head, fp);
 	for (i = 0; i < NROWS; i++) {
 		const struct option_row *r = &rows[i];
@@ -587,6 +609,9 @@ options_parse(int argc, char **argv, struct options *o,
 		o->cfg.align = (enum attn_align)ps.align;
 	if (ps.masked_rows >= 0)
 		o->cfg.masked_rows = (enum attn_masked_rows)ps.masked_rows;
+	if (ps.stage_list != NULL &&
+	    (st = parse_stages(o, ps.stage_list, err)) != ATTN_OK)
+		return st;
 	if ((st = rules_check_options(o, &ps.given, err)) != ATTN_OK)
 		return st;
 	if (o->digits < 0)

@@ -28,6 +28,7 @@ struct options {
 	int like_masked_rows;	/* and the masked-row policy */
 	const char *mask;	/* --mask FILE */
 	const char *bias;	/* --bias FILE */
+	const char *grad;	/* --grad DO: dO, for the backward stages */
 	const char *query_labels;	/* --query-labels, comma-separated */
 	const char *key_labels;		/* --key-labels */
 	const char *output;	/* -o FILE, NULL for stdout */

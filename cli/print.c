@@ -30,6 +30,14 @@ const struct print_format print_formats[OUT_COUNT] = {
 	[OUT_JSON] = { "json", print_json, 0, 0, NULL },
 };
 
+int
+print_explains(const struct options *o, enum attn_stage s)
+{
+	if (attn_stage_table[s].internal)
+		return 0;
+	return o->grad != NULL || !(ATTN_STAGES_GRAD & ATTN_STAGE_BIT(s));
+}
+
 unsigned
 print_wants(const struct options *o)
 {
@@ -39,7 +47,7 @@ print_wants(const struct options *o)
 
 	if (o->explain) {
 		for (s = 0; s < ATTN_STAGE_COUNT; s++)
-			if (!attn_stage_table[s].internal)
+			if (print_explains(o, (enum attn_stage)s))
 				printed |= ATTN_STAGE_BIT(s);
 	} else {
 		for (k = 0; k < o->nstages; k++)
@@ -110,13 +118,21 @@ const char *
 print_col_label(const struct printer *p, enum attn_stage s, size_t j,
     char *buf)
 {
+	struct attn_shape sh;
+	size_t w;
+
 	switch (attn_stage_table[s].cols) {
 	case ATTN_AXIS_KEY:
 		return p->nm->key[j];
 	case ATTN_AXIS_VALUE:
-		if (p->st->heads > 1)
-			snprintf(buf, ATTN_NUM_MAX, "h%zu:%zu",
-			    j / p->st->d_v + 1, j % p->st->d_v + 1);
+	case ATTN_AXIS_DK:
+		attn_stage_shape(p->st, s, &sh);
+		w = sh.cols / sh.col_heads;
+		/* KV heads are "kv" where they are not the query heads */
+		if (sh.col_heads > 1)
+			snprintf(buf, ATTN_NUM_MAX, "%s%zu:%zu",
+			    sh.col_heads != p->st->heads ? "kv" : "h",
+			    j / w + 1, j % w + 1);
 		else
 			snprintf(buf, ATTN_NUM_MAX, "%zu", j + 1);
 		return buf;
@@ -127,6 +143,16 @@ print_col_label(const struct printer *p, enum attn_stage s, size_t j,
 		break;
 	}
 	return attn_stage_table[s].name;
+}
+
+const char *
+print_row_label(const struct printer *p, enum attn_stage s, size_t i)
+{
+	struct attn_shape sh;
+
+	attn_stage_shape(p->st, s, &sh);
+	return sh.axis[sh.ndim - 2] == ATTN_AXIS_KEY ? p->nm->key[i] :
+	    p->nm->query[i];
 }
 
 size_t

@@ -61,6 +61,11 @@ extern const struct print_format print_formats[OUT_COUNT];
 /* The stages the printers will read for o: attn_run must keep them. */
 unsigned print_wants(const struct options *o);
 
+/* Whether --explain prints stage s for o (the mask aside, which it
+ * prints when a masking rule is in force): every stage offered by name,
+ * the backward ones with --grad. */
+int print_explains(const struct options *o, enum attn_stage s);
+
 /* Print what o asks for (--explain, or the --stage list in --format)
  * into fp.  Fails only when out of memory; write errors are left in
  * fp's error flag for the caller to check. */
@@ -88,10 +93,16 @@ void print_dims(const struct printer *p, enum attn_stage s, char *buf,
     size_t size);
 
 /* The label of column j of stage s; buf (ATTN_NUM_MAX bytes) holds it
- * when it is made up: value columns are numbered ("2", or "h1:2" with
- * several heads), a T x 1 stage's column is the stage's name. */
+ * when it is made up: value and d_k columns are numbered ("2", or "h1:2"
+ * with several heads, "kv1:2" for KV heads that are fewer than the query
+ * heads), a T x 1 stage's column is the stage's name. */
 const char *print_col_label(const struct printer *p, enum attn_stage s,
     size_t j, char *buf);
+
+/* The label of row i of a block of stage s: the query's, or for
+ * grad_k and grad_v the key's. */
+const char *print_row_label(const struct printer *p, enum attn_stage s,
+    size_t i);
 
 /* Width of a UTF-8 string in characters. */
 size_t print_width(const char *s);

@@ -38,8 +38,10 @@ print_stage(const struct printer *p, enum attn_stage s, char sep)
 {
 	const struct attn_matrix *m = &p->st->stage[s];
 	char buf[ATTN_NUM_MAX], dims[96];
+	struct attn_shape sh;
 	size_t i, j;
 
+	attn_stage_shape(p->st, s, &sh);
 	if (p->o->nstages > 1) {
 		print_dims(p, s, dims, sizeof dims);
 		fprintf(p->fp, "# %s %s\n", attn_stage_table[s].name, dims);
@@ -53,7 +55,8 @@ print_stage(const struct printer *p, enum attn_stage s, char sep)
 	}
 	for (i = 0; i < m->rows; i++) {
 		if (p->o->header) {
-			print_field(p->fp, p->nm->query[i % p->st->T], sep);
+			print_field(p->fp, print_row_label(p, s,
+			    i % sh.rows), sep);
 			putc(sep, p->fp);
 		}
 		for (j = 0; j < m->cols; j++) {

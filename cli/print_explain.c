@@ -1,9 +1,11 @@
 /*
  * print_explain.c - --explain: the shapes, the scale and the conventions
  * in force, then every stage in order as a table (the mask only when a
- * masking rule is in force), with a check line under the weights.  The
- * numbers are the computed stages; nothing is computed here but the
- * check of the row sums.
+ * masking rule is in force, the backward stages only with --grad), with
+ * a check line under the weights (each row sums to 1) and under
+ * grad_scaled (each row sums to 0, since the softmax does not change
+ * when a row of logits moves as a whole).  The numbers are the computed
+ * stages; nothing is computed here but the check of the row sums.
  */
 #include <math.h>
 #include <stdio.h>
@@ -12,12 +14,13 @@
 #include "print.h"
 #include "rules.h"
 
-/* The line after the weights: how far the worst row sum is from 1, over
- * the rows that may attend some key. */
+/* The line after the weights (target 1) or grad_scaled (target 0): how
+ * far the worst row sum of stage s is from the target, over the rows
+ * that may attend some key. */
 static void
-print_row_sum_check(const struct printer *p)
+print_row_sum_check(const struct printer *p, enum attn_stage s, int target)
 {
-	const struct attn_matrix *w = &p->st->stage[ATTN_STAGE_WEIGHTS];
+	const struct attn_matrix *w = &p->st->stage[s];
 	char buf[ATTN_NUM_MAX];
 	double worst = 0.0;
 	size_t i, j, k = 0, nans = 0;
@@ -33,12 +36,13 @@ print_row_sum_check(const struct printer *p)
 			sum += *attn_at(w, i, j);
 		if (isnan(sum))
 			nans++;
-		else if (fabs(sum - 1.0) > worst)
-			worst = fabs(sum - 1.0);
+		else if (fabs(sum - target) > worst)
+			worst = fabs(sum - target);
 	}
 	attn_format_number(buf, worst, 2, 0);
-	fprintf(p->fp, "check: each row of weights sums to 1 "
-	    "(largest |sum - 1| = %s)", buf);
+	fprintf(p->fp, "check: each row of %s sums to %d "
+	    "(largest |sum%s| = %s)", attn_stage_table[s].name, target,
+	    target != 0 ? " - 1" : "", buf);
 	if (p->st->nmasked > 0)
 		fprintf(p->fp, "; %zu row%s that attend%s no key left out",
 		    p->st->nmasked, p->st->nmasked == 1 ? "" : "s",
@@ -153,7 +157,14 @@ print_shapes(const struct printer *p)
 	fprintf(p->fp, "%zux%zu, V is ", st->S, G * st->d_k);
 	if (st->batches > 1)
 		fprintf(p->fp, "%zux", st->batches);
-	fprintf(p->fp, "%zux%zu: ", st->S, G * st->d_v);
+	fprintf(p->fp, "%zux%zu", st->S, G * st->d_v);
+	if (p->o->grad != NULL) {
+		fprintf(p->fp, ", dO is ");
+		if (st->batches > 1)
+			fprintf(p->fp, "%zux", st->batches);
+		fprintf(p->fp, "%zux%zu", st->T, st->heads * st->d_v);
+	}
+	fprintf(p->fp, ": ");
 	if (st->batches > 1)
 		fprintf(p->fp, "B=%zu batches of ", st->batches);
 	fprintf(p->fp, "T=%zu queries, S=%zu keys, ", st->T, st->S);
@@ -175,7 +186,7 @@ print_explain(const struct printer *p)
 	print_scale_line(p);
 	print_conventions(p);
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
-		if (attn_stage_table[s].internal ||
+		if (!print_explains(p->o, (enum attn_stage)s) ||
 		    (s == ATTN_STAGE_MASK && !masking(p)))
 			continue;
 		putc('\n', p->fp);
@@ -183,7 +194,9 @@ print_explain(const struct printer *p)
 		if (status != ATTN_OK)
 			return status;
 		if (s == ATTN_STAGE_WEIGHTS)
-			print_row_sum_check(p);
+			print_row_sum_check(p, ATTN_STAGE_WEIGHTS, 1);
+		if (s == ATTN_STAGE_GRAD_SCALED)
+			print_row_sum_check(p, ATTN_STAGE_GRAD_SCALED, 0);
 	}
 	return ATTN_OK;
 }

@@ -36,12 +36,27 @@ cell(const struct printer *p, enum attn_stage s, size_t n, size_t i,
 }
 
 /* The formula of stage s as computed in this run: for scaled, the steps
- * that the options add after the scaling. */
+ * that the options add after the scaling; for grad_scaled, that it is
+ * the bias's gradient too; for grad_q and grad_k, the softcap they go
+ * back through; for grad_k and grad_v, the sum over the query heads that
+ * share a KV head. */
 static const char *
 formula(const struct printer *p, enum attn_stage s, char *buf, size_t size)
 {
 	const struct attn_config *c = &p->o->cfg;
+	const int biased = s == ATTN_STAGE_GRAD_SCALED && p->nm->bias != NULL;
+	const int capped = c->softcap > 0.0 && (s == ATTN_STAGE_GRAD_Q ||
+	    s == ATTN_STAGE_GRAD_K);
+	const int shared = attn_stage_table[s].kv &&
+	    p->st->kv_heads < p->st->heads;
 
+	if (biased || capped || shared) {
+		snprintf(buf, size, "%s%s%s%s", attn_stage_table[s].formula,
+		    biased ? ", the gradient of the bias too" : "",
+		    capped ? ", through the softcap" : "",
+		    shared ? ", summed over the heads of each KV head" : "");
+		return buf;
+	}
 	if (s != ATTN_STAGE_SCALED)
 		return attn_stage_table[s].formula;
 	snprintf(buf, size, "%s%s%s%s%s", attn_stage_table[s].formula,
@@ -74,8 +89,8 @@ print_block_table(const struct printer *p, enum attn_stage s, size_t n)
 		}
 	}
 	for (i = 0; i < m.rows; i++)
-		if (print_width(p->nm->query[i]) > w0)
-			w0 = print_width(p->nm->query[i]);
+		if (print_width(print_row_label(p, s, i)) > w0)
+			w0 = print_width(print_row_label(p, s, i));
 
 	/* "weights, head 2 = softmax(scaled), row by row   [T x S = 2x3]" */
 	attn_stage_shape(p->st, s, &sh);
@@ -92,8 +107,10 @@ print_block_table(const struct printer *p, enum attn_stage s, size_t n)
 	}
 	putc('\n', p->fp);
 	for (i = 0; i < m.rows; i++) {
-		fputs(p->nm->query[i], p->fp);
-		print_pad(p->fp, w0 - print_width(p->nm->query[i]));
+		const char *label = print_row_label(p, s, i);
+
+		fputs(label, p->fp);
+		print_pad(p->fp, w0 - print_width(label));
 		for (j = 0; j < m.cols; j++) {
 			size_t len = cell(p, s, n, i, j, buf);
 

@@ -76,6 +76,12 @@ rules_check_options(const struct options *o, const struct given *g,
 	if (g->scale && g->no_scale)
 		return usage_error(err,
 		    "--scale and --no-scale contradict each other");
+	/* The backward stages are gradients for a dO that --grad gives. */
+	for (i = 0; o->grad == NULL && i < o->nstages; i++)
+		if (ATTN_STAGES_GRAD & ATTN_STAGE_BIT(o->stages[i]))
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "stage '%s' needs --grad DO, the gradient of the "
+			    "output", attn_stage_table[o->stages[i]].name);
 	if (o->explain && g->stage)
 		return usage_error(err,
 		    "--explain prints every stage; leave out --stage");

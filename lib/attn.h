@@ -20,6 +20,8 @@
  * Stages.  attn_run computes the stages a caller asks for (a bit set of
  * ATTN_STAGE_BIT values) and holds only those in struct attn_stages; what
  * they depend on is computed into scratch that is freed before it returns.
+ * The backward stages (ATTN_STAGES_GRAD) need the upstream gradient dO,
+ * attn_inputs.d_out, as well.
  *
  * Dims legend: B batches, H query heads, G KV heads, T query rows, S key
  * rows, d_k columns of Q and K, d_v columns of V (per head).
@@ -217,6 +219,10 @@ void attn_bundle_free(struct attn_bundle *b);
  * depends on.  Stages marked internal (row_max, row_sum) are computed and
  * kept for printers that show the softmax step by step; the CLI does not
  * offer them by name.
+ *
+ * The backward stages follow the forward ones: the gradients of
+ * L = sum(dO * output) for an upstream gradient dO (attn_inputs.d_out),
+ * through the same logits, masks and heads.
  */
 enum attn_stage {
 	ATTN_STAGE_SCORES,
@@ -227,6 +233,12 @@ enum attn_stage {
 	ATTN_STAGE_MASK,
 	ATTN_STAGE_ROW_MAX,
 	ATTN_STAGE_ROW_SUM,
+	ATTN_STAGE_GRAD_WEIGHTS,	/* dP = dO V^T */
+	ATTN_STAGE_DELTA,		/* rowsum(dO * output) */
+	ATTN_STAGE_GRAD_SCALED,		/* dS = weights * (dP - delta) */
+	ATTN_STAGE_GRAD_Q,		/* dL/dQ */
+	ATTN_STAGE_GRAD_K,		/* dL/dK */
+	ATTN_STAGE_GRAD_V,		/* dL/dV */
 	ATTN_STAGE_COUNT
 };
 
@@ -234,8 +246,17 @@ enum attn_stage {
  * ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT). */
 #define ATTN_STAGE_BIT(s) (1u << (s))
 
-/* Every stage. */
-#define ATTN_STAGES_ALL ((1u << ATTN_STAGE_COUNT) - 1u)
+/* The backward stages: attn_run computes them only from dO
+ * (attn_inputs.d_out). */
+#define ATTN_STAGES_GRAD (ATTN_STAGE_BIT(ATTN_STAGE_GRAD_WEIGHTS) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_DELTA) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_GRAD_SCALED) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_GRAD_Q) | ATTN_STAGE_BIT(ATTN_STAGE_GRAD_K) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_GRAD_V))
+
+/* Every forward stage: all that Q, K and V give without dO, which is every
+ * stage but ATTN_STAGES_GRAD. */
+#define ATTN_STAGES_ALL (((1u << ATTN_STAGE_COUNT) - 1u) & ~ATTN_STAGES_GRAD)
 
 /* What the positions along one axis of a stage stand for, and so where
  * their labels come from. */
@@ -246,31 +267,41 @@ enum attn_axis {
 				 * H*d_v, the heads side by side */
 	ATTN_AXIS_ONE,		/* a single column */
 	ATTN_AXIS_BATCH,	/* B batches */
-	ATTN_AXIS_HEAD		/* H query heads */
+	ATTN_AXIS_HEAD,		/* H query heads */
+	ATTN_AXIS_DK		/* columns of Q and K: d_k per head, and for
+				 * grad_q H*d_k, for grad_k G*d_k */
 };
 
 struct attn_stage_info {
 	const char *name;	/* "weights" */
 	const char *formula;	/* "softmax(scaled), row by row" */
 	const char *shape;	/* "T x S" */
-	enum attn_axis cols;	/* rows are always queries */
+	enum attn_axis cols;	/* what the columns run over */
 	int per_head;		/* a block per batch and head (else per batch,
 				 * heads side by side in the columns) */
 	unsigned needs;		/* the stages its definition reads */
 	int internal;		/* not offered by name to users */
+	enum attn_axis rows;	/* ATTN_AXIS_QUERY, or ATTN_AXIS_KEY for the
+				 * gradients of K and V */
+	int kv;			/* not per head: the heads side by side are
+				 * the G KV heads (as in K and V), not the H
+				 * query heads */
+	const char *wide;	/* not per head: one block's shape with
+				 * several heads, "T x H*d_v"; else NULL */
 };
 
 extern const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT];
 
 /* Find a stage by name (len bytes, not NUL-terminated); returns
- * ATTN_STAGE_COUNT when there is none.  Internal stages are found too. */
+ * ATTN_STAGE_COUNT when there is none.  Internal stages are found too,
+ * and "grad_bias" finds grad_scaled, which is the gradient of a bias. */
 enum attn_stage attn_stage_lookup(const char *name, size_t len);
 
 /*
  * The set want together with every stage its members depend on, directly
  * or not (attn_stage_table[].needs): what the reference kernel computes
  * for want.  A kernel that fuses stages (a streaming kernel never holds
- * weights) may compute less.
+ * weights) may compute less.  Bits that name no stage are dropped.
  */
 unsigned attn_stage_closure(unsigned want);
 
@@ -345,22 +376,29 @@ void attn_config_init(struct attn_config *cfg);
  * (batch-major); *_blocks says which.  A mask keeps key j for query i
  * where it is nonzero (zero with mask_invert); a bias is added to the
  * logits and may hold -inf.
+ *
+ * d_out is dO, the upstream gradient for the backward stages, shaped
+ * like output: B*T x H*d_v, finite (data NULL when absent).  The
+ * backward stages are the gradients of sum(dO * output).
  */
 struct attn_inputs {
 	size_t batches;
 	struct attn_matrix q, k, v;
 	struct attn_matrix mask, bias;
 	size_t mask_blocks, bias_blocks;
+	struct attn_matrix d_out;
 };
 
 /*
  * The stages of a run, computed once; printers and checks read these
  * numbers and never re-derive them.  Only the stages in `have` are held
  * (stage[s].data is NULL for the others).  Per-head stages (scores,
- * scaled, weights, lse, mask, row_max, row_sum) are stacks of T-row
- * blocks, block (b, h) at b*H + h; output is B*T x H*d_v, the heads of
- * each query side by side.  attn_stage_block returns the piece for one
- * batch and head, attn_stage_shape the dims printers show.
+ * scaled, weights, lse, mask, row_max, row_sum, grad_weights, delta,
+ * grad_scaled) are stacks of T-row blocks, block (b, h) at b*H + h;
+ * output is B*T x H*d_v, the heads of each query side by side, and
+ * grad_q, grad_k and grad_v are laid out as Q, K and V are: B*T x H*d_k,
+ * B*S x G*d_k and B*S x G*d_v.  attn_stage_block returns the piece for
+ * one batch and head, attn_stage_shape the dims printers show.
  */
 struct attn_stages {
 	size_t batches, heads, kv_heads;
@@ -381,9 +419,10 @@ struct attn_stages {
  * the rows that may attend no key (nmasked, masked) are those whose lse
  * is -inf.  Stages that want depends on but does not hold are computed
  * into scratch of one batch and head at a time.  Shape errors name both
- * shapes and the rule; scores that overflow are a data error; a kernel
- * that cannot compute want is a usage error.  On success *out owns its
- * memory (attn_stages_free).
+ * shapes and the rule (dO's too, whenever in->d_out is given); scores or
+ * gradients that overflow are a data error; a kernel that cannot compute
+ * want, or a backward stage without dO, is a usage error.  On success
+ * *out owns its memory (attn_stages_free).
  */
 enum attn_status attn_run(const struct attn_config *cfg,
     const struct attn_inputs *in, unsigned want, struct attn_stages *out,
@@ -399,8 +438,8 @@ enum attn_status attn_plan(const struct attn_config *cfg,
     const struct attn_inputs *in, unsigned want, size_t *bytes,
     struct attn_error *err);
 
-/* attn_run of every stage for one problem without mask or bias: q is
- * T x H*d_k, k is S x G*d_k, v is S x G*d_v; views are fine. */
+/* attn_run of every forward stage for one problem without mask or bias:
+ * q is T x H*d_k, k is S x G*d_k, v is S x G*d_v; views are fine. */
 enum attn_status attn_compute(const struct attn_config *cfg,
     const struct attn_matrix *q, const struct attn_matrix *k,
     const struct attn_matrix *v, struct attn_stages *out,
@@ -408,17 +447,21 @@ enum attn_status attn_compute(const struct attn_config *cfg,
 
 void attn_stages_free(struct attn_stages *s);
 
-/* The T-row block of stage s for batch b and head h: a view.  For output,
- * the T x d_v columns of head h.  s must be held (st->have). */
+/* The block of stage s for batch b and query head h: a view.  For
+ * output and grad_q, the T x d_v or T x d_k columns of head h; for grad_k
+ * and grad_v, the S x d_k or S x d_v columns of the KV head that h reads
+ * (attn_kv_head).  Empty (0 x 0, data NULL) when s is not held. */
 struct attn_matrix attn_stage_block(const struct attn_stages *st,
     enum attn_stage s, size_t b, size_t h);
 
 /*
  * The shape of a stage as every printer shows it (SPEC, Output layout):
- * per-head stages are B x H x T x C, output is B x T x H*d_v, and the B
- * and H levels are left out when they are 1.  The stage is a stack of
- * `blocks` blocks of T x C (rows x cols), block n at rows n*T.., which is
- * batch n / heads, head n % heads.
+ * per-head stages are B x H x T x C, output is B x T x H*d_v (grad_q,
+ * grad_k and grad_v likewise B x T x H*d_k, B x S x G*d_k and
+ * B x S x G*d_v), and the B and H levels are left out when they are 1.
+ * The stage is a stack of `blocks` blocks of R x C (rows x cols, R = T,
+ * or S for grad_k and grad_v), block n at rows n*R.., which is batch
+ * n / heads, head n % heads.  The row axis is axis[ndim - 2].
  */
 struct attn_shape {
 	size_t ndim;			/* 2 to 4 */
@@ -427,10 +470,13 @@ struct attn_shape {
 	size_t batches, heads;		/* B, and H for a per-head stage
 					 * (1 for output) */
 	size_t blocks;			/* batches * heads */
-	size_t rows, cols;		/* of one block: T x C */
+	size_t rows, cols;		/* of one block: R x C */
 	const char *legend;		/* one block's dims in symbols: "T x S",
 					 * or "T x H*d_v" for output with
 					 * several heads */
+	size_t col_heads;		/* heads side by side in the columns:
+					 * H for output and grad_q, G for
+					 * grad_k and grad_v, else 1 */
 };
 
 void attn_stage_shape(const struct attn_stages *st, enum attn_stage s,

@@ -127,10 +127,22 @@ size_t attn_repr_call(const char *buf, size_t len, size_t i);
 
 /* ---------------------------------------------------------------- stage.c */
 
+/* Every stage, forward and backward. */
+#define ATTN_STAGES_EVERY (ATTN_STAGES_ALL | ATTN_STAGES_GRAD)
+
 /* The columns of one (batch, head) block of stage s: S for T x S stages,
- * d_v for output, 1 for T x 1 stages.  Output's stack holds H of these
- * side by side. */
-size_t attn_stage_block_cols(enum attn_stage s, size_t S, size_t d_v);
+ * d_v for output and grad_v, d_k for grad_q and grad_k, 1 for T x 1
+ * stages.  The stacks of stages that are not per head hold H (or G) of
+ * these side by side. */
+size_t attn_stage_block_cols(enum attn_stage s, size_t S, size_t d_k,
+    size_t d_v);
+
+/* The rows of one block of stage s: T, or S for grad_k and grad_v. */
+size_t attn_stage_block_rows(enum attn_stage s, size_t T, size_t S);
+
+/* How many blocks stage s has side by side in its columns: 1 for a
+ * per-head stage, G for one laid out as K and V, else H. */
+size_t attn_stage_col_heads(enum attn_stage s, size_t H, size_t G);
 
 /* ---------------------------------------------------------------- problem.c */
 
@@ -167,6 +179,7 @@ struct attn_head {
 	double slope;		/* ALiBi slope of head h; 0 without ALiBi */
 	struct attn_matrix q, k, v;	/* T x d_k, S x d_k, S x d_v views */
 	struct attn_matrix mask, bias;	/* T x S views; data NULL if absent */
+	struct attn_matrix d_out;	/* T x d_v view of dO; likewise */
 };
 
 /*
@@ -281,5 +294,21 @@ struct attn_kernel_ops {
 
 /* lib/kernel.c */
 extern const struct attn_kernel_ops attn_kernel_reference;
+
+/* ---------------------------------------------------------------- grad.c */
+
+/*
+ * The backward pass of one batch and head (lib/grad.c), for a kernel that
+ * holds the forward stages of that block: from the blocks m of the
+ * stages p needs (as attn_head_stages gives them, with weights, output
+ * and row_max computed) and hd's inputs and dO, compute the backward
+ * stages in p->need into m.  grad_k and grad_v are added to, since the
+ * query heads that share a KV head add up there; run the heads of a KV
+ * head in order on zeroed blocks.  *done collects the stages computed.
+ * Gradients that overflow are a data error.
+ */
+enum attn_status attn_grad_head(const struct attn_problem *p,
+    const struct attn_head *hd, struct attn_matrix *m, unsigned *done,
+    struct attn_error *err);
 
 #endif /* ATTN_INTERNAL_H */

@@ -12,7 +12,8 @@
  *
  * What every kernel shares (shape checks, scale, positions, the rule
  * that masks a logit, softcap, bias and ALiBi, input blocks) is in
- * lib/problem.c and internal.h.
+ * lib/problem.c and internal.h.  The backward stages are lib/grad.c's
+ * pass over the forward stages of each block, run after them.
  *
  * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
  * and d_v columns per head.
@@ -217,11 +218,14 @@ reference_run(const struct attn_problem *p, struct attn_stages *out,
 			attn_problem_head(p, b, h, &hd);
 			attn_head_stages(p, out, &sc, &hd, m);
 			st = reference_head(p, &hd, m, &out->computed, err);
+			if (st == ATTN_OK && (p->need & ATTN_STAGES_GRAD))
+				st = attn_grad_head(p, &hd, m, &out->computed,
+				    err);
 		}
 	attn_scratch_free(&sc);
 	return st;
 }
 
 const struct attn_kernel_ops attn_kernel_reference = {
-	"reference", ATTN_STAGES_ALL, reference_plan, reference_run,
+	"reference", ATTN_STAGES_EVERY, reference_plan, reference_run,
 };

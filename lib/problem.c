@@ -71,6 +71,29 @@ shape_text(char *buf, size_t size, const struct attn_matrix *m, size_t B)
 	return buf;
 }
 
+/* dO, when given, has output's shape: B*T x H*d_v. */
+static enum attn_status
+check_d_out(const struct attn_matrix *d, const struct attn_problem *p,
+    struct attn_error *err)
+{
+	char got[64], want[64];
+	size_t cols;
+
+	if (d->data == NULL ||
+	    (attn_size_mul(p->H, p->d_v, &cols) == 0 && d->cols == cols &&
+	    d->rows == p->B * p->T))
+		return ATTN_OK;
+	shape_text(got, sizeof got, d, d->rows % p->B == 0 ? p->B : 1);
+	if (p->B > 1)
+		snprintf(want, sizeof want, "%zux%zux%zu", p->B, p->T, cols);
+	else
+		snprintf(want, sizeof want, "%zux%zu", p->T, cols);
+	return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+	    "shape mismatch: dO is %s but output is %s: dO, the gradient of "
+	    "the output, needs its shape (%s%s)", got, want,
+	    p->B > 1 ? "B x " : "", p->H > 1 ? "T x H*d_v" : "T x d_v");
+}
+
 static enum attn_status
 check_shapes(const struct attn_config *cfg, const struct attn_inputs *in,
     struct attn_problem *p, struct attn_error *err)
@@ -131,9 +154,11 @@ check_shapes(const struct attn_config *cfg, const struct attn_inputs *in,
 		    "shape mismatch: K is %s but V is %s: "
 		    "K and V need the same number of rows (S)", ks, vs);
 	if ((st = check_blocks("mask", &in->mask, in->mask_blocks, p,
+	    err)) != ATTN_OK ||
+	    (st = check_blocks("bias", &in->bias, in->bias_blocks, p,
 	    err)) != ATTN_OK)
 		return st;
-	return check_blocks("bias", &in->bias, in->bias_blocks, p, err);
+	return check_d_out(&in->d_out, p, err);
 }
 
 static double
@@ -148,6 +173,22 @@ scale_of(const struct attn_config *cfg, size_t d_k)
 		break;
 	}
 	return 1.0 / sqrt((double)d_k);
+}
+
+/* The backward stages need dO. */
+static enum attn_status
+check_grad_wanted(const struct attn_problem *p, struct attn_error *err)
+{
+	size_t s;
+
+	if (p->in->d_out.data != NULL)
+		return ATTN_OK;
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		if (p->keep & ATTN_STAGES_GRAD & ATTN_STAGE_BIT(s))
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "stage %s needs dO, the gradient of the output",
+			    attn_stage_table[s].name);
+	return ATTN_OK;
 }
 
 enum attn_status
@@ -166,9 +207,9 @@ attn_problem_init(struct attn_problem *p, const struct attn_config *cfg,
 	p->t_off = cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ? p->T : 0;
 	p->threads = cfg->threads != 0 ? cfg->threads : 1;
 	/* lse is always kept: the rows with no key are read from it. */
-	p->keep = (want & ATTN_STAGES_ALL) | ATTN_STAGE_BIT(ATTN_STAGE_LSE);
+	p->keep = (want & ATTN_STAGES_EVERY) | ATTN_STAGE_BIT(ATTN_STAGE_LSE);
 	p->need = attn_stage_closure(p->keep);
-	return ATTN_OK;
+	return check_grad_wanted(p, err);
 }
 
 /* Block b, h of a mask or bias stack of `blocks` T-row blocks. */
@@ -202,6 +243,9 @@ attn_problem_head(const struct attn_problem *p, size_t b, size_t h,
 		hd->mask = input_block(&in->mask, in->mask_blocks, p, b, h);
 	if (in->bias.data != NULL)
 		hd->bias = input_block(&in->bias, in->bias_blocks, p, b, h);
+	if (in->d_out.data != NULL)
+		hd->d_out = attn_matrix_view(&in->d_out, b * p->T, p->T,
+		    h * p->d_v, p->d_v);
 }
 
 /* ---------------------------------------------------------------- errors */
@@ -240,11 +284,18 @@ scratch_set(const struct attn_problem *p)
 	return p->need & ~p->keep;
 }
 
-/* The columns of a block of stage s in p. */
+/* The rows and columns of a block of stage s in p. */
+static size_t
+rows_of(const struct attn_problem *p, size_t s)
+{
+	return attn_stage_block_rows((enum attn_stage)s, p->T, p->S);
+}
+
 static size_t
 cols_of(const struct attn_problem *p, size_t s)
 {
-	return attn_stage_block_cols((enum attn_stage)s, p->S, p->d_v);
+	return attn_stage_block_cols((enum attn_stage)s, p->S, p->d_k,
+	    p->d_v);
 }
 
 enum attn_status
@@ -257,7 +308,7 @@ attn_scratch_bytes(const struct attn_problem *p, size_t *bytes,
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
 		if (!(scratch_set(p) & ATTN_STAGE_BIT(s)))
 			continue;
-		if (attn_size_mul(p->T, cols_of(p, s), &n) != 0 ||
+		if (attn_size_mul(rows_of(p, s), cols_of(p, s), &n) != 0 ||
 		    attn_size_mul(n, sizeof(double), &n) != 0 ||
 		    *bytes > SIZE_MAX - n)
 			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
@@ -279,8 +330,8 @@ attn_scratch_alloc(const struct attn_problem *p, struct attn_scratch *sc,
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
 		if (!(scratch_set(p) & ATTN_STAGE_BIT(s)))
 			continue;
-		if ((st = attn_matrix_alloc(&sc->stage[s], p->T, cols_of(p, s),
-		    err)) != ATTN_OK) {
+		if ((st = attn_matrix_alloc(&sc->stage[s], rows_of(p, s),
+		    cols_of(p, s), err)) != ATTN_OK) {
 			attn_scratch_free(sc);
 			return st;
 		}

@@ -97,7 +97,7 @@ kernel_pick(const struct attn_problem *p, enum attn_kernel *id,
 
 /* The rows and columns of the whole stack of stage s; 0 when a size
  * overflows.  Per-head stages: B*H blocks of T rows; output: B*T rows
- * of H*d_v. */
+ * of H*d_v; grad_q, grad_k, grad_v: as Q, K and V. */
 static int
 stack_size(const struct attn_problem *p, enum attn_stage s, size_t *rows,
     size_t *cols)
@@ -106,10 +106,11 @@ stack_size(const struct attn_problem *p, enum attn_stage s, size_t *rows,
 	size_t bh;
 
 	if (attn_size_mul(p->B, p->H, &bh) != 0 ||
-	    attn_size_mul(info->per_head ? bh : p->B, p->T, rows) != 0)
+	    attn_size_mul(info->per_head ? bh : p->B,
+	    attn_stage_block_rows(s, p->T, p->S), rows) != 0)
 		return 0;
-	return attn_size_mul(info->per_head ? 1 : p->H,
-	    attn_stage_block_cols(s, p->S, p->d_v), cols) == 0;
+	return attn_size_mul(attn_stage_col_heads(s, p->H, p->G),
+	    attn_stage_block_cols(s, p->S, p->d_k, p->d_v), cols) == 0;
 }
 
 static enum attn_status

@@ -8,6 +8,13 @@
  * a set is what the reference kernel computes for it.  lse is defined
  * through row_max and row_sum (lse = row_max + log(row_sum)), which is
  * how every kernel computes it stably.
+ *
+ * The backward stages are SPEC's table of them.  grad_bias, which issue
+ * 10 names, is not a stage of its own: the gradient of a bias is dS,
+ * grad_scaled, as SPEC says, so "grad_bias" is another name by which
+ * attn_stage_lookup finds grad_scaled (block (b, h) of it is the
+ * gradient of a B x H x T x S bias; a bias shared by several blocks has
+ * their sum as its gradient).
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,47 +25,90 @@
 
 const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT] = {
 	[ATTN_STAGE_SCORES] = { "scores", "Q K^T", "T x S", ATTN_AXIS_KEY, 1,
-	    0, 0 },
+	    0, 0, ATTN_AXIS_QUERY, 0, NULL },
 	[ATTN_STAGE_SCALED] = { "scaled", "scores * scale", "T x S",
-	    ATTN_AXIS_KEY, 1, BIT(ATTN_STAGE_SCORES), 0 },
+	    ATTN_AXIS_KEY, 1, BIT(ATTN_STAGE_SCORES), 0, ATTN_AXIS_QUERY, 0,
+	    NULL },
 	[ATTN_STAGE_WEIGHTS] = { "weights", "softmax(scaled), row by row",
 	    "T x S", ATTN_AXIS_KEY, 1, BIT(ATTN_STAGE_SCALED) |
-	    BIT(ATTN_STAGE_ROW_MAX) | BIT(ATTN_STAGE_ROW_SUM), 0 },
+	    BIT(ATTN_STAGE_ROW_MAX) | BIT(ATTN_STAGE_ROW_SUM), 0,
+	    ATTN_AXIS_QUERY, 0, NULL },
 	[ATTN_STAGE_OUTPUT] = { "output", "weights V", "T x d_v",
-	    ATTN_AXIS_VALUE, 0, BIT(ATTN_STAGE_WEIGHTS), 0 },
+	    ATTN_AXIS_VALUE, 0, BIT(ATTN_STAGE_WEIGHTS), 0, ATTN_AXIS_QUERY, 0,
+	    "T x H*d_v" },
 	[ATTN_STAGE_LSE] = { "lse", "log(sum(exp(scaled))), row by row",
 	    "T x 1", ATTN_AXIS_ONE, 1, BIT(ATTN_STAGE_ROW_MAX) |
-	    BIT(ATTN_STAGE_ROW_SUM), 0 },
+	    BIT(ATTN_STAGE_ROW_SUM), 0, ATTN_AXIS_QUERY, 0, NULL },
 	[ATTN_STAGE_MASK] = { "mask",
 	    "1 where query i may attend key j, else 0",
-	    "T x S", ATTN_AXIS_KEY, 1, BIT(ATTN_STAGE_SCALED), 0 },
+	    "T x S", ATTN_AXIS_KEY, 1, BIT(ATTN_STAGE_SCALED), 0,
+	    ATTN_AXIS_QUERY, 0, NULL },
 	[ATTN_STAGE_ROW_MAX] = { "row_max",
 	    "max of each row of scaled (-inf when no key is left)",
-	    "T x 1", ATTN_AXIS_ONE, 1, BIT(ATTN_STAGE_SCALED), 1 },
+	    "T x 1", ATTN_AXIS_ONE, 1, BIT(ATTN_STAGE_SCALED), 1,
+	    ATTN_AXIS_QUERY, 0, NULL },
 	[ATTN_STAGE_ROW_SUM] = { "row_sum",
 	    "sum of exp(scaled - row_max), row by row (0 when no key is "
 	    "left)", "T x 1", ATTN_AXIS_ONE, 1, BIT(ATTN_STAGE_SCALED) |
-	    BIT(ATTN_STAGE_ROW_MAX), 1 },
+	    BIT(ATTN_STAGE_ROW_MAX), 1, ATTN_AXIS_QUERY, 0, NULL },
+
+	/* The backward pass (lib/grad.c).  grad_scaled reads row_max for
+	 * the rows with no key; grad_q and grad_k read scores for the
+	 * softcap's derivative. */
+	[ATTN_STAGE_GRAD_WEIGHTS] = { "grad_weights", "dO V^T", "T x S",
+	    ATTN_AXIS_KEY, 1, 0, 0, ATTN_AXIS_QUERY, 0, NULL },
+	[ATTN_STAGE_DELTA] = { "delta", "rowsum(dO * output)", "T x 1",
+	    ATTN_AXIS_ONE, 1, BIT(ATTN_STAGE_OUTPUT), 0, ATTN_AXIS_QUERY, 0,
+	    NULL },
+	[ATTN_STAGE_GRAD_SCALED] = { "grad_scaled",
+	    "weights * (grad_weights - delta)", "T x S", ATTN_AXIS_KEY, 1,
+	    BIT(ATTN_STAGE_WEIGHTS) | BIT(ATTN_STAGE_ROW_MAX) |
+	    BIT(ATTN_STAGE_GRAD_WEIGHTS) | BIT(ATTN_STAGE_DELTA), 0,
+	    ATTN_AXIS_QUERY, 0, NULL },
+	[ATTN_STAGE_GRAD_Q] = { "grad_q", "grad_scaled K * scale", "T x d_k",
+	    ATTN_AXIS_DK, 0, BIT(ATTN_STAGE_GRAD_SCALED) |
+	    BIT(ATTN_STAGE_SCORES), 0, ATTN_AXIS_QUERY, 0, "T x H*d_k" },
+	[ATTN_STAGE_GRAD_K] = { "grad_k", "grad_scaled^T Q * scale",
+	    "S x d_k", ATTN_AXIS_DK, 0, BIT(ATTN_STAGE_GRAD_SCALED) |
+	    BIT(ATTN_STAGE_SCORES), 0, ATTN_AXIS_KEY, 1, "S x G*d_k" },
+	[ATTN_STAGE_GRAD_V] = { "grad_v", "weights^T dO", "S x d_v",
+	    ATTN_AXIS_VALUE, 0, BIT(ATTN_STAGE_WEIGHTS), 0, ATTN_AXIS_KEY, 1,
+	    "S x G*d_v" },
 };
 
 /* Adding a stage means adding its row above (and its test): this fails
  * until both are done, as ggml does for its op tables.  A stage set must
  * fit in an unsigned. */
-_Static_assert(ATTN_STAGE_COUNT == 8, "update attn_stage_table");
+_Static_assert(ATTN_STAGE_COUNT == 14, "update attn_stage_table");
 _Static_assert(ATTN_STAGE_COUNT < sizeof(unsigned) * 8,
     "stage sets are unsigned bit sets");
+
+/* Other names of stages. */
+static const struct {
+	const char *name;
+	enum attn_stage stage;
+} aliases[] = {
+	{ "grad_bias", ATTN_STAGE_GRAD_SCALED },
+};
+
+/* Whether name[0..len) is the NUL-terminated n. */
+static int
+name_is(const char *name, size_t len, const char *n)
+{
+	return strlen(n) == len && memcmp(n, name, len) == 0;
+}
 
 enum attn_stage
 attn_stage_lookup(const char *name, size_t len)
 {
 	size_t i;
 
-	for (i = 0; i < ATTN_STAGE_COUNT; i++) {
-		const char *n = attn_stage_table[i].name;
-
-		if (strlen(n) == len && memcmp(n, name, len) == 0)
+	for (i = 0; i < ATTN_STAGE_COUNT; i++)
+		if (name_is(name, len, attn_stage_table[i].name))
 			return (enum attn_stage)i;
-	}
+	for (i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+		if (name_is(name, len, aliases[i].name))
+			return aliases[i].stage;
 	return ATTN_STAGE_COUNT;
 }
 
@@ -67,7 +117,7 @@ attn_stage_lookup(const char *name, size_t len)
 unsigned
 attn_stage_closure(unsigned want)
 {
-	unsigned set = want & ATTN_STAGES_ALL, prev;
+	unsigned set = want & ATTN_STAGES_EVERY, prev;
 	size_t s;
 
 	do {
@@ -84,22 +134,30 @@ attn_stage_block(const struct attn_stages *st, enum attn_stage s, size_t b,
     size_t h)
 {
 	const struct attn_matrix *m = &st->stage[s];
+	const size_t rows = attn_stage_block_rows(s, st->T, st->S);
+	const size_t cols = attn_stage_block_cols(s, st->S, st->d_k, st->d_v);
+	struct attn_matrix none = { 0, 0, 0, NULL };
 
-	if (!attn_stage_table[s].per_head)
-		return attn_matrix_view(m, b * st->T, st->T, h * st->d_v,
-		    st->d_v);
-	return attn_matrix_view(m, (b * st->heads + h) * st->T, st->T, 0,
-	    m->cols);
+	if (m->data == NULL)
+		return none;
+	if (attn_stage_table[s].per_head)
+		return attn_matrix_view(m, (b * st->heads + h) * rows, rows, 0,
+		    cols);
+	if (attn_stage_table[s].kv)
+		h = attn_kv_head(h, st->heads, st->kv_heads);
+	return attn_matrix_view(m, b * rows, rows, h * cols, cols);
 }
 
 size_t
-attn_stage_block_cols(enum attn_stage s, size_t S, size_t d_v)
+attn_stage_block_cols(enum attn_stage s, size_t S, size_t d_k, size_t d_v)
 {
 	switch (attn_stage_table[s].cols) {
 	case ATTN_AXIS_KEY:
 		return S;
 	case ATTN_AXIS_VALUE:
 		return d_v;
+	case ATTN_AXIS_DK:
+		return d_k;
 	case ATTN_AXIS_ONE:
 	case ATTN_AXIS_QUERY:
 	case ATTN_AXIS_BATCH:
@@ -107,6 +165,20 @@ attn_stage_block_cols(enum attn_stage s, size_t S, size_t d_v)
 		break;
 	}
 	return 1;
+}
+
+size_t
+attn_stage_block_rows(enum attn_stage s, size_t T, size_t S)
+{
+	return attn_stage_table[s].rows == ATTN_AXIS_KEY ? S : T;
+}
+
+size_t
+attn_stage_col_heads(enum attn_stage s, size_t H, size_t G)
+{
+	if (attn_stage_table[s].per_head)
+		return 1;
+	return attn_stage_table[s].kv ? G : H;
 }
 
 void
@@ -119,11 +191,11 @@ attn_stage_shape(const struct attn_stages *st, enum attn_stage s,
 	sh->batches = st->batches;
 	sh->heads = info->per_head ? st->heads : 1;
 	sh->blocks = sh->batches * sh->heads;
-	sh->rows = st->T;
-	sh->cols = attn_stage_block_cols(s, st->S, st->d_v) *
-	    (info->per_head ? 1 : st->heads);
-	sh->legend = !info->per_head && st->heads > 1 &&
-	    info->cols == ATTN_AXIS_VALUE ? "T x H*d_v" : info->shape;
+	sh->col_heads = attn_stage_col_heads(s, st->heads, st->kv_heads);
+	sh->rows = attn_stage_block_rows(s, st->T, st->S);
+	sh->cols = attn_stage_block_cols(s, st->S, st->d_k, st->d_v) *
+	    sh->col_heads;
+	sh->legend = sh->col_heads > 1 ? info->wide : info->shape;
 	if (sh->batches > 1) {
 		sh->dim[sh->ndim] = sh->batches;
 		sh->axis[sh->ndim++] = ATTN_AXIS_BATCH;
@@ -133,7 +205,7 @@ attn_stage_shape(const struct attn_stages *st, enum attn_stage s,
 		sh->axis[sh->ndim++] = ATTN_AXIS_HEAD;
 	}
 	sh->dim[sh->ndim] = sh->rows;
-	sh->axis[sh->ndim++] = ATTN_AXIS_QUERY;
+	sh->axis[sh->ndim++] = info->rows;
 	sh->dim[sh->ndim] = sh->cols;
 	sh->axis[sh->ndim++] = info->cols;
 }

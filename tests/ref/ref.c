@@ -17,9 +17,8 @@
 
 #include "ref.h"
 
-/* calloc for n long doubles, never asking for 0 bytes. */
-static long double *
-ld_alloc(size_t n)
+long double *
+ref_ld_alloc(size_t n)
 {
 	return calloc(n != 0 ? n : 1, sizeof(long double));
 }
@@ -86,7 +85,7 @@ ref_alibi_slopes(size_t n, long double *slopes)
 	for (closest = 1; closest * 2 < n; closest *= 2)
 		;
 	if (ref_alibi_slopes(closest, slopes) != 0 ||
-	    (twice = ld_alloc(2 * closest)) == NULL)
+	    (twice = ref_ld_alloc(2 * closest)) == NULL)
 		return -1;
 	if (ref_alibi_slopes(2 * closest, twice) != 0) {
 		free(twice);
@@ -100,9 +99,8 @@ ref_alibi_slopes(size_t n, long double *slopes)
 
 /* ---------------------------------------------------------------- kernel */
 
-/* Which of `blocks` T x S mask or bias blocks batch b, head h reads. */
-static size_t
-block_of(size_t blocks, size_t B, size_t H, size_t b, size_t h)
+size_t
+ref_block_of(size_t blocks, size_t B, size_t H, size_t b, size_t h)
 {
 	if (blocks == 1)
 		return 0;
@@ -148,14 +146,14 @@ ref_run(const struct ref_config *cfg, const struct ref_problem *p,
 	out->T = T;
 	out->S = S;
 	out->d_v = d_v;
-	out->scores = ld_alloc(B * H * T * S);
-	out->scaled = ld_alloc(B * H * T * S);
-	out->weights = ld_alloc(B * H * T * S);
-	out->mask = ld_alloc(B * H * T * S);
-	out->output = ld_alloc(B * T * H * d_v);
-	out->lse = ld_alloc(B * H * T);
+	out->scores = ref_ld_alloc(B * H * T * S);
+	out->scaled = ref_ld_alloc(B * H * T * S);
+	out->weights = ref_ld_alloc(B * H * T * S);
+	out->mask = ref_ld_alloc(B * H * T * S);
+	out->output = ref_ld_alloc(B * T * H * d_v);
+	out->lse = ref_ld_alloc(B * H * T);
 	out->masked = calloc(B * H * T + 1, sizeof *out->masked);
-	slopes = ld_alloc(H);
+	slopes = ref_ld_alloc(H);
 	if (out->scores == NULL || out->scaled == NULL ||
 	    out->weights == NULL || out->mask == NULL ||
 	    out->output == NULL || out->lse == NULL || out->masked == NULL ||
@@ -170,9 +168,9 @@ ref_run(const struct ref_config *cfg, const struct ref_problem *p,
 			/* H / G query heads share each KV head */
 			const size_t g = h / (H / G);
 			const double *mask = p->mask == NULL ? NULL : p->mask +
-			    block_of(p->mask_blocks, B, H, b, h) * T * S;
+			    ref_block_of(p->mask_blocks, B, H, b, h) * T * S;
 			const double *bias = p->bias == NULL ? NULL : p->bias +
-			    block_of(p->bias_blocks, B, H, b, h) * T * S;
+			    ref_block_of(p->bias_blocks, B, H, b, h) * T * S;
 
 			for (i = 0; i < T; i++) {
 				const size_t row = (b * H + h) * T + i;

@@ -10,6 +10,11 @@
  * double out.  ref_attention is the plain case.  It lives only in tests/;
  * the library itself stays double.
  *
+ * ref_backward (ref_grad.c) is the backward pass written the same way,
+ * and ref_fd_grad the central finite difference of L = sum(dO * output)
+ * through ref_run, which checks both without any formula for a
+ * derivative.
+ *
  * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
  * columns of Q and K per head, d_v columns of V per head.
  */
@@ -73,6 +78,14 @@ struct ref_problem {
 
 void ref_config_init(struct ref_config *cfg);
 
+/* calloc for n long doubles, never asking for 0 bytes; NULL when out of
+ * memory. */
+long double *ref_ld_alloc(size_t n);
+
+/* Which of `blocks` T x S mask or bias blocks (1, B or B*H) batch b,
+ * head h reads. */
+size_t ref_block_of(size_t blocks, size_t B, size_t H, size_t b, size_t h);
+
 /* Compute every stage of p under cfg.  Returns 0, or -1 when out of
  * memory (then *out is zeroed). */
 int ref_run(const struct ref_config *cfg, const struct ref_problem *p,
@@ -99,6 +112,58 @@ void ref_stages_free(struct ref_stages *r);
  * of memory.
  */
 int ref_alibi_slopes(size_t H, long double *slopes);
+
+/* ------------------------------------------------ backward (ref_grad.c) */
+
+/*
+ * The gradients of L = sum(dO * output) for an upstream gradient dO
+ * (B*T x H*d_v, packed, like output), in long double, owned
+ * (ref_grads_free).  Per-head stacks and the Q, K, V layouts are as in
+ * struct ref_stages and struct ref_problem.  d_bias has the bias's
+ * blocks (bias_blocks*T x S): the gradient of the bias as given, which a
+ * block shared by several batches and heads collects from each.
+ */
+struct ref_grads {
+	long double *d_weights;	/* B*H*T x S: dP = dO V^T */
+	long double *delta;	/* B*H*T x 1: rowsum(dO * output) */
+	long double *d_scaled;	/* B*H*T x S: dS = weights * (dP - delta) */
+	long double *d_q;	/* B*T x H*d_k */
+	long double *d_k;	/* B*S x G*d_k */
+	long double *d_v;	/* B*S x G*d_v */
+	long double *d_bias;	/* bias_blocks*T x S; NULL without a bias */
+};
+
+/*
+ * The chain rule written out formula by formula, from the forward stages
+ * fwd that ref_run(cfg, p) gave.  A row with no key gives dS = 0 (nan
+ * with REF_MASKED_NAN, whose nan weights spread as arithmetic spreads
+ * them).  Returns 0, or -1 when out of memory (then *out is zeroed).
+ */
+int ref_backward(const struct ref_config *cfg, const struct ref_problem *p,
+    const double *d_out, const struct ref_stages *fwd,
+    struct ref_grads *out);
+
+void ref_grads_free(struct ref_grads *g);
+
+/* L = sum(dO * output) for p under cfg.  Returns 0, or -1 when out of
+ * memory. */
+int ref_loss(const struct ref_config *cfg, const struct ref_problem *p,
+    const double *d_out, long double *loss);
+
+/* The inputs a finite difference can move. */
+enum ref_input { REF_INPUT_Q, REF_INPUT_K, REF_INPUT_V, REF_INPUT_BIAS };
+
+/*
+ * The derivative of L with respect to element n of input `which` (in its
+ * packed layout) by finite differences: two central differences
+ * (L(x+) - L(x-)) / (x+ - x-), with x+ and x- the doubles nearest
+ * x +- h and x +- h/2, h = 1e-4 max(1, |x|), each step taken exactly as
+ * the input moved, and their s^2 error term eliminated (Richardson).
+ * What is left is O(h^4) and L's long double rounding over h, about
+ * 1e-15 of the gradients' scale.  Returns 0, or -1 when out of memory.
+ */
+int ref_fd_grad(const struct ref_config *cfg, const struct ref_problem *p,
+    const double *d_out, enum ref_input which, size_t n, long double *grad);
 
 /* A splitmix64 generator: the same seed gives the same numbers on every
  * machine, so a failing case can be replayed from its seed. */

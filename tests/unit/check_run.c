@@ -2,7 +2,8 @@
  * check_run.c - attn_run and attn_plan (lib/run.c, lib/problem.c): stages
  * on demand, kernel dispatch and the thread count.
  *
- * For every one of the 2^8 sets of stages, a run keeps exactly that set
+ * For every one of the 2^8 sets of forward stages, and the 2^6 sets of
+ * backward ones, a run keeps exactly that set
  * (and lse), the reference kernel computes exactly its closure, each kept
  * stage is the same number for number as in a run of every stage, the
  * rows with no key are those whose lse is -inf, and attn_plan counts the
@@ -27,7 +28,7 @@
 enum { B = 2, H = 2, G = 1, T = 3, S = 4, D_K = 2, D_V = 3 };
 
 struct fixture {
-	struct attn_matrix q, k, v, mask, bias;
+	struct attn_matrix q, k, v, mask, bias, d_out;
 	struct attn_inputs in;
 	struct attn_config cfg;
 };
@@ -59,6 +60,9 @@ fixture_make(struct fixture *f)
 	f->in.mask_blocks = B * H;
 	f->in.bias = f->bias;
 	f->in.bias_blocks = B;
+	/* dO, for the backward stages; the forward ones ignore it */
+	f->d_out = matrix_random(&rng, B * T, H * D_V, -1, 1);
+	f->in.d_out = f->d_out;
 	attn_config_init(&f->cfg);
 	f->cfg.heads = H;
 	f->cfg.kv_heads = G;
@@ -74,6 +78,7 @@ fixture_free(struct fixture *f)
 	attn_matrix_free(&f->v);
 	attn_matrix_free(&f->mask);
 	attn_matrix_free(&f->bias);
+	attn_matrix_free(&f->d_out);
 }
 
 /* Doubles in the whole stack of each stage, and in one block of it, for
@@ -90,9 +95,16 @@ static const struct {
 	[ATTN_STAGE_MASK] = { B * H * T * S, T * S },
 	[ATTN_STAGE_ROW_MAX] = { B * H * T, T },
 	[ATTN_STAGE_ROW_SUM] = { B * H * T, T },
+	[ATTN_STAGE_GRAD_WEIGHTS] = { B * H * T * S, T * S },
+	[ATTN_STAGE_DELTA] = { B * H * T, T },
+	[ATTN_STAGE_GRAD_SCALED] = { B * H * T * S, T * S },
+	/* laid out as Q, K and V */
+	[ATTN_STAGE_GRAD_Q] = { B * T * H * D_K, T * D_K },
+	[ATTN_STAGE_GRAD_K] = { B * S * G * D_K, S * D_K },
+	[ATTN_STAGE_GRAD_V] = { B * S * G * D_V, S * D_V },
 };
 
-_Static_assert(ATTN_STAGE_COUNT == 8, "a new stage needs its sizes here");
+_Static_assert(ATTN_STAGE_COUNT == 14, "a new stage needs its sizes here");
 
 /* "weights with set 0x5": what expect_same names. */
 static const char *
@@ -102,13 +114,65 @@ what(char *buf, size_t size, size_t s, unsigned set)
 	return buf;
 }
 
+/* Run set with kernel into *st and check that it holds exactly set
+ * (and lse), number for number as all holds it, and that the reference
+ * kernel computed exactly the closure. */
+static void
+expect_keeps(enum attn_kernel kernel, const struct fixture *f, unsigned set,
+    const struct attn_stages *all, struct attn_stages *st)
+{
+	const unsigned have = set | STAGE(LSE);
+	char name[64];
+	size_t s;
+
+	run_ok(kernel, &f->cfg, &f->in, set, st);
+	ck_assert_uint_eq(st->have, have);
+	if (kernel == ATTN_KERNEL_REFERENCE)
+		ck_assert_uint_eq(st->computed, attn_stage_closure(have));
+	else
+		ck_assert_uint_eq(st->computed & have, have);
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		if (!(have & ATTN_STAGE_BIT(s))) {
+			ck_assert_ptr_null(st->stage[s].data);
+			continue;
+		}
+		expect_same(what(name, sizeof name, s, set), &st->stage[s],
+		    &all->stage[s]);
+	}
+}
+
+/* attn_plan of set: the kept stacks and, for the reference kernel, one
+ * block of each stage computed but not kept, worked out from sizes. */
+static void
+expect_plan(enum attn_kernel kernel, const struct fixture *f, unsigned set)
+{
+	const unsigned have = set | STAGE(LSE);
+	const unsigned closure = attn_stage_closure(have);
+	struct attn_config cfg = f->cfg;
+	struct attn_error err;
+	size_t s, bytes, kept = 0, scratch = 0;
+
+	cfg.kernel = kernel;
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		if (have & ATTN_STAGE_BIT(s))
+			kept += sizes[s].stack;
+		else if (closure & ATTN_STAGE_BIT(s))
+			scratch += sizes[s].block;
+	}
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(attn_plan(&cfg, &f->in, set, &bytes, &err), ATTN_OK);
+	if (kernel == ATTN_KERNEL_REFERENCE)
+		ck_assert_uint_eq(bytes, (kept + scratch) * sizeof(double));
+	else
+		ck_assert_uint_ge(bytes, kept * sizeof(double));
+}
+
 KERNEL_TEST(each_set_of_stages_keeps_exactly_that_set, ATTN_STAGES_ALL)
 {
 	struct fixture f;
 	struct attn_stages all, st;
-	char name[64];
 	unsigned set;
-	size_t s, i, n;
+	size_t i, n;
 
 	fixture_make(&f);
 	run_ok(kernel, &f.cfg, &f.in, ATTN_STAGES_ALL, &all);
@@ -117,25 +181,9 @@ KERNEL_TEST(each_set_of_stages_keeps_exactly_that_set, ATTN_STAGES_ALL)
 	ck_assert_uint_eq(all.masked[0], 1);
 	ck_assert_uint_eq(all.masked[1], 9);
 	for (set = 0; set <= ATTN_STAGES_ALL; set++) {
-		const unsigned have = set | STAGE(LSE);
-
 		if (!kernel_computes(kernel, set))
 			continue;
-		run_ok(kernel, &f.cfg, &f.in, set, &st);
-		ck_assert_uint_eq(st.have, have);
-		if (kernel == ATTN_KERNEL_REFERENCE)
-			ck_assert_uint_eq(st.computed,
-			    attn_stage_closure(have));
-		else
-			ck_assert_uint_eq(st.computed & have, have);
-		for (s = 0; s < ATTN_STAGE_COUNT; s++) {
-			if (!(have & ATTN_STAGE_BIT(s))) {
-				ck_assert_ptr_null(st.stage[s].data);
-				continue;
-			}
-			expect_same(what(name, sizeof name, s, set),
-			    &st.stage[s], &all.stage[s]);
-		}
+		expect_keeps(kernel, &f, set, &all, &st);
 		/* the rows with no key: those whose lse is -inf */
 		ck_assert_uint_eq(st.nmasked, all.nmasked);
 		for (i = n = 0; i < B * H * T; i++)
@@ -153,37 +201,128 @@ KERNEL_TEST(plan_counts_kept_stacks_and_one_block_of_scratch,
     ATTN_STAGES_ALL)
 {
 	struct fixture f;
-	struct attn_config cfg;
-	struct attn_error err;
 	unsigned set;
-	size_t s, bytes, kept;
 
 	fixture_make(&f);
-	cfg = f.cfg;
-	cfg.kernel = kernel;
-	for (set = 0; set <= ATTN_STAGES_ALL; set++) {
-		const unsigned have = set | STAGE(LSE);
-		const unsigned closure = attn_stage_closure(have);
-		size_t scratch = 0;
+	for (set = 0; set <= ATTN_STAGES_ALL; set++)
+		if (kernel_computes(kernel, set))
+			expect_plan(kernel, &f, set);
+	fixture_free(&f);
+}
+END_TEST
 
-		if (!kernel_computes(kernel, set))
-			continue;
-		kept = 0;
-		for (s = 0; s < ATTN_STAGE_COUNT; s++) {
-			if (have & ATTN_STAGE_BIT(s))
-				kept += sizes[s].stack;
-			else if (closure & ATTN_STAGE_BIT(s))
-				scratch += sizes[s].block;
-		}
-		memset(&err, 0, sizeof err);
-		ck_assert_int_eq(attn_plan(&cfg, &f.in, set, &bytes, &err),
-		    ATTN_OK);
-		if (kernel == ATTN_KERNEL_REFERENCE)
-			ck_assert_uint_eq(bytes, (kept + scratch) *
-			    sizeof(double));
-		else
-			ck_assert_uint_ge(bytes, kept * sizeof(double));
+/* Subset n (0 <= n < 64) of the backward stages: bit i of n picks the
+ * i-th stage of ATTN_STAGES_GRAD. */
+static unsigned
+grad_subset(unsigned n)
+{
+	unsigned set = 0, i = 0;
+	size_t s;
+
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		if (ATTN_STAGES_GRAD & ATTN_STAGE_BIT(s))
+			if (n & (1u << i++))
+				set |= ATTN_STAGE_BIT(s);
+	return set;
+}
+
+#define NGRAD_SUBSETS 64u
+
+/* As each_set_of_stages_keeps_exactly_that_set, for every set of
+ * backward stages, alone and with every forward stage: the stages that
+ * grad_k and grad_v add up over heads come out the same whatever else is
+ * computed. */
+KERNEL_TEST(each_set_of_backward_stages_keeps_exactly_that_set,
+    ATTN_STAGES_ALL | ATTN_STAGES_GRAD)
+{
+	struct fixture f;
+	struct attn_stages all, st;
+	unsigned n;
+
+	fixture_make(&f);
+	run_ok(kernel, &f.cfg, &f.in, stages, &all);
+	ck_assert_uint_eq(all.have, stages);
+	for (n = 0; n < NGRAD_SUBSETS; n++) {
+		expect_keeps(kernel, &f, grad_subset(n), &all, &st);
+		attn_stages_free(&st);
+		expect_keeps(kernel, &f, grad_subset(n) | ATTN_STAGES_ALL,
+		    &all, &st);
+		attn_stages_free(&st);
 	}
+	attn_stages_free(&all);
+	fixture_free(&f);
+}
+END_TEST
+
+KERNEL_TEST(plan_counts_backward_stacks_and_scratch,
+    ATTN_STAGES_ALL | ATTN_STAGES_GRAD)
+{
+	struct fixture f;
+	unsigned n;
+
+	fixture_make(&f);
+	for (n = 0; n < NGRAD_SUBSETS; n++)
+		expect_plan(kernel, &f, grad_subset(n));
+	fixture_free(&f);
+}
+END_TEST
+
+/* Expect attn_run and attn_plan of want to fail with status and exactly
+ * msg, holding nothing. */
+static void
+expect_refused(const struct fixture *f, unsigned want,
+    enum attn_status status, const char *msg)
+{
+	struct attn_stages st;
+	struct attn_error err;
+	size_t bytes, s;
+
+	memset(&err, 0, sizeof err);
+	memset(&st, 0xA5, sizeof st);
+	ck_assert_int_eq(attn_run(&f->cfg, &f->in, want, &st, &err), status);
+	ck_assert_str_eq(err.msg, msg);
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		ck_assert_ptr_null(st.stage[s].data);
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(attn_plan(&f->cfg, &f->in, want, &bytes, &err),
+	    status);
+	ck_assert_str_eq(err.msg, msg);
+}
+
+START_TEST(backward_stages_need_d_out_of_output_shape)
+{
+	struct fixture f;
+	struct attn_matrix wide;
+
+	fixture_make(&f);
+	f.in.d_out.data = NULL;
+	expect_refused(&f, STAGE(OUTPUT) | STAGE(GRAD_V), ATTN_ERR_USAGE,
+	    "stage grad_v needs dO, the gradient of the output");
+	expect_refused(&f, ATTN_STAGES_GRAD, ATTN_ERR_USAGE,
+	    "stage grad_weights needs dO, the gradient of the output");
+	/* dO is checked whenever it is given, needed or not */
+	f.in.d_out = attn_matrix_view(&f.d_out, 0, B * T, 0, H * D_V - 1);
+	expect_refused(&f, STAGE(OUTPUT), ATTN_ERR_DATA,
+	    "shape mismatch: dO is 2x3x5 but output is 2x3x6: dO, the "
+	    "gradient of the output, needs its shape (B x T x H*d_v)");
+	f.in.d_out = attn_matrix_view(&f.d_out, 0, B * T - 1, 0, H * D_V);
+	expect_refused(&f, STAGE(GRAD_Q), ATTN_ERR_DATA,
+	    "shape mismatch: dO is 5x6 but output is 2x3x6: dO, the "
+	    "gradient of the output, needs its shape (B x T x H*d_v)");
+	/* with one batch of one head */
+	f.in.batches = 1;
+	f.cfg.heads = 1;
+	f.cfg.kv_heads = 0;
+	f.in.mask.data = f.in.bias.data = NULL;
+	f.in.q = attn_matrix_view(&f.q, 0, T, 0, D_K);
+	f.in.k = attn_matrix_view(&f.k, 0, S, 0, D_K);
+	f.in.v = attn_matrix_view(&f.v, 0, S, 0, D_V);
+	ck_assert_int_eq(attn_matrix_alloc(&wide, T, D_V + 1, NULL), ATTN_OK);
+	f.in.d_out = wide;
+	expect_refused(&f, STAGE(GRAD_K), ATTN_ERR_DATA,
+	    "shape mismatch: dO is 3x4 but output is 3x3: dO, the gradient "
+	    "of the output, needs its shape (T x d_v)");
+	attn_matrix_free(&wide);
 	fixture_free(&f);
 }
 END_TEST
@@ -253,7 +392,7 @@ START_TEST(kernels_have_names_and_stages)
 	ck_assert_str_eq(attn_kernel_name(ATTN_KERNEL_COUNT), "unknown");
 	ck_assert_uint_eq(attn_kernel_stages(ATTN_KERNEL_AUTO), 0);
 	ck_assert_uint_eq(attn_kernel_stages(ATTN_KERNEL_REFERENCE),
-	    ATTN_STAGES_ALL);
+	    ATTN_STAGES_ALL | ATTN_STAGES_GRAD);
 	ck_assert_uint_eq(attn_kernel_stages(ATTN_KERNEL_COUNT), 0);
 }
 END_TEST
@@ -311,9 +450,33 @@ START_TEST(an_unknown_kernel_is_a_usage_error)
 }
 END_TEST
 
+START_TEST(auto_picks_a_kernel_that_computes_the_backward_stages)
+{
+	struct fixture f;
+	struct attn_stages st;
+	struct attn_error err;
+	size_t s;
+
+	fixture_make(&f);
+	f.cfg.kernel = ATTN_KERNEL_AUTO;
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		if (!(ATTN_STAGES_GRAD & ATTN_STAGE_BIT(s)))
+			continue;
+		memset(&err, 0, sizeof err);
+		ck_assert_int_eq(attn_run(&f.cfg, &f.in, ATTN_STAGE_BIT(s),
+		    &st, &err), ATTN_OK);
+		ck_assert(kernel_computes(st.kernel, ATTN_STAGE_BIT(s)));
+		ck_assert(st.have & ATTN_STAGE_BIT(s));
+		attn_stages_free(&st);
+	}
+	fixture_free(&f);
+}
+END_TEST
+
 /* Threads never change the answer: every thread count gives the same
- * numbers, bit for bit. */
-KERNEL_TEST(the_thread_count_does_not_change_any_number, ATTN_STAGES_ALL)
+ * numbers, bit for bit (the backward stages' sums over heads included). */
+KERNEL_TEST(the_thread_count_does_not_change_any_number,
+    ATTN_STAGES_ALL | ATTN_STAGES_GRAD)
 {
 	static const size_t threads[] = { 0, 1, 2, 3, 8 };
 	struct fixture f;
@@ -348,6 +511,11 @@ run_suite(void)
 	    plan_counts_kept_stacks_and_one_block_of_scratch, 0, 1);
 	tcase_add_test(tc, plan_of_output_holds_one_head_of_scores);
 	tcase_add_test(tc, plan_reports_sizes_that_overflow);
+	tcase_add_kernel_test(tc,
+	    each_set_of_backward_stages_keeps_exactly_that_set, 0, 1);
+	tcase_add_kernel_test(tc, plan_counts_backward_stacks_and_scratch, 0,
+	    1);
+	tcase_add_test(tc, backward_stages_need_d_out_of_output_shape);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("kernels");
@@ -355,6 +523,8 @@ run_suite(void)
 	tcase_add_kernel_test(tc, every_kernel_computes_output_and_lse, 0, 1);
 	tcase_add_test(tc, auto_picks_a_kernel_that_computes_the_set);
 	tcase_add_test(tc, an_unknown_kernel_is_a_usage_error);
+	tcase_add_test(tc,
+	    auto_picks_a_kernel_that_computes_the_backward_stages);
 	tcase_add_kernel_test(tc, the_thread_count_does_not_change_any_number,
 	    0, 1);
 	suite_add_tcase(s, tc);

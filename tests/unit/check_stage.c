@@ -5,7 +5,9 @@
  * printer shows.
  *
  * The names are SPEC's fixed names; lookup takes a length, not a NUL, so
- * that --stage can look up the pieces of "weights,output" in place.
+ * that --stage can look up the pieces of "weights,output" in place.  The
+ * backward stages are laid out as Q, K and V are, grad_k and grad_v
+ * with keys as rows.
  */
 #include <string.h>
 
@@ -27,6 +29,13 @@ static const struct {
 	/* internal: kept for printers, not offered by --stage */
 	{ "row_max", "T x 1", ATTN_AXIS_ONE },
 	{ "row_sum", "T x 1", ATTN_AXIS_ONE },
+	/* SPEC's backward stages */
+	{ "grad_weights", "T x S", ATTN_AXIS_KEY },
+	{ "delta", "T x 1", ATTN_AXIS_ONE },
+	{ "grad_scaled", "T x S", ATTN_AXIS_KEY },
+	{ "grad_q", "T x d_k", ATTN_AXIS_DK },
+	{ "grad_k", "S x d_k", ATTN_AXIS_DK },
+	{ "grad_v", "S x d_v", ATTN_AXIS_VALUE },
 };
 
 _Static_assert(sizeof spec_stages / sizeof spec_stages[0] ==
@@ -123,8 +132,28 @@ static const struct {
 	{ B(OUTPUT) | B(MASK), B(OUTPUT) | B(MASK) | B(WEIGHTS) |
 	    B(ROW_MAX) | B(ROW_SUM) | B(SCALED) | B(SCORES) },
 	{ ATTN_STAGES_ALL, ATTN_STAGES_ALL },
+	/* the backward pass: dP reads only dO and V; delta reads output;
+	 * dS reads weights (row_max for the rows with no key), dP and
+	 * delta; dQ and dK read dS and, for the softcap, scores; dV reads
+	 * weights */
+	{ B(GRAD_WEIGHTS), B(GRAD_WEIGHTS) },
+	{ B(DELTA), B(DELTA) | B(OUTPUT) | B(WEIGHTS) | B(ROW_MAX) |
+	    B(ROW_SUM) | B(SCALED) | B(SCORES) },
+	{ B(GRAD_SCALED), B(GRAD_SCALED) | B(GRAD_WEIGHTS) | B(DELTA) |
+	    B(OUTPUT) | B(WEIGHTS) | B(ROW_MAX) | B(ROW_SUM) | B(SCALED) |
+	    B(SCORES) },
+	{ B(GRAD_Q), B(GRAD_Q) | B(GRAD_SCALED) | B(GRAD_WEIGHTS) |
+	    B(DELTA) | B(OUTPUT) | B(WEIGHTS) | B(ROW_MAX) | B(ROW_SUM) |
+	    B(SCALED) | B(SCORES) },
+	{ B(GRAD_K), B(GRAD_K) | B(GRAD_SCALED) | B(GRAD_WEIGHTS) |
+	    B(DELTA) | B(OUTPUT) | B(WEIGHTS) | B(ROW_MAX) | B(ROW_SUM) |
+	    B(SCALED) | B(SCORES) },
+	{ B(GRAD_V), B(GRAD_V) | B(WEIGHTS) | B(ROW_MAX) | B(ROW_SUM) |
+	    B(SCALED) | B(SCORES) },
+	{ ATTN_STAGES_GRAD, ATTN_STAGES_GRAD | (ATTN_STAGES_ALL & ~B(LSE) &
+	    ~B(MASK)) },
 	/* bits past the last stage are no stage */
-	{ ~0u, ATTN_STAGES_ALL },
+	{ ~0u, ATTN_STAGES_ALL | ATTN_STAGES_GRAD },
 };
 
 #define NCLOSURES (int)(sizeof closures / sizeof closures[0])
@@ -190,30 +219,114 @@ static const struct {
 
 #define NSHAPES (int)(sizeof shapes / sizeof shapes[0])
 
-START_TEST(stage_shapes_leave_out_levels_of_one)
+/* The shape of stage s for B batches, H heads and G KV heads, T = 3,
+ * S = 5, d_k = 7, d_v = 2. */
+static void
+shape_of(size_t B, size_t H, size_t G, enum attn_stage s,
+    struct attn_shape *sh)
 {
 	struct attn_stages st;
-	struct attn_shape sh;
-	size_t d;
 
 	memset(&st, 0, sizeof st);
-	st.batches = shapes[_i].B;
-	st.heads = st.kv_heads = shapes[_i].H;
+	st.batches = B;
+	st.heads = H;
+	st.kv_heads = G;
 	st.T = 3;
 	st.S = 5;
 	st.d_k = 7;
 	st.d_v = 2;
-	attn_stage_shape(&st, shapes[_i].s, &sh);
-	ck_assert_uint_eq(sh.ndim, shapes[_i].ndim);
-	for (d = 0; d < sh.ndim; d++) {
-		ck_assert_uint_eq(sh.dim[d], shapes[_i].dim[d]);
-		ck_assert_int_eq(sh.axis[d], shapes[_i].axis[d]);
+	attn_stage_shape(&st, s, sh);
+}
+
+/* Fail unless sh has ndim dims, dim[] running over axis[], in blocks of
+ * rows x cols whose dims read legend. */
+static void
+expect_shape(const struct attn_shape *sh, size_t ndim, const size_t *dim,
+    const enum attn_axis *axis, size_t rows, size_t cols, const char *legend)
+{
+	size_t d;
+
+	ck_assert_uint_eq(sh->ndim, ndim);
+	for (d = 0; d < ndim; d++) {
+		ck_assert_uint_eq(sh->dim[d], dim[d]);
+		ck_assert_int_eq(sh->axis[d], axis[d]);
 	}
+	ck_assert_uint_eq(sh->batches * sh->heads, sh->blocks);
+	ck_assert_uint_eq(sh->rows, rows);
+	ck_assert_uint_eq(sh->cols, cols);
+	ck_assert_str_eq(sh->legend, legend);
+}
+
+START_TEST(stage_shapes_leave_out_levels_of_one)
+{
+	struct attn_shape sh;
+
+	shape_of(shapes[_i].B, shapes[_i].H, shapes[_i].H, shapes[_i].s, &sh);
+	expect_shape(&sh, shapes[_i].ndim, shapes[_i].dim, shapes[_i].axis, 3,
+	    shapes[_i].cols, shapes[_i].legend);
 	ck_assert_uint_eq(sh.blocks, shapes[_i].blocks);
-	ck_assert_uint_eq(sh.batches * sh.heads, sh.blocks);
-	ck_assert_uint_eq(sh.rows, 3);
-	ck_assert_uint_eq(sh.cols, shapes[_i].cols);
-	ck_assert_str_eq(sh.legend, shapes[_i].legend);
+}
+END_TEST
+
+/* The backward stages laid out as Q, K and V: B x T x H*d_k, B x S x
+ * G*d_k, B x S x G*d_v, with keys as rows for grad_k and grad_v; for B
+ * batches, H heads, G KV heads, T = 3, S = 5, d_k = 7, d_v = 2. */
+static const struct {
+	size_t B, H, G;
+	enum attn_stage s;
+	size_t ndim, dim[4];
+	enum attn_axis axis[4];
+	size_t rows, cols, col_heads;
+	const char *legend;
+} grad_shapes[] = {
+	{ 1, 1, 1, ATTN_STAGE_GRAD_Q, 2, { 3, 7 },
+	    { ATTN_AXIS_QUERY, ATTN_AXIS_DK }, 3, 7, 1, "T x d_k" },
+	{ 2, 4, 2, ATTN_STAGE_GRAD_Q, 3, { 2, 3, 28 },
+	    { ATTN_AXIS_BATCH, ATTN_AXIS_QUERY, ATTN_AXIS_DK }, 3, 28, 4,
+	    "T x H*d_k" },
+	{ 1, 1, 1, ATTN_STAGE_GRAD_K, 2, { 5, 7 },
+	    { ATTN_AXIS_KEY, ATTN_AXIS_DK }, 5, 7, 1, "S x d_k" },
+	{ 1, 4, 2, ATTN_STAGE_GRAD_K, 2, { 5, 14 },
+	    { ATTN_AXIS_KEY, ATTN_AXIS_DK }, 5, 14, 2, "S x G*d_k" },
+	/* one KV head for four query heads: one block, as K has */
+	{ 2, 4, 1, ATTN_STAGE_GRAD_K, 3, { 2, 5, 7 },
+	    { ATTN_AXIS_BATCH, ATTN_AXIS_KEY, ATTN_AXIS_DK }, 5, 7, 1,
+	    "S x d_k" },
+	{ 2, 3, 3, ATTN_STAGE_GRAD_V, 3, { 2, 5, 6 },
+	    { ATTN_AXIS_BATCH, ATTN_AXIS_KEY, ATTN_AXIS_VALUE }, 5, 6, 3,
+	    "S x G*d_v" },
+	{ 1, 2, 2, ATTN_STAGE_GRAD_SCALED, 3, { 2, 3, 5 },
+	    { ATTN_AXIS_HEAD, ATTN_AXIS_QUERY, ATTN_AXIS_KEY }, 3, 5, 1,
+	    "T x S" },
+	{ 1, 2, 1, ATTN_STAGE_DELTA, 3, { 2, 3, 1 },
+	    { ATTN_AXIS_HEAD, ATTN_AXIS_QUERY, ATTN_AXIS_ONE }, 3, 1, 1,
+	    "T x 1" },
+};
+
+#define NGRAD_SHAPES (int)(sizeof grad_shapes / sizeof grad_shapes[0])
+
+START_TEST(backward_stages_are_laid_out_as_q_k_and_v)
+{
+	struct attn_shape sh;
+
+	shape_of(grad_shapes[_i].B, grad_shapes[_i].H, grad_shapes[_i].G,
+	    grad_shapes[_i].s, &sh);
+	expect_shape(&sh, grad_shapes[_i].ndim, grad_shapes[_i].dim,
+	    grad_shapes[_i].axis, grad_shapes[_i].rows, grad_shapes[_i].cols,
+	    grad_shapes[_i].legend);
+	ck_assert_uint_eq(sh.col_heads, grad_shapes[_i].col_heads);
+}
+END_TEST
+
+START_TEST(grad_bias_is_another_name_for_grad_scaled)
+{
+	ck_assert_int_eq(attn_stage_lookup("grad_bias", 9),
+	    ATTN_STAGE_GRAD_SCALED);
+	ck_assert_int_eq(attn_stage_lookup("grad_biasx", 9),
+	    ATTN_STAGE_GRAD_SCALED);
+	ck_assert_int_eq(attn_stage_lookup("grad_bia", 8), ATTN_STAGE_COUNT);
+	ck_assert_int_eq(attn_stage_lookup("grad_biass", 10),
+	    ATTN_STAGE_COUNT);
 }
 END_TEST
 
@@ -259,12 +372,15 @@ stage_suite(void)
 	tc = tcase_create("shape");
 	tcase_add_loop_test(tc, stage_shapes_leave_out_levels_of_one, 0,
 	    NSHAPES);
+	tcase_add_loop_test(tc, backward_stages_are_laid_out_as_q_k_and_v, 0,
+	    NGRAD_SHAPES);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("lookup");
 	tcase_add_loop_test(tc, lookup_finds_each_stage_by_name, 0,
 	    ATTN_STAGE_COUNT);
 	tcase_add_test(tc, lookup_reads_a_name_out_of_a_list);
+	tcase_add_test(tc, grad_bias_is_another_name_for_grad_scaled);
 	tcase_add_loop_test(tc, lookup_refuses_unknown_names_and_prefixes, 0,
 	    NUNKNOWN);
 	suite_add_tcase(s, tc);

@@ -48,16 +48,6 @@ free3(struct attn_matrix *a, struct attn_matrix *b, struct attn_matrix *c)
 	attn_matrix_free(c);
 }
 
-/* Element (i, j) of stage s for batch b and head h. */
-static double
-block_at(const struct attn_stages *st, enum attn_stage s, size_t b,
-    size_t h, size_t i, size_t j)
-{
-	struct attn_matrix m = attn_stage_block(st, s, b, h);
-
-	return *attn_at(&m, i, j);
-}
-
 /* Fail unless every per-head stage of batch b, head h of a equals batch
  * ob, head oh of o, and likewise that head's output columns. */
 static void

@@ -18,5 +18,6 @@ Suite *kernel_suite(void);
 Suite *props_suite(void);
 Suite *variants_suite(void);
 Suite *api_suite(void);
+Suite *grad_suite(void);
 
 #endif

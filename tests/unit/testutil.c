@@ -106,3 +106,12 @@ stage_at(const struct attn_stages *st, enum attn_stage s, size_t i, size_t j)
 		ck_abort_msg("stage %s is not held", attn_stage_table[s].name);
 	return *attn_at(&st->stage[s], i, j);
 }
+
+double
+block_at(const struct attn_stages *st, enum attn_stage s, size_t b,
+    size_t h, size_t i, size_t j)
+{
+	struct attn_matrix m = attn_stage_block(st, s, b, h);
+
+	return *attn_at(&m, i, j);
+}

@@ -89,4 +89,9 @@ void expect_same(const char *what, const struct attn_matrix *a,
 double stage_at(const struct attn_stages *st, enum attn_stage s, size_t i,
     size_t j);
 
+/* Element (i, j) of the block of stage s for batch b and query head h
+ * (attn_stage_block). */
+double block_at(const struct attn_stages *st, enum attn_stage s, size_t b,
+    size_t h, size_t i, size_t j);
+
 #endif
