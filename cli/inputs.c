@@ -7,6 +7,9 @@
  * A 3-D array is a stack of B independent problems; Q, K and V must all
  * be 2-D or all be 3-D with the same B.  A mask or bias is T x S, or one
  * T x S block per batch (B x T x S), or per batch and head (B x H x T x S).
+ * dO (--grad) is shaped like output: T x H*d_v, or B of those as a 3-D
+ * array or stacked in 2-D, as attn's csv writes output; libattn checks
+ * the matrix, this file the batches of a 3-D one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +20,8 @@
 #include "io.h"
 #include "rules.h"
 
-static const char *const role[IN_COUNT] = { "Q", "K", "V", "mask", "bias" };
+static const char *const role[IN_COUNT] = { "Q", "K", "V", "mask", "bias",
+    "dO" };
 
 /* Labels move from one struct to another without copying. */
 static void
@@ -155,6 +159,22 @@ batches_of(struct inputs *in, size_t n, size_t *batches,
 	return ATTN_OK;
 }
 
+/* A 3-D dO holds a block per batch. */
+static enum attn_status
+check_grad_batches(const struct inputs *in, struct attn_error *err)
+{
+	const struct attn_array *a = &in->arr[IN_DO];
+	char got[64], q[64];
+
+	if (a->ndim <= 2 || (a->ndim == 3 && a->shape[0] == in->in.batches))
+		return ATTN_OK;
+	shape_str(got, sizeof got, a);
+	shape_str(q, sizeof q, &in->arr[IN_Q]);
+	return attn_error_set(err, ATTN_ERR_DATA, in->name[IN_DO], 0, 0,
+	    "shape mismatch: dO is %s but Q is %s: dO, the gradient of the "
+	    "output, holds a block per batch of Q (B x T x H*d_v)", got, q);
+}
+
 /*
  * A mask or bias must be T x S, B x T x S or B x H x T x S: say which
  * blocks it has, or name both shapes.
@@ -242,6 +262,12 @@ inputs_load(const struct options *o, struct inputs *in,
 	if ((st = rules_mask_invert(o, in->arr[IN_MASK].ndim != 0, err)) !=
 	    ATTN_OK)
 		return st;
+	if (o->grad != NULL) {
+		in->name[IN_DO] = display_name(o->grad);
+		if ((st = load_array(o->grad, ATTN_READ_FINITE, &in->arr[IN_DO],
+		    err)) != ATTN_OK)
+			return st;
+	}
 	/* Every input read: a warning may explain a shape error to come. */
 	warn_notices(in);
 
@@ -254,6 +280,11 @@ inputs_load(const struct options *o, struct inputs *in,
 	} else {
 		in->in.k = attn_array_matrix(&in->arr[IN_K]);
 		in->in.v = attn_array_matrix(&in->arr[IN_V]);
+	}
+	if (o->grad != NULL) {
+		if ((st = check_grad_batches(in, err)) != ATTN_OK)
+			return st;
+		in->in.d_out = attn_array_matrix(&in->arr[IN_DO]);
 	}
 	if (in->in.k.rows != in->in.v.rows)
 		return ATTN_OK;	/* attn_run names both shapes */

@@ -1,7 +1,7 @@
 /*
- * inputs.h - the operands (Q K V, a BUNDLE, or --self X) and the --mask
- * and --bias files, read into stacks of matrices with the labels that
- * came with them.
+ * inputs.h - the operands (Q K V, a BUNDLE, or --self X) and the --mask,
+ * --bias and --grad files, read into stacks of matrices with the labels
+ * that came with them.
  */
 #ifndef ATTN_INPUTS_H
 #define ATTN_INPUTS_H
@@ -9,7 +9,7 @@
 #include "attn.h"
 #include "options.h"
 
-enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_COUNT };
+enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_DO, IN_COUNT };
 
 struct inputs {
 	struct attn_array arr[IN_COUNT];	/* --self fills only Q */

@@ -411,6 +411,10 @@ static const struct option_row rows[] = {
 	    NULL, set_heads, 0 },
 	{ "kv-heads", 0, "G", "K and V hold G heads (grouped-query)",
 	    NULL, set_kv_heads, 0 },
+	{ "grad", 0, "DO", "dO, the gradient of the output (shaped like\n"
+	    "output): add the backward stages grad_weights,\n"
+	    "delta, grad_scaled, grad_q, grad_k, grad_v",
+	    NULL, NULL, FIELD(grad) },
 	{ "query-labels", 0, "L", "names of the query rows, comma-separated",
 	    NULL, NULL, FIELD(query_labels) },
 	{ "key-labels", 0, "L", "names of the keys, comma-separated",

@@ -98,6 +98,7 @@ rules_check_options(const struct options *o, const struct given *g,
 	nstdin += o->self != NULL && strcmp(o->self, "-") == 0;
 	nstdin += o->mask != NULL && strcmp(o->mask, "-") == 0;
 	nstdin += o->bias != NULL && strcmp(o->bias, "-") == 0;
+	nstdin += o->grad != NULL && strcmp(o->grad, "-") == 0;
 	if (nstdin > 1)
 		return usage_error(err,
 		    "standard input ('-') can be read only once");

@@ -141,7 +141,7 @@ attn_label_control(struct attn_error *err, const char *name, const char *buf,
 
 /*
  * The rules are checked mask first: a mask's nan or infinity is told as
- * such before the finite rule, which names Q, K and V, since a mask is
+ * such before the finite rule, which names Q, K, V and dO, since a mask is
  * read with ATTN_READ_BOOL whatever else is set.  A bias may hold -inf
  * (it masks a key, as an additive mask does) but not +inf or nan, which
  * would make its whole row nan.
@@ -159,8 +159,8 @@ attn_value_fault(unsigned flags, double x, const char *s, size_t n,
 		snprintf(msg, size, "%s", isnan(x) ? "nan in a mask" :
 		    MASK_INF_MSG);
 	else if (flags & ATTN_READ_FINITE)
-		snprintf(msg, size, "non-finite number '%s' (Q, K and V must "
-		    "be finite)", p);
+		snprintf(msg, size, "non-finite number '%s' (Q, K, V and dO "
+		    "must be finite)", p);
 	else if ((flags & ATTN_READ_BIAS) && (isnan(x) || x > 0))
 		snprintf(msg, size, "'%s' in a bias: a bias holds finite "
 		    "numbers, or -inf to mask a key", p);

@@ -16,6 +16,7 @@
 #             bundle  attn FILE
 #             q k v   FILE as that operand, good.csv as the other two
 #             mask    attn --self good.csv --mask FILE (bias likewise)
+#             grad    attn --self good.csv --grad FILE (dO)
 #             stdin   attn --self - <FILE
 #           and - for @ cases;
 #   REGEX   the rest of the line: an extended regular expression (as
@@ -208,6 +209,7 @@ run_file() {
 		v)	set -- good.csv good.csv "$name" ;;
 		mask)	set -- --self good.csv --mask "$name" ;;
 		bias)	set -- --self good.csv --bias "$name" ;;
+		grad)	set -- --self good.csv --grad "$name" -s grad_q ;;
 		stdin)	set -- --self -
 			in=$c/$name ;;
 		*)	verdict "$name" "unknown HOW '$how'"

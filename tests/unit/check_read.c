@@ -574,13 +574,13 @@ END_TEST
 
 static const struct error_case finite_cases[] = {
 	{ ATTN_FMT_CSV, ATTN_READ_FINITE, "1,2\n3,nan\n", 0, 2, 3,
-	    "non-finite number 'nan' (Q, K and V must be finite)" },
+	    "non-finite number 'nan' (Q, K, V and dO must be finite)" },
 	{ ATTN_FMT_TEXT, ATTN_READ_FINITE, "1 -inf\n", 0, 1, 3,
-	    "non-finite number '-inf' (Q, K and V must be finite)" },
+	    "non-finite number '-inf' (Q, K, V and dO must be finite)" },
 	{ ATTN_FMT_TSV, ATTN_READ_FINITE, "x\tInfinity\n", 0, 1, 3,
-	    "non-finite number 'Infinity' (Q, K and V must be finite)" },
+	    "non-finite number 'Infinity' (Q, K, V and dO must be finite)" },
 	{ ATTN_FMT_JSON, ATTN_READ_FINITE, "[[1, 2],\n [\"inf\", 3]]", 0,
-	    2, 3, "non-finite number 'inf' (Q, K and V must be finite)" },
+	    2, 3, "non-finite number 'inf' (Q, K, V and dO must be finite)" },
 	{ ATTN_FMT_JSON, ATTN_READ_FINITE, "[1, 1e999]", 0, 1, 5,
 	    "number out of range: '1e999'" },
 };
@@ -1760,7 +1760,8 @@ START_TEST(bundle_bias_may_hold_inf_but_q_may_not)
 	static const struct error_case in_q = {
 		ATTN_FMT_JSON, ATTN_READ_FINITE,
 		"{\"K\": [[1]], \"V\": [[1]],\n \"Q\": [[\"-inf\"]]}",
-		0, 2, 9, "non-finite number '-inf' (Q, K and V must be finite)"
+		0, 2, 9,
+		"non-finite number '-inf' (Q, K, V and dO must be finite)"
 	};
 	static const struct error_case in_bias = {
 		ATTN_FMT_JSON, ATTN_READ_FINITE,
@@ -1831,7 +1832,7 @@ static const struct error_case bundle_errors[] = {
 	    "number out of range: '1e999'" },
 	{ ATTN_FMT_JSON, ATTN_READ_FINITE,
 	    "{\"Q\": [[1]], \"K\": [[1]], \"V\": [[\"-inf\"]]}", 0, 1, 33,
-	    "non-finite number '-inf' (Q, K and V must be finite)" },
+	    "non-finite number '-inf' (Q, K, V and dO must be finite)" },
 	/* keys with escapes and brackets in strings do not lose the
 	 * locator */
 	{ ATTN_FMT_JSON, 0, "{\"a\\\"}b\": [\"]\"], \"Q\": [[1]]}", 0, 1, 2,

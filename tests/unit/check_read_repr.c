@@ -161,8 +161,8 @@ START_TEST(printed_nonfinite_values_and_booleans)
 		attn_array_free(&a);
 		ck_assert_int_eq(read_text_as(nonfinite[i], ATTN_FMT_AUTO,
 		    ATTN_READ_FINITE, &a, &err), ATTN_ERR_DATA);
-		ck_assert_str_eq(err.msg, "non-finite number 'nan' (Q, K and "
-		    "V must be finite)");
+		ck_assert_str_eq(err.msg, "non-finite number 'nan' (Q, K, V "
+		    "and dO must be finite)");
 		ck_assert_int_eq(read_text_as(booleans[i], ATTN_FMT_AUTO,
 		    ATTN_READ_BOOL, &a, &err), ATTN_OK);
 		for (k = 0; k < 4; k++)
