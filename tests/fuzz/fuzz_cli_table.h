@@ -115,6 +115,10 @@ static const struct fuzz_word fuzz_cli_words[] = {
 	{ "--layout", "bshd" }, { "--emulate", "fp16" }, { "--factor", "2" },
 	{ "-j", "2" }, { "--threads=1", 0 }, { "--svg", "@o" },
 	{ "gen", 0 }, { "2x3", 0 }, { "--seed", "7" },
+	/* the backward pass: dO from a segment, stdin or nowhere */
+	{ "--grad", "@4j" }, { "--grad", "@3c" }, { "--grad", "-" },
+	{ "--grad", "@M" }, { "-s", "grad_q,grad_k,grad_v" },
+	{ "-s", "grad_bias,delta" }, { "-s", "grad_weights" },
 };
 
 #define FUZZ_CLI_NWORDS \

@@ -66,6 +66,9 @@ s output-over-input "-o @0j" @0j -- $ac
 s help --help -- =
 s version -V -- =
 s stdout-full "!full" "-s all" @0j -- $ac
+s grad-explain -e "--grad @4j" @0j -- $ac = = = $ex/apple-cheese-do.json
+s grad-gqa-csv "--heads 4" "--kv-heads 2" "--grad @3c" "-s grad_q,grad_k,grad_v" "-f csv" @0c @1c @2c -- $ex/gqa/q.csv $ex/gqa/k.csv $ex/gqa/v.csv $ex/gqa/do.csv
+s grad-stdin "--grad -" "-s grad_bias,delta" "--bias @4j" @0j -- $ex/t3s4.json = = = $ex/t3s4-bias.json $ex/t3s4-do.csv
 
 # ---------------------------------------------------------------- bad runs
 s output-file-kept-on-error "-o @0j" @1c @2j @3j -- $tmp/old $cli/ragged-csv-row/q.csv $tmp/k3 $tmp/v3
@@ -84,3 +87,5 @@ s explain-with-stage -e "-s weights" @0j -- $ac
 s unknown-options -ez --bogus "-f xml" "-d 0" @0j -- $ac
 s heads-huge "--heads 9223372036854775807" @0j -- $ac
 s window-huge "--window 1,18446744073709551615" @0j -- $ac
+s grad-wrong-shape "--grad @4j" "-s grad_weights" @0j -- $ex/t3s4.json = = = $tmp/mask23
+s grad-missing "--grad @M" @0j -- $ac
