@@ -419,6 +419,9 @@ static const struct option_row rows[] = {
 	    NULL, NULL, FIELD(query_labels) },
 	{ "key-labels", 0, "L", "names of the keys, comma-separated",
 	    NULL, NULL, FIELD(key_labels) },
+	{ "stats", 0, NULL, "per query row: the largest weight and its key,\n"
+	    "entropy, exp(entropy), keys it may attend",
+	    NULL, NULL, FIELD(stats) },
 	{ "output", 'o', "FILE", "write to FILE atomically instead of stdout",
 	    NULL, set_output, 0 },
 	{ "help", 'h', NULL, "show this help and exit",
@@ -618,6 +621,10 @@ options_parse(int argc, char **argv, struct options *o,
 		return st;
 	if ((st = rules_check_options(o, &ps.given, err)) != ATTN_OK)
 		return st;
+	/* A printer that is not a format takes the place of the default
+	 * stage: stages print beside it only when --stage names them. */
+	if (!ps.given.stage && o->stats)
+		o->nstages = 0;
 	if (o->digits < 0)
 		o->digits = print_formats[o->format].digits;
 	return ATTN_OK;

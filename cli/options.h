@@ -33,6 +33,7 @@ struct options {
 	const char *key_labels;		/* --key-labels */
 	const char *output;	/* -o FILE, NULL for stdout */
 	const char *self;	/* --self X */
+	int stats;		/* --stats: per query row statistics */
 	char **operands;	/* Q K V, or one BUNDLE */
 	size_t noperands;
 };

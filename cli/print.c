@@ -53,6 +53,9 @@ print_wants(const struct options *o)
 		for (k = 0; k < o->nstages; k++)
 			printed |= ATTN_STAGE_BIT(o->stages[k]);
 	}
+	if (o->stats)
+		printed |= ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS) |
+		    ATTN_STAGE_BIT(ATTN_STAGE_MASK);
 	return printed | (f->wants != NULL ? f->wants(printed) : 0);
 }
 
@@ -70,6 +73,30 @@ print_run(FILE *fp, const struct options *o, const struct attn_stages *st,
 	p.numflags = f->flags & PRINT_FIXED ? ATTN_NUM_FIXED : 0;
 	p.err = err;
 	return o->explain ? print_explain(&p) : f->print(&p);
+}
+
+enum attn_status
+print_blocks(const struct printer *p, enum attn_stage s,
+    enum attn_status (*block)(const struct printer *p, enum attn_stage s,
+    size_t n))
+{
+	enum attn_status st = ATTN_OK;
+	struct attn_shape sh;
+	size_t n;
+
+	attn_stage_shape(p->st, s, &sh);
+	for (n = 0; n < sh.blocks && st == ATTN_OK; n++) {
+		if (n > 0)
+			putc('\n', p->fp);
+		st = block(p, s, n);
+	}
+	return st;
+}
+
+size_t
+print_sections(const struct printer *p)
+{
+	return p->o->nstages + (p->o->stats ? 1 : 0);
 }
 
 /* ---------------------------------------------------------------- helpers */

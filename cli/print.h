@@ -1,7 +1,8 @@
 /*
  * print.h - the printers over computed stages: one file per output format
  * (print_table.c, print_delim.c, print_json.c), the --explain walk-through
- * (print_explain.c), and what they share (print.c): the shape and labels
+ * (print_explain.c), the printers that are not formats (print_stats.c),
+ * and what they share (print.c): the shape and labels
  * of a stage (from attn_stage_shape), numbers, padding, and the table of
  * formats.  Printers read the numbers in struct attn_stages and never
  * compute a stage themselves.
@@ -104,6 +105,16 @@ const char *print_col_label(const struct printer *p, enum attn_stage s,
 const char *print_row_label(const struct printer *p, enum attn_stage s,
     size_t i);
 
+/* block(p, s, n) for each block n of stage s, with a blank line between
+ * blocks; stops at the first failure. */
+enum attn_status print_blocks(const struct printer *p, enum attn_stage s,
+    enum attn_status (*block)(const struct printer *p, enum attn_stage s,
+    size_t n));
+
+/* How many sections the output has: the stages printed, and the stats;
+ * csv, tsv and json name each section when there are several. */
+size_t print_sections(const struct printer *p);
+
 /* Width of a UTF-8 string in characters. */
 size_t print_width(const char *s);
 
@@ -118,15 +129,34 @@ enum attn_status print_table(const struct printer *p);
 enum attn_status print_table_stage(const struct printer *p,
     enum attn_stage s);
 
-/* print_delim.c: comma- and tab-separated. */
+/* print_delim.c: comma- and tab-separated; print_field writes a label
+ * as a field, quoted when it holds the separator, a quote, a line break
+ * or surrounding spaces. */
 enum attn_status print_csv(const struct printer *p);
 enum attn_status print_tsv(const struct printer *p);
+void print_field(FILE *fp, const char *s, char sep);
 
-/* print_json.c */
+/* print_json.c.  print_json_blocks nests the blocks of stage s as
+ * [batch][head], leaving out the levels of one, and writes each with
+ * block(p, s, n, indent); print_json_number writes x (non-finite as a
+ * string, null when not defined), print_json_string a string with its
+ * escapes. */
 enum attn_status print_json(const struct printer *p);
+void print_json_blocks(const struct printer *p, enum attn_stage s, int ind,
+    void (*block)(const struct printer *p, enum attn_stage s, size_t n,
+    int ind));
+void print_json_number(const struct printer *p, int defined, double x);
+void print_json_string(FILE *fp, const char *s);
 
 /* print_explain.c: every stage in order, with shapes, the scale, the
  * conventions in force and the row-sum check. */
 enum attn_status print_explain(const struct printer *p);
+
+/* print_stats.c: --stats, per query row of the weights, as a table, as
+ * csv or tsv (a header row, then a row per query, with batch and head
+ * columns when there are several), or as JSON at indent ind. */
+enum attn_status print_stats(const struct printer *p);
+void print_stats_delim(const struct printer *p, char sep);
+void print_stats_json(const struct printer *p, int ind);
 
 #endif

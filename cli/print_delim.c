@@ -3,7 +3,8 @@
  * blocks of a stacked stage one under another.  Several stages each get
  * a comment line "# NAME DIMS" first, which attn and numpy.loadtxt skip;
  * --header adds a row of column labels and a column of row labels, and
- * the output reads back into attn.
+ * the output reads back into attn.  --stats adds its table last, with a
+ * header row (print_stats.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,9 +12,7 @@
 #include "attn.h"
 #include "print.h"
 
-/* A label as a CSV/TSV field, quoted when it holds the separator, a quote,
- * a line break or surrounding spaces. */
-static void
+void
 print_field(FILE *fp, const char *s, char sep)
 {
 	size_t len = strlen(s);
@@ -42,7 +41,7 @@ print_stage(const struct printer *p, enum attn_stage s, char sep)
 	size_t i, j;
 
 	attn_stage_shape(p->st, s, &sh);
-	if (p->o->nstages > 1) {
+	if (print_sections(p) > 1) {
 		print_dims(p, s, dims, sizeof dims);
 		fprintf(p->fp, "# %s %s\n", attn_stage_table[s].name, dims);
 	}
@@ -77,6 +76,8 @@ print_delimited(const struct printer *p, char sep)
 
 	for (k = 0; k < p->o->nstages; k++)
 		print_stage(p, p->o->stages[k], sep);
+	if (p->o->stats)
+		print_stats_delim(p, sep);
 	return ATTN_OK;
 }
 

@@ -197,6 +197,11 @@ print_explain(const struct printer *p)
 			print_row_sum_check(p, ATTN_STAGE_WEIGHTS, 1);
 		if (s == ATTN_STAGE_GRAD_SCALED)
 			print_row_sum_check(p, ATTN_STAGE_GRAD_SCALED, 0);
+		if (s == ATTN_STAGE_WEIGHTS && p->o->stats) {
+			putc('\n', p->fp);
+			if ((status = print_stats(p)) != ATTN_OK)
+				return status;
+		}
 	}
 	return ATTN_OK;
 }

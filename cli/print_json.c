@@ -4,7 +4,8 @@
  * keyed by stage name.  A stage nests as its shape says, batch, then
  * head, then rows (attn_stage_shape leaves out the levels of one).  JSON
  * cannot spell infinities, so non-finite values are the strings "inf",
- * "-inf" and "nan", which attn reads back.
+ * "-inf" and "nan", which attn reads back.  With --stats, the statistics
+ * are one more member, "stats", nested the same way (print_stats.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -12,32 +13,60 @@
 #include "attn.h"
 #include "print.h"
 
-/* A matrix as a JSON array of rows, indented by ind spaces. */
-static void
-print_matrix(const struct printer *p, const struct attn_matrix *m, int ind)
+void
+print_json_number(const struct printer *p, int defined, double x)
 {
 	char buf[ATTN_NUM_MAX];
+
+	if (!defined) {
+		fputs("null", p->fp);
+		return;
+	}
+	print_number(p, buf, x);
+	fprintf(p->fp, isfinite(x) ? "%s" : "\"%s\"", buf);
+}
+
+void
+print_json_string(FILE *fp, const char *s)
+{
+	const unsigned char *c;
+
+	putc('"', fp);
+	for (c = (const unsigned char *)s; *c != '\0'; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(fp, "\\%c", *c);
+		else if (*c < 0x20 || *c == 0x7f)
+			fprintf(fp, "\\u%04x", *c);
+		else
+			putc(*c, fp);
+	}
+	putc('"', fp);
+}
+
+/* Block n of stage s as a JSON array of rows, indented by ind spaces. */
+static void
+print_matrix(const struct printer *p, enum attn_stage s, size_t n, int ind)
+{
+	const struct attn_matrix m = print_block(p, s, n);
 	size_t i, j;
 
 	fputs("[\n", p->fp);
-	for (i = 0; i < m->rows; i++) {
+	for (i = 0; i < m.rows; i++) {
 		fprintf(p->fp, "%*s[", ind + 2, "");
-		for (j = 0; j < m->cols; j++) {
-			double x = *attn_at(m, i, j);
-
-			print_number(p, buf, x);
-			fprintf(p->fp, isfinite(x) ? "%s%s" : "%s\"%s\"",
-			    j > 0 ? ", " : "", buf);
+		for (j = 0; j < m.cols; j++) {
+			if (j > 0)
+				fputs(", ", p->fp);
+			print_json_number(p, 1, *attn_at(&m, i, j));
 		}
-		fputs(i + 1 < m->rows ? "],\n" : "]\n", p->fp);
+		fputs(i + 1 < m.rows ? "],\n" : "]\n", p->fp);
 	}
 	fprintf(p->fp, "%*s]", ind, "");
 }
 
-/* Stage s nested as [batch][head][row][column], without the levels of
- * one. */
-static void
-print_stage(const struct printer *p, enum attn_stage s, int ind)
+void
+print_json_blocks(const struct printer *p, enum attn_stage s, int ind,
+    void (*block)(const struct printer *p, enum attn_stage s, size_t n,
+    int ind))
 {
 	struct attn_shape sh;
 	size_t b, h, B, H;
@@ -56,11 +85,9 @@ print_stage(const struct printer *p, enum attn_stage s, int ind)
 		if (H > 1)
 			fputs("[\n", p->fp);
 		for (h = 0; h < H; h++) {
-			struct attn_matrix m = print_block(p, s, b * H + h);
-
 			if (H > 1)
 				fprintf(p->fp, "%*s", in_h, "");
-			print_matrix(p, &m, in_h);
+			block(p, s, b * H + h, in_h);
 			if (H > 1)
 				fputs(h + 1 < H ? ",\n" : "\n", p->fp);
 		}
@@ -76,10 +103,14 @@ print_stage(const struct printer *p, enum attn_stage s, int ind)
 enum attn_status
 print_json(const struct printer *p)
 {
+	const size_t sections = print_sections(p);
 	size_t k;
 
-	if (p->o->nstages == 1) {
-		print_stage(p, p->o->stages[0], 0);
+	if (sections == 1) {
+		if (p->o->nstages == 1)
+			print_json_blocks(p, p->o->stages[0], 0, print_matrix);
+		else
+			print_stats_json(p, 0);
 		putc('\n', p->fp);
 		return ATTN_OK;
 	}
@@ -88,8 +119,13 @@ print_json(const struct printer *p)
 		enum attn_stage s = p->o->stages[k];
 
 		fprintf(p->fp, "  \"%s\": ", attn_stage_table[s].name);
-		print_stage(p, s, 2);
-		fputs(k + 1 < p->o->nstages ? ",\n" : "\n", p->fp);
+		print_json_blocks(p, s, 2, print_matrix);
+		fputs(k + 1 < sections ? ",\n" : "\n", p->fp);
+	}
+	if (p->o->stats) {
+		fputs("  \"stats\": ", p->fp);
+		print_stats_json(p, 2);
+		putc('\n', p->fp);
 	}
 	fputs("}\n", p->fp);
 	return ATTN_OK;

@@ -126,17 +126,7 @@ print_block_table(const struct printer *p, enum attn_stage s, size_t n)
 enum attn_status
 print_table_stage(const struct printer *p, enum attn_stage s)
 {
-	enum attn_status st = ATTN_OK;
-	struct attn_shape sh;
-	size_t n;
-
-	attn_stage_shape(p->st, s, &sh);
-	for (n = 0; n < sh.blocks && st == ATTN_OK; n++) {
-		if (n > 0)
-			putc('\n', p->fp);
-		st = print_block_table(p, s, n);
-	}
-	return st;
+	return print_blocks(p, s, print_block_table);
 }
 
 enum attn_status
@@ -149,6 +139,11 @@ print_table(const struct printer *p)
 		if (k > 0)
 			putc('\n', p->fp);
 		st = print_table_stage(p, p->o->stages[k]);
+	}
+	if (p->o->stats && st == ATTN_OK) {
+		if (p->o->nstages > 0)
+			putc('\n', p->fp);
+		st = print_stats(p);
 	}
 	return st;
 }
