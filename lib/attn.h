@@ -482,6 +482,20 @@ struct attn_shape {
 void attn_stage_shape(const struct attn_stages *st, enum attn_stage s,
     struct attn_shape *sh);
 
+/*
+ * The blocks of the inputs that batch b and head h of a run read, as views
+ * of in (which st was computed from): q is T x d_k, k is S x d_k and v is
+ * S x d_v (of the KV head that h reads), mask and bias are T x S (data
+ * NULL when absent).  For printers that write the arithmetic out.
+ */
+struct attn_head_inputs {
+	struct attn_matrix q, k, v, mask, bias;
+};
+
+void attn_head_inputs(const struct attn_stages *st,
+    const struct attn_inputs *in, size_t b, size_t h,
+    struct attn_head_inputs *out);
+
 /* The KV head that query head h of H reads with G KV heads: h / (H / G). */
 size_t attn_kv_head(size_t h, size_t heads, size_t kv_heads);
 

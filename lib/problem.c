@@ -212,14 +212,36 @@ attn_problem_init(struct attn_problem *p, const struct attn_config *cfg,
 	return check_grad_wanted(p, err);
 }
 
-/* Block b, h of a mask or bias stack of `blocks` T-row blocks. */
+/* Block b, h of a mask or bias stack of `blocks` T-row blocks, in a run
+ * of B batches of H heads. */
 static struct attn_matrix
-input_block(const struct attn_matrix *m, size_t blocks,
-    const struct attn_problem *p, size_t b, size_t h)
+input_block(const struct attn_matrix *m, size_t blocks, size_t B, size_t H,
+    size_t T, size_t S, size_t b, size_t h)
 {
-	size_t i = blocks == 1 ? 0 : blocks == p->B ? b : b * p->H + h;
+	size_t i = blocks == 1 ? 0 : blocks == B ? b : b * H + h;
 
-	return attn_matrix_view(m, i * p->T, p->T, 0, p->S);
+	return attn_matrix_view(m, i * T, T, 0, S);
+}
+
+/* The input blocks of batch b, head h, for the dims of a run: what
+ * attn_problem_head and attn_head_inputs both give. */
+static void
+head_views(const struct attn_inputs *in, size_t H, size_t G, size_t T,
+    size_t S, size_t d_k, size_t d_v, size_t b, size_t h,
+    struct attn_head_inputs *out)
+{
+	const size_t g = attn_kv_head(h, H, G);
+
+	memset(out, 0, sizeof *out);
+	out->q = attn_matrix_view(&in->q, b * T, T, h * d_k, d_k);
+	out->k = attn_matrix_view(&in->k, b * S, S, g * d_k, d_k);
+	out->v = attn_matrix_view(&in->v, b * S, S, g * d_v, d_v);
+	if (in->mask.data != NULL)
+		out->mask = input_block(&in->mask, in->mask_blocks,
+		    in->batches, H, T, S, b, h);
+	if (in->bias.data != NULL)
+		out->bias = input_block(&in->bias, in->bias_blocks,
+		    in->batches, H, T, S, b, h);
 }
 
 void
@@ -227,6 +249,7 @@ attn_problem_head(const struct attn_problem *p, size_t b, size_t h,
     struct attn_head *hd)
 {
 	const struct attn_inputs *in = p->in;
+	struct attn_head_inputs v;
 
 	memset(hd, 0, sizeof *hd);
 	hd->b = b;
@@ -234,18 +257,23 @@ attn_problem_head(const struct attn_problem *p, size_t b, size_t h,
 	hd->g = attn_kv_head(h, p->H, p->G);
 	hd->n = b * p->H + h;
 	hd->slope = p->cfg->alibi ? attn_alibi_slope(h, p->H) : 0.0;
-	hd->q = attn_matrix_view(&in->q, b * p->T, p->T, h * p->d_k, p->d_k);
-	hd->k = attn_matrix_view(&in->k, b * p->S, p->S, hd->g * p->d_k,
-	    p->d_k);
-	hd->v = attn_matrix_view(&in->v, b * p->S, p->S, hd->g * p->d_v,
-	    p->d_v);
-	if (in->mask.data != NULL)
-		hd->mask = input_block(&in->mask, in->mask_blocks, p, b, h);
-	if (in->bias.data != NULL)
-		hd->bias = input_block(&in->bias, in->bias_blocks, p, b, h);
+	head_views(in, p->H, p->G, p->T, p->S, p->d_k, p->d_v, b, h, &v);
+	hd->q = v.q;
+	hd->k = v.k;
+	hd->v = v.v;
+	hd->mask = v.mask;
+	hd->bias = v.bias;
 	if (in->d_out.data != NULL)
 		hd->d_out = attn_matrix_view(&in->d_out, b * p->T, p->T,
 		    h * p->d_v, p->d_v);
+}
+
+void
+attn_head_inputs(const struct attn_stages *st, const struct attn_inputs *in,
+    size_t b, size_t h, struct attn_head_inputs *out)
+{
+	head_views(in, st->heads, st->kv_heads, st->T, st->S, st->d_k,
+	    st->d_v, b, h, out);
 }
 
 /* ---------------------------------------------------------------- errors */

@@ -96,6 +96,97 @@ START_TEST(a_program_computes_attention_from_csv_and_json_text)
 }
 END_TEST
 
+/*
+ * attn_head_inputs gives the blocks each batch and head read: with two
+ * batches, four query heads on two KV heads and a bias per batch and
+ * head, the dot products of its q and k rows are the scores, scaled plus
+ * its bias is scaled, and its weights times its v are that head's output.
+ */
+START_TEST(head_inputs_are_the_blocks_each_head_reads)
+{
+	enum { B = 2, H = 4, G = 2, T = 2, S = 3, DK = 2, DV = 2 };
+	struct attn_matrix q, k, v, bias;
+	struct attn_inputs in;
+	struct attn_config cfg;
+	struct attn_stages st;
+	struct attn_error err;
+	size_t b, h, i, j, c, x;
+
+	ck_assert_int_eq(attn_matrix_alloc(&q, B * T, H * DK, &err), ATTN_OK);
+	ck_assert_int_eq(attn_matrix_alloc(&k, B * S, G * DK, &err), ATTN_OK);
+	ck_assert_int_eq(attn_matrix_alloc(&v, B * S, G * DV, &err), ATTN_OK);
+	ck_assert_int_eq(attn_matrix_alloc(&bias, B * H * T, S, &err),
+	    ATTN_OK);
+	/* distinct values everywhere, so that a wrong block shows */
+	for (x = 0; x < q.rows * q.cols; x++)
+		q.data[x] = (double)(x % 7) / 7.0 - 0.3;
+	for (x = 0; x < k.rows * k.cols; x++)
+		k.data[x] = (double)(x % 5) / 5.0 - 0.4;
+	for (x = 0; x < v.rows * v.cols; x++)
+		v.data[x] = (double)x;
+	for (x = 0; x < bias.rows * bias.cols; x++)
+		bias.data[x] = (double)x / 10.0;
+	memset(&in, 0, sizeof in);
+	in.batches = B;
+	in.q = q;
+	in.k = k;
+	in.v = v;
+	in.bias = bias;
+	in.bias_blocks = B * H;
+	attn_config_init(&cfg);
+	cfg.heads = H;
+	cfg.kv_heads = G;
+	ck_assert_int_eq(attn_run(&cfg, &in, ATTN_STAGES_ALL, &st, &err),
+	    ATTN_OK);
+	for (b = 0; b < B; b++)
+		for (h = 0; h < H; h++) {
+			struct attn_matrix sc = attn_stage_block(&st,
+			    ATTN_STAGE_SCORES, b, h);
+			struct attn_matrix sd = attn_stage_block(&st,
+			    ATTN_STAGE_SCALED, b, h);
+			struct attn_matrix w = attn_stage_block(&st,
+			    ATTN_STAGE_WEIGHTS, b, h);
+			struct attn_matrix o = attn_stage_block(&st,
+			    ATTN_STAGE_OUTPUT, b, h);
+			struct attn_head_inputs hi;
+
+			attn_head_inputs(&st, &in, b, h, &hi);
+			ck_assert_ptr_null(hi.mask.data);
+			ck_assert_uint_eq(hi.bias.rows, T);
+			ck_assert_uint_eq(hi.bias.cols, S);
+			for (i = 0; i < T; i++)
+				for (j = 0; j < S; j++) {
+					double dot = 0.0;
+
+					for (c = 0; c < DK; c++)
+						dot += *attn_at(&hi.q, i, c) *
+						    *attn_at(&hi.k, j, c);
+					ck_assert_double_eq(dot,
+					    *attn_at(&sc, i, j));
+					ck_assert_double_eq_tol(
+					    *attn_at(&sc, i, j) * st.scale +
+					    *attn_at(&hi.bias, i, j),
+					    *attn_at(&sd, i, j), 1e-15);
+				}
+			for (i = 0; i < T; i++)
+				for (c = 0; c < DV; c++) {
+					double sum = 0.0;
+
+					for (j = 0; j < S; j++)
+						sum += *attn_at(&w, i, j) *
+						    *attn_at(&hi.v, j, c);
+					ck_assert_double_eq_tol(sum,
+					    *attn_at(&o, i, c), 1e-12);
+				}
+		}
+	attn_stages_free(&st);
+	attn_matrix_free(&q);
+	attn_matrix_free(&k);
+	attn_matrix_free(&v);
+	attn_matrix_free(&bias);
+}
+END_TEST
+
 START_TEST(a_one_dimensional_json_array_is_one_row)
 {
 	struct attn_array a;
@@ -229,6 +320,7 @@ api_suite(void)
 
 	tcase_add_test(tc, a_program_computes_attention_from_csv_and_json_text);
 	tcase_add_test(tc, a_one_dimensional_json_array_is_one_row);
+	tcase_add_test(tc, head_inputs_are_the_blocks_each_head_reads);
 	tcase_add_test(tc, a_bundle_holds_q_k_v_and_labels);
 	tcase_add_loop_test(tc, formats_are_guessed_by_extension_then_content,
 	    0, NGUESS);
