@@ -114,7 +114,8 @@ check_memory(const struct options *o, const struct inputs *in,
 /* Render everything into memory, then write it in one piece. */
 static enum attn_status
 write_output(const struct options *o, const struct attn_stages *st,
-    const struct names *lab, struct attn_error *err)
+    const struct names *lab, const struct attn_inputs *in,
+    struct attn_error *err)
 {
 	enum attn_status status;
 	struct sink sink;
@@ -125,7 +126,7 @@ write_output(const struct options *o, const struct attn_stages *st,
 	if ((mem = memory_stream_open(&text, &len)) == NULL)
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory");
-	status = print_run(mem, o, st, lab, err);
+	status = print_run(mem, o, st, lab, in, err);
 	status = memory_stream_close(mem, status, err);
 	if (status == ATTN_OK &&
 	    (status = sink_open(&sink, o->output, err)) == ATTN_OK) {
@@ -180,7 +181,7 @@ main(int argc, char **argv)
 		lab.mask = in.name[IN_MASK];
 		lab.bias = in.name[IN_BIAS];
 		warn_masked_rows(&o, &stages, &lab);
-		st = write_output(&o, &stages, &lab, &err);
+		st = write_output(&o, &stages, &lab, &in.in, &err);
 	}
 	if (st != ATTN_OK && err.msg[0] != '\0')
 		report(&err);

@@ -419,6 +419,8 @@ static const struct option_row rows[] = {
 	    NULL, NULL, FIELD(query_labels) },
 	{ "key-labels", 0, "L", "names of the keys, comma-separated",
 	    NULL, NULL, FIELD(key_labels) },
+	{ "arithmetic", 0, NULL, "with --explain: every product, exponential\n"
+	    "and sum written out", NULL, NULL, FIELD(arithmetic) },
 	{ "stats", 0, NULL, "per query row: the largest weight and its key,\n"
 	    "entropy, exp(entropy), keys it may attend",
 	    NULL, NULL, FIELD(stats) },

@@ -34,6 +34,7 @@ struct options {
 	const char *output;	/* -o FILE, NULL for stdout */
 	const char *self;	/* --self X */
 	int stats;		/* --stats: per query row statistics */
+	int arithmetic;		/* --arithmetic: with --explain */
 	char **operands;	/* Q K V, or one BUNDLE */
 	size_t noperands;
 };

@@ -56,12 +56,15 @@ print_wants(const struct options *o)
 	if (o->stats)
 		printed |= ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS) |
 		    ATTN_STAGE_BIT(ATTN_STAGE_MASK);
+	if (o->arithmetic)
+		printed |= ATTN_STAGES_ALL;
 	return printed | (f->wants != NULL ? f->wants(printed) : 0);
 }
 
 enum attn_status
 print_run(FILE *fp, const struct options *o, const struct attn_stages *st,
-    const struct names *nm, struct attn_error *err)
+    const struct names *nm, const struct attn_inputs *in,
+    struct attn_error *err)
 {
 	const struct print_format *f = &print_formats[o->format];
 	struct printer p;
@@ -70,6 +73,7 @@ print_run(FILE *fp, const struct options *o, const struct attn_stages *st,
 	p.o = o;
 	p.st = st;
 	p.nm = nm;
+	p.in = in;
 	p.numflags = f->flags & PRINT_FIXED ? ATTN_NUM_FIXED : 0;
 	p.err = err;
 	return o->explain ? print_explain(&p) : f->print(&p);

@@ -1,7 +1,8 @@
 /*
  * print.h - the printers over computed stages: one file per output format
  * (print_table.c, print_delim.c, print_json.c), the --explain walk-through
- * (print_explain.c), the printers that are not formats (print_stats.c),
+ * (print_explain.c), the printers that are not formats (print_stats.c,
+ * print_arith.c),
  * and what they share (print.c): the shape and labels
  * of a stage (from attn_stage_shape), numbers, padding, and the table of
  * formats.  Printers read the numbers in struct attn_stages and never
@@ -34,6 +35,7 @@ struct printer {
 	const struct options *o;
 	const struct attn_stages *st;
 	const struct names *nm;
+	const struct attn_inputs *in;	/* what st was computed from */
 	unsigned numflags;	/* attn_format_number flags of the format */
 	struct attn_error *err;
 };
@@ -72,7 +74,7 @@ int print_explains(const struct options *o, enum attn_stage s);
  * fp's error flag for the caller to check. */
 enum attn_status print_run(FILE *fp, const struct options *o,
     const struct attn_stages *st, const struct names *nm,
-    struct attn_error *err);
+    const struct attn_inputs *in, struct attn_error *err);
 
 /* ------------------------------------------------------------- print.c */
 
@@ -123,11 +125,13 @@ void print_pad(FILE *fp, size_t n);
 
 /* ------------------------------------------------------------- formats */
 
-/* print_table.c: every stage in o->stages as an aligned table, and one
- * stage (explain prints them one by one). */
+/* print_table.c: every stage in o->stages as an aligned table, one
+ * stage, and one block of a stage (explain prints them one by one). */
 enum attn_status print_table(const struct printer *p);
 enum attn_status print_table_stage(const struct printer *p,
     enum attn_stage s);
+enum attn_status print_table_block(const struct printer *p,
+    enum attn_stage s, size_t n);
 
 /* print_delim.c: comma- and tab-separated; print_field writes a label
  * as a field, quoted when it holds the separator, a quote, a line break
@@ -151,6 +155,19 @@ void print_json_string(FILE *fp, const char *s);
 /* print_explain.c: every stage in order, with shapes, the scale, the
  * conventions in force and the row-sum check. */
 enum attn_status print_explain(const struct printer *p);
+
+/* print_arith.c: the worked arithmetic.  print_arith_check refuses (a
+ * usage error) an input too large to read that way; print_arith_block
+ * writes it for block n of stage s, under its table; print_arith_cell
+ * writes what leads to cell (i, j) of block n of stage s, the text the
+ * HTML page shows for that cell.  Both need every stage held, row_max
+ * and row_sum too. */
+enum attn_status print_arith_check(const struct printer *p,
+    struct attn_error *err);
+void print_arith_block(const struct printer *p, enum attn_stage s,
+    size_t n);
+void print_arith_cell(const struct printer *p, enum attn_stage s, size_t n,
+    size_t i, size_t j);
 
 /* print_stats.c: --stats, per query row of the weights, as a table, as
  * csv or tsv (a header row, then a row per query, with batch and head

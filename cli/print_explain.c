@@ -176,11 +176,27 @@ print_shapes(const struct printer *p)
 	fprintf(p->fp, "d_k=%zu, d_v=%zu\n", st->d_k, st->d_v);
 }
 
+/* Block n of stage s as a table, and with --arithmetic how each of its
+ * numbers comes about. */
+static enum attn_status
+explain_block(const struct printer *p, enum attn_stage s, size_t n)
+{
+	enum attn_status st = print_table_block(p, s, n);
+
+	if (st == ATTN_OK && p->o->arithmetic)
+		print_arith_block(p, s, n);
+	return st;
+}
+
 enum attn_status
 print_explain(const struct printer *p)
 {
 	enum attn_status status;
 	size_t s;
+
+	if (p->o->arithmetic &&
+	    (status = print_arith_check(p, p->err)) != ATTN_OK)
+		return status;
 
 	print_shapes(p);
 	print_scale_line(p);
@@ -190,7 +206,7 @@ print_explain(const struct printer *p)
 		    (s == ATTN_STAGE_MASK && !masking(p)))
 			continue;
 		putc('\n', p->fp);
-		status = print_table_stage(p, (enum attn_stage)s);
+		status = print_blocks(p, (enum attn_stage)s, explain_block);
 		if (status != ATTN_OK)
 			return status;
 		if (s == ATTN_STAGE_WEIGHTS)

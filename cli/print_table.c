@@ -67,8 +67,8 @@ formula(const struct printer *p, enum attn_stage s, char *buf, size_t size)
 	return buf;
 }
 
-static enum attn_status
-print_block_table(const struct printer *p, enum attn_stage s, size_t n)
+enum attn_status
+print_table_block(const struct printer *p, enum attn_stage s, size_t n)
 {
 	const struct attn_matrix m = print_block(p, s, n);
 	char buf[ATTN_NUM_MAX], where[64], f[128];
@@ -126,7 +126,7 @@ print_block_table(const struct printer *p, enum attn_stage s, size_t n)
 enum attn_status
 print_table_stage(const struct printer *p, enum attn_stage s)
 {
-	return print_blocks(p, s, print_block_table);
+	return print_blocks(p, s, print_table_block);
 }
 
 enum attn_status

@@ -85,6 +85,9 @@ rules_check_options(const struct options *o, const struct given *g,
 	if (o->explain && g->stage)
 		return usage_error(err,
 		    "--explain prints every stage; leave out --stage");
+	if (o->arithmetic && !o->explain)
+		return usage_error(err,
+		    "--arithmetic writes the steps of --explain out: add -e");
 	if (o->explain && !(f->flags & PRINT_EXPLAIN))
 		return usage_error(err,
 		    "--explain prints tables; leave out --format");
