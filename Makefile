@@ -60,11 +60,11 @@ UNIT    = $(BUILD)/unit-tests
 
 # Packages on Debian: what building needs, and what the tests add.
 BUILD_PKGS = pkg-config libcjson-dev check
-TEST_PKGS  = groff-base jq locales
+TEST_PKGS  = groff-base jq locales tmux
 
 .PHONY: all demo check check-valgrind test unit cli-test bad-test \
         mem-test doc-test boundary-test build-test install-test lint-man \
-        deps test-deps install uninstall clean FORCE
+        visual-test deps test-deps install uninstall clean FORCE
 
 all: $(ATTN) $(LIBATTN)
 
@@ -128,8 +128,8 @@ check: test-deps
 	    SAN='$(SANFLAGS)' test
 	@echo 'make check: all suites passed'
 
-test: unit cli-test bad-test mem-test doc-test boundary-test build-test \
-    lint-man
+test: unit cli-test bad-test mem-test doc-test visual-test boundary-test \
+    build-test lint-man
 
 # Each suite prints its time, "time build unit: 12.3 s".
 TIMED = sh tests/timed.sh
@@ -146,6 +146,10 @@ cli-test: $(ATTN)
 # stdout, -o FILE untouched; make check runs it again under ASan/UBSan.
 bad-test: $(ATTN)
 	$(TIMED) '$(BUILD) bad-test' sh tests/bad/run.sh ./$(ATTN)
+
+# What a person sees (tests/visual/): the heatmap in a real terminal.
+visual-test: $(ATTN)
+	$(TIMED) '$(BUILD) visual-test' sh tests/visual/run.sh ./$(ATTN)
 
 # libattn exports only attn_ names; cli/ includes only lib/attn.h.
 boundary-test: $(LIBATTN)

@@ -313,6 +313,19 @@ set_like(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* --color WHEN */
+static const char *const color_names[] = { "auto", "always", "never",
+	NULL };
+
+static enum attn_status
+set_color(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->o->color = (enum color_mode)ps->choice;
+	return ATTN_OK;
+}
+
 /* --heads H, --kv-heads G: whole numbers above 0. */
 static enum attn_status
 set_heads(struct parse *ps, const char *arg, struct attn_error *err)
@@ -424,6 +437,11 @@ static const struct option_row rows[] = {
 	{ "stats", 0, NULL, "per query row: the largest weight and its key,\n"
 	    "entropy, exp(entropy), keys it may attend",
 	    NULL, NULL, FIELD(stats) },
+	{ "heatmap", 0, NULL, "draw the weights in the terminal",
+	    NULL, NULL, FIELD(heatmap) },
+	{ "color", 0, "WHEN", "colour the heatmap: auto (when stdout is a\n"
+	    "terminal and NO_COLOR is unset), always, never",
+	    color_names, set_color, 0 },
 	{ "output", 'o', "FILE", "write to FILE atomically instead of stdout",
 	    NULL, set_output, 0 },
 	{ "help", 'h', NULL, "show this help and exit",
@@ -625,7 +643,7 @@ options_parse(int argc, char **argv, struct options *o,
 		return st;
 	/* A printer that is not a format takes the place of the default
 	 * stage: stages print beside it only when --stage names them. */
-	if (!ps.given.stage && o->stats)
+	if (!ps.given.stage && (o->stats || o->heatmap))
 		o->nstages = 0;
 	if (o->digits < 0)
 		o->digits = print_formats[o->format].digits;

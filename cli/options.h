@@ -14,6 +14,10 @@
 /* The output formats; print_formats (print.h) has a row for each. */
 enum out_format { OUT_TABLE, OUT_CSV, OUT_TSV, OUT_JSON, OUT_COUNT };
 
+/* --color: colour heatmaps when stdout is a terminal (and NO_COLOR is
+ * unset), always, or never. */
+enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+
 struct options {
 	int help, version;
 	int explain;
@@ -35,6 +39,8 @@ struct options {
 	const char *self;	/* --self X */
 	int stats;		/* --stats: per query row statistics */
 	int arithmetic;		/* --arithmetic: with --explain */
+	int heatmap;		/* --heatmap: the weights in the terminal */
+	enum color_mode color;	/* --color */
 	char **operands;	/* Q K V, or one BUNDLE */
 	size_t noperands;
 };

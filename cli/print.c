@@ -53,7 +53,7 @@ print_wants(const struct options *o)
 		for (k = 0; k < o->nstages; k++)
 			printed |= ATTN_STAGE_BIT(o->stages[k]);
 	}
-	if (o->stats)
+	if (o->stats || o->heatmap)
 		printed |= ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS) |
 		    ATTN_STAGE_BIT(ATTN_STAGE_MASK);
 	if (o->arithmetic)

@@ -2,7 +2,7 @@
  * print.h - the printers over computed stages: one file per output format
  * (print_table.c, print_delim.c, print_json.c), the --explain walk-through
  * (print_explain.c), the printers that are not formats (print_stats.c,
- * print_arith.c),
+ * print_arith.c, heatmap.c),
  * and what they share (print.c): the shape and labels
  * of a stage (from attn_stage_shape), numbers, padding, and the table of
  * formats.  Printers read the numbers in struct attn_stages and never
@@ -168,6 +168,11 @@ void print_arith_block(const struct printer *p, enum attn_stage s,
     size_t n);
 void print_arith_cell(const struct printer *p, enum attn_stage s, size_t n,
     size_t i, size_t j);
+
+/* heatmap.c: --heatmap, the weights drawn in the terminal; heatmap_rgb
+ * is the colour of weight w (0 to 1) there, in SVG and in HTML. */
+enum attn_status print_heatmap(const struct printer *p);
+void heatmap_rgb(double w, unsigned char rgb[3]);
 
 /* print_stats.c: --stats, per query row of the weights, as a table, as
  * csv or tsv (a header row, then a row per query, with batch and head

@@ -218,6 +218,11 @@ print_explain(const struct printer *p)
 			if ((status = print_stats(p)) != ATTN_OK)
 				return status;
 		}
+		if (s == ATTN_STAGE_WEIGHTS && p->o->heatmap) {
+			putc('\n', p->fp);
+			if ((status = print_heatmap(p)) != ATTN_OK)
+				return status;
+		}
 	}
 	return ATTN_OK;
 }

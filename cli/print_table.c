@@ -145,5 +145,10 @@ print_table(const struct printer *p)
 			putc('\n', p->fp);
 		st = print_stats(p);
 	}
+	if (p->o->heatmap && st == ATTN_OK) {
+		if (p->o->nstages > 0 || p->o->stats)
+			putc('\n', p->fp);
+		st = print_heatmap(p);
+	}
 	return st;
 }

@@ -88,6 +88,9 @@ rules_check_options(const struct options *o, const struct given *g,
 	if (o->arithmetic && !o->explain)
 		return usage_error(err,
 		    "--arithmetic writes the steps of --explain out: add -e");
+	if (o->heatmap && o->format != OUT_TABLE)
+		return usage_error(err,
+		    "--heatmap draws in the terminal: leave out --format");
 	if (o->explain && !(f->flags & PRINT_EXPLAIN))
 		return usage_error(err,
 		    "--explain prints tables; leave out --format");

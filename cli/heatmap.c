@@ -1,0 +1,404 @@
+/*
+ * heatmap.c - --heatmap: the weights drawn in the terminal, one grid per
+ * head (side by side when they fit the width, a row of grids per batch),
+ * rows labelled by query and columns by key, a legend from 0 to 1, and
+ * masked cells drawn as dots, unlike a weight that is merely small.
+ *
+ * A cell is a background colour on a terminal (one of nine steps in 256
+ * colours, or 24-bit when COLORTERM says truecolor) and a shade
+ * character (' ', U+2591 to U+2588, the weight to the nearest 1/4)
+ * otherwise, or with NO_COLOR set, or --color never; --color
+ * always colours whatever stdout is.  The colours are viridis
+ * (heatmap_rgb), which the SVG and HTML pages share, so that 0 and 1
+ * differ in lightness as well as hue.
+ *
+ * The width is COLUMNS, else the terminal's, else 80.  A grid wider than
+ * that shows its first and last keys around a column of U+2026, and more
+ * than HEAT_MAX_ROWS queries show their first and last rows around
+ * U+22EE, so that nothing ever wraps.  Every number comes from the
+ * weights and mask stages.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "attn.h"
+#include "print.h"
+
+/* Queries shown before rows are elided. */
+#define HEAT_MAX_ROWS 40
+/* The widest key label written across; wider ones are written down. */
+#define HEAT_ACROSS 3
+/* The longest key label written down, and the widest query label. */
+#define HEAT_LABEL_MAX 8
+#define HEAT_GAP 3		/* spaces between grids side by side */
+
+static const char *const shades[] = { " ", "\u2591", "\u2592", "\u2593",
+	"\u2588" };
+#define MASKED "\u00b7"		/* middle dot */
+#define NAN_CELL "?"
+
+/* viridis at 0, 1/8, ..., 1 (matplotlib's, rounded to bytes). */
+static const unsigned char viridis[9][3] = {
+	{ 68, 1, 84 }, { 71, 44, 122 }, { 59, 82, 139 }, { 44, 113, 142 },
+	{ 33, 145, 140 }, { 39, 173, 129 }, { 92, 200, 99 },
+	{ 170, 220, 50 }, { 253, 231, 37 }
+};
+
+/*
+ * The same nine stops in xterm's 256 colours, each the cube colour
+ * nearest to its viridis stop (and 24 and 148 rather than their ties, so
+ * that no two stops share one).  The cube is too coarse to interpolate
+ * in: weights 0.17 and 0.33 would fall on one colour.
+ */
+static const unsigned char xterm256[9] = { 53, 54, 60, 24, 30, 36, 77, 148,
+	220 };
+
+void
+heatmap_rgb(double w, unsigned char rgb[3])
+{
+	double x = isnan(w) ? 0.0 : w < 0.0 ? 0.0 : w > 1.0 ? 8.0 : w * 8.0;
+	size_t k = x >= 8.0 ? 7 : (size_t)x;
+	double f = x - (double)k;
+	int c;
+
+	for (c = 0; c < 3; c++)
+		rgb[c] = (unsigned char)lround((1.0 - f) * viridis[k][c] +
+		    f * viridis[k + 1][c]);
+}
+
+/* How the weights are drawn. */
+struct heat {
+	int color;		/* 0: shades; 256 or 24 bits */
+	size_t width;		/* of the terminal */
+	size_t W;		/* columns a cell takes */
+	size_t hdr;		/* lines of key labels */
+	int down;		/* key labels written down, a letter a line */
+	size_t w0;		/* the query label column */
+	size_t c_head, c_tail;	/* keys shown before and after the ... */
+	size_t r_head, r_tail;	/* queries likewise */
+	size_t gridw;		/* one grid's width */
+	size_t across;		/* grids side by side */
+};
+
+/* Whether and how to colour: --color, then NO_COLOR, a dumb terminal,
+ * and whether the output is a terminal at all. */
+static int
+heat_color(const struct options *o)
+{
+	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+	const char *ct = getenv("COLORTERM");
+
+	if (o->color == COLOR_NEVER)
+		return 0;
+	if (o->color == COLOR_AUTO && (o->output != NULL ||
+	    !isatty(STDOUT_FILENO) || (no != NULL && *no != '\0') ||
+	    (term != NULL && strcmp(term, "dumb") == 0)))
+		return 0;
+	return ct != NULL && (strcmp(ct, "truecolor") == 0 ||
+	    strcmp(ct, "24bit") == 0) ? 24 : 256;
+}
+
+/* COLUMNS, else the terminal's width, else 80. */
+static size_t
+heat_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+
+	if (env != NULL && *env >= '1' && *env <= '9') {
+		char *end;
+		unsigned long n = strtoul(env, &end, 10);
+
+		if (*end == '\0' && n < 100000)
+			return n;
+	}
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ,
+	    &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
+}
+
+/* The characters of s, at most max, as a width. */
+static size_t
+label_width(const char *s)
+{
+	size_t w = print_width(s);
+
+	return w > HEAT_LABEL_MAX ? HEAT_LABEL_MAX : w;
+}
+
+/* Lay the grids out for the width. */
+static void
+heat_layout(const struct printer *p, struct heat *h)
+{
+	const size_t T = p->st->T, S = p->st->S;
+	size_t j, i, lw = 0, cells, room;
+	struct attn_shape sh;
+
+	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
+	h->color = heat_color(p->o);
+	h->width = heat_width();
+	for (j = 0; j < S; j++)
+		if (label_width(p->nm->key[j]) > lw)
+			lw = label_width(p->nm->key[j]);
+	h->down = lw > HEAT_ACROSS;
+	h->W = h->down || lw + 1 < 2 ? 2 : lw + 1;
+	h->hdr = h->down ? lw : 1;
+	h->w0 = 0;
+	for (i = 0; i < T; i++)
+		if (label_width(p->nm->query[i]) > h->w0)
+			h->w0 = label_width(p->nm->query[i]);
+	/* Keys: all, or as many first and last as fit beside a "..." */
+	room = h->width > h->w0 + 1 ? h->width - h->w0 - 1 : 0;
+	if (S * h->W <= room) {
+		h->c_head = S;
+		h->c_tail = 0;
+	} else {
+		h->c_head = room > h->W ? (room - h->W) / (2 * h->W) : 0;
+		if (h->c_head == 0)
+			h->c_head = 1;
+		h->c_tail = h->c_head;
+	}
+	if (T <= HEAT_MAX_ROWS) {
+		h->r_head = T;
+		h->r_tail = 0;
+	} else {
+		h->r_head = h->r_tail = (HEAT_MAX_ROWS - 1) / 2;
+	}
+	cells = h->c_head + h->c_tail + (h->c_tail > 0);
+	h->gridw = h->w0 + 1 + cells * h->W;
+	h->across = (h->width + HEAT_GAP) / (h->gridw + HEAT_GAP);
+	if (h->across == 0)
+		h->across = 1;
+	if (h->across > sh.heads)
+		h->across = sh.heads;
+}
+
+/* Which of n keys (or queries) the k-th column (or row) of a grid shows
+ * when it shows the first `head` and the last `tail` around an ellipsis:
+ * n for the ellipsis. */
+static size_t
+heat_pick(size_t k, size_t head, size_t tail, size_t n)
+{
+	if (k < head)
+		return k;
+	if (k == head)
+		return n;
+	return n - tail + (k - head - 1);
+}
+
+/* Write the first max characters of s, and "~" when cut; returns the
+ * width written. */
+static size_t
+put_label(FILE *fp, const char *s, size_t max)
+{
+	size_t w = 0;
+
+	for (; *s != '\0' && w < max; w++) {
+		size_t len = 1;
+
+		while ((s[len] & 0xC0) == 0x80)
+			len++;
+		if (w + 1 == max && s[len] != '\0') {
+			putc('~', fp);
+			return max;
+		}
+		fwrite(s, 1, len, fp);
+		s += len;
+	}
+	return w;
+}
+
+/* Character l (from 0) of s as one UTF-8 sequence, or "" past its end. */
+static void
+put_char_at(FILE *fp, const char *s, size_t l)
+{
+	size_t k = 0;
+
+	for (; *s != '\0'; k++) {
+		size_t len = 1;
+
+		while ((s[len] & 0xC0) == 0x80)
+			len++;
+		if (k == l) {
+			fwrite(s, 1, len, fp);
+			return;
+		}
+		s += len;
+	}
+	putc(' ', fp);
+}
+
+/* n copies of s. */
+static void
+put_times(FILE *fp, const char *s, size_t n)
+{
+	while (n-- > 0)
+		fputs(s, fp);
+}
+
+/* One cell: weight w, kept or masked. */
+static void
+put_cell(FILE *fp, const struct heat *h, double w, int kept)
+{
+	unsigned char rgb[3];
+
+	if (!kept) {
+		put_times(fp, MASKED, h->W);
+		return;
+	}
+	if (isnan(w)) {
+		put_times(fp, NAN_CELL, h->W);
+		return;
+	}
+	if (h->color == 0) {
+		double x = w < 0.0 ? 0.0 : w > 1.0 ? 1.0 : w;
+
+		put_times(fp, shades[lround(x * 4.0)], h->W);
+		return;
+	}
+	if (h->color == 24) {
+		heatmap_rgb(w, rgb);
+		fprintf(fp, "\033[48;2;%d;%d;%dm", rgb[0], rgb[1], rgb[2]);
+	} else {
+		fprintf(fp, "\033[48;5;%dm", xterm256[lround((w < 0.0 ? 0.0 :
+		    w > 1.0 ? 1.0 : w) * 8.0)]);
+	}
+	print_pad(fp, h->W);
+	fputs("\033[0m", fp);
+}
+
+/*
+ * Line l of the grid of block n, h->gridw wide, or less when it is the
+ * last on its line (pad 0: no trailing blanks): its title, a line of key
+ * labels, or a row of cells.
+ */
+static void
+heat_line(const struct printer *p, const struct heat *h, size_t n,
+    size_t l, int pad)
+{
+	const size_t S = p->st->S, T = p->st->T;
+	const size_t cells = h->c_head + h->c_tail + (h->c_tail > 0);
+	const struct attn_matrix w = print_block(p, ATTN_STAGE_WEIGHTS, n);
+	const struct attn_matrix keep = print_block(p, ATTN_STAGE_MASK, n);
+	char title[64];
+	size_t k, i, used;
+
+	if (l == 0) {		/* title */
+		attn_block_name(title, sizeof title, p->st->batches,
+		    p->st->heads, n, "", "");
+		used = put_label(p->fp, title, h->gridw);
+		if (pad)
+			print_pad(p->fp, h->gridw - used);
+		return;
+	}
+	if (l <= h->hdr) {	/* key labels */
+		print_pad(p->fp, h->w0 + 1);
+		for (k = 0; k < cells; k++) {
+			size_t j = heat_pick(k, h->c_head, h->c_tail, S);
+			const char *key = j < S ? p->nm->key[j] : "";
+			size_t kw = label_width(key);
+
+			if (h->down) {
+				/* bottom-aligned, a character a line */
+				size_t top = h->hdr - kw;
+
+				print_pad(p->fp, h->W - 1);
+				if (j == S && l == h->hdr)
+					fputs("\u2026", p->fp);
+				else if (l - 1 < top || j == S)
+					putc(' ', p->fp);
+				else
+					put_char_at(p->fp, key, l - 1 - top);
+			} else {
+				print_pad(p->fp, h->W - (j == S ? 1 : kw));
+				if (j == S)
+					fputs("\u2026", p->fp);
+				else
+					put_label(p->fp, key, kw);
+			}
+		}
+		return;
+	}
+	i = heat_pick(l - h->hdr - 1, h->r_head, h->r_tail, T);
+	if (i == T) {
+		print_pad(p->fp, h->w0 - 1);
+		fputs("\u22ee", p->fp);
+		if (pad)
+			print_pad(p->fp, 1 + cells * h->W);
+		return;
+	}
+	used = put_label(p->fp, p->nm->query[i], h->w0);
+	print_pad(p->fp, h->w0 + 1 - used);
+	for (k = 0; k < cells; k++) {
+		size_t j = heat_pick(k, h->c_head, h->c_tail, S);
+
+		if (j == S) {
+			print_pad(p->fp, h->W - 1);
+			fputs("\u2026", p->fp);
+		} else {
+			put_cell(p->fp, h, *attn_at(&w, i, j),
+			    *attn_at(&keep, i, j) != 0.0);
+		}
+	}
+}
+
+/* The legend: the scale from 0 to 1 and what a masked cell looks like. */
+static void
+heat_legend(const struct printer *p, const struct heat *h)
+{
+	struct heat one = *h;
+	size_t k, steps = h->color ? 9 : 5;
+
+	/* Shades are bracketed, so that the blank of 0 shows. */
+	one.W = 2;
+	fputs(h->color ? "0 " : "0 [", p->fp);
+	for (k = 0; k < steps; k++)
+		put_cell(p->fp, &one, (double)k / (double)(steps - 1), 1);
+	fputs(h->color ? " 1   " : "] 1   ", p->fp);
+	put_cell(p->fp, &one, 0.0, 0);
+	fputs(" masked\n", p->fp);
+}
+
+enum attn_status
+print_heatmap(const struct printer *p)
+{
+	const size_t T = p->st->T, S = p->st->S;
+	struct attn_shape sh;
+	struct heat h;
+	size_t b, g, l, k, lines;
+
+	heat_layout(p, &h);
+	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
+	fprintf(p->fp, "heatmap of weights   [%s = %zux%zu]\n", sh.legend, T,
+	    S);
+	lines = 1 + h.hdr + h.r_head + h.r_tail + (h.r_tail > 0);
+	for (b = 0; b < sh.batches; b++)
+		for (g = 0; g < sh.heads; g += h.across) {
+			size_t m = sh.heads - g < h.across ? sh.heads - g :
+			    h.across;
+
+			for (l = 0; l < lines; l++) {
+				/* a lone block needs no title */
+				if (l == 0 && sh.blocks == 1)
+					continue;
+				for (k = 0; k < m; k++) {
+					if (k > 0)
+						print_pad(p->fp, HEAT_GAP);
+					heat_line(p, &h, b * sh.heads + g + k,
+					    l, k + 1 < m);
+				}
+				putc('\n', p->fp);
+			}
+		}
+	if (h.c_tail > 0 || h.r_tail > 0)
+		fprintf(p->fp, "(%zu of %zu keys, %zu of %zu queries shown)\n",
+		    h.c_head + h.c_tail, S, h.r_head + h.r_tail, T);
+	heat_legend(p, &h);
+	return ATTN_OK;
+}
