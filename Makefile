@@ -60,7 +60,7 @@ UNIT    = $(BUILD)/unit-tests
 
 # Packages on Debian: what building needs, and what the tests add.
 BUILD_PKGS = pkg-config libcjson-dev check
-TEST_PKGS  = groff-base jq locales tmux
+TEST_PKGS  = groff-base jq locales tmux python3
 
 .PHONY: all demo check check-valgrind test unit cli-test bad-test \
         mem-test doc-test boundary-test build-test install-test lint-man \

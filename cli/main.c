@@ -13,6 +13,7 @@
 
 #include "inputs.h"
 #include "attn.h"
+#include "gen.h"
 #include "io.h"
 #include "labels.h"
 #include "memory.h"
@@ -46,9 +47,10 @@ exit_code(enum attn_status st)
 }
 
 /* One line: "attn: FILE:LINE:COL: message", or "attn: FILE: byte N:
- * message" for a binary file, with the parts that apply. */
+ * message" for a binary file, with the parts that apply; a usage error
+ * is followed by the synopsis of the command (attn, or attn gen). */
 static void
-report(const struct attn_error *err)
+report(const struct attn_error *err, const struct options *o)
 {
 	char where[64];
 
@@ -59,7 +61,7 @@ report(const struct attn_error *err)
 	}
 	fprintf(stderr, "%s\n", err->msg);
 	if (err->status == ATTN_ERR_USAGE)
-		fputs(options_usage, stderr);
+		fputs(o->gen ? options_gen_usage : options_usage, stderr);
 }
 
 /*
@@ -150,7 +152,7 @@ main(int argc, char **argv)
 	enum attn_status st;
 
 	if ((st = options_parse(argc, argv, &o, &err)) != ATTN_OK) {
-		report(&err);
+		report(&err, &o);
 		return exit_code(st);
 	}
 	if (o.help || o.version) {
@@ -158,12 +160,17 @@ main(int argc, char **argv)
 
 		sink_open(&out, NULL, &err);
 		if (o.help)
-			options_print_help(out.fp);
+			options_print_help(&o, out.fp);
 		else
 			fputs("attn " ATTN_VERSION "\n", out.fp);
 		st = sink_commit(&out, &err);
 		if (st != ATTN_OK)
-			report(&err);
+			report(&err, &o);
+		return exit_code(st);
+	}
+	if (o.gen) {		/* attn gen: a seeded random matrix */
+		if ((st = gen_main(&o, &err)) != ATTN_OK)
+			report(&err, &o);
 		return exit_code(st);
 	}
 
@@ -184,7 +191,7 @@ main(int argc, char **argv)
 		st = write_output(&o, &stages, &lab, &in.in, &err);
 	}
 	if (st != ATTN_OK && err.msg[0] != '\0')
-		report(&err);
+		report(&err, &o);
 	attn_labels_free(&query);
 	attn_labels_free(&key);
 	attn_stages_free(&stages);

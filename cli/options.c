@@ -27,6 +27,9 @@ const char options_usage[] =
     "       attn [options] BUNDLE\n"
     "       attn [options] --self X\n";
 
+const char options_gen_usage[] =
+    "usage: attn gen ROWSxCOLS [--seed N] [--dist normal|uniform]\n";
+
 /* --help: this, then a line per option from the table. */
 static const char help_head[] =
     "attn - scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V,\n"
@@ -35,10 +38,20 @@ static const char help_head[] =
     "usage: attn [options] Q K V\n"
     "       attn [options] BUNDLE\n"
     "       attn [options] --self X\n"
+    "       attn gen ROWSxCOLS [--seed N] [--dist normal|uniform]\n"
     "\n"
     "Q, K and V are JSON, CSV, TSV or whitespace-separated text files;\n"
     "BUNDLE is one JSON object {\"Q\":..,\"K\":..,\"V\":..} with optional\n"
     "\"mask\", \"bias\" and \"labels\"; '-' reads standard input.\n"
+    "\n"
+    "options:\n";
+
+/* attn gen --help: this, then a line per option of attn gen. */
+static const char gen_help_head[] =
+    "attn gen - a matrix of seeded random numbers, the same on every\n"
+    "platform: standard normal (the default) or uniform in [0, 1).\n"
+    "\n"
+    "usage: attn gen ROWSxCOLS [--seed N] [--dist normal|uniform]\n"
     "\n"
     "options:\n";
 
@@ -73,6 +86,13 @@ struct option_row {
 	    struct attn_error *err);
 	size_t field;
 };
+
+/* The options of attn gen, by name: its own first (GEN_OWN of them, not
+ * options of attn), then those it shares with attn.  A list beside the
+ * table rather than a column of it, so that rows keep their shape. */
+static const char *const gen_options[] = { "seed", "dist", "format",
+	"digits", "output", "help", "version", NULL };
+#define GEN_OWN 2
 
 static enum attn_status
 usage_error(struct attn_error *err, const char *fmt, const char *arg)
@@ -354,6 +374,39 @@ set_output(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* --seed N: 0 to 2^64 - 1. */
+static enum attn_status
+set_seed(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	unsigned long long n;
+	char *end;
+
+	errno = 0;
+	n = strtoull(arg, &end, 10);
+	if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno != 0 ||
+	    n > 0xffffffffffffffffULL)
+		return usage_error(err, "--seed wants a whole number from 0 to "
+		    "18446744073709551615, not '%s'", arg);
+	ps->o->seed = n;
+	return ATTN_OK;
+}
+
+/* --dist normal|uniform */
+static const char *const dist_names[] = {
+	[ATTN_DIST_NORMAL] = "normal",
+	[ATTN_DIST_UNIFORM] = "uniform",
+	NULL
+};
+
+static enum attn_status
+set_dist(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->o->dist = (enum attn_dist)ps->choice;
+	return ATTN_OK;
+}
+
 /* -h and -V answer at once, whatever follows. */
 static enum attn_status
 set_help(struct parse *ps, const char *arg, struct attn_error *err)
@@ -442,6 +495,10 @@ static const struct option_row rows[] = {
 	{ "color", 0, "WHEN", "colour the heatmap: auto (when stdout is a\n"
 	    "terminal and NO_COLOR is unset), always, never",
 	    color_names, set_color, 0 },
+	{ "seed", 0, "N", "the seed, 0 to 2^64 - 1 (default 0)",
+	    NULL, set_seed, 0 },
+	{ "dist", 0, "D", "normal (default) or uniform in [0, 1)",
+	    dist_names, set_dist, 0 },
 	{ "output", 'o', "FILE", "write to FILE atomically instead of stdout",
 	    NULL, set_output, 0 },
 	{ "help", 'h', NULL, "show this help and exit",
@@ -459,18 +516,32 @@ row_val(size_t i)
 	return rows[i].letter != 0 ? rows[i].letter : 256 + (int)i;
 }
 
+/* Whether row r is an option of attn gen (gen) or of attn (!gen). */
+static int
+applies(const struct option_row *r, int gen)
+{
+	size_t i;
+
+	for (i = 0; gen_options[i] != NULL; i++)
+		if (strcmp(r->name, gen_options[i]) == 0)
+			return gen || i >= GEN_OWN;
+	return !gen;
+}
+
 void
-options_print_help(FILE *fp)
+options_print_help(const struct options *o, FILE *fp)
 {
 	char names[128];
 	size_t i, w;
 	const char *h, *nl;
 
 	stage_names(names, sizeof names, ATTN_STAGES_ALL);
-	fputs(help_head, fp);
+	fputs(o->gen ? gen_help_head : help_head, fp);
 	for (i = 0; i < NROWS; i++) {
 		const struct option_row *r = &rows[i];
 
+		if (!applies(r, o->gen))
+			continue;
 		if (r->letter != 0)
 			w = (size_t)fprintf(fp, "  -%c, --%s", r->letter,
 			    r->name);
@@ -501,9 +572,10 @@ options_print_help(FILE *fp)
 }
 
 /* getopt_long returned '?' for arg, the argument it stopped at: name the
- * option that is wrong, which for a cluster such as -ez is optopt. */
+ * option that is wrong, which for a cluster such as -ez is optopt; an
+ * option of the other command (gen or not) is unknown here. */
 static enum attn_status
-bad_option(const char *arg, struct attn_error *err)
+bad_option(const char *arg, int gen, struct attn_error *err)
 {
 	char shortopt[3] = { '-', (char)optopt, '\0' };
 	size_t len, i;
@@ -511,9 +583,16 @@ bad_option(const char *arg, struct attn_error *err)
 	if (strncmp(arg, "--", 2) != 0)
 		return usage_error(err, "unknown option '%s'", shortopt);
 	len = strcspn(arg + 2, "=");
+	for (i = 0; i < NROWS; i++)
+		if (!applies(&rows[i], gen) && strlen(rows[i].name) == len &&
+		    strncmp(rows[i].name, arg + 2, len) == 0)
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "--%s is an option of attn%s, not of attn%s",
+			    rows[i].name, gen ? "" : " gen", gen ? " gen" : "");
 	if (arg[2 + len] == '=')
 		for (i = 0; i < NROWS; i++)
-			if (strlen(rows[i].name) == len &&
+			if (applies(&rows[i], gen) &&
+			    strlen(rows[i].name) == len &&
 			    strncmp(rows[i].name, arg + 2, len) == 0)
 				return usage_error(err,
 				    "option '--%s' takes no value",
@@ -584,10 +663,16 @@ options_parse(int argc, char **argv, struct options *o,
 	char shortopts[2 * NROWS + 2];
 	struct parse ps;
 	enum attn_status st;
-	size_t i, n = 0;
+	size_t i, n = 0, nl = 0;
 	int c;
 
 	options_init(o);
+	/* attn gen: its own options, from the same table */
+	if (argc > 1 && strcmp(argv[1], "gen") == 0) {
+		o->gen = 1;
+		argc--;
+		argv++;
+	}
 	memset(&ps, 0, sizeof ps);
 	ps.o = o;
 	ps.align = ps.masked_rows = ps.like = -1;
@@ -595,10 +680,12 @@ options_parse(int argc, char **argv, struct options *o,
 	shortopts[n++] = ':';
 	memset(longopts, 0, sizeof longopts);
 	for (i = 0; i < NROWS; i++) {
-		longopts[i].name = rows[i].name;
-		longopts[i].has_arg = rows[i].arg != NULL ? required_argument :
-		    no_argument;
-		longopts[i].val = row_val(i);
+		if (!applies(&rows[i], o->gen))
+			continue;
+		longopts[nl].name = rows[i].name;
+		longopts[nl].has_arg = rows[i].arg != NULL ?
+		    required_argument : no_argument;
+		longopts[nl++].val = row_val(i);
 		if (rows[i].letter != 0) {
 			shortopts[n++] = rows[i].letter;
 			if (rows[i].arg != NULL)
@@ -617,7 +704,7 @@ options_parse(int argc, char **argv, struct options *o,
 		for (i = 0; i < NROWS && row_val(i) != c; i++)
 			;
 		if (i == NROWS)
-			return bad_option(argv[optind - 1], err);
+			return bad_option(argv[optind - 1], o->gen, err);
 		if ((st = apply(&rows[i], &ps, optarg, err)) != ATTN_OK)
 			return st;
 		if (ps.stop)
@@ -625,6 +712,11 @@ options_parse(int argc, char **argv, struct options *o,
 	}
 	o->operands = argv + optind;
 	o->noperands = (size_t)(argc - optind);
+	if (o->gen) {
+		if (o->digits < 0)
+			o->digits = print_formats[o->format].digits;
+		return rules_check_gen(o, err);
+	}
 	/* --like sets what --align and --masked-rows leave unsaid. */
 	if (ps.like >= 0) {
 		o->cfg.align = rules_like[ps.like].align;

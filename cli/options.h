@@ -40,6 +40,9 @@ struct options {
 	int stats;		/* --stats: per query row statistics */
 	int arithmetic;		/* --arithmetic: with --explain */
 	int heatmap;		/* --heatmap: the weights in the terminal */
+	int gen;		/* the command is attn gen */
+	unsigned long long seed;	/* attn gen --seed */
+	enum attn_dist dist;		/* attn gen --dist */
 	enum color_mode color;	/* --color */
 	char **operands;	/* Q K V, or one BUNDLE */
 	size_t noperands;
@@ -50,10 +53,12 @@ struct options {
 enum attn_status options_parse(int argc, char **argv, struct options *o,
     struct attn_error *err);
 
-/* The usage synopsis, as in the man page. */
+/* The usage synopsis, as in the man page: of attn, and of attn gen. */
 extern const char options_usage[];
+extern const char options_gen_usage[];
 
-/* Print the --help text (synopsis and every option). */
-void options_print_help(FILE *fp);
+/* Print the --help text (synopsis and every option) of attn, or of attn
+ * gen when o->gen. */
+void options_print_help(const struct options *o, FILE *fp);
 
 #endif

@@ -58,6 +58,16 @@ rules_mask_invert(const struct options *o, int have_mask,
 }
 
 enum attn_status
+rules_check_gen(const struct options *o, struct attn_error *err)
+{
+	if (o->noperands != 1)
+		return usage_error(err, o->noperands == 0 ?
+		    "attn gen wants the shape of the matrix, ROWSxCOLS, such "
+		    "as 4x64" : "attn gen takes one operand, ROWSxCOLS");
+	return ATTN_OK;
+}
+
+enum attn_status
 rules_check_options(const struct options *o, const struct given *g,
     struct attn_error *err)
 {

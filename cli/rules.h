@@ -43,6 +43,10 @@ struct given {
 enum attn_status rules_check_options(const struct options *o,
     const struct given *g, struct attn_error *err);
 
+/* attn gen: one operand, ROWSxCOLS.  A usage error. */
+enum attn_status rules_check_gen(const struct options *o,
+    struct attn_error *err);
+
 /* --mask-invert needs a mask: have_mask says whether there is one (or,
  * before a bundle is read, may be). */
 enum attn_status rules_mask_invert(const struct options *o, int have_mask,

@@ -514,6 +514,24 @@ double attn_alibi_slope(size_t h, size_t heads);
 void attn_block_name(char *buf, size_t size, size_t B, size_t H, size_t n,
     const char *pre, const char *post);
 
+/* ---------------------------------------------------------------- random */
+
+/* What attn_random_fill draws from. */
+enum attn_dist {
+	ATTN_DIST_NORMAL,	/* standard normal: mean 0, variance 1 */
+	ATTN_DIST_UNIFORM	/* uniform in [0, 1) */
+};
+
+/*
+ * Fill m, row by row, with numbers drawn from dist by a generator seeded
+ * with seed (its low 64 bits): xoshiro256** seeded by splitmix64, and for
+ * normal numbers Marsaglia's polar method with a logarithm of its own, so
+ * that a seed gives the same numbers, to the bit, on every platform with
+ * IEEE 754 doubles (lib/random.c says what that needs).
+ */
+void attn_random_fill(struct attn_matrix *m, unsigned long long seed,
+    enum attn_dist dist);
+
 /* ---------------------------------------------------------------- text */
 
 /* Write a short preview of s[0..len) for messages: at most max bytes,

@@ -273,6 +273,25 @@ void attn_head_stages(const struct attn_problem *p,
     const struct attn_stages *out, const struct attn_scratch *sc,
     const struct attn_head *hd, struct attn_matrix m[ATTN_STAGE_COUNT]);
 
+/* ---------------------------------------------------------------- random.c */
+
+/* The state of xoshiro256**: 256 bits, never all zero. */
+struct attn_random {
+	unsigned long long s[4];
+};
+
+/* Fill the state from a seed with splitmix64. */
+void attn_random_seed(struct attn_random *r, unsigned long long seed);
+
+/* The next 64 bits. */
+unsigned long long attn_random_next(struct attn_random *r);
+
+/* A double uniform in [0, 1): the top 53 bits of the next output. */
+double attn_random_uniform(struct attn_random *r);
+
+/* ln x (x > 0, finite) from +, -, *, / and frexp alone. */
+double attn_random_log(double x);
+
 /* ---------------------------------------------------------------- kernels */
 
 /*

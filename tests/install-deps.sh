@@ -16,6 +16,7 @@ for pkg in "$@"; do
 	groff-base) command -v groff >/dev/null 2>&1 ;;
 	jq) command -v jq >/dev/null 2>&1 ;;
 	tmux) command -v tmux >/dev/null 2>&1 ;;
+	python3) command -v python3 >/dev/null 2>&1 ;;
 	valgrind) command -v valgrind >/dev/null 2>&1 ;;
 	clang) command -v clang >/dev/null 2>&1 ;;
 	libclang-rt-dev) ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a \

@@ -19,5 +19,6 @@ Suite *props_suite(void);
 Suite *variants_suite(void);
 Suite *api_suite(void);
 Suite *grad_suite(void);
+Suite *random_suite(void);
 
 #endif
