@@ -60,7 +60,8 @@ UNIT    = $(BUILD)/unit-tests
 
 # Packages on Debian: what building needs, and what the tests add.
 BUILD_PKGS = pkg-config libcjson-dev check
-TEST_PKGS  = groff-base jq locales tmux python3
+TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
+             librsvg2-bin
 
 .PHONY: all demo check check-valgrind test unit cli-test bad-test \
         mem-test doc-test boundary-test build-test install-test lint-man \
@@ -147,7 +148,8 @@ cli-test: $(ATTN)
 bad-test: $(ATTN)
 	$(TIMED) '$(BUILD) bad-test' sh tests/bad/run.sh ./$(ATTN)
 
-# What a person sees (tests/visual/): the heatmap in a real terminal.
+# What a person sees (tests/visual/): the heatmap in a real terminal, the
+# SVG checked by xmllint and rendered by rsvg-convert.
 visual-test: $(ATTN)
 	$(TIMED) '$(BUILD) visual-test' sh tests/visual/run.sh ./$(ATTN)
 

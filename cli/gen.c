@@ -20,6 +20,7 @@
 #include "io.h"
 #include "memory.h"
 #include "print.h"
+#include "render.h"
 
 /* Bytes held per number: the double and its text. */
 #define GEN_BYTES_PER_NUMBER (sizeof(double) + ATTN_NUM_MAX)
@@ -136,13 +137,10 @@ enum attn_status
 gen_main(const struct options *o, struct attn_error *err)
 {
 	struct attn_matrix m = { 0 };
+	struct render out = { 0 };
 	struct memory_limit lim;
 	enum attn_status st;
-	struct sink sink;
 	size_t rows = 0, cols = 0, n, need;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem;
 
 	if ((st = gen_shape(o->operands[0], &rows, &cols, err)) != ATTN_OK ||
 	    (st = memory_limit(&lim, err)) != ATTN_OK)
@@ -156,19 +154,11 @@ gen_main(const struct options *o, struct attn_error *err)
 	if ((st = attn_matrix_alloc(&m, rows, cols, err)) != ATTN_OK)
 		return st;
 	attn_random_fill(&m, o->seed, o->dist);
-	if ((mem = memory_stream_open(&text, &len)) == NULL) {
-		attn_matrix_free(&m);
-		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "out of memory");
-	}
-	st = memory_stream_close(mem, gen_render(mem, o, &m, err), err);
+	if ((st = render_open(&out, err)) == ATTN_OK)
+		st = render_close(&out, gen_render(out.fp, o, &m, err), err);
 	attn_matrix_free(&m);
-	if (st == ATTN_OK && (st = sink_open(&sink, o->output, err)) ==
-	    ATTN_OK) {
-		fwrite(text, 1, len, sink.fp);
-		st = sink_commit(&sink, err);
-		sink_abort(&sink);
-	}
-	free(text);
+	if (st == ATTN_OK)
+		st = render_write(&out, o->output, err);
+	render_free(&out);
 	return st;
 }

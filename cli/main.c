@@ -19,6 +19,7 @@
 #include "memory.h"
 #include "options.h"
 #include "print.h"
+#include "render.h"
 #include "rules.h"
 
 /* The exit code of SPEC for each status: the one place they meet. */
@@ -113,30 +114,34 @@ check_memory(const struct options *o, const struct inputs *in,
 	return memory_admit_run(in, need, err);
 }
 
-/* Render everything into memory, then write it in one piece. */
+/*
+ * Render everything into memory, then write it in one piece: the SVG
+ * first, then the output.  With --svg, an output with nothing in it (no
+ * stage asked for) is not written, so that --svg - has standard output
+ * to itself.
+ */
 static enum attn_status
 write_output(const struct options *o, const struct attn_stages *st,
     const struct names *lab, const struct attn_inputs *in,
     struct attn_error *err)
 {
+	struct render out = { 0 }, svg = { 0 };
 	enum attn_status status;
-	struct sink sink;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem;
 
-	if ((mem = memory_stream_open(&text, &len)) == NULL)
-		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "out of memory");
-	status = print_run(mem, o, st, lab, in, err);
-	status = memory_stream_close(mem, status, err);
-	if (status == ATTN_OK &&
-	    (status = sink_open(&sink, o->output, err)) == ATTN_OK) {
-		fwrite(text, 1, len, sink.fp);
-		status = sink_commit(&sink, err);
-		sink_abort(&sink);
-	}
-	free(text);
+	if ((status = render_open(&out, err)) == ATTN_OK)
+		status = render_close(&out, print_run(out.fp, o, st, lab, in,
+		    err), err);
+	if (status == ATTN_OK && o->svg != NULL &&
+	    (status = render_open(&svg, err)) == ATTN_OK)
+		status = render_close(&svg, print_svg_run(svg.fp, o, st, lab,
+		    in, err), err);
+	if (status == ATTN_OK && o->svg != NULL)
+		status = render_write(&svg, strcmp(o->svg, "-") == 0 ? NULL :
+		    o->svg, err);
+	if (status == ATTN_OK && (o->svg == NULL || out.len > 0))
+		status = render_write(&out, o->output, err);
+	render_free(&out);
+	render_free(&svg);
 	return status;
 }
 

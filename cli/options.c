@@ -492,6 +492,9 @@ static const struct option_row rows[] = {
 	    NULL, NULL, FIELD(stats) },
 	{ "heatmap", 0, NULL, "draw the weights in the terminal",
 	    NULL, NULL, FIELD(heatmap) },
+	{ "svg", 0, "FILE", "also write the weights as an SVG heatmap to\n"
+	    "FILE (atomically; - is standard output)",
+	    NULL, NULL, FIELD(svg) },
 	{ "color", 0, "WHEN", "colour the heatmap: auto (when stdout is a\n"
 	    "terminal and NO_COLOR is unset), always, never",
 	    color_names, set_color, 0 },
@@ -735,7 +738,7 @@ options_parse(int argc, char **argv, struct options *o,
 		return st;
 	/* A printer that is not a format takes the place of the default
 	 * stage: stages print beside it only when --stage names them. */
-	if (!ps.given.stage && (o->stats || o->heatmap))
+	if (!ps.given.stage && (o->stats || o->heatmap || o->svg != NULL))
 		o->nstages = 0;
 	if (o->digits < 0)
 		o->digits = print_formats[o->format].digits;

@@ -40,6 +40,7 @@ struct options {
 	int stats;		/* --stats: per query row statistics */
 	int arithmetic;		/* --arithmetic: with --explain */
 	int heatmap;		/* --heatmap: the weights in the terminal */
+	const char *svg;	/* --svg FILE ("-": standard output) */
 	int gen;		/* the command is attn gen */
 	unsigned long long seed;	/* attn gen --seed */
 	enum attn_dist dist;		/* attn gen --dist */

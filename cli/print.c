@@ -53,7 +53,7 @@ print_wants(const struct options *o)
 		for (k = 0; k < o->nstages; k++)
 			printed |= ATTN_STAGE_BIT(o->stages[k]);
 	}
-	if (o->stats || o->heatmap)
+	if (o->stats || o->heatmap || o->svg != NULL)
 		printed |= ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS) |
 		    ATTN_STAGE_BIT(ATTN_STAGE_MASK);
 	if (o->arithmetic)
@@ -61,22 +61,44 @@ print_wants(const struct options *o)
 	return printed | (f->wants != NULL ? f->wants(printed) : 0);
 }
 
+/* The printer of a run, writing into fp. */
+static void
+printer_init(struct printer *p, FILE *fp, const struct options *o,
+    const struct attn_stages *st, const struct names *nm,
+    const struct attn_inputs *in, struct attn_error *err)
+{
+	const struct print_format *f = &print_formats[o->format];
+
+	p->fp = fp;
+	p->o = o;
+	p->st = st;
+	p->nm = nm;
+	p->in = in;
+	p->numflags = f->flags & PRINT_FIXED ? ATTN_NUM_FIXED : 0;
+	p->err = err;
+}
+
 enum attn_status
 print_run(FILE *fp, const struct options *o, const struct attn_stages *st,
     const struct names *nm, const struct attn_inputs *in,
     struct attn_error *err)
 {
-	const struct print_format *f = &print_formats[o->format];
 	struct printer p;
 
-	p.fp = fp;
-	p.o = o;
-	p.st = st;
-	p.nm = nm;
-	p.in = in;
-	p.numflags = f->flags & PRINT_FIXED ? ATTN_NUM_FIXED : 0;
-	p.err = err;
-	return o->explain ? print_explain(&p) : f->print(&p);
+	printer_init(&p, fp, o, st, nm, in, err);
+	return o->explain ? print_explain(&p) :
+	    print_formats[o->format].print(&p);
+}
+
+enum attn_status
+print_svg_run(FILE *fp, const struct options *o,
+    const struct attn_stages *st, const struct names *nm,
+    const struct attn_inputs *in, struct attn_error *err)
+{
+	struct printer p;
+
+	printer_init(&p, fp, o, st, nm, in, err);
+	return print_svg(&p);
 }
 
 enum attn_status
@@ -195,6 +217,76 @@ print_width(const char *s)
 		if (((unsigned char)*s & 0xC0) != 0x80)
 			w++;
 	return w;
+}
+
+/* The length of the well-formed UTF-8 character at s that XML allows
+ * (not a C0 control but tab, not U+FFFE or U+FFFF), or 0. */
+static size_t
+xml_char(const unsigned char *s)
+{
+	size_t n, k;
+	unsigned char lo = 0x80, hi = 0xBF;
+
+	if (s[0] < 0x80)
+		return s[0] >= 0x20 || s[0] == '\t' ? 1 : 0;
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		n = 1;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+		n = 2;
+	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+		n = 3;
+	else
+		return 0;
+	if (s[0] == 0xE0)
+		lo = 0xA0;
+	else if (s[0] == 0xED)
+		hi = 0x9F;
+	else if (s[0] == 0xF0)
+		lo = 0x90;
+	else if (s[0] == 0xF4)
+		hi = 0x8F;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (k = 2; k <= n; k++)
+		if (s[k] < 0x80 || s[k] > 0xBF)
+			return 0;
+	if (s[0] == 0xEF && s[1] == 0xBF && s[2] >= 0xBE)
+		return 0;	/* U+FFFE, U+FFFF */
+	return n + 1;
+}
+
+void
+print_xml(FILE *fp, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	while (*u != '\0') {
+		size_t len = xml_char(u);
+
+		switch (len == 1 ? *u : 0) {
+		case '&':
+			fputs("&amp;", fp);
+			break;
+		case '<':
+			fputs("&lt;", fp);
+			break;
+		case '>':
+			fputs("&gt;", fp);
+			break;
+		case '"':
+			fputs("&quot;", fp);
+			break;
+		case '\'':
+			fputs("&#39;", fp);
+			break;
+		default:
+			if (len == 0)
+				fputs("\xef\xbf\xbd", fp);	/* U+FFFD */
+			else
+				fwrite(u, 1, len, fp);
+		}
+		u += len == 0 ? 1 : len;
+	}
 }
 
 void

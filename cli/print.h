@@ -2,7 +2,7 @@
  * print.h - the printers over computed stages: one file per output format
  * (print_table.c, print_delim.c, print_json.c), the --explain walk-through
  * (print_explain.c), the printers that are not formats (print_stats.c,
- * print_arith.c, heatmap.c),
+ * print_arith.c, heatmap.c, print_svg.c),
  * and what they share (print.c): the shape and labels
  * of a stage (from attn_stage_shape), numbers, padding, and the table of
  * formats.  Printers read the numbers in struct attn_stages and never
@@ -20,6 +20,7 @@
 
 #include "attn.h"
 #include "options.h"
+#include "render.h"
 
 /* Names for the rows and columns of the stages, and of the mask and
  * bias files (NULL when there is none). */
@@ -76,6 +77,11 @@ enum attn_status print_run(FILE *fp, const struct options *o,
     const struct attn_stages *st, const struct names *nm,
     const struct attn_inputs *in, struct attn_error *err);
 
+/* The --svg picture of the weights, into fp (print_svg.c). */
+enum attn_status print_svg_run(FILE *fp, const struct options *o,
+    const struct attn_stages *st, const struct names *nm,
+    const struct attn_inputs *in, struct attn_error *err);
+
 /* ------------------------------------------------------------- print.c */
 
 /* x as the format writes it (o->digits, p->numflags); returns its
@@ -123,6 +129,11 @@ size_t print_width(const char *s);
 /* n spaces. */
 void print_pad(FILE *fp, size_t n);
 
+/* s as XML (and HTML) text or attribute value: & < > " ' escaped, and
+ * what XML cannot hold (control characters, bytes that are not UTF-8)
+ * as U+FFFD. */
+void print_xml(FILE *fp, const char *s);
+
 /* ------------------------------------------------------------- formats */
 
 /* print_table.c: every stage in o->stages as an aligned table, one
@@ -156,6 +167,14 @@ void print_json_string(FILE *fp, const char *s);
  * conventions in force and the row-sum check. */
 enum attn_status print_explain(const struct printer *p);
 
+/* The three lines --explain starts with: the shapes, the scale and the
+ * conventions in force; and the same as text in memory (r->text, each
+ * line ending in a newline; render_free it), for the titles of the SVG
+ * and HTML pages. */
+void print_explain_head(const struct printer *p);
+enum attn_status print_explain_head_text(const struct printer *p,
+    struct render *r);
+
 /* print_arith.c: the worked arithmetic.  print_arith_check refuses (a
  * usage error) an input too large to read that way; print_arith_block
  * writes it for block n of stage s, under its table; print_arith_cell
@@ -173,6 +192,9 @@ void print_arith_cell(const struct printer *p, enum attn_stage s, size_t n,
  * is the colour of weight w (0 to 1) there, in SVG and in HTML. */
 enum attn_status print_heatmap(const struct printer *p);
 void heatmap_rgb(double w, unsigned char rgb[3]);
+
+/* print_svg.c: the weights as an SVG heatmap. */
+enum attn_status print_svg(const struct printer *p);
 
 /* print_stats.c: --stats, per query row of the weights, as a table, as
  * csv or tsv (a header row, then a row per query, with batch and head

@@ -12,6 +12,7 @@
 
 #include "attn.h"
 #include "print.h"
+#include "render.h"
 #include "rules.h"
 
 /* The line after the weights (target 1) or grad_scaled (target 0): how
@@ -188,6 +189,27 @@ explain_block(const struct printer *p, enum attn_stage s, size_t n)
 	return st;
 }
 
+void
+print_explain_head(const struct printer *p)
+{
+	print_shapes(p);
+	print_scale_line(p);
+	print_conventions(p);
+}
+
+enum attn_status
+print_explain_head_text(const struct printer *p, struct render *r)
+{
+	struct printer q = *p;
+	enum attn_status st;
+
+	if ((st = render_open(r, p->err)) != ATTN_OK)
+		return st;
+	q.fp = r->fp;
+	print_explain_head(&q);
+	return render_close(r, ATTN_OK, p->err);
+}
+
 enum attn_status
 print_explain(const struct printer *p)
 {
@@ -197,10 +219,7 @@ print_explain(const struct printer *p)
 	if (p->o->arithmetic &&
 	    (status = print_arith_check(p, p->err)) != ATTN_OK)
 		return status;
-
-	print_shapes(p);
-	print_scale_line(p);
-	print_conventions(p);
+	print_explain_head(p);
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
 		if (!print_explains(p->o, (enum attn_stage)s) ||
 		    (s == ATTN_STAGE_MASK && !masking(p)))

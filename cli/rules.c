@@ -98,6 +98,18 @@ rules_check_options(const struct options *o, const struct given *g,
 	if (o->arithmetic && !o->explain)
 		return usage_error(err,
 		    "--arithmetic writes the steps of --explain out: add -e");
+	if (o->svg != NULL && strcmp(o->svg, "-") == 0 && o->output == NULL &&
+	    (g->stage || o->explain || o->stats || o->heatmap))
+		return usage_error(err, "--svg - takes standard output: send "
+		    "the rest elsewhere with -o FILE");
+	if (o->svg != NULL && o->output != NULL &&
+	    strcmp(o->svg, o->output) == 0)
+		return usage_error(err,
+		    "--svg and -o name the same file: give two");
+	if (o->svg != NULL && o->output != NULL && !g->stage &&
+	    !o->explain && !o->stats && !o->heatmap)
+		return usage_error(err, "-o has nothing to write: --svg writes "
+		    "its own file (add --stage to print stages as well)");
 	if (o->heatmap && o->format != OUT_TABLE)
 		return usage_error(err,
 		    "--heatmap draws in the terminal: leave out --format");

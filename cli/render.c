@@ -1,0 +1,58 @@
+/*
+ * render.c - output rendered into memory (memory_stream_open, which keeps
+ * it within the memory limit), then written through io.c's sink, so that nothing reaches a file or the terminal
+ * until all of it was made.  main.c's output and --svg, and attn gen, go
+ * this way.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn.h"
+#include "io.h"
+#include "memory.h"
+#include "render.h"
+
+enum attn_status
+render_open(struct render *r, struct attn_error *err)
+{
+	memset(r, 0, sizeof *r);
+	if ((r->fp = memory_stream_open(&r->text, &r->len)) == NULL)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory");
+	return ATTN_OK;
+}
+
+enum attn_status
+render_close(struct render *r, enum attn_status st, struct attn_error *err)
+{
+	FILE *fp = r->fp;
+
+	r->fp = NULL;
+	return fp != NULL ? memory_stream_close(fp, st, err) : st;
+}
+
+enum attn_status
+render_write(const struct render *r, const char *path,
+    struct attn_error *err)
+{
+	enum attn_status st;
+	struct sink sink;
+
+	if ((st = sink_open(&sink, path, err)) != ATTN_OK)
+		return st;
+	fwrite(r->text, 1, r->len, sink.fp);
+	st = sink_commit(&sink, err);
+	sink_abort(&sink);
+	return st;
+}
+
+void
+render_free(struct render *r)
+{
+	if (r->fp != NULL)
+		memory_stream_close(r->fp, ATTN_OK, NULL);
+	free(r->text);
+	memset(r, 0, sizeof *r);
+}

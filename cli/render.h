@@ -1,0 +1,33 @@
+/*
+ * render.h - output made in memory, then written in one piece: a failed
+ * run writes nothing, and -o FILE (or --svg FILE) is replaced atomically
+ * (io.h's sink) or left as it was.
+ */
+#ifndef ATTN_RENDER_H
+#define ATTN_RENDER_H
+
+#include <stdio.h>
+
+#include "attn.h"
+
+struct render {
+	FILE *fp;	/* write here between open and close */
+	char *text;	/* what was written, after close */
+	size_t len;
+};
+
+/* Start an empty text in memory. */
+enum attn_status render_open(struct render *r, struct attn_error *err);
+
+/* Finish it: returns st, or ATTN_ERR_NOMEM when st is ATTN_OK and memory
+ * ran out. */
+enum attn_status render_close(struct render *r, enum attn_status st,
+    struct attn_error *err);
+
+/* Write the text to path (NULL: standard output) through a sink. */
+enum attn_status render_write(const struct render *r, const char *path,
+    struct attn_error *err);
+
+void render_free(struct render *r);
+
+#endif
