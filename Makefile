@@ -61,7 +61,7 @@ UNIT    = $(BUILD)/unit-tests
 # Packages on Debian: what building needs, and what the tests add.
 BUILD_PKGS = pkg-config libcjson-dev check
 TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
-             librsvg2-bin
+             librsvg2-bin chromium
 
 .PHONY: all demo check check-valgrind test unit cli-test bad-test \
         mem-test doc-test boundary-test build-test install-test lint-man \
@@ -149,7 +149,8 @@ bad-test: $(ATTN)
 	$(TIMED) '$(BUILD) bad-test' sh tests/bad/run.sh ./$(ATTN)
 
 # What a person sees (tests/visual/): the heatmap in a real terminal, the
-# SVG checked by xmllint and rendered by rsvg-convert.
+# SVG checked by xmllint and rendered by rsvg-convert, the HTML page in
+# headless Chromium.
 visual-test: $(ATTN)
 	$(TIMED) '$(BUILD) visual-test' sh tests/visual/run.sh ./$(ATTN)
 

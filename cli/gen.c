@@ -8,7 +8,8 @@
  * writes them everywhere: a table is right-aligned columns (4 significant
  * digits by default) with no labels, so that attn and numpy.loadtxt read
  * it back; csv and tsv are one row a line at full precision; json is an
- * array of rows.  Rendered in memory, then written atomically (-o).
+ * array of rows; html a page holding the table.  Rendered in memory,
+ * then written atomically (-o).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -110,6 +111,37 @@ gen_rows(FILE *fp, const struct options *o, const struct attn_matrix *m,
 		fputs("]\n", fp);
 }
 
+/* html: a page holding the matrix as a table. */
+static void
+gen_html(FILE *fp, const struct options *o, const struct attn_matrix *m)
+{
+	char buf[ATTN_NUM_MAX];
+	size_t i, j;
+
+	fprintf(fp, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
+	    "<meta charset=\"utf-8\">\n<meta name=\"viewport\" "
+	    "content=\"width=device-width, initial-scale=1\">\n"
+	    "<title>attn gen %s --seed %llu --dist %s</title>\n<style>"
+	    "body{font-family:sans-serif;margin:1rem}"
+	    "div{overflow-x:auto}table{border-collapse:collapse;"
+	    "font-variant-numeric:tabular-nums}td{padding:.2rem .5rem;"
+	    "text-align:right}</style>\n</head>\n<body>\n"
+	    "<h1>attn gen %s --seed %llu --dist %s</h1>\n<div><table>\n",
+	    o->operands[0], o->seed, o->dist == ATTN_DIST_UNIFORM ?
+	    "uniform" : "normal", o->operands[0], o->seed,
+	    o->dist == ATTN_DIST_UNIFORM ? "uniform" : "normal");
+	for (i = 0; i < m->rows; i++) {
+		fputs("<tr>", fp);
+		for (j = 0; j < m->cols; j++) {
+			attn_format_number(buf, *attn_at(m, i, j), o->digits,
+			    ATTN_NUM_FIXED);
+			fprintf(fp, "<td>%s</td>", buf);
+		}
+		fputs("</tr>\n", fp);
+	}
+	fputs("</table></div>\n</body>\n</html>\n", fp);
+}
+
 static enum attn_status
 gen_render(FILE *fp, const struct options *o, const struct attn_matrix *m,
     struct attn_error *err)
@@ -126,11 +158,14 @@ gen_render(FILE *fp, const struct options *o, const struct attn_matrix *m,
 	case OUT_JSON:
 		gen_rows(fp, o, m, "  [", ", ", "],\n");
 		return ATTN_OK;
+	case OUT_HTML:
+		gen_html(fp, o, m);
+		return ATTN_OK;
 	case OUT_COUNT:
 		break;
 	}
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-	    "attn gen writes table, csv, tsv or json");
+	    "attn gen writes table, csv, tsv, json or html");
 }
 
 enum attn_status

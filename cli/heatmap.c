@@ -71,6 +71,15 @@ heatmap_rgb(double w, unsigned char rgb[3])
 		    f * viridis[k + 1][c]);
 }
 
+int
+heatmap_dark(double w)
+{
+	unsigned char rgb[3];
+
+	heatmap_rgb(w, rgb);
+	return 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 140.0;
+}
+
 /* How the weights are drawn. */
 struct heat {
 	int color;		/* 0: shades; 256 or 24 bits */

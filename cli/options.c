@@ -436,7 +436,7 @@ static const struct option_row rows[] = {
 	{ "stage", 's', "LIST",
 	    "stages to print, comma-separated, or all:\n{stages}\n"
 	    "(default output)", NULL, set_stage, 0 },
-	{ "format", 'f', "FMT", "table (default), csv, tsv or json",
+	{ "format", 'f', "FMT", "table (default), csv, tsv, json or html",
 	    NULL, set_format, 0 },
 	{ "header", 0, NULL, "with csv or tsv: label rows and columns",
 	    NULL, NULL, FIELD(header) },

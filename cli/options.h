@@ -12,7 +12,8 @@
 #include "attn.h"
 
 /* The output formats; print_formats (print.h) has a row for each. */
-enum out_format { OUT_TABLE, OUT_CSV, OUT_TSV, OUT_JSON, OUT_COUNT };
+enum out_format { OUT_TABLE, OUT_CSV, OUT_TSV, OUT_JSON, OUT_HTML,
+	OUT_COUNT };
 
 /* --color: colour heatmaps when stdout is a terminal (and NO_COLOR is
  * unset), always, or never. */

@@ -22,12 +22,25 @@ table_wants(unsigned printed)
 	    ATTN_STAGE_BIT(ATTN_STAGE_MASK) : 0;
 }
 
+/* The page shows every stage (print_wants counts them, as for
+ * --explain), and each number's arithmetic, which reads row_max and
+ * row_sum. */
+static unsigned
+html_wants(unsigned printed)
+{
+	(void)printed;
+	return ATTN_STAGE_BIT(ATTN_STAGE_ROW_MAX) |
+	    ATTN_STAGE_BIT(ATTN_STAGE_ROW_SUM);
+}
+
 const struct print_format print_formats[OUT_COUNT] = {
 	[OUT_TABLE] = { "table", print_table, PRINT_FIXED | PRINT_EXPLAIN, 4,
 	    table_wants },
 	[OUT_CSV] = { "csv", print_csv, PRINT_HEADER, 0, NULL },
 	[OUT_TSV] = { "tsv", print_tsv, PRINT_HEADER, 0, NULL },
 	[OUT_JSON] = { "json", print_json, 0, 0, NULL },
+	[OUT_HTML] = { "html", print_html, PRINT_FIXED | PRINT_EXPLAIN |
+	    PRINT_PAGE, 4, html_wants },
 };
 
 int
@@ -45,7 +58,7 @@ print_wants(const struct options *o)
 	unsigned printed = 0;
 	size_t k, s;
 
-	if (o->explain) {
+	if (o->explain || (f->flags & PRINT_PAGE)) {
 		for (s = 0; s < ATTN_STAGE_COUNT; s++)
 			if (print_explains(o, (enum attn_stage)s))
 				printed |= ATTN_STAGE_BIT(s);
@@ -86,8 +99,8 @@ print_run(FILE *fp, const struct options *o, const struct attn_stages *st,
 	struct printer p;
 
 	printer_init(&p, fp, o, st, nm, in, err);
-	return o->explain ? print_explain(&p) :
-	    print_formats[o->format].print(&p);
+	return o->explain && !(print_formats[o->format].flags & PRINT_PAGE) ?
+	    print_explain(&p) : print_formats[o->format].print(&p);
 }
 
 enum attn_status
@@ -220,7 +233,7 @@ print_width(const char *s)
 }
 
 /* The length of the well-formed UTF-8 character at s that XML allows
- * (not a C0 control but tab, not U+FFFE or U+FFFF), or 0. */
+ * (not a C0 control but tab and newline, not U+FFFE or U+FFFF), or 0. */
 static size_t
 xml_char(const unsigned char *s)
 {
@@ -228,7 +241,7 @@ xml_char(const unsigned char *s)
 	unsigned char lo = 0x80, hi = 0xBF;
 
 	if (s[0] < 0x80)
-		return s[0] >= 0x20 || s[0] == '\t' ? 1 : 0;
+		return s[0] >= 0x20 || s[0] == '\t' || s[0] == '\n' ? 1 : 0;
 	if (s[0] >= 0xC2 && s[0] <= 0xDF)
 		n = 1;
 	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
@@ -278,6 +291,9 @@ print_xml(FILE *fp, const char *s)
 			break;
 		case '\'':
 			fputs("&#39;", fp);
+			break;
+		case '\n':
+			fputs("&#10;", fp);
 			break;
 		default:
 			if (len == 0)

@@ -45,7 +45,9 @@ struct printer {
 enum {
 	PRINT_FIXED = 1,	/* numbers keep their trailing zeros */
 	PRINT_HEADER = 2,	/* --header labels rows and columns */
-	PRINT_EXPLAIN = 4	/* --explain prints in this format */
+	PRINT_EXPLAIN = 4,	/* --explain prints in this format */
+	PRINT_PAGE = 8		/* shows every stage itself, with or without
+				 * --explain */
 };
 
 /* One output format: a row of print_formats. */
@@ -129,9 +131,9 @@ size_t print_width(const char *s);
 /* n spaces. */
 void print_pad(FILE *fp, size_t n);
 
-/* s as XML (and HTML) text or attribute value: & < > " ' escaped, and
- * what XML cannot hold (control characters, bytes that are not UTF-8)
- * as U+FFFD. */
+/* s as XML (and HTML) text or attribute value: & < > " ' and newlines
+ * escaped, and what XML cannot hold (control characters, bytes that are
+ * not UTF-8) as U+FFFD. */
 void print_xml(FILE *fp, const char *s);
 
 /* ------------------------------------------------------------- formats */
@@ -144,12 +146,26 @@ enum attn_status print_table_stage(const struct printer *p,
 enum attn_status print_table_block(const struct printer *p,
     enum attn_stage s, size_t n);
 
+/* The text of element (i, j) of block n of stage s as a table shows it
+ * (a masked weight is "-"), in buf (ATTN_NUM_MAX bytes); its length. */
+size_t print_cell(const struct printer *p, enum attn_stage s, size_t n,
+    size_t i, size_t j, char *buf);
+
+/* The formula of stage s as computed in this run (for scaled, with the
+ * softcap, bias, ALiBi and masks in force), in buf or static. */
+const char *print_formula(const struct printer *p, enum attn_stage s,
+    char *buf, size_t size);
+
 /* print_delim.c: comma- and tab-separated; print_field writes a label
  * as a field, quoted when it holds the separator, a quote, a line break
  * or surrounding spaces. */
 enum attn_status print_csv(const struct printer *p);
 enum attn_status print_tsv(const struct printer *p);
 void print_field(FILE *fp, const char *s, char sep);
+
+/* print_html.c: one standalone page, every stage as --explain shows it,
+ * each number's arithmetic on hover and focus. */
+enum attn_status print_html(const struct printer *p);
 
 /* print_json.c.  print_json_blocks nests the blocks of stage s as
  * [batch][head], leaving out the levels of one, and writes each with
@@ -167,6 +183,15 @@ void print_json_string(FILE *fp, const char *s);
  * conventions in force and the row-sum check. */
 enum attn_status print_explain(const struct printer *p);
 
+/* The line after the weights (target 1) or grad_scaled (target 0): how
+ * far the worst row sum of stage s is from the target, over the rows that
+ * may attend some key. */
+void print_row_sum_check(const struct printer *p, enum attn_stage s,
+    int target);
+
+/* Whether any rule can mask an entry: then --explain shows the mask. */
+int print_masking(const struct printer *p);
+
 /* The three lines --explain starts with: the shapes, the scale and the
  * conventions in force; and the same as text in memory (r->text, each
  * line ending in a newline; render_free it), for the titles of the SVG
@@ -183,6 +208,8 @@ enum attn_status print_explain_head_text(const struct printer *p,
  * and row_sum too. */
 enum attn_status print_arith_check(const struct printer *p,
     struct attn_error *err);
+/* Whether stage s has worked arithmetic: the forward stages but mask. */
+int print_arith_has(enum attn_stage s);
 void print_arith_block(const struct printer *p, enum attn_stage s,
     size_t n);
 void print_arith_cell(const struct printer *p, enum attn_stage s, size_t n,
@@ -193,6 +220,10 @@ void print_arith_cell(const struct printer *p, enum attn_stage s, size_t n,
 enum attn_status print_heatmap(const struct printer *p);
 void heatmap_rgb(double w, unsigned char rgb[3]);
 
+/* Whether text on weight w's colour reads best dark (viridis is light
+ * towards 1). */
+int heatmap_dark(double w);
+
 /* print_svg.c: the weights as an SVG heatmap. */
 enum attn_status print_svg(const struct printer *p);
 
@@ -202,5 +233,6 @@ enum attn_status print_svg(const struct printer *p);
 enum attn_status print_stats(const struct printer *p);
 void print_stats_delim(const struct printer *p, char sep);
 void print_stats_json(const struct printer *p, int ind);
+void print_stats_html(const struct printer *p);
 
 #endif

@@ -406,12 +406,23 @@ print_arith_check(const struct printer *p, struct attn_error *err)
 	return ATTN_OK;
 }
 
+int
+print_arith_has(enum attn_stage s)
+{
+	return s == ATTN_STAGE_SCORES || s == ATTN_STAGE_SCALED ||
+	    s == ATTN_STAGE_WEIGHTS || s == ATTN_STAGE_OUTPUT ||
+	    s == ATTN_STAGE_LSE;
+}
+
 void
 print_arith_block(const struct printer *p, enum attn_stage s, size_t n)
 {
 	const char *ind = "  ";
 	struct arith_block a;
 	size_t i, j, h, n0 = n, nh = 1;
+
+	if (!print_arith_has(s))
+		return;
 
 	if (s == ATTN_STAGE_OUTPUT) {
 		/* an output block is a batch: every head of it */
@@ -456,6 +467,9 @@ print_arith_cell(const struct printer *p, enum attn_stage s, size_t n,
     size_t i, size_t j)
 {
 	struct arith_block a;
+
+	if (!print_arith_has(s))
+		return;
 
 	if (s == ATTN_STAGE_OUTPUT) {
 		/* column j of batch n's output is head j / d_v's */

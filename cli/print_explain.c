@@ -18,7 +18,7 @@
 /* The line after the weights (target 1) or grad_scaled (target 0): how
  * far the worst row sum of stage s is from the target, over the rows
  * that may attend some key. */
-static void
+void
 print_row_sum_check(const struct printer *p, enum attn_stage s, int target)
 {
 	const struct attn_matrix *w = &p->st->stage[s];
@@ -74,9 +74,8 @@ print_scale_line(const struct printer *p)
 	}
 }
 
-/* Whether any rule can mask an entry: then --explain shows the mask. */
-static int
-masking(const struct printer *p)
+int
+print_masking(const struct printer *p)
 {
 	return p->o->cfg.causal || p->o->cfg.window || p->nm->mask != NULL ||
 	    p->nm->bias != NULL;
@@ -222,7 +221,7 @@ print_explain(const struct printer *p)
 	print_explain_head(p);
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
 		if (!print_explains(p->o, (enum attn_stage)s) ||
-		    (s == ATTN_STAGE_MASK && !masking(p)))
+		    (s == ATTN_STAGE_MASK && !print_masking(p)))
 			continue;
 		putc('\n', p->fp);
 		status = print_blocks(p, (enum attn_stage)s, explain_block);

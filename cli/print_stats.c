@@ -162,6 +162,48 @@ print_stats(const struct printer *p)
 	return print_blocks(p, ATTN_STAGE_WEIGHTS, stats_table_block);
 }
 
+/* ----------------------------------------------------------------- html */
+
+void
+print_stats_html(const struct printer *p)
+{
+	char buf[ATTN_NUM_MAX], where[64];
+	struct attn_shape sh;
+	struct stats_row r;
+	size_t n, i;
+	int c;
+
+	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
+	fputs("<h3>stats: largest weight and its key, entropy -sum(w log w) "
+	    "in nats, exp(entropy), keys it may attend</h3>\n", p->fp);
+	for (n = 0; n < sh.blocks; n++) {
+		print_block_name(p, ATTN_STAGE_WEIGHTS, n, where, sizeof where);
+		fputs("<div class=\"scroll\"><table class=\"stats\">", p->fp);
+		if (where[0] != '\0')
+			fprintf(p->fp, "<caption>%s</caption>", where + 2);
+		fputs("\n<thead><tr><th></th>", p->fp);
+		for (c = 0; c < STAT_COUNT; c++)
+			fprintf(p->fp, "<th scope=\"col\">%s</th>",
+			    stat_heads[c]);
+		fputs("</tr></thead>\n<tbody>\n", p->fp);
+		for (i = 0; i < sh.rows; i++) {
+			stats_row(p, n, i, &r);
+			fputs("<tr><th scope=\"row\">", p->fp);
+			print_xml(p->fp, p->nm->query[i]);
+			fputs("</th>", p->fp);
+			for (c = 0; c < STAT_COUNT; c++) {
+				const char *text = stats_cell(p, &r, c, buf);
+
+				fputs("<td>", p->fp);
+				print_xml(p->fp, *text == '\0' ? "-" : text);
+				fputs("</td>", p->fp);
+			}
+			fputs("</tr>\n", p->fp);
+		}
+		fputs("</tbody></table></div>\n", p->fp);
+	}
+}
+
 /* ------------------------------------------------------------ csv, tsv */
 
 void

@@ -100,17 +100,6 @@ put_rgb(FILE *fp, double w)
 	fprintf(fp, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
 }
 
-/* Whether text on weight w's colour should be dark (viridis is light at
- * the top). */
-static int
-dark_text(double w)
-{
-	unsigned char rgb[3];
-
-	heatmap_rgb(w, rgb);
-	return 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 140.0;
-}
-
 /* One grid: block n at (x, y). */
 static void
 svg_grid(const struct printer *p, const struct svg *g, size_t n, double x,
@@ -175,7 +164,7 @@ svg_grid(const struct printer *p, const struct svg *g, size_t n, double x,
 			fprintf(p->fp, "<text x=\"%g\" y=\"%g\" "
 			    "class=\"%s\">%s</text>\n",
 			    gx + ((double)j + 0.5) * g->cell,
-			    cy + g->cell / 2.0, !isnan(v) && !dark_text(v) ?
+			    cy + g->cell / 2.0, !isnan(v) && !heatmap_dark(v) ?
 			    "v w" : "v", buf);
 		}
 	}

@@ -17,8 +17,8 @@
  * removed is shown as "-" rather than 0, so that masked entries stand out
  * from weights that merely round to 0.
  */
-static size_t
-cell(const struct printer *p, enum attn_stage s, size_t n, size_t i,
+size_t
+print_cell(const struct printer *p, enum attn_stage s, size_t n, size_t i,
     size_t j, char *buf)
 {
 	struct attn_matrix m = print_block(p, s, n);
@@ -40,8 +40,8 @@ cell(const struct printer *p, enum attn_stage s, size_t n, size_t i,
  * the bias's gradient too; for grad_q and grad_k, the softcap they go
  * back through; for grad_k and grad_v, the sum over the query heads that
  * share a KV head. */
-static const char *
-formula(const struct printer *p, enum attn_stage s, char *buf, size_t size)
+const char *
+print_formula(const struct printer *p, enum attn_stage s, char *buf, size_t size)
 {
 	const struct attn_config *c = &p->o->cfg;
 	const int biased = s == ATTN_STAGE_GRAD_SCALED && p->nm->bias != NULL;
@@ -82,7 +82,7 @@ print_table_block(const struct printer *p, enum attn_stage s, size_t n)
 	for (j = 0; j < m.cols; j++) {
 		width[j] = print_width(print_col_label(p, s, j, buf));
 		for (i = 0; i < m.rows; i++) {
-			size_t len = cell(p, s, n, i, j, buf);
+			size_t len = print_cell(p, s, n, i, j, buf);
 
 			if (len > width[j])
 				width[j] = len;
@@ -96,7 +96,7 @@ print_table_block(const struct printer *p, enum attn_stage s, size_t n)
 	attn_stage_shape(p->st, s, &sh);
 	print_block_name(p, s, n, where, sizeof where);
 	fprintf(p->fp, "%s%s = %s   [%s = %zux%zu]\n",
-	    attn_stage_table[s].name, where, formula(p, s, f, sizeof f),
+	    attn_stage_table[s].name, where, print_formula(p, s, f, sizeof f),
 	    sh.legend, sh.rows, sh.cols);
 	print_pad(p->fp, w0);
 	for (j = 0; j < m.cols; j++) {
@@ -112,7 +112,7 @@ print_table_block(const struct printer *p, enum attn_stage s, size_t n)
 		fputs(label, p->fp);
 		print_pad(p->fp, w0 - print_width(label));
 		for (j = 0; j < m.cols; j++) {
-			size_t len = cell(p, s, n, i, j, buf);
+			size_t len = print_cell(p, s, n, i, j, buf);
 
 			print_pad(p->fp, 2 + width[j] - len);
 			fputs(buf, p->fp);

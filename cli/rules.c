@@ -92,6 +92,9 @@ rules_check_options(const struct options *o, const struct given *g,
 			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 			    "stage '%s' needs --grad DO, the gradient of the "
 			    "output", attn_stage_table[o->stages[i]].name);
+	if (o->format == OUT_HTML && g->stage)
+		return usage_error(err, "-f html shows every stage, as "
+		    "--explain does: leave out --stage");
 	if (o->explain && g->stage)
 		return usage_error(err,
 		    "--explain prints every stage; leave out --stage");

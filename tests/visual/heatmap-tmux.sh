@@ -9,20 +9,13 @@
 # socket in a temporary directory and is killed at the end.
 set -u
 
-bin=$1
-case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
-top=$(cd "$(dirname "$0")/../.." && pwd)
-if ! command -v tmux >/dev/null 2>&1; then
-	echo "heatmap-tmux: tmux is missing (make test-deps installs it)"
-	exit 1
-fi
-work=$(mktemp -d) || exit 1
+name=heatmap-tmux
+. "$(dirname "$0")/lib.sh"
+cleanup='tmux -L attn kill-server >/dev/null 2>&1'
+visual_start tmux
 TMUX_TMPDIR=$work
 export TMUX_TMPDIR
 unset TMUX
-trap 'tmux -L attn kill-server 2>/dev/null; rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
-cd "$top" || exit 1
 
 # 3 queries and 64 keys, for a terminal narrower than the grid.
 awk 'BEGIN {
@@ -35,14 +28,9 @@ awk 'BEGIN {
 	print "]}"
 }' >"$work/wide.json"
 
-pass=0
-fail=0
-ok() {
-	pass=$((pass + 1))
-}
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL heatmap-tmux: $1"
+# bad with the screen: what went wrong, and what it looked like.
+bad_screen() {
+	bad "$1"
 	sed 's/^/    /' "$work/screen" | head -30
 }
 
@@ -68,8 +56,7 @@ RUN
 	tmux -L attn -f /dev/null new-session -d -s heat -x "$cols" -y 50 \
 	    "sh $work/run.sh"
 	if ! timeout 60 tmux -L attn wait-for attn-done; then
-		echo "FAIL heatmap-tmux: attn did not finish in the pane"
-		fail=$((fail + 1))
+		bad "attn did not finish in the pane"
 	fi
 	tmux -L attn capture-pane -t heat -p >"$work/screen"
 	tmux -L attn capture-pane -t heat -p -e >"$work/screen.e"
@@ -84,20 +71,20 @@ esc=$(printf '\033')
 # 1. On a terminal: colour backgrounds (256 colours), labels, a legend,
 #    no shade characters, masked cells as dots.
 show 80 "" --heatmap -m data/examples/t3s4-mask.csv data/examples/t3s4.json
-grep -q '^status 0$' "$work/screen" && ok || bad "attn failed on a terminal"
+grep -q '^status 0$' "$work/screen" && ok || bad_screen "attn failed on a terminal"
 grep -q "${esc}\[48;5;[0-9]*m" "$work/screen.e" && ok ||
-    bad "no 256-colour backgrounds on a terminal"
-grep -q '^    k1 k2 k3 k4' "$work/screen" && ok || bad "no key labels"
+    bad_screen "no 256-colour backgrounds on a terminal"
+grep -q '^    k1 k2 k3 k4' "$work/screen" && ok || bad_screen "no key labels"
 grep -q '^q3 ············$' "$work/screen" && ok ||
-    bad "the masked row is not dots"
-grep -q '·· masked$' "$work/screen" && ok || bad "no legend"
-grep -q '[░▒▓█]' "$work/screen" && bad "shades on a colour terminal" || ok
+    bad_screen "the masked row is not dots"
+grep -q '·· masked$' "$work/screen" && ok || bad_screen "no legend"
+grep -q '[░▒▓█]' "$work/screen" && bad_screen "shades on a colour terminal" || ok
 
 # 2. COLORTERM=truecolor: 24-bit backgrounds; the weight 1 cell of the
 #    legend is viridis's yellow.
 show 80 "COLORTERM=truecolor" --heatmap data/examples/apple-cheese.json
 grep -q "${esc}\[48;2;253;231;37m" "$work/screen.e" && ok ||
-    bad "no 24-bit colour with COLORTERM=truecolor"
+    bad_screen "no 24-bit colour with COLORTERM=truecolor"
 
 # 3. NO_COLOR, and --color never: shade characters, no colour at all.
 for env in "NO_COLOR=1" ""; do
@@ -107,7 +94,7 @@ for env in "NO_COLOR=1" ""; do
 		show 80 "" --heatmap --color never --self data/examples/tokens.csv
 	fi
 	grep -q '^cat     ▓▓▓▓░░░░' "$work/screen" && ok ||
-	    bad "no shades with ${env:---color never}"
+	    bad_screen "no shades with ${env:---color never}"
 	grep -q "${esc}\[48;" "$work/screen.e" &&
 	    bad "colour with ${env:---color never}" || ok
 done
@@ -116,22 +103,21 @@ done
 #    around a column of ..., and no line wraps (joining wrapped lines
 #    changes nothing).
 show 40 "" --heatmap "$work/wide.json"
-grep -q '…' "$work/screen" && ok || bad "64 keys at 40 columns not summarised"
-cmp -s "$work/screen" "$work/screen.j" && ok || bad "a line wrapped at 40 columns"
+grep -q '…' "$work/screen" && ok || bad_screen "64 keys at 40 columns not summarised"
+cmp -s "$work/screen" "$work/screen.j" && ok || bad_screen "a line wrapped at 40 columns"
 grep -q '(8 of 64 keys, 3 of 3 queries shown)' "$work/screen" && ok ||
-    bad "no note of the keys left out"
+    bad_screen "no note of the keys left out"
 
 # 5. The same at 300 columns (the grid is 3 + 64 x 4 = 259 wide): every
 #    key, nothing left out.
 show 300 "" --heatmap "$work/wide.json"
-grep -q '…' "$work/screen" && bad "summarised at 300 columns" || ok
+grep -q '…' "$work/screen" && bad_screen "summarised at 300 columns" || ok
 cmp -s "$work/screen" "$work/screen.j" && ok ||
-    bad "a line wrapped at 300 columns"
+    bad_screen "a line wrapped at 300 columns"
 
 # 6. -o FILE from a terminal: the file gets shades, not escapes.
 show 80 "" --heatmap -o "$work/out.txt" data/examples/apple-cheese.json
-grep -q "$esc" "$work/out.txt" && bad "escapes in -o FILE" || ok
-grep -q '^query ▓▓░░$' "$work/out.txt" && ok || bad "no shades in -o FILE"
+grep -q "$esc" "$work/out.txt" && bad_screen "escapes in -o FILE" || ok
+grep -q '^query ▓▓░░$' "$work/out.txt" && ok || bad_screen "no shades in -o FILE"
 
-echo "heatmap-tmux: $pass passed, $fail failed"
-[ $fail -eq 0 ] && [ $pass -gt 0 ]
+visual_end

@@ -7,7 +7,7 @@ set -u
 
 status=0
 for t in "$(dirname "$0")"/*.sh; do
-	[ "$(basename "$t")" = run.sh ] && continue
+	case $(basename "$t") in run.sh | lib.sh) continue ;; esac
 	sh "$t" "$1" || status=1
 done
 exit $status

@@ -5,20 +5,9 @@
 # that weights 1 and 0 and masked cells differ in colour.
 set -u
 
-bin=$1
-case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-for tool in xmllint rsvg-convert python3; do
-	if ! command -v $tool >/dev/null 2>&1; then
-		echo "svg: $tool is missing (make test-deps installs it)"
-		exit 1
-	fi
-done
-work=$(mktemp -d) || exit 1
-trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
-cd "$top" || exit 1
+name=svg
+. "$(dirname "$0")/lib.sh"
+visual_start xmllint rsvg-convert python3
 
 # A weight of exactly 1 and one of exactly 0 (exp(-1000) underflows),
 # and labels that XML must escape.
@@ -27,45 +16,35 @@ cat >"$work/sharp.json" <<'JSON'
  "labels": {"query": ["<q>", "q&2"], "key": ["\"k1\"", "k'2"]}}
 JSON
 
-pass=0
-fail=0
 # picture NAME ATTN-ARGS...: draw, lint, render, look.
 picture() {
-	name=$1
+	pic=$1
 	shift
-	if ! "$bin" --svg "$work/$name.svg" "$@" 2>"$work/err"; then
-		echo "FAIL svg $name: attn failed: $(cat "$work/err")"
-		fail=$((fail + 1))
+	if ! "$bin" --svg "$work/$pic.svg" "$@" 2>"$work/err"; then
+		bad "$pic: attn failed: $(cat "$work/err")"
 		return
 	fi
-	if xmllint --noout "$work/$name.svg" 2>"$work/err" &&
-	    rsvg-convert "$work/$name.svg" -o "$work/$name.png" \
+	if xmllint --noout "$work/$pic.svg" 2>"$work/err" &&
+	    rsvg-convert "$work/$pic.svg" -o "$work/$pic.png" \
 	    2>>"$work/err" &&
-	    python3 "$here/svg-check.py" "$work/$name.svg" "$work/$name.png" \
+	    python3 "$here/svg-check.py" "$work/$pic.svg" "$work/$pic.png" \
 	    >"$work/out" 2>>"$work/err"; then
-		pass=$((pass + 1))
+		ok
 	else
-		echo "FAIL svg $name:"
+		bad "$pic:"
 		cat "$work/out" "$work/err" | sed 's/^/    /'
-		fail=$((fail + 1))
 	fi
 }
 
 picture sharp --scale 1000 "$work/sharp.json"
 # the check must see both colours in this one
-grep -q '^ok   weights 1 and 0 differ in colour$' "$work/out" &&
-    pass=$((pass + 1)) || {
-	echo "FAIL svg sharp: no cells of weight 1 and 0 compared"
-	fail=$((fail + 1))
-}
+grep -q '^ok   weights 1 and 0 differ in colour$' "$work/out" && ok ||
+    bad "sharp: no cells of weight 1 and 0 compared"
 picture worked-example data/examples/apple-cheese.json
 picture masked --causal -m data/examples/t3s4-mask.csv \
     data/examples/t3s4.json
-grep -q '^ok   a masked cell is neither' "$work/out" &&
-    pass=$((pass + 1)) || {
-	echo "FAIL svg masked: no masked cell looked at"
-	fail=$((fail + 1))
-}
+grep -q '^ok   a masked cell is neither' "$work/out" && ok ||
+    bad "masked: no masked cell looked at"
 picture heads --heads 4 --kv-heads 2 data/examples/gqa/q.csv \
     data/examples/gqa/k.csv data/examples/gqa/v.csv
 picture batches --no-scale data/examples/batch.json
@@ -73,5 +52,4 @@ picture batches --no-scale data/examples/batch.json
 "$bin" gen 30x4 --seed 2 >"$work/k.txt"
 picture large --causal "$work/q.txt" "$work/k.txt" "$work/k.txt"
 
-echo "svg: $pass passed, $fail failed"
-[ $fail -eq 0 ] && [ $pass -gt 0 ]
+visual_end

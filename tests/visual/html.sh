@@ -1,0 +1,58 @@
+#!/bin/sh
+# html.sh ATTN - -f html as a person sees it, in headless Chromium
+# (Debian's chromium, driven by html-check.py over the DevTools protocol):
+# no console errors, nothing fetched, a screenshot, each number's
+# arithmetic on hover and on keyboard focus, readable at a phone's width.
+# Screenshots stay in $ATTN_SHOTS when that names a directory.
+set -u
+
+name=html
+. "$(dirname "$0")/lib.sh"
+visual_start python3 chromium
+
+# page NAME 'ATTN-ARGS' CHECK-ARGS...: make the page with attn -f html
+# ATTN-ARGS (split at blanks: paths here have none), look at it.
+page() {
+	pg=$1
+	attn_args=$2
+	shift 2
+	mkdir -p "$work/$pg"
+	# shellcheck disable=SC2086
+	if ! "$bin" -f html $attn_args >"$work/$pg/page.html" \
+	    2>"$work/err"; then
+		bad "$pg: attn failed: $(cat "$work/err")"
+		return
+	fi
+	if python3 "$here/html-check.py" "$work/$pg/page.html" \
+	    "$work/$pg" "$@" >"$work/out" 2>&1; then
+		ok
+	else
+		bad "$pg:"
+		sed 's/^/    /' "$work/out"
+	fi
+	if [ -n "${ATTN_SHOTS:-}" ] && [ -d "$ATTN_SHOTS" ]; then
+		for f in desktop hover phone; do
+			cp "$work/$pg/$f.png" "$ATTN_SHOTS/$pg-$f.png"
+		done
+		cp "$work/$pg/page.html" "$ATTN_SHOTS/$pg.html"
+	fi 2>/dev/null
+}
+
+page worked-example data/examples/apple-cheese.json \
+    --hover '#weights td[data-a]' 'apple: 1 / 1.4931 = 0.6698' \
+    --hover '#output td[data-a]' 'query[1] = 0.6698 x 10 + 0.3302 x 0 = 6.698' \
+    --tab 'query.apple = 1x1 + 0x0 = 1'
+page masked '--causal -m data/examples/t3s4-mask.csv data/examples/t3s4.json' \
+    --hover '#weights td.masked[data-a]' 'k2: masked' \
+    --hover '#weights tr:nth-child(2) td[data-a]' 'k1: 0.49307 / 1.4931 = 0.3302' \
+    --tab 'q1.k1 = 1x1 + 0x0 = 1'
+page heads-and-stats '--stats --heads 4 --kv-heads 2 data/examples/gqa/q.csv
+    data/examples/gqa/k.csv data/examples/gqa/v.csv' \
+    --hover '#weights table:nth-of-type(1) td[data-a]' 'q1.k1 = 1x1 = 1' \
+    --tab 'q1.k1 = 1x1 = 1'
+"$bin" gen 40x4 --seed 1 >"$work/q.txt"
+"$bin" gen 40x4 --seed 2 >"$work/k.txt"
+page too-large-for-arithmetic "$work/q.txt $work/k.txt $work/k.txt" \
+    --no-arithmetic
+
+visual_end
