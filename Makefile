@@ -23,6 +23,8 @@ BINDIR     ?= $(PREFIX)/bin
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR     ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 
 CC     ?= cc
 CFLAGS ?= -O2 -g
@@ -58,16 +60,23 @@ LIBATTN = $(BUILD)/libattn.a
 ATTN    = $(BUILD)/attn
 UNIT    = $(BUILD)/unit-tests
 
+# Shell completion, generated from the table of options by a program
+# linked with the CLI's objects (all but main).
+COMPLETE     = $(BUILD)/attn-complete
+COMPLETE_OBJ = $(BUILD)/tools/complete.o
+COMPLETIONS  = $(BUILD)/attn.bash $(BUILD)/_attn
+
 # Packages on Debian: what building needs, and what the tests add.
 BUILD_PKGS = pkg-config libcjson-dev check
 TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
-             librsvg2-bin chromium
+             librsvg2-bin chromium zsh
 
 .PHONY: all demo check check-valgrind test unit cli-test bad-test \
         mem-test doc-test boundary-test build-test install-test lint-man \
-        visual-test deps test-deps install uninstall clean FORCE
+        visual-test completion-test deps test-deps install uninstall clean \
+        FORCE
 
-all: $(ATTN) $(LIBATTN)
+all: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 
 # The stamp: line 1, the compiler and the flags that make code (not the
 # test objects' own additions, which would make the stamp depend on which
@@ -99,11 +108,24 @@ $(ATTN): $(CLI_OBJ) $(LIBATTN)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBATTN) \
 	    $(ATTN_LIBS) $(LDLIBS)
 
+$(BUILD)/tools/%.o: ALL_CFLAGS += -Icli
+
+$(COMPLETE): $(COMPLETE_OBJ) $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) \
+    $(LIBATTN)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $^ $(ATTN_LIBS) $(LDLIBS)
+
+$(BUILD)/attn.bash: $(COMPLETE)
+	./$(COMPLETE) bash >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/_attn: $(COMPLETE)
+	./$(COMPLETE) zsh >$@.tmp && mv $@.tmp $@
+
 $(UNIT): $(UNIT_OBJ) $(LIBATTN)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBATTN) \
 	    $(CHECK_LIBS) $(ATTN_LIBS) $(LDLIBS)
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
+    $(COMPLETE_OBJ:.o=.d)
 
 # ---------------------------------------------------------------- set-up
 
@@ -129,8 +151,8 @@ check: test-deps
 	    SAN='$(SANFLAGS)' test
 	@echo 'make check: all suites passed'
 
-test: unit cli-test bad-test mem-test doc-test visual-test boundary-test \
-    build-test lint-man
+test: unit cli-test bad-test mem-test doc-test visual-test completion-test \
+    boundary-test build-test lint-man
 
 # Each suite prints its time, "time build unit: 12.3 s".
 TIMED = sh tests/timed.sh
@@ -153,6 +175,12 @@ bad-test: $(ATTN)
 # headless Chromium.
 visual-test: $(ATTN)
 	$(TIMED) '$(BUILD) visual-test' sh tests/visual/run.sh ./$(ATTN)
+
+# The completion scripts, sourced in bash (and zsh) and asked for
+# completions.
+completion-test: $(ATTN) $(COMPLETIONS)
+	$(TIMED) '$(BUILD) completion-test' sh tests/completion.sh ./$(ATTN) \
+	    $(BUILD)/attn.bash $(BUILD)/_attn
 
 # libattn exports only attn_ names; cli/ includes only lib/attn.h.
 boundary-test: $(LIBATTN)
@@ -187,7 +215,7 @@ check-valgrind: $(ATTN)
 	ATTN_TEST_WRAPPER='$(VALGRIND)' sh tests/cli/run.sh ./$(ATTN)
 
 # `make install` copies what this build made, compiling nothing.
-install-test: $(ATTN) $(LIBATTN)
+install-test: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 	+$(TIMED) '$(BUILD) install-test' sh tests/install.sh $(BUILD)
 
 lint-man:
@@ -207,13 +235,16 @@ PC_INCLUDEDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
 
 # Installs the objects that were built (and tested: see the stamp above)
 # as they are.  pkg-config finds the library as libattn and as attn.
-install: $(ATTN) $(LIBATTN)
+install: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
-	    $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1
+	    $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 755 $(ATTN) $(DESTDIR)$(BINDIR)/attn
 	install -m 644 $(LIBATTN) $(DESTDIR)$(LIBDIR)/libattn.a
 	install -m 644 lib/attn.h $(DESTDIR)$(INCLUDEDIR)/attn.h
 	install -m 644 man/attn.1 $(DESTDIR)$(MANDIR)/man1/attn.1
+	install -m 644 $(BUILD)/attn.bash $(DESTDIR)$(BASHCOMPDIR)/attn
+	install -m 644 $(BUILD)/_attn $(DESTDIR)$(ZSHCOMPDIR)/_attn
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(PC_LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(PC_INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    lib/libattn.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libattn.pc
@@ -223,7 +254,8 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/attn $(DESTDIR)$(LIBDIR)/libattn.a \
 	    $(DESTDIR)$(INCLUDEDIR)/attn.h $(DESTDIR)$(MANDIR)/man1/attn.1 \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/libattn.pc \
-	    $(DESTDIR)$(LIBDIR)/pkgconfig/attn.pc
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/attn.pc \
+	    $(DESTDIR)$(BASHCOMPDIR)/attn $(DESTDIR)$(ZSHCOMPDIR)/_attn
 
 clean:
 	rm -rf build

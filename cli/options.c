@@ -531,6 +531,53 @@ applies(const struct option_row *r, int gen)
 	return !gen;
 }
 
+/* Options whose argument is a file but not named FILE (--self X and
+ * --grad DO, as SPEC writes them). */
+static const char *const file_options[] = { "self", "grad", NULL };
+
+/* The formats' names, for completion, from the table of formats. */
+static const char *format_names[OUT_COUNT + 1];
+
+size_t
+options_count(void)
+{
+	return NROWS;
+}
+
+void
+options_info(size_t i, struct option_info *out)
+{
+	const struct option_row *r = &rows[i];
+	size_t k;
+
+	memset(out, 0, sizeof *out);
+	out->name = r->name;
+	out->letter = r->letter;
+	out->arg = r->arg;
+	out->help = r->help;
+	out->help_len = strcspn(r->help, "\n");
+	out->attn = applies(r, 0);
+	out->gen = applies(r, 1);
+	out->value = r->arg == NULL ? OPTION_NONE : OPTION_TEXT;
+	if (r->set == set_stage) {
+		out->value = OPTION_STAGES;
+	} else if (r->set == set_format) {
+		for (k = 0; k < OUT_COUNT; k++)
+			format_names[k] = print_formats[k].name;
+		out->value = OPTION_WORDS;
+		out->words = format_names;
+	} else if (r->choices != NULL) {
+		out->value = OPTION_WORDS;
+		out->words = r->choices;
+	} else if (r->arg != NULL) {
+		if (strcmp(r->arg, "FILE") == 0)
+			out->value = OPTION_FILE;
+		for (k = 0; file_options[k] != NULL; k++)
+			if (strcmp(r->name, file_options[k]) == 0)
+				out->value = OPTION_FILE;
+	}
+}
+
 void
 options_print_help(const struct options *o, FILE *fp)
 {

@@ -20,6 +20,7 @@ for pkg in "$@"; do
 	libxml2-utils) command -v xmllint >/dev/null 2>&1 ;;
 	librsvg2-bin) command -v rsvg-convert >/dev/null 2>&1 ;;
 	chromium) command -v chromium >/dev/null 2>&1 ;;
+	zsh) command -v zsh >/dev/null 2>&1 ;;
 	valgrind) command -v valgrind >/dev/null 2>&1 ;;
 	clang) command -v clang >/dev/null 2>&1 ;;
 	libclang-rt-dev) ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a \

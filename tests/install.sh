@@ -15,7 +15,8 @@ trap 'rm -rf "$dest"' EXIT
 trap 'exit 130' INT TERM
 prefix=/opt/attn-test
 files="bin/attn share/man/man1/attn.1 lib/libattn.a include/attn.h
-lib/pkgconfig/libattn.pc lib/pkgconfig/attn.pc"
+lib/pkgconfig/libattn.pc lib/pkgconfig/attn.pc
+share/bash-completion/completions/attn share/zsh/site-functions/_attn"
 
 # What make check built and tested, before the install.
 for f in attn libattn.a flags; do

@@ -1,0 +1,130 @@
+#!/bin/sh
+# completion.sh ATTN BASH_SCRIPT ZSH_SCRIPT - the shell completion made
+# from the table of options: sourced in bash, asked for completions as
+# bash asks (COMP_WORDS, COMP_CWORD, the function complete -F named),
+# and compared with what it must offer; every option attn --help lists
+# is among them; zsh reads its script and registers it for attn.
+set -u
+
+bin=$1
+bash_script=$2
+zsh_script=$3
+case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
+case $bash_script in /*) ;; *) bash_script=$(pwd)/$bash_script ;; esac
+case $zsh_script in /*) ;; *) zsh_script=$(pwd)/$zsh_script ;; esac
+for shell in bash zsh; do
+	if ! command -v $shell >/dev/null 2>&1; then
+		echo "completion: $shell is missing (make test-deps installs it)"
+		exit 1
+	fi
+done
+work=$(mktemp -d) || exit 1
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+# Files to complete: a directory and two files.
+mkdir -p "$work/files/data"
+: >"$work/files/q.json"
+: >"$work/files/queries.csv"
+
+# Each line: the words typed (the last is the one being completed, '' for
+# an empty one), a tab, then what must be offered, sorted, space-separated.
+cat >"$work/cases" <<'CASES'
+attn --st	--stage --stats
+attn --se	--self
+attn -s ''	all delta grad_k grad_q grad_scaled grad_v grad_weights lse mask output scaled scores weights
+attn --stage we	weights
+attn -s scores,we	scores,weights
+attn --stage=sc	scaled scores
+attn -f ''	csv html json table tsv
+attn --format=j	json
+attn --like ''	flash jax torch
+attn --align b	bottom-right
+attn --masked-rows ''	nan uniform zero
+attn --color a	always auto
+attn --mask q	q.json queries.csv
+attn --self d	data/
+attn --svg q	q.json queries.csv
+attn -d ''	
+attn --heads ''	
+attn q	q.json queries.csv
+attn g	gen
+attn ''	data/ gen q.json queries.csv
+attn -e ''	data/ q.json queries.csv
+attn gen --d	--digits --dist
+attn gen --dist ''	normal uniform
+attn gen --st	
+attn gen --seed ''	
+attn gen -f t	table tsv
+CASES
+
+# The bash side: one completion per line of cases, as bash would ask.
+cat >"$work/ask.bash" <<'ASK'
+source "$1"
+cd "$2" || exit 1
+while IFS='	' read -r typed want; do
+	eval "COMP_WORDS=($typed)"
+	COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+	# bash splits --name=value at the '=' (COMP_WORDBREAKS)
+	if [[ ${COMP_WORDS[COMP_CWORD]} == --*=* ]]; then
+		last=${COMP_WORDS[COMP_CWORD]}
+		unset "COMP_WORDS[COMP_CWORD]"
+		COMP_WORDS+=("${last%%=*}" = "${last#*=}")
+		COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+	fi
+	COMPREPLY=()
+	_attn
+	got=$(printf '%s\n' "${COMPREPLY[@]}" | sed '/^$/d' | sort |
+	    tr '\n' ' ')
+	got=${got% }
+	# directories get their slash from -o filenames, as bash adds it
+	got=$(for w in $got; do [[ -d $w ]] && echo "$w/" || echo "$w"; done |
+	    tr '\n' ' ')
+	got=${got% }
+	if [[ $got == "$want" ]]; then
+		echo "ok	$typed"
+	else
+		echo "FAIL	$typed: offered '$got', expected '$want'"
+	fi
+done
+ASK
+pass=0
+fail=0
+bash "$work/ask.bash" "$bash_script" "$work/files" <"$work/cases" \
+    >"$work/out" 2>&1
+pass=$(grep -c '^ok' "$work/out")
+fail=$(grep -vc '^ok' "$work/out")
+grep -v '^ok' "$work/out" | sed 's/^/completion: /'
+
+# Every option --help lists is offered after -- (attn and attn gen).
+for cmd in "attn" "attn gen"; do
+	# shellcheck disable=SC2086
+	"$bin" ${cmd#attn} --help |
+	    sed -n 's/^  \(-[a-zA-Z], \)\{0,1\} *\(--[a-z][a-z-]*\).*/\2/p' |
+	    sort -u >"$work/help"
+	printf 'source "%s"; COMP_WORDS=(%s --); COMP_CWORD=%d; _attn; '\
+'printf "%%s\\n" "${COMPREPLY[@]}"' "$bash_script" "$cmd" \
+	    "$(echo "$cmd" | wc -w)" >"$work/all.bash"
+	bash "$work/all.bash" | sort -u >"$work/offered"
+	missing=$(comm -23 "$work/help" "$work/offered" | tr '\n' ' ')
+	if [ -z "$missing" ] && [ -s "$work/help" ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "completion: $cmd --help lists options not offered: $missing"
+	fi
+done
+
+# zsh: the script parses, and compinit registers it for attn.
+mkdir "$work/fpath"
+cp "$zsh_script" "$work/fpath/_attn"
+if zsh -n "$zsh_script" && zsh -f -c "fpath=($work/fpath \$fpath);
+    autoload -Uz compinit; compinit -u -d $work/zcompdump;
+    [[ \$_comps[attn] == _attn ]]"; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1))
+	echo "completion: zsh does not register _attn for attn"
+fi
+
+echo "completion: $pass passed, $fail failed"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
