@@ -115,10 +115,10 @@ check_memory(const struct options *o, const struct inputs *in,
 }
 
 /*
- * Render everything into memory, then write it in one piece: the SVG
- * first, then the output.  With --svg, an output with nothing in it (no
- * stage asked for) is not written, so that --svg - has standard output
- * to itself.
+ * Render everything into memory, then write it in one piece: the SVG and
+ * the output both (render_write_both opens both files before it replaces
+ * either).  With --svg, an output with nothing in it (no stage asked
+ * for) is not written, so that --svg - has standard output to itself.
  */
 static enum attn_status
 write_output(const struct options *o, const struct attn_stages *st,
@@ -135,11 +135,11 @@ write_output(const struct options *o, const struct attn_stages *st,
 	    (status = render_open(&svg, err)) == ATTN_OK)
 		status = render_close(&svg, print_svg_run(svg.fp, o, st, lab,
 		    in, err), err);
-	if (status == ATTN_OK && o->svg != NULL)
-		status = render_write(&svg, strcmp(o->svg, "-") == 0 ? NULL :
-		    o->svg, err);
-	if (status == ATTN_OK && (o->svg == NULL || out.len > 0))
+	if (status == ATTN_OK && o->svg == NULL)
 		status = render_write(&out, o->output, err);
+	else if (status == ATTN_OK)
+		status = render_write_both(&svg, strcmp(o->svg, "-") == 0 ?
+		    NULL : o->svg, out.len > 0 ? &out : NULL, o->output, err);
 	render_free(&out);
 	render_free(&svg);
 	return status;

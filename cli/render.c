@@ -37,14 +37,32 @@ enum attn_status
 render_write(const struct render *r, const char *path,
     struct attn_error *err)
 {
-	enum attn_status st;
-	struct sink sink;
+	return render_write_both(r, path, NULL, NULL, err);
+}
 
-	if ((st = sink_open(&sink, path, err)) != ATTN_OK)
+enum attn_status
+render_write_both(const struct render *a, const char *path_a,
+    const struct render *b, const char *path_b, struct attn_error *err)
+{
+	struct sink sa, sb;
+	enum attn_status st;
+
+	if ((st = sink_open(&sa, path_a, err)) != ATTN_OK)
 		return st;
-	fwrite(r->text, 1, r->len, sink.fp);
-	st = sink_commit(&sink, err);
-	sink_abort(&sink);
+	if (b != NULL && (st = sink_open(&sb, path_b, err)) != ATTN_OK) {
+		sink_abort(&sa);
+		return st;
+	}
+	fwrite(a->text, 1, a->len, sa.fp);
+	if (b != NULL)
+		fwrite(b->text, 1, b->len, sb.fp);
+	st = sink_commit(&sa, err);
+	sink_abort(&sa);
+	if (b != NULL) {
+		if (st == ATTN_OK)
+			st = sink_commit(&sb, err);
+		sink_abort(&sb);
+	}
 	return st;
 }
 
