@@ -38,6 +38,9 @@ page() {
 	fi 2>/dev/null
 }
 
+page gallery-two-heads '--stats --heads 2 data/examples/two-heads.json' \
+    --hover '#weights .block:nth-child(2) td[data-a]' 'weights, head 2, where, here:' \
+    --tab 'scores, head 1, where, here:'
 page worked-example data/examples/apple-cheese.json \
     --hover '#weights td[data-a]' 'apple: 1 / 1.4931 = 0.6698' \
     --hover '#output td[data-a]' 'query[1] = 0.6698 x 10 + 0.3302 x 0 = 6.698' \
