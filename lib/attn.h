@@ -336,6 +336,7 @@ enum attn_masked_rows {
 enum attn_kernel {
 	ATTN_KERNEL_AUTO,
 	ATTN_KERNEL_REFERENCE,	/* plain passes over whole T x S blocks */
+	ATTN_KERNEL_STREAM,	/* online softmax over key blocks, threaded */
 	ATTN_KERNEL_COUNT
 };
 
@@ -361,11 +362,20 @@ struct attn_config {
 	size_t heads;		/* H >= 1 */
 	size_t kv_heads;	/* G: divides H; 0 means G = H */
 	enum attn_kernel kernel;	/* ATTN_KERNEL_AUTO by default */
-	size_t threads;		/* worker threads; 0: the library chooses
+	size_t threads;		/* worker threads; 0: attn_cpu_count()
 				 * (the reference kernel uses one) */
+	/* When not NULL, called as blocks of query rows are done (from
+	 * whichever thread finished one, never two calls at once): done of
+	 * total so far. */
+	void (*progress)(void *arg, size_t done, size_t total);
+	void *progress_arg;
 };
 
 void attn_config_init(struct attn_config *cfg);
+
+/* The CPUs this process may use: the online ones, narrowed by its CPU
+ * affinity mask and its cgroup's CPU quota (rounded up); at least 1. */
+size_t attn_cpu_count(void);
 
 /*
  * The matrices of a computation.  q, k and v are stacks of `batches`

@@ -311,6 +311,11 @@ struct attn_kernel_ops {
 	    struct attn_stages *out, struct attn_error *err);
 };
 
+/* lib/run.c: fill out's dims for p and allocate (zeroed) the stacks of
+ * the stages p keeps, as attn_run does before its kernel runs. */
+enum attn_status attn_stages_alloc(const struct attn_problem *p,
+    struct attn_stages *out, struct attn_error *err);
+
 /* lib/kernel.c */
 extern const struct attn_kernel_ops attn_kernel_reference;
 
@@ -329,5 +334,132 @@ extern const struct attn_kernel_ops attn_kernel_reference;
 enum attn_status attn_grad_head(const struct attn_problem *p,
     const struct attn_head *hd, struct attn_matrix *m, unsigned *done,
     struct attn_error *err);
+
+/* lib/kernel_stream.c */
+extern const struct attn_kernel_ops attn_kernel_stream;
+
+/* ---------------------------------------------------------------- exp.c */
+
+/*
+ * exp(x) for x <= 0, the range softmax uses, within 1 ulp (0.76 measured
+ * against expl); 0 for x below -746 and for -inf.  Every instruction set
+ * computes it with the same operations (lib/exp.c explains them), so the
+ * vector versions in lib/simd_*.c give these bytes too.
+ */
+double attn_exp(double x);
+
+/* Its table: 2^(i/16) as a double (hi) and the rest of it (lo). */
+extern const double attn_exp_hi[16], attn_exp_lo[16];
+
+/* Its constants: 1.5 * 2^52 (adding it rounds to an integer), 16/ln 2,
+ * ln 2 / 16 in two parts, the argument below which exp is 0, and the
+ * Taylor coefficients 1/k! of expm1 on |r| <= ln 2 / 32. */
+#define ATTN_EXP_SHIFT 0x1.8p52
+#define ATTN_EXP_INV_STEP 0x1.71547652b82fep+4
+#define ATTN_EXP_STEP_HI 0x1.62e42fefa39efp-5
+#define ATTN_EXP_STEP_LO 0x1.abc9e3b39803fp-60
+#define ATTN_EXP_MIN (-746.0)
+#define ATTN_EXP_C2 0x1p-1
+#define ATTN_EXP_C3 0x1.5555555555555p-3
+#define ATTN_EXP_C4 0x1.5555555555555p-5
+#define ATTN_EXP_C5 0x1.1111111111111p-7
+#define ATTN_EXP_C6 0x1.6c16c16c16c17p-10
+#define ATTN_EXP_C7 0x1.a01a01a01a01ap-13
+
+/* ---------------------------------------------------------------- simd*.c */
+
+/*
+ * The inner loops of the streaming kernel for one instruction set: plain C
+ * in lib/simd_c.c, the vector ones in lib/simd_loops.h, instantiated by
+ * lib/simd_avx2.c and lib/simd_avx512.c.  Tiles
+ * are stored query-minor: element (i, j) of a block of br query rows and
+ * nk keys is st[j * br + i], so that a vector holds consecutive queries
+ * and every per-row reduction (max, sum, the dot products) runs in plain
+ * key or column order in each lane.  That is why every set, the plain C
+ * one included, gives the same bytes: lane i does what the C loop does
+ * for row i, with the same fused multiply-adds in the same order.
+ * br is a multiple of ATTN_SIMD_ROWS; qt is d_k x br (Q^T, query-minor),
+ * ot is d_v x br.
+ */
+#define ATTN_SIMD_ROWS 24
+
+struct attn_simd {
+	const char *name;	/* "avx512", "avx2", "c" */
+	/* st = (Q K^T) * scale for keys k[0..nk) (row stride ldk), each dot
+	 * product summed over c in order by fma from 0; mb[i] = max of row
+	 * i of the tile. */
+	void (*scores)(const double *qt, size_t br, size_t d_k,
+	    const double *k, size_t ldk, size_t nk, double scale, double *st,
+	    double *mb);
+	/* The online-softmax step for a tile whose row maxima are mb: m, l
+	 * and the tile become m', l' and p (see lib/kernel_stream.c);
+	 * alpha[i] = exp(m - m'). */
+	void (*softmax)(double *st, size_t br, size_t nk, double *m,
+	    double *l, const double *mb, double *alpha);
+	/* ot = ot * alpha + P V for the tile's values v[0..nk) (row stride
+	 * ldv), summed over the keys in order by fma. */
+	void (*accumulate)(const double *st, size_t br, size_t nk,
+	    const double *v, size_t ldv, size_t d_v, const double *alpha,
+	    double *ot);
+	/* w[j] = attn_exp(w[j] - m) / l for j < n: a row of weights from
+	 * its logits. */
+	void (*weights)(double *w, size_t n, double m, double l);
+	/* y[j] = attn_exp(x[j]) for j < n (for the tests). */
+	void (*exp)(const double *x, double *y, size_t n);
+};
+
+/* The instruction sets, plainest first. */
+enum attn_simd_level {
+	ATTN_SIMD_C,
+	ATTN_SIMD_AVX2,		/* AVX2 and FMA */
+	ATTN_SIMD_AVX512,	/* AVX-512F */
+	ATTN_SIMD_COUNT
+};
+
+/* The loops for level, or NULL when this CPU cannot run them. */
+const struct attn_simd *attn_simd_get(enum attn_simd_level level);
+
+/* The fastest loops this CPU runs. */
+const struct attn_simd *attn_simd_best(void);
+
+extern const struct attn_simd attn_simd_c, attn_simd_avx2, attn_simd_avx512;
+
+/*
+ * The streaming kernel with the loops of simd, whatever the CPU prefers:
+ * what attn_kernel_stream runs with attn_simd_best(), for the tests that
+ * hold every instruction set to the same bytes.
+ */
+enum attn_status attn_stream_run(const struct attn_problem *p,
+    const struct attn_simd *simd, struct attn_stages *out,
+    struct attn_error *err);
+
+/* ---------------------------------------------------------------- threads.c */
+
+/*
+ * Run task(ctx, worker, t) for t = 0 .. tasks-1 on `threads` workers
+ * (the caller's thread is worker 0), handing out tasks in increasing
+ * order, and return when all are done or stop() says so.  Each worker
+ * index runs on one thread at a time, so per-worker state needs no lock.
+ * When progress is not NULL it is called after each task with the number
+ * done, under a lock, from whichever worker finished it.  Threads that
+ * cannot be started are done without: the caller's thread alone still
+ * runs everything.
+ */
+struct attn_pool_job {
+	size_t tasks, threads;
+	void (*task)(void *ctx, size_t worker, size_t t);
+	int (*stop)(void *ctx, size_t t);	/* skip task t; may be NULL */
+	void *ctx;
+	void (*progress)(void *arg, size_t done, size_t total);
+	void *progress_arg;
+};
+
+void attn_pool_run(const struct attn_pool_job *job);
+
+/* The CPUs a cgroup quota allows, rounded up, from its quota and period
+ * texts (cgroup v2's cpu.max holds both, "max 100000" when there is no
+ * quota; v1 has cpu.cfs_quota_us, -1 for none, and cpu.cfs_period_us);
+ * 0 when there is no quota or the text is not one. */
+size_t attn_cgroup_cpus(const char *quota, const char *period);
 
 #endif /* ATTN_INTERNAL_H */

@@ -205,7 +205,7 @@ attn_problem_init(struct attn_problem *p, const struct attn_config *cfg,
 	p->scale = scale_of(cfg, p->d_k);
 	p->s_off = cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ? p->S : 0;
 	p->t_off = cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ? p->T : 0;
-	p->threads = cfg->threads != 0 ? cfg->threads : 1;
+	p->threads = cfg->threads != 0 ? cfg->threads : attn_cpu_count();
 	/* lse is always kept: the rows with no key are read from it. */
 	p->keep = (want & ATTN_STAGES_EVERY) | ATTN_STAGE_BIT(ATTN_STAGE_LSE);
 	p->need = attn_stage_closure(p->keep);

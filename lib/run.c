@@ -17,6 +17,7 @@
 static const struct attn_kernel_ops *const kernels[ATTN_KERNEL_COUNT] = {
 	[ATTN_KERNEL_AUTO] = NULL,
 	[ATTN_KERNEL_REFERENCE] = &attn_kernel_reference,
+	[ATTN_KERNEL_STREAM] = &attn_kernel_stream,
 };
 
 /* What AUTO tries, fastest first: the first that can compute what a run
@@ -175,6 +176,40 @@ find_masked_rows(struct attn_stages *out, struct attn_error *err)
 }
 
 enum attn_status
+attn_stages_alloc(const struct attn_problem *p, struct attn_stages *out,
+    struct attn_error *err)
+{
+	enum attn_status st;
+	size_t rows, cols, s;
+
+	memset(out, 0, sizeof *out);
+	out->batches = p->B;
+	out->heads = p->H;
+	out->kv_heads = p->G;
+	out->T = p->T;
+	out->S = p->S;
+	out->d_k = p->d_k;
+	out->d_v = p->d_v;
+	out->scale = p->scale;
+	out->have = p->keep;
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		if (!(p->keep & ATTN_STAGE_BIT(s)))
+			continue;
+		if (!stack_size(p, (enum attn_stage)s, &rows, &cols)) {
+			st = too_large(p, err);
+			goto fail;
+		}
+		if ((st = attn_matrix_alloc(&out->stage[s], rows, cols,
+		    err)) != ATTN_OK)
+			goto fail;
+	}
+	return ATTN_OK;
+fail:
+	attn_stages_free(out);
+	return st;
+}
+
+enum attn_status
 attn_run(const struct attn_config *cfg, const struct attn_inputs *in,
     unsigned want, struct attn_stages *out, struct attn_error *err)
 {
@@ -182,40 +217,19 @@ attn_run(const struct attn_config *cfg, const struct attn_inputs *in,
 	struct attn_problem p;
 	enum attn_kernel id;
 	enum attn_status st;
-	size_t rows, cols, s;
 
 	memset(out, 0, sizeof *out);
 	if ((st = attn_problem_init(&p, cfg, in, want, err)) != ATTN_OK ||
-	    (st = kernel_pick(&p, &id, &ops, err)) != ATTN_OK)
+	    (st = kernel_pick(&p, &id, &ops, err)) != ATTN_OK ||
+	    (st = attn_stages_alloc(&p, out, err)) != ATTN_OK)
 		return st;
-	out->batches = p.B;
-	out->heads = p.H;
-	out->kv_heads = p.G;
-	out->T = p.T;
-	out->S = p.S;
-	out->d_k = p.d_k;
-	out->d_v = p.d_v;
-	out->scale = p.scale;
 	out->kernel = id;
-	out->have = p.keep;
-	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
-		if (!(p.keep & ATTN_STAGE_BIT(s)))
-			continue;
-		if (!stack_size(&p, (enum attn_stage)s, &rows, &cols)) {
-			st = too_large(&p, err);
-			goto fail;
-		}
-		if ((st = attn_matrix_alloc(&out->stage[s], rows, cols,
-		    err)) != ATTN_OK)
-			goto fail;
-	}
 	if ((st = ops->run(&p, out, err)) != ATTN_OK ||
-	    (st = find_masked_rows(out, err)) != ATTN_OK)
-		goto fail;
+	    (st = find_masked_rows(out, err)) != ATTN_OK) {
+		attn_stages_free(out);
+		return st;
+	}
 	return ATTN_OK;
-fail:
-	attn_stages_free(out);
-	return st;
 }
 
 enum attn_status

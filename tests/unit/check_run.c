@@ -376,9 +376,19 @@ START_TEST(plan_reports_sizes_that_overflow)
 	    ATTN_ERR_NOMEM);
 	ck_assert_int_eq(err.status, ATTN_ERR_NOMEM);
 	ck_assert_uint_gt(strlen(err.msg), 0);
-	/* and so does output alone, through the scratch it needs */
+	/* and so does output alone on the reference kernel, through the
+	 * scratch it needs */
+	cfg.kernel = ATTN_KERNEL_REFERENCE;
 	ck_assert_int_eq(attn_plan(&cfg, &in, STAGE(OUTPUT), &bytes, &err),
 	    ATTN_ERR_NOMEM);
+	/* but not on the streaming kernel, which holds no T x S block:
+	 * output and lse, 2^40 rows of 8 bytes each, and its tiles */
+	cfg.kernel = ATTN_KERNEL_STREAM;
+	cfg.threads = 2;
+	ck_assert_int_eq(attn_plan(&cfg, &in, STAGE(OUTPUT), &bytes, &err),
+	    ATTN_OK);
+	ck_assert_uint_ge(bytes, (size_t)16 << 40);
+	ck_assert_uint_lt(bytes, ((size_t)16 << 40) + ((size_t)1 << 39));
 }
 END_TEST
 
@@ -434,6 +444,7 @@ START_TEST(an_unknown_kernel_is_a_usage_error)
 	struct fixture f;
 	struct attn_stages st;
 	struct attn_error err;
+	char msg[64];
 	size_t bytes;
 
 	fixture_make(&f);
@@ -442,7 +453,9 @@ START_TEST(an_unknown_kernel_is_a_usage_error)
 	memset(&st, 0xA5, sizeof st);
 	ck_assert_int_eq(attn_run(&f.cfg, &f.in, STAGE(OUTPUT), &st, &err),
 	    ATTN_ERR_USAGE);
-	ck_assert_str_eq(err.msg, "no kernel number 2");
+	snprintf(msg, sizeof msg, "no kernel number %u",
+	    (unsigned)ATTN_KERNEL_COUNT);
+	ck_assert_str_eq(err.msg, msg);
 	ck_assert_ptr_null(st.stage[ATTN_STAGE_OUTPUT].data);
 	ck_assert_int_eq(attn_plan(&f.cfg, &f.in, STAGE(OUTPUT), &bytes,
 	    &err), ATTN_ERR_USAGE);

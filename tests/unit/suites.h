@@ -17,6 +17,7 @@ Suite *run_suite(void);
 Suite *kernel_suite(void);
 Suite *props_suite(void);
 Suite *variants_suite(void);
+Suite *stream_suite(void);
 Suite *api_suite(void);
 Suite *grad_suite(void);
 Suite *random_suite(void);

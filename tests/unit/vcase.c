@@ -19,8 +19,9 @@ random_blocks(struct ref_rng *rng, size_t B, size_t H)
 	return r == 0 ? 1 : r == 1 ? B : B * H;
 }
 
-void
-vcase_make(struct vcase *c, uint64_t seed)
+/* The case of seed, small or large (vcase.h). */
+static void
+make(struct vcase *c, uint64_t seed, int large)
 {
 	/* mask values that count as nonzero, and as zero */
 	static const double nonzero[] = { 1.0, 2.5, -1.0, 1e-300 };
@@ -33,15 +34,16 @@ vcase_make(struct vcase *c, uint64_t seed)
 	memset(c, 0, sizeof *c);
 	ref_rng_seed(&rng, seed);
 	c->seed = seed;
-	c->B = ref_rng_range(&rng, 1, 3);
-	c->H = ref_rng_range(&rng, 1, 4);
+	c->B = ref_rng_range(&rng, 1, large ? 2 : 3);
+	c->H = ref_rng_range(&rng, 1, large ? 2 : 4);
 	do
 		c->G = ref_rng_range(&rng, 1, c->H);
 	while (c->H % c->G != 0);
-	c->T = ref_rng_range(&rng, 1, 8);
-	c->S = ref_rng_range(&rng, 0, 1) ? c->T : ref_rng_range(&rng, 1, 9);
-	c->d_k = ref_rng_range(&rng, 1, 5);
-	c->d_v = ref_rng_range(&rng, 1, 5);
+	c->T = ref_rng_range(&rng, 1, large ? 300 : 8);
+	c->S = ref_rng_range(&rng, 0, 1) ? c->T :
+	    ref_rng_range(&rng, 1, large ? 420 : 9);
+	c->d_k = ref_rng_range(&rng, 1, large ? 70 : 5);
+	c->d_v = ref_rng_range(&rng, 1, large ? 70 : 5);
 
 	attn_config_init(cfg);
 	cfg->heads = c->H;
@@ -52,8 +54,8 @@ vcase_make(struct vcase *c, uint64_t seed)
 	cfg->causal = (int)ref_rng_range(&rng, 0, 1);
 	if (ref_rng_range(&rng, 0, 2) == 0) {
 		cfg->window = 1;
-		cfg->window_left = ref_rng_range(&rng, 0, 4);
-		cfg->window_right = ref_rng_range(&rng, 0, 4);
+		cfg->window_left = ref_rng_range(&rng, 0, large ? 200 : 4);
+		cfg->window_right = ref_rng_range(&rng, 0, large ? 200 : 4);
 	}
 	cfg->alibi = (int)ref_rng_range(&rng, 0, 1);
 	if (ref_rng_range(&rng, 0, 2) == 0)
@@ -127,6 +129,18 @@ vcase_make(struct vcase *c, uint64_t seed)
 	    cfg->masked_rows == ATTN_MASKED_NAN ? " nan" :
 	    cfg->masked_rows == ATTN_MASKED_UNIFORM ? " uniform" : " zero",
 	    c->mask_blocks, c->bias_blocks);
+}
+
+void
+vcase_make(struct vcase *c, uint64_t seed)
+{
+	make(c, seed, 0);
+}
+
+void
+vcase_make_large(struct vcase *c, uint64_t seed)
+{
+	make(c, seed, 1);
 }
 
 void

@@ -1,14 +1,17 @@
 /*
  * vcase.h - seeded random cases of every variant, shared by the suites
  * that compare the library with the long double reference
- * (check_variants.c forward, check_grad.c backward).
+ * (check_variants.c forward, check_grad.c backward) or kernels with each
+ * other (check_stream.c).
  *
  * A case is a random combination of every variant: the seed decides
  * everything, so a failure names a replayable case.  T and S up to 8 and
  * 9 (T == S half the time), d_k and d_v up to 5 per head, H up to 4 with
  * G dividing it, B up to 3; mask and bias present half the time each, as
  * 1, B or B*H blocks; the bias sometimes holds -inf, and masks and biases
- * sometimes wipe out a whole row.
+ * sometimes wipe out a whole row.  Large cases, for kernels that work in
+ * blocks (check_stream.c): T and S up to 300 and 420, d_k and d_v up to
+ * 70, windows up to 200, H up to 2, B up to 2.
  */
 #ifndef ATTN_VCASE_H
 #define ATTN_VCASE_H
@@ -32,6 +35,9 @@ struct vcase {
 /* Draw the case of seed; fails the current Check test when out of
  * memory.  Free with vcase_free. */
 void vcase_make(struct vcase *c, uint64_t seed);
+
+/* The same for a large case. */
+void vcase_make_large(struct vcase *c, uint64_t seed);
 
 void vcase_free(struct vcase *c);
 

@@ -1,0 +1,641 @@
+/*
+ * kernel_stream.c - the streaming kernel: output and lse (and row_max,
+ * row_sum) in one pass over blocks of keys, never holding a T x S matrix,
+ * threaded over (batch, head, block of queries) and vectorised, with
+ * results that do not depend on the thread count or the instruction set.
+ *
+ * Online softmax (Milakov and Gimelshein 2018; arXiv 2112.05682).  Each
+ * query row keeps the largest logit so far m, the sum l of exp(x - m) and
+ * the accumulator o of exp(x - m) v, starting from m = -inf, l = 0, o = 0.
+ * A block of keys with logits x_j and value rows v_j updates them as
+ *
+ *	m' = max(m, max_j x_j)
+ *	l' = l exp(m - m') + sum_j exp(x_j - m')
+ *	o' = o exp(m - m') + sum_j exp(x_j - m') v_j
+ *
+ * and at the end output = o / l, lse = m + log(l), row_max = m and
+ * row_sum = l.  While every key so far is masked (m' = -inf), 0 stands in
+ * for m' on the right, so that exp sees -inf and gives 0 rather than nan.
+ * (Attention sinks, issue 12, will start a row at m = sink, l = 1: see
+ * rows_start.)
+ *
+ * Tiling.  A task is TASK_ROWS = 96 query rows of one batch and head; it
+ * walks the keys in blocks of BLOCK_KEYS = 128.  For each block, Q K^T
+ * goes into a 96 x 128 tile (96 KB, in L2 with the K and V blocks of
+ * 64 KB each), the online step turns it into exp(x - m') in place, and
+ * P V adds it into o; the register tiles are in lib/simd_*.c.  Measured
+ * on a 2-core EPYC (Zen 4, 1 MB L2 a core) at T = S = 4096, d = 64: tasks
+ * of 48 to 192 rows and blocks of 64 to 256 keys were within noise of each
+ * other; 96 rows give 2 threads 43 tasks a head to share at n = 4096, and
+ * 128 keys make the rescaling of o (d_v x 96 a block) cost under 1%.
+ * The rows of a task are independent, but BLOCK_KEYS decides where the
+ * rescaling happens, so it is a constant: never a function of the thread
+ * count or the CPU.
+ *
+ * Variants.  A tile of queries and keys that the position rules (causal,
+ * window) or the mask leave entirely masked is skipped, which changes no
+ * bit (its step would multiply by exp(0) = 1 and add 0), so causal
+ * attention costs about half.  A tile wholly kept, with no softcap, bias
+ * or ALiBi, takes its logits straight from the vector loop; any other
+ * tile is finished element by element with the rules every kernel shares
+ * (internal.h), so the logits are the reference kernel's to the bit.
+ *
+ * T x S stages, when kept (printing weights), are written as the tiles
+ * pass, and weights get a second pass over each row once m and l are
+ * final: w = exp(x - m) / l.  The same run with or without them gives the
+ * same output, to the bit.
+ *
+ * Overflow: when Q and K are small enough that no dot product can
+ * overflow (d_k max|q| max|k| max(|scale|, 1) < DBL_MAX / 2, checked per
+ * task), nothing is checked; otherwise every score of the task is, as
+ * the reference kernel does, and the error names the first bad score in
+ * the reference kernel's order.
+ *
+ * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
+ * and d_v columns per head.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define TASK_ROWS 96	/* query rows of a task: a multiple of ATTN_SIMD_ROWS */
+#define BLOCK_KEYS 128	/* keys of a block */
+
+_Static_assert(TASK_ROWS % ATTN_SIMD_ROWS == 0,
+    "a task is a whole number of register tiles");
+
+/* What the position rules and the mask leave of a tile. */
+enum tile { TILE_EMPTY, TILE_PARTIAL, TILE_FULL };
+
+/* Row flags: a nan logit, a +inf logit (only a bias brings them). */
+enum { ROW_NAN = 1, ROW_INF = 2 };
+
+#define TXS_STAGES (ATTN_STAGE_BIT(ATTN_STAGE_SCORES) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_SCALED) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS) | ATTN_STAGE_BIT(ATTN_STAGE_MASK))
+
+/* One worker's tiles, carved from one allocation (mem); every array is
+ * 64-byte aligned for the vector loads.  Rows and keys are at most
+ * TASK_ROWS and BLOCK_KEYS, fewer for a small problem. */
+struct workspace {
+	void *mem;
+	double *qt;		/* d_k x rows: Q^T of the task */
+	double *st;		/* keys x rows: the tile */
+	double *ot;		/* d_v x rows: o^T */
+	double *m, *l, *mb, *alpha;	/* rows each */
+	unsigned char *flags;		/* rows */
+};
+
+/* The first bad scores a task found, by kind, in row-major order. */
+struct task_error {
+	int score, scaled;	/* found one */
+	size_t si, sj, ci, cj;	/* where: query and key in the head */
+};
+
+struct stream {
+	const struct attn_problem *p;
+	const struct attn_simd *simd;
+	struct attn_stages *out;
+	size_t tasks_per_head;
+	double *k_max;		/* max |K| of each batch and KV head */
+	struct workspace *ws;	/* one per worker */
+	struct task_error *errors;	/* one per task */
+	atomic_size_t stop_head;	/* the first head with an error */
+};
+
+/* ---------------------------------------------------------------- tiles */
+
+/* How the position rules treat queries [i0, i1) and keys [j0, j1). */
+static enum tile
+tile_positions(const struct attn_problem *p, size_t i0, size_t i1, size_t j0,
+    size_t j1)
+{
+	const struct attn_config *c = p->cfg;
+	const size_t qlo = i0 + p->s_off, qhi = i1 - 1 + p->s_off;
+	const size_t klo = j0 + p->t_off, khi = j1 - 1 + p->t_off;
+	int all = 1;
+
+	if (c->causal) {
+		if (klo > qhi)
+			return TILE_EMPTY;
+		if (khi > qlo)
+			all = 0;
+	}
+	/* As in attn_keeps: distances, so that a huge L or R cannot wrap. */
+	if (c->window) {
+		if ((qlo > khi && qlo - khi > c->window_left) ||
+		    (klo > qhi && klo - qhi > c->window_right))
+			return TILE_EMPTY;
+		if ((qhi > klo && qhi - klo > c->window_left) ||
+		    (khi > qlo && khi - qlo > c->window_right))
+			all = 0;
+	}
+	return all ? TILE_FULL : TILE_PARTIAL;
+}
+
+/* The same with the mask too: every element asked. */
+static enum tile
+tile_mask(const struct attn_problem *p, const struct attn_head *hd,
+    size_t i0, size_t i1, size_t j0, size_t j1)
+{
+	size_t i, j, kept = 0;
+
+	for (i = i0; i < i1; i++)
+		for (j = j0; j < j1; j++)
+			kept += (size_t)attn_keeps(p, hd, i, j);
+	return kept == 0 ? TILE_EMPTY :
+	    kept == (i1 - i0) * (j1 - j0) ? TILE_FULL : TILE_PARTIAL;
+}
+
+/* ---------------------------------------------------------------- a task */
+
+/* The stage blocks of head hd that are kept (data NULL for the rest). */
+static void
+head_blocks(const struct attn_problem *p, const struct attn_stages *out,
+    const struct attn_head *hd, struct attn_matrix m[ATTN_STAGE_COUNT])
+{
+	size_t s;
+
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		if (p->keep & ATTN_STAGE_BIT(s))
+			m[s] = attn_stage_block(out, (enum attn_stage)s,
+			    hd->b, hd->h);
+		else
+			memset(&m[s], 0, sizeof m[s]);
+}
+
+/* Every row starts with no key seen: m = -inf, l = 0, o = 0.  (A sink
+ * would start it at m = sink, l = 1.) */
+static void
+rows_start(struct workspace *w, size_t br, size_t d_v)
+{
+	size_t i;
+
+	memset(w->ot, 0, d_v * br * sizeof *w->ot);
+	memset(w->flags, 0, br);
+	for (i = 0; i < br; i++) {
+		w->m[i] = -INFINITY;
+		w->l[i] = 0.0;
+	}
+}
+
+/* Keep the first bad score of each kind in row-major order. */
+static void
+note_error(int *have, size_t *bi, size_t *bj, size_t i, size_t j)
+{
+	if (!*have || i < *bi || (i == *bi && j < *bj)) {
+		*have = 1;
+		*bi = i;
+		*bj = j;
+	}
+}
+
+/*
+ * Finish the logits of a tile element by element from its raw scores
+ * (queries i0.., keys j0..; rows beyond `rows` are padding): scale, check,
+ * softcap, bias and ALiBi, masks, as the reference kernel does; write the
+ * kept T x S stages; and take the row maxima again.  A nan or +inf logit
+ * flags its row (it will be nan) and counts as -inf here.  Returns 0, or
+ * -1 when a score is bad (recorded in *e).
+ */
+static int
+tile_logits(const struct stream *s, const struct attn_head *hd,
+    struct workspace *w, const struct attn_matrix *m, size_t br,
+    size_t rows, size_t i0, size_t j0, size_t nk, int checked,
+    struct task_error *e)
+{
+	const struct attn_problem *p = s->p;
+	int bad = 0;
+	size_t i, j;
+
+	for (i = 0; i < br; i++)
+		w->mb[i] = -INFINITY;
+	for (j = 0; j < nk; j++)
+		for (i = 0; i < br; i++) {
+			double *x = &w->st[j * br + i];
+			const size_t qi = i0 + i, kj = j0 + j;
+			double raw = *x, y;
+
+			if (i >= rows) {
+				*x = -INFINITY;
+				continue;
+			}
+			y = raw * p->scale;
+			if (checked && (!isfinite(raw) || !isfinite(y))) {
+				if (!isfinite(raw))
+					note_error(&e->score, &e->si, &e->sj,
+					    qi, kj);
+				else
+					note_error(&e->scaled, &e->ci, &e->cj,
+					    qi, kj);
+				bad = 1;
+				continue;
+			}
+			y = attn_add_bias(p, hd, qi, kj, attn_softcap(p, y));
+			if (!attn_keeps(p, hd, qi, kj))
+				y = -INFINITY;
+			if (m[ATTN_STAGE_SCORES].data != NULL)
+				*attn_at(&m[ATTN_STAGE_SCORES], qi, kj) = raw;
+			if (m[ATTN_STAGE_SCALED].data != NULL)
+				*attn_at(&m[ATTN_STAGE_SCALED], qi, kj) = y;
+			if (m[ATTN_STAGE_WEIGHTS].data != NULL)
+				*attn_at(&m[ATTN_STAGE_WEIGHTS], qi, kj) = y;
+			if (m[ATTN_STAGE_MASK].data != NULL)
+				*attn_at(&m[ATTN_STAGE_MASK], qi, kj) =
+				    y == -INFINITY ? 0.0 : 1.0;
+			if (isnan(y) || y == INFINITY) {
+				w->flags[i] |= isnan(y) ? ROW_NAN : ROW_INF;
+				y = -INFINITY;
+			}
+			*x = y;
+			/* As the vector max: y unless the maximum is larger. */
+			w->mb[i] = w->mb[i] > y ? w->mb[i] : y;
+		}
+	return bad ? -1 : 0;
+}
+
+/* What a row that may attend no key gets as its weights and output. */
+static double
+masked_value(const struct attn_problem *p)
+{
+	switch (p->cfg->masked_rows) {
+	case ATTN_MASKED_NAN:
+		return NAN;
+	case ATTN_MASKED_UNIFORM:
+		return 1.0 / (double)p->S;
+	case ATTN_MASKED_ZERO:
+		break;
+	}
+	return 0.0;
+}
+
+/* Write output, lse, row_max and row_sum of the task's rows, and its
+ * weights when they are kept. */
+static void
+rows_finish(const struct stream *s, const struct attn_head *hd,
+    struct workspace *w, const struct attn_matrix *m, size_t br,
+    size_t rows, size_t i0)
+{
+	const struct attn_problem *p = s->p;
+	const struct attn_matrix *out = &m[ATTN_STAGE_OUTPUT];
+	const struct attn_matrix *wt = &m[ATTN_STAGE_WEIGHTS];
+	size_t i, j, c;
+
+	for (i = 0; i < rows; i++) {
+		const size_t qi = i0 + i;
+		double lse, max = w->m[i], sum = w->l[i];
+
+		if (w->flags[i] != 0) {
+			/* A nan or +inf logit: nan, as IEEE arithmetic
+			 * makes it in the reference kernel. */
+			max = w->flags[i] & ROW_NAN ? NAN : INFINITY;
+			sum = lse = NAN;
+			for (c = 0; out->data != NULL && c < p->d_v; c++)
+				*attn_at(out, qi, c) = NAN;
+			for (j = 0; wt->data != NULL && j < p->S; j++)
+				*attn_at(wt, qi, j) = NAN;
+		} else if (max == -INFINITY) {
+			/* No key: what masked_rows says; for uniform the
+			 * mean of V, summed as the reference kernel does. */
+			const double v = masked_value(p);
+
+			sum = 0.0;
+			lse = -INFINITY;
+			for (c = 0; out->data != NULL && c < p->d_v; c++) {
+				double o = 0.0;
+
+				if (p->cfg->masked_rows != ATTN_MASKED_UNIFORM)
+					o = v;
+				else
+					for (j = 0; j < p->S; j++)
+						o += v * *attn_at(&hd->v, j, c);
+				*attn_at(out, qi, c) = o;
+			}
+			for (j = 0; wt->data != NULL && j < p->S; j++)
+				*attn_at(wt, qi, j) = v;
+		} else {
+			lse = max + log(sum);
+			for (c = 0; out->data != NULL && c < p->d_v; c++)
+				*attn_at(out, qi, c) = w->ot[c * br + i] / sum;
+			if (wt->data != NULL)
+				s->simd->weights(attn_at(wt, qi, 0), p->S, max,
+				    sum);
+		}
+		if (m[ATTN_STAGE_LSE].data != NULL)
+			*attn_at(&m[ATTN_STAGE_LSE], qi, 0) = lse;
+		if (m[ATTN_STAGE_ROW_MAX].data != NULL)
+			*attn_at(&m[ATTN_STAGE_ROW_MAX], qi, 0) = max;
+		if (m[ATTN_STAGE_ROW_SUM].data != NULL)
+			*attn_at(&m[ATTN_STAGE_ROW_SUM], qi, 0) = sum;
+	}
+}
+
+/* Whether some score of the task could overflow, so that each must be
+ * checked. */
+static int
+task_checked(const struct stream *s, const struct attn_head *hd,
+    size_t i0, size_t rows)
+{
+	const struct attn_problem *p = s->p;
+	double q_max = 0.0, bound;
+	size_t i, c;
+
+	for (i = 0; i < rows; i++)
+		for (c = 0; c < p->d_k; c++) {
+			const double a = fabs(*attn_at(&hd->q, i0 + i, c));
+
+			/* (a nan makes the bound nan: checked) */
+			q_max = a > q_max || isnan(a) ? a : q_max;
+		}
+	bound = (double)p->d_k * q_max * s->k_max[hd->b * p->G + hd->g] *
+	    fmax(fabs(p->scale), 1.0);
+	return !(bound < DBL_MAX / 2);
+}
+
+static void
+stream_task(void *ctx, size_t worker, size_t t)
+{
+	struct stream *s = ctx;
+	const struct attn_problem *p = s->p;
+	const struct attn_config *cfg = p->cfg;
+	struct workspace *w = &s->ws[worker];
+	struct task_error *e = &s->errors[t];
+	struct attn_matrix m[ATTN_STAGE_COUNT];
+	struct attn_head hd;
+	const size_t n = t / s->tasks_per_head;
+	const size_t i0 = t % s->tasks_per_head * TASK_ROWS;
+	const size_t rows = p->T - i0 < TASK_ROWS ? p->T - i0 : TASK_ROWS;
+	const size_t br = (rows + ATTN_SIMD_ROWS - 1) / ATTN_SIMD_ROWS *
+	    ATTN_SIMD_ROWS;
+	const int stores = (p->keep & TXS_STAGES) != 0;
+	const int plain = cfg->softcap <= 0.0 && !cfg->alibi &&
+	    p->in->bias.data == NULL;
+	int checked, bad = 0;
+	size_t i, c, j0;
+
+	attn_problem_head(p, n / p->H, n % p->H, &hd);
+	head_blocks(p, s->out, &hd, m);
+	checked = task_checked(s, &hd, i0, rows);
+	for (c = 0; c < p->d_k; c++)
+		for (i = 0; i < br; i++)
+			w->qt[c * br + i] = i < rows ?
+			    *attn_at(&hd.q, i0 + i, c) : 0.0;
+	rows_start(w, br, p->d_v);
+
+	for (j0 = 0; j0 < p->S; j0 += BLOCK_KEYS) {
+		const size_t nk = p->S - j0 < BLOCK_KEYS ? p->S - j0 :
+		    BLOCK_KEYS;
+		enum tile tile = tile_positions(p, i0, i0 + rows, j0, j0 + nk);
+
+		if (tile != TILE_EMPTY && hd.mask.data != NULL)
+			tile = tile_mask(p, &hd, i0, i0 + rows, j0, j0 + nk);
+		/* Skipped unless its T x S stages are printed or its scores
+		 * must be checked. */
+		if (tile == TILE_EMPTY && !stores && !checked)
+			continue;
+		if (tile == TILE_FULL && plain && !stores && !checked) {
+			s->simd->scores(w->qt, br, p->d_k, attn_at(&hd.k, j0, 0),
+			    hd.k.stride, nk, p->scale, w->st, w->mb);
+		} else {
+			s->simd->scores(w->qt, br, p->d_k, attn_at(&hd.k, j0, 0),
+			    hd.k.stride, nk, 1.0, w->st, w->mb);
+			if (tile_logits(s, &hd, w, m, br, rows, i0, j0, nk,
+			    checked, e) != 0)
+				bad = 1;
+		}
+		/* After a bad score only the checks go on, to find the
+		 * first one. */
+		if (tile == TILE_EMPTY || bad)
+			continue;
+		s->simd->softmax(w->st, br, nk, w->m, w->l, w->mb, w->alpha);
+		if (m[ATTN_STAGE_OUTPUT].data != NULL)
+			s->simd->accumulate(w->st, br, nk, attn_at(&hd.v, j0, 0),
+			    hd.v.stride, p->d_v, w->alpha, w->ot);
+	}
+	if (bad) {
+		size_t cur = atomic_load(&s->stop_head);
+
+		while (n < cur &&
+		    !atomic_compare_exchange_weak(&s->stop_head, &cur, n))
+			;
+		return;
+	}
+	rows_finish(s, &hd, w, m, br, rows, i0);
+}
+
+/* Tasks of heads after one with an error need not run. */
+static int
+stream_stop(void *ctx, size_t t)
+{
+	struct stream *s = ctx;
+
+	return t / s->tasks_per_head > atomic_load(&s->stop_head);
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+/* The workspace arrays, in struct workspace's order. */
+enum { WS_QT, WS_ST, WS_OT, WS_M, WS_L, WS_MB, WS_ALPHA, WS_FLAGS, WS_COUNT };
+
+/*
+ * Where each workspace array starts in its allocation (off[WS_COUNT] is
+ * the size), and the tasks of p; -1 when a size overflows.  Both plan and
+ * run take the sizes from here, so that attn_plan counts what is held.
+ */
+static int
+stream_layout(const struct attn_problem *p, size_t *tasks,
+    size_t off[WS_COUNT + 1])
+{
+	const size_t rows = p->T < TASK_ROWS ? (p->T + ATTN_SIMD_ROWS - 1) /
+	    ATTN_SIMD_ROWS * ATTN_SIMD_ROWS : TASK_ROWS;
+	const size_t keys = p->S < BLOCK_KEYS ? p->S : BLOCK_KEYS;
+	const size_t per_row[WS_COUNT] = {
+		p->d_k, keys, p->d_v, 1, 1, 1, 1, 0,
+	};
+	size_t heads, a, i;
+
+	if (attn_size_mul(p->B, p->H, &heads) != 0 ||
+	    attn_size_mul(heads, (p->T + TASK_ROWS - 1) / TASK_ROWS,
+	    tasks) != 0)
+		return -1;
+	off[0] = 0;
+	for (i = 0; i < WS_COUNT; i++) {
+		if (i == WS_FLAGS)
+			a = rows;
+		else if (attn_size_mul(per_row[i], rows, &a) != 0 ||
+		    attn_size_mul(a, sizeof(double), &a) != 0)
+			return -1;
+		if (a > SIZE_MAX - 64 || off[i] > SIZE_MAX - 64 - a)
+			return -1;
+		off[i + 1] = off[i] + (a + 63) / 64 * 64;
+	}
+	return 0;
+}
+
+/* The workers a run of p uses: no more than its tasks. */
+static size_t
+workers_of(const struct attn_problem *p, size_t tasks)
+{
+	return p->threads < tasks ? p->threads : tasks;
+}
+
+/* The workspace of each worker, the error record of each task and the
+ * largest |K| of each batch and KV head. */
+static enum attn_status
+stream_plan(const struct attn_problem *p, size_t *bytes,
+    struct attn_error *err)
+{
+	size_t tasks, off[WS_COUNT + 1], n, e, k;
+
+	if (stream_layout(p, &tasks, off) != 0 ||
+	    attn_size_mul(off[WS_COUNT], workers_of(p, tasks), &n) != 0 ||
+	    attn_size_mul(tasks, sizeof(struct task_error), &e) != 0 ||
+	    attn_size_mul(p->B * p->G, sizeof(double), &k) != 0 ||
+	    e > SIZE_MAX - k || n > SIZE_MAX - e - k)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "the blocks of %zu queries and %zu keys are too large to "
+		    "address", p->T, p->S);
+	*bytes = n + e + k;
+	return ATTN_OK;
+}
+
+static int
+workspace_alloc(struct workspace *w, const size_t off[WS_COUNT + 1])
+{
+	char *m;
+
+	memset(w, 0, sizeof *w);
+	if ((w->mem = aligned_alloc(64, off[WS_COUNT])) == NULL)
+		return -1;
+	m = w->mem;
+	w->qt = (double *)(void *)(m + off[WS_QT]);
+	w->st = (double *)(void *)(m + off[WS_ST]);
+	w->ot = (double *)(void *)(m + off[WS_OT]);
+	w->m = (double *)(void *)(m + off[WS_M]);
+	w->l = (double *)(void *)(m + off[WS_L]);
+	w->mb = (double *)(void *)(m + off[WS_MB]);
+	w->alpha = (double *)(void *)(m + off[WS_ALPHA]);
+	w->flags = (unsigned char *)(m + off[WS_FLAGS]);
+	return 0;
+}
+
+/* max |K| of each batch and KV head, for task_checked. */
+static void
+find_k_max(const struct attn_problem *p, double *k_max)
+{
+	size_t b, g, j, c;
+
+	for (b = 0; b < p->B; b++)
+		for (g = 0; g < p->G; g++) {
+			double mx = 0.0;
+
+			for (j = 0; j < p->S; j++)
+				for (c = 0; c < p->d_k; c++) {
+					const double a = fabs(*attn_at(
+					    &p->in->k, b * p->S + j,
+					    g * p->d_k + c));
+
+					mx = a > mx || isnan(a) ? a : mx;
+				}
+			k_max[b * p->G + g] = mx;
+		}
+}
+
+/* The error of the first head with a bad score: its first bad score, or
+ * failing that its first bad scaled score, as the reference kernel finds
+ * them. */
+static enum attn_status
+stream_error(const struct stream *s, size_t tasks, struct attn_error *err)
+{
+	const struct attn_problem *p = s->p;
+	const size_t n = atomic_load(&s->stop_head);
+	struct task_error first;
+	struct attn_head hd;
+	size_t t;
+
+	memset(&first, 0, sizeof first);
+	for (t = n * s->tasks_per_head; t < tasks &&
+	    t / s->tasks_per_head == n; t++) {
+		const struct task_error *e = &s->errors[t];
+
+		if (e->score)
+			note_error(&first.score, &first.si, &first.sj, e->si,
+			    e->sj);
+		if (e->scaled)
+			note_error(&first.scaled, &first.ci, &first.cj, e->ci,
+			    e->cj);
+	}
+	attn_problem_head(p, n / p->H, n % p->H, &hd);
+	if (first.score)
+		return attn_error_score(err, p, &hd, first.si, first.sj);
+	return attn_error_scaled(err, p, &hd, first.ci, first.cj);
+}
+
+enum attn_status
+attn_stream_run(const struct attn_problem *p, const struct attn_simd *simd,
+    struct attn_stages *out, struct attn_error *err)
+{
+	struct attn_pool_job job;
+	struct stream s;
+	enum attn_status st = ATTN_OK;
+	size_t tasks, off[WS_COUNT + 1], workers, i;
+
+	memset(&s, 0, sizeof s);
+	if (stream_layout(p, &tasks, off) != 0)
+		return stream_plan(p, &tasks, err);
+	workers = workers_of(p, tasks);
+	s.p = p;
+	s.simd = simd;
+	s.out = out;
+	s.tasks_per_head = (p->T + TASK_ROWS - 1) / TASK_ROWS;
+	atomic_init(&s.stop_head, SIZE_MAX);
+	s.k_max = attn_alloc_array(p->B * p->G, sizeof *s.k_max);
+	s.errors = calloc(tasks, sizeof *s.errors);
+	s.ws = calloc(workers, sizeof *s.ws);
+	if (s.k_max == NULL || s.errors == NULL || s.ws == NULL)
+		goto nomem;
+	for (i = 0; i < workers; i++)
+		if (workspace_alloc(&s.ws[i], off) != 0)
+			goto nomem;
+	find_k_max(p, s.k_max);
+
+	memset(&job, 0, sizeof job);
+	job.tasks = tasks;
+	job.threads = workers;
+	job.task = stream_task;
+	job.stop = stream_stop;
+	job.ctx = &s;
+	job.progress = p->cfg->progress;
+	job.progress_arg = p->cfg->progress_arg;
+	attn_pool_run(&job);
+	if (atomic_load(&s.stop_head) != SIZE_MAX)
+		st = stream_error(&s, tasks, err);
+	else
+		out->computed |= p->keep;
+	goto done;
+nomem:
+	st = attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0, "out of memory");
+done:
+	for (i = 0; s.ws != NULL && i < workers; i++)
+		free(s.ws[i].mem);
+	free(s.ws);
+	free(s.errors);
+	free(s.k_max);
+	return st;
+}
+
+static enum attn_status
+stream_run(const struct attn_problem *p, struct attn_stages *out,
+    struct attn_error *err)
+{
+	return attn_stream_run(p, attn_simd_best(), out, err);
+}
+
+const struct attn_kernel_ops attn_kernel_stream = {
+	"stream", ATTN_STAGES_ALL, stream_plan, stream_run,
+};
