@@ -19,6 +19,7 @@
 #include "memory.h"
 #include "options.h"
 #include "print.h"
+#include "progress.h"
 #include "render.h"
 #include "rules.h"
 
@@ -145,6 +146,23 @@ write_output(const struct options *o, const struct attn_stages *st,
 	return status;
 }
 
+/* attn_run, with a progress line on stderr while a long run goes on
+ * (progress.c). */
+static enum attn_status
+compute(struct options *o, const struct inputs *in, struct attn_stages *st,
+    struct attn_error *err)
+{
+	struct progress pr;
+	enum attn_status s;
+
+	progress_start(&pr, progress_wanted(o->progress));
+	o->cfg.progress = progress_update;
+	o->cfg.progress_arg = &pr;
+	s = attn_run(&o->cfg, &in->in, print_wants(o), st, err);
+	progress_end(&pr);
+	return s;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -183,8 +201,7 @@ main(int argc, char **argv)
 	if (st == ATTN_OK)
 		st = check_memory(&o, &in, &err);
 	if (st == ATTN_OK)
-		st = attn_run(&o.cfg, &in.in, print_wants(&o), &stages,
-		    &err);
+		st = compute(&o, &in, &stages, &err);
 	if (st == ATTN_OK)
 		st = name_rows(&o, &in, &stages, &query, &key, &err);
 	if (st == ATTN_OK) {

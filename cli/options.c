@@ -66,6 +66,7 @@ struct parse {
 	int align, masked_rows, like;	/* their choice; -1 when not given */
 	int stop;		/* --help or --version: read no further */
 	const char *stage_list;	/* --stage's, read once --grad is known */
+	int threads;		/* -j given: ATTN_THREADS is not read */
 };
 
 /* One option. */
@@ -365,6 +366,48 @@ set_kv_heads(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* The most threads -j takes: more only take turns. */
+#define MAX_THREADS 1024
+
+/* -j N and ATTN_THREADS: 0 (the CPUs this process may use) to
+ * MAX_THREADS; what says it is named in the message. */
+static enum attn_status
+threads_from(const char *what, const char *arg, size_t *threads,
+    struct attn_error *err)
+{
+	if (parse_count(arg, 0, MAX_THREADS, threads) != 0)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "%s wants a number of threads from 1 to %d (0: one per "
+		    "CPU), not '%s'", what, MAX_THREADS, arg);
+	return ATTN_OK;
+}
+
+static enum attn_status
+set_threads(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	ps->threads = 1;
+	return threads_from("--threads", arg, &ps->o->cfg.threads, err);
+}
+
+/* --progress and --no-progress: the last one given counts. */
+static enum attn_status
+set_progress(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->o->progress = PROGRESS_ON;
+	return ATTN_OK;
+}
+
+static enum attn_status
+set_no_progress(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->o->progress = PROGRESS_OFF;
+	return ATTN_OK;
+}
+
 /* -o FILE; -o - is standard output, as for most tools. */
 static enum attn_status
 set_output(struct parse *ps, const char *arg, struct attn_error *err)
@@ -504,6 +547,12 @@ static const struct option_row rows[] = {
 	    dist_names, set_dist, 0 },
 	{ "output", 'o', "FILE", "write to FILE atomically instead of stdout",
 	    NULL, set_output, 0 },
+	{ "threads", 'j', "N", "worker threads (default: one per CPU, or\n"
+	    "ATTN_THREADS)", NULL, set_threads, 0 },
+	{ "progress", 0, NULL, "a progress line on stderr for a long run\n"
+	    "(default: when stderr is a terminal)", NULL, set_progress, 0 },
+	{ "no-progress", 0, NULL, "no progress line", NULL,
+	    set_no_progress, 0 },
 	{ "help", 'h', NULL, "show this help and exit",
 	    NULL, set_help, 0 },
 	{ "version", 'V', NULL, "show the version and exit",
@@ -780,6 +829,13 @@ options_parse(int argc, char **argv, struct options *o,
 		o->cfg.masked_rows = (enum attn_masked_rows)ps.masked_rows;
 	if (ps.stage_list != NULL &&
 	    (st = parse_stages(o, ps.stage_list, err)) != ATTN_OK)
+		return st;
+	/* An empty ATTN_THREADS is as if unset, as shells make it easy to
+	 * leave one so. */
+	if (!ps.threads && getenv("ATTN_THREADS") != NULL &&
+	    getenv("ATTN_THREADS")[0] != '\0' &&
+	    (st = threads_from("ATTN_THREADS", getenv("ATTN_THREADS"),
+	    &o->cfg.threads, err)) != ATTN_OK)
 		return st;
 	if ((st = rules_check_options(o, &ps.given, err)) != ATTN_OK)
 		return st;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "attn.h"
+#include "progress.h"
 
 /* The output formats; print_formats (print.h) has a row for each. */
 enum out_format { OUT_TABLE, OUT_CSV, OUT_TSV, OUT_JSON, OUT_HTML,
@@ -46,6 +47,7 @@ struct options {
 	unsigned long long seed;	/* attn gen --seed */
 	enum attn_dist dist;		/* attn gen --dist */
 	enum color_mode color;	/* --color */
+	enum progress_mode progress;	/* --progress, --no-progress */
 	char **operands;	/* Q K V, or one BUNDLE */
 	size_t noperands;
 };

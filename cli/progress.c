@@ -1,0 +1,82 @@
+/*
+ * progress.c - the progress line of a long computation, on stderr:
+ *
+ *	attn: 42% of query blocks, 3.1 s elapsed, about 4.3 s left
+ *
+ * shown only when asked (--progress) or when stderr is a terminal, only
+ * once the run has gone on for PROGRESS_DELAY seconds (a short run shows
+ * nothing), redrawn at most every PROGRESS_EVERY seconds, and erased at
+ * the end, so that a terminal keeps only what attn printed and a pipe or
+ * a CI log gets nothing unless --progress asks.  The library calls
+ * progress_update from its worker threads, one call at a time.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "progress.h"
+
+#define PROGRESS_DELAY 1.0	/* seconds before the line appears */
+#define PROGRESS_EVERY 0.25	/* seconds between redraws */
+
+static double
+seconds_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int
+progress_wanted(enum progress_mode mode)
+{
+	if (mode == PROGRESS_AUTO)
+		return isatty(STDERR_FILENO);
+	return mode == PROGRESS_ON;
+}
+
+void
+progress_start(struct progress *pr, int on)
+{
+	memset(pr, 0, sizeof *pr);
+	pr->on = on;
+	pr->start = pr->last = seconds_now();
+}
+
+void
+progress_update(void *arg, size_t done, size_t total)
+{
+	struct progress *pr = arg;
+	const double t = seconds_now(), elapsed = t - pr->start;
+	char line[128];
+	int n;
+
+	if (!pr->on || elapsed < PROGRESS_DELAY || total == 0 ||
+	    (pr->width > 0 && t - pr->last < PROGRESS_EVERY && done < total))
+		return;
+	pr->last = t;
+	n = snprintf(line, sizeof line, "attn: %zu%% of query blocks, %.1f s "
+	    "elapsed, about %.1f s left", done * 100 / total, elapsed,
+	    elapsed * (double)(total - done) / (double)(done > 0 ? done : 1));
+	if (n < 0)
+		return;
+	/* Spaces cover the rest of a longer line drawn before. */
+	fprintf(stderr, "\r%s%*s", line,
+	    pr->width > (size_t)n ? (int)(pr->width - (size_t)n) : 0, "");
+	fflush(stderr);
+	if ((size_t)n > pr->width)
+		pr->width = (size_t)n;
+}
+
+void
+progress_end(struct progress *pr)
+{
+	if (pr->width == 0)
+		return;
+	fprintf(stderr, "\r%*s\r", (int)pr->width, "");
+	fflush(stderr);
+	pr->width = 0;
+}
