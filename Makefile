@@ -73,8 +73,8 @@ TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
 
 .PHONY: all demo check check-valgrind test unit cli-test bad-test \
         mem-test doc-test boundary-test build-test install-test lint-man \
-        visual-test completion-test deps test-deps install uninstall clean \
-        FORCE
+        visual-test completion-test progress-test deps test-deps install \
+        uninstall clean FORCE
 
 all: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 
@@ -152,7 +152,7 @@ check: test-deps
 	@echo 'make check: all suites passed'
 
 test: unit cli-test bad-test mem-test doc-test visual-test completion-test \
-    boundary-test build-test lint-man
+    progress-test boundary-test build-test lint-man
 
 # Each suite prints its time, "time build unit: 12.3 s".
 TIMED = sh tests/timed.sh
@@ -181,6 +181,10 @@ visual-test: $(ATTN)
 completion-test: $(ATTN) $(COMPLETIONS)
 	$(TIMED) '$(BUILD) completion-test' sh tests/completion.sh ./$(ATTN) \
 	    $(BUILD)/attn.bash $(BUILD)/_attn
+
+# The progress line: in a terminal (tmux) and not in pipes.
+progress-test: $(ATTN)
+	$(TIMED) '$(BUILD) progress-test' sh tests/progress.sh ./$(ATTN)
 
 # libattn exports only attn_ names; cli/ includes only lib/attn.h.
 boundary-test: $(LIBATTN)

@@ -444,7 +444,8 @@ enum { WS_QT, WS_ST, WS_OT, WS_M, WS_L, WS_MB, WS_ALPHA, WS_FLAGS, WS_COUNT };
 
 /*
  * Where each workspace array starts in its allocation (off[WS_COUNT] is
- * the size), and the tasks of p; -1 when a size overflows.  Both plan and
+ * the size, to which workspace_alloc adds 64 to align it), and the tasks
+ * of p; -1 when a size overflows.  Both plan and
  * run take the sizes from here, so that attn_plan counts what is held.
  */
 static int
@@ -470,7 +471,7 @@ stream_layout(const struct attn_problem *p, size_t *tasks,
 		else if (attn_size_mul(per_row[i], rows, &a) != 0 ||
 		    attn_size_mul(a, sizeof(double), &a) != 0)
 			return -1;
-		if (a > SIZE_MAX - 64 || off[i] > SIZE_MAX - 64 - a)
+		if (a > SIZE_MAX - 128 || off[i] > SIZE_MAX - 128 - a)
 			return -1;
 		off[i + 1] = off[i] + (a + 63) / 64 * 64;
 	}
@@ -493,7 +494,7 @@ stream_plan(const struct attn_problem *p, size_t *bytes,
 	size_t tasks, off[WS_COUNT + 1], n, e, k;
 
 	if (stream_layout(p, &tasks, off) != 0 ||
-	    attn_size_mul(off[WS_COUNT], workers_of(p, tasks), &n) != 0 ||
+	    attn_size_mul(off[WS_COUNT] + 64, workers_of(p, tasks), &n) != 0 ||
 	    attn_size_mul(tasks, sizeof(struct task_error), &e) != 0 ||
 	    attn_size_mul(p->B * p->G, sizeof(double), &k) != 0 ||
 	    e > SIZE_MAX - k || n > SIZE_MAX - e - k)
@@ -504,15 +505,18 @@ stream_plan(const struct attn_problem *p, size_t *bytes,
 	return ATTN_OK;
 }
 
+/* Carve w's arrays from one malloc, 64 more bytes than off[WS_COUNT] for
+ * the alignment (malloc, not aligned_alloc, so that every tool that
+ * counts malloc's bytes counts these). */
 static int
 workspace_alloc(struct workspace *w, const size_t off[WS_COUNT + 1])
 {
 	char *m;
 
 	memset(w, 0, sizeof *w);
-	if ((w->mem = aligned_alloc(64, off[WS_COUNT])) == NULL)
+	if ((w->mem = malloc(off[WS_COUNT] + 64)) == NULL)
 		return -1;
-	m = w->mem;
+	m = (char *)w->mem + (64 - (uintptr_t)w->mem % 64) % 64;
 	w->qt = (double *)(void *)(m + off[WS_QT]);
 	w->st = (double *)(void *)(m + off[WS_ST]);
 	w->ot = (double *)(void *)(m + off[WS_OT]);

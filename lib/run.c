@@ -22,7 +22,9 @@ static const struct attn_kernel_ops *const kernels[ATTN_KERNEL_COUNT] = {
 
 /* What AUTO tries, fastest first: the first that can compute what a run
  * keeps is used. */
-static const enum attn_kernel auto_order[] = { ATTN_KERNEL_REFERENCE };
+static const enum attn_kernel auto_order[] = {
+	ATTN_KERNEL_STREAM, ATTN_KERNEL_REFERENCE,
+};
 
 void
 attn_config_init(struct attn_config *cfg)

@@ -1,0 +1,81 @@
+#!/bin/sh
+# progress.sh ATTN - the progress line of a long run (cli/progress.c):
+#
+#   1. in a real terminal (tmux), without options, the line shows while
+#      the run goes on and is gone from the screen when it ends;
+#   2. with stderr a file, nothing shows unless --progress asks; with
+#      --progress the line is drawn with \r and erased at the end;
+#   3. the output is the same whichever way.
+#
+# The run: self-attention of 60000 rows of 2 columns on one thread, some
+# seconds of exp on any machine (the line waits for one second), from a
+# file generated here rather than committed.
+set -u
+. "$(dirname "$0")/harness.sh"
+
+# A tmux server of our own, so that no one else's is touched.
+tm() { tmux -L "attn-progress-$$" "$@"; }
+trap 'tm kill-server 2>/dev/null; rm -rf "$work"' EXIT
+
+# Fail case $1 unless the last command succeeded.
+expect() {
+	if [ "$2" -eq 0 ]; then verdict "$1" ""; else verdict "$1" "no"; fi
+}
+
+cd "$work" || exit 1
+awk 'BEGIN { srand(5); for (i = 0; i < 60000; i++)
+    printf "%.4f,%.4f\n", rand() * 4 - 2, rand() * 4 - 2 }' >x.csv
+
+# 1. A terminal: tmux gives the run one; poll the screen while it runs.
+if ! command -v tmux >/dev/null 2>&1; then
+	verdict tmux "tmux is missing (make test-deps installs it)"
+	tally progress
+	exit
+fi
+tm new-session -d -s run -c "$work" -x 160 -y 10 \
+    "'$bin' -j 1 --self x.csv -o tty.csv; echo \"attn-done \$?\"; sleep 120"
+seen=1
+done=1
+i=0
+while [ $i -lt 1200 ]; do	# 120 s at most
+	screen=$(tm capture-pane -p -t run 2>/dev/null)
+	case $screen in *"% of query blocks, "*" s elapsed, about "*" s left"*)
+		seen=0 ;;
+	esac
+	case $screen in *"attn-done"*) done=0; break ;; esac
+	sleep 0.1
+	i=$((i + 1))
+done
+expect "the run in a terminal ends" $done
+expect "a terminal shows the line while the run goes on" $seen
+screen=$(tm capture-pane -p -t run)
+case $screen in *"query blocks"*) erased=1 ;; *) erased=0 ;; esac
+expect "the line is erased at the end" $erased
+case $screen in *"attn-done 0"*) ok=0 ;; *) ok=1 ;; esac
+expect "the run in a terminal succeeds" $ok
+
+# 2. stderr a file: nothing by default, the line with --progress.
+"$bin" -j 1 --self x.csv -o pipe.csv 2>quiet.err
+expect "a run with stderr not a terminal succeeds" $?
+[ ! -s quiet.err ]
+expect "no line when stderr is not a terminal" $?
+"$bin" -j 1 --progress --self x.csv -o forced.csv 2>forced.err
+expect "a run with --progress succeeds" $?
+grep -q "attn: [0-9]*% of query blocks, [0-9.]* s elapsed, about [0-9.]* s left" \
+    forced.err
+expect "--progress draws the line into a pipe" $?
+# Drawn with \r, never a newline, and erased: the last bytes are
+# "\r" + spaces + "\r".
+tr -d '\r ' <forced.err | grep -q 'left$' &&
+    [ "$(tr -cd '\n' <forced.err | wc -c)" -eq 0 ] &&
+    [ "$(tail -c 1 forced.err | od -An -c | tr -d ' ')" = '\r' ]
+expect "the line is redrawn in place and erased at the end" $?
+"$bin" -j 1 --progress --no-progress --self x.csv -o off.csv 2>off.err
+[ ! -s off.err ]
+expect "--no-progress after --progress turns it off" $?
+
+# 3. The same numbers whichever way.
+cmp -s tty.csv pipe.csv && cmp -s tty.csv forced.csv && cmp -s tty.csv off.csv
+expect "the output does not depend on the progress line" $?
+
+tally progress
