@@ -397,6 +397,11 @@ struct attn_inputs {
 	struct attn_matrix mask, bias;
 	size_t mask_blocks, bias_blocks;
 	struct attn_matrix d_out;
+	/* Attention sinks: one finite logit per query head, 1 x H or H x 1
+	 * (data NULL when absent).  Head h's softmax denominator gains
+	 * exp(sinks[h]), as if every row had one more key, with that logit
+	 * and a value of 0: its weights then sum to less than 1. */
+	struct attn_matrix sinks;
 };
 
 /*
@@ -420,6 +425,8 @@ struct attn_stages {
 	struct attn_matrix stage[ATTN_STAGE_COUNT];	/* owned */
 	size_t nmasked;		/* rows that may attend no key */
 	size_t *masked;		/* their rows in the per-head stacks */
+	struct attn_matrix sinks;	/* 1 x H, the sinks of the run (owned);
+					 * data NULL without sinks */
 };
 
 /*
@@ -427,7 +434,9 @@ struct attn_stages {
  * softmax(softcap(Q K^T * scale) + bias + ALiBi, masked) V for every batch
  * and head, with the kernel cfg->kernel names.  lse is always held too:
  * the rows that may attend no key (nmasked, masked) are those whose lse
- * is -inf.  Stages that want depends on but does not hold are computed
+ * is -inf.  With sinks no row is one of them: a row whose keys are all
+ * masked puts all its weight on the sink (weights 0, output 0, lse the
+ * sink).  Stages that want depends on but does not hold are computed
  * into scratch of one batch and head at a time.  Shape errors name both
  * shapes and the rule (dO's too, whenever in->d_out is given); scores or
  * gradients that overflow are a data error; a kernel that cannot compute

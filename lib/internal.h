@@ -177,6 +177,8 @@ struct attn_head {
 	size_t b, h, g;		/* batch, query head, the KV head it reads */
 	size_t n;		/* its block in the per-head stacks: b*H + h */
 	double slope;		/* ALiBi slope of head h; 0 without ALiBi */
+	double sink;		/* the sink logit of head h; -inf without
+				 * sinks, which adds exp(-inf) = 0 */
 	struct attn_matrix q, k, v;	/* T x d_k, S x d_k, S x d_v views */
 	struct attn_matrix mask, bias;	/* T x S views; data NULL if absent */
 	struct attn_matrix d_out;	/* T x d_v view of dO; likewise */
@@ -235,6 +237,26 @@ attn_keeps(const struct attn_problem *p, const struct attn_head *hd,
 	    (*attn_at(&hd->mask, i, j) != 0.0) == (c->mask_invert != 0))
 		return 0;
 	return 1;
+}
+
+/*
+ * The sink in a row's softmax: every kernel starts the row maximum from
+ * attn_row_max_start (the sink, -inf without one) instead of -inf, and
+ * the sum of exp(x - max) from attn_sink_term(hd, max) = exp(sink - max)
+ * instead of 0, for the streaming kernel m = sink and l = 1.  Without
+ * sinks both are exactly what they were (-inf and +0.0), so the
+ * arithmetic of such a run does not change by a bit.
+ */
+static inline double
+attn_row_max_start(const struct attn_head *hd)
+{
+	return hd->sink;
+}
+
+static inline double
+attn_sink_term(const struct attn_head *hd, double max)
+{
+	return hd->sink == -INFINITY ? 0.0 : exp(hd->sink - max);
 }
 
 /* The data errors a kernel reports when score (i, j) of head hd, or that

@@ -3,6 +3,7 @@
  *
  *	softmax(mask(softcap(Q K^T * scale) + bias + ALiBi)) V
  *
+ * (with sinks, each row's softmax denominator gains exp(sink))
  * in plain numbered passes over whole T x S blocks, kept simple enough to
  * check by eye, for each batch and head in turn.  It is the oracle that
  * every other kernel is tested against, so its arithmetic does not change
@@ -97,12 +98,13 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 			*done |= ATTN_STAGE_BIT(ATTN_STAGE_MASK);
 	}
 
-	/* 5. row_max, starting at -inf; a nan logit (only a bias can bring
-	 * one) makes the maximum nan, as IEEE arithmetic would, rather than
-	 * being skipped by the comparison. */
+	/* 5. row_max, starting at -inf, or at the head's sink logit when
+	 * there are sinks (the sink is one more logit of every row); a nan
+	 * logit (only a bias can bring one) makes the maximum nan, as IEEE
+	 * arithmetic would, rather than being skipped by the comparison. */
 	if (NEED(p, ATTN_STAGE_ROW_MAX)) {
 		for (i = 0; i < T; i++) {
-			double max = -INFINITY;
+			double max = attn_row_max_start(hd);
 
 			for (j = 0; j < S; j++) {
 				double x = *attn_at(scaled, i, j);
@@ -117,19 +119,21 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_ROW_MAX);
 	}
 
-	/* 6. row_sum = sum of exp(scaled - row_max): subtracting the
-	 * maximum keeps exp from overflowing.  The terms are kept in
-	 * weights when weights are needed.  A row with no key left (its
-	 * maximum is -inf) sums to 0; a nan row to nan. */
+	/* 6. row_sum = sum of exp(scaled - row_max), plus exp(sink -
+	 * row_max) with sinks: subtracting the maximum keeps exp from
+	 * overflowing.  The terms are kept in weights when weights are
+	 * needed.  A row with no key left and no sink (its maximum is -inf)
+	 * sums to 0; a nan row to nan. */
 	if (NEED(p, ATTN_STAGE_ROW_SUM)) {
 		for (i = 0; i < T; i++) {
-			double max = *attn_at(row_max, i, 0), sum = 0.0;
+			double max = *attn_at(row_max, i, 0), sum;
 
 			if (isnan(max) || max == -INFINITY) {
 				*attn_at(row_sum, i, 0) = isnan(max) ? NAN :
 				    0.0;
 				continue;
 			}
+			sum = attn_sink_term(hd, max);
 			for (j = 0; j < S; j++) {
 				double e = exp(*attn_at(scaled, i, j) - max);
 
@@ -143,7 +147,8 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 	}
 
 	/* 7. weights = exp(scaled - row_max) / row_sum.  A row with no key
-	 * left gets what masked_rows says; a nan row is nan. */
+	 * left (and no sink) gets what masked_rows says; a nan row is nan.
+	 * With a sink, a row whose keys are all masked has weights 0. */
 	if (NEED(p, ATTN_STAGE_WEIGHTS)) {
 		const enum attn_masked_rows policy = p->cfg->masked_rows;
 
@@ -166,7 +171,8 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS);
 	}
 
-	/* 8. lse = row_max + log(row_sum); -inf for a row with no key. */
+	/* 8. lse = row_max + log(row_sum), the sink's term included; -inf
+	 * for a row with no key and no sink. */
 	if (NEED(p, ATTN_STAGE_LSE)) {
 		for (i = 0; i < T; i++) {
 			double max = *attn_at(row_max, i, 0);

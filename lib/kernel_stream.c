@@ -16,8 +16,9 @@
  * and at the end output = o / l, lse = m + log(l), row_max = m and
  * row_sum = l.  While every key so far is masked (m' = -inf), 0 stands in
  * for m' on the right, so that exp sees -inf and gives 0 rather than nan.
- * (Attention sinks, issue 12, will start a row at m = sink, l = 1: see
- * rows_start.)
+ * With attention sinks a row starts at m = sink, l = exp(sink - sink) =
+ * 1, o = 0 instead (attn_row_max_start, attn_sink_term): the sink is one
+ * more logit with a value of 0, seen before the first block.
  *
  * Tiling.  A task is TASK_ROWS = 96 query rows of one batch and head; it
  * walks the keys in blocks of BLOCK_KEYS = 128.  For each block, Q K^T
@@ -170,18 +171,20 @@ head_blocks(const struct attn_problem *p, const struct attn_stages *out,
 			memset(&m[s], 0, sizeof m[s]);
 }
 
-/* Every row starts with no key seen: m = -inf, l = 0, o = 0.  (A sink
- * would start it at m = sink, l = 1.) */
+/* Every row starts with no key seen: m = -inf, l = 0, o = 0; or with
+ * the head's sink seen, m = sink, l = 1, o = 0 (the rules every kernel
+ * shares, internal.h). */
 static void
-rows_start(struct workspace *w, size_t br, size_t d_v)
+rows_start(const struct attn_head *hd, struct workspace *w, size_t br,
+    size_t d_v)
 {
 	size_t i;
 
 	memset(w->ot, 0, d_v * br * sizeof *w->ot);
 	memset(w->flags, 0, br);
 	for (i = 0; i < br; i++) {
-		w->m[i] = -INFINITY;
-		w->l[i] = 0.0;
+		w->m[i] = attn_row_max_start(hd);
+		w->l[i] = attn_sink_term(hd, w->m[i]);
 	}
 }
 
@@ -386,7 +389,7 @@ stream_task(void *ctx, size_t worker, size_t t)
 		for (i = 0; i < br; i++)
 			w->qt[c * br + i] = i < rows ?
 			    *attn_at(&hd.q, i0 + i, c) : 0.0;
-	rows_start(w, br, p->d_v);
+	rows_start(&hd, w, br, p->d_v);
 
 	for (j0 = 0; j0 < p->S; j0 += BLOCK_KEYS) {
 		const size_t nk = p->S - j0 < BLOCK_KEYS ? p->S - j0 :

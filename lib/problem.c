@@ -39,6 +39,14 @@ attn_alibi_slope(size_t h, size_t heads)
 
 /* ---------------------------------------------------------------- shapes */
 
+/* The sink of head h in sinks, a row or a column of H. */
+static double
+sink_of(const struct attn_matrix *sinks, size_t h)
+{
+	return sinks->rows == 1 ? *attn_at(sinks, 0, h) :
+	    *attn_at(sinks, h, 0);
+}
+
 /* A mask or bias must be 1, B or B*H blocks of T x S. */
 static enum attn_status
 check_blocks(const char *what, const struct attn_matrix *m, size_t blocks,
@@ -58,6 +66,29 @@ check_blocks(const char *what, const struct attn_matrix *m, size_t blocks,
 	    "batch (%zu) or one per batch and head (%zu)", what, blocks,
 	    blocks == 1 ? "" : "s", blocks == 0 ? 0 : m->rows / blocks,
 	    m->cols, p->T, p->S, what, p->B, p->B * p->H);
+}
+
+/* Sinks: one finite logit per query head, in a row or a column. */
+static enum attn_status
+check_sinks(const struct attn_matrix *m, const struct attn_problem *p,
+    struct attn_error *err)
+{
+	size_t h;
+
+	if (m->data == NULL)
+		return ATTN_OK;
+	if ((m->rows != 1 && m->cols != 1) || m->rows * m->cols != p->H)
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		    "shape mismatch: the sinks are %zux%zu but there %s %zu "
+		    "head%s: give one sink logit per query head", m->rows,
+		    m->cols, p->H == 1 ? "is" : "are", p->H,
+		    p->H == 1 ? "" : "s");
+	for (h = 0; h < p->H; h++)
+		if (!isfinite(sink_of(m, h)))
+			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+			    "the sink of head %zu is not finite: a sink is a "
+			    "logit, a finite number", h + 1);
+	return ATTN_OK;
 }
 
 /* A stack's shape as the user wrote it: "TxC", or "BxTxC" for B > 1. */
@@ -158,7 +189,9 @@ check_shapes(const struct attn_config *cfg, const struct attn_inputs *in,
 	    (st = check_blocks("bias", &in->bias, in->bias_blocks, p,
 	    err)) != ATTN_OK)
 		return st;
-	return check_d_out(&in->d_out, p, err);
+	if ((st = check_d_out(&in->d_out, p, err)) != ATTN_OK)
+		return st;
+	return check_sinks(&in->sinks, p, err);
 }
 
 static double
@@ -257,6 +290,8 @@ attn_problem_head(const struct attn_problem *p, size_t b, size_t h,
 	hd->g = attn_kv_head(h, p->H, p->G);
 	hd->n = b * p->H + h;
 	hd->slope = p->cfg->alibi ? attn_alibi_slope(h, p->H) : 0.0;
+	hd->sink = in->sinks.data != NULL ? sink_of(&in->sinks, h) :
+	    -INFINITY;
 	head_views(in, p->H, p->G, p->T, p->S, p->d_k, p->d_v, b, h, &v);
 	hd->q = v.q;
 	hd->k = v.k;

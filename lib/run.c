@@ -47,6 +47,7 @@ attn_stages_free(struct attn_stages *s)
 
 	for (i = 0; i < ATTN_STAGE_COUNT; i++)
 		attn_matrix_free(&s->stage[i]);
+	attn_matrix_free(&s->sinks);
 	free(s->masked);
 	memset(s, 0, sizeof *s);
 }
@@ -177,6 +178,26 @@ find_masked_rows(struct attn_stages *out, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* A copy of the sinks in force, 1 x H, for printers that name them. */
+static enum attn_status
+keep_sinks(const struct attn_problem *p, struct attn_stages *out,
+    struct attn_error *err)
+{
+	struct attn_head hd;
+	enum attn_status st;
+	size_t h;
+
+	if (p->in->sinks.data == NULL)
+		return ATTN_OK;
+	if ((st = attn_matrix_alloc(&out->sinks, 1, p->H, err)) != ATTN_OK)
+		return st;
+	for (h = 0; h < p->H; h++) {
+		attn_problem_head(p, 0, h, &hd);
+		*attn_at(&out->sinks, 0, h) = hd.sink;
+	}
+	return ATTN_OK;
+}
+
 enum attn_status
 attn_stages_alloc(const struct attn_problem *p, struct attn_stages *out,
     struct attn_error *err)
@@ -227,7 +248,8 @@ attn_run(const struct attn_config *cfg, const struct attn_inputs *in,
 		return st;
 	out->kernel = id;
 	if ((st = ops->run(&p, out, err)) != ATTN_OK ||
-	    (st = find_masked_rows(out, err)) != ATTN_OK) {
+	    (st = find_masked_rows(out, err)) != ATTN_OK ||
+	    (st = keep_sinks(&p, out, err)) != ATTN_OK) {
 		attn_stages_free(out);
 		return st;
 	}

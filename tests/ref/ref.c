@@ -183,7 +183,12 @@ ref_run(const struct ref_config *cfg, const struct ref_problem *p,
 				long double *keep = out->mask + row * S;
 				long double *o = out->output +
 				    (b * T + i) * H * d_v + h * d_v;
-				long double max = -INFINITY, sum = 0.0L;
+				/* A sink is one more logit in the softmax,
+				 * with no value: it starts the maximum and
+				 * the sum. */
+				const long double sink = p->sinks == NULL ?
+				    -INFINITY : (long double)p->sinks[h];
+				long double max = sink, sum = 0.0L;
 
 				for (j = 0; j < S; j++) {
 					const double *kj = p->k +
@@ -219,6 +224,8 @@ ref_run(const struct ref_config *cfg, const struct ref_problem *p,
 					if (x > max)
 						max = x;
 				}
+				if (p->sinks != NULL)
+					sum = expl(sink - max);
 
 				/* weights = softmax(scaled); lse = log of
 				 * the sum of exp(scaled) */

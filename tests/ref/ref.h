@@ -3,8 +3,8 @@
  * the seeded random numbers the tests draw from.
  *
  * ref_run is every variant attn computes (heads, grouped KV heads,
- * batches, softcap, bias, ALiBi, causal, window and mask, the three
- * policies for rows with no key left) written straight from the formulas
+ * batches, softcap, bias, ALiBi, causal, window and mask, sinks, the
+ * three policies for rows with no key left) written straight from the formulas
  * in long double (expl, logl, tanhl, powl), sharing no code and no types
  * with lib/: matrices are packed row-major arrays of double in, long
  * double out.  ref_attention is the plain case.  It lives only in tests/;
@@ -74,6 +74,8 @@ struct ref_problem {
 	const double *q, *k, *v;
 	const double *mask, *bias;
 	size_t mask_blocks, bias_blocks;
+	const double *sinks;	/* H logits, or NULL: head h's softmax
+				 * denominator gains expl(sinks[h]) */
 };
 
 void ref_config_init(struct ref_config *cfg);

@@ -2,7 +2,7 @@
  * check_variants.c - the variants, on every kernel (KERNEL_TEST in
  * testutil.h): causal, window and --mask masking in both alignments, the
  * three policies for rows with no key left, bias, ALiBi, softcap, heads,
- * grouped KV heads and batches.
+ * grouped KV heads, batches and sinks.
  * Golden cases worked by hand first, then several hundred seeded random
  * combinations compared stage by stage with the long double reference in
  * tests/ref.
@@ -1169,6 +1169,21 @@ compare_with_reference(const struct vcase *c, const struct attn_stages *st,
 	return n;
 }
 
+/* Whether some row of the reference's mask stage keeps no key. */
+static int
+any_row_all_masked(const struct ref_stages *r)
+{
+	size_t row, j;
+
+	for (row = 0; row < r->B * r->H * r->T; row++) {
+		for (j = 0; j < r->S && r->mask[row * r->S + j] == 0.0L; j++)
+			;
+		if (j == r->S)
+			return 1;
+	}
+	return 0;
+}
+
 /* Cases per loop iteration: a fork per case would cost more than the
  * cases themselves under AddressSanitizer. */
 #define VARIANT_BATCH 20
@@ -1208,7 +1223,8 @@ START_TEST(random_variants_cover_every_combination)
 	enum {
 		TEQS, TNES, BR, TL, CAUSAL, WINDOW, ALIBI, SOFTCAP, BIAS,
 		BIAS_INF, MASK, INVERT, GQA, KV0, H4, B3, BLK1, BLKB, BLKBH,
-		MASKED_ZERO, MASKED_NAN, MASKED_UNIFORM, NFEATURES
+		MASKED_ZERO, MASKED_NAN, MASKED_UNIFORM, SINKS, SINKS_MASKED,
+		NFEATURES
 	};
 	static const char *const names[NFEATURES] = {
 		"T == S", "T != S", "bottom-right", "top-left", "causal",
@@ -1216,6 +1232,7 @@ START_TEST(random_variants_cover_every_combination)
 		"mask_invert", "G < H", "kv_heads 0", "H = 4", "B = 3",
 		"1 block", "B blocks (B > 1)", "B*H blocks (H > 1)",
 		"masked rows, zero", "masked rows, nan", "masked rows, uniform",
+		"sinks", "sinks and a row whose keys are all masked",
 	};
 	size_t count[NFEATURES] = { 0 };
 	size_t n, f;
@@ -1250,6 +1267,9 @@ START_TEST(random_variants_cover_every_combination)
 		}
 		if (r.nmasked > 0)
 			count[MASKED_ZERO + (size_t)c.cfg.masked_rows]++;
+		count[SINKS] += c.sinks.data != NULL;
+		count[SINKS_MASKED] += c.sinks.data != NULL &&
+		    any_row_all_masked(&r);
 		ref_stages_free(&r);
 		vcase_free(&c);
 	}

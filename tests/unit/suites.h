@@ -21,5 +21,6 @@ Suite *stream_suite(void);
 Suite *api_suite(void);
 Suite *grad_suite(void);
 Suite *random_suite(void);
+Suite *sinks_suite(void);
 
 #endif

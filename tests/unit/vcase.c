@@ -119,13 +119,17 @@ make(struct vcase *c, uint64_t seed, int large)
 				*attn_at(&c->mask, i, j) = inv ? 1.0 : 0.0;
 		}
 	}
+	/* drawn last, so that the cases without sinks stay as they were */
+	if (ref_rng_range(&rng, 0, 2) == 0)
+		c->sinks = matrix_random(&rng, 1, c->H, -3.0, 3.0);
 	snprintf(c->what, sizeof c->what, "seed %llu (B=%zu H=%zu G=%zu T=%zu "
-	    "S=%zu d_k=%zu d_v=%zu%s%s%s%s%s%s%s mask %zu bias %zu)",
+	    "S=%zu d_k=%zu d_v=%zu%s%s%s%s%s%s%s%s mask %zu bias %zu)",
 	    (unsigned long long)seed, c->B, c->H, c->G, c->T, c->S, c->d_k,
 	    c->d_v, cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ? " br" : " tl",
 	    cfg->causal ? " causal" : "", cfg->window ? " window" : "",
 	    cfg->alibi ? " alibi" : "", cfg->softcap > 0 ? " softcap" : "",
 	    cfg->mask_invert ? " invert" : "",
+	    c->sinks.data != NULL ? " sinks" : "",
 	    cfg->masked_rows == ATTN_MASKED_NAN ? " nan" :
 	    cfg->masked_rows == ATTN_MASKED_UNIFORM ? " uniform" : " zero",
 	    c->mask_blocks, c->bias_blocks);
@@ -151,6 +155,7 @@ vcase_free(struct vcase *c)
 	attn_matrix_free(&c->v);
 	attn_matrix_free(&c->mask);
 	attn_matrix_free(&c->bias);
+	attn_matrix_free(&c->sinks);
 }
 
 void
@@ -165,6 +170,7 @@ vcase_inputs(const struct vcase *c, struct attn_inputs *in)
 	in->mask_blocks = c->mask_blocks;
 	in->bias = c->bias;
 	in->bias_blocks = c->bias_blocks;
+	in->sinks = c->sinks;
 }
 
 void
@@ -202,6 +208,7 @@ vcase_ref_problem(const struct vcase *c, struct ref_config *rc,
 	p->mask_blocks = c->mask_blocks;
 	p->bias = c->bias.data;
 	p->bias_blocks = c->bias_blocks;
+	p->sinks = c->sinks.data;
 }
 
 void

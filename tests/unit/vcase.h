@@ -9,9 +9,10 @@
  * 9 (T == S half the time), d_k and d_v up to 5 per head, H up to 4 with
  * G dividing it, B up to 3; mask and bias present half the time each, as
  * 1, B or B*H blocks; the bias sometimes holds -inf, and masks and biases
- * sometimes wipe out a whole row.  Large cases, for kernels that work in
- * blocks (check_stream.c): T and S up to 300 and 420, d_k and d_v up to
- * 70, windows up to 200, H up to 2, B up to 2.
+ * sometimes wipe out a whole row; sinks one case in three.  Large cases,
+ * for kernels that work in blocks (check_stream.c): T and S up to 300
+ * and 420, d_k and d_v up to 70, windows up to 200, H up to 2, B up to
+ * 2.
  */
 #ifndef ATTN_VCASE_H
 #define ATTN_VCASE_H
@@ -29,7 +30,9 @@ struct vcase {
 	struct attn_matrix mask, bias;	/* blocks*T x S; data NULL if absent */
 	size_t mask_blocks, bias_blocks;
 	int bias_inf;			/* the bias holds -inf somewhere */
-	char what[160];			/* the case, for failure messages */
+	struct attn_matrix sinks;	/* 1 x H, one case in three; data
+					 * NULL if absent */
+	char what[176];			/* the case, for failure messages */
 };
 
 /* Draw the case of seed; fails the current Check test when out of
