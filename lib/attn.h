@@ -164,8 +164,10 @@ struct attn_array {
 enum {
 	ATTN_READ_FINITE = 1,	/* nan and inf are data errors (Q, K, V) */
 	ATTN_READ_BOOL = 2,	/* true and false read as 1 and 0 (masks) */
-	ATTN_READ_BIAS = 4	/* nan and +inf are data errors, -inf is
+	ATTN_READ_BIAS = 4,	/* nan and +inf are data errors, -inf is
 				 * allowed (biases: -inf masks a key) */
+	ATTN_READ_LAYER = 8,	/* as FINITE, worded for a layer's weights */
+	ATTN_READ_SINKS = 16	/* as FINITE, worded for sinks */
 };
 
 /* Choose a format from the name's extension, else from the content.
@@ -190,15 +192,46 @@ void attn_array_free(struct attn_array *a);
 void attn_labels_free(struct attn_labels *l);
 
 /*
+ * A projection layer as JSON holds it: {"W_Q": .., "W_K": .., "W_V": ..,
+ * "W_O": .., "b_Q": .., "b_K": .., "b_V": .., "b_O": ..}, each W a
+ * matrix (2-D) and each b a vector (1-D, or 2-D with one row or column).
+ * W_Q, W_K and W_V are required; the others have ndim 0 when absent,
+ * and b_O needs W_O.  Every value must be finite.
+ */
+struct attn_layer {
+	struct attn_array w_q, w_k, w_v, w_o;
+	struct attn_array b_q, b_k, b_v, b_o;
+};
+
+/* Parse a layer object; unknown, repeated or missing keys are data
+ * errors at their position.  On success *out owns its memory. */
+enum attn_status attn_read_layer(const char *name, const char *buf,
+    size_t len, struct attn_layer *out, struct attn_error *err);
+
+/* The matrices of l for attn_inputs.proj: views of l, absent ones with
+ * data NULL. */
+struct attn_proj attn_layer_proj(const struct attn_layer *l);
+
+void attn_layer_free(struct attn_layer *l);
+
+/*
  * A JSON BUNDLE: {"Q": .., "K": .., "V": .., "mask": .., "bias": ..,
  * "labels": {"query": [..], "key": [..]}}.  A mask or bias absent from
  * the file has ndim 0; labels absent have count 0.  The mask is read with
  * ATTN_READ_BOOL and the bias without ATTN_READ_FINITE, whatever flags
  * say for Q, K and V.
+ *
+ * A bundle may hold embeddings instead of Q, K and V: "X" for
+ * self-attention, or "XQ" and "XKV" for cross-attention, with the layer
+ * that projects them under "proj" (or none, for a layer given apart).
+ * Then embeddings is 1, q holds X or XQ, k holds XKV (ndim 0 for X) and
+ * v is empty; labels "key" name the rows of XKV, or of X.
  */
 struct attn_bundle {
 	struct attn_array q, k, v, mask, bias;
 	struct attn_labels query_labels, key_labels;
+	int embeddings;			/* X, or XQ and XKV */
+	struct attn_layer proj;		/* w_q.ndim 0 when absent */
 };
 
 /* True when buf holds a JSON object (after a BOM and white space). */
@@ -346,6 +379,17 @@ unsigned attn_kernel_stages(enum attn_kernel k);
 /* The kernel's name, for messages: "reference"; "auto" for AUTO. */
 const char *attn_kernel_name(enum attn_kernel k);
 
+/*
+ * Which pairs of columns rotary position embedding rotates in a head of
+ * d columns, pair m (0 <= m < d/2) by the angle pos * base^(-2m/d).
+ */
+enum attn_rope_style {
+	ATTN_ROPE_HALF,		/* (x_m, x_{m+d/2}): GPT-NeoX, Llama as
+				 * Hugging Face writes it (rotate_half) */
+	ATTN_ROPE_INTERLEAVED	/* (x_{2m}, x_{2m+1}): the RoFormer paper,
+				 * GPT-J (rotate_every_two), Meta's Llama */
+};
+
 /* How to compute; attn_config_init sets every default (plain attention,
  * one head, the kernel and thread count left to the library). */
 struct attn_config {
@@ -369,6 +413,11 @@ struct attn_config {
 	 * total so far. */
 	void (*progress)(void *arg, size_t done, size_t total);
 	void *progress_arg;
+	int rope;		/* rotate each head's q and k rows by position
+				 * (query i at i + offset, key j at j) before
+				 * the scores; d_k must be even */
+	double rope_base;	/* > 0, finite; 10000 by default */
+	enum attn_rope_style rope_style;	/* ATTN_ROPE_HALF by default */
 };
 
 void attn_config_init(struct attn_config *cfg);
@@ -376,6 +425,23 @@ void attn_config_init(struct attn_config *cfg);
 /* The CPUs this process may use: the online ones, narrowed by its CPU
  * affinity mask and its cgroup's CPU quota (rounded up); at least 1. */
 size_t attn_cpu_count(void);
+
+/*
+ * A projection layer: what turns embeddings into q, k and v (and the
+ * heads' output into the layer's), each as x @ W + b, which is what
+ * nn.Linear computes with its weight transposed (PyTorch stores
+ * nn.Linear.weight as out x in; W here is in x out).  XQ has d_q
+ * columns and XKV d_kv (both d_model in self-attention).  Every bias is
+ * a row (or column) of one value per column of its W; a matrix with
+ * data NULL is absent.
+ */
+struct attn_proj {
+	struct attn_matrix w_q;		/* d_q x H*d_k, required */
+	struct attn_matrix w_k;		/* d_kv x G*d_k, required */
+	struct attn_matrix w_v;		/* d_kv x G*d_v, required */
+	struct attn_matrix w_o;		/* H*d_v x d_out, optional */
+	struct attn_matrix b_q, b_k, b_v, b_o;	/* optional; b_o needs w_o */
+};
 
 /*
  * The matrices of a computation.  q, k and v are stacks of `batches`
@@ -402,6 +468,11 @@ struct attn_inputs {
 	 * exp(sinks[h]), as if every row had one more key, with that logit
 	 * and a value of 0: its weights then sum to less than 1. */
 	struct attn_matrix sinks;
+	/* A projection layer (proj.w_q.data NULL when absent).  With one,
+	 * q holds the embeddings XQ (B*T x d_q) and k the embeddings XKV
+	 * (B*S x d_kv), the same matrix for self-attention; v is not read.
+	 * q, k and v are then XQ W_Q + b_Q, XKV W_K + b_K, XKV W_V + b_V. */
+	struct attn_proj proj;
 };
 
 /*

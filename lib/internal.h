@@ -192,6 +192,11 @@ enum attn_status attn_problem_init(struct attn_problem *p,
     const struct attn_config *cfg, const struct attn_inputs *in,
     unsigned want, struct attn_error *err);
 
+/* A stack of B blocks' shape as the user wrote it, into buf: "TxC", or
+ * "BxTxC" for B > 1.  Returns buf. */
+const char *attn_stack_shape(char *buf, size_t size,
+    const struct attn_matrix *m, size_t B);
+
 /* The input blocks of batch b, head h. */
 void attn_problem_head(const struct attn_problem *p, size_t b, size_t h,
     struct attn_head *hd);
@@ -483,5 +488,49 @@ void attn_pool_run(const struct attn_pool_job *job);
  * quota; v1 has cpu.cfs_quota_us, -1 for none, and cpu.cfs_period_us);
  * 0 when there is no quota or the text is not one. */
 size_t attn_cgroup_cpus(const char *quota, const char *period);
+
+/* ---------------------------------------------------------------- project.c */
+
+/*
+ * Check in->proj (when it has W_Q) against the embeddings XQ (in->q) and
+ * XKV (in->k) and cfg's heads: every error names both shapes and which W
+ * or b, and says when a W has the shape of its transpose (as PyTorch
+ * stores nn.Linear.weight).  ATTN_OK without a layer.
+ */
+enum attn_status attn_project_check(const struct attn_config *cfg,
+    const struct attn_inputs *in, struct attn_error *err);
+
+/* *out = *in, with q, k and v shaped as the layer makes them (data NULL)
+ * when in has one: what attn_problem_init checks before they exist. */
+void attn_project_shapes(const struct attn_inputs *in,
+    struct attn_inputs *out);
+
+/*
+ * *y = x @ w + b (b's data may be NULL), allocated x->rows x w->cols,
+ * each element summed over x's columns in order, the bias added last.
+ * An element that is not finite is a data error naming what ("q = X W_Q
+ * + b_Q"), row and column; *y is then freed.
+ */
+enum attn_status attn_project(const struct attn_matrix *x,
+    const struct attn_matrix *w, const struct attn_matrix *b,
+    const char *what, struct attn_matrix *y, struct attn_error *err);
+
+/* ---------------------------------------------------------------- rope.c */
+
+/* Whether cfg's RoPE can rotate heads of d_k columns: a usage error for a
+ * base that is not a finite number above 0, a data error for an odd
+ * d_k; ATTN_OK without RoPE. */
+enum attn_status attn_rope_check(const struct attn_config *cfg, size_t d_k,
+    struct attn_error *err);
+
+/*
+ * Rotate x in place as cfg's RoPE says: x is a stack of blocks of
+ * block_rows rows, each row `heads` heads of d columns side by side, and
+ * row r sits at position (r % block_rows) + offset.  sign is 1, or -1
+ * for the inverse rotation.  Fails only when out of memory.
+ */
+enum attn_status attn_rope_rotate(const struct attn_config *cfg,
+    struct attn_matrix *x, size_t block_rows, size_t heads, size_t d,
+    double offset, double sign, struct attn_error *err);
 
 #endif /* ATTN_INTERNAL_H */

@@ -91,9 +91,9 @@ check_sinks(const struct attn_matrix *m, const struct attn_problem *p,
 	return ATTN_OK;
 }
 
-/* A stack's shape as the user wrote it: "TxC", or "BxTxC" for B > 1. */
-static const char *
-shape_text(char *buf, size_t size, const struct attn_matrix *m, size_t B)
+const char *
+attn_stack_shape(char *buf, size_t size, const struct attn_matrix *m,
+    size_t B)
 {
 	if (B > 1)
 		snprintf(buf, size, "%zux%zux%zu", B, m->rows / B, m->cols);
@@ -114,7 +114,7 @@ check_d_out(const struct attn_matrix *d, const struct attn_problem *p,
 	    (attn_size_mul(p->H, p->d_v, &cols) == 0 && d->cols == cols &&
 	    d->rows == p->B * p->T))
 		return ATTN_OK;
-	shape_text(got, sizeof got, d, d->rows % p->B == 0 ? p->B : 1);
+	attn_stack_shape(got, sizeof got, d, d->rows % p->B == 0 ? p->B : 1);
 	if (p->B > 1)
 		snprintf(want, sizeof want, "%zux%zux%zu", p->B, p->T, cols);
 	else
@@ -155,9 +155,9 @@ check_shapes(const struct attn_config *cfg, const struct attn_inputs *in,
 		    q->rows, q->cols, k->rows, k->cols, v->rows, v->cols);
 	p->T = q->rows / p->B;
 	p->S = k->rows / p->B;
-	shape_text(qs, sizeof qs, q, p->B);
-	shape_text(ks, sizeof ks, k, p->B);
-	shape_text(vs, sizeof vs, v, p->B);
+	attn_stack_shape(qs, sizeof qs, q, p->B);
+	attn_stack_shape(ks, sizeof ks, k, p->B);
+	attn_stack_shape(vs, sizeof vs, v, p->B);
 	if (q->cols % p->H != 0)
 		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 		    "Q is %s: %zu heads cannot split its columns equally",

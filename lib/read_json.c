@@ -26,6 +26,7 @@
  *   attn_parse_number, so that values are correctly rounded whatever the
  *   locale and 1e999 is told apart from a real infinity.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -862,7 +863,7 @@ attn_read_json(const char *name, const char *buf, size_t len, unsigned flags,
 	return st;
 }
 
-/* ---------------------------------------------------------------- bundles */
+/* ---------------------------------------------------------------- layers */
 
 /* A key for a message: previewed, since it is the user's text. */
 static const char *
@@ -871,6 +872,193 @@ key_preview(char *p, const char *key)
 	attn_text_preview(p, PREVIEW_MAX, key, strlen(key));
 	return p;
 }
+
+
+/* Layer keys, in the order missing ones are reported; every W before
+ * every b. */
+enum layer_key { LK_WQ, LK_WK, LK_WV, LK_WO, LK_BQ, LK_BK, LK_BV, LK_BO,
+    LK_COUNT };
+static const char *const layer_keys[LK_COUNT] = {
+	"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"
+};
+
+/* The array of out that layer key k fills. */
+static struct attn_array *
+layer_array(struct attn_layer *out, size_t k)
+{
+	struct attn_array *const a[LK_COUNT] = {
+		&out->w_q, &out->w_k, &out->w_v, &out->w_o,
+		&out->b_q, &out->b_k, &out->b_v, &out->b_o,
+	};
+
+	return a[k];
+}
+
+/* Whether a and b are the same ASCII text but for case. */
+static int
+same_letters(const char *a, const char *b)
+{
+	for (; *a != '\0' && *b != '\0'; a++, b++)
+		if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+			return 0;
+	return *a == *b;
+}
+
+/* What an unknown layer key may have meant, or "". */
+static const char *
+layer_key_hint(const char *key)
+{
+	size_t k;
+
+	if (strncmp(key, "in_proj_", 8) == 0)
+		return ": nn.MultiheadAttention's in_proj_weight stacks W_Q, "
+		    "W_K and W_V transposed; give W_Q = in_proj_weight[:E].T "
+		    "and so on";
+	if (strcmp(key, "Q") == 0 || strcmp(key, "K") == 0 ||
+	    strcmp(key, "V") == 0 || strcmp(key, "X") == 0 ||
+	    strcmp(key, "proj") == 0)
+		return ": that is a BUNDLE key, and this file a BUNDLE, not a "
+		    "layer";
+	for (k = 0; k < LK_COUNT; k++)
+		if (same_letters(key, layer_keys[k]))
+			return ": keys are case-sensitive (W_Q, ..., b_Q, ...)";
+	return " (expected W_Q, W_K, W_V, W_O, b_Q, b_K, b_V or b_O)";
+}
+
+/*
+ * The layer object obj, found along base[0..nbase): its W and b arrays
+ * (read finite, whatever the caller's flags), each checked to be a
+ * matrix or a vector at its own position.  On failure the caller frees
+ * *out.
+ */
+static enum attn_status
+json_layer(const struct json_src *js, const cJSON *obj, const size_t *base,
+    size_t nbase, struct attn_layer *out)
+{
+	size_t path[PATH_MAX_LEN] = { 0 }, m, k, where_bo = 0;
+	int seen[LK_COUNT] = { 0 };
+	char msg[ATTN_MSG_MAX], p[PREVIEW_MAX + 4];
+	struct json_src member = *js;
+	struct attn_array *a;
+	enum attn_status st;
+	const cJSON *j;
+
+	memcpy(path, base, nbase * sizeof *base);
+	if (!cJSON_IsObject(obj)) {
+		snprintf(msg, sizeof msg, "a layer is a JSON object {\"W_Q\": "
+		    ".., \"W_K\": .., \"W_V\": ..}, not %s", json_kind(obj));
+		return fail_path(js, path, nbase, 0, msg);
+	}
+	member.flags = ATTN_READ_FINITE | ATTN_READ_LAYER;
+	for (m = 0, j = obj->child; j != NULL; m++, j = j->next) {
+		path[nbase] = m;
+		for (k = 0; k < LK_COUNT; k++)
+			if (strcmp(j->string, layer_keys[k]) == 0)
+				break;
+		if (k == LK_COUNT) {
+			snprintf(msg, sizeof msg, "unknown layer key \"%s\"%s",
+			    key_preview(p, j->string),
+			    layer_key_hint(j->string));
+			return fail_path(js, path, nbase + 1, 1, msg);
+		}
+		if (seen[k]) {
+			snprintf(msg, sizeof msg, "repeated layer key \"%s\"",
+			    layer_keys[k]);
+			return fail_path(js, path, nbase + 1, 1, msg);
+		}
+		seen[k] = 1;
+		if (k == LK_BO)
+			where_bo = m;
+		a = layer_array(out, k);
+		if ((st = json_array(&member, j, path, nbase + 1, a)) !=
+		    ATTN_OK)
+			return st;
+		if (k < LK_BQ && a->ndim != 2) {
+			snprintf(msg, sizeof msg, "%s must be a matrix (a 2-D "
+			    "array), not %zu-D", layer_keys[k], a->ndim);
+			return fail_path(js, path, nbase + 1, 0, msg);
+		}
+		if (k >= LK_BQ && (a->ndim > 2 || (a->ndim == 2 &&
+		    a->shape[0] != 1 && a->shape[1] != 1))) {
+			if (a->ndim == 2)
+				snprintf(msg, sizeof msg, "%s must be a vector "
+				    "(one value per column of its W), not "
+				    "%zux%zu", layer_keys[k], a->shape[0],
+				    a->shape[1]);
+			else
+				snprintf(msg, sizeof msg, "%s must be a vector "
+				    "(a 1-D array), not %zu-D", layer_keys[k],
+				    a->ndim);
+			return fail_path(js, path, nbase + 1, 0, msg);
+		}
+	}
+	for (k = LK_WQ; k <= LK_WV; k++)
+		if (!seen[k]) {
+			snprintf(msg, sizeof msg, "layer has no \"%s\" (a layer "
+			    "needs W_Q, W_K and W_V)", layer_keys[k]);
+			return fail_path(js, path, nbase, 0, msg);
+		}
+	if (seen[LK_BO] && !seen[LK_WO]) {
+		path[nbase] = where_bo;
+		return fail_path(js, path, nbase + 1, 1, "b_O without W_O: "
+		    "the output bias goes with the output projection");
+	}
+	return ATTN_OK;
+}
+
+enum attn_status
+attn_read_layer(const char *name, const char *buf, size_t len,
+    struct attn_layer *out, struct attn_error *err)
+{
+	struct json_src js = { name, buf, len, ATTN_READ_FINITE, err };
+	enum attn_status st;
+	cJSON *root;
+
+	memset(out, 0, sizeof *out);
+	if ((st = json_parse(&js, &root)) != ATTN_OK)
+		return st;
+	st = json_layer(&js, root, NULL, 0, out);
+	cJSON_Delete(root);
+	if (st != ATTN_OK)
+		attn_layer_free(out);
+	return st;
+}
+
+struct attn_proj
+attn_layer_proj(const struct attn_layer *l)
+{
+	struct attn_proj w;
+
+	memset(&w, 0, sizeof w);
+	if (l->w_q.ndim != 0)
+		w.w_q = attn_array_matrix(&l->w_q);
+	if (l->w_k.ndim != 0)
+		w.w_k = attn_array_matrix(&l->w_k);
+	if (l->w_v.ndim != 0)
+		w.w_v = attn_array_matrix(&l->w_v);
+	if (l->w_o.ndim != 0)
+		w.w_o = attn_array_matrix(&l->w_o);
+	if (l->b_q.ndim != 0)
+		w.b_q = attn_array_matrix(&l->b_q);
+	if (l->b_k.ndim != 0)
+		w.b_k = attn_array_matrix(&l->b_k);
+	if (l->b_v.ndim != 0)
+		w.b_v = attn_array_matrix(&l->b_v);
+	if (l->b_o.ndim != 0)
+		w.b_o = attn_array_matrix(&l->b_o);
+	return w;
+}
+
+void
+attn_layer_free(struct attn_layer *l)
+{
+	size_t k;
+
+	for (k = 0; k < LK_COUNT; k++)
+		attn_array_free(layer_array(l, k));
+}
+
+/* ---------------------------------------------------------------- bundles */
 
 /* Labels: an array of strings, member m of the labels object, which is
  * member lm of the bundle. */
@@ -988,9 +1176,14 @@ check_label_counts(const struct json_src *js, const struct attn_bundle *b,
     size_t lm, const size_t where[2])
 {
 	const struct attn_labels *lab[2] = { &b->query_labels, &b->key_labels };
-	const struct attn_array *arr[2] = { &b->q, &b->k };
+	/* With embeddings, X names both, or XQ the queries, XKV the keys. */
+	const int self = b->embeddings && b->k.ndim == 0;
+	const struct attn_array *arr[2] = { &b->q, self ? &b->q : &b->k };
 	static const char *const which[2] = { "query", "key" };
-	static const char *const matrix[2] = { "Q", "K" };
+	const char *const matrix[2] = {
+		!b->embeddings ? "Q" : self ? "X" : "XQ",
+		!b->embeddings ? "K" : self ? "X" : "XKV"
+	};
 	char msg[ATTN_MSG_MAX];
 	size_t i, path[2];
 
@@ -1012,13 +1205,79 @@ check_label_counts(const struct json_src *js, const struct attn_bundle *b,
 	return ATTN_OK;
 }
 
-/* Bundle keys, in the order missing ones are reported; every key before
- * KEY_LABELS names an array. */
+/* Bundle keys, in the order missing ones are reported; every key but
+ * KEY_LABELS and KEY_PROJ names an array.  X, XQ and XKV are embeddings
+ * for a layer, in place of Q, K and V. */
 enum bundle_key { KEY_Q, KEY_K, KEY_V, KEY_MASK, KEY_BIAS, KEY_LABELS,
-    KEY_COUNT };
+    KEY_PROJ, KEY_X, KEY_XQ, KEY_XKV, KEY_COUNT };
 static const char *const bundle_keys[KEY_COUNT] = {
-	"Q", "K", "V", "mask", "bias", "labels"
+	"Q", "K", "V", "mask", "bias", "labels", "proj", "X", "XQ", "XKV"
 };
+
+/* Whether key k holds embeddings, or Q, K or V. */
+#define IS_EMB(k) ((k) >= KEY_X)
+#define IS_QKV(k) ((k) <= KEY_V)
+
+/*
+ * Key k may not join the keys already seen when one holds Q, K or V and
+ * the other embeddings, or when X meets XQ or XKV: the message, or NULL
+ * when it may.
+ */
+static const char *
+key_conflict(size_t k, const int seen[KEY_COUNT], char *msg, size_t size)
+{
+	size_t o;
+
+	for (o = 0; o < KEY_COUNT; o++) {
+		if (!seen[o])
+			continue;
+		if ((IS_EMB(k) && IS_QKV(o)) || (IS_QKV(k) && IS_EMB(o))) {
+			snprintf(msg, size, "bundle key \"%s\" with \"%s\": a "
+			    "bundle holds Q, K and V, or embeddings (X, or XQ "
+			    "and XKV) for a layer", bundle_keys[k],
+			    bundle_keys[o]);
+			return msg;
+		}
+		if ((k == KEY_X && (o == KEY_XQ || o == KEY_XKV)) ||
+		    (o == KEY_X && (k == KEY_XQ || k == KEY_XKV))) {
+			snprintf(msg, size, "bundle key \"%s\" with \"%s\": X "
+			    "is for self-attention, XQ and XKV for "
+			    "cross-attention; give one or the other",
+			    bundle_keys[k], bundle_keys[o]);
+			return msg;
+		}
+	}
+	return NULL;
+}
+
+/* What a bundle lacks, once read: NULL when it is whole. */
+static const char *
+bundle_missing(const int seen[KEY_COUNT], char *msg, size_t size)
+{
+	size_t k;
+
+	if (seen[KEY_X] || seen[KEY_XQ] || seen[KEY_XKV]) {
+		if (seen[KEY_X] || (seen[KEY_XQ] && seen[KEY_XKV]))
+			return NULL;
+		snprintf(msg, size, "bundle has no \"%s\" (XQ and XKV go "
+		    "together: cross-attention from embeddings)",
+		    seen[KEY_XQ] ? "XKV" : "XQ");
+		return msg;
+	}
+	if (seen[KEY_PROJ]) {
+		snprintf(msg, size, "bundle has a layer (\"proj\") but no "
+		    "embeddings: give \"X\", or \"XQ\" and \"XKV\", "
+		    "instead of Q, K and V");
+		return msg;
+	}
+	for (k = KEY_Q; k <= KEY_V; k++)
+		if (!seen[k]) {
+			snprintf(msg, size, "bundle has no \"%s\"",
+			    bundle_keys[k]);
+			return msg;
+		}
+	return NULL;
+}
 
 /*
  * The reader flags for the array under bundle key k.  Q, K and V are read
@@ -1050,11 +1309,11 @@ attn_read_bundle(const char *name, const char *buf, size_t len,
     unsigned flags, struct attn_bundle *out, struct attn_error *err)
 {
 	struct json_src js = { name, buf, len, flags, err }, member;
-	struct attn_array *arrays[KEY_LABELS];
+	struct attn_array *arrays[KEY_COUNT];
 	int seen[KEY_COUNT] = { 0 };
 	char msg[ATTN_MSG_MAX], p[PREVIEW_MAX + 4];
 	enum attn_status st;
-	size_t m, k, labels_m = 0, where[2] = { 0, 0 };
+	size_t m, k, labels_m = 0, proj_m = 0, where[2] = { 0, 0 };
 	const cJSON *j;
 	cJSON *root;
 
@@ -1064,6 +1323,9 @@ attn_read_bundle(const char *name, const char *buf, size_t len,
 	arrays[KEY_V] = &out->v;
 	arrays[KEY_MASK] = &out->mask;
 	arrays[KEY_BIAS] = &out->bias;
+	arrays[KEY_LABELS] = arrays[KEY_PROJ] = NULL;
+	arrays[KEY_X] = arrays[KEY_XQ] = &out->q;
+	arrays[KEY_XKV] = &out->k;
 	if ((st = json_parse(&js, &root)) != ATTN_OK)
 		return st;
 	if (!cJSON_IsObject(root)) {
@@ -1089,10 +1351,17 @@ attn_read_bundle(const char *name, const char *buf, size_t len,
 			st = fail_path(&js, &m, 1, 1, msg);
 			goto done;
 		}
+		if (key_conflict(k, seen, msg, sizeof msg) != NULL) {
+			st = fail_path(&js, &m, 1, 1, msg);
+			goto done;
+		}
 		seen[k] = 1;
 		if (k == KEY_LABELS) {
 			labels_m = m;
 			st = json_bundle_labels(&js, j, m, out, where);
+		} else if (k == KEY_PROJ) {
+			proj_m = m;
+			st = json_layer(&js, j, &m, 1, &out->proj);
 		} else {
 			member = js;
 			member.flags = member_flags(k, flags);
@@ -1101,13 +1370,14 @@ attn_read_bundle(const char *name, const char *buf, size_t len,
 		if (st != ATTN_OK)
 			goto done;
 	}
-	for (k = KEY_Q; k <= KEY_V; k++)
-		if (!seen[k]) {
-			snprintf(msg, sizeof msg, "bundle has no \"%s\"",
-			    bundle_keys[k]);
-			st = fail_path(&js, NULL, 0, 0, msg);
-			goto done;
-		}
+	if (bundle_missing(seen, msg, sizeof msg) != NULL) {
+		/* a layer without embeddings: point at the layer */
+		st = seen[KEY_PROJ] && !seen[KEY_X] && !seen[KEY_XQ] &&
+		    !seen[KEY_XKV] ? fail_path(&js, &proj_m, 1, 1, msg) :
+		    fail_path(&js, NULL, 0, 0, msg);
+		goto done;
+	}
+	out->embeddings = seen[KEY_X] || seen[KEY_XQ];
 	st = check_label_counts(&js, out, labels_m, where);
 done:
 	cJSON_Delete(root);
@@ -1126,5 +1396,6 @@ attn_bundle_free(struct attn_bundle *b)
 	attn_array_free(&b->bias);
 	attn_labels_free(&b->query_labels);
 	attn_labels_free(&b->key_labels);
+	attn_layer_free(&b->proj);
 	memset(b, 0, sizeof *b);
 }

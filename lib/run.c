@@ -38,6 +38,9 @@ attn_config_init(struct attn_config *cfg)
 	cfg->kv_heads = 0;
 	cfg->kernel = ATTN_KERNEL_AUTO;
 	cfg->threads = 0;
+	cfg->rope = 0;
+	cfg->rope_base = 10000.0;
+	cfg->rope_style = ATTN_ROPE_HALF;
 }
 
 void

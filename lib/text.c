@@ -158,6 +158,10 @@ attn_value_fault(unsigned flags, double x, const char *s, size_t n,
 	if (flags & ATTN_READ_BOOL)
 		snprintf(msg, size, "%s", isnan(x) ? "nan in a mask" :
 		    MASK_INF_MSG);
+	else if (flags & (ATTN_READ_LAYER | ATTN_READ_SINKS))
+		snprintf(msg, size, "non-finite number '%s' (%s must be "
+		    "finite)", p, flags & ATTN_READ_LAYER ?
+		    "a layer's weights and biases" : "sinks");
 	else if (flags & ATTN_READ_FINITE)
 		snprintf(msg, size, "non-finite number '%s' (Q, K, V and dO "
 		    "must be finite)", p);

@@ -166,6 +166,17 @@ enum ref_input { REF_INPUT_Q, REF_INPUT_K, REF_INPUT_V, REF_INPUT_BIAS };
  */
 int ref_fd_grad(const struct ref_config *cfg, const struct ref_problem *p,
     const double *d_out, enum ref_input which, size_t n, long double *grad);
+/*
+ * Rotary position embedding, as the RoFormer paper writes it, in long
+ * double (tests/ref/ref_rope.c): x is rows x heads*d, packed, row r at
+ * position pos0 + (r % block); in each head of d columns (d even), pair
+ * m is rotated by the angle pos * base^(-2m/d), the pair being columns
+ * (m, m + d/2), or (2m, 2m + 1) when interleaved.  sign -1 rotates back.
+ * out is rows x heads*d.
+ */
+void ref_rope(const double *x, size_t rows, size_t block, size_t heads,
+    size_t d, long double pos0, long double base, int interleaved,
+    long double sign, long double *out);
 
 /* A splitmix64 generator: the same seed gives the same numbers on every
  * machine, so a failing case can be replayed from its seed. */

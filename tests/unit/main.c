@@ -12,7 +12,7 @@ main(void)
 		error_suite, num_suite, read_suite, read_repr_suite,
 		stage_suite, run_suite, kernel_suite, variants_suite,
 		stream_suite, props_suite, api_suite, grad_suite, random_suite,
-		sinks_suite,
+		sinks_suite, layer_suite, rope_suite, project_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	size_t i;

@@ -22,5 +22,8 @@ Suite *api_suite(void);
 Suite *grad_suite(void);
 Suite *random_suite(void);
 Suite *sinks_suite(void);
+Suite *layer_suite(void);
+Suite *rope_suite(void);
+Suite *project_suite(void);
 
 #endif
