@@ -1,8 +1,11 @@
 /*
  * inputs.c - from operands to matrices.  Three operands are Q, K and V;
- * one is a JSON BUNDLE; --self X is all three.  Files are read whole
- * (io_slurp) and parsed by libattn; labels come from a first column of
- * names (Q's for queries, K's for keys) or from the bundle.
+ * one is a JSON BUNDLE; --self X is all three.  With --proj LAYER the
+ * operands are embeddings: X (self-attention), XQ XKV (cross-attention),
+ * or a BUNDLE holding them; a BUNDLE may also bring its layer ("proj").
+ * Files are read whole (io_slurp) and parsed by libattn; labels come
+ * from a first column of names (Q's or XQ's for queries, K's or XKV's
+ * for keys, X's for both) or from the bundle.
  *
  * A 3-D array is a stack of B independent problems; Q, K and V must all
  * be 2-D or all be 3-D with the same B.  A mask or bias is T x S, or one
@@ -20,8 +23,21 @@
 #include "io.h"
 #include "rules.h"
 
-static const char *const role[IN_COUNT] = { "Q", "K", "V", "mask", "bias",
-    "dO" };
+static const char *const role[IN_COUNT] = {
+	"Q", "K", "V", "mask", "bias", "dO", "sinks"
+};
+
+/* What operand i is called in messages: Q, K and V, or the embeddings
+ * X, XQ and XKV. */
+static const char *
+role_of(const struct inputs *in, size_t i)
+{
+	if (in->embeddings && i == IN_Q)
+		return in->self ? "X" : "XQ";
+	if (in->embeddings && i == IN_K)
+		return "XKV";
+	return role[i];
+}
 
 /* Labels move from one struct to another without copying. */
 static void
@@ -90,8 +106,35 @@ load_array(const char *path, unsigned flags, struct attn_array *a,
 	return st;
 }
 
+/*
+ * A bundle and --proj must agree: embeddings go with a layer and Q, K and
+ * V with none, and only one of them may bring the layer.
+ */
 static enum attn_status
-load_bundle(const char *path, struct inputs *in, struct attn_error *err)
+check_layer_source(const char *proj, const char *name,
+    const struct inputs *in, struct attn_error *err)
+{
+	if (proj != NULL && in->layer_name != NULL)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "the bundle has a layer (\"proj\"), and --proj gives "
+		    "another");
+	if (proj != NULL && !in->embeddings)
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+		    "with --proj the bundle holds embeddings (\"X\", or "
+		    "\"XQ\" and \"XKV\"), not Q, K and V");
+	if (proj == NULL && in->embeddings && in->layer_name == NULL)
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+		    "the bundle holds embeddings (%s) but no layer: add "
+		    "\"proj\" to it, or give --proj LAYER",
+		    in->self ? "X" : "XQ and XKV");
+	return ATTN_OK;
+}
+
+/* The one operand: a BUNDLE, or with --proj (proj set) the embeddings
+ * X. */
+static enum attn_status
+load_bundle(const char *path, const char *proj, struct inputs *in,
+    struct attn_error *err)
 {
 	const char *name = display_name(path);
 	struct attn_bundle b;
@@ -101,6 +144,17 @@ load_bundle(const char *path, struct inputs *in, struct attn_error *err)
 
 	if ((st = io_slurp(path, &buf, &len, err)) != ATTN_OK)
 		return st;
+	if (!attn_is_bundle(buf, len) && proj != NULL) {
+		/* --proj LAYER X: self-attention from embeddings */
+		in->name[IN_Q] = in->name[IN_K] = name;
+		in->embeddings = in->self = 1;
+		st = attn_read_array(name, buf, len, ATTN_FMT_AUTO,
+		    ATTN_READ_FINITE, &in->arr[IN_Q], err);
+		free(buf);
+		if (st == ATTN_OK)
+			labels_move(&in->query, &in->arr[IN_Q].row_labels);
+		return st;
+	}
 	if (!attn_is_bundle(buf, len)) {
 		free(buf);
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
@@ -122,6 +176,54 @@ load_bundle(const char *path, struct inputs *in, struct attn_error *err)
 			in->name[i] = name;
 	labels_move(&in->query, &b.query_labels);
 	labels_move(&in->key, &b.key_labels);
+	in->embeddings = b.embeddings;
+	in->self = b.embeddings && b.k.ndim == 0;
+	in->layer = b.proj;
+	if (b.proj.w_q.ndim != 0)
+		in->layer_name = name;
+	if (in->self)
+		in->name[IN_K] = name;
+	return check_layer_source(proj, name, in, err);
+}
+
+/* --proj LAYER (when the bundle did not bring one) into in->layer. */
+static enum attn_status
+load_layer(const char *path, struct inputs *in, struct attn_error *err)
+{
+	const char *name = display_name(path);
+	enum attn_status st;
+	char *buf;
+	size_t len;
+
+	if ((st = io_slurp(path, &buf, &len, err)) != ATTN_OK)
+		return st;
+	st = attn_read_layer(name, buf, len, &in->layer, err);
+	free(buf);
+	if (st == ATTN_OK)
+		in->layer_name = name;
+	return st;
+}
+
+/* --sinks FILE: one logit per head, a row or a column (attn_run checks
+ * that there is one per head). */
+static enum attn_status
+load_sinks(const char *path, struct inputs *in, struct attn_error *err)
+{
+	struct attn_array *a = &in->arr[IN_SINKS];
+	enum attn_status st;
+	char shape[64];
+
+	in->name[IN_SINKS] = display_name(path);
+	if ((st = load_array(path, ATTN_READ_FINITE | ATTN_READ_SINKS, a,
+	    err)) != ATTN_OK)
+		return st;
+	if (a->ndim > 2) {
+		shape_str(shape, sizeof shape, a);
+		return attn_error_set(err, ATTN_ERR_DATA, in->name[IN_SINKS], 0,
+		    0, "the sinks are %s: give one sink logit per head, in a "
+		    "row or a column", shape);
+	}
+	in->in.sinks = attn_array_matrix(a);
 	return ATTN_OK;
 }
 
@@ -142,7 +244,7 @@ batches_of(struct inputs *in, size_t n, size_t *batches,
 			return attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0, 0,
 			    "%s is %zu-D (%s); 4-D layouts are not supported "
 			    "yet: give 2-D matrices or a 3-D stack of them",
-			    role[i], a->ndim, s0);
+			    role_of(in, i), a->ndim, s0);
 		}
 		b[i] = a->ndim == 3 ? a->shape[0] : 0;
 	}
@@ -151,9 +253,10 @@ batches_of(struct inputs *in, size_t n, size_t *batches,
 			shape_str(s0, sizeof s0, &in->arr[0]);
 			shape_str(s1, sizeof s1, &in->arr[i]);
 			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
-			    "batch mismatch: Q is %s but %s is %s: Q, K and "
-			    "V must all be 2-D, or all 3-D stacks of the same "
-			    "number of matrices", s0, role[i], s1);
+			    "batch mismatch: %s is %s but %s is %s: %s must "
+			    "all be 2-D, or all 3-D stacks of the same number "
+			    "of matrices", role_of(in, 0), s0, role_of(in, i),
+			    s1, in->embeddings ? "XQ and XKV" : "Q, K and V");
 		}
 	*batches = b[0] != 0 ? b[0] : 1;
 	return ATTN_OK;
@@ -171,8 +274,9 @@ check_grad_batches(const struct inputs *in, struct attn_error *err)
 	shape_str(got, sizeof got, a);
 	shape_str(q, sizeof q, &in->arr[IN_Q]);
 	return attn_error_set(err, ATTN_ERR_DATA, in->name[IN_DO], 0, 0,
-	    "shape mismatch: dO is %s but Q is %s: dO, the gradient of the "
-	    "output, holds a block per batch of Q (B x T x H*d_v)", got, q);
+	    "shape mismatch: dO is %s but %s is %s: dO, the gradient of the "
+	    "output, holds a block per batch of %s (B x T x H*d_v)", got,
+	    role_of(in, IN_Q), q, role_of(in, IN_Q));
 }
 
 /*
@@ -225,10 +329,14 @@ inputs_load(const struct options *o, struct inputs *in,
 		in->name[IN_K] = in->name[IN_V] = in->name[IN_Q];
 		labels_move(&in->query, &in->arr[IN_Q].row_labels);
 	} else if (o->noperands == 1) {
-		if ((st = load_bundle(o->operands[0], in, err)) != ATTN_OK)
+		if ((st = load_bundle(o->operands[0], o->proj, in, err)) !=
+		    ATTN_OK)
 			return st;
 	} else {
-		for (i = 0; i < 3; i++) {
+		/* Q K V, or with --proj LAYER the embeddings XQ XKV
+		 * (cross-attention) */
+		in->embeddings = o->proj != NULL;
+		for (i = 0; i < (in->embeddings ? 2u : 3u); i++) {
 			in->name[i] = display_name(o->operands[i]);
 			if ((st = load_array(o->operands[i], ATTN_READ_FINITE,
 			    &in->arr[i], err)) != ATTN_OK)
@@ -268,15 +376,26 @@ inputs_load(const struct options *o, struct inputs *in,
 		    err)) != ATTN_OK)
 			return st;
 	}
+	if (o->proj != NULL && in->layer_name == NULL &&
+	    (st = load_layer(o->proj, in, err)) != ATTN_OK)
+		return st;
+	if (o->sinks != NULL && (st = load_sinks(o->sinks, in, err)) !=
+	    ATTN_OK)
+		return st;
+	in->self = in->self || o->self != NULL;
 	/* Every input read: a warning may explain a shape error to come. */
 	warn_notices(in);
 
-	if ((st = batches_of(in, o->self != NULL ? 1 : 3, &in->in.batches,
-	    err)) != ATTN_OK)
+	if ((st = batches_of(in, in->self ? 1 : in->embeddings ? 2 : 3,
+	    &in->in.batches, err)) != ATTN_OK)
 		return st;
 	in->in.q = attn_array_matrix(&in->arr[IN_Q]);
-	if (o->self != NULL) {
+	in->in.proj = attn_layer_proj(&in->layer);
+	if (in->self) {
 		in->in.k = in->in.v = in->in.q;
+	} else if (in->embeddings) {
+		/* XKV; v is not read, but it is K's rows for the mask */
+		in->in.k = in->in.v = attn_array_matrix(&in->arr[IN_K]);
 	} else {
 		in->in.k = attn_array_matrix(&in->arr[IN_K]);
 		in->in.v = attn_array_matrix(&in->arr[IN_V]);
@@ -310,6 +429,7 @@ inputs_free(struct inputs *in)
 
 	attn_labels_free(&in->query);
 	attn_labels_free(&in->key);
+	attn_layer_free(&in->layer);
 	for (i = 0; i < IN_COUNT; i++)
 		attn_array_free(&in->arr[i]);
 	memset(in, 0, sizeof *in);

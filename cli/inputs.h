@@ -1,7 +1,8 @@
 /*
- * inputs.h - the operands (Q K V, a BUNDLE, or --self X) and the --mask,
- * --bias and --grad files, read into stacks of matrices with the labels
- * that came with them.
+ * inputs.h - the operands (Q K V, a BUNDLE, --self X, or with --proj the
+ * embeddings X or XQ XKV) and the --mask, --bias, --grad, --proj and
+ * --sinks files, read into stacks of matrices with the labels that came
+ * with them.
  */
 #ifndef ATTN_INPUTS_H
 #define ATTN_INPUTS_H
@@ -9,13 +10,18 @@
 #include "attn.h"
 #include "options.h"
 
-enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_DO, IN_COUNT };
+/* With embeddings, IN_Q holds X or XQ and IN_K holds XKV. */
+enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_DO, IN_SINKS, IN_COUNT };
 
 struct inputs {
 	struct attn_array arr[IN_COUNT];	/* --self fills only Q */
 	const char *name[IN_COUNT];	/* where each came from, for messages */
 	struct attn_inputs in;		/* views of arr, for attn_run */
 	struct attn_labels query, key;	/* from the files; may be empty */
+	int embeddings;			/* the operands are X, or XQ and XKV */
+	int self;			/* one matrix is queries and keys */
+	struct attn_layer layer;	/* --proj's, or the bundle's "proj" */
+	const char *layer_name;		/* where it came from; NULL: none */
 };
 
 /* Read the operands and files that o names. */

@@ -113,9 +113,11 @@ name_rows(const struct options *o, const struct inputs *in,
 	    "q", st->T, st->T == 1 ? "query" : "queries", query, err);
 	if (status != ATTN_OK)
 		return status;
-	/* With --self the rows of X name the keys too. */
+	/* In self-attention (--self X, --proj LAYER X) the rows of X name
+	 * the keys too. */
 	return pick_labels(o->key_labels, "--key-labels",
-	    o->self != NULL ? &in->query : &in->key, "k", st->S,
+	    in->self && in->key.count == 0 ? &in->query : &in->key, "k",
+	    st->S,
 	    st->S == 1 ? "key" : "keys", key, err);
 }
 

@@ -198,8 +198,11 @@ main(int argc, char **argv)
 	}
 
 	st = inputs_load(&o, &in, &err);
-	if (st == ATTN_OK)
+	if (st == ATTN_OK) {
+		/* a layer, its W_O and RoPE make stages of their own */
+		options_offer(&o, attn_stages_available(&o.cfg, &in.in));
 		st = check_memory(&o, &in, &err);
+	}
 	if (st == ATTN_OK)
 		st = compute(&o, &in, &stages, &err);
 	if (st == ATTN_OK)

@@ -440,6 +440,13 @@ memory_admit_run(const struct inputs *in, size_t stage_bytes,
 	    mul(add(in->in.q.rows, in->in.k.rows), LABEL_COST));
 	for (i = 0; i < IN_COUNT; i++)
 		inputs = add(inputs, array_bytes(&in->arr[i]));
+	/* the layer of --proj, or the bundle's */
+	inputs = add(inputs, add(add(array_bytes(&in->layer.w_q),
+	    array_bytes(&in->layer.w_k)), add(array_bytes(&in->layer.w_v),
+	    array_bytes(&in->layer.w_o))));
+	inputs = add(inputs, add(add(array_bytes(&in->layer.b_q),
+	    array_bytes(&in->layer.b_k)), add(array_bytes(&in->layer.b_v),
+	    array_bytes(&in->layer.b_o))));
 	inputs = add(inputs, OUTPUT_RESERVE);
 	held = add(inputs, stage_bytes);
 	if (held > lim.bytes)

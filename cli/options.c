@@ -25,7 +25,9 @@
 const char options_usage[] =
     "usage: attn [options] Q K V\n"
     "       attn [options] BUNDLE\n"
-    "       attn [options] --self X\n";
+    "       attn [options] --self X\n"
+    "       attn [options] --proj LAYER X\n"
+    "       attn [options] --proj LAYER XQ XKV\n";
 
 const char options_gen_usage[] =
     "usage: attn gen ROWSxCOLS [--seed N] [--dist normal|uniform]\n";
@@ -38,11 +40,15 @@ static const char help_head[] =
     "usage: attn [options] Q K V\n"
     "       attn [options] BUNDLE\n"
     "       attn [options] --self X\n"
+    "       attn [options] --proj LAYER X\n"
+    "       attn [options] --proj LAYER XQ XKV\n"
     "       attn gen ROWSxCOLS [--seed N] [--dist normal|uniform]\n"
     "\n"
     "Q, K and V are JSON, CSV, TSV or whitespace-separated text files;\n"
     "BUNDLE is one JSON object {\"Q\":..,\"K\":..,\"V\":..} with optional\n"
     "\"mask\", \"bias\" and \"labels\"; '-' reads standard input.\n"
+    "With --proj, X (or XQ and XKV) are embeddings that the LAYER\n"
+    "projects to q, k and v.\n"
     "\n"
     "options:\n";
 
@@ -67,13 +73,16 @@ struct parse {
 	int stop;		/* --help or --version: read no further */
 	const char *stage_list;	/* --stage's, read once --grad is known */
 	int threads;		/* -j given: ATTN_THREADS is not read */
+	int argc;		/* for an option whose argument is optional */
+	char **argv;
 };
 
 /* One option. */
 struct option_row {
 	const char *name;	/* long name, without "--" */
 	char letter;		/* short name, or 0 */
-	const char *arg;	/* its argument in --help; NULL: none */
+	const char *arg;	/* its argument in --help; NULL: none; in
+				 * brackets, "[BASE]", it may be left out */
 	/* --help text: "\n" starts a line of its own, and a line
 	 * "{stages}" is the stage names */
 	const char *help;
@@ -94,6 +103,8 @@ struct option_row {
 static const char *const gen_options[] = { "seed", "dist", "format",
 	"digits", "output", "help", "version", NULL };
 #define GEN_OWN 2
+/* Whether row r's argument may be left out (set then gets NULL). */
+#define OPTIONAL_ARG(r) ((r)->arg != NULL && (r)->arg[0] == '[')
 
 static enum attn_status
 usage_error(struct attn_error *err, const char *fmt, const char *arg)
@@ -101,12 +112,25 @@ usage_error(struct attn_error *err, const char *fmt, const char *arg)
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, fmt, arg);
 }
 
-/* The stages o offers: the backward ones only with --grad. */
+/* The stages o offers: the backward ones only with --grad, q, k, v
+ * and projected with --proj (a BUNDLE that brings a layer offers them
+ * once it is read: options_offer), q_rot and k_rot with --rope. */
 static unsigned
 offered(const struct options *o)
 {
-	return o->grad != NULL ? ATTN_STAGES_ALL | ATTN_STAGES_GRAD :
-	    ATTN_STAGES_ALL;
+	unsigned set = ATTN_STAGES_ALL;
+
+	if (o->grad != NULL)
+		set |= ATTN_STAGES_GRAD;
+	if (o->proj != NULL)
+		set |= ATTN_STAGE_BIT(ATTN_STAGE_Q) |
+		    ATTN_STAGE_BIT(ATTN_STAGE_K) |
+		    ATTN_STAGE_BIT(ATTN_STAGE_V) |
+		    ATTN_STAGE_BIT(ATTN_STAGE_PROJECTED);
+	if (o->cfg.rope)
+		set |= ATTN_STAGE_BIT(ATTN_STAGE_Q_ROT) |
+		    ATTN_STAGE_BIT(ATTN_STAGE_K_ROT);
+	return set;
 }
 
 /* The names of the stages of set that users may ask for, "scores,
@@ -118,10 +142,11 @@ stage_names(char *buf, size_t size, unsigned set)
 
 	buf[0] = '\0';
 	for (i = 0; i < ATTN_STAGE_COUNT && n < size; i++)
-		if (!attn_stage_table[i].internal &&
-		    (set & ATTN_STAGE_BIT(i)))
+		if (!attn_stage_table[attn_stage_order[i]].internal &&
+		    (set & ATTN_STAGE_BIT(attn_stage_order[i])))
 			n += (size_t)snprintf(buf + n, size - n, "%s%s",
-			    n > 0 ? ", " : "", attn_stage_table[i].name);
+			    n > 0 ? ", " : "",
+			    attn_stage_table[attn_stage_order[i]].name);
 }
 
 /* --stage LIST, read once every option is known, since what `all` means
@@ -144,11 +169,8 @@ parse_stages(struct options *o, const char *list, struct attn_error *err)
 	size_t i;
 
 	if (strcmp(list, "all") == 0) {
-		o->nstages = 0;
-		for (i = 0; i < ATTN_STAGE_COUNT; i++)
-			if (!attn_stage_table[i].internal &&
-			    (offered(o) & ATTN_STAGE_BIT(i)))
-				o->stages[o->nstages++] = (enum attn_stage)i;
+		o->all_stages = 1;
+		options_offer(o, offered(o));
 		return ATTN_OK;
 	}
 	o->nstages = 0;
@@ -180,6 +202,24 @@ parse_stages(struct options *o, const char *list, struct attn_error *err)
 		if (p[len] == '\0')
 			return ATTN_OK;
 		p += len + 1;
+	}
+}
+
+void
+options_offer(struct options *o, unsigned avail)
+{
+	size_t i;
+
+	o->avail = avail;
+	if (!o->all_stages)
+		return;
+	o->nstages = 0;
+	for (i = 0; i < ATTN_STAGE_COUNT; i++) {
+		const enum attn_stage s = attn_stage_order[i];
+
+		if (!attn_stage_table[s].internal &&
+		    (avail & ATTN_STAGE_BIT(s)))
+			o->stages[o->nstages++] = s;
 	}
 }
 
@@ -366,6 +406,40 @@ set_kv_heads(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* --rope [BASE]: a finite base above 0, 10000 when left out.  BASE may
+ * follow as --rope=BASE or as the next word when that word is a number
+ * (getopt_long takes an optional argument only after '='). */
+static enum attn_status
+set_rope(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	struct attn_config *cfg = &ps->o->cfg;
+	double x;
+
+	if (arg == NULL && optind < ps->argc &&
+	    attn_parse_number(ps->argv[optind], strlen(ps->argv[optind]),
+	    &x) == 0)
+		arg = ps->argv[optind++];
+	cfg->rope = 1;
+	if (arg == NULL)
+		return ATTN_OK;
+	if (attn_parse_number(arg, strlen(arg), &x) != 0 || !isfinite(x) ||
+	    x <= 0.0)
+		return usage_error(err, "--rope wants a base, a finite number "
+		    "above 0 (10000 when left out), not '%s'", arg);
+	cfg->rope_base = x;
+	return ATTN_OK;
+}
+
+static enum attn_status
+set_rope_style(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->given.rope_style = 1;
+	ps->o->cfg.rope_style = (enum attn_rope_style)ps->choice;
+	return ATTN_OK;
+}
+
 /* The most threads -j takes: more only take turns. */
 #define MAX_THREADS 1024
 
@@ -524,6 +598,18 @@ static const struct option_row rows[] = {
 	    "output): add the backward stages grad_weights,\n"
 	    "delta, grad_scaled, grad_q, grad_k, grad_v",
 	    NULL, NULL, FIELD(grad) },
+	{ "proj", 0, "LAYER", "JSON {\"W_Q\":..,\"W_K\":..,\"W_V\":..} (W_O, b_Q,\n"
+	    "b_K, b_V, b_O optional), each x @ W: the\n"
+	    "operands are embeddings X, or XQ XKV",
+	    NULL, NULL, FIELD(proj) },
+	{ "rope", 0, "[BASE]", "rotate q and k by position (RoPE) before\n"
+	    "the scores, base 10000 unless given",
+	    NULL, set_rope, 0 },
+	{ "rope-style", 0, "S", "half (default; GPT-NeoX, HF Llama) or\n"
+	    "interleaved (RoFormer, GPT-J)",
+	    rules_rope_style_names, set_rope_style, 0 },
+	{ "sinks", 0, "FILE", "one logit per head, adding exp(sink) to\n"
+	    "each softmax denominator", NULL, NULL, FIELD(sinks) },
 	{ "query-labels", 0, "L", "names of the query rows, comma-separated",
 	    NULL, NULL, FIELD(query_labels) },
 	{ "key-labels", 0, "L", "names of the keys, comma-separated",
@@ -580,9 +666,9 @@ applies(const struct option_row *r, int gen)
 	return !gen;
 }
 
-/* Options whose argument is a file but not named FILE (--self X and
- * --grad DO, as SPEC writes them). */
-static const char *const file_options[] = { "self", "grad", NULL };
+/* Options whose argument is a file but not named FILE (--self X,
+ * --grad DO and --proj LAYER, as SPEC writes them). */
+static const char *const file_options[] = { "self", "grad", "proj", NULL };
 
 /* The formats' names, for completion, from the table of formats. */
 static const char *format_names[OUT_COUNT + 1];
@@ -591,6 +677,29 @@ size_t
 options_count(void)
 {
 	return NROWS;
+}
+
+/* A list "a, b, c" at HELP_COLUMN (where the caller has put the first
+ * line), broken after a comma so that no line passes column 79. */
+static void
+print_wrapped(FILE *fp, const char *list)
+{
+	size_t w = HELP_COLUMN;
+
+	while (*list != '\0') {
+		size_t len = strcspn(list, ",");
+
+		if (w > HELP_COLUMN && w + len + 1 > 79) {
+			putc('\n', fp);
+			print_pad(fp, HELP_COLUMN);
+			w = HELP_COLUMN;
+			while (*list == ' ')
+				list++, len--;
+		}
+		fwrite(list, 1, len + (list[len] == ','), fp);
+		w += len + (list[len] == ',');
+		list += len + (list[len] == ',');
+	}
 }
 
 void
@@ -634,7 +743,7 @@ options_print_help(const struct options *o, FILE *fp)
 	size_t i, w;
 	const char *h, *nl;
 
-	stage_names(names, sizeof names, ATTN_STAGES_ALL);
+	stage_names(names, sizeof names, ATTN_STAGES_ALL | ATTN_STAGES_PROJ);
 	fputs(o->gen ? gen_help_head : help_head, fp);
 	for (i = 0; i < NROWS; i++) {
 		const struct option_row *r = &rows[i];
@@ -659,7 +768,7 @@ options_print_help(const struct options *o, FILE *fp)
 			}
 			print_pad(fp, HELP_COLUMN - w);
 			if (len == 8 && strncmp(h, "{stages}", 8) == 0)
-				fputs(names, fp);
+				print_wrapped(fp, names);
 			else
 				fwrite(h, 1, len, fp);
 			putc('\n', fp);
@@ -751,6 +860,7 @@ options_init(struct options *o)
 	o->nstages = 1;
 	o->format = OUT_TABLE;
 	o->digits = -1;		/* resolved once the format is known */
+	o->avail = ATTN_STAGES_ALL;	/* until the inputs are read */
 	attn_config_init(&o->cfg);
 }
 
@@ -774,6 +884,8 @@ options_parse(int argc, char **argv, struct options *o,
 	}
 	memset(&ps, 0, sizeof ps);
 	ps.o = o;
+	ps.argc = argc;
+	ps.argv = argv;
 	ps.align = ps.masked_rows = ps.like = -1;
 	/* ':' first: a missing argument is ':' rather than '?'. */
 	shortopts[n++] = ':';
@@ -782,8 +894,9 @@ options_parse(int argc, char **argv, struct options *o,
 		if (!applies(&rows[i], o->gen))
 			continue;
 		longopts[nl].name = rows[i].name;
-		longopts[nl].has_arg = rows[i].arg != NULL ?
-		    required_argument : no_argument;
+		longopts[nl].has_arg = OPTIONAL_ARG(&rows[i]) ?
+		    optional_argument :
+		    rows[i].arg != NULL ? required_argument : no_argument;
 		longopts[nl++].val = row_val(i);
 		if (rows[i].letter != 0) {
 			shortopts[n++] = rows[i].letter;

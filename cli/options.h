@@ -48,9 +48,22 @@ struct options {
 	enum attn_dist dist;		/* attn gen --dist */
 	enum color_mode color;	/* --color */
 	enum progress_mode progress;	/* --progress, --no-progress */
-	char **operands;	/* Q K V, or one BUNDLE */
+	const char *proj;	/* --proj LAYER */
+	const char *sinks;	/* --sinks FILE */
+	char **operands;	/* Q K V, or one BUNDLE; with --proj, X or
+				 * XQ XKV (or a BUNDLE of embeddings) */
 	size_t noperands;
+	int all_stages;		/* --stage all */
+	/* The stages this run can compute, for --explain and --stage all:
+	 * ATTN_STAGES_ALL until the inputs are read, then what
+	 * attn_stages_available says for them (options_offer). */
+	unsigned avail;
 };
+
+/* Record that the run can compute the stages avail (once the inputs are
+ * read: a bundle may bring a layer, a layer W_O), and make --stage all
+ * the offered ones among them, in attn_stage_order. */
+void options_offer(struct options *o, unsigned avail);
 
 /* Parse argv into *o.  On a usage error returns ATTN_ERR_USAGE with the
  * message in err. */

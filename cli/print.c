@@ -46,9 +46,8 @@ const struct print_format print_formats[OUT_COUNT] = {
 int
 print_explains(const struct options *o, enum attn_stage s)
 {
-	if (attn_stage_table[s].internal)
-		return 0;
-	return o->grad != NULL || !(ATTN_STAGES_GRAD & ATTN_STAGE_BIT(s));
+	return !attn_stage_table[s].internal &&
+	    (o->avail & ATTN_STAGE_BIT(s)) != 0;
 }
 
 unsigned
@@ -69,8 +68,11 @@ print_wants(const struct options *o)
 	if (o->stats || o->heatmap || o->svg != NULL)
 		printed |= ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS) |
 		    ATTN_STAGE_BIT(ATTN_STAGE_MASK);
-	if (o->arithmetic)
-		printed |= ATTN_STAGES_ALL;
+	/* the arithmetic reads what the kernel read: the passes' q, k
+	 * and v when a layer or RoPE makes them (attn_head_inputs) */
+	if (o->arithmetic || (f->flags & PRINT_PAGE))
+		printed |= ATTN_STAGES_ALL | (o->avail & ATTN_STAGES_PROJ &
+		    ~ATTN_STAGE_BIT(ATTN_STAGE_PROJECTED));
 	return printed | (f->wants != NULL ? f->wants(printed) : 0);
 }
 
@@ -192,6 +194,7 @@ print_col_label(const struct printer *p, enum attn_stage s, size_t j,
 		return p->nm->key[j];
 	case ATTN_AXIS_VALUE:
 	case ATTN_AXIS_DK:
+	case ATTN_AXIS_MODEL:
 		attn_stage_shape(p->st, s, &sh);
 		w = sh.cols / sh.col_heads;
 		/* KV heads are "kv" where they are not the query heads */

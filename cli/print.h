@@ -68,8 +68,9 @@ extern const struct print_format print_formats[OUT_COUNT];
 unsigned print_wants(const struct options *o);
 
 /* Whether --explain prints stage s for o (the mask aside, which it
- * prints when a masking rule is in force): every stage offered by name,
- * the backward ones with --grad. */
+ * prints when a masking rule is in force): every stage offered by name
+ * that the run makes (o->avail: the backward ones with --grad, q, k and
+ * v with a layer, ...). */
 int print_explains(const struct options *o, enum attn_stage s);
 
 /* Print what o asks for (--explain, or the --stage list in --format)
@@ -110,8 +111,8 @@ void print_dims(const struct printer *p, enum attn_stage s, char *buf,
 const char *print_col_label(const struct printer *p, enum attn_stage s,
     size_t j, char *buf);
 
-/* The label of row i of a block of stage s: the query's, or for
- * grad_k and grad_v the key's. */
+/* The label of row i of a block of stage s: the query's, or for the
+ * stages laid out as K and V (k, v, k_rot, grad_k, grad_v) the key's. */
 const char *print_row_label(const struct printer *p, enum attn_stage s,
     size_t i);
 
@@ -183,11 +184,11 @@ void print_json_string(FILE *fp, const char *s);
  * conventions in force and the row-sum check. */
 enum attn_status print_explain(const struct printer *p);
 
-/* The line after the weights (target 1) or grad_scaled (target 0): how
- * far the worst row sum of stage s is from the target, over the rows that
+/* The line after the weights or grad_scaled: how far the worst row sum
+ * of stage s is from what it should be (1 and 0, or with sinks
+ * 1 - exp(sink - lse) and delta * exp(sink - lse)), over the rows that
  * may attend some key. */
-void print_row_sum_check(const struct printer *p, enum attn_stage s,
-    int target);
+void print_row_sum_check(const struct printer *p, enum attn_stage s);
 
 /* Whether any rule can mask an entry: then --explain shows the mask. */
 int print_masking(const struct printer *p);

@@ -221,7 +221,36 @@ arith_exp(const struct printer *p, const struct arith_block *a, size_t i,
 	    num_more(p, b4, shifted_exp(a, i, j)));
 }
 
-/* "sum = 1 + 0.4931 = 1.493": row_sum, over the keys not masked. */
+/* Whether the run has sinks, and the sink of block a's head. */
+static int
+has_sink(const struct printer *p)
+{
+	return p->st->sinks.data != NULL;
+}
+
+static double
+sink_of(const struct printer *p, const struct arith_block *a)
+{
+	return *attn_at(&p->st->sinks, 0, a->h);
+}
+
+/* With sinks, "sink: exp(0 - 0.707) = exp(-0.707) = 0.4931": the sink's
+ * term of row i's sum, a logit with no key and no value. */
+static void
+arith_sink_exp(const struct printer *p, const struct arith_block *a,
+    size_t i)
+{
+	const double s = sink_of(p, a), max = *attn_at(&a->row_max, i, 0);
+	char b1[ATTN_NUM_MAX], b2[ATTN_NUM_MAX], b3[ATTN_NUM_MAX],
+	    b4[ATTN_NUM_MAX];
+
+	fprintf(p->fp, "sink: exp(%s - %s) = exp(%s) = %s\n", num(p, b1, s),
+	    num(p, b2, max), num(p, b3, s - max), num_more(p, b4,
+	    exp(s - max)));
+}
+
+/* "sum = 1 + 0.4931 = 1.493": row_sum, over the keys not masked (and
+ * the sink's term, with sinks). */
 static void
 arith_sum(const struct printer *p, const struct arith_block *a, size_t i)
 {
@@ -229,6 +258,11 @@ arith_sum(const struct printer *p, const struct arith_block *a, size_t i)
 	size_t j, terms = 0;
 
 	fputs("sum =", p->fp);
+	if (has_sink(p)) {
+		fprintf(p->fp, " %s", num_more(p, buf, exp(sink_of(p, a) -
+		    *attn_at(&a->row_max, i, 0))));
+		terms++;
+	}
 	for (j = 0; j < a->scaled.cols; j++)
 		if (kept(a, i, j)) {
 			if (terms++ == 0)
@@ -281,6 +315,11 @@ arith_unshifted(const struct printer *p, const struct arith_block *a,
 		return;
 	}
 	fputs("the same without subtracting the maximum:", p->fp);
+	if (has_sink(p)) {
+		fprintf(p->fp, "%s exp(sink %s) = %s", sep, num(p, b1,
+		    sink_of(p, a)), num_more(p, b2, exp(sink_of(p, a))));
+		sep = ",";
+	}
 	for (j = 0; j < a->scaled.cols; j++)
 		if (kept(a, i, j)) {
 			double x = *attn_at(&a->scaled, i, j);
@@ -366,6 +405,10 @@ arith_softmax(const struct printer *p, const struct arith_block *a,
 	arith_row(p, a, i);
 	if (!has_softmax(a, i))
 		return;
+	if (has_sink(p)) {
+		fprintf(p->fp, "%s  ", ind);
+		arith_sink_exp(p, a, i);
+	}
 	for (j = 0; j < S; j++) {
 		fprintf(p->fp, "%s  ", ind);
 		arith_exp(p, a, i, j);
@@ -492,6 +535,8 @@ print_arith_cell(const struct printer *p, enum attn_stage s, size_t n,
 		arith_row(p, &a, i);
 		if (!has_softmax(&a, i))
 			break;
+		if (has_sink(p))
+			arith_sink_exp(p, &a, i);
 		arith_exp(p, &a, i, j);
 		arith_sum(p, &a, i);
 		arith_weight(p, &a, i, j);

@@ -1,29 +1,54 @@
 /*
  * print_explain.c - --explain: the shapes, the scale and the conventions
- * in force, then every stage in order as a table (the mask only when a
- * masking rule is in force, the backward stages only with --grad), with
- * a check line under the weights (each row sums to 1) and under
- * grad_scaled (each row sums to 0, since the softmax does not change
- * when a row of logits moves as a whole).  The numbers are the computed
- * stages; nothing is computed here but the check of the row sums.
+ * in force, then every stage in attn_stage_order as a table (from the
+ * projections and rotations when a layer or RoPE makes them; the mask
+ * only when a masking rule is in force, the backward stages only with
+ * --grad), with a check line under the weights (each row sums to 1, or
+ * with sinks to 1 - exp(sink - lse), the rest being the sink's) and
+ * under grad_scaled (each row sums to 0, since the softmax does not
+ * change when a row of logits moves as a whole; with sinks, to delta
+ * times the sink's share).  The numbers are the computed stages; nothing
+ * is computed here but the check of the row sums.
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "attn.h"
 #include "print.h"
 #include "render.h"
 #include "rules.h"
 
-/* The line after the weights (target 1) or grad_scaled (target 0): how
- * far the worst row sum of stage s is from the target, over the rows
- * that may attend some key. */
+/*
+ * What row i of stage s (weights, or grad_scaled) should sum to: 1 and
+ * 0, or with sinks 1 - exp(sink - lse) and delta * exp(sink - lse), the
+ * sink's share exp(sink - lse) being missing from the weights (and so
+ * from sum_j weights * (dP - delta)).
+ */
+static double
+row_sum_target(const struct attn_stages *st, enum attn_stage s, size_t i)
+{
+	const size_t h = (i / st->T) % st->heads;
+	double share;
+
+	if (st->sinks.data == NULL)
+		return s == ATTN_STAGE_WEIGHTS ? 1.0 : 0.0;
+	share = exp(*attn_at(&st->sinks, 0, h) -
+	    *attn_at(&st->stage[ATTN_STAGE_LSE], i, 0));
+	return s == ATTN_STAGE_WEIGHTS ? 1.0 - share :
+	    *attn_at(&st->stage[ATTN_STAGE_DELTA], i, 0) * share;
+}
+
+/* The line after the weights or grad_scaled: how far the worst row sum
+ * of stage s is from what it should be, over the rows that may attend
+ * some key, and with sinks what the sums of the weights are. */
 void
-print_row_sum_check(const struct printer *p, enum attn_stage s, int target)
+print_row_sum_check(const struct printer *p, enum attn_stage s)
 {
 	const struct attn_matrix *w = &p->st->stage[s];
-	char buf[ATTN_NUM_MAX];
-	double worst = 0.0;
+	const int sinks = p->st->sinks.data != NULL;
+	char buf[ATTN_NUM_MAX], lo_s[ATTN_NUM_MAX], hi_s[ATTN_NUM_MAX];
+	double worst = 0.0, lo = INFINITY, hi = -INFINITY;
 	size_t i, j, k = 0, nans = 0;
 
 	for (i = 0; i < w->rows; i++) {
@@ -35,15 +60,34 @@ print_row_sum_check(const struct printer *p, enum attn_stage s, int target)
 		}
 		for (j = 0; j < w->cols; j++)
 			sum += *attn_at(w, i, j);
-		if (isnan(sum))
+		if (isnan(sum)) {
 			nans++;
-		else if (fabs(sum - target) > worst)
-			worst = fabs(sum - target);
+			continue;
+		}
+		if (fabs(sum - row_sum_target(p->st, s, i)) > worst)
+			worst = fabs(sum - row_sum_target(p->st, s, i));
+		lo = sum < lo ? sum : lo;
+		hi = sum > hi ? sum : hi;
 	}
 	attn_format_number(buf, worst, 2, 0);
-	fprintf(p->fp, "check: each row of %s sums to %d "
-	    "(largest |sum%s| = %s)", attn_stage_table[s].name, target,
-	    target != 0 ? " - 1" : "", buf);
+	if (sinks && s == ATTN_STAGE_WEIGHTS) {
+		print_number(p, lo_s, lo);
+		print_number(p, hi_s, hi);
+		fprintf(p->fp, "check: with sinks each row of weights sums to "
+		    "1 - exp(sink - lse), less than 1, the rest being the "
+		    "sink's (sums %s%s%s; largest |sum - (1 - exp(sink - "
+		    "lse))| = %s)", lo_s, strcmp(lo_s, hi_s) != 0 ? " to " : "",
+		    strcmp(lo_s, hi_s) != 0 ? hi_s : "", buf);
+	} else if (sinks) {
+		fprintf(p->fp, "check: with sinks each row of grad_scaled sums "
+		    "to delta * exp(sink - lse), the sink's share of delta "
+		    "(largest |sum - delta * exp(sink - lse)| = %s)", buf);
+	} else {
+		fprintf(p->fp, "check: each row of %s sums to %d "
+		    "(largest |sum%s| = %s)", attn_stage_table[s].name,
+		    s == ATTN_STAGE_WEIGHTS, s == ATTN_STAGE_WEIGHTS ? " - 1" :
+		    "", buf);
+	}
 	if (p->st->nmasked > 0)
 		fprintf(p->fp, "; %zu row%s that attend%s no key left out",
 		    p->st->nmasked, p->st->nmasked == 1 ? "" : "s",
@@ -138,12 +182,49 @@ print_conventions(const struct printer *p)
 			fprintf(p->fp, " %s", buf);
 		}
 	}
+	/* the base and the sinks as given, not rounded to --digits */
+	if (c->rope) {
+		attn_format_number(buf, c->rope_base, 0, 0);
+		fprintf(p->fp, "; RoPE %s, base %s",
+		    rules_rope_style_names[c->rope_style], buf);
+	}
+	if (p->st->sinks.data != NULL) {
+		fputs("; sinks", p->fp);
+		for (h = 0; h < p->st->heads; h++) {
+			attn_format_number(buf, *attn_at(&p->st->sinks, 0, h),
+			    0, 0);
+			fprintf(p->fp, " %s", buf);
+		}
+	}
 	putc('\n', p->fp);
 }
 
-/* "Q is 2x3x8, K is ...: B=2 batches of T=3 queries, ..." */
+/* "X is 6x3, W_Q is 3x2, ...", the embeddings and the layer's W. */
 static void
-print_shapes(const struct printer *p)
+print_layer_shapes(const struct printer *p)
+{
+	const struct attn_stages *st = p->st;
+	const size_t G = st->kv_heads;
+	char b[32] = "";
+
+	if (st->batches > 1)
+		snprintf(b, sizeof b, "%zux", st->batches);
+	if (st->proj_self)
+		fprintf(p->fp, "X is %s%zux%zu, ", b, st->T, st->d_xq);
+	else
+		fprintf(p->fp, "XQ is %s%zux%zu, XKV is %s%zux%zu, ", b,
+		    st->T, st->d_xq, b, st->S, st->d_xkv);
+	fprintf(p->fp, "W_Q is %zux%zu, W_K is %zux%zu, W_V is %zux%zu",
+	    st->d_xq, st->heads * st->d_k, st->d_xkv, G * st->d_k,
+	    st->d_xkv, G * st->d_v);
+	if (st->d_proj != 0)
+		fprintf(p->fp, ", W_O is %zux%zu", st->heads * st->d_v,
+		    st->d_proj);
+}
+
+/* "Q is 2x3x8, K is ..." */
+static void
+print_qkv_shapes(const struct printer *p)
 {
 	const struct attn_stages *st = p->st;
 	const size_t G = st->kv_heads;
@@ -158,6 +239,20 @@ print_shapes(const struct printer *p)
 	if (st->batches > 1)
 		fprintf(p->fp, "%zux", st->batches);
 	fprintf(p->fp, "%zux%zu", st->S, G * st->d_v);
+}
+
+/* "Q is 2x3x8, K is ...: B=2 batches of T=3 queries, ...", from the
+ * embeddings and the layer when there is one, and dO with --grad. */
+static void
+print_shapes(const struct printer *p)
+{
+	const struct attn_stages *st = p->st;
+	const size_t G = st->kv_heads;
+
+	if (st->proj)
+		print_layer_shapes(p);
+	else
+		print_qkv_shapes(p);
 	if (p->o->grad != NULL) {
 		fprintf(p->fp, ", dO is ");
 		if (st->batches > 1)
@@ -213,24 +308,26 @@ enum attn_status
 print_explain(const struct printer *p)
 {
 	enum attn_status status;
-	size_t s;
+	size_t n;
 
 	if (p->o->arithmetic &&
 	    (status = print_arith_check(p, p->err)) != ATTN_OK)
 		return status;
 	print_explain_head(p);
-	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
-		if (!print_explains(p->o, (enum attn_stage)s) ||
+	for (n = 0; n < ATTN_STAGE_COUNT; n++) {
+		const enum attn_stage s = attn_stage_order[n];
+
+		if (!print_explains(p->o, s) ||
 		    (s == ATTN_STAGE_MASK && !print_masking(p)))
 			continue;
 		putc('\n', p->fp);
-		status = print_blocks(p, (enum attn_stage)s, explain_block);
+		status = print_blocks(p, s, explain_block);
 		if (status != ATTN_OK)
 			return status;
 		if (s == ATTN_STAGE_WEIGHTS)
-			print_row_sum_check(p, ATTN_STAGE_WEIGHTS, 1);
+			print_row_sum_check(p, ATTN_STAGE_WEIGHTS);
 		if (s == ATTN_STAGE_GRAD_SCALED)
-			print_row_sum_check(p, ATTN_STAGE_GRAD_SCALED, 0);
+			print_row_sum_check(p, ATTN_STAGE_GRAD_SCALED);
 		if (s == ATTN_STAGE_WEIGHTS && p->o->stats) {
 			putc('\n', p->fp);
 			if ((status = print_stats(p)) != ATTN_OK)

@@ -138,13 +138,13 @@ html_para(const struct printer *p, void (*fn)(const struct printer *),
 static void
 weights_check(const struct printer *p)
 {
-	print_row_sum_check(p, ATTN_STAGE_WEIGHTS, 1);
+	print_row_sum_check(p, ATTN_STAGE_WEIGHTS);
 }
 
 static void
 grad_check(const struct printer *p)
 {
-	print_row_sum_check(p, ATTN_STAGE_GRAD_SCALED, 0);
+	print_row_sum_check(p, ATTN_STAGE_GRAD_SCALED);
 }
 
 /* Block n of stage s as a table; weights as a heatmap.  With arith,
@@ -264,7 +264,7 @@ print_html(const struct printer *p)
 	const int arith = print_arith_check(p, NULL) == ATTN_OK;
 	enum attn_status st = ATTN_OK;
 	int k;
-	size_t s;
+	size_t n;
 
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
 	    "<meta charset=\"utf-8\">\n<meta name=\"viewport\" "
@@ -294,10 +294,11 @@ print_html(const struct printer *p)
 	    "Point at a number, or move to it with Tab, to see how it was "
 	    "worked out." : "The input is too large to write each number's "
 	    "arithmetic out (as --arithmetic refuses to).");
-	for (s = 0; s < ATTN_STAGE_COUNT && st == ATTN_OK; s++)
-		if (print_explains(p->o, (enum attn_stage)s) &&
-		    (s != ATTN_STAGE_MASK || print_masking(p)))
-			st = html_stage(p, (enum attn_stage)s, arith);
+	for (n = 0; n < ATTN_STAGE_COUNT && st == ATTN_OK; n++)
+		if (print_explains(p->o, attn_stage_order[n]) &&
+		    (attn_stage_order[n] != ATTN_STAGE_MASK ||
+		    print_masking(p)))
+			st = html_stage(p, attn_stage_order[n], arith);
 	fputs("</main>\n<aside id=\"work\" aria-live=\"polite\">"
 	    "<h2>Worked arithmetic</h2><pre id=\"work-text\">", p->fp);
 	fputs(arith ? "Point at a number to see its arithmetic here." :

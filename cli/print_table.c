@@ -11,6 +11,7 @@
 
 #include "attn.h"
 #include "print.h"
+#include "rules.h"
 
 /*
  * The text of element (i, j) of block n of stage s.  A weight that a mask
@@ -35,6 +36,60 @@ print_cell(const struct printer *p, enum attn_stage s, size_t n, size_t i,
 	return print_number(p, buf, x);
 }
 
+/*
+ * The formulas of the stages that a layer, RoPE or sinks change, as
+ * this run computes them: the embeddings' names (X, or XQ and XKV) and
+ * the biases the layer has, the rotation's style and base, what the
+ * scores multiply, and the sink in the softmax; NULL for the others.
+ */
+static const char *
+layer_formula(const struct printer *p, enum attn_stage s, char *buf,
+    size_t size)
+{
+	const struct attn_stages *st = p->st;
+	const struct attn_config *c = &p->o->cfg;
+	const char *x = st->proj_self ? "X" : "XQ", *xkv = st->proj_self ?
+	    "X" : "XKV";
+	const int biased = (st->proj_biased & ATTN_STAGE_BIT(s)) != 0;
+	char base[ATTN_NUM_MAX];
+
+	attn_format_number(base, c->rope_base, 0, 0);	/* as given */
+	switch (s) {
+	case ATTN_STAGE_Q:
+		snprintf(buf, size, "%s W_Q%s", x, biased ? " + b_Q" : "");
+		return buf;
+	case ATTN_STAGE_K:
+		snprintf(buf, size, "%s W_K%s", xkv, biased ? " + b_K" : "");
+		return buf;
+	case ATTN_STAGE_V:
+		snprintf(buf, size, "%s W_V%s", xkv, biased ? " + b_V" : "");
+		return buf;
+	case ATTN_STAGE_PROJECTED:
+		snprintf(buf, size, "output W_O%s", biased ? " + b_O" : "");
+		return buf;
+	case ATTN_STAGE_Q_ROT:
+	case ATTN_STAGE_K_ROT:
+		snprintf(buf, size, "%s rotated by position %s (RoPE %s, base "
+		    "%s)", s == ATTN_STAGE_Q_ROT ? st->proj ? "q" : "Q" :
+		    st->proj ? "k" : "K", s == ATTN_STAGE_Q_ROT ?
+		    "i + offset" : "j", rules_rope_style_names[c->rope_style],
+		    base);
+		return buf;
+	case ATTN_STAGE_SCORES:
+		if (!c->rope && !st->proj)
+			return NULL;
+		return c->rope ? "q_rot k_rot^T" : "q k^T";
+	case ATTN_STAGE_WEIGHTS:
+		return st->sinks.data == NULL ? NULL : "exp(scaled) / (exp(sink)"
+		    " + sum(exp(scaled))), row by row";
+	case ATTN_STAGE_LSE:
+		return st->sinks.data == NULL ? NULL :
+		    "log(exp(sink) + sum(exp(scaled))), row by row";
+	default:
+		return NULL;
+	}
+}
+
 /* The formula of stage s as computed in this run: for scaled, the steps
  * that the options add after the scaling; for grad_scaled, that it is
  * the bias's gradient too; for grad_q and grad_k, the softcap they go
@@ -47,9 +102,12 @@ print_formula(const struct printer *p, enum attn_stage s, char *buf, size_t size
 	const int biased = s == ATTN_STAGE_GRAD_SCALED && p->nm->bias != NULL;
 	const int capped = c->softcap > 0.0 && (s == ATTN_STAGE_GRAD_Q ||
 	    s == ATTN_STAGE_GRAD_K);
-	const int shared = attn_stage_table[s].kv &&
-	    p->st->kv_heads < p->st->heads;
+	const int shared = (ATTN_STAGES_GRAD & ATTN_STAGE_BIT(s)) &&
+	    attn_stage_table[s].kv && p->st->kv_heads < p->st->heads;
+	const char *f = layer_formula(p, s, buf, size);
 
+	if (f != NULL)
+		return f;
 	if (biased || capped || shared) {
 		snprintf(buf, size, "%s%s%s%s", attn_stage_table[s].formula,
 		    biased ? ", the gradient of the bias too" : "",

@@ -28,6 +28,12 @@ const char *const rules_masked_rows_effect[] = {
 	[ATTN_MASKED_UNIFORM] = "weights 1/S and the mean of V",
 };
 
+const char *const rules_rope_style_names[] = {
+	[ATTN_ROPE_HALF] = "half",
+	[ATTN_ROPE_INTERLEAVED] = "interleaved",
+	NULL
+};
+
 /* Which alignment a causal mask or window uses when T != S, and what a
  * row that may attend no key gets, in each system. */
 const char *const rules_like_names[] = { "torch", "flash", "jax", NULL };
@@ -54,6 +60,48 @@ rules_mask_invert(const struct options *o, int have_mask,
 	if (o->cfg.mask_invert && !have_mask)
 		return usage_error(err, "--mask-invert needs a mask (--mask "
 		    "FILE or a bundle's \"mask\")");
+	return ATTN_OK;
+}
+
+/*
+ * What goes with --proj and --rope: the operands of --proj, and the
+ * stages only they make, named with what makes them.  A single operand
+ * may be a BUNDLE that brings its own layer, so q, k, v and projected
+ * wait for the inputs there.
+ */
+static enum attn_status
+check_embeddings(const struct options *o, const struct given *g,
+    struct attn_error *err)
+{
+	size_t i;
+
+	if (o->proj != NULL && o->self != NULL)
+		return usage_error(err, "--self X is attention without "
+		    "projections; with --proj give X as the operand: attn "
+		    "--proj LAYER X");
+	if (o->proj != NULL && o->noperands != 1 && o->noperands != 2)
+		return usage_error(err, o->noperands == 0 ?
+		    "no input: --proj LAYER takes the embeddings X, or XQ "
+		    "and XKV" : "--proj LAYER takes the embeddings X "
+		    "(self-attention) or XQ XKV (cross-attention), not Q K V");
+	if (g->rope_style && !o->cfg.rope)
+		return usage_error(err, "--rope-style goes with --rope");
+	for (i = 0; i < o->nstages; i++) {
+		const enum attn_stage s = o->stages[i];
+		const unsigned bit = ATTN_STAGE_BIT(s);
+
+		if ((bit & (ATTN_STAGE_BIT(ATTN_STAGE_Q_ROT) |
+		    ATTN_STAGE_BIT(ATTN_STAGE_K_ROT))) && !o->cfg.rope)
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "stage '%s' needs --rope", attn_stage_table[s].name);
+		if ((bit & ATTN_STAGES_PROJ) && !(bit &
+		    (ATTN_STAGE_BIT(ATTN_STAGE_Q_ROT) |
+		    ATTN_STAGE_BIT(ATTN_STAGE_K_ROT))) && o->proj == NULL &&
+		    o->noperands != 1)
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "stage '%s' needs --proj LAYER (or a BUNDLE with a "
+			    "layer)", attn_stage_table[s].name);
+	}
 	return ATTN_OK;
 }
 
@@ -124,15 +172,21 @@ rules_check_options(const struct options *o, const struct given *g,
 		    "--header goes with --format csv or tsv");
 	if (o->self != NULL && o->noperands != 0)
 		return usage_error(err, "--self X takes no other operands");
+	if ((st = check_embeddings(o, g, err)) != ATTN_OK)
+		return st;
 	for (i = 0; i < o->noperands; i++)
 		nstdin += strcmp(o->operands[i], "-") == 0;
 	nstdin += o->self != NULL && strcmp(o->self, "-") == 0;
 	nstdin += o->mask != NULL && strcmp(o->mask, "-") == 0;
 	nstdin += o->bias != NULL && strcmp(o->bias, "-") == 0;
 	nstdin += o->grad != NULL && strcmp(o->grad, "-") == 0;
+	nstdin += o->proj != NULL && strcmp(o->proj, "-") == 0;
+	nstdin += o->sinks != NULL && strcmp(o->sinks, "-") == 0;
 	if (nstdin > 1)
 		return usage_error(err,
 		    "standard input ('-') can be read only once");
+	if (o->proj != NULL)
+		return ATTN_OK;
 	if (o->self == NULL && o->noperands != 1 && o->noperands != 3)
 		return usage_error(err, o->noperands == 0 ?
 		    "no input: give Q K V, a BUNDLE, or --self X" :

@@ -24,6 +24,9 @@ extern const char *const rules_masked_rows_names[];
  * "weights 0 and output 0". */
 extern const char *const rules_masked_rows_effect[];
 
+/* --rope-style's words, by enum attn_rope_style; NULL-terminated. */
+extern const char *const rules_rope_style_names[];
+
 /* --like's words; NULL-terminated.  rules_like[i] is what system i does
  * (the man page says which version of each this follows). */
 extern const char *const rules_like_names[];
@@ -35,7 +38,7 @@ extern const struct like_preset rules_like[];
 
 /* Which options were given, besides what struct options records. */
 struct given {
-	int stage, scale, no_scale;
+	int stage, scale, no_scale, rope_style;
 };
 
 /* Every rule between options alone: contradictions, what goes with

@@ -272,6 +272,14 @@ enum attn_stage {
 	ATTN_STAGE_GRAD_Q,		/* dL/dQ */
 	ATTN_STAGE_GRAD_K,		/* dL/dK */
 	ATTN_STAGE_GRAD_V,		/* dL/dV */
+	/* The passes around the kernel (attn_stage_order puts them where
+	 * --explain shows them: q to k_rot first, projected after output) */
+	ATTN_STAGE_Q,		/* XQ W_Q + b_Q */
+	ATTN_STAGE_K,		/* XKV W_K + b_K */
+	ATTN_STAGE_V,		/* XKV W_V + b_V */
+	ATTN_STAGE_Q_ROT,	/* q rotated by position (RoPE) */
+	ATTN_STAGE_K_ROT,	/* k rotated likewise */
+	ATTN_STAGE_PROJECTED,	/* output W_O + b_O */
 	ATTN_STAGE_COUNT
 };
 
@@ -287,9 +295,19 @@ enum attn_stage {
 	ATTN_STAGE_BIT(ATTN_STAGE_GRAD_Q) | ATTN_STAGE_BIT(ATTN_STAGE_GRAD_K) | \
 	ATTN_STAGE_BIT(ATTN_STAGE_GRAD_V))
 
-/* Every forward stage: all that Q, K and V give without dO, which is every
- * stage but ATTN_STAGES_GRAD. */
-#define ATTN_STAGES_ALL (((1u << ATTN_STAGE_COUNT) - 1u) & ~ATTN_STAGES_GRAD)
+/* The stages of the passes around the kernel, which exist only when the
+ * inputs make them: q, k and v with a projection layer (attn_inputs.
+ * proj), projected when it has W_O, q_rot and k_rot with RoPE
+ * (attn_config.rope); attn_stages_available says which. */
+#define ATTN_STAGES_PROJ (ATTN_STAGE_BIT(ATTN_STAGE_Q) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_K) | ATTN_STAGE_BIT(ATTN_STAGE_V) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_Q_ROT) | ATTN_STAGE_BIT(ATTN_STAGE_K_ROT) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_PROJECTED))
+
+/* Every forward stage that Q, K and V give: every stage but
+ * ATTN_STAGES_GRAD (which needs dO) and ATTN_STAGES_PROJ. */
+#define ATTN_STAGES_ALL (((1u << ATTN_STAGE_COUNT) - 1u) & \
+	~ATTN_STAGES_GRAD & ~ATTN_STAGES_PROJ)
 
 /* What the positions along one axis of a stage stand for, and so where
  * their labels come from. */
@@ -301,8 +319,10 @@ enum attn_axis {
 	ATTN_AXIS_ONE,		/* a single column */
 	ATTN_AXIS_BATCH,	/* B batches */
 	ATTN_AXIS_HEAD,		/* H query heads */
-	ATTN_AXIS_DK		/* columns of Q and K: d_k per head, and for
-				 * grad_q H*d_k, for grad_k G*d_k */
+	ATTN_AXIS_DK,		/* columns of Q and K: d_k per head, and for
+				 * q, q_rot and grad_q H*d_k, for k, k_rot and
+				 * grad_k G*d_k */
+	ATTN_AXIS_MODEL		/* the columns of W_O: d_out */
 };
 
 struct attn_stage_info {
@@ -314,8 +334,8 @@ struct attn_stage_info {
 				 * heads side by side in the columns) */
 	unsigned needs;		/* the stages its definition reads */
 	int internal;		/* not offered by name to users */
-	enum attn_axis rows;	/* ATTN_AXIS_QUERY, or ATTN_AXIS_KEY for the
-				 * gradients of K and V */
+	enum attn_axis rows;	/* ATTN_AXIS_QUERY, or ATTN_AXIS_KEY for k,
+				 * v, k_rot and the gradients of K and V */
 	int kv;			/* not per head: the heads side by side are
 				 * the G KV heads (as in K and V), not the H
 				 * query heads */
@@ -324,6 +344,11 @@ struct attn_stage_info {
 };
 
 extern const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT];
+
+/* Every stage once, in the order --explain and --stage all print them:
+ * the inputs' passes (q .. k_rot), the forward stages, projected right
+ * after output. */
+extern const enum attn_stage attn_stage_order[ATTN_STAGE_COUNT];
 
 /* Find a stage by name (len bytes, not NUL-terminated); returns
  * ATTN_STAGE_COUNT when there is none.  Internal stages are found too,
@@ -481,10 +506,11 @@ struct attn_inputs {
  * (stage[s].data is NULL for the others).  Per-head stages (scores,
  * scaled, weights, lse, mask, row_max, row_sum, grad_weights, delta,
  * grad_scaled) are stacks of T-row blocks, block (b, h) at b*H + h;
- * output is B*T x H*d_v, the heads of each query side by side, and
- * grad_q, grad_k and grad_v are laid out as Q, K and V are: B*T x H*d_k,
- * B*S x G*d_k and B*S x G*d_v.  attn_stage_block returns the piece for
- * one batch and head, attn_stage_shape the dims printers show.
+ * output is B*T x H*d_v, the heads of each query side by side; q, q_rot
+ * and grad_q are laid out as Q is, B*T x H*d_k, k, k_rot and grad_k as K,
+ * B*S x G*d_k, v and grad_v as V, B*S x G*d_v, and projected is
+ * B*T x d_out.  attn_stage_block returns the piece for one batch and
+ * head, attn_stage_shape the dims printers show.
  */
 struct attn_stages {
 	size_t batches, heads, kv_heads;
@@ -498,6 +524,12 @@ struct attn_stages {
 	size_t *masked;		/* their rows in the per-head stacks */
 	struct attn_matrix sinks;	/* 1 x H, the sinks of the run (owned);
 					 * data NULL without sinks */
+	/* With a projection layer: the columns of XQ and XKV, of W_O's
+	 * output (0 without W_O), whether XQ and XKV were one matrix, and
+	 * which of q, k, v and projected had a bias added (stage bits). */
+	int proj, proj_self;
+	size_t d_xq, d_xkv, d_proj;
+	unsigned proj_biased;
 };
 
 /*
@@ -508,11 +540,15 @@ struct attn_stages {
  * is -inf.  With sinks no row is one of them: a row whose keys are all
  * masked puts all its weight on the sink (weights 0, output 0, lse the
  * sink).  Stages that want depends on but does not hold are computed
- * into scratch of one batch and head at a time.  Shape errors name both
- * shapes and the rule (dO's too, whenever in->d_out is given); scores or
- * gradients that overflow are a data error; a kernel that cannot compute
- * want, or a backward stage without dO, is a usage error.  On success
- * *out owns its memory (attn_stages_free).
+ * into scratch of one batch and head at a time.  With a projection layer
+ * (in->proj) q, k and v are projected first, with RoPE (cfg->rope) q and
+ * k rotated, whichever kernel runs, and projected comes from output
+ * after it.  Shape errors name both shapes and the rule (which W, and
+ * dO's too, whenever in->d_out is given); scores or gradients that
+ * overflow are a data error; a kernel that cannot compute want, a
+ * backward stage without dO, or a stage that in and cfg do not make
+ * (attn_stages_available), is a usage error.  On success *out owns its
+ * memory (attn_stages_free).
  */
 enum attn_status attn_run(const struct attn_config *cfg,
     const struct attn_inputs *in, unsigned want, struct attn_stages *out,
@@ -528,6 +564,12 @@ enum attn_status attn_plan(const struct attn_config *cfg,
     const struct attn_inputs *in, unsigned want, size_t *bytes,
     struct attn_error *err);
 
+/* The stages attn_run can compute for cfg and in: ATTN_STAGES_ALL, the
+ * backward ones with dO, and those of ATTN_STAGES_PROJ that a layer
+ * (with or without W_O) and RoPE make. */
+unsigned attn_stages_available(const struct attn_config *cfg,
+    const struct attn_inputs *in);
+
 /* attn_run of every forward stage for one problem without mask or bias:
  * q is T x H*d_k, k is S x G*d_k, v is S x G*d_v; views are fine. */
 enum attn_status attn_compute(const struct attn_config *cfg,
@@ -538,20 +580,22 @@ enum attn_status attn_compute(const struct attn_config *cfg,
 void attn_stages_free(struct attn_stages *s);
 
 /* The block of stage s for batch b and query head h: a view.  For
- * output and grad_q, the T x d_v or T x d_k columns of head h; for grad_k
- * and grad_v, the S x d_k or S x d_v columns of the KV head that h reads
- * (attn_kv_head).  Empty (0 x 0, data NULL) when s is not held. */
+ * output, q, q_rot and grad_q, the T x d_v or T x d_k columns of head h;
+ * for k, v, k_rot, grad_k and grad_v, the S x d_k or S x d_v columns of
+ * the KV head that h reads (attn_kv_head); for projected, all of batch
+ * b.  Empty (0 x 0, data NULL) when s is not held. */
 struct attn_matrix attn_stage_block(const struct attn_stages *st,
     enum attn_stage s, size_t b, size_t h);
 
 /*
  * The shape of a stage as every printer shows it (SPEC, Output layout):
- * per-head stages are B x H x T x C, output is B x T x H*d_v (grad_q,
- * grad_k and grad_v likewise B x T x H*d_k, B x S x G*d_k and
- * B x S x G*d_v), and the B and H levels are left out when they are 1.
- * The stage is a stack of `blocks` blocks of R x C (rows x cols, R = T,
- * or S for grad_k and grad_v), block n at rows n*R.., which is batch
- * n / heads, head n % heads.  The row axis is axis[ndim - 2].
+ * per-head stages are B x H x T x C, output is B x T x H*d_v (q, q_rot
+ * and grad_q likewise B x T x H*d_k, k, k_rot and grad_k B x S x G*d_k,
+ * v and grad_v B x S x G*d_v, projected B x T x d_out), and the B and H
+ * levels are left out when they are 1.  The stage is a stack of `blocks`
+ * blocks of R x C (rows x cols, R = T, or S for the stages laid out as K
+ * and V), block n at rows n*R.., which is batch n / heads, head
+ * n % heads.  The row axis is axis[ndim - 2].
  */
 struct attn_shape {
 	size_t ndim;			/* 2 to 4 */
@@ -565,8 +609,9 @@ struct attn_shape {
 					 * or "T x H*d_v" for output with
 					 * several heads */
 	size_t col_heads;		/* heads side by side in the columns:
-					 * H for output and grad_q, G for
-					 * grad_k and grad_v, else 1 */
+					 * H for output, q, q_rot and grad_q, G
+					 * for k, v, k_rot, grad_k and grad_v,
+					 * else 1 */
 };
 
 void attn_stage_shape(const struct attn_stages *st, enum attn_stage s,
@@ -576,7 +621,10 @@ void attn_stage_shape(const struct attn_stages *st, enum attn_stage s,
  * The blocks of the inputs that batch b and head h of a run read, as views
  * of in (which st was computed from): q is T x d_k, k is S x d_k and v is
  * S x d_v (of the KV head that h reads), mask and bias are T x S (data
- * NULL when absent).  For printers that write the arithmetic out.
+ * NULL when absent).  With a projection layer or RoPE the kernel read
+ * what the passes made: q, k and v are then views of st's q_rot, k_rot,
+ * q, k and v, the first of them held (so a caller keeps them).  For
+ * printers that write the arithmetic out.
  */
 struct attn_head_inputs {
 	struct attn_matrix q, k, v, mask, bias;

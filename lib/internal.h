@@ -127,21 +127,25 @@ size_t attn_repr_call(const char *buf, size_t len, size_t i);
 
 /* ---------------------------------------------------------------- stage.c */
 
-/* Every stage, forward and backward. */
-#define ATTN_STAGES_EVERY (ATTN_STAGES_ALL | ATTN_STAGES_GRAD)
+/* Every stage: forward, backward and the passes'. */
+#define ATTN_STAGES_EVERY (ATTN_STAGES_ALL | ATTN_STAGES_GRAD | \
+	ATTN_STAGES_PROJ)
 
 /* The columns of one (batch, head) block of stage s: S for T x S stages,
- * d_v for output and grad_v, d_k for grad_q and grad_k, 1 for T x 1
- * stages.  The stacks of stages that are not per head hold H (or G) of
- * these side by side. */
+ * d_v for output, v and grad_v, d_k for q, k, q_rot, k_rot, grad_q and
+ * grad_k, 1 for T x 1 stages (and for projected, whose d_out only struct
+ * attn_stages knows).  The stacks of stages that are not per head hold H
+ * (or G) of these side by side. */
 size_t attn_stage_block_cols(enum attn_stage s, size_t S, size_t d_k,
     size_t d_v);
 
-/* The rows of one block of stage s: T, or S for grad_k and grad_v. */
+/* The rows of one block of stage s: T, or S for the stages laid out as K
+ * and V (k, v, k_rot, grad_k, grad_v). */
 size_t attn_stage_block_rows(enum attn_stage s, size_t T, size_t S);
 
 /* How many blocks stage s has side by side in its columns: 1 for a
- * per-head stage, G for one laid out as K and V, else H. */
+ * per-head stage and for projected, G for one laid out as K and V, else
+ * H. */
 size_t attn_stage_col_heads(enum attn_stage s, size_t H, size_t G);
 
 /* ---------------------------------------------------------------- problem.c */
@@ -491,6 +495,10 @@ size_t attn_cgroup_cpus(const char *quota, const char *period);
 
 /* ---------------------------------------------------------------- project.c */
 
+/* Whether the embeddings XQ (in->q) and XKV (in->k) are one matrix:
+ * self-attention, which messages call X. */
+int attn_proj_self(const struct attn_inputs *in);
+
 /*
  * Check in->proj (when it has W_Q) against the embeddings XQ (in->q) and
  * XKV (in->k) and cfg's heads: every error names both shapes and which W
@@ -514,6 +522,52 @@ void attn_project_shapes(const struct attn_inputs *in,
 enum attn_status attn_project(const struct attn_matrix *x,
     const struct attn_matrix *w, const struct attn_matrix *b,
     const char *what, struct attn_matrix *y, struct attn_error *err);
+
+/* ---------------------------------------------------------------- passes.c */
+
+/*
+ * The passes around the kernel (lib/passes.c): what they made of the
+ * caller's inputs (q, k, v projected, q_rot and k_rot rotated, owned by
+ * made[] until they move into the stages) and the inputs the kernel
+ * reads, which point at the last of them.
+ */
+struct attn_passes {
+	struct attn_inputs in;
+	struct attn_matrix made[ATTN_STAGE_COUNT];
+};
+
+/*
+ * Check what attn_run checks before any number is computed: that cfg and
+ * in make every stage of want, the layer's shapes, then the problem the
+ * kernel will see (attn_problem_init on ps->in, shaped as the passes will
+ * make it, for want's kernel stages, output too when projected is
+ * wanted) and RoPE's d_k.  *ps must stay where it is while *p is used.
+ */
+enum attn_status attn_passes_prepare(const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want, struct attn_passes *ps,
+    struct attn_problem *p, struct attn_error *err);
+
+/* The bytes the passes hold for a run of p (prepared from in) keeping
+ * want: q, k, v, q_rot, k_rot and projected, as the run makes them. */
+enum attn_status attn_passes_bytes(const struct attn_problem *p,
+    const struct attn_inputs *in, unsigned want, size_t *bytes,
+    struct attn_error *err);
+
+/* Before the kernel: project and rotate, and point ps->in at the
+ * result. */
+enum attn_status attn_passes_before(const struct attn_problem *p,
+    const struct attn_inputs *in, struct attn_passes *ps,
+    struct attn_error *err);
+
+/* After it: grad_q and grad_k rotated back to q and k with RoPE,
+ * projected from out's output (dropping output unless want keeps it),
+ * then the stages of want that the passes made move into out, and out
+ * learns the layer's dims. */
+enum attn_status attn_passes_after(const struct attn_problem *p,
+    const struct attn_inputs *in, unsigned want, struct attn_passes *ps,
+    struct attn_stages *out, struct attn_error *err);
+
+void attn_passes_free(struct attn_passes *ps);
 
 /* ---------------------------------------------------------------- rope.c */
 

@@ -307,8 +307,24 @@ void
 attn_head_inputs(const struct attn_stages *st, const struct attn_inputs *in,
     size_t b, size_t h, struct attn_head_inputs *out)
 {
+	/* what the kernel read: with RoPE q_rot and k_rot, with a layer
+	 * q, k and v (the passes made them; in holds the embeddings) */
+	static const enum attn_stage read[3][2] = {
+		{ ATTN_STAGE_Q_ROT, ATTN_STAGE_Q },
+		{ ATTN_STAGE_K_ROT, ATTN_STAGE_K },
+		{ ATTN_STAGE_V, ATTN_STAGE_V },
+	};
+	struct attn_matrix *m[3] = { &out->q, &out->k, &out->v };
+	size_t i, r;
+
 	head_views(in, st->heads, st->kv_heads, st->T, st->S, st->d_k,
 	    st->d_v, b, h, out);
+	for (i = 0; i < 3; i++)
+		for (r = 0; r < 2; r++)
+			if (st->have & ATTN_STAGE_BIT(read[i][r])) {
+				*m[i] = attn_stage_block(st, read[i][r], b, h);
+				break;
+			}
 }
 
 /* ---------------------------------------------------------------- errors */

@@ -154,14 +154,19 @@ check_layer(const struct layer *l, const struct attn_config *cfg)
 	return check_bias(l, "b_O", &w->b_o, "W_O", &w->w_o);
 }
 
+int
+attn_proj_self(const struct attn_inputs *in)
+{
+	return in->q.data == in->k.data && in->q.rows == in->k.rows &&
+	    in->q.cols == in->k.cols && in->q.stride == in->k.stride;
+}
+
 enum attn_status
 attn_project_check(const struct attn_config *cfg,
     const struct attn_inputs *in, struct attn_error *err)
 {
 	const struct attn_proj *w = &in->proj;
-	const int self = in->q.data == in->k.data && in->q.rows ==
-	    in->k.rows && in->q.cols == in->k.cols &&
-	    in->q.stride == in->k.stride;
+	const int self = attn_proj_self(in);
 	struct layer l;
 
 	if (w->w_q.data == NULL)

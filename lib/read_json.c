@@ -943,7 +943,8 @@ json_layer(const struct json_src *js, const cJSON *obj, const size_t *base,
 	enum attn_status st;
 	const cJSON *j;
 
-	memcpy(path, base, nbase * sizeof *base);
+	if (nbase > 0)
+		memcpy(path, base, nbase * sizeof *base);
 	if (!cJSON_IsObject(obj)) {
 		snprintf(msg, sizeof msg, "a layer is a JSON object {\"W_Q\": "
 		    ".., \"W_K\": .., \"W_V\": ..}, not %s", json_kind(obj));

@@ -1,10 +1,12 @@
 /*
  * run.c - attn_run and attn_plan: check the problem once
  * (lib/problem.c), pick a kernel, allocate the stages the caller keeps,
- * let the kernel compute, then list the rows that may attend no key.
- * This is the one place where kernels are dispatched: a new kernel is a
- * value of enum attn_kernel, a row in `kernels` and, when AUTO may pick
- * it, a place in `auto_order`.
+ * run the passes before it (projections, RoPE: lib/passes.c), let the
+ * kernel compute, run the passes after it (the output projection), then
+ * list the rows that may attend no key.  This is the one place where
+ * kernels are dispatched: a new kernel is a value of enum attn_kernel, a
+ * row in `kernels` and, when AUTO may pick it, a place in `auto_order`;
+ * it gets the passes for free.
  */
 #include <math.h>
 #include <stdint.h>
@@ -60,7 +62,8 @@ attn_kernel_stages(enum attn_kernel k)
 {
 	if ((unsigned)k >= ATTN_KERNEL_COUNT || kernels[k] == NULL)
 		return 0;
-	return kernels[k]->stages;
+	/* the passes around it give every kernel their stages */
+	return kernels[k]->stages | ATTN_STAGES_PROJ;
 }
 
 const char *
@@ -136,10 +139,12 @@ attn_plan(const struct attn_config *cfg, const struct attn_inputs *in,
 	struct attn_problem p;
 	enum attn_kernel id;
 	enum attn_status st;
+	struct attn_passes ps;
 	size_t rows, cols, n, s;
 
 	*bytes = 0;
-	if ((st = attn_problem_init(&p, cfg, in, want, err)) != ATTN_OK ||
+	if ((st = attn_passes_prepare(cfg, in, want, &ps, &p, err)) !=
+	    ATTN_OK ||
 	    (st = kernel_pick(&p, &id, &ops, err)) != ATTN_OK)
 		return st;
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
@@ -153,6 +158,11 @@ attn_plan(const struct attn_config *cfg, const struct attn_inputs *in,
 		*bytes += n;
 	}
 	if ((st = ops->plan(&p, &n, err)) != ATTN_OK)
+		return st;
+	if (*bytes > SIZE_MAX - n)
+		return too_large(&p, err);
+	*bytes += n;
+	if ((st = attn_passes_bytes(&p, in, want, &n, err)) != ATTN_OK)
 		return st;
 	if (*bytes > SIZE_MAX - n)
 		return too_large(&p, err);
@@ -241,22 +251,29 @@ attn_run(const struct attn_config *cfg, const struct attn_inputs *in,
 {
 	const struct attn_kernel_ops *ops;
 	struct attn_problem p;
+	struct attn_passes ps;
 	enum attn_kernel id;
 	enum attn_status st;
 
 	memset(out, 0, sizeof *out);
-	if ((st = attn_problem_init(&p, cfg, in, want, err)) != ATTN_OK ||
+	if ((st = attn_passes_prepare(cfg, in, want, &ps, &p, err)) !=
+	    ATTN_OK ||
 	    (st = kernel_pick(&p, &id, &ops, err)) != ATTN_OK ||
 	    (st = attn_stages_alloc(&p, out, err)) != ATTN_OK)
 		return st;
 	out->kernel = id;
-	if ((st = ops->run(&p, out, err)) != ATTN_OK ||
+	if ((st = attn_passes_before(&p, in, &ps, err)) != ATTN_OK ||
+	    (st = ops->run(&p, out, err)) != ATTN_OK ||
 	    (st = find_masked_rows(out, err)) != ATTN_OK ||
-	    (st = keep_sinks(&p, out, err)) != ATTN_OK) {
-		attn_stages_free(out);
-		return st;
-	}
+	    (st = keep_sinks(&p, out, err)) != ATTN_OK ||
+	    (st = attn_passes_after(&p, in, want, &ps, out, err)) != ATTN_OK)
+		goto fail;
+	attn_passes_free(&ps);
 	return ATTN_OK;
+fail:
+	attn_passes_free(&ps);
+	attn_stages_free(out);
+	return st;
 }
 
 enum attn_status

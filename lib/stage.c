@@ -44,12 +44,13 @@ const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT] = {
 	    "T x S", ATTN_AXIS_KEY, 1, BIT(ATTN_STAGE_SCALED), 0,
 	    ATTN_AXIS_QUERY, 0, NULL },
 	[ATTN_STAGE_ROW_MAX] = { "row_max",
-	    "max of each row of scaled (-inf when no key is left)",
-	    "T x 1", ATTN_AXIS_ONE, 1, BIT(ATTN_STAGE_SCALED), 1,
-	    ATTN_AXIS_QUERY, 0, NULL },
+	    "max of each row of scaled and the sink (-inf when no key is "
+	    "left and there is no sink)", "T x 1", ATTN_AXIS_ONE, 1,
+	    BIT(ATTN_STAGE_SCALED), 1, ATTN_AXIS_QUERY, 0, NULL },
 	[ATTN_STAGE_ROW_SUM] = { "row_sum",
-	    "sum of exp(scaled - row_max), row by row (0 when no key is "
-	    "left)", "T x 1", ATTN_AXIS_ONE, 1, BIT(ATTN_STAGE_SCALED) |
+	    "sum of exp(scaled - row_max) and exp(sink - row_max), row by "
+	    "row (0 when no key is left and there is no sink)", "T x 1",
+	    ATTN_AXIS_ONE, 1, BIT(ATTN_STAGE_SCALED) |
 	    BIT(ATTN_STAGE_ROW_MAX), 1, ATTN_AXIS_QUERY, 0, NULL },
 
 	/* The backward pass (lib/grad.c).  grad_scaled reads row_max for
@@ -74,12 +75,32 @@ const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT] = {
 	[ATTN_STAGE_GRAD_V] = { "grad_v", "weights^T dO", "S x d_v",
 	    ATTN_AXIS_VALUE, 0, BIT(ATTN_STAGE_WEIGHTS), 0, ATTN_AXIS_KEY, 1,
 	    "S x G*d_v" },
+
+	/* The passes around the kernel (lib/run.c, lib/project.c and
+	 * lib/rope.c): their needs are what they read when they exist; what
+	 * the kernel reads is whichever of them the run makes, which is
+	 * not a need of the scores (attn_stages_available). */
+	[ATTN_STAGE_Q] = { "q", "XQ W_Q + b_Q", "T x d_k", ATTN_AXIS_DK, 0, 0,
+	    0, ATTN_AXIS_QUERY, 0, "T x H*d_k" },
+	[ATTN_STAGE_K] = { "k", "XKV W_K + b_K", "S x d_k", ATTN_AXIS_DK, 0, 0,
+	    0, ATTN_AXIS_KEY, 1, "S x G*d_k" },
+	[ATTN_STAGE_V] = { "v", "XKV W_V + b_V", "S x d_v", ATTN_AXIS_VALUE, 0,
+	    0, 0, ATTN_AXIS_KEY, 1, "S x G*d_v" },
+	[ATTN_STAGE_Q_ROT] = { "q_rot",
+	    "q rotated by position (RoPE), query i at i + offset", "T x d_k",
+	    ATTN_AXIS_DK, 0, 0, 0, ATTN_AXIS_QUERY, 0, "T x H*d_k" },
+	[ATTN_STAGE_K_ROT] = { "k_rot", "k rotated by position (RoPE), key j "
+	    "at j", "S x d_k", ATTN_AXIS_DK, 0, 0, 0, ATTN_AXIS_KEY, 1,
+	    "S x G*d_k" },
+	[ATTN_STAGE_PROJECTED] = { "projected", "output W_O + b_O",
+	    "T x d_out", ATTN_AXIS_MODEL, 0, BIT(ATTN_STAGE_OUTPUT), 0,
+	    ATTN_AXIS_QUERY, 0, NULL },
 };
 
-/* Adding a stage means adding its row above (and its test): this fails
- * until both are done, as ggml does for its op tables.  A stage set must
- * fit in an unsigned. */
-_Static_assert(ATTN_STAGE_COUNT == 14, "update attn_stage_table");
+/* Adding a stage means adding its row above and its place below (and
+ * its test): this fails until all are done, as ggml does for its op
+ * tables.  A stage set must fit in an unsigned. */
+_Static_assert(ATTN_STAGE_COUNT == 20, "update attn_stage_table");
 _Static_assert(ATTN_STAGE_COUNT < sizeof(unsigned) * 8,
     "stage sets are unsigned bit sets");
 
@@ -89,6 +110,15 @@ static const struct {
 	enum attn_stage stage;
 } aliases[] = {
 	{ "grad_bias", ATTN_STAGE_GRAD_SCALED },
+};
+
+const enum attn_stage attn_stage_order[ATTN_STAGE_COUNT] = {
+	ATTN_STAGE_Q, ATTN_STAGE_K, ATTN_STAGE_V, ATTN_STAGE_Q_ROT,
+	ATTN_STAGE_K_ROT, ATTN_STAGE_SCORES, ATTN_STAGE_SCALED,
+	ATTN_STAGE_WEIGHTS, ATTN_STAGE_OUTPUT, ATTN_STAGE_PROJECTED,
+	ATTN_STAGE_LSE, ATTN_STAGE_MASK, ATTN_STAGE_ROW_MAX, ATTN_STAGE_ROW_SUM,
+	ATTN_STAGE_GRAD_WEIGHTS, ATTN_STAGE_DELTA, ATTN_STAGE_GRAD_SCALED,
+	ATTN_STAGE_GRAD_Q, ATTN_STAGE_GRAD_K, ATTN_STAGE_GRAD_V,
 };
 
 /* Whether name[0..len) is the NUL-terminated n. */
@@ -129,13 +159,23 @@ attn_stage_closure(unsigned want)
 	return set;
 }
 
+/* The columns of one block of stage s in st: projected's are W_O's,
+ * which only st knows. */
+static size_t
+block_cols(const struct attn_stages *st, enum attn_stage s)
+{
+	if (attn_stage_table[s].cols == ATTN_AXIS_MODEL)
+		return st->d_proj;
+	return attn_stage_block_cols(s, st->S, st->d_k, st->d_v);
+}
+
 struct attn_matrix
 attn_stage_block(const struct attn_stages *st, enum attn_stage s, size_t b,
     size_t h)
 {
 	const struct attn_matrix *m = &st->stage[s];
 	const size_t rows = attn_stage_block_rows(s, st->T, st->S);
-	const size_t cols = attn_stage_block_cols(s, st->S, st->d_k, st->d_v);
+	const size_t cols = block_cols(st, s);
 	struct attn_matrix none = { 0, 0, 0, NULL };
 
 	if (m->data == NULL)
@@ -143,6 +183,8 @@ attn_stage_block(const struct attn_stages *st, enum attn_stage s, size_t b,
 	if (attn_stage_table[s].per_head)
 		return attn_matrix_view(m, (b * st->heads + h) * rows, rows, 0,
 		    cols);
+	if (attn_stage_col_heads(s, st->heads, st->kv_heads) == 1)
+		return attn_matrix_view(m, b * rows, rows, 0, cols);
 	if (attn_stage_table[s].kv)
 		h = attn_kv_head(h, st->heads, st->kv_heads);
 	return attn_matrix_view(m, b * rows, rows, h * cols, cols);
@@ -162,6 +204,7 @@ attn_stage_block_cols(enum attn_stage s, size_t S, size_t d_k, size_t d_v)
 	case ATTN_AXIS_QUERY:
 	case ATTN_AXIS_BATCH:
 	case ATTN_AXIS_HEAD:
+	case ATTN_AXIS_MODEL:
 		break;
 	}
 	return 1;
@@ -176,7 +219,8 @@ attn_stage_block_rows(enum attn_stage s, size_t T, size_t S)
 size_t
 attn_stage_col_heads(enum attn_stage s, size_t H, size_t G)
 {
-	if (attn_stage_table[s].per_head)
+	if (attn_stage_table[s].per_head ||
+	    attn_stage_table[s].cols == ATTN_AXIS_MODEL)
 		return 1;
 	return attn_stage_table[s].kv ? G : H;
 }
@@ -193,8 +237,7 @@ attn_stage_shape(const struct attn_stages *st, enum attn_stage s,
 	sh->blocks = sh->batches * sh->heads;
 	sh->col_heads = attn_stage_col_heads(s, st->heads, st->kv_heads);
 	sh->rows = attn_stage_block_rows(s, st->T, st->S);
-	sh->cols = attn_stage_block_cols(s, st->S, st->d_k, st->d_v) *
-	    sh->col_heads;
+	sh->cols = block_cols(st, s) * sh->col_heads;
 	sh->legend = sh->col_heads > 1 ? info->wide : info->shape;
 	if (sh->batches > 1) {
 		sh->dim[sh->ndim] = sh->batches;

@@ -31,7 +31,7 @@ mkdir -p "$work/files/data"
 cat >"$work/cases" <<'CASES'
 attn --st	--stage --stats
 attn --se	--self
-attn -s ''	all delta grad_k grad_q grad_scaled grad_v grad_weights lse mask output scaled scores weights
+attn -s ''	all delta grad_k grad_q grad_scaled grad_v grad_weights k k_rot lse mask output projected q q_rot scaled scores v weights
 attn --stage we	weights
 attn -s scores,we	scores,weights
 attn --stage=sc	scaled scores
@@ -43,6 +43,9 @@ attn --masked-rows ''	nan uniform zero
 attn --color a	always auto
 attn --mask q	q.json queries.csv
 attn --self d	data/
+attn --proj q	q.json queries.csv
+attn --sinks d	data/
+attn --rope-style ''	half interleaved
 attn --svg q	q.json queries.csv
 attn -d ''	
 attn --heads ''	

@@ -17,6 +17,8 @@
 #             q k v   FILE as that operand, good.csv as the other two
 #             mask    attn --self good.csv --mask FILE (bias likewise)
 #             grad    attn --self good.csv --grad FILE (dO)
+#             proj    attn --proj FILE good.csv (a layer for 2 columns)
+#             sinks   attn --self good.csv --sinks FILE (one head)
 #             stdin   attn --self - <FILE
 #           and - for @ cases;
 #   REGEX   the rest of the line: an extended regular expression (as
@@ -210,6 +212,8 @@ run_file() {
 		mask)	set -- --self good.csv --mask "$name" ;;
 		bias)	set -- --self good.csv --bias "$name" ;;
 		grad)	set -- --self good.csv --grad "$name" -s grad_q ;;
+		proj)	set -- --proj "$name" good.csv ;;
+		sinks)	set -- --self good.csv --sinks "$name" ;;
 		stdin)	set -- --self -
 			in=$c/$name ;;
 		*)	verdict "$name" "unknown HOW '$how'"

@@ -1,6 +1,8 @@
 /*
  * fuzz_json.c - libFuzzer harness for the JSON reader: attn_read_array
- * with ATTN_FMT_JSON and attn_read_bundle on the same bytes.
+ * with ATTN_FMT_JSON, attn_read_bundle and attn_read_layer on the same
+ * bytes.  A bundle of embeddings (X, or XQ and XKV) with its layer is run
+ * through the projections too, with RoPE when bit 1 of byte 0 says so.
  *
  * Input: byte 0 chooses the reader flags (its value mod 4: finite, bool,
  * none, bias) and, bit by bit, the configuration a bundle that reads is
@@ -67,15 +69,22 @@ run_bundle(const struct attn_bundle *b, uint8_t sel)
 	struct attn_error err;
 	size_t bytes, batches;
 	enum attn_status rc;
+	unsigned want;
 
-	if (b->q.ndim > 3 || b->k.ndim > 3 || b->v.ndim > 3)
+	/* embeddings: XKV is X in self-attention, and nothing is V */
+	const struct attn_array *q = &b->q, *k = b->embeddings &&
+	    b->k.ndim == 0 ? &b->q : &b->k, *v = b->embeddings ? k : &b->v;
+
+	if (b->embeddings && b->proj.w_q.ndim == 0)
 		return;
-	if ((b->q.ndim == 3) != (b->k.ndim == 3) ||
-	    (b->q.ndim == 3) != (b->v.ndim == 3))
+	if (q->ndim > 3 || k->ndim > 3 || v->ndim > 3)
 		return;
-	batches = b->q.ndim == 3 ? b->q.shape[0] : 1;
-	if (b->q.ndim == 3 && (b->k.shape[0] != batches ||
-	    b->v.shape[0] != batches))
+	if ((q->ndim == 3) != (k->ndim == 3) ||
+	    (q->ndim == 3) != (v->ndim == 3))
+		return;
+	batches = q->ndim == 3 ? q->shape[0] : 1;
+	if (q->ndim == 3 && (k->shape[0] != batches ||
+	    v->shape[0] != batches))
 		return;
 
 	attn_config_init(&cfg);
@@ -92,11 +101,14 @@ run_bundle(const struct attn_bundle *b, uint8_t sel)
 		cfg.window_right = 0;
 	}
 
+	cfg.rope = b->embeddings && ((sel >> 1) & 1);
+
 	memset(&in, 0, sizeof in);
 	in.batches = batches;
-	in.q = attn_array_matrix(&b->q);
-	in.k = attn_array_matrix(&b->k);
-	in.v = attn_array_matrix(&b->v);
+	in.q = attn_array_matrix(q);
+	in.k = attn_array_matrix(k);
+	in.v = attn_array_matrix(v);
+	in.proj = attn_layer_proj(&b->proj);
 	if (b->mask.ndim != 0) {
 		in.mask = attn_array_matrix(&b->mask);
 		in.mask_blocks = blocks_of(&b->mask);
@@ -106,8 +118,9 @@ run_bundle(const struct attn_bundle *b, uint8_t sel)
 		in.bias_blocks = blocks_of(&b->bias);
 	}
 
+	want = attn_stages_available(&cfg, &in);
 	memset(&err, 0, sizeof err);
-	rc = attn_plan(&cfg, &in, ATTN_STAGES_ALL, &bytes, &err);
+	rc = attn_plan(&cfg, &in, want, &bytes, &err);
 	if (rc != ATTN_OK) {
 		if (rc == ATTN_ERR_INTERNAL)
 			fuzz_fail("attn_plan: internal error", &err);
@@ -116,7 +129,7 @@ run_bundle(const struct attn_bundle *b, uint8_t sel)
 	if (bytes > FUZZ_MAX_STAGE_BYTES)
 		return;
 	memset(&err, 0, sizeof err);
-	rc = attn_run(&cfg, &in, ATTN_STAGES_ALL, &st, &err);
+	rc = attn_run(&cfg, &in, want, &st, &err);
 	if (rc == ATTN_OK)
 		touch_stages(&st);
 	else if (rc == ATTN_ERR_INTERNAL)
@@ -127,17 +140,54 @@ run_bundle(const struct attn_bundle *b, uint8_t sel)
 	attn_stages_free(&st);
 }
 
+/* A layer that read: its W are matrices, its b vectors, all finite; the
+ * three W it needs are there, and b_O only with W_O. */
+static void
+check_layer(const struct attn_layer *l, size_t len)
+{
+	const struct attn_array *w[4] = { &l->w_q, &l->w_k, &l->w_v, &l->w_o };
+	const struct attn_array *bv[4] = { &l->b_q, &l->b_k, &l->b_v,
+	    &l->b_o };
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		if (w[i]->ndim != 0) {
+			if (w[i]->ndim != 2)
+				fuzz_fail("a layer's W is not a matrix", NULL);
+			fuzz_check_array(w[i], ATTN_READ_FINITE, len);
+		} else if (i < 3) {
+			fuzz_fail("a layer read without W_Q, W_K or W_V", NULL);
+		}
+		if (bv[i]->ndim != 0) {
+			if (bv[i]->ndim > 2 || (bv[i]->ndim == 2 &&
+			    bv[i]->shape[0] != 1 && bv[i]->shape[1] != 1))
+				fuzz_fail("a layer's b is not a vector", NULL);
+			fuzz_check_array(bv[i], ATTN_READ_FINITE, len);
+		}
+	}
+	if (l->b_o.ndim != 0 && l->w_o.ndim == 0)
+		fuzz_fail("a layer read b_O without W_O", NULL);
+}
+
 static void
 check_bundle(const struct attn_bundle *b, size_t len)
 {
-	const struct attn_array *arr[2] = { &b->q, &b->k };
+	/* embeddings: X (q) names the keys too, and there is no V */
+	const int self = b->embeddings && b->k.ndim == 0;
+	const struct attn_array *arr[2] = { &b->q, self ? &b->q : &b->k };
 	const struct attn_labels *lab[2] = { &b->query_labels,
 	    &b->key_labels };
 	size_t i;
 
 	fuzz_check_array(&b->q, ATTN_READ_FINITE, len);
-	fuzz_check_array(&b->k, ATTN_READ_FINITE, len);
-	fuzz_check_array(&b->v, ATTN_READ_FINITE, len);
+	if (!self)
+		fuzz_check_array(&b->k, ATTN_READ_FINITE, len);
+	if (!b->embeddings)
+		fuzz_check_array(&b->v, ATTN_READ_FINITE, len);
+	else if (b->v.ndim != 0)
+		fuzz_fail("a bundle of embeddings with a V", NULL);
+	if (b->proj.w_q.ndim != 0)
+		check_layer(&b->proj, len);
 	if (b->mask.ndim != 0)
 		fuzz_check_array(&b->mask, ATTN_READ_BOOL, len);
 	if (b->bias.ndim != 0)
@@ -170,6 +220,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct attn_array a;
 	struct attn_bundle b;
+	struct attn_layer layer;
 	struct attn_error err;
 	enum attn_status st;
 	unsigned flags;
@@ -205,5 +256,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_check_error(st, &err, FUZZ_NAME, buf, len);
 	}
 	attn_bundle_free(&b);
+
+	memset(&err, 0, sizeof err);
+	st = attn_read_layer(FUZZ_NAME, buf, len, &layer, &err);
+	if (st == ATTN_OK)
+		check_layer(&layer, len);
+	else
+		fuzz_check_error(st, &err, FUZZ_NAME, buf, len);
+	attn_layer_free(&layer);
 	return 0;
 }

@@ -76,6 +76,14 @@ printf '%s' '[[01, -01], [1., 1.e5]]' | seed "$json" strict-numbers 000
 printf '[[1,\013 2],\f[\033 3, 4]]' | seed "$json" control-white-space 000
 printf '[["-inf", 0], ["nan", "inf"]]' | seed "$json" bias-nan-inf 003
 printf '[[1, \342\210\2221]]' | seed "$json" unicode-minus 000
+# layers, and bundles of embeddings with their layer (bit 1: RoPE)
+from "$json" layer-raschka 000 data/examples/raschka/sa_v1.json
+from "$json" layer-mha 000 data/examples/mha/layer.json
+from "$json" bundle-x-and-proj 002 tests/cli/proj-bundle-holds-x-and-its-layer/bundle.json
+printf '%s' '{"XQ": [[1, 0, 2, 1]], "XKV": [[0, 1, 1, 1], [1, 1, 0, 0]], "proj": {"W_Q": [[1, 0], [0, 1], [1, 1], [0, 0]], "W_K": [[1, 0], [0, 1], [0, 0], [1, 1]], "W_V": [[1], [0], [2], [0]], "W_O": [[1, 2]], "b_O": [0.5, 1]}}' |
+    seed "$json" bundle-xq-xkv-proj-rope 042
+printf '%s' '{"W_Q": [[1, 0]], "w_k": [[1]], "in_proj_weight": [[1]]}' |
+    seed "$json" layer-bad-keys 000
 printf '' | seed "$json" empty 000
 printf ' \n\t \r\n' | seed "$json" whitespace-only 000
 

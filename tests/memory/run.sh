@@ -39,6 +39,14 @@ mk() {
 	    printf "%s1", i ? "," : ""; print "]]" }' ;;
 	json-column) awk -v n="$n" 'BEGIN { printf "["; for (i = 0; i < n; i++)
 	    printf "%s[1]", i ? "," : ""; print "]" }' ;;
+	json-layer) awk -v n="$n" 'BEGIN { printf "{"
+	    for (w = 0; w < 3; w++) {
+	        printf "%s\"W_%s\": [", w ? ", " : "", substr("QKV", w + 1, 1)
+	        for (i = 0; i < n; i++)
+	            printf "%s[1, 0]", i ? "," : ""
+	        printf "]"
+	    }
+	    print "}" }' ;;
 	json-labels) awk -v n="$n" 'BEGIN {
 	    printf "{\"K\": [[1]], \"V\": [[1]], \"Q\": ["
 	    for (i = 0; i < n; i++) printf "%s[1]", i ? "," : ""
@@ -81,6 +89,8 @@ setup() {
 	json-column|csv-column|csv-labels) set -- "$f" "$work/one.csv" \
 	    "$work/one.csv" -s lse ;;
 	json-labels) set -- "$f" -s lse ;;
+	json-layer) mk csv-row "$2" >"$work/x.$2.csv"
+		set -- --proj "$f" "$work/x.$2.csv" -s lse ;;
 	stages|output|stream) f=$work/csv-column.$2.csv
 		[ -f "$f" ] || mk csv-column "$2" >"$f" ;;
 	csv-matrix) printf '1,0,0,0,0,0,0,1\n' >"$work/q8.csv" ;;
@@ -134,6 +144,7 @@ heap_part() {
 	args="--self $work/base.csv"
 	base=$(heap_peak 1G)
 	for shape in json-row:50000 json-column:25000 json-labels:12000 \
+	    json-layer:8000 \
 	    csv-row:50000 csv-column:50000 csv-labels:25000 \
 	    csv-header:25000 text-row:25000 text-repr:50000 stages:300 \
 	    output:300 csv-matrix:5000; do

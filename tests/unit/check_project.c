@@ -1,8 +1,13 @@
 /*
- * check_project.c - projections (lib/project.c): x @ W + b against the
- * sum written out in long double, and every shape error of a layer word
- * for word, each naming both shapes and which W or b, with the hint for
- * a W given as PyTorch stores nn.Linear.weight.
+ * check_project.c - projections (lib/project.c) and attn_run with a
+ * layer (lib/passes.c): x @ W + b against the sum written out in long
+ * double; every shape error of a layer word for word, each naming both
+ * shapes and which W or b, with the hint for a W given as PyTorch stores
+ * nn.Linear.weight; torch.nn.MultiheadAttention's numbers (in_proj and
+ * out_proj biases, 2 heads, batch_first, with and without a key padding
+ * mask), recorded by mha_torch.py in mha_torch.h; on every kernel, a run
+ * from embeddings equals a run on the q, k and v they project to; the
+ * stages a layer makes and the errors for those it does not.
  *
  * Dims: B batches, T query rows, S keys, H query heads, G KV heads, d_q
  * and d_kv columns of XQ and XKV.
@@ -16,6 +21,8 @@
 #include "ref.h"
 #include "suites.h"
 #include "testutil.h"
+
+#include "mha_torch.h"
 
 /* ---------------------------------------------------------------- products */
 
@@ -239,6 +246,312 @@ START_TEST(layer_shapes_are_checked_naming_both_shapes_and_which_w)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- runs */
+
+/* The matrices of a run from embeddings, owned. */
+struct layer_case {
+	struct attn_config cfg;
+	struct attn_inputs in;
+	struct attn_matrix xq, xkv, m[8];	/* W_Q .. b_O, as in proj */
+};
+
+static void
+layer_case_free(struct layer_case *c)
+{
+	const int self = c->xkv.data == c->xq.data;
+	size_t i;
+
+	attn_matrix_free(&c->xq);
+	if (!self)
+		attn_matrix_free(&c->xkv);
+	for (i = 0; i < 8; i++)
+		attn_matrix_free(&c->m[i]);
+}
+
+/* Point in.proj at c->m: W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O. */
+static void
+layer_case_inputs(struct layer_case *c)
+{
+	struct attn_proj *w = &c->in.proj;
+
+	c->in.q = c->xq;
+	c->in.k = c->xkv;
+	w->w_q = c->m[0];
+	w->w_k = c->m[1];
+	w->w_v = c->m[2];
+	w->w_o = c->m[3];
+	w->b_q = c->m[4];
+	w->b_k = c->m[5];
+	w->b_v = c->m[6];
+	w->b_o = c->m[7];
+}
+
+/* nn.MultiheadAttention(4, 2, bias=True, batch_first=True) in float64:
+ * attn_output is attn's projected, the per-head attn_output_weights its
+ * weights.  Case 1 adds the key_padding_mask (True = ignore), which attn
+ * reads inverted (mask_invert) as a B x T x S mask. */
+static void
+mha_case(struct layer_case *c, int padded, struct attn_matrix *mask)
+{
+	const size_t E = MHA_E;
+	size_t b, i, j;
+
+	memset(c, 0, sizeof *c);
+	c->xq = matrix_from(MHA_B * MHA_T, E, mha_xq);
+	c->xkv = matrix_from(MHA_B * MHA_S, E, mha_xkv);
+	c->m[0] = matrix_from(E, E, mha_w_q);
+	c->m[1] = matrix_from(E, E, mha_w_k);
+	c->m[2] = matrix_from(E, E, mha_w_v);
+	c->m[3] = matrix_from(E, E, mha_w_o);
+	c->m[4] = matrix_from(1, E, mha_b_q);
+	c->m[5] = matrix_from(1, E, mha_b_k);
+	c->m[6] = matrix_from(1, E, mha_b_v);
+	c->m[7] = matrix_from(1, E, mha_b_o);
+	attn_config_init(&c->cfg);
+	c->cfg.heads = MHA_H;
+	c->in.batches = MHA_B;
+	layer_case_inputs(c);
+	memset(mask, 0, sizeof *mask);
+	if (!padded)
+		return;
+	ck_assert_int_eq(attn_matrix_alloc(mask, MHA_B * MHA_T, MHA_S, NULL),
+	    ATTN_OK);
+	for (b = 0; b < MHA_B; b++)
+		for (i = 0; i < MHA_T; i++)
+			for (j = 0; j < MHA_S; j++)
+				*attn_at(mask, b * MHA_T + i, j) =
+				    mha_key_padding[b * MHA_S + j];
+	c->cfg.mask_invert = 1;
+	c->in.mask = *mask;
+	c->in.mask_blocks = MHA_B;
+}
+
+/* The largest |a - want| over a's elements, want packed row by row. */
+static double
+max_diff(const struct attn_matrix *a, const double *want)
+{
+	double worst = 0.0;
+	size_t i, j;
+
+	for (i = 0; i < a->rows; i++)
+		for (j = 0; j < a->cols; j++) {
+			const double d = fabs(*attn_at(a, i, j) -
+			    want[i * a->cols + j]);
+
+			worst = d > worst ? d : worst;
+		}
+	return worst;
+}
+
+/* torch computes in float64 with its own order of sums (matrix
+ * products, a softmax over exp(x - max)): agreement to a few units of
+ * 1e-16 on numbers of size 1 is what double can do. */
+#define MHA_TOL 1e-14
+
+KERNEL_TEST(a_layer_reproduces_nn_multihead_attention,
+    STAGE(WEIGHTS) | STAGE(OUTPUT))
+{
+	const double *want_out = _i ? mha_padded_output : mha_plain_output;
+	const double *want_w = _i ? mha_padded_weights : mha_plain_weights;
+	struct layer_case c;
+	struct attn_matrix mask;
+	struct attn_stages st;
+	double d;
+	size_t b, h, i, j;
+
+	mha_case(&c, _i, &mask);
+	run_ok(kernel, &c.cfg, &c.in, stages | STAGE(PROJECTED), &st);
+	ck_assert_uint_eq(st.d_proj, MHA_E);
+	d = max_diff(&st.stage[ATTN_STAGE_PROJECTED], want_out);
+	ck_assert_msg(d <= MHA_TOL, "attn_output: max |diff| %.3g", d);
+	/* weights: torch's are B x H x T x S, as attn's stack */
+	d = max_diff(&st.stage[ATTN_STAGE_WEIGHTS], want_w);
+	ck_assert_msg(d <= MHA_TOL, "attn_output_weights: max |diff| %.3g",
+	    d);
+	/* a padded key has weight 0 exactly, in every head */
+	for (b = 0; _i && b < MHA_B; b++)
+		for (h = 0; h < MHA_H; h++)
+			for (i = 0; i < MHA_T; i++)
+				for (j = 0; j < MHA_S; j++)
+					if (mha_key_padding[b * MHA_S + j] != 0)
+						ck_assert_double_eq(stage_at(&st,
+						    ATTN_STAGE_WEIGHTS, (b * MHA_H +
+						    h) * MHA_T + i, j), 0.0);
+	attn_stages_free(&st);
+	attn_matrix_free(&mask);
+	layer_case_free(&c);
+}
+END_TEST
+
+/*
+ * A run from embeddings is a run on the q, k and v they project to: the
+ * same numbers to the bit, on every kernel, for self- and
+ * cross-attention, heads and GQA, with and without biases; and q, k and
+ * v are x @ W + b.
+ */
+KERNEL_TEST(a_layer_gives_what_its_q_k_and_v_give, ATTN_STAGES_ALL)
+{
+	struct ref_rng rng;
+	struct layer_case c;
+	struct attn_inputs plain;
+	struct attn_stages st, st2;
+	struct attn_matrix q, k, v;
+	struct attn_error err;
+	const int cross = _i % 2, biased = _i / 2 % 2;
+	const size_t B = 2, T = 3, S = cross ? 5 : 3, H = 4, G = _i >= 4 ?
+	    2 : 4, d_k = 2, d_v = 3, d_q = 5, d_kv = cross ? 6 : 5;
+	size_t s;
+
+	memset(&c, 0, sizeof c);
+	ref_rng_seed(&rng, 900 + (uint64_t)_i);
+	c.xq = matrix_random(&rng, B * T, d_q, -1, 1);
+	c.xkv = cross ? matrix_random(&rng, B * S, d_kv, -1, 1) : c.xq;
+	c.m[0] = matrix_random(&rng, d_q, H * d_k, -1, 1);
+	c.m[1] = matrix_random(&rng, d_kv, G * d_k, -1, 1);
+	c.m[2] = matrix_random(&rng, d_kv, G * d_v, -1, 1);
+	if (biased) {
+		c.m[4] = matrix_random(&rng, 1, H * d_k, -1, 1);
+		c.m[5] = matrix_random(&rng, G * d_k, 1, -1, 1);
+		c.m[6] = matrix_random(&rng, 1, G * d_v, -1, 1);
+	}
+	attn_config_init(&c.cfg);
+	c.cfg.heads = H;
+	c.cfg.kv_heads = G;
+	c.cfg.causal = 1;
+	c.in.batches = B;
+	layer_case_inputs(&c);
+	run_ok(kernel, &c.cfg, &c.in, stages | STAGE(Q) | STAGE(K) | STAGE(V),
+	    &st);
+	ck_assert_int_eq(st.proj, 1);
+	ck_assert_int_eq(st.proj_self, !cross);
+	ck_assert_uint_eq(st.d_xq, d_q);
+	ck_assert_uint_eq(st.d_xkv, d_kv);
+	ck_assert_uint_eq(st.proj_biased, biased ? STAGE(Q) | STAGE(K) |
+	    STAGE(V) : 0u);
+	ck_assert_int_eq(attn_project(&c.xq, &c.m[0], &c.m[4], "q", &q, &err),
+	    ATTN_OK);
+	ck_assert_int_eq(attn_project(&c.xkv, &c.m[1], &c.m[5], "k", &k,
+	    &err), ATTN_OK);
+	ck_assert_int_eq(attn_project(&c.xkv, &c.m[2], &c.m[6], "v", &v,
+	    &err), ATTN_OK);
+	expect_same("q", &st.stage[ATTN_STAGE_Q], &q);
+	expect_same("k", &st.stage[ATTN_STAGE_K], &k);
+	expect_same("v", &st.stage[ATTN_STAGE_V], &v);
+	memset(&plain, 0, sizeof plain);
+	plain.batches = B;
+	plain.q = q;
+	plain.k = k;
+	plain.v = v;
+	run_ok(kernel, &c.cfg, &plain, stages, &st2);
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		if (stages & ATTN_STAGE_BIT(s))
+			expect_same(attn_stage_table[s].name, &st.stage[s],
+			    &st2.stage[s]);
+	attn_stages_free(&st);
+	attn_stages_free(&st2);
+	attn_matrix_free(&q);
+	attn_matrix_free(&k);
+	attn_matrix_free(&v);
+	layer_case_free(&c);
+}
+END_TEST
+
+/* Stages a run does not make are usage errors that say what makes
+ * them; what a layer and RoPE make is what attn_stages_available says. */
+START_TEST(stages_only_a_layer_or_rope_make_are_refused_without_them)
+{
+	static const double one[] = { 1, 0, 0, 1 };
+	struct attn_matrix x = matrix_from(2, 2, one), w = matrix_from(2, 2,
+	    one);
+	struct attn_config cfg;
+	struct attn_inputs in;
+	struct attn_stages st;
+	struct attn_error err;
+
+	attn_config_init(&cfg);
+	memset(&in, 0, sizeof in);
+	in.batches = 1;
+	in.q = in.k = in.v = x;
+	ck_assert_uint_eq(attn_stages_available(&cfg, &in), ATTN_STAGES_ALL);
+	ck_assert_int_eq(attn_run(&cfg, &in, STAGE(OUTPUT) | STAGE(V), &st,
+	    &err), ATTN_ERR_USAGE);
+	ck_assert_str_eq(err.msg, "stage v needs a projection layer (W_Q, "
+	    "W_K, W_V) and embeddings");
+	ck_assert_int_eq(attn_run(&cfg, &in, STAGE(K_ROT), &st, &err),
+	    ATTN_ERR_USAGE);
+	ck_assert_str_eq(err.msg,
+	    "stage k_rot needs RoPE (rotary position embedding)");
+	in.proj.w_q = in.proj.w_k = in.proj.w_v = w;
+	cfg.rope = 1;
+	ck_assert_uint_eq(attn_stages_available(&cfg, &in), ATTN_STAGES_ALL |
+	    STAGE(Q) | STAGE(K) | STAGE(V) | STAGE(Q_ROT) | STAGE(K_ROT));
+	ck_assert_int_eq(attn_run(&cfg, &in, STAGE(PROJECTED), &st, &err),
+	    ATTN_ERR_USAGE);
+	ck_assert_str_eq(err.msg, "stage projected needs an output "
+	    "projection, W_O, in the layer");
+	in.proj.w_o = w;
+	ck_assert_uint_eq(attn_stages_available(&cfg, &in), ATTN_STAGES_ALL |
+	    ATTN_STAGES_PROJ);
+	/* projected alone: output is computed for it, then dropped */
+	ck_assert_int_eq(attn_run(&cfg, &in, STAGE(PROJECTED), &st, &err),
+	    ATTN_OK);
+	ck_assert_uint_eq(st.have, STAGE(PROJECTED) | STAGE(LSE));
+	ck_assert_ptr_null(st.stage[ATTN_STAGE_OUTPUT].data);
+	ck_assert_ptr_nonnull(st.stage[ATTN_STAGE_PROJECTED].data);
+	attn_stages_free(&st);
+	attn_matrix_free(&x);
+	attn_matrix_free(&w);
+}
+END_TEST
+
+/* attn_plan counts what the passes hold: q, k and v, q_rot and k_rot,
+ * projected and the output it is made from. */
+START_TEST(plan_counts_the_passes)
+{
+	struct attn_matrix x = { 6, 5, 5, NULL }, wq = { 5, 8, 8, NULL };
+	struct attn_matrix wv = { 5, 4, 4, NULL }, wo = { 4, 3, 3, NULL };
+	struct attn_config cfg;
+	struct attn_inputs in;
+	struct attn_error err;
+	/* shapes are all attn_plan reads: the data point at nothing, but
+	 * a layer must look present */
+	static double dummy;
+	size_t plain, layer, rope, proj;
+
+	attn_config_init(&cfg);
+	cfg.heads = 2;
+	memset(&in, 0, sizeof in);
+	in.batches = 2;
+	in.q = in.k = x;
+	in.q.data = in.k.data = &dummy;
+	in.proj.w_q = in.proj.w_k = wq;
+	in.proj.w_v = wv;
+	in.proj.w_q.data = in.proj.w_k.data = in.proj.w_v.data = &dummy;
+	ck_assert_int_eq(attn_plan(&cfg, &in, STAGE(OUTPUT), &layer, &err),
+	    ATTN_OK);
+	cfg.rope = 1;
+	ck_assert_int_eq(attn_plan(&cfg, &in, STAGE(OUTPUT), &rope, &err),
+	    ATTN_OK);
+	in.proj.w_o = wo;
+	in.proj.w_o.data = &dummy;
+	ck_assert_int_eq(attn_plan(&cfg, &in, STAGE(PROJECTED), &proj, &err),
+	    ATTN_OK);
+	/* the same problem given as q, k and v */
+	cfg.rope = 0;
+	memset(&in.proj, 0, sizeof in.proj);
+	in.q.cols = in.k.cols = 8;
+	in.v = in.q;
+	in.v.cols = 4;
+	ck_assert_int_eq(attn_plan(&cfg, &in, STAGE(OUTPUT), &plain, &err),
+	    ATTN_OK);
+	/* q and k are 6 x 8, v 6 x 4 */
+	ck_assert_uint_eq(layer, plain + (48 + 48 + 24) * sizeof(double));
+	ck_assert_uint_eq(rope, layer + (48 + 48) * sizeof(double));
+	/* projected: 6 x 3 */
+	ck_assert_uint_eq(proj, rope + 18 * sizeof(double));
+}
+END_TEST
+
 Suite *
 project_suite(void)
 {
@@ -250,6 +563,15 @@ project_suite(void)
 	tcase_add_loop_test(tc,
 	    layer_shapes_are_checked_naming_both_shapes_and_which_w, 0,
 	    (int)(sizeof shape_cases / sizeof shape_cases[0]));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("runs");
+	tcase_add_kernel_test(tc, a_layer_reproduces_nn_multihead_attention, 0,
+	    2);
+	tcase_add_kernel_test(tc, a_layer_gives_what_its_q_k_and_v_give, 0, 6);
+	tcase_add_test(tc,
+	    stages_only_a_layer_or_rope_make_are_refused_without_them);
+	tcase_add_test(tc, plan_counts_the_passes);
 	suite_add_tcase(s, tc);
 	return s;
 }

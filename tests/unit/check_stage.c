@@ -36,6 +36,13 @@ static const struct {
 	{ "grad_q", "T x d_k", ATTN_AXIS_DK },
 	{ "grad_k", "S x d_k", ATTN_AXIS_DK },
 	{ "grad_v", "S x d_v", ATTN_AXIS_VALUE },
+	/* the passes around the kernel */
+	{ "q", "T x d_k", ATTN_AXIS_DK },
+	{ "k", "S x d_k", ATTN_AXIS_DK },
+	{ "v", "S x d_v", ATTN_AXIS_VALUE },
+	{ "q_rot", "T x d_k", ATTN_AXIS_DK },
+	{ "k_rot", "S x d_k", ATTN_AXIS_DK },
+	{ "projected", "T x d_out", ATTN_AXIS_MODEL },
 };
 
 _Static_assert(sizeof spec_stages / sizeof spec_stages[0] ==
@@ -152,8 +159,16 @@ static const struct {
 	    B(SCALED) | B(SCORES) },
 	{ ATTN_STAGES_GRAD, ATTN_STAGES_GRAD | (ATTN_STAGES_ALL & ~B(LSE) &
 	    ~B(MASK)) },
+	/* projected reads output; the passes before the kernel need
+	 * nothing the table knows (what the scores read depends on the run:
+	 * lib/passes.c) */
+	{ B(PROJECTED), B(PROJECTED) | B(OUTPUT) | B(WEIGHTS) | B(ROW_MAX) |
+	    B(ROW_SUM) | B(SCALED) | B(SCORES) },
+	{ B(Q) | B(K_ROT), B(Q) | B(K_ROT) },
+	{ ATTN_STAGES_PROJ, ATTN_STAGES_PROJ | (ATTN_STAGES_ALL &
+	    ~(B(LSE) | B(MASK))) },
 	/* bits past the last stage are no stage */
-	{ ~0u, ATTN_STAGES_ALL | ATTN_STAGES_GRAD },
+	{ ~0u, (1u << ATTN_STAGE_COUNT) - 1u },
 };
 
 #define NCLOSURES (int)(sizeof closures / sizeof closures[0])
@@ -330,6 +345,96 @@ START_TEST(grad_bias_is_another_name_for_grad_scaled)
 }
 END_TEST
 
+/* The stages of the passes, laid out as Q, K and V are (B = 2, H = 4
+ * query heads, G = 2 KV heads, T = 3, S = 5, d_k = 6, d_v = 2, d_out =
+ * 9): rows of keys for k, v and k_rot, the KV heads side by side. */
+static const struct {
+	enum attn_stage s;
+	size_t rows, cols, col_heads;
+	enum attn_axis row_axis, col_axis;
+	const char *legend;
+} pass_shapes[] = {
+	{ ATTN_STAGE_Q, 3, 24, 4, ATTN_AXIS_QUERY, ATTN_AXIS_DK,
+	    "T x H*d_k" },
+	{ ATTN_STAGE_Q_ROT, 3, 24, 4, ATTN_AXIS_QUERY, ATTN_AXIS_DK,
+	    "T x H*d_k" },
+	{ ATTN_STAGE_K, 5, 12, 2, ATTN_AXIS_KEY, ATTN_AXIS_DK, "S x G*d_k" },
+	{ ATTN_STAGE_K_ROT, 5, 12, 2, ATTN_AXIS_KEY, ATTN_AXIS_DK,
+	    "S x G*d_k" },
+	{ ATTN_STAGE_V, 5, 4, 2, ATTN_AXIS_KEY, ATTN_AXIS_VALUE, "S x G*d_v" },
+	{ ATTN_STAGE_PROJECTED, 3, 9, 1, ATTN_AXIS_QUERY, ATTN_AXIS_MODEL,
+	    "T x d_out" },
+	{ ATTN_STAGE_OUTPUT, 3, 8, 4, ATTN_AXIS_QUERY, ATTN_AXIS_VALUE,
+	    "T x H*d_v" },
+};
+
+START_TEST(pass_stages_are_laid_out_as_q_k_and_v)
+{
+	struct attn_stages st;
+	struct attn_shape sh;
+	struct attn_matrix m, block;
+
+	memset(&st, 0, sizeof st);
+	st.batches = 2;
+	st.heads = 4;
+	st.kv_heads = 2;
+	st.T = 3;
+	st.S = 5;
+	st.d_k = 6;
+	st.d_v = 2;
+	st.d_proj = 9;
+	attn_stage_shape(&st, pass_shapes[_i].s, &sh);
+	ck_assert_uint_eq(sh.ndim, 3);
+	ck_assert_uint_eq(sh.dim[0], 2);
+	ck_assert_int_eq(sh.axis[0], ATTN_AXIS_BATCH);
+	ck_assert_uint_eq(sh.rows, pass_shapes[_i].rows);
+	ck_assert_uint_eq(sh.cols, pass_shapes[_i].cols);
+	ck_assert_uint_eq(sh.col_heads, pass_shapes[_i].col_heads);
+	ck_assert_int_eq(sh.axis[1], pass_shapes[_i].row_axis);
+	ck_assert_int_eq(sh.axis[2], pass_shapes[_i].col_axis);
+	ck_assert_uint_eq(sh.blocks, 2);
+	ck_assert_str_eq(sh.legend, pass_shapes[_i].legend);
+	/* a block is a query head's columns of one batch: for k, v and
+	 * k_rot those of the KV head it reads, for projected all */
+	ck_assert_int_eq(attn_matrix_alloc(&m, 2 * sh.rows, sh.cols, NULL),
+	    ATTN_OK);
+	st.stage[pass_shapes[_i].s] = m;
+	block = attn_stage_block(&st, pass_shapes[_i].s, 1, 3);
+	ck_assert_uint_eq(block.rows, sh.rows);
+	ck_assert_uint_eq(block.cols, sh.cols / sh.col_heads);
+	ck_assert_ptr_eq(block.data, attn_at(&m, sh.rows,
+	    sh.col_heads == 1 ? 0 : sh.col_heads == 2 ? block.cols :
+	    3 * block.cols));
+	attn_matrix_free(&m);
+	st.stage[pass_shapes[_i].s] = m;
+	/* a stage not held has no block */
+	block = attn_stage_block(&st, pass_shapes[_i].s, 0, 0);
+	ck_assert_ptr_null(block.data);
+}
+END_TEST
+
+/* attn_stage_order holds every stage once: what the kernel reads first
+ * (q .. k_rot), then the forward stages with projected after output. */
+START_TEST(the_order_holds_every_stage_once_projections_first)
+{
+	int seen[ATTN_STAGE_COUNT] = { 0 };
+	size_t n, pos[ATTN_STAGE_COUNT];
+
+	for (n = 0; n < ATTN_STAGE_COUNT; n++) {
+		ck_assert_int_lt(attn_stage_order[n], ATTN_STAGE_COUNT);
+		ck_assert_int_eq(seen[attn_stage_order[n]], 0);
+		seen[attn_stage_order[n]] = 1;
+		pos[attn_stage_order[n]] = n;
+	}
+	ck_assert_uint_lt(pos[ATTN_STAGE_Q], pos[ATTN_STAGE_Q_ROT]);
+	ck_assert_uint_lt(pos[ATTN_STAGE_K_ROT], pos[ATTN_STAGE_SCORES]);
+	ck_assert_uint_eq(pos[ATTN_STAGE_PROJECTED],
+	    pos[ATTN_STAGE_OUTPUT] + 1);
+	ck_assert_uint_lt(pos[ATTN_STAGE_SCORES], pos[ATTN_STAGE_SCALED]);
+	ck_assert_uint_lt(pos[ATTN_STAGE_SCALED], pos[ATTN_STAGE_WEIGHTS]);
+}
+END_TEST
+
 /* Text that names no stage. */
 static const char *const unknown_names[] = {
 	"", "weight", "weightsx", "w", "out", "score", "scoress", "ls",
@@ -374,6 +479,9 @@ stage_suite(void)
 	    NSHAPES);
 	tcase_add_loop_test(tc, backward_stages_are_laid_out_as_q_k_and_v, 0,
 	    NGRAD_SHAPES);
+	tcase_add_loop_test(tc, pass_stages_are_laid_out_as_q_k_and_v, 0,
+	    (int)(sizeof pass_shapes / sizeof pass_shapes[0]));
+	tcase_add_test(tc, the_order_holds_every_stage_once_projections_first);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("lookup");

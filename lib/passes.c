@@ -1,0 +1,262 @@
+/*
+ * passes.c - the passes that lib/run.c runs around whichever kernel it
+ * dispatches to, so that every kernel (the reference one, the streaming
+ * one, any to come) gets them without a line of its own:
+ *
+ *	before: q, k, v = the embeddings projected by the layer (project.c)
+ *	        q_rot, k_rot = q and k rotated by position (rope.c)
+ *	kernel: reads the last of these as its Q, K and V
+ *	after:  grad_q and grad_k turned back to q and k (rope.c)
+ *	        projected = output W_O + b_O (project.c)
+ *
+ * The kernel sees an attn_problem built on the inputs these passes make
+ * (struct attn_passes' in), so its shapes, heads and positions are
+ * those of q, k and v.  What the passes make is held for the whole run
+ * (it is what the kernel reads), which costs (T + S)(d_k + d_v) per
+ * batch, never T x S; stages asked for are then moved, not copied, into
+ * struct attn_stages.
+ *
+ * Dims: B batches, T query rows, S keys, H query heads, G KV heads, d_k
+ * and d_v per head, d_out columns of W_O.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define BIT ATTN_STAGE_BIT
+
+unsigned
+attn_stages_available(const struct attn_config *cfg,
+    const struct attn_inputs *in)
+{
+	unsigned set = ATTN_STAGES_ALL;
+
+	if (in->d_out.data != NULL)
+		set |= ATTN_STAGES_GRAD;
+	if (in->proj.w_q.data != NULL)
+		set |= BIT(ATTN_STAGE_Q) | BIT(ATTN_STAGE_K) |
+		    BIT(ATTN_STAGE_V);
+	if (in->proj.w_q.data != NULL && in->proj.w_o.data != NULL)
+		set |= BIT(ATTN_STAGE_PROJECTED);
+	if (cfg->rope)
+		set |= BIT(ATTN_STAGE_Q_ROT) | BIT(ATTN_STAGE_K_ROT);
+	return set;
+}
+
+/* A usage error for the first stage of the passes in want that cfg and
+ * in do not make, saying what would make it (attn_problem_init says it
+ * for a backward stage without dO). */
+static enum attn_status
+check_available(const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, struct attn_error *err)
+{
+	const unsigned missing = want & ATTN_STAGES_PROJ &
+	    ~attn_stages_available(cfg, in);
+	size_t n;
+
+	for (n = 0; n < ATTN_STAGE_COUNT; n++) {
+		const enum attn_stage s = attn_stage_order[n];
+
+		if (!(missing & BIT(s)))
+			continue;
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "stage %s needs %s", attn_stage_table[s].name,
+		    s == ATTN_STAGE_Q_ROT || s == ATTN_STAGE_K_ROT ?
+		    "RoPE (rotary position embedding)" :
+		    s == ATTN_STAGE_PROJECTED && in->proj.w_q.data != NULL ?
+		    "an output projection, W_O, in the layer" :
+		    "a projection layer (W_Q, W_K, W_V) and embeddings");
+	}
+	return ATTN_OK;
+}
+
+enum attn_status
+attn_passes_prepare(const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want, struct attn_passes *ps,
+    struct attn_problem *p, struct attn_error *err)
+{
+	enum attn_status st;
+	/* the kernel computes the forward and backward stages */
+	unsigned kernel_want = want & ((1u << ATTN_STAGE_COUNT) - 1u) &
+	    ~ATTN_STAGES_PROJ;
+
+	memset(ps, 0, sizeof *ps);
+	/* projected is made from output, which the kernel must then keep */
+	if (want & BIT(ATTN_STAGE_PROJECTED))
+		kernel_want |= BIT(ATTN_STAGE_OUTPUT);
+	if ((st = check_available(cfg, in, want, err)) != ATTN_OK ||
+	    (st = attn_project_check(cfg, in, err)) != ATTN_OK)
+		return st;
+	attn_project_shapes(in, &ps->in);
+	if ((st = attn_problem_init(p, cfg, &ps->in, kernel_want, err)) !=
+	    ATTN_OK)
+		return st;
+	return attn_rope_check(cfg, p->d_k, err);
+}
+
+/* bytes += rows * cols doubles, or ATTN_ERR_NOMEM when that overflows. */
+static enum attn_status
+add_matrix(size_t *bytes, size_t rows, size_t cols, struct attn_error *err)
+{
+	size_t n;
+
+	if (attn_size_mul(rows, cols, &n) != 0 ||
+	    attn_size_mul(n, sizeof(double), &n) != 0 ||
+	    *bytes > SIZE_MAX - n)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "the projections of %zu queries and %zu keys are too "
+		    "large to address", rows, cols);
+	*bytes += n;
+	return ATTN_OK;
+}
+
+enum attn_status
+attn_passes_bytes(const struct attn_problem *p, const struct attn_inputs *in,
+    unsigned want, size_t *bytes, struct attn_error *err)
+{
+	const struct attn_inputs *k = p->in;
+	enum attn_status st = ATTN_OK;
+
+	*bytes = 0;
+	if (in->proj.w_q.data != NULL &&
+	    ((st = add_matrix(bytes, k->q.rows, k->q.cols, err)) != ATTN_OK ||
+	    (st = add_matrix(bytes, k->k.rows, k->k.cols, err)) != ATTN_OK ||
+	    (st = add_matrix(bytes, k->v.rows, k->v.cols, err)) != ATTN_OK))
+		return st;
+	if (p->cfg->rope &&
+	    ((st = add_matrix(bytes, k->q.rows, k->q.cols, err)) != ATTN_OK ||
+	    (st = add_matrix(bytes, k->k.rows, k->k.cols, err)) != ATTN_OK))
+		return st;
+	if (want & BIT(ATTN_STAGE_PROJECTED))
+		st = add_matrix(bytes, k->q.rows, in->proj.w_o.cols, err);
+	return st;
+}
+
+/* *to = a packed copy of from (a view may have a wider stride). */
+static enum attn_status
+copy_matrix(const struct attn_matrix *from, struct attn_matrix *to,
+    struct attn_error *err)
+{
+	enum attn_status st;
+	size_t i;
+
+	if ((st = attn_matrix_alloc(to, from->rows, from->cols, err)) !=
+	    ATTN_OK)
+		return st;
+	for (i = 0; i < from->rows; i++)
+		memcpy(attn_at(to, i, 0), attn_at(from, i, 0),
+		    from->cols * sizeof(double));
+	return ATTN_OK;
+}
+
+enum attn_status
+attn_passes_before(const struct attn_problem *p,
+    const struct attn_inputs *in, struct attn_passes *ps,
+    struct attn_error *err)
+{
+	const struct attn_proj *w = &in->proj;
+	const int self = attn_proj_self(in);
+	struct attn_matrix *m = ps->made;
+	enum attn_status st;
+
+	/* 1. q = XQ W_Q + b_Q, k = XKV W_K + b_K, v = XKV W_V + b_V */
+	if (w->w_q.data != NULL) {
+		if ((st = attn_project(&in->q, &w->w_q, &w->b_q, self ?
+		    "q = X W_Q + b_Q" : "q = XQ W_Q + b_Q",
+		    &m[ATTN_STAGE_Q], err)) != ATTN_OK ||
+		    (st = attn_project(&in->k, &w->w_k, &w->b_k, self ?
+		    "k = X W_K + b_K" : "k = XKV W_K + b_K",
+		    &m[ATTN_STAGE_K], err)) != ATTN_OK ||
+		    (st = attn_project(&in->k, &w->w_v, &w->b_v, self ?
+		    "v = X W_V + b_V" : "v = XKV W_V + b_V",
+		    &m[ATTN_STAGE_V], err)) != ATTN_OK)
+			return st;
+		ps->in.q = m[ATTN_STAGE_Q];
+		ps->in.k = m[ATTN_STAGE_K];
+		ps->in.v = m[ATTN_STAGE_V];
+	}
+
+	/* 2. RoPE: query i at i + offset (offset = s_off - t_off, S - T
+	 * bottom-right), key j at j, each head of d_k on its own. */
+	if (p->cfg->rope) {
+		if ((st = copy_matrix(&ps->in.q, &m[ATTN_STAGE_Q_ROT], err)) !=
+		    ATTN_OK ||
+		    (st = attn_rope_rotate(p->cfg, &m[ATTN_STAGE_Q_ROT], p->T,
+		    p->H, p->d_k, (double)p->s_off - (double)p->t_off, 1.0,
+		    err)) != ATTN_OK ||
+		    (st = copy_matrix(&ps->in.k, &m[ATTN_STAGE_K_ROT], err)) !=
+		    ATTN_OK ||
+		    (st = attn_rope_rotate(p->cfg, &m[ATTN_STAGE_K_ROT], p->S,
+		    p->G, p->d_k, 0.0, 1.0, err)) != ATTN_OK)
+			return st;
+		ps->in.q = m[ATTN_STAGE_Q_ROT];
+		ps->in.k = m[ATTN_STAGE_K_ROT];
+	}
+	return ATTN_OK;
+}
+
+enum attn_status
+attn_passes_after(const struct attn_problem *p, const struct attn_inputs *in,
+    unsigned want, struct attn_passes *ps, struct attn_stages *out,
+    struct attn_error *err)
+{
+	const struct attn_proj *w = &in->proj;
+	enum attn_status st;
+	size_t s;
+
+	/* 3. The gradients the kernel gave are with respect to the q and k
+	 * it read, q_rot and k_rot with RoPE: turning them back by the same
+	 * angles (the rotation is orthogonal, its transpose its inverse)
+	 * gives them with respect to q and k. */
+	if (p->cfg->rope && (out->have & ATTN_STAGE_BIT(ATTN_STAGE_GRAD_Q)) &&
+	    (st = attn_rope_rotate(p->cfg, &out->stage[ATTN_STAGE_GRAD_Q],
+	    p->T, p->H, p->d_k, (double)p->s_off - (double)p->t_off, -1.0,
+	    err)) != ATTN_OK)
+		return st;
+	if (p->cfg->rope && (out->have & ATTN_STAGE_BIT(ATTN_STAGE_GRAD_K)) &&
+	    (st = attn_rope_rotate(p->cfg, &out->stage[ATTN_STAGE_GRAD_K],
+	    p->S, p->G, p->d_k, 0.0, -1.0, err)) != ATTN_OK)
+		return st;
+
+	/* 4. projected = output W_O + b_O, the heads' outputs side by side */
+	if (want & BIT(ATTN_STAGE_PROJECTED)) {
+		if ((st = attn_project(&out->stage[ATTN_STAGE_OUTPUT], &w->w_o,
+		    &w->b_o, "projected = output W_O + b_O",
+		    &out->stage[ATTN_STAGE_PROJECTED], err)) != ATTN_OK)
+			return st;
+		out->have |= BIT(ATTN_STAGE_PROJECTED);
+		if (!(want & BIT(ATTN_STAGE_OUTPUT))) {
+			attn_matrix_free(&out->stage[ATTN_STAGE_OUTPUT]);
+			out->have &= ~BIT(ATTN_STAGE_OUTPUT);
+		}
+	}
+	/* what the passes made and want keeps moves into the stages */
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		if ((want & BIT(s)) && ps->made[s].data != NULL) {
+			out->stage[s] = ps->made[s];
+			memset(&ps->made[s], 0, sizeof ps->made[s]);
+			out->have |= BIT(s);
+		}
+	if (w->w_q.data != NULL) {
+		out->proj = 1;
+		out->proj_self = attn_proj_self(in);
+		out->d_xq = in->q.cols;
+		out->d_xkv = in->k.cols;
+		out->d_proj = w->w_o.data != NULL ? w->w_o.cols : 0;
+		out->proj_biased = (w->b_q.data != NULL ? BIT(ATTN_STAGE_Q) :
+		    0) | (w->b_k.data != NULL ? BIT(ATTN_STAGE_K) : 0) |
+		    (w->b_v.data != NULL ? BIT(ATTN_STAGE_V) : 0) |
+		    (w->b_o.data != NULL ? BIT(ATTN_STAGE_PROJECTED) : 0);
+	}
+	return ATTN_OK;
+}
+
+void
+attn_passes_free(struct attn_passes *ps)
+{
+	size_t s;
+
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		attn_matrix_free(&ps->made[s]);
+}
