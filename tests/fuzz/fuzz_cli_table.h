@@ -119,6 +119,13 @@ static const struct fuzz_word fuzz_cli_words[] = {
 	{ "--grad", "@4j" }, { "--grad", "@3c" }, { "--grad", "-" },
 	{ "--grad", "@M" }, { "-s", "grad_q,grad_k,grad_v" },
 	{ "-s", "grad_bias,delta" }, { "-s", "grad_weights" },
+	/* from embeddings: a layer, RoPE, sinks */
+	{ "--proj", "@3j" }, { "--proj", "@4j" }, { "--proj", "-" },
+	{ "--proj", "@M" }, { "-s", "q,k,v,projected" },
+	{ "-s", "q_rot,k_rot" }, { "--rope", 0 }, { "--rope", "500000" },
+	{ "--rope=0", 0 }, { "--rope-style", "interleaved" },
+	{ "--rope-style", "neox" }, { "--sinks", "@4c" }, { "--sinks", "@3j" },
+	{ "--sinks", "-" },
 };
 
 #define FUZZ_CLI_NWORDS \

@@ -89,3 +89,11 @@ s heads-huge "--heads 9223372036854775807" @0j -- $ac
 s window-huge "--window 1,18446744073709551615" @0j -- $ac
 s grad-wrong-shape "--grad @4j" "-s grad_weights" @0j -- $ex/t3s4.json = = = $tmp/mask23
 s grad-missing "--grad @M" @0j -- $ac
+s proj-raschka "--proj @3j" "-s q,k,v,projected" @0c -- $ex/raschka/inputs.csv = = $ex/raschka/sa_v1.json
+s proj-mha-cross "--proj @4j" "-s q,k,v,projected" "--heads 2" @0c @1c -- $ex/mha/xq.csv $ex/mha/xkv.csv = = $ex/mha/layer.json
+s proj-bundle-x "-e" @0j -- $cli/proj-bundle-holds-x-and-its-layer/bundle.json
+s proj-stdin-layer "--proj -" @0c -- $ex/raschka/inputs.csv = = = = $ex/raschka/sa_v1.json
+s rope-explain "-e" "--rope" "--rope-style interleaved" @0j -- $ex/t3s4.json
+s rope-grad "--rope 500000" "--grad @4j" "-s q_rot,k_rot" @0j -- $ex/t3s4.json = = = $ex/t3s4-do.csv
+s sinks-explain "-e" "--sinks @4c" @0j -- $ac = = = $ex/sink0.txt
+s sinks-bad "--sinks @3j" @0j -- $ac = = $ex/t3s4.json

@@ -137,7 +137,7 @@ ref_run(const struct ref_config *cfg, const struct ref_problem *p,
 	const size_t d_k = p->d_k, d_v = p->d_v;
 	const long long offset = cfg->bottom_right ?
 	    (long long)S - (long long)T : 0;
-	long double *slopes;
+	long double *slopes, *qr = NULL, *kr = NULL;
 	size_t b, h, i, j, c;
 
 	memset(out, 0, sizeof *out);
@@ -154,13 +154,27 @@ ref_run(const struct ref_config *cfg, const struct ref_problem *p,
 	out->lse = ref_ld_alloc(B * H * T);
 	out->masked = calloc(B * H * T + 1, sizeof *out->masked);
 	slopes = ref_ld_alloc(H);
+	/* RoPE: the scores read q and k rotated, in long double */
+	if (cfg->rope) {
+		qr = ref_ld_alloc(B * T * H * d_k);
+		kr = ref_ld_alloc(B * S * G * d_k);
+	}
 	if (out->scores == NULL || out->scaled == NULL ||
 	    out->weights == NULL || out->mask == NULL ||
 	    out->output == NULL || out->lse == NULL || out->masked == NULL ||
-	    slopes == NULL || ref_alibi_slopes(H, slopes) != 0) {
+	    slopes == NULL || ref_alibi_slopes(H, slopes) != 0 ||
+	    (cfg->rope && (qr == NULL || kr == NULL))) {
 		free(slopes);
+		free(qr);
+		free(kr);
 		ref_stages_free(out);
 		return -1;
+	}
+	if (cfg->rope) {
+		ref_rope(p->q, B * T, T, H, d_k, (long double)offset,
+		    cfg->rope_base, cfg->rope_interleaved, 1.0L, qr);
+		ref_rope(p->k, B * S, S, G, d_k, 0.0L, cfg->rope_base,
+		    cfg->rope_interleaved, 1.0L, kr);
 	}
 
 	for (b = 0; b < B; b++)
@@ -198,8 +212,10 @@ ref_run(const struct ref_config *cfg, const struct ref_problem *p,
 					/* scores = Q_h K_g^T */
 					sc[j] = 0.0L;
 					for (c = 0; c < d_k; c++)
-						sc[j] += (long double)qi[c] *
-						    (long double)kj[c];
+						sc[j] += (qr != NULL ? qr[(size_t)(qi -
+						    p->q) + c] : (long double)qi[c]) *
+						    (kr != NULL ? kr[(size_t)(kj -
+						    p->k) + c] : (long double)kj[c]);
 					/* scale, then softcap */
 					x = sc[j] * cfg->scale;
 					if (cfg->softcap > 0.0L)
@@ -261,6 +277,8 @@ ref_run(const struct ref_config *cfg, const struct ref_problem *p,
 			}
 		}
 	free(slopes);
+	free(qr);
+	free(kr);
 	return 0;
 }
 

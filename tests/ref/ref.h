@@ -3,8 +3,8 @@
  * the seeded random numbers the tests draw from.
  *
  * ref_run is every variant attn computes (heads, grouped KV heads,
- * batches, softcap, bias, ALiBi, causal, window and mask, sinks, the
- * three policies for rows with no key left) written straight from the formulas
+ * batches, softcap, bias, ALiBi, causal, window and mask, sinks, RoPE,
+ * the three policies for rows with no key left) written straight from the formulas
  * in long double (expl, logl, tanhl, powl), sharing no code and no types
  * with lib/: matrices are packed row-major arrays of double in, long
  * double out.  ref_attention is the plain case.  It lives only in tests/;
@@ -60,6 +60,11 @@ struct ref_config {
 	int bottom_right;	/* offset S - T; else offset 0 */
 	enum ref_masked_rows masked_rows;
 	int mask_invert;	/* mask masks where nonzero; else where zero */
+	int rope;		/* q and k rotated by position (ref_rope)
+				 * before the scores: query i at i + offset,
+				 * key j at j */
+	long double rope_base;
+	int rope_interleaved;
 };
 
 /*

@@ -386,16 +386,18 @@ END_TEST
 /*
  * A run from embeddings is a run on the q, k and v they project to: the
  * same numbers to the bit, on every kernel, for self- and
- * cross-attention, heads and GQA, with and without biases; and q, k and
- * v are x @ W + b.
+ * cross-attention, heads and GQA, with and without biases, the backward
+ * stages included (with a layer they are the gradients with respect to
+ * q, k and v, not X or W); and q, k and v are x @ W + b.
  */
-KERNEL_TEST(a_layer_gives_what_its_q_k_and_v_give, ATTN_STAGES_ALL)
+KERNEL_TEST(a_layer_gives_what_its_q_k_and_v_give,
+    ATTN_STAGES_ALL | ATTN_STAGES_GRAD)
 {
 	struct ref_rng rng;
 	struct layer_case c;
 	struct attn_inputs plain;
 	struct attn_stages st, st2;
-	struct attn_matrix q, k, v;
+	struct attn_matrix q, k, v, d_out;
 	struct attn_error err;
 	const int cross = _i % 2, biased = _i / 2 % 2;
 	const size_t B = 2, T = 3, S = cross ? 5 : 3, H = 4, G = _i >= 4 ?
@@ -414,11 +416,13 @@ KERNEL_TEST(a_layer_gives_what_its_q_k_and_v_give, ATTN_STAGES_ALL)
 		c.m[5] = matrix_random(&rng, G * d_k, 1, -1, 1);
 		c.m[6] = matrix_random(&rng, 1, G * d_v, -1, 1);
 	}
+	d_out = matrix_random(&rng, B * T, H * d_v, -1, 1);
 	attn_config_init(&c.cfg);
 	c.cfg.heads = H;
 	c.cfg.kv_heads = G;
 	c.cfg.causal = 1;
 	c.in.batches = B;
+	c.in.d_out = d_out;
 	layer_case_inputs(&c);
 	run_ok(kernel, &c.cfg, &c.in, stages | STAGE(Q) | STAGE(K) | STAGE(V),
 	    &st);
@@ -442,6 +446,7 @@ KERNEL_TEST(a_layer_gives_what_its_q_k_and_v_give, ATTN_STAGES_ALL)
 	plain.q = q;
 	plain.k = k;
 	plain.v = v;
+	plain.d_out = d_out;
 	run_ok(kernel, &c.cfg, &plain, stages, &st2);
 	for (s = 0; s < ATTN_STAGE_COUNT; s++)
 		if (stages & ATTN_STAGE_BIT(s))
@@ -452,6 +457,7 @@ KERNEL_TEST(a_layer_gives_what_its_q_k_and_v_give, ATTN_STAGES_ALL)
 	attn_matrix_free(&q);
 	attn_matrix_free(&k);
 	attn_matrix_free(&v);
+	attn_matrix_free(&d_out);
 	layer_case_free(&c);
 }
 END_TEST

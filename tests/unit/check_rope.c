@@ -7,8 +7,10 @@
  * rope_torch.py in rope_torch.h, rotations and scores, cached keys
  * (bottom-right alignment) and GQA included; rotations keep norms and
  * turn back with the opposite sign; on every kernel, scores of a
- * constant row depend only on i - j, and whole runs agree with the
- * reference; and the checks on the base and d_k.
+ * constant row depend only on i - j, whole runs agree with the reference,
+ * and --grad's grad_q and grad_k, turned back through the rotation, are
+ * the gradients with respect to the unrotated q and k (finite differences
+ * of the long double forward pass); and the checks on the base and d_k.
  *
  * Tolerances: the angle pos * theta is rounded once in double, an error
  * of eps * |pos| radians at most, so an element may differ from the
@@ -375,97 +377,182 @@ KERNEL_TEST(scores_of_a_constant_row_depend_only_on_i_minus_j,
 }
 END_TEST
 
+/* A random problem with RoPE: heads and GQA, batches, both styles and
+ * alignments, causal half the time, T != S half the time, and dO for
+ * the backward pass. */
+struct rope_case {
+	size_t B, H, G, T, S, d_k, d_v;
+	struct attn_config cfg;
+	struct attn_inputs in;
+	struct attn_matrix q, k, v, d_out;
+	struct ref_config rc;
+	struct ref_problem rp;
+};
+
+static void
+rope_case_make(struct rope_case *c, uint64_t seed)
+{
+	static const double bases[] = { 10000.0, 500000.0, 100.0 };
+	struct ref_rng rng;
+
+	memset(c, 0, sizeof *c);
+	ref_rng_seed(&rng, seed);
+	c->B = ref_rng_range(&rng, 1, 2);
+	c->H = ref_rng_range(&rng, 1, 2) * 2;
+	c->G = ref_rng_range(&rng, 0, 1) ? c->H : c->H / 2;
+	c->T = ref_rng_range(&rng, 1, 5);
+	c->S = ref_rng_range(&rng, 0, 1) ? c->T : ref_rng_range(&rng, 1, 6);
+	c->d_k = 2 * ref_rng_range(&rng, 1, 3);
+	c->d_v = ref_rng_range(&rng, 1, 3);
+	rope_config(&c->cfg, ref_rng_range(&rng, 0, 1) ?
+	    ATTN_ROPE_INTERLEAVED : ATTN_ROPE_HALF,
+	    bases[ref_rng_range(&rng, 0, 2)]);
+	c->cfg.heads = c->H;
+	c->cfg.kv_heads = c->G;
+	c->cfg.causal = (int)ref_rng_range(&rng, 0, 1);
+	c->cfg.align = ref_rng_range(&rng, 0, 1) ? ATTN_ALIGN_BOTTOM_RIGHT :
+	    ATTN_ALIGN_TOP_LEFT;
+	c->q = matrix_random(&rng, c->B * c->T, c->H * c->d_k, -1, 1);
+	c->k = matrix_random(&rng, c->B * c->S, c->G * c->d_k, -1, 1);
+	c->v = matrix_random(&rng, c->B * c->S, c->G * c->d_v, -1, 1);
+	c->d_out = matrix_random(&rng, c->B * c->T, c->H * c->d_v, -1, 1);
+	c->in.batches = c->B;
+	c->in.q = c->q;
+	c->in.k = c->k;
+	c->in.v = c->v;
+	c->in.d_out = c->d_out;
+
+	/* the reference rotates in long double itself */
+	ref_config_init(&c->rc);
+	c->rc.scale = 1.0L / sqrtl((long double)c->d_k);
+	c->rc.causal = c->cfg.causal;
+	c->rc.bottom_right = c->cfg.align == ATTN_ALIGN_BOTTOM_RIGHT;
+	c->rc.rope = 1;
+	c->rc.rope_base = (long double)c->cfg.rope_base;
+	c->rc.rope_interleaved = c->cfg.rope_style == ATTN_ROPE_INTERLEAVED;
+	c->rp.B = c->B;
+	c->rp.H = c->H;
+	c->rp.G = c->G;
+	c->rp.T = c->T;
+	c->rp.S = c->S;
+	c->rp.d_k = c->d_k;
+	c->rp.d_v = c->d_v;
+	c->rp.q = c->q.data;
+	c->rp.k = c->k.data;
+	c->rp.v = c->v.data;
+}
+
+static void
+rope_case_free(struct rope_case *c)
+{
+	attn_matrix_free(&c->q);
+	attn_matrix_free(&c->k);
+	attn_matrix_free(&c->v);
+	attn_matrix_free(&c->d_out);
+}
+
 /*
- * A whole run with RoPE (heads, GQA, batches, both styles and
- * alignments, a mask) against the long double reference: q and k
- * rotated by ref_rope, rounded to double, then ref_run.  The rounding is
- * the only double step of the reference, and it moves the result by
- * less than the tolerance.
+ * Whole runs with RoPE against the long double reference, which rotates
+ * by the paper's formula itself: weights, output and lse to 1e-13.
  */
 KERNEL_TEST(a_run_with_rope_matches_the_long_double_reference,
     STAGE(WEIGHTS) | STAGE(OUTPUT) | STAGE(LSE))
 {
-	struct ref_rng rng;
-	const size_t B = 2, H = 4, G = _i % 2 ? 2 : 4, d_k = 6, d_v = 3;
-	const size_t T = 4, S = _i / 2 % 2 ? 7 : 4;
-	const int inter = _i / 4 % 2, br = _i / 2 % 2;
-	struct attn_matrix q, k, v;
-	struct attn_config cfg;
-	struct attn_inputs in;
-	struct attn_stages st;
-	struct ref_config rc;
-	struct ref_problem rp;
-	struct ref_stages r;
-	long double *qr, *kr;
-	double *qd, *kd;
-	size_t n, i, row;
+	int n;
 
-	ref_rng_seed(&rng, 0x20E0u + (uint64_t)_i);
-	q = matrix_random(&rng, B * T, H * d_k, -1, 1);
-	k = matrix_random(&rng, B * S, G * d_k, -1, 1);
-	v = matrix_random(&rng, B * S, G * d_v, -1, 1);
-	rope_config(&cfg, inter ? ATTN_ROPE_INTERLEAVED : ATTN_ROPE_HALF,
-	    500000.0);
-	cfg.heads = H;
-	cfg.kv_heads = G;
-	cfg.causal = 1;
-	cfg.align = br ? ATTN_ALIGN_BOTTOM_RIGHT : ATTN_ALIGN_TOP_LEFT;
-	memset(&in, 0, sizeof in);
-	in.batches = B;
-	in.q = q;
-	in.k = k;
-	in.v = v;
-	run_ok(kernel, &cfg, &in, stages, &st);
+	for (n = 0; n < 10; n++) {
+		struct rope_case c;
+		struct attn_stages st;
+		struct ref_stages r;
+		size_t row, j, x;
 
-	qr = malloc(B * T * H * d_k * sizeof *qr);
-	kr = malloc(B * S * G * d_k * sizeof *kr);
-	qd = malloc(B * T * H * d_k * sizeof *qd);
-	kd = malloc(B * S * G * d_k * sizeof *kd);
-	ck_assert(qr != NULL && kr != NULL && qd != NULL && kd != NULL);
-	ref_rope(q.data, B * T, T, H, d_k, br ? (long double)S -
-	    (long double)T : 0.0L, 500000.0L, inter, 1.0L, qr);
-	ref_rope(k.data, B * S, S, G, d_k, 0.0L, 500000.0L, inter, 1.0L, kr);
-	for (n = 0; n < B * T * H * d_k; n++)
-		qd[n] = (double)qr[n];
-	for (n = 0; n < B * S * G * d_k; n++)
-		kd[n] = (double)kr[n];
-	ref_config_init(&rc);
-	rc.scale = 1.0L / sqrtl((long double)d_k);
-	rc.causal = 1;
-	rc.bottom_right = br;
-	memset(&rp, 0, sizeof rp);
-	rp.B = B;
-	rp.H = H;
-	rp.G = G;
-	rp.T = T;
-	rp.S = S;
-	rp.d_k = d_k;
-	rp.d_v = d_v;
-	rp.q = qd;
-	rp.k = kd;
-	rp.v = v.data;
-	ck_assert_int_eq(ref_run(&rc, &rp, &r), 0);
-	for (row = 0; row < B * H * T; row++) {
-		for (i = 0; i < S; i++)
-			ck_assert_ldouble_eq_tol((long double)stage_at(&st,
-			    ATTN_STAGE_WEIGHTS, row, i), r.weights[row * S + i],
+		rope_case_make(&c, 0x20E0u + (uint64_t)(_i * 10 + n));
+		c.in.d_out.data = NULL;
+		run_ok(kernel, &c.cfg, &c.in, stages, &st);
+		ck_assert_int_eq(ref_run(&c.rc, &c.rp, &r), 0);
+		for (row = 0; row < c.B * c.H * c.T; row++) {
+			for (j = 0; j < c.S; j++)
+				ck_assert_ldouble_eq_tol((long double)stage_at(
+				    &st, ATTN_STAGE_WEIGHTS, row, j),
+				    r.weights[row * c.S + j], 1e-13L);
+			/* -inf for a row that causal bottom-right leaves
+			 * without a key */
+			if (isinf(r.lse[row]))
+				ck_assert_ldouble_eq((long double)stage_at(&st,
+				    ATTN_STAGE_LSE, row, 0), r.lse[row]);
+			else
+				ck_assert_ldouble_eq_tol((long double)stage_at(
+				    &st, ATTN_STAGE_LSE, row, 0), r.lse[row],
+				    1e-13L);
+		}
+		for (x = 0; x < c.B * c.T * c.H * c.d_v; x++)
+			ck_assert_ldouble_eq_tol((long double)
+			    st.stage[ATTN_STAGE_OUTPUT].data[x], r.output[x],
 			    1e-13L);
-		ck_assert_ldouble_eq_tol((long double)stage_at(&st,
-		    ATTN_STAGE_LSE, row, 0), r.lse[row], 1e-13L);
+		ref_stages_free(&r);
+		attn_stages_free(&st);
+		rope_case_free(&c);
 	}
-	for (n = 0; n < B * T * H * d_v; n++)
-		ck_assert_ldouble_eq_tol(
-		    (long double)st.stage[ATTN_STAGE_OUTPUT].data[n],
-		    r.output[n], 1e-13L);
-	ref_stages_free(&r);
-	free(qr);
-	free(kr);
-	free(qd);
-	free(kd);
-	attn_stages_free(&st);
-	attn_matrix_free(&q);
-	attn_matrix_free(&k);
-	attn_matrix_free(&v);
+}
+END_TEST
+
+/*
+ * --grad through RoPE: grad_q and grad_k are the gradients of
+ * L = sum(dO * output) with respect to the q and k before the rotation,
+ * as central finite differences of the long double forward pass (which
+ * rotates them itself) give them, for every element; grad_v as well.
+ * The tolerance is check_grad.c's: |a - fd| <= 1e-7 (|fd| + 1e-5 scale),
+ * scale the largest |fd| of the case.
+ */
+KERNEL_TEST(grad_through_rope_matches_finite_differences,
+    STAGE(GRAD_Q) | STAGE(GRAD_K) | STAGE(GRAD_V))
+{
+	static const enum attn_stage grad[3] = {
+		ATTN_STAGE_GRAD_Q, ATTN_STAGE_GRAD_K, ATTN_STAGE_GRAD_V
+	};
+	int n;
+
+	for (n = 0; n < 5; n++) {
+		struct rope_case c;
+		struct attn_stages st;
+		long double fd, scale = 0.0L, *all[3];
+		size_t sizes[3], w, e;
+
+		rope_case_make(&c, 0x6AD0u + (uint64_t)(_i * 5 + n));
+		run_ok(kernel, &c.cfg, &c.in, stages, &st);
+		sizes[0] = c.q.rows * c.q.cols;
+		sizes[1] = c.k.rows * c.k.cols;
+		sizes[2] = c.v.rows * c.v.cols;
+		for (w = 0; w < 3; w++) {
+			all[w] = malloc(sizes[w] * sizeof *all[w]);
+			ck_assert_ptr_nonnull(all[w]);
+			for (e = 0; e < sizes[w]; e++) {
+				ck_assert_int_eq(ref_fd_grad(&c.rc, &c.rp,
+				    c.d_out.data, (enum ref_input)w, e, &fd),
+				    0);
+				all[w][e] = fd;
+				scale = fabsl(fd) > scale ? fabsl(fd) : scale;
+			}
+		}
+		for (w = 0; w < 3; w++) {
+			for (e = 0; e < sizes[w]; e++) {
+				const double a = st.stage[grad[w]].data[e];
+
+				ck_assert_msg(fabsl((long double)a -
+				    all[w][e]) <= 1e-7L * (fabsl(all[w][e]) +
+				    1e-5L * scale), "case %d.%d (%s, H=%zu "
+				    "G=%zu T=%zu S=%zu d_k=%zu): %s[%zu] is "
+				    "%.17g, finite difference %.17Lg", _i, n,
+				    c.cfg.rope_style == ATTN_ROPE_HALF ? "half" :
+				    "interleaved", c.H, c.G, c.T, c.S, c.d_k,
+				    attn_stage_table[grad[w]].name, e, a,
+				    all[w][e]);
+			}
+			free(all[w]);
+		}
+		attn_stages_free(&st);
+		rope_case_free(&c);
+	}
 }
 END_TEST
 
@@ -520,7 +607,9 @@ rope_suite(void)
 	tcase_add_kernel_test(tc,
 	    scores_of_a_constant_row_depend_only_on_i_minus_j, 0, 4);
 	tcase_add_kernel_test(tc,
-	    a_run_with_rope_matches_the_long_double_reference, 0, 8);
+	    a_run_with_rope_matches_the_long_double_reference, 0, 4);
+	tcase_add_kernel_test(tc, grad_through_rope_matches_finite_differences,
+	    0, 4);
 	tcase_add_test(tc, a_run_with_rope_and_an_odd_d_k_is_refused);
 	suite_add_tcase(s, tc);
 	return s;
