@@ -105,8 +105,8 @@ add_matrix(size_t *bytes, size_t rows, size_t cols, struct attn_error *err)
 	    attn_size_mul(n, sizeof(double), &n) != 0 ||
 	    *bytes > SIZE_MAX - n)
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "the projections of %zu queries and %zu keys are too "
-		    "large to address", rows, cols);
+		    "a projection of %zu rows and %zu columns is too large "
+		    "to address", rows, cols);
 	*bytes += n;
 	return ATTN_OK;
 }
