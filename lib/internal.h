@@ -125,6 +125,10 @@ enum attn_status attn_read_repr(const char *name, const char *buf,
  * its repr at buf[i]: 6 for "array(", 7 for "tensor(", else 0. */
 size_t attn_repr_call(const char *buf, size_t len, size_t i);
 
+enum attn_status attn_read_npy(const char *name, const char *buf,
+    size_t len, unsigned flags, struct attn_array *out,
+    struct attn_error *err);
+
 /* ---------------------------------------------------------------- stage.c */
 
 /* Every stage: forward, backward and the passes'. */

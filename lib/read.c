@@ -281,10 +281,7 @@ attn_read_array(const char *name, const char *buf, size_t len,
 	case ATTN_FMT_REPR:
 		return attn_read_repr(name, buf, len, flags, out, err);
 	case ATTN_FMT_NPY:
-		/* The .npy reader is still to come; say so rather than
-		 * misread the binary as text. */
-		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
-		    ".npy input is not supported yet");
+		return attn_read_npy(name, buf, len, flags, out, err);
 	case ATTN_FMT_AUTO:
 		break;
 	}

@@ -8,7 +8,7 @@
 #   make fuzz-ci              the same, FUZZ_CI_SECONDS (default 20) each
 #   make fuzz-regress         run each harness once over its seeds and its
 #                             reproducers in tests/fuzz/regress/ (no fuzzing)
-#   make fuzz-build           only build build/fuzz/fuzz_{json,text,cli}
+#   make fuzz-build           only build build/fuzz/fuzz_{json,text,npy,cli}
 #   make fuzz-deps            install clang and libclang-rt-dev if missing
 #   make fuzz-cli-seeds       regenerate tests/fuzz/corpus/fuzz_cli/
 #
@@ -23,9 +23,10 @@
 #              (fuzz_cli_table.h), input files and stdin from the fuzz data;
 #              checks exit codes, stdout/stderr rules and that a failed run
 #              changes no file
-#   (fuzz_npy  to come with the .npy reader: read an array with
-#              ATTN_FMT_NPY, as fuzz_text does for text, seeded with
-#              numpy-written files of each dtype, byte order and rank)
+#   fuzz_npy   attn_read_array for .npy (named and guessed by its magic):
+#              offsets inside the file, as many elements as the bytes
+#              hold, the same array when read twice; seeded with files
+#              numpy wrote of each dtype, byte order, version and rank
 #
 # Needs clang with libFuzzer (Debian: clang, libclang-rt-dev); FUZZ_CC
 # picks the compiler.  Objects and binaries go to build/fuzz/, whatever
@@ -43,8 +44,9 @@
 # FUZZ_NAMES='fuzz_json' runs one harness.  To explore past a crash that
 # is known but not yet fixed, add -fork=1 -ignore_crashes=1 to FUZZ_FLAGS
 # (crashes are still saved; the exit status then says less).  The seeds
-# of fuzz_json and fuzz_text are made by make-seeds.sh, those of fuzz_cli
-# by make-cli-seeds.sh.
+# of fuzz_json and fuzz_text are made by make-seeds.sh, those of fuzz_npy
+# by make-npy-seeds.py (it needs NumPy), those of fuzz_cli by
+# make-cli-seeds.sh.
 
 # This file, however it was reached (include or -f), for the sub-make.
 FUZZ_MK := $(lastword $(MAKEFILE_LIST))
@@ -57,7 +59,7 @@ FUZZ_CFLAGS      ?= -O1 -g
 FUZZ_FLAGS       ?= -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
 
 FUZZ_DIR   = build/fuzz
-FUZZ_NAMES = fuzz_json fuzz_text fuzz_cli
+FUZZ_NAMES = fuzz_json fuzz_text fuzz_npy fuzz_cli
 FUZZ_BINS  = $(addprefix $(FUZZ_DIR)/,$(FUZZ_NAMES))
 
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -107,6 +109,10 @@ $(FUZZ_DIR)/fuzz_json: $(FUZZ_DIR)/tests/fuzz/fuzz_json.o $(FUZZ_LIB_OBJ)
 	    $(FUZZ_LDLIBS)
 
 $(FUZZ_DIR)/fuzz_text: $(FUZZ_DIR)/tests/fuzz/fuzz_text.o $(FUZZ_LIB_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ \
+	    $(FUZZ_LDLIBS)
+
+$(FUZZ_DIR)/fuzz_npy: $(FUZZ_DIR)/tests/fuzz/fuzz_npy.o $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ \
 	    $(FUZZ_LDLIBS)
 

@@ -6,12 +6,14 @@
  * A harness calls fuzz_check_error() after a failed call and
  * fuzz_check_array() after a successful read.  A broken invariant prints
  * one line naming it and aborts: libFuzzer then saves the input as a crash.
- * Header-only (static functions) so that each harness is one source file.
+ * Header-only (static functions, and UBSan's options) so that each
+ * harness is one source file.
  */
 #ifndef ATTN_FUZZ_CHECK_H
 #define ATTN_FUZZ_CHECK_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,19 @@
 #else
 #define FUZZ_UNUSED
 #endif
+
+/* The entry point each harness defines. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* UBSan reports with a stack, also when a reproducer is run by hand.
+ * Each harness is one translation unit, so this is defined once. */
+const char *__ubsan_default_options(void);
+
+const char *
+__ubsan_default_options(void)
+{
+	return "print_stacktrace=1";
+}
 
 /* Print why, then abort so that libFuzzer records the input. */
 static FUZZ_UNUSED void

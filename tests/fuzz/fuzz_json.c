@@ -204,17 +204,6 @@ check_bundle(const struct attn_bundle *b, size_t len)
 	}
 }
 
-/* UBSan reports with a stack, also when a reproducer is run by hand. */
-const char *__ubsan_default_options(void);
-
-const char *
-__ubsan_default_options(void)
-{
-	return "print_stacktrace=1";
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2004,20 +2004,6 @@ START_TEST(auto_format_reads_by_content)
 }
 END_TEST
 
-START_TEST(npy_input_is_not_supported_yet)
-{
-	struct attn_array a;
-	struct attn_error err;
-
-	ck_assert_int_eq(read_n("q.npy", "\x93NUMPY\x01\x00", 8, ATTN_FMT_AUTO,
-	    0, &a, &err), ATTN_ERR_DATA);
-	ck_assert_str_eq(err.msg, ".npy input is not supported yet");
-	ck_assert_str_eq(err.file, "q.npy");
-	ck_assert_uint_eq(err.line, 0);
-	ck_assert_ptr_null(a.data);
-}
-END_TEST
-
 /* A zip's local file header, 30 bytes, then the first entry's name. */
 #define ZIP_ENTRY(name, n) "PK\x03\x04" "\x14\0\0\0\0\0\0\0\0\0" \
 	"\0\0\0\0\0\0\0\0\0\0\0\0" n "\0\0\0" name
@@ -2231,7 +2217,6 @@ read_suite(void)
 	    0, NCASES(guesses));
 	tcase_add_loop_test(format, auto_format_reads_by_content, 0,
 	    NCASES(auto_inputs));
-	tcase_add_test(format, npy_input_is_not_supported_yet);
 	tcase_add_loop_test(format, zip_archives_are_named, 0, NCASES(zips));
 	tcase_add_test(format, error_names_the_file_it_was_given);
 	tcase_add_test(format, free_functions_accept_zeroed_structs);

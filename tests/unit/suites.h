@@ -25,5 +25,6 @@ Suite *sinks_suite(void);
 Suite *layer_suite(void);
 Suite *rope_suite(void);
 Suite *project_suite(void);
+Suite *npy_suite(void);
 
 #endif

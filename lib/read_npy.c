@@ -1,0 +1,610 @@
+/*
+ * read_npy.c - the NumPy .npy reader: float64, float32 and float16 in
+ * either byte order, C order, 1 to 4 dimensions, header versions 1.0, 2.0
+ * and 3.0 (numpy/lib/format.py, "NEP 1").
+ *
+ * The file is a 6-byte magic "\x93NUMPY", a major and a minor version
+ * byte, the header's length (2 bytes little-endian in 1.0, 4 in 2.0 and
+ * 3.0), then the header: a Python dict literal such as
+ *
+ *	{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }
+ *
+ * padded with spaces to a multiple of 64 bytes and ended by '\n', then
+ * the data.  The header is parsed by a small recursive-descent reader of
+ * exactly that grammar (strings in either quote, True and False, tuples of
+ * whole numbers): nothing of Python is evaluated.  Padding and alignment
+ * are not required, since other writers (cnpy, Julia, Rust crates) do not
+ * all pad.
+ *
+ * Errors carry a byte offset into the file (attn_error_at_byte) and say
+ * what was found: a header fault at the byte it starts, truncated data at
+ * the end of the file, trailing data where it starts, a value that its
+ * role forbids at the element.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define NPY_MAGIC "\x93NUMPY"
+#define NPY_MAGIC_LEN 6
+
+/* A header parse in progress: the header is buf[start..end), and pos the
+ * byte reached, all as offsets into the whole file. */
+struct npy_header {
+	const char *name;
+	const char *buf;
+	size_t pos, end;
+	struct attn_error *err;
+	/* what it holds */
+	int have_descr, have_fortran, have_shape;
+	char descr[4 * 8 + 4];	/* the dtype string, as byte_preview quotes it */
+	size_t descr_off, fortran_off, shape_off;
+	int fortran;
+	size_t ndim;		/* may exceed ATTN_MAX_DIMS: refused later */
+	size_t shape[ATTN_MAX_DIMS];
+};
+
+static enum attn_status
+header_fail(struct npy_header *h, size_t off, const char *fmt, ...)
+    ATTN_PRINTF(3, 4);
+
+static enum attn_status
+header_fail(struct npy_header *h, size_t off, const char *fmt, ...)
+{
+	char msg[ATTN_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return attn_error_at_byte(h->err, ATTN_ERR_DATA, h->name, off,
+	    "bad .npy header: %s", msg);
+}
+
+/*
+ * Bytes for a message, so that quoting a binary file keeps it one line of
+ * ASCII: printable ASCII as it is, a backslash doubled, \n, \r and \t
+ * so, anything else \xNN, as Python writes a bytes literal; at most max
+ * bytes of s, then "...".  buf has room for 4 * max + 4 bytes.
+ */
+static void
+byte_preview(char *buf, size_t max, const unsigned char *s, size_t len)
+{
+	size_t i, n = 0;
+	char e;
+
+	for (i = 0; i < len && i < max; i++) {
+		e = s[i] == '\n' ? 'n' : s[i] == '\r' ? 'r' : s[i] == '\t' ?
+		    't' : s[i] == '\\' ? '\\' : 0;
+		if (e != 0) {
+			buf[n++] = '\\';
+			buf[n++] = e;
+		} else if (s[i] >= 0x20 && s[i] < 0x7F) {
+			buf[n++] = (char)s[i];
+		} else {
+			snprintf(buf + n, 5, "\\x%02x", (unsigned)s[i]);
+			n += 4;
+		}
+	}
+	if (len > max) {
+		memcpy(buf + n, "...", 3);
+		n += 3;
+	}
+	buf[n] = '\0';
+}
+
+/* What is at the current position, for messages: "xyz..." in double
+ * quotes (the header's own quotes are single), or "the end of the
+ * header". */
+static const char *
+found(const struct npy_header *h, char *buf, size_t size)
+{
+	char p[4 * 12 + 4];
+
+	if (h->pos >= h->end)
+		return "the end of the header";
+	byte_preview(p, 12, (const unsigned char *)h->buf + h->pos,
+	    h->end - h->pos);
+	snprintf(buf, size, "\"%s\"", p);
+	return buf;
+}
+
+static void
+skip_space(struct npy_header *h)
+{
+	while (h->pos < h->end && (h->buf[h->pos] == ' ' ||
+	    h->buf[h->pos] == '\t' || h->buf[h->pos] == '\n' ||
+	    h->buf[h->pos] == '\r'))
+		h->pos++;
+}
+
+/* Expect the character c (after white space). */
+static enum attn_status
+expect(struct npy_header *h, char c, const char *what)
+{
+	char f[72];
+
+	skip_space(h);
+	if (h->pos < h->end && h->buf[h->pos] == c) {
+		h->pos++;
+		return ATTN_OK;
+	}
+	return header_fail(h, h->pos, "expected %s, found %s", what,
+	    found(h, f, sizeof f));
+}
+
+/* A quoted string without escapes (none of numpy's keys or dtypes has
+ * one): its contents at *s, *n bytes. */
+static enum attn_status
+parse_string(struct npy_header *h, const char **s, size_t *n)
+{
+	const char *close;
+	char q, f[72];
+
+	skip_space(h);
+	if (h->pos >= h->end || (h->buf[h->pos] != '\'' &&
+	    h->buf[h->pos] != '"'))
+		return header_fail(h, h->pos, "expected a quoted string, "
+		    "found %s", found(h, f, sizeof f));
+	q = h->buf[h->pos];
+	close = memchr(h->buf + h->pos + 1, q, h->end - h->pos - 1);
+	if (close == NULL)
+		return header_fail(h, h->pos, "unterminated string");
+	*s = h->buf + h->pos + 1;
+	*n = (size_t)(close - *s);
+	if (memchr(*s, '\\', *n) != NULL)
+		return header_fail(h, h->pos, "escapes in a string are not "
+		    "part of a .npy header");
+	h->pos = (size_t)(close - h->buf) + 1;
+	return ATTN_OK;
+}
+
+/* True or False. */
+static enum attn_status
+parse_bool(struct npy_header *h, int *v)
+{
+	char f[72];
+
+	skip_space(h);
+	if (h->end - h->pos >= 4 && memcmp(h->buf + h->pos, "True", 4) == 0) {
+		*v = 1;
+		h->pos += 4;
+	} else if (h->end - h->pos >= 5 &&
+	    memcmp(h->buf + h->pos, "False", 5) == 0) {
+		*v = 0;
+		h->pos += 5;
+	} else {
+		return header_fail(h, h->pos, "'fortran_order' must be True or "
+		    "False, found %s", found(h, f, sizeof f));
+	}
+	return ATTN_OK;
+}
+
+/* A whole number of a shape; one that does not fit in size_t is refused
+ * here, so that every later product is of size_t values. */
+static enum attn_status
+parse_dim(struct npy_header *h, size_t *v)
+{
+	size_t start = h->pos, x = 0;
+	char f[72];
+
+	while (h->pos < h->end && h->buf[h->pos] >= '0' &&
+	    h->buf[h->pos] <= '9') {
+		size_t d = (size_t)(h->buf[h->pos] - '0');
+
+		if (x > (SIZE_MAX - d) / 10)
+			return header_fail(h, start, "a dimension of the shape "
+			    "does not fit in %zu bits", sizeof(size_t) * 8);
+		x = x * 10 + d;
+		h->pos++;
+	}
+	if (h->pos == start)
+		return header_fail(h, start, "expected a whole number in the "
+		    "shape, found %s", found(h, f, sizeof f));
+	*v = x;
+	return ATTN_OK;
+}
+
+/* A tuple of whole numbers: (), (n,), (n, m), ... as Python writes it. */
+static enum attn_status
+parse_shape(struct npy_header *h)
+{
+	enum attn_status st;
+	size_t d = 0;
+	char f[72];
+
+	skip_space(h);
+	h->shape_off = h->pos;
+	if (h->pos < h->end && h->buf[h->pos] >= '0' && h->buf[h->pos] <= '9')
+		return header_fail(h, h->pos, "'shape' must be a tuple, such "
+		    "as (3,) or (2, 3), found %s", found(h, f, sizeof f));
+	if ((st = expect(h, '(', "'(' to open the shape")) != ATTN_OK)
+		return st;
+	h->ndim = 0;
+	for (;;) {
+		skip_space(h);
+		if (h->pos < h->end && h->buf[h->pos] == ')')
+			break;
+		if ((st = parse_dim(h, &d)) != ATTN_OK)
+			return st;
+		if (h->ndim < ATTN_MAX_DIMS)
+			h->shape[h->ndim] = d;
+		h->ndim++;
+		skip_space(h);
+		if (h->pos < h->end && h->buf[h->pos] == ',') {
+			h->pos++;
+			continue;
+		}
+		if (h->pos < h->end && h->buf[h->pos] == ')') {
+			/* (3) is the number 3 in Python, not a tuple. */
+			if (h->ndim == 1)
+				return header_fail(h, h->shape_off, "'shape' "
+				    "(n) is a number, not a tuple: a 1-D "
+				    "shape is written (n,)");
+			break;
+		}
+		return header_fail(h, h->pos, "expected ',' or ')' in the "
+		    "shape, found %s", found(h, f, sizeof f));
+	}
+	h->pos++;
+	return ATTN_OK;
+}
+
+/* One key and its value. */
+static enum attn_status
+parse_item(struct npy_header *h)
+{
+	enum attn_status st;
+	const char *key, *s;
+	size_t klen, n, koff;
+	char f[72];
+
+	skip_space(h);
+	koff = h->pos;
+	if ((st = parse_string(h, &key, &klen)) != ATTN_OK ||
+	    (st = expect(h, ':', "':' after the key")) != ATTN_OK)
+		return st;
+	if (klen == 5 && memcmp(key, "descr", 5) == 0) {
+		if (h->have_descr++)
+			return header_fail(h, koff, "'descr' given twice");
+		skip_space(h);
+		h->descr_off = h->pos;
+		if (h->pos < h->end && h->buf[h->pos] == '[')
+			return header_fail(h, h->pos, "a structured dtype (a "
+			    "list of fields): attn reads arrays of float64, "
+			    "float32 or float16");
+		if ((st = parse_string(h, &s, &n)) != ATTN_OK)
+			return st;
+		/* Quoted as found; a dtype attn reads is 3 bytes, so a
+		 * longer one cut short is refused all the same. */
+		byte_preview(h->descr, 8, (const unsigned char *)s, n);
+		return ATTN_OK;
+	}
+	if (klen == 13 && memcmp(key, "fortran_order", 13) == 0) {
+		if (h->have_fortran++)
+			return header_fail(h, koff,
+			    "'fortran_order' given twice");
+		skip_space(h);
+		h->fortran_off = h->pos;
+		return parse_bool(h, &h->fortran);
+	}
+	if (klen == 5 && memcmp(key, "shape", 5) == 0) {
+		if (h->have_shape++)
+			return header_fail(h, koff, "'shape' given twice");
+		return parse_shape(h);
+	}
+	h->pos = koff;
+	return header_fail(h, koff, "unknown key %s (a .npy header has "
+	    "'descr', 'fortran_order' and 'shape')", found(h, f, sizeof f));
+}
+
+/* The whole dict, and nothing after it but white space. */
+static enum attn_status
+parse_header(struct npy_header *h)
+{
+	enum attn_status st;
+	char f[72];
+
+	if ((st = expect(h, '{', "'{' to open the header dict")) != ATTN_OK)
+		return st;
+	for (;;) {
+		skip_space(h);
+		if (h->pos < h->end && h->buf[h->pos] == '}')
+			break;
+		if ((st = parse_item(h)) != ATTN_OK)
+			return st;
+		skip_space(h);
+		if (h->pos < h->end && h->buf[h->pos] == ',') {
+			h->pos++;
+			continue;
+		}
+		if (h->pos < h->end && h->buf[h->pos] == '}')
+			break;
+		return header_fail(h, h->pos, "expected ',' or '}' in the "
+		    "header dict, found %s", found(h, f, sizeof f));
+	}
+	h->pos++;
+	skip_space(h);
+	if (h->pos < h->end)
+		return header_fail(h, h->pos, "%s after the header dict",
+		    found(h, f, sizeof f));
+	if (!h->have_descr || !h->have_fortran || !h->have_shape)
+		return header_fail(h, h->pos, "no '%s' key",
+		    !h->have_descr ? "descr" : !h->have_fortran ?
+		    "fortran_order" : "shape");
+	return ATTN_OK;
+}
+
+/* ---------------------------------------------------------------- dtypes */
+
+/* What a dtype string is, for the message that refuses it. */
+static const char *
+dtype_name(const char *d)
+{
+	static const struct {
+		char kind;
+		const char *name;
+	} kinds[] = {
+		{ 'i', "signed integers" }, { 'u', "unsigned integers" },
+		{ 'b', "booleans" }, { 'c', "complex numbers" },
+		{ 'f', "floats of that size" }, { 'U', "strings" },
+		{ 'S', "bytes" }, { 'O', "Python objects" },
+		{ 'V', "raw bytes" }, { 'M', "dates" }, { 'm', "durations" },
+	};
+	size_t i;
+	char k = d[0] == '<' || d[0] == '>' || d[0] == '|' || d[0] == '=' ?
+	    d[1] : d[0];
+
+	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (kinds[i].kind == k)
+			return kinds[i].name;
+	return "not a dtype attn knows";
+}
+
+/* The element size of a dtype attn reads (2, 4 or 8), and whether it is
+ * big-endian; 0 for any other. */
+static size_t
+dtype_size(const char *d, int *big)
+{
+	if (strlen(d) != 3 || (d[0] != '<' && d[0] != '>') || d[1] != 'f')
+		return 0;
+	*big = d[0] == '>';
+	return d[2] == '2' ? 2 : d[2] == '4' ? 4 : d[2] == '8' ? 8 : 0;
+}
+
+/* An IEEE binary16 value, exactly (every half is a double). */
+static double
+half_value(uint16_t b)
+{
+	const unsigned e = (b >> 10) & 0x1F, m = b & 0x3FF;
+	const double sign = (b & 0x8000) ? -1.0 : 1.0;
+
+	if (e == 0x1F)
+		return m != 0 ? NAN : sign * INFINITY;
+	if (e == 0)
+		return sign * ldexp((double)m, -24);
+	return sign * ldexp((double)(m | 0x400), (int)e - 25);
+}
+
+/* Element i of the data at p, of size `size` bytes, as a double. */
+static double
+element(const unsigned char *p, size_t size, int big)
+{
+	unsigned char b[8];
+	size_t k;
+	uint16_t u16;
+	float f;
+	double x;
+
+	for (k = 0; k < size; k++)
+		b[k] = big ? p[size - 1 - k] : p[k];
+	/* The bytes are now little-endian; a big-endian host would have to
+	 * swap once more. */
+	if (size == 2) {
+		u16 = (uint16_t)(b[0] | b[1] << 8);
+		return half_value(u16);
+	}
+	if (size == 4) {
+		memcpy(&f, b, 4);
+		return f;
+	}
+	memcpy(&x, b, 8);
+	return x;
+}
+
+_Static_assert(sizeof(float) == 4 && sizeof(double) == 8,
+    "IEEE single and double precision");
+
+/* "(2, 3)" for messages. */
+static void
+shape_text(char *buf, size_t size, const struct npy_header *h)
+{
+	size_t d, n;
+
+	n = (size_t)snprintf(buf, size, "(");
+	for (d = 0; d < h->ndim && d < ATTN_MAX_DIMS && n < size; d++)
+		n += (size_t)snprintf(buf + n, size - n, d > 0 ? ", %zu" :
+		    "%zu", h->shape[d]);
+	if (n < size)
+		snprintf(buf + n, size - n, h->ndim == 1 ? ",)" : ")");
+}
+
+/* "a[1, 2]": element i of an array of shape h->shape, as NumPy indexes
+ * it (from 0, C order). */
+static void
+index_text(char *buf, size_t size, const struct npy_header *h, size_t i)
+{
+	size_t idx[ATTN_MAX_DIMS], d, n;
+
+	for (d = h->ndim; d-- > 0;) {
+		idx[d] = i % h->shape[d];
+		i /= h->shape[d];
+	}
+	n = (size_t)snprintf(buf, size, "a[");
+	for (d = 0; d < h->ndim && n < size; d++)
+		n += (size_t)snprintf(buf + n, size - n, d > 0 ? ", %zu" :
+		    "%zu", idx[d]);
+	if (n < size)
+		snprintf(buf + n, size - n, "]");
+}
+
+/*
+ * The rule of the role for value x at element i, as the text readers
+ * apply it (a mask holds no nan or infinity; Q, K and V are finite): a
+ * data error at the element's byte, or ATTN_OK.
+ */
+static enum attn_status
+check_value(const struct npy_header *h, unsigned flags, double x, size_t i,
+    size_t off)
+{
+	char num[ATTN_NUM_MAX], at[96];
+
+	if (isfinite(x) || !(flags & (ATTN_READ_BOOL | ATTN_READ_FINITE)))
+		return ATTN_OK;
+	attn_format_number(num, x, 0, 0);
+	index_text(at, sizeof at, h, i);
+	if (flags & ATTN_READ_BOOL)
+		return attn_error_at_byte(h->err, ATTN_ERR_DATA, h->name, off,
+		    "%s at %s", isnan(x) ? "nan in a mask" : MASK_INF_MSG, at);
+	return attn_error_at_byte(h->err, ATTN_ERR_DATA, h->name, off,
+	    "non-finite number %s at %s (Q, K and V must be finite)", num,
+	    at);
+}
+
+/* ---------------------------------------------------------------- reader */
+
+/* The fixed part: magic, version, header length.  Sets *start and *end
+ * to the header's bytes. */
+static enum attn_status
+read_preamble(const char *name, const unsigned char *u, size_t len,
+    size_t *start, size_t *end, struct attn_error *err)
+{
+	char p[4 * 8 + 4];
+	size_t hlen, lenbytes;
+
+	if (len < NPY_MAGIC_LEN || memcmp(u, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
+		/* A zip (a .npz) never gets here: read.c names it. */
+		byte_preview(p, 8, u, len);
+		return attn_error_at_byte(err, ATTN_ERR_DATA, name, 0,
+		    "not a .npy file: it starts with b'%s', not the magic "
+		    "b'\\x93NUMPY'", p);
+	}
+	if (len < 8)
+		return attn_error_at_byte(err, ATTN_ERR_DATA, name, len,
+		    "truncated .npy file: it ends inside the version");
+	if ((u[6] != 1 && u[6] != 2 && u[6] != 3) || u[7] != 0)
+		return attn_error_at_byte(err, ATTN_ERR_DATA, name, 6,
+		    ".npy format version %u.%u: attn reads 1.0, 2.0 and 3.0",
+		    (unsigned)u[6], (unsigned)u[7]);
+	lenbytes = u[6] == 1 ? 2 : 4;
+	if (len < 8 + lenbytes)
+		return attn_error_at_byte(err, ATTN_ERR_DATA, name, len,
+		    "truncated .npy file: it ends inside the header length");
+	hlen = (size_t)u[8] | (size_t)u[9] << 8;
+	if (lenbytes == 4)
+		hlen |= (size_t)u[10] << 16 | (size_t)u[11] << 24;
+	*start = 8 + lenbytes;
+	if (hlen > len - *start)
+		return attn_error_at_byte(err, ATTN_ERR_DATA, name, len,
+		    "truncated .npy file: the header is %zu bytes but the "
+		    "file ends after %zu", hlen, len - *start);
+	*end = *start + hlen;
+	return ATTN_OK;
+}
+
+/* The header's dtype, order and shape, each checked. */
+static enum attn_status
+check_header(struct npy_header *h, size_t *size, int *big)
+{
+	char sh[96];
+	size_t d;
+
+	if ((*size = dtype_size(h->descr, big)) == 0)
+		return attn_error_at_byte(h->err, ATTN_ERR_DATA, h->name,
+		    h->descr_off, "dtype '%s' (%s): attn reads float64, "
+		    "float32 or float16 (<f8, <f4, <f2, or >f8, >f4, >f2); "
+		    "convert with a.astype(numpy.float64)", h->descr,
+		    dtype_name(h->descr));
+	if (h->fortran)
+		return attn_error_at_byte(h->err, ATTN_ERR_DATA, h->name,
+		    h->fortran_off, "Fortran order ('fortran_order': True): "
+		    "attn reads C order; save numpy.ascontiguousarray(a)");
+	if (h->ndim == 0 || h->ndim > ATTN_MAX_DIMS)
+		return attn_error_at_byte(h->err, ATTN_ERR_DATA, h->name,
+		    h->shape_off, "a %zu-D array: attn reads 1- to 4-D arrays",
+		    h->ndim);
+	shape_text(sh, sizeof sh, h);
+	for (d = 0; d < h->ndim; d++)
+		if (h->shape[d] == 0)
+			return attn_error_at_byte(h->err, ATTN_ERR_DATA,
+			    h->name, h->shape_off, "empty array: shape %s",
+			    sh);
+	return ATTN_OK;
+}
+
+enum attn_status
+attn_read_npy(const char *name, const char *buf, size_t len, unsigned flags,
+    struct attn_array *out, struct attn_error *err)
+{
+	const unsigned char *u = (const unsigned char *)buf;
+	struct npy_header h;
+	enum attn_status st;
+	size_t start = 0, size, count = 1, bytes, have, d, i;
+	char sh[96];
+	int big = 0;
+
+	memset(out, 0, sizeof *out);
+	memset(&h, 0, sizeof h);
+	if ((st = read_preamble(name, u, len, &start, &h.end, err)) != ATTN_OK)
+		return st;
+	h.name = name;
+	h.buf = buf;
+	h.pos = start;
+	h.err = err;
+	if ((st = parse_header(&h)) != ATTN_OK ||
+	    (st = check_header(&h, &size, &big)) != ATTN_OK)
+		return st;
+
+	/* The data: exactly the bytes the shape needs. */
+	shape_text(sh, sizeof sh, &h);
+	for (d = 0; d < h.ndim; d++)
+		if (attn_size_mul(count, h.shape[d], &count) != 0)
+			return attn_error_at_byte(err, ATTN_ERR_DATA, name,
+			    h.shape_off, "shape %s has more elements than "
+			    "%zu bits can count", sh, sizeof(size_t) * 8);
+	if (attn_size_mul(count, size, &bytes) != 0)
+		return attn_error_at_byte(err, ATTN_ERR_DATA, name,
+		    h.shape_off, "shape %s of %s is more bytes than %zu bits "
+		    "can count", sh, h.descr, sizeof(size_t) * 8);
+	have = len - h.end;
+	if (have < bytes)
+		return attn_error_at_byte(err, ATTN_ERR_DATA, name, len,
+		    "truncated .npy data: shape %s of %s needs %zu bytes but "
+		    "the file has %zu after its header", sh, h.descr, bytes,
+		    have);
+	if (have > bytes)
+		return attn_error_at_byte(err, ATTN_ERR_DATA, name,
+		    h.end + bytes, "%zu bytes of trailing data after the %zu "
+		    "of shape %s of %s", have - bytes, bytes, sh, h.descr);
+
+	if ((out->data = attn_alloc_array(count, sizeof(double))) == NULL)
+		return attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
+		    "out of memory reading %zu numbers", count);
+	for (i = 0; i < count; i++) {
+		const size_t off = h.end + i * size;
+
+		out->data[i] = element(u + off, size, big);
+		if ((st = check_value(&h, flags, out->data[i], i, off)) !=
+		    ATTN_OK) {
+			attn_array_free(out);
+			return st;
+		}
+	}
+	out->ndim = h.ndim;
+	memcpy(out->shape, h.shape, sizeof out->shape);
+	return ATTN_OK;
+}
