@@ -69,12 +69,12 @@ COMPLETIONS  = $(BUILD)/attn.bash $(BUILD)/_attn
 # Packages on Debian: what building needs, and what the tests add.
 BUILD_PKGS = pkg-config libcjson-dev check
 TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
-             librsvg2-bin chromium zsh
+             librsvg2-bin chromium zsh python3-numpy
 
 .PHONY: all demo check check-valgrind test unit cli-test bad-test \
         mem-test doc-test boundary-test build-test install-test lint-man \
-        visual-test completion-test progress-test deps test-deps install \
-        uninstall clean FORCE
+        visual-test completion-test progress-test npy-test deps test-deps \
+        install uninstall clean FORCE
 
 all: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 
@@ -152,7 +152,7 @@ check: test-deps
 	@echo 'make check: all suites passed'
 
 test: unit cli-test bad-test mem-test doc-test visual-test completion-test \
-    progress-test boundary-test build-test lint-man
+    progress-test boundary-test build-test lint-man npy-test
 
 # Each suite prints its time, "time build unit: 12.3 s".
 TIMED = sh tests/timed.sh
@@ -185,6 +185,11 @@ completion-test: $(ATTN) $(COMPLETIONS)
 # The progress line: in a terminal (tmux) and not in pipes.
 progress-test: $(ATTN)
 	$(TIMED) '$(BUILD) progress-test' sh tests/progress.sh ./$(ATTN)
+
+# .npy in and out against NumPy's own reader and writer (skipped, with a
+# notice, where no Python has NumPy; make check installs python3-numpy).
+npy-test: $(ATTN)
+	$(TIMED) '$(BUILD) npy-test' sh tests/npy.sh ./$(ATTN)
 
 # libattn exports only attn_ names; cli/ includes only lib/attn.h.
 boundary-test: $(LIBATTN)

@@ -161,11 +161,14 @@ gen_render(FILE *fp, const struct options *o, const struct attn_matrix *m,
 	case OUT_HTML:
 		gen_html(fp, o, m);
 		return ATTN_OK;
+	case OUT_NPY:
+		print_npy_matrix(fp, m, o->npy_f4);
+		return ATTN_OK;
 	case OUT_COUNT:
 		break;
 	}
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-	    "attn gen writes table, csv, tsv, json or html");
+	    "attn gen writes table, csv, tsv, json, html or npy");
 }
 
 enum attn_status

@@ -102,7 +102,7 @@ struct option_row {
  * options of attn), then those it shares with attn.  A list beside the
  * table rather than a column of it, so that rows keep their shape. */
 static const char *const gen_options[] = { "seed", "dist", "format",
-	"digits", "output", "help", "version", NULL };
+	"npy-dtype", "digits", "output", "help", "version", NULL };
 #define GEN_OWN 2
 /* Whether row r's argument may be left out (set then gets NULL). */
 #define OPTIONAL_ARG(r) ((r)->arg != NULL && (r)->arg[0] == '[')
@@ -243,6 +243,19 @@ set_format(struct parse *ps, const char *arg, struct attn_error *err)
 		    i > 0 ? ", " : "", print_formats[i].name);
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 	    "unknown format '%s' (formats: %s)", arg, names);
+}
+
+/* --npy-dtype: the words, and what -f npy writes. */
+static const char *const npy_dtype_names[] = { "f8", "f4", NULL };
+
+static enum attn_status
+set_npy_dtype(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->given.npy_dtype = 1;
+	ps->o->npy_f4 = ps->choice == 1;
+	return ATTN_OK;
 }
 
 /* -d N: significant digits. */
@@ -554,10 +567,13 @@ static const struct option_row rows[] = {
 	{ "stage", 's', "LIST",
 	    "stages to print, comma-separated, or all:\n{stages}\n"
 	    "(default output)", NULL, set_stage, 0 },
-	{ "format", 'f', "FMT", "table (default), csv, tsv, json or html",
+	{ "format", 'f', "FMT", "table (default), csv, tsv, json, html or\n"
+	    "npy",
 	    NULL, set_format, 0 },
 	{ "header", 0, NULL, "with csv or tsv: label rows and columns",
 	    NULL, NULL, FIELD(header) },
+	{ "npy-dtype", 0, "T", "-f npy writes f8 (float64, default) or f4",
+	    npy_dtype_names, set_npy_dtype, 0 },
 	{ "digits", 'd', "N",
 	    "significant digits, 1 to 17 (default 4 for\n"
 	    "table; csv, tsv and json default to the\n"

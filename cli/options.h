@@ -14,7 +14,7 @@
 
 /* The output formats; print_formats (print.h) has a row for each. */
 enum out_format { OUT_TABLE, OUT_CSV, OUT_TSV, OUT_JSON, OUT_HTML,
-	OUT_COUNT };
+	OUT_NPY, OUT_COUNT };
 
 /* --color: colour heatmaps when stdout is a terminal (and NO_COLOR is
  * unset), always, or never. */
@@ -28,6 +28,7 @@ struct options {
 	enum out_format format;
 	int header;		/* --header: labels in csv/tsv */
 	int digits;		/* 0: shortest round trip */
+	int npy_f4;		/* --npy-dtype f4: -f npy writes float32 */
 	struct attn_config cfg;	/* how to compute */
 	const char *like;	/* --like preset, NULL when none */
 	int like_align;		/* whether it set the alignment */

@@ -41,6 +41,7 @@ const struct print_format print_formats[OUT_COUNT] = {
 	[OUT_JSON] = { "json", print_json, 0, 0, NULL },
 	[OUT_HTML] = { "html", print_html, PRINT_FIXED | PRINT_EXPLAIN |
 	    PRINT_PAGE, 4, html_wants },
+	[OUT_NPY] = { "npy", print_npy, PRINT_ONE_STAGE, 0, NULL },
 };
 
 int
@@ -151,11 +152,7 @@ print_number(const struct printer *p, char *buf, double x)
 struct attn_matrix
 print_block(const struct printer *p, enum attn_stage s, size_t n)
 {
-	struct attn_shape sh;
-
-	attn_stage_shape(p->st, s, &sh);
-	return attn_matrix_view(&p->st->stage[s], n * sh.rows, sh.rows, 0,
-	    sh.cols);
+	return attn_shape_block(p->st, s, n);
 }
 
 void

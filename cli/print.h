@@ -1,8 +1,8 @@
 /*
  * print.h - the printers over computed stages: one file per output format
- * (print_table.c, print_delim.c, print_json.c), the --explain walk-through
- * (print_explain.c), the printers that are not formats (print_stats.c,
- * print_arith.c, heatmap.c, print_svg.c),
+ * (print_table.c, print_delim.c, print_json.c, print_npy.c), the
+ * --explain walk-through (print_explain.c), the printers that are not
+ * formats (print_stats.c, print_arith.c, heatmap.c, print_svg.c),
  * and what they share (print.c): the shape and labels
  * of a stage (from attn_stage_shape), numbers, padding, and the table of
  * formats.  Printers read the numbers in struct attn_stages and never
@@ -46,8 +46,9 @@ enum {
 	PRINT_FIXED = 1,	/* numbers keep their trailing zeros */
 	PRINT_HEADER = 2,	/* --header labels rows and columns */
 	PRINT_EXPLAIN = 4,	/* --explain prints in this format */
-	PRINT_PAGE = 8		/* shows every stage itself, with or without
+	PRINT_PAGE = 8,		/* shows every stage itself, with or without
 				 * --explain */
+	PRINT_ONE_STAGE = 16	/* a file holds one stage (npy) */
 };
 
 /* One output format: a row of print_formats. */
@@ -179,6 +180,11 @@ void print_json_blocks(const struct printer *p, enum attn_stage s, int ind,
     int ind));
 void print_json_number(const struct printer *p, int defined, double x);
 void print_json_string(FILE *fp, const char *s);
+
+/* print_npy.c: one stage, float64 (float32 with --npy-dtype f4); and a
+ * matrix (attn gen's) as a rows x cols .npy, float32 when f4. */
+enum attn_status print_npy(const struct printer *p);
+void print_npy_matrix(FILE *fp, const struct attn_matrix *m, int f4);
 
 /* print_explain.c: every stage in order, with shapes, the scale, the
  * conventions in force and the row-sum check. */

@@ -170,6 +170,12 @@ rules_check_options(const struct options *o, const struct given *g,
 	if (o->header && !(f->flags & PRINT_HEADER))
 		return usage_error(err,
 		    "--header goes with --format csv or tsv");
+	if ((f->flags & PRINT_ONE_STAGE) && o->nstages != 1)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "-f %s "
+		    "writes one stage, not %zu: choose it with --stage",
+		    f->name, o->nstages);
+	if (g->npy_dtype && o->format != OUT_NPY)
+		return usage_error(err, "--npy-dtype goes with --format npy");
 	if (o->self != NULL && o->noperands != 0)
 		return usage_error(err, "--self X takes no other operands");
 	if ((st = check_embeddings(o, g, err)) != ATTN_OK)

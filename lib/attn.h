@@ -378,6 +378,21 @@ enum attn_align {
 	ATTN_ALIGN_BOTTOM_RIGHT	 /* offset S - T (FlashAttention >= 2.1) */
 };
 
+/*
+ * How 4-D arrays are laid out, in and out.  Without a layout (2-D and
+ * 3-D inputs) the heads of Q, K and V sit side by side in the columns and
+ * stages are shown as SPEC's "Output layout" says.  With one, 4-D inputs
+ * fold into that form (attn_array_fold_heads) and every stage is shown
+ * 4-D: per-head stages B x H x T x C in both layouts (PyTorch's and
+ * JAX's order for logits and weights), output B x H x T x d_v (BHSD) or
+ * B x T x H x d_v (BSHD), as the inputs were.
+ */
+enum attn_layout {
+	ATTN_LAYOUT_NONE,	/* 2-D or 3-D, heads side by side */
+	ATTN_LAYOUT_BHSD,	/* B x H x S x D: PyTorch SDPA */
+	ATTN_LAYOUT_BSHD	/* B x S x H x D: FlashAttention, JAX */
+};
+
 /* What a query row that may attend no key gets. */
 enum attn_masked_rows {
 	ATTN_MASKED_ZERO,	/* weights 0, output 0 */
@@ -443,6 +458,8 @@ struct attn_config {
 				 * the scores; d_k must be even */
 	double rope_base;	/* > 0, finite; 10000 by default */
 	enum attn_rope_style rope_style;	/* ATTN_ROPE_HALF by default */
+	enum attn_layout layout;	/* how stages are shown: NONE by
+					 * default; computing ignores it */
 };
 
 void attn_config_init(struct attn_config *cfg);
@@ -517,6 +534,7 @@ struct attn_stages {
 	size_t T, S, d_k, d_v;			/* d_k, d_v per head */
 	double scale;				/* the scale used */
 	enum attn_kernel kernel;		/* the kernel that ran */
+	enum attn_layout layout;		/* cfg->layout */
 	unsigned have;		/* stages held: those asked for, and lse */
 	unsigned computed;	/* stages the kernel computed, held or not */
 	struct attn_matrix stage[ATTN_STAGE_COUNT];	/* owned */
@@ -595,12 +613,18 @@ struct attn_matrix attn_stage_block(const struct attn_stages *st,
  * levels are left out when they are 1.  The stage is a stack of `blocks`
  * blocks of R x C (rows x cols, R = T, or S for the stages laid out as K
  * and V), block n at rows n*R.., which is batch n / heads, head
- * n % heads.  The row axis is axis[ndim - 2].
+ * n % heads (attn_shape_block), which tables and csv print one by
+ * one.  The row axis is axis[ndim - 2].  With a layout (enum
+ * attn_layout) every stage is 4-D.  Element (i0, i1, ..) of the dims is
+ * data[i0*step[0] + i1*step[1] + ..] of the stage's matrix, so that any
+ * walk in C order of the dims (attn_stage_flatten, the json and npy
+ * printers) reads what the shape says.
  */
 struct attn_shape {
 	size_t ndim;			/* 2 to 4 */
 	size_t dim[ATTN_MAX_DIMS];	/* outermost first */
 	enum attn_axis axis[ATTN_MAX_DIMS];	/* what each dim runs over */
+	size_t step[ATTN_MAX_DIMS];	/* element stride of each dim */
 	size_t batches, heads;		/* B, and H for a per-head stage
 					 * (1 for output) */
 	size_t blocks;			/* batches * heads */
@@ -633,6 +657,29 @@ struct attn_head_inputs {
 void attn_head_inputs(const struct attn_stages *st,
     const struct attn_inputs *in, size_t b, size_t h,
     struct attn_head_inputs *out);
+
+/* The number of elements of a shape: the product of its dims. */
+size_t attn_shape_count(const struct attn_shape *sh);
+
+/* Block n of stage s as attn_stage_shape counts blocks: a T x C view. */
+struct attn_matrix attn_shape_block(const struct attn_stages *st,
+    enum attn_stage s, size_t n);
+
+/* Copy stage s (held) into out, attn_shape_count elements, in C order of
+ * its shape: what numpy.save of the stage would hold. */
+void attn_stage_flatten(const struct attn_stages *st, enum attn_stage s,
+    double *out);
+
+/* Where an element of a stage sits, counted from 0: for output the head
+ * is that of the column (H*d_v columns are H heads of d_v). */
+struct attn_where {
+	size_t batch, head, row, col;
+};
+
+/* The place of element `flat` (in C order of the shape) of stage s. */
+void attn_stage_where(const struct attn_stages *st, enum attn_stage s,
+    size_t flat, struct attn_where *w);
+
 
 /* The KV head that query head h of H reads with G KV heads: h / (H / G). */
 size_t attn_kv_head(size_t h, size_t heads, size_t kv_heads);

@@ -152,6 +152,13 @@ size_t attn_stage_block_rows(enum attn_stage s, size_t T, size_t S);
  * H. */
 size_t attn_stage_col_heads(enum attn_stage s, size_t H, size_t G);
 
+/* ---------------------------------------------------------------- layout.c */
+
+/* Finish sh for attn_stage_shape: the dims of st->layout, and every
+ * dim's step. */
+void attn_shape_layout(const struct attn_stages *st, enum attn_stage s,
+    struct attn_shape *sh);
+
 /* ---------------------------------------------------------------- problem.c */
 
 /*

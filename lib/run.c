@@ -227,6 +227,7 @@ attn_stages_alloc(const struct attn_problem *p, struct attn_stages *out,
 	out->d_k = p->d_k;
 	out->d_v = p->d_v;
 	out->scale = p->scale;
+	out->layout = p->cfg->layout;
 	out->have = p->keep;
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
 		if (!(p->keep & ATTN_STAGE_BIT(s)))

@@ -251,6 +251,7 @@ attn_stage_shape(const struct attn_stages *st, enum attn_stage s,
 	sh->axis[sh->ndim++] = info->rows;
 	sh->dim[sh->ndim] = sh->cols;
 	sh->axis[sh->ndim++] = info->cols;
+	attn_shape_layout(st, s, sh);
 }
 
 void

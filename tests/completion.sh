@@ -35,7 +35,7 @@ attn -s ''	all delta grad_k grad_q grad_scaled grad_v grad_weights k k_rot lse m
 attn --stage we	weights
 attn -s scores,we	scores,weights
 attn --stage=sc	scaled scores
-attn -f ''	csv html json table tsv
+attn -f ''	csv html json npy table tsv
 attn --format=j	json
 attn --like ''	flash jax torch
 attn --align b	bottom-right

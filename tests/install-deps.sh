@@ -2,7 +2,8 @@
 # install-deps.sh PKG... - install the Debian packages among PKG that this
 # machine lacks, with one `apt-get update` first.  A package counts as
 # present when what attn uses from it is found: pkg-config modules for the
-# -dev packages, the command for tools, the locale sources for locales.
+# -dev packages, the command for tools, the locale sources for locales,
+# an import by Debian's own interpreter for Python modules.
 # As root it installs them with apt-get; as anyone else it prints the
 # apt-get command to run and fails.
 set -eu
@@ -27,6 +28,7 @@ for pkg in "$@"; do
 	    >/dev/null 2>&1 ;;
 	locales) command -v localedef >/dev/null 2>&1 &&
 	    [ -e /usr/share/i18n/locales/de_DE ] ;;
+	python3-numpy) /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 ;;
 	*) false ;;
 	esac || missing="$missing $pkg"
 done

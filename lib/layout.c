@@ -1,0 +1,199 @@
+/*
+ * layout.c - how the stages and the inputs are laid out beyond rows and
+ * columns: the strides that let any printer walk a stage in C order of
+ * its shape, the 4-D layouts (BHSD as PyTorch, BSHD as FlashAttention and
+ * JAX) on the way in and out, the place of an element for messages, and
+ * NumPy broadcasting of a 4-D mask or bias.
+ *
+ * Inside the library nothing changes with the layout: a 4-D input folds
+ * into the stack of rows with the heads side by side in the columns that
+ * every kernel reads, and a layout only changes the shape in which the
+ * stages are shown (attn_stage_shape ends in attn_shape_layout).  So the
+ * kernels, and their tests, never see a layout.
+ *
+ * Dims: B batches, H query heads, T query rows, S keys, d_v value
+ * columns per head; R the rows of one block of a stage (T, or S for
+ * grad_k and grad_v), C its columns.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---------------------------------------------------------------- stages */
+
+/* What a dim of a shape runs over, as far as its stride goes. */
+enum role { ROLE_BATCH, ROLE_HEAD, ROLE_ROW, ROLE_COL };
+
+/* The role of dim d of sh: the last dim is the columns, a batch or head
+ * axis is that, and what is left is the rows (queries, or keys for
+ * grad_k and grad_v), wherever a layout put them. */
+static enum role
+dim_role(const struct attn_shape *sh, size_t d)
+{
+	if (d + 1 == sh->ndim)
+		return ROLE_COL;
+	if (sh->axis[d] == ATTN_AXIS_BATCH)
+		return ROLE_BATCH;
+	return sh->axis[d] == ATTN_AXIS_HEAD ? ROLE_HEAD : ROLE_ROW;
+}
+
+/*
+ * Finish sh for attn_stage_shape.  With a layout, every level of one is
+ * kept, and stages whose heads sit side by side in the columns (output,
+ * q and grad_q; k, v, grad_k and grad_v with the KV heads) split them off
+ * as a dim of their own: B x heads x R x w in bhsd, B x R x heads x w in
+ * bshd, as the inputs were; projected, which has no heads, is
+ * B x T x d_out.  Then the stride of each dim in the stage's stack:
+ * per-head stages are B*H blocks of R rows of C (batch -> H*R*C, head ->
+ * R*C, row -> C); the others B blocks of R rows of heads*w side by side
+ * (batch -> R*heads*w, row -> heads*w, head -> w); columns are 1.
+ */
+void
+attn_shape_layout(const struct attn_stages *st, enum attn_stage s,
+    struct attn_shape *sh)
+{
+	const struct attn_stage_info *info = &attn_stage_table[s];
+	const size_t ch = sh->col_heads, w = sh->cols / ch, R = sh->rows;
+	const size_t stack_cols = sh->cols, H = st->heads;
+	size_t d, step[4];
+
+	/* Strides by role, from the stack as it is. */
+	step[ROLE_BATCH] = (info->per_head ? H : 1) * R * stack_cols;
+	step[ROLE_HEAD] = info->per_head ? R * stack_cols : w;
+	step[ROLE_ROW] = stack_cols;
+	step[ROLE_COL] = 1;
+	if (st->layout != ATTN_LAYOUT_NONE && info->cols == ATTN_AXIS_MODEL) {
+		/* projected has no heads left to lay out: B x T x d_out. */
+		sh->ndim = 3;
+		sh->dim[0] = sh->batches;
+		sh->axis[0] = ATTN_AXIS_BATCH;
+		sh->dim[1] = R;
+		sh->axis[1] = info->rows;
+		sh->dim[2] = sh->cols;
+		sh->axis[2] = info->cols;
+	} else if (st->layout != ATTN_LAYOUT_NONE) {
+		const size_t heads = info->per_head ? sh->heads : ch;
+		const int split = !info->per_head;
+
+		sh->ndim = 4;
+		sh->dim[0] = sh->batches;
+		sh->axis[0] = ATTN_AXIS_BATCH;
+		if (!split || st->layout == ATTN_LAYOUT_BHSD) {
+			sh->dim[1] = heads;
+			sh->axis[1] = ATTN_AXIS_HEAD;
+			sh->dim[2] = R;
+			sh->axis[2] = info->rows;
+		} else {
+			sh->dim[1] = R;
+			sh->axis[1] = info->rows;
+			sh->dim[2] = heads;
+			sh->axis[2] = ATTN_AXIS_HEAD;
+		}
+		sh->dim[3] = split ? w : sh->cols;
+		sh->axis[3] = info->cols;
+		/* Blocks of one head each, as the dims run, for BHSD. */
+		if (split && st->layout == ATTN_LAYOUT_BHSD) {
+			sh->heads = heads;
+			sh->blocks = sh->batches * heads;
+			sh->cols = w;
+			sh->col_heads = 1;
+			sh->legend = info->shape;
+		}
+	}
+	for (d = 0; d < sh->ndim; d++)
+		sh->step[d] = step[dim_role(sh, d)];
+}
+
+size_t
+attn_shape_count(const struct attn_shape *sh)
+{
+	size_t d, n = 1;
+
+	/* A held stage was allocated: its count fits. */
+	for (d = 0; d < sh->ndim; d++)
+		n *= sh->dim[d];
+	return n;
+}
+
+struct attn_matrix
+attn_shape_block(const struct attn_stages *st, enum attn_stage s, size_t n)
+{
+	struct attn_shape sh;
+
+	attn_stage_shape(st, s, &sh);
+	if (attn_stage_table[s].per_head)
+		return attn_matrix_view(&st->stage[s], n * sh.rows, sh.rows, 0,
+		    sh.cols);
+	return attn_matrix_view(&st->stage[s], n / sh.heads * sh.rows,
+	    sh.rows, n % sh.heads * sh.cols, sh.cols);
+}
+
+/* The offset in the stage's data of element `flat` in C order of sh, and
+ * its index along each dim. */
+static size_t
+shape_offset(const struct attn_shape *sh, size_t flat,
+    size_t idx[ATTN_MAX_DIMS])
+{
+	size_t d, off = 0;
+
+	for (d = sh->ndim; d-- > 0;) {
+		idx[d] = flat % sh->dim[d];
+		flat /= sh->dim[d];
+		off += idx[d] * sh->step[d];
+	}
+	return off;
+}
+
+void
+attn_stage_flatten(const struct attn_stages *st, enum attn_stage s,
+    double *out)
+{
+	const double *data = st->stage[s].data;
+	size_t idx[ATTN_MAX_DIMS], i, n, last;
+	struct attn_shape sh;
+
+	attn_stage_shape(st, s, &sh);
+	n = attn_shape_count(&sh);
+	last = sh.dim[sh.ndim - 1];
+	/* A row of the last dim is contiguous (its step is 1). */
+	for (i = 0; i < n; i += last)
+		memcpy(out + i, data + shape_offset(&sh, i, idx),
+		    last * sizeof *out);
+}
+
+void
+attn_stage_where(const struct attn_stages *st, enum attn_stage s,
+    size_t flat, struct attn_where *w)
+{
+	size_t idx[ATTN_MAX_DIMS], d, wd;
+	struct attn_shape sh;
+	int head_dim = 0;
+
+	attn_stage_shape(st, s, &sh);
+	memset(w, 0, sizeof *w);
+	(void)shape_offset(&sh, flat, idx);
+	for (d = 0; d < sh.ndim; d++)
+		switch (dim_role(&sh, d)) {
+		case ROLE_BATCH:
+			w->batch = idx[d];
+			break;
+		case ROLE_HEAD:
+			w->head = idx[d];
+			head_dim = 1;
+			break;
+		case ROLE_ROW:
+			w->row = idx[d];
+			break;
+		case ROLE_COL:
+			w->col = idx[d];
+			break;
+		}
+	/* Heads side by side in the columns (no dim of their own): split
+	 * the column into head and column. */
+	if (sh.col_heads > 1 && !head_dim) {
+		wd = sh.cols / sh.col_heads;
+		w->head = w->col / wd;
+		w->col %= wd;
+	}
+}

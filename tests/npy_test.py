@@ -1,0 +1,155 @@
+"""npy_test.py ATTN - attn's .npy reader and writer against NumPy's.
+
+Run by tests/npy.sh with an interpreter that has NumPy.  Each check
+prints one line; the run fails when any check fails.
+
+- Reading: arrays that numpy.save (and numpy.lib.format.write_array, for
+  header versions 2.0 and 3.0) wrote, of every dtype attn reads in both
+  byte orders, 1- to 4-D, come back bit for bit.  attn echoes an array
+  through a computation that is exact: with Q and K zero, --no-scale and
+  the array as --bias, the `scaled` stage is the array itself.
+- Writing: numpy.load reads attn's -f npy output with the shape and dtype
+  SPEC gives (B x H x T x S for per-head stages, output B x T x H*d_v,
+  levels of one left out), equal to attn's shortest-round-trip CSV of the
+  same stage, and --npy-dtype f4 equal to that rounded to float32.  The
+  file is byte for byte what numpy.save writes for the array it holds
+  (NumPy >= 1.24, whose header has room for the first dim to grow).
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from numpy.lib import format as npformat
+
+ATTN = sys.argv[1]
+failed = 0
+passed = 0
+
+
+def check(ok, what):
+    global failed, passed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print('FAIL ' + what)
+
+
+def attn(*args):
+    r = subprocess.run([ATTN] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, cwd=work)
+    if r.returncode != 0:
+        raise RuntimeError('attn %s: status %d: %s' % (
+            ' '.join(args), r.returncode, r.stderr.decode()))
+    return r.stdout
+
+
+def same_bits(a, b):
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def path(name):
+    return os.path.join(work, name)
+
+
+def save(name, a, version=None):
+    with open(path(name), 'wb') as f:
+        npformat.write_array(f, a, version=version)
+
+
+work = tempfile.mkdtemp(prefix='attn-npy-')
+rng = np.random.default_rng(10)
+
+# ------------------------------------------------------------ reading
+
+# Values that lose something when mishandled: subnormals, the extremes,
+# all 53 bits, and -inf (which a bias may hold); -0 reads as -0 (the unit
+# tests show it), but the echo below turns it into 0.
+special = np.array([1 / 3, -0.0, 5e-324, 2.2250738585072014e-308,
+                    1.7976931348623157e308, -2.5, 0.1, -np.inf])
+
+
+def zeros_for(shape):
+    """Zero Q, K and V (d_k = d_v = 1 a head) for a bias of this shape:
+    1 x S as one row, T x S, B x T x S, or B x H x T x S with H heads;
+    and the --heads it needs."""
+    if len(shape) == 1:
+        shape = (1,) + shape
+    heads = shape[1] if len(shape) == 4 else 1
+    b = shape[:1] if len(shape) >= 3 else ()
+    t, s = shape[-2], shape[-1]
+    save('zq.npy', np.zeros(b + (t, heads)))
+    save('zk.npy', np.zeros(b + (s, heads)))
+    save('zv.npy', np.zeros(b + (s, heads)))
+    return ['--heads', str(heads)]
+
+
+for dtype in ('<f8', '<f4', '<f2', '>f8', '>f4', '>f2'):
+    for version in ((1, 0), (2, 0), (3, 0)):
+        for shape in ((8,), (2, 4), (2, 2, 2), (1, 2, 2, 2)):
+            with np.errstate(over='ignore'):    # 1.8e308 as f4, f2
+                a = special.reshape(shape).astype(dtype)
+            save('in.npy', a, version)
+            attn('--no-scale', '--bias', 'in.npy', '-s', 'scaled', '-f',
+                 'npy', '-o', 'out.npy', *zeros_for(shape),
+                 'zq.npy', 'zk.npy', 'zv.npy')
+            got = np.load(path('out.npy'))
+            # The echo adds each value to a score of 0, which makes -0
+            # 0; one row is 1 x S; a batch of one is left out.
+            want = a.astype(np.float64) + 0.0
+            if len(shape) == 1:
+                want = want.reshape(1, -1)
+            if len(shape) == 4:
+                want = want.reshape(shape[1:])
+            check(same_bits(got, want), 'read %s version %d.0 shape %s: '
+                  'got %r, want %r' % (dtype, version[0], shape, got, want))
+
+# ------------------------------------------------------------ writing
+
+q = rng.standard_normal((2, 3, 8))      # B x T x H*d_k, H = 2
+k = rng.standard_normal((2, 5, 4))      # B x S x G*d_k, G = 1
+v = rng.standard_normal((2, 5, 6))      # B x S x G*d_v
+for name, a in (('q.npy', q), ('k.npy', k), ('v.npy', v)):
+    np.save(path(name), a)
+common = ['--heads', '2', '--kv-heads', '1', 'q.npy', 'k.npy', 'v.npy']
+shapes = {'scores': (2, 2, 3, 5), 'scaled': (2, 2, 3, 5),
+          'weights': (2, 2, 3, 5), 'lse': (2, 2, 3, 1),
+          'mask': (2, 2, 3, 5), 'output': (2, 3, 12)}
+for stage, shape in shapes.items():
+    attn('-s', stage, '-f', 'npy', '-o', stage + '.npy', *common)
+    with open(path(stage + '.npy'), 'rb') as f:
+        raw = f.read()
+    got = np.load(path(stage + '.npy'))
+    csv = np.array([[float(x) for x in line.split(',')]
+                    for line in attn('-s', stage, '-f', 'csv', *common)
+                    .decode().splitlines()])
+    check(got.dtype == np.float64 and got.shape == shape,
+          '%s: numpy.load gives %s %s, want float64 %s' % (
+              stage, got.dtype, got.shape, shape))
+    check(same_bits(got.reshape(-1, got.shape[-1]), csv),
+          '%s: the .npy differs from the csv of the same stage' % stage)
+    b = tempfile.SpooledTemporaryFile()
+    np.save(b, got)
+    b.seek(0)
+    if np.lib.NumpyVersion(np.__version__) >= '1.24.0':
+        check(b.read() == raw, '%s: not byte for byte what numpy.save '
+              'writes' % stage)
+    attn('-s', stage, '-f', 'npy', '--npy-dtype', 'f4', '-o', 'f4.npy',
+         *common)
+    got4 = np.load(path('f4.npy'))
+    check(got4.dtype == np.float32 and got4.shape == shape and
+          np.array_equal(got4, got.astype(np.float32)),
+          '%s: --npy-dtype f4 is not the float64 result as float32' % stage)
+
+# A single problem: no batch or head level.
+attn('-s', 'weights', '-f', 'npy', '-o', 'w.npy', '--self', 'zq.npy')
+check(np.load(path('w.npy')).shape == (2, 2), 'one problem: weights '
+      'are not 2-D')
+
+print('npy: %d passed, %d failed (numpy %s)' % (passed, failed,
+                                               np.__version__))
+sys.exit(1 if failed else 0)
