@@ -453,26 +453,23 @@ index_text(char *buf, size_t size, const struct npy_header *h, size_t i)
 }
 
 /*
- * The rule of the role for value x at element i, as the text readers
- * apply it (a mask holds no nan or infinity; Q, K and V are finite): a
+ * The rule of the role for value x at element i, worded as for every
+ * reader (attn_value_fault: a mask holds no nan or infinity, a bias no
+ * nan or +inf, Q, K and V are finite) and placed by its NumPy index: a
  * data error at the element's byte, or ATTN_OK.
  */
 static enum attn_status
 check_value(const struct npy_header *h, unsigned flags, double x, size_t i,
     size_t off)
 {
-	char num[ATTN_NUM_MAX], at[96];
+	char num[ATTN_NUM_MAX], at[96], msg[ATTN_MSG_MAX];
 
-	if (isfinite(x) || !(flags & (ATTN_READ_BOOL | ATTN_READ_FINITE)))
-		return ATTN_OK;
 	attn_format_number(num, x, 0, 0);
+	if (attn_value_fault(flags, x, num, strlen(num), msg, sizeof msg) == 0)
+		return ATTN_OK;
 	index_text(at, sizeof at, h, i);
-	if (flags & ATTN_READ_BOOL)
-		return attn_error_at_byte(h->err, ATTN_ERR_DATA, h->name, off,
-		    "%s at %s", isnan(x) ? "nan in a mask" : MASK_INF_MSG, at);
 	return attn_error_at_byte(h->err, ATTN_ERR_DATA, h->name, off,
-	    "non-finite number %s at %s (Q, K and V must be finite)", num,
-	    at);
+	    "%s: %s", at, msg);
 }
 
 /* ---------------------------------------------------------------- reader */

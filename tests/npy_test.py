@@ -91,8 +91,9 @@ def zeros_for(shape):
 for dtype in ('<f8', '<f4', '<f2', '>f8', '>f4', '>f2'):
     for version in ((1, 0), (2, 0), (3, 0)):
         for shape in ((8,), (2, 4), (2, 2, 2), (1, 2, 2, 2)):
-            with np.errstate(over='ignore'):    # 1.8e308 as f4, f2
-                a = special.reshape(shape).astype(dtype)
+            values = special.copy()
+            values[4] = np.finfo(np.dtype(dtype)).max   # a bias is < inf
+            a = values.reshape(shape).astype(dtype)
             save('in.npy', a, version)
             attn('--no-scale', '--bias', 'in.npy', '-s', 'scaled', '-f',
                  'npy', '-o', 'out.npy', *zeros_for(shape),

@@ -275,19 +275,25 @@ END_TEST
 
 START_TEST(role_rules_apply_at_the_element)
 {
-	/* Q, K and V: finite; masks: no nan or infinity; others: anything. */
+	/* Q, K and V: finite; masks: no nan or infinity; biases: no nan
+	 * or +inf; without a role: anything. */
 	static const struct {
 		double bad;
 		unsigned flags;
 		const char *msg;	/* NULL: read */
 	} c[] = {
-		{ NAN, ATTN_READ_FINITE, "non-finite number nan at a[1, 0] "
-		    "(Q, K and V must be finite)" },
-		{ -INFINITY, ATTN_READ_FINITE, "non-finite number -inf at "
-		    "a[1, 0] (Q, K and V must be finite)" },
-		{ NAN, ATTN_READ_BOOL, "nan in a mask at a[1, 0]" },
-		{ INFINITY, ATTN_READ_BOOL, MASK_INF_MSG " at a[1, 0]" },
-		{ -INFINITY, 0, NULL },
+		{ NAN, ATTN_READ_FINITE, "a[1, 0]: non-finite number 'nan' "
+		    "(Q, K, V and dO must be finite)" },
+		{ -INFINITY, ATTN_READ_FINITE, "a[1, 0]: non-finite number "
+		    "'-inf' (Q, K, V and dO must be finite)" },
+		{ NAN, ATTN_READ_BOOL, "a[1, 0]: nan in a mask" },
+		{ INFINITY, ATTN_READ_BOOL, "a[1, 0]: " MASK_INF_MSG },
+		{ NAN, ATTN_READ_BIAS, "a[1, 0]: 'nan' in a bias: a bias holds "
+		    "finite numbers, or -inf to mask a key" },
+		{ INFINITY, ATTN_READ_BIAS, "a[1, 0]: 'inf' in a bias: a bias "
+		    "holds finite numbers, or -inf to mask a key" },
+		{ -INFINITY, ATTN_READ_BIAS, NULL },
+		{ NAN, 0, NULL },
 	};
 	double v[4] = { 1, 0, 0, 1 };
 	struct attn_array a;
@@ -299,7 +305,7 @@ START_TEST(role_rules_apply_at_the_element)
 	    "'shape': (2, 2), }", 1, v, sizeof v);
 	if (c[_i].msg == NULL) {
 		ck_assert_int_eq(npy_read(&f, c[_i].flags, &a, &err), ATTN_OK);
-		ck_assert(a.data[2] == c[_i].bad);
+		ck_assert(memcmp(&a.data[2], &c[_i].bad, sizeof(double)) == 0);
 	} else {
 		ck_assert_int_eq(npy_read(&f, c[_i].flags, &a, &err),
 		    ATTN_ERR_DATA);
@@ -471,7 +477,7 @@ npy_suite(void)
 	tcase_add_loop_test(dtypes,
 	    every_dtype_reads_exactly_in_both_orders_and_every_version, 0, 18);
 	tcase_add_test(dtypes, float16_infinities_and_nan_read_as_themselves);
-	tcase_add_loop_test(dtypes, role_rules_apply_at_the_element, 0, 5);
+	tcase_add_loop_test(dtypes, role_rules_apply_at_the_element, 0, 8);
 	suite_add_tcase(s, dtypes);
 
 	tcase_add_loop_test(shape, one_to_four_dimensions_keep_their_shape, 0,
