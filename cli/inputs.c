@@ -21,6 +21,7 @@
 #include "inputs.h"
 #include "attn.h"
 #include "io.h"
+#include "layout.h"
 #include "rules.h"
 
 static const char *const role[IN_COUNT] = {
@@ -242,9 +243,9 @@ batches_of(struct inputs *in, size_t n, size_t *batches,
 		if (a->ndim > 3) {
 			shape_str(s0, sizeof s0, a);
 			return attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0, 0,
-			    "%s is %zu-D (%s); 4-D layouts are not supported "
-			    "yet: give 2-D matrices or a 3-D stack of them",
-			    role_of(in, i), a->ndim, s0);
+			    "%s is %zu-D (%s): embeddings are 2-D, or a 3-D "
+			    "stack of them (4-D is for Q, K and V, laid out as "
+			    "--layout says)", role_of(in, i), a->ndim, s0);
 		}
 		b[i] = a->ndim == 3 ? a->shape[0] : 0;
 	}
@@ -314,8 +315,7 @@ blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
 }
 
 enum attn_status
-inputs_load(const struct options *o, struct inputs *in,
-    struct attn_error *err)
+inputs_load(struct options *o, struct inputs *in, struct attn_error *err)
 {
 	enum attn_status st;
 	size_t i;
@@ -385,6 +385,11 @@ inputs_load(const struct options *o, struct inputs *in,
 	in->self = in->self || o->self != NULL;
 	/* Every input read: a warning may explain a shape error to come. */
 	warn_notices(in);
+	/* 4-D Q, K and V: the heads and layout come from their shapes
+	 * (embeddings are not laid out in heads). */
+	if ((st = layout_fold(o, in, in->embeddings ? 0 : in->self ? 1 : 3,
+	    err)) != ATTN_OK)
+		return st;
 
 	if ((st = batches_of(in, in->self ? 1 : in->embeddings ? 2 : 3,
 	    &in->in.batches, err)) != ATTN_OK)
@@ -408,13 +413,17 @@ inputs_load(const struct options *o, struct inputs *in,
 	if (in->in.k.rows != in->in.v.rows)
 		return ATTN_OK;	/* attn_run names both shapes */
 	if (in->arr[IN_MASK].ndim != 0) {
-		if ((st = blocks_of(in, IN_MASK, o->cfg.heads,
+		if ((st = layout_broadcast(in, IN_MASK, o->cfg.heads, err)) !=
+		    ATTN_OK ||
+		    (st = blocks_of(in, IN_MASK, o->cfg.heads,
 		    &in->in.mask_blocks, err)) != ATTN_OK)
 			return st;
 		in->in.mask = attn_array_matrix(&in->arr[IN_MASK]);
 	}
 	if (in->arr[IN_BIAS].ndim != 0) {
-		if ((st = blocks_of(in, IN_BIAS, o->cfg.heads,
+		if ((st = layout_broadcast(in, IN_BIAS, o->cfg.heads, err)) !=
+		    ATTN_OK ||
+		    (st = blocks_of(in, IN_BIAS, o->cfg.heads,
 		    &in->in.bias_blocks, err)) != ATTN_OK)
 			return st;
 		in->in.bias = attn_array_matrix(&in->arr[IN_BIAS]);

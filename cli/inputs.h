@@ -24,8 +24,9 @@ struct inputs {
 	const char *layer_name;		/* where it came from; NULL: none */
 };
 
-/* Read the operands and files that o names. */
-enum attn_status inputs_load(const struct options *o, struct inputs *in,
+/* Read the operands and files that o names.  4-D operands set o->cfg's
+ * heads, KV heads and layout from their shapes (layout.h). */
+enum attn_status inputs_load(struct options *o, struct inputs *in,
     struct attn_error *err);
 
 void inputs_free(struct inputs *in);

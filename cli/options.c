@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "layout.h"
 #include "options.h"
 #include "print.h"
 #include "rules.h"
@@ -401,6 +402,16 @@ set_color(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* --layout: how 4-D arrays are laid out (enum attn_layout after NONE). */
+static enum attn_status
+set_layout(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->o->cfg.layout = (enum attn_layout)(ps->choice + 1);
+	return ATTN_OK;
+}
+
 /* --heads H, --kv-heads G: whole numbers above 0. */
 static enum attn_status
 set_heads(struct parse *ps, const char *arg, struct attn_error *err)
@@ -627,6 +638,8 @@ static const struct option_row rows[] = {
 	    rules_rope_style_names, set_rope_style, 0 },
 	{ "sinks", 0, "FILE", "one logit per head, adding exp(sink) to\n"
 	    "each softmax denominator", NULL, NULL, FIELD(sinks) },
+	{ "layout", 0, "L", "4-D arrays are bhsd (default, as PyTorch) or\n"
+	    "bshd (as FlashAttention and JAX)", layout_names, set_layout, 0 },
 	{ "query-labels", 0, "L", "names of the query rows, comma-separated",
 	    NULL, NULL, FIELD(query_labels) },
 	{ "key-labels", 0, "L", "names of the keys, comma-separated",

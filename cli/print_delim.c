@@ -32,13 +32,15 @@ print_field(FILE *fp, const char *s, char sep)
 	putc('"', fp);
 }
 
+/* Stage s, its blocks one under another (attn_shape_block: for output
+ * in the bhsd layout, a block a head). */
 static void
 print_stage(const struct printer *p, enum attn_stage s, char sep)
 {
-	const struct attn_matrix *m = &p->st->stage[s];
 	char buf[ATTN_NUM_MAX], dims[96];
 	struct attn_shape sh;
-	size_t i, j;
+	struct attn_matrix m;
+	size_t i, j, n;
 
 	attn_stage_shape(p->st, s, &sh);
 	if (print_sections(p) > 1) {
@@ -46,25 +48,28 @@ print_stage(const struct printer *p, enum attn_stage s, char sep)
 		fprintf(p->fp, "# %s %s\n", attn_stage_table[s].name, dims);
 	}
 	if (p->o->header) {
-		for (j = 0; j < m->cols; j++) {
+		for (j = 0; j < sh.cols; j++) {
 			putc(sep, p->fp);
 			print_field(p->fp, print_col_label(p, s, j, buf), sep);
 		}
 		putc('\n', p->fp);
 	}
-	for (i = 0; i < m->rows; i++) {
-		if (p->o->header) {
-			print_field(p->fp, print_row_label(p, s,
-			    i % sh.rows), sep);
-			putc(sep, p->fp);
-		}
-		for (j = 0; j < m->cols; j++) {
-			if (j > 0)
+	for (n = 0; n < sh.blocks; n++) {
+		m = print_block(p, s, n);
+		for (i = 0; i < m.rows; i++) {
+			if (p->o->header) {
+				print_field(p->fp, print_row_label(p, s, i),
+				    sep);
 				putc(sep, p->fp);
-			print_number(p, buf, *attn_at(m, i, j));
-			fputs(buf, p->fp);
+			}
+			for (j = 0; j < m.cols; j++) {
+				if (j > 0)
+					putc(sep, p->fp);
+				print_number(p, buf, *attn_at(&m, i, j));
+				fputs(buf, p->fp);
+			}
+			putc('\n', p->fp);
 		}
-		putc('\n', p->fp);
 	}
 }
 

@@ -199,6 +199,25 @@ print_conventions(const struct printer *p)
 	putc('\n', p->fp);
 }
 
+/* The dims of an operand of `rows` rows and `heads` heads of d columns
+ * as given: [B x] rows x heads*d, or 4-D in the order of the layout. */
+static void
+print_operand(const struct printer *p, const char *name, size_t rows,
+    size_t heads, size_t d)
+{
+	const size_t B = p->st->batches;
+
+	fprintf(p->fp, "%s is ", name);
+	if (p->st->layout == ATTN_LAYOUT_BHSD)
+		fprintf(p->fp, "%zux%zux%zux%zu", B, heads, rows, d);
+	else if (p->st->layout == ATTN_LAYOUT_BSHD)
+		fprintf(p->fp, "%zux%zux%zux%zu", B, rows, heads, d);
+	else if (B > 1)
+		fprintf(p->fp, "%zux%zux%zu", B, rows, heads * d);
+	else
+		fprintf(p->fp, "%zux%zu", rows, heads * d);
+}
+
 /* "X is 6x3, W_Q is 3x2, ...", the embeddings and the layer's W. */
 static void
 print_layer_shapes(const struct printer *p)
@@ -229,20 +248,14 @@ print_qkv_shapes(const struct printer *p)
 	const struct attn_stages *st = p->st;
 	const size_t G = st->kv_heads;
 
-	fprintf(p->fp, "Q is ");
-	if (st->batches > 1)
-		fprintf(p->fp, "%zux", st->batches);
-	fprintf(p->fp, "%zux%zu, K is ", st->T, st->heads * st->d_k);
-	if (st->batches > 1)
-		fprintf(p->fp, "%zux", st->batches);
-	fprintf(p->fp, "%zux%zu, V is ", st->S, G * st->d_k);
-	if (st->batches > 1)
-		fprintf(p->fp, "%zux", st->batches);
-	fprintf(p->fp, "%zux%zu", st->S, G * st->d_v);
+	print_operand(p, "Q", st->T, st->heads, st->d_k);
+	print_operand(p, ", K", st->S, G, st->d_k);
+	print_operand(p, ", V", st->S, G, st->d_v);
 }
 
 /* "Q is 2x3x8, K is ...: B=2 batches of T=3 queries, ...", from the
- * embeddings and the layer when there is one, and dO with --grad. */
+ * embeddings and the layer when there is one, and dO with --grad; with
+ * a layout, 4-D in its order. */
 static void
 print_shapes(const struct printer *p)
 {
@@ -253,13 +266,12 @@ print_shapes(const struct printer *p)
 		print_layer_shapes(p);
 	else
 		print_qkv_shapes(p);
-	if (p->o->grad != NULL) {
-		fprintf(p->fp, ", dO is ");
-		if (st->batches > 1)
-			fprintf(p->fp, "%zux", st->batches);
-		fprintf(p->fp, "%zux%zu", st->T, st->heads * st->d_v);
-	}
-	fprintf(p->fp, ": ");
+	if (p->o->grad != NULL)
+		print_operand(p, ", dO", st->T, st->heads, st->d_v);
+	if (st->layout != ATTN_LAYOUT_NONE)
+		fprintf(p->fp, " (%s)", st->layout == ATTN_LAYOUT_BHSD ?
+		    "bhsd" : "bshd");
+	fputs(": ", p->fp);
 	if (st->batches > 1)
 		fprintf(p->fp, "B=%zu batches of ", st->batches);
 	fprintf(p->fp, "T=%zu queries, S=%zu keys, ", st->T, st->S);

@@ -2,7 +2,8 @@
  * print_json.c - JSON: one stage is its bare nested array (so that
  * `attn -s weights -f json | jq '.[0]'` works), several are an object
  * keyed by stage name.  A stage nests as its shape says, batch, then
- * head, then rows (attn_stage_shape leaves out the levels of one).  JSON
+ * head, then rows (attn_stage_shape leaves out the levels of one), or in
+ * the order of a 4-D layout, walked by the shape's steps.  JSON
  * cannot spell infinities, so non-finite values are the strings "inf",
  * "-inf" and "nan", which attn reads back.  With --stats, the statistics
  * are one more member, "stats", nested the same way (print_stats.c).
@@ -43,24 +44,35 @@ print_json_string(FILE *fp, const char *s)
 	putc('"', fp);
 }
 
-/* Block n of stage s as a JSON array of rows, indented by ind spaces. */
+/*
+ * Level d of stage s's shape from element offset off of its data, as a
+ * JSON array indented by ind spaces: the last level is one line of
+ * numbers, each other level one element a line.  The dims and their
+ * steps come from attn_stage_shape, so every layout nests as its shape
+ * says.
+ */
 static void
-print_matrix(const struct printer *p, enum attn_stage s, size_t n, int ind)
+print_level(const struct printer *p, const struct attn_shape *sh,
+    const double *data, size_t d, size_t off, int ind)
 {
-	const struct attn_matrix m = print_block(p, s, n);
-	size_t i, j;
+	size_t i;
 
-	fputs("[\n", p->fp);
-	for (i = 0; i < m.rows; i++) {
-		fprintf(p->fp, "%*s[", ind + 2, "");
-		for (j = 0; j < m.cols; j++) {
-			if (j > 0)
+	putc('[', p->fp);
+	for (i = 0; i < sh->dim[d]; i++) {
+		const size_t at = off + i * sh->step[d];
+
+		if (d + 1 == sh->ndim) {
+			if (i > 0)
 				fputs(", ", p->fp);
-			print_json_number(p, 1, *attn_at(&m, i, j));
+			print_json_number(p, 1, data[at]);
+			continue;
 		}
-		fputs(i + 1 < m.rows ? "],\n" : "]\n", p->fp);
+		fprintf(p->fp, "%s%*s", i > 0 ? ",\n" : "\n", ind + 2, "");
+		print_level(p, sh, data, d + 1, at, ind + 2);
 	}
-	fprintf(p->fp, "%*s]", ind, "");
+	if (d + 1 < sh->ndim)
+		fprintf(p->fp, "\n%*s", ind, "");
+	putc(']', p->fp);
 }
 
 void
@@ -100,6 +112,17 @@ print_json_blocks(const struct printer *p, enum attn_stage s, int ind,
 		fprintf(p->fp, "%*s]", ind, "");
 }
 
+/* Stage s nested as its shape says: [batch][head][row][column] without
+ * the levels of one, or the 4-D order of a layout. */
+static void
+print_stage(const struct printer *p, enum attn_stage s, int ind)
+{
+	struct attn_shape sh;
+
+	attn_stage_shape(p->st, s, &sh);
+	print_level(p, &sh, p->st->stage[s].data, 0, 0, ind);
+}
+
 enum attn_status
 print_json(const struct printer *p)
 {
@@ -108,7 +131,7 @@ print_json(const struct printer *p)
 
 	if (sections == 1) {
 		if (p->o->nstages == 1)
-			print_json_blocks(p, p->o->stages[0], 0, print_matrix);
+			print_stage(p, p->o->stages[0], 0);
 		else
 			print_stats_json(p, 0);
 		putc('\n', p->fp);
@@ -119,7 +142,7 @@ print_json(const struct printer *p)
 		enum attn_stage s = p->o->stages[k];
 
 		fprintf(p->fp, "  \"%s\": ", attn_stage_table[s].name);
-		print_json_blocks(p, s, 2, print_matrix);
+		print_stage(p, s, 2);
 		fputs(k + 1 < sections ? ",\n" : "\n", p->fp);
 	}
 	if (p->o->stats) {

@@ -680,6 +680,28 @@ struct attn_where {
 void attn_stage_where(const struct attn_stages *st, enum attn_stage s,
     size_t flat, struct attn_where *w);
 
+/*
+ * Fold a 4-D array laid out as layout (B x H x S x D, or B x S x H x D)
+ * into the 3-D stack B x S x H*D that struct attn_inputs takes, heads
+ * side by side in the columns, in place (BHSD moves the numbers, BSHD
+ * only merges the last two dims); *heads is H.  An array that is not 4-D,
+ * or ATTN_LAYOUT_NONE, is an internal error.
+ */
+enum attn_status attn_array_fold_heads(struct attn_array *a,
+    enum attn_layout layout, size_t *heads, struct attn_error *err);
+
+/*
+ * A 4-D mask or bias a, b x h x t x s, for scores of B batches, H heads,
+ * T queries and S keys, broadcast as NumPy does (each dim must be 1 or
+ * the scores' own; any other is a data error naming both shapes), becomes
+ * in place the stack that struct attn_inputs takes: T x S (one block in
+ * all), B x T x S (one a batch) or B x H x T x S (one a batch and head),
+ * what repeats written out.  A key-padding mask B x 1 x 1 x S becomes
+ * B x T x S.
+ */
+enum attn_status attn_array_broadcast(struct attn_array *a, size_t B,
+    size_t H, size_t T, size_t S, struct attn_error *err);
+
 
 /* The KV head that query head h of H reads with G KV heads: h / (H / G). */
 size_t attn_kv_head(size_t h, size_t heads, size_t kv_heads);

@@ -197,3 +197,101 @@ attn_stage_where(const struct attn_stages *st, enum attn_stage s,
 		w->col %= wd;
 	}
 }
+/* ---------------------------------------------------------------- inputs */
+
+enum attn_status
+attn_array_fold_heads(struct attn_array *a, enum attn_layout layout,
+    size_t *heads, struct attn_error *err)
+{
+	const size_t B = a->shape[0];
+	size_t H, S, D, b, h, s;
+	double *to;
+
+	if (a->ndim != 4 || layout == ATTN_LAYOUT_NONE)
+		return attn_error_set(err, ATTN_ERR_INTERNAL, NULL, 0, 0,
+		    "attn_array_fold_heads: a %zu-D array in layout %d",
+		    a->ndim, (int)layout);
+	H = a->shape[layout == ATTN_LAYOUT_BHSD ? 1 : 2];
+	S = a->shape[layout == ATTN_LAYOUT_BHSD ? 2 : 1];
+	D = a->shape[3];
+	if (layout == ATTN_LAYOUT_BHSD) {
+		/* The reader counted these numbers: no overflow. */
+		if ((to = attn_alloc_array(B * H * S * D, sizeof *to)) == NULL)
+			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+			    "out of memory arranging %zu heads", H);
+		for (b = 0; b < B; b++)
+			for (h = 0; h < H; h++)
+				for (s = 0; s < S; s++)
+					memcpy(to + ((b * S + s) * H + h) * D,
+					    a->data + ((b * H + h) * S + s) * D,
+					    D * sizeof *to);
+		free(a->data);
+		a->data = to;
+	}
+	a->ndim = 3;
+	a->shape[0] = B;
+	a->shape[1] = S;
+	a->shape[2] = H * D;
+	a->shape[3] = 0;
+	*heads = H;
+	return ATTN_OK;
+}
+
+enum attn_status
+attn_array_broadcast(struct attn_array *a, size_t B, size_t H, size_t T,
+    size_t S, struct attn_error *err)
+{
+	const size_t want[4] = { B, H, T, S };
+	const size_t *dims = a->shape;
+	size_t d, n, b, h, i, j, src, bytes;
+	double *to;
+
+	if (a->ndim != 4)
+		return attn_error_set(err, ATTN_ERR_INTERNAL, NULL, 0, 0,
+		    "attn_array_broadcast: a %zu-D array", a->ndim);
+	for (d = 0; d < 4; d++)
+		if (dims[d] != 1 && dims[d] != want[d])
+			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+			    "shape mismatch: %zux%zux%zux%zu does not "
+			    "broadcast to the scores' B x H x T x S = "
+			    "%zux%zux%zux%zu: each dim must be 1 or the "
+			    "scores' own, as NumPy broadcasts", dims[0],
+			    dims[1], dims[2], dims[3], B, H, T, S);
+	/* One block in all, one a batch, or one a batch and head. */
+	n = dims[1] > 1 ? B * H : dims[0] > 1 ? B : 1;
+	if (dims[2] != T || dims[3] != S || (dims[1] > 1 && dims[0] != B)) {
+		/* Something repeats: write every block out. */
+		if (attn_size_mul(n, T, &bytes) != 0 ||
+		    attn_size_mul(bytes, S, &bytes) != 0 ||
+		    (to = attn_alloc_array(bytes, sizeof *to)) == NULL)
+			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+			    "out of memory broadcasting to %zu blocks of "
+			    "%zux%zu", n, T, S);
+		for (b = 0; b < (n == 1 ? 1 : B); b++)
+			for (h = 0; h < (n == B * H ? H : 1); h++)
+				for (i = 0; i < T; i++)
+					for (j = 0; j < S; j++) {
+						src = (((dims[0] > 1 ? b : 0) *
+						    dims[1] + (dims[1] > 1 ? h :
+						    0)) * dims[2] + (dims[2] > 1 ?
+						    i : 0)) * dims[3] +
+						    (dims[3] > 1 ? j : 0);
+						to[((n == B * H ? b * H + h :
+						    b) * T + i) * S + j] =
+						    a->data[src];
+					}
+		free(a->data);
+		a->data = to;
+	}
+	/* The stack as struct attn_inputs reads it, by its block count. */
+	memset(a->shape, 0, sizeof a->shape);
+	a->ndim = n == 1 ? 2 : n == B * H && H > 1 ? 4 : 3;
+	d = 0;
+	if (n != 1)
+		a->shape[d++] = B;
+	if (a->ndim == 4)
+		a->shape[d++] = H;
+	a->shape[d++] = T;
+	a->shape[d] = S;
+	return ATTN_OK;
+}

@@ -146,6 +146,48 @@ for stage, shape in shapes.items():
           np.array_equal(got4, got.astype(np.float32)),
           '%s: --npy-dtype f4 is not the float64 result as float32' % stage)
 
+# ------------------------------------------------------------ layouts
+
+# 4-D inputs as PyTorch (B x H x S x D) and FlashAttention (B x S x H x D)
+# lay them out, with grouped-query heads, a key-padding mask B x 1 x 1 x S
+# and a bias 1 x H x T x S broadcast as NumPy does: output in the layout
+# it came in, weights B x H x T x S, against a float64 reference here.
+B, H, G, T, S, DK, DV = 2, 4, 2, 3, 5, 8, 6
+q = rng.standard_normal((B, H, T, DK))
+k = rng.standard_normal((B, G, S, DK))
+v = rng.standard_normal((B, G, S, DV))
+pad = np.ones((B, 1, 1, S), dtype=bool)
+pad[1, 0, 0, 3:] = False
+bias = rng.standard_normal((1, H, T, S))
+kk = np.repeat(k, H // G, axis=1)
+vv = np.repeat(v, H // G, axis=1)
+logits = q @ kk.transpose(0, 1, 3, 2) / np.sqrt(DK) + bias
+logits = np.where(pad, logits, -np.inf)
+w_ref = np.exp(logits - logits.max(-1, keepdims=True))
+w_ref /= w_ref.sum(-1, keepdims=True)
+out_ref = w_ref @ vv
+np.save(path('pad.npy'), pad.astype(np.float64))
+np.save(path('bias.npy'), bias)
+for layout, perm in (('bhsd', (0, 1, 2, 3)), ('bshd', (0, 2, 1, 3))):
+    for name, a in (('q', q), ('k', k), ('v', v)):
+        np.save(path('%s-%s.npy' % (name, layout)), a.transpose(perm))
+    files = ['q-%s.npy' % layout, 'k-%s.npy' % layout, 'v-%s.npy' % layout]
+    opts = ['--layout', layout, '-m', 'pad.npy', '--bias', 'bias.npy']
+    attn(*(opts + ['-s', 'output', '-f', 'npy', '-o', 'out.npy'] + files))
+    attn(*(opts + ['-s', 'weights', '-f', 'npy', '-o', 'w.npy'] + files))
+    got = np.load(path('out.npy'))
+    want = out_ref.transpose(perm)
+    check(got.shape == want.shape and np.allclose(got, want, rtol=1e-12,
+                                                  atol=1e-14),
+          '%s: output %s, want %s like the inputs; largest difference %g'
+          % (layout, got.shape, want.shape,
+             np.abs(got - want).max() if got.shape == want.shape else 0))
+    got = np.load(path('w.npy'))
+    check(got.shape == w_ref.shape and np.allclose(got, w_ref, rtol=1e-12,
+                                                   atol=1e-14),
+          '%s: weights %s, want B x H x T x S %s' % (layout, got.shape,
+                                                    w_ref.shape))
+
 # A single problem: no batch or head level.
 attn('-s', 'weights', '-f', 'npy', '-o', 'w.npy', '--self', 'zq.npy')
 check(np.load(path('w.npy')).shape == (2, 2), 'one problem: weights '

@@ -13,7 +13,7 @@ main(void)
 		stage_suite, run_suite, kernel_suite, variants_suite,
 		stream_suite, props_suite, api_suite, grad_suite, random_suite,
 		sinks_suite, layer_suite, rope_suite, project_suite,
-		npy_suite,
+		npy_suite, layout_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	size_t i;

@@ -26,5 +26,6 @@ Suite *layer_suite(void);
 Suite *rope_suite(void);
 Suite *project_suite(void);
 Suite *npy_suite(void);
+Suite *layout_suite(void);
 
 #endif

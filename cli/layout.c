@@ -1,0 +1,179 @@
+/*
+ * layout.c - 4-D inputs: Q, K and V laid out as --layout says (bhsd, as
+ * PyTorch's scaled_dot_product_attention takes them, by default; bshd, as
+ * FlashAttention and JAX do), and 4-D masks and biases broadcast as NumPy
+ * does.
+ *
+ * The heads come from the shapes: H from Q, G from K and V, checked
+ * against --heads and --kv-heads when those are given.  Every rule
+ * between the three shapes is checked here, in their 4-D terms, before
+ * they fold into the stacks libattn computes on (attn_array_fold_heads),
+ * whose own messages would name the folded shapes.  When the shapes are
+ * wrong in the layout given but right in the other, the message says so:
+ * a BSHD/BHSD mix-up is the likeliest mistake.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "attn.h"
+#include "inputs.h"
+#include "layout.h"
+#include "options.h"
+
+const char *const layout_names[] = { "bhsd", "bshd", NULL };
+
+static const char *const role[3] = { "Q", "K", "V" };
+
+/* --layout's word for a layout. */
+static const char *
+layout_word(enum attn_layout l)
+{
+	return l == ATTN_LAYOUT_BSHD ? "bshd" : "bhsd";
+}
+
+/* "2x4x3x8" */
+static void
+dims_text(char *buf, size_t size, const struct attn_array *a)
+{
+	snprintf(buf, size, "%zux%zux%zux%zu", a->shape[0], a->shape[1],
+	    a->shape[2], a->shape[3]);
+}
+
+/* The heads and rows of a 4-D array in layout l. */
+static size_t
+heads_of(const struct attn_array *a, enum attn_layout l)
+{
+	return a->shape[l == ATTN_LAYOUT_BHSD ? 1 : 2];
+}
+
+static size_t
+rows_of(const struct attn_array *a, enum attn_layout l)
+{
+	return a->shape[l == ATTN_LAYOUT_BHSD ? 2 : 1];
+}
+
+/*
+ * Why the 4-D shapes of Q, K and V (n of them: --self has one) do not go
+ * together in layout l, written into msg; 0 when they do.
+ */
+static int
+shapes_fault(const struct inputs *in, size_t n, enum attn_layout l,
+    char *msg, size_t size)
+{
+	const struct attn_array *q = &in->arr[IN_Q];
+	const struct attn_array *k = &in->arr[n > 1 ? IN_K : IN_Q];
+	const struct attn_array *v = &in->arr[n > 1 ? IN_V : IN_Q];
+	const char *const dim = l == ATTN_LAYOUT_BHSD ? "B x H x S x D" :
+	    "B x S x H x D";
+	char qs[96], ks[96], vs[96];
+
+	dims_text(qs, sizeof qs, q);
+	dims_text(ks, sizeof ks, k);
+	dims_text(vs, sizeof vs, v);
+	if (q->shape[0] != k->shape[0] || k->shape[0] != v->shape[0])
+		snprintf(msg, size, "batch mismatch: Q is %s, K is %s and V is "
+		    "%s (%s): they need the same B", qs, ks, vs, dim);
+	else if (heads_of(k, l) != heads_of(v, l))
+		snprintf(msg, size, "K is %s but V is %s (%s): K and V need "
+		    "the same number of heads", ks, vs, dim);
+	else if (heads_of(q, l) % heads_of(k, l) != 0)
+		snprintf(msg, size, "Q is %s but K is %s (%s): Q's %zu heads "
+		    "must be a multiple of K's %zu", qs, ks, dim,
+		    heads_of(q, l), heads_of(k, l));
+	else if (q->shape[3] != k->shape[3])
+		snprintf(msg, size, "shape mismatch: Q is %s but K is %s (%s): "
+		    "Q and K need the same D (d_k)", qs, ks, dim);
+	else if (rows_of(k, l) != rows_of(v, l))
+		snprintf(msg, size, "shape mismatch: K is %s but V is %s (%s): "
+		    "K and V need the same S", ks, vs, dim);
+	else
+		return 0;
+	return -1;
+}
+
+/* Heads given by an option must be the heads the shapes have. */
+static enum attn_status
+check_option(size_t given, size_t have, const char *option,
+    const struct attn_array *a, const char *who, struct attn_error *err)
+{
+	char s[96];
+
+	if (given == 0 || given == have)
+		return ATTN_OK;
+	dims_text(s, sizeof s, a);
+	return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0, "%s is %s: "
+	    "%zu head%s, but %s says %zu (leave it out with 4-D inputs)", who,
+	    s, have, have == 1 ? "" : "s", option, given);
+}
+
+enum attn_status
+layout_fold(struct options *o, struct inputs *in, size_t n,
+    struct attn_error *err)
+{
+	enum attn_layout l = o->cfg.layout != ATTN_LAYOUT_NONE ?
+	    o->cfg.layout : ATTN_LAYOUT_BHSD;
+	const enum attn_layout other = l == ATTN_LAYOUT_BHSD ?
+	    ATTN_LAYOUT_BSHD : ATTN_LAYOUT_BHSD;
+	char msg[1024], other_msg[1024], s0[96];
+	size_t i, four = n, H, G;
+	enum attn_status st;
+
+	for (i = n; i-- > 0;)
+		if (in->arr[i].ndim == 4)
+			four = i;
+	if (four == n)
+		return ATTN_OK;
+	for (i = 0; i < n; i++)
+		if (in->arr[i].ndim != 4) {
+			dims_text(s0, sizeof s0, &in->arr[four]);
+			return attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0,
+			    0, "%s is %zu-D but %s is 4-D (%s): Q, K and V must "
+			    "all be 4-D, laid out as --layout says, or none",
+			    role[i], in->arr[i].ndim, role[four], s0);
+		}
+	if (shapes_fault(in, n, l, msg, sizeof msg) != 0) {
+		size_t len = strlen(msg);
+
+		if (shapes_fault(in, n, other, other_msg, sizeof other_msg) ==
+		    0)
+			snprintf(msg + len, sizeof msg - len, "; as --layout %s "
+			    "they would fit: are they %s?", layout_word(other),
+			    layout_word(other));
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0, "%s",
+		    msg);
+	}
+	H = heads_of(&in->arr[IN_Q], l);
+	G = heads_of(&in->arr[n > 1 ? IN_K : IN_Q], l);
+	/* --heads 1 is the default, so only a count above 1 can
+	 * disagree with the shapes. */
+	if ((st = check_option(o->cfg.heads > 1 ? o->cfg.heads : 0, H,
+	    "--heads", &in->arr[IN_Q], "Q", err)) != ATTN_OK ||
+	    (st = check_option(o->cfg.kv_heads, G, "--kv-heads",
+	    &in->arr[n > 1 ? IN_K : IN_Q], n > 1 ? "K" : "Q", err)) !=
+	    ATTN_OK)
+		return st;
+	for (i = 0; i < n; i++)
+		if ((st = attn_array_fold_heads(&in->arr[i], l, i == IN_Q ? &H :
+		    &G, err)) != ATTN_OK)
+			return st;
+	o->cfg.heads = H;
+	o->cfg.kv_heads = G;
+	o->cfg.layout = l;
+	return ATTN_OK;
+}
+
+enum attn_status
+layout_broadcast(struct inputs *in, size_t i, size_t heads,
+    struct attn_error *err)
+{
+	const size_t B = in->in.batches;
+	enum attn_status st;
+
+	if (in->arr[i].ndim != 4)
+		return ATTN_OK;
+	st = attn_array_broadcast(&in->arr[i], B, heads, in->in.q.rows / B,
+	    in->in.k.rows / B, err);
+	if (st != ATTN_OK && err != NULL && err->file == NULL)
+		err->file = in->name[i];
+	return st;
+}

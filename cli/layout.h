@@ -1,0 +1,33 @@
+/*
+ * layout.h - 4-D inputs: Q, K and V as --layout lays them out, and 4-D
+ * masks and biases broadcast as NumPy does (layout.c).
+ */
+#ifndef ATTN_LAYOUT_H
+#define ATTN_LAYOUT_H
+
+#include "attn.h"
+#include "inputs.h"
+#include "options.h"
+
+/* --layout's words, by enum attn_layout - 1; NULL-terminated. */
+extern const char *const layout_names[];
+
+/*
+ * When Q, K and V (the first n operands: --self reads one) are 4-D,
+ * check that their shapes go together in the layout o->cfg.layout says
+ * (BHSD when none was given), and with --heads and --kv-heads when
+ * given; fold them into stacks with the heads side by side; and set
+ * o->cfg's heads, KV heads and layout from them.  A data error names the
+ * 4-D shapes (and the other layout, when the shapes fit that one).
+ * Nothing happens when none is 4-D; a mix is a data error.
+ */
+enum attn_status layout_fold(struct options *o, struct inputs *in, size_t n,
+    struct attn_error *err);
+
+/* When operand i (a mask or bias) is 4-D, broadcast it to the scores' B x
+ * heads x T x S as attn_array_broadcast does; in->in must hold Q, K and
+ * the batches. */
+enum attn_status layout_broadcast(struct inputs *in, size_t i, size_t heads,
+    struct attn_error *err);
+
+#endif

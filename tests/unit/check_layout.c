@@ -1,0 +1,374 @@
+/*
+ * check_layout.c - lib/layout.c: the shape of every stage in each layout
+ * (dims, axes and the steps that walk them), attn_stage_flatten in the
+ * order those dims say, the place of an element, a shape's blocks; 4-D
+ * inputs folded into stacks; masks and biases broadcast as NumPy does.
+ *
+ * The numbers of a layout are checked against the stacks the kernels
+ * wrote, indexed by hand here as PyTorch (bhsd) and FlashAttention (bshd)
+ * index their tensors, so that a wrong step cannot agree with itself.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "suites.h"
+#include "testutil.h"
+
+#define NCASES(t) ((int)(sizeof (t) / sizeof (t)[0]))
+
+/* A problem with every dim different: B batches, H heads sharing G KV
+ * heads, T queries, S keys, d_k and d_v a head. */
+enum { B = 2, H = 4, G = 2, T = 3, S = 5, D_K = 2, D_V = 3 };
+
+/* Run the problem in layout l, keeping every stage. */
+static void
+run_layout(enum attn_layout l, struct attn_stages *st)
+{
+	struct attn_matrix q, k, v;
+	struct attn_inputs in;
+	struct attn_config cfg;
+	struct ref_rng rng;
+
+	ref_rng_seed(&rng, 77);
+	q = matrix_random(&rng, B * T, H * D_K, -1, 1);
+	k = matrix_random(&rng, B * S, G * D_K, -1, 1);
+	v = matrix_random(&rng, B * S, G * D_V, -1, 1);
+	attn_config_init(&cfg);
+	cfg.heads = H;
+	cfg.kv_heads = G;
+	cfg.layout = l;
+	memset(&in, 0, sizeof in);
+	in.batches = B;
+	in.q = q;
+	in.k = k;
+	in.v = v;
+	run_ok(ATTN_KERNEL_REFERENCE, &cfg, &in, ATTN_STAGES_ALL, st);
+	attn_matrix_free(&q);
+	attn_matrix_free(&k);
+	attn_matrix_free(&v);
+}
+
+/* ---------------------------------------------------------------- shapes */
+
+static const struct {
+	enum attn_layout layout;
+	enum attn_stage s;
+	size_t ndim, dim[4];
+	enum attn_axis axis[4];
+	size_t blocks, rows, cols;
+} shapes[] = {
+	{ ATTN_LAYOUT_NONE, ATTN_STAGE_WEIGHTS, 4, { B, H, T, S },
+	    { ATTN_AXIS_BATCH, ATTN_AXIS_HEAD, ATTN_AXIS_QUERY, ATTN_AXIS_KEY },
+	    B * H, T, S },
+	{ ATTN_LAYOUT_NONE, ATTN_STAGE_OUTPUT, 3, { B, T, H * D_V },
+	    { ATTN_AXIS_BATCH, ATTN_AXIS_QUERY, ATTN_AXIS_VALUE }, B, T,
+	    H * D_V },
+	{ ATTN_LAYOUT_BHSD, ATTN_STAGE_WEIGHTS, 4, { B, H, T, S },
+	    { ATTN_AXIS_BATCH, ATTN_AXIS_HEAD, ATTN_AXIS_QUERY, ATTN_AXIS_KEY },
+	    B * H, T, S },
+	{ ATTN_LAYOUT_BHSD, ATTN_STAGE_LSE, 4, { B, H, T, 1 },
+	    { ATTN_AXIS_BATCH, ATTN_AXIS_HEAD, ATTN_AXIS_QUERY, ATTN_AXIS_ONE },
+	    B * H, T, 1 },
+	{ ATTN_LAYOUT_BHSD, ATTN_STAGE_OUTPUT, 4, { B, H, T, D_V },
+	    { ATTN_AXIS_BATCH, ATTN_AXIS_HEAD, ATTN_AXIS_QUERY,
+	    ATTN_AXIS_VALUE }, B * H, T, D_V },
+	/* Logits stay B x H x T x S in bshd, as FlashAttention's lse and
+	 * JAX's logits are; only what is shaped like Q follows it. */
+	{ ATTN_LAYOUT_BSHD, ATTN_STAGE_SCORES, 4, { B, H, T, S },
+	    { ATTN_AXIS_BATCH, ATTN_AXIS_HEAD, ATTN_AXIS_QUERY, ATTN_AXIS_KEY },
+	    B * H, T, S },
+	{ ATTN_LAYOUT_BSHD, ATTN_STAGE_OUTPUT, 4, { B, T, H, D_V },
+	    { ATTN_AXIS_BATCH, ATTN_AXIS_QUERY, ATTN_AXIS_HEAD,
+	    ATTN_AXIS_VALUE }, B, T, H * D_V },
+};
+
+START_TEST(stage_shapes_follow_the_layout)
+{
+	struct attn_stages st;
+	struct attn_shape sh;
+	size_t d;
+
+	run_layout(shapes[_i].layout, &st);
+	attn_stage_shape(&st, shapes[_i].s, &sh);
+	ck_assert_uint_eq(sh.ndim, shapes[_i].ndim);
+	for (d = 0; d < sh.ndim; d++) {
+		ck_assert_uint_eq(sh.dim[d], shapes[_i].dim[d]);
+		ck_assert_int_eq(sh.axis[d], shapes[_i].axis[d]);
+	}
+	ck_assert_uint_eq(sh.blocks, shapes[_i].blocks);
+	ck_assert_uint_eq(sh.rows, shapes[_i].rows);
+	ck_assert_uint_eq(sh.cols, shapes[_i].cols);
+	ck_assert_uint_eq(attn_shape_count(&sh), B * T * (shapes[_i].s ==
+	    ATTN_STAGE_OUTPUT ? H * D_V : H * shapes[_i].dim[3]));
+	attn_stages_free(&st);
+}
+END_TEST
+
+/* A layout with a batch and a head of one still writes every level, as
+ * the 4-D inputs had them; without one, levels of one are left out. */
+START_TEST(a_layout_keeps_levels_of_one)
+{
+	static const double one[] = { 1, 0 };
+	struct attn_matrix q = matrix_from(1, 2, one);
+	struct attn_config cfg;
+	struct attn_inputs in;
+	struct attn_stages st;
+	struct attn_shape sh;
+
+	attn_config_init(&cfg);
+	cfg.layout = _i == 0 ? ATTN_LAYOUT_NONE : ATTN_LAYOUT_BSHD;
+	memset(&in, 0, sizeof in);
+	in.batches = 1;
+	in.q = in.k = in.v = q;
+	run_ok(ATTN_KERNEL_REFERENCE, &cfg, &in, ATTN_STAGES_ALL, &st);
+	attn_stage_shape(&st, ATTN_STAGE_OUTPUT, &sh);
+	ck_assert_uint_eq(sh.ndim, _i == 0 ? 2 : 4);
+	ck_assert_uint_eq(attn_shape_count(&sh), 2);
+	attn_stages_free(&st);
+	attn_matrix_free(&q);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- order */
+
+/* Element (b, h, i, c) of output in each layout, flattened, is element
+ * (b*T + i, h*d_v + c) of the stack: bhsd is [b][h][i][c], bshd
+ * [b][i][h][c]. */
+START_TEST(flatten_walks_output_in_the_order_of_the_layout)
+{
+	const enum attn_layout l = _i == 0 ? ATTN_LAYOUT_BHSD : _i == 1 ?
+	    ATTN_LAYOUT_BSHD : ATTN_LAYOUT_NONE;
+	struct attn_stages st;
+	size_t b, h, i, c, n;
+	double *flat = malloc(B * H * T * D_V * sizeof *flat);
+
+	ck_assert_ptr_nonnull(flat);
+	run_layout(l, &st);
+	attn_stage_flatten(&st, ATTN_STAGE_OUTPUT, flat);
+	for (b = 0; b < B; b++)
+		for (h = 0; h < H; h++)
+			for (i = 0; i < T; i++)
+				for (c = 0; c < D_V; c++) {
+					n = l == ATTN_LAYOUT_BHSD ?
+					    ((b * H + h) * T + i) * D_V + c :
+					    ((b * T + i) * H + h) * D_V + c;
+					ck_assert(flat[n] == stage_at(&st,
+					    ATTN_STAGE_OUTPUT, b * T + i,
+					    h * D_V + c));
+				}
+	free(flat);
+	attn_stages_free(&st);
+}
+END_TEST
+
+START_TEST(flatten_walks_per_head_stages_batch_head_row)
+{
+	struct attn_stages st;
+	size_t b, h, i, j;
+	double *flat = malloc(B * H * T * S * sizeof *flat);
+
+	ck_assert_ptr_nonnull(flat);
+	run_layout(_i == 0 ? ATTN_LAYOUT_BSHD : ATTN_LAYOUT_NONE, &st);
+	attn_stage_flatten(&st, ATTN_STAGE_WEIGHTS, flat);
+	for (b = 0; b < B; b++)
+		for (h = 0; h < H; h++)
+			for (i = 0; i < T; i++)
+				for (j = 0; j < S; j++)
+					ck_assert(flat[((b * H + h) * T + i) *
+					    S + j] == stage_at(&st,
+					    ATTN_STAGE_WEIGHTS,
+					    (b * H + h) * T + i, j));
+	free(flat);
+	attn_stages_free(&st);
+}
+END_TEST
+
+/* The place of element n of output: its batch, head, row and column,
+ * whichever way the heads are laid out. */
+START_TEST(where_names_batch_head_row_and_column)
+{
+	const enum attn_layout l = _i == 0 ? ATTN_LAYOUT_BHSD : _i == 1 ?
+	    ATTN_LAYOUT_BSHD : ATTN_LAYOUT_NONE;
+	/* batch 1, head 2, row 1, column 2 */
+	const size_t n = l == ATTN_LAYOUT_BHSD ?
+	    ((1 * H + 2) * T + 1) * D_V + 2 : ((1 * T + 1) * H + 2) * D_V + 2;
+	struct attn_stages st;
+	struct attn_where w;
+
+	run_layout(l, &st);
+	attn_stage_where(&st, ATTN_STAGE_OUTPUT, n, &w);
+	ck_assert_uint_eq(w.batch, 1);
+	ck_assert_uint_eq(w.head, 2);
+	ck_assert_uint_eq(w.row, 1);
+	ck_assert_uint_eq(w.col, 2);
+	attn_stage_where(&st, ATTN_STAGE_WEIGHTS, ((1 * H + 3) * T + 2) * S +
+	    4, &w);
+	ck_assert(w.batch == 1 && w.head == 3 && w.row == 2 && w.col == 4);
+	attn_stages_free(&st);
+}
+END_TEST
+
+START_TEST(a_block_of_bhsd_output_is_one_head)
+{
+	struct attn_stages st;
+	struct attn_matrix m;
+	size_t i, c;
+
+	run_layout(ATTN_LAYOUT_BHSD, &st);
+	/* block 5: batch 1, head 1 */
+	m = attn_shape_block(&st, ATTN_STAGE_OUTPUT, 5);
+	ck_assert_uint_eq(m.rows, T);
+	ck_assert_uint_eq(m.cols, D_V);
+	for (i = 0; i < T; i++)
+		for (c = 0; c < D_V; c++)
+			ck_assert(*attn_at(&m, i, c) == stage_at(&st,
+			    ATTN_STAGE_OUTPUT, T + i, D_V + c));
+	attn_stages_free(&st);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- inputs */
+
+/* A 2 x 3 x 2 x 2 array, its numbers its own C-order index. */
+static void
+array_of(struct attn_array *a, size_t d0, size_t d1, size_t d2, size_t d3)
+{
+	size_t i, n = d0 * d1 * d2 * d3;
+
+	memset(a, 0, sizeof *a);
+	a->ndim = 4;
+	a->shape[0] = d0;
+	a->shape[1] = d1;
+	a->shape[2] = d2;
+	a->shape[3] = d3;
+	a->data = malloc(n * sizeof *a->data);
+	ck_assert_ptr_nonnull(a->data);
+	for (i = 0; i < n; i++)
+		a->data[i] = (double)i;
+}
+
+/* bhsd: element (b, h, s, d) lands at row b*S + s, column h*D + d;
+ * bshd: the numbers stay where they are. */
+START_TEST(fold_heads_puts_each_head_in_its_columns)
+{
+	const enum attn_layout l = _i == 0 ? ATTN_LAYOUT_BHSD :
+	    ATTN_LAYOUT_BSHD;
+	const size_t b0 = 2, h0 = 3, s0 = 4, d0 = 2;
+	struct attn_array a;
+	struct attn_error err;
+	size_t heads = 0, b, h, s, d;
+
+	if (l == ATTN_LAYOUT_BHSD)
+		array_of(&a, b0, h0, s0, d0);
+	else
+		array_of(&a, b0, s0, h0, d0);
+	ck_assert_int_eq(attn_array_fold_heads(&a, l, &heads, &err), ATTN_OK);
+	ck_assert_uint_eq(heads, h0);
+	ck_assert_uint_eq(a.ndim, 3);
+	ck_assert(a.shape[0] == b0 && a.shape[1] == s0 &&
+	    a.shape[2] == h0 * d0);
+	for (b = 0; b < b0; b++)
+		for (h = 0; h < h0; h++)
+			for (s = 0; s < s0; s++)
+				for (d = 0; d < d0; d++)
+					ck_assert(a.data[(b * s0 + s) * h0 * d0 +
+					    h * d0 + d] == (double)(l ==
+					    ATTN_LAYOUT_BHSD ? ((b * h0 + h) *
+					    s0 + s) * d0 + d : ((b * s0 + s) *
+					    h0 + h) * d0 + d));
+	attn_array_free(&a);
+}
+END_TEST
+
+/* Masks and biases as PyTorch and JAX broadcast them to B x H x T x S,
+ * here 2 x 3 x 4 x 5: what stack comes out, and where element (b, h, i,
+ * j) of the broadcast finds its number. */
+static const struct {
+	size_t dims[4];
+	size_t ndim, shape[4];	/* the stack */
+} broadcasts[] = {
+	{ { 1, 1, 4, 5 }, 2, { 4, 5 } },		/* one block */
+	{ { 2, 1, 1, 5 }, 3, { 2, 4, 5 } },		/* key padding */
+	{ { 1, 1, 4, 1 }, 2, { 4, 5 } },		/* a column */
+	{ { 2, 1, 4, 5 }, 3, { 2, 4, 5 } },		/* per batch */
+	{ { 1, 3, 4, 5 }, 4, { 2, 3, 4, 5 } },		/* per head */
+	{ { 2, 3, 4, 5 }, 4, { 2, 3, 4, 5 } },		/* every block */
+	{ { 2, 3, 1, 5 }, 4, { 2, 3, 4, 5 } },
+	{ { 1, 1, 1, 1 }, 2, { 4, 5 } },		/* a scalar */
+};
+
+START_TEST(masks_broadcast_as_numpy_does)
+{
+	const size_t *dm = broadcasts[_i].dims;
+	struct attn_array a;
+	struct attn_error err;
+	size_t b, h, i, j, n, src;
+
+	array_of(&a, dm[0], dm[1], dm[2], dm[3]);
+	ck_assert_int_eq(attn_array_broadcast(&a, 2, 3, 4, 5, &err), ATTN_OK);
+	ck_assert_uint_eq(a.ndim, broadcasts[_i].ndim);
+	for (n = 0; n < a.ndim; n++)
+		ck_assert_uint_eq(a.shape[n], broadcasts[_i].shape[n]);
+	for (b = 0; b < 2; b++)
+		for (h = 0; h < 3; h++)
+			for (i = 0; i < 4; i++)
+				for (j = 0; j < 5; j++) {
+					/* The block attn_inputs reads for
+					 * (b, h), as problem.c picks it. */
+					n = a.ndim == 2 ? 0 : a.ndim == 3 ? b :
+					    b * 3 + h;
+					src = (((dm[0] > 1 ? b : 0) * dm[1] +
+					    (dm[1] > 1 ? h : 0)) * dm[2] +
+					    (dm[2] > 1 ? i : 0)) * dm[3] +
+					    (dm[3] > 1 ? j : 0);
+					ck_assert(a.data[(n * 4 + i) * 5 + j] ==
+					    (double)src);
+				}
+	attn_array_free(&a);
+}
+END_TEST
+
+START_TEST(a_dim_neither_one_nor_the_scores_is_refused)
+{
+	struct attn_array a;
+	struct attn_error err;
+
+	array_of(&a, 1, 2, 4, 5);
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(attn_array_broadcast(&a, 2, 3, 4, 5, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, "shape mismatch: 1x2x4x5 does not "
+	    "broadcast to the scores' B x H x T x S = 2x3x4x5: each dim must "
+	    "be 1 or the scores' own, as NumPy broadcasts");
+	attn_array_free(&a);
+}
+END_TEST
+
+Suite *
+layout_suite(void)
+{
+	Suite *s = suite_create("layout");
+	TCase *stages = tcase_create("stages");
+	TCase *inputs = tcase_create("inputs");
+
+	tcase_add_loop_test(stages, stage_shapes_follow_the_layout, 0,
+	    NCASES(shapes));
+	tcase_add_loop_test(stages, a_layout_keeps_levels_of_one, 0, 2);
+	tcase_add_loop_test(stages,
+	    flatten_walks_output_in_the_order_of_the_layout, 0, 3);
+	tcase_add_loop_test(stages,
+	    flatten_walks_per_head_stages_batch_head_row, 0, 2);
+	tcase_add_loop_test(stages, where_names_batch_head_row_and_column, 0,
+	    3);
+	tcase_add_test(stages, a_block_of_bhsd_output_is_one_head);
+	suite_add_tcase(s, stages);
+
+	tcase_add_loop_test(inputs, fold_heads_puts_each_head_in_its_columns,
+	    0, 2);
+	tcase_add_loop_test(inputs, masks_broadcast_as_numpy_does, 0,
+	    NCASES(broadcasts));
+	tcase_add_test(inputs, a_dim_neither_one_nor_the_scores_is_refused);
+	suite_add_tcase(s, inputs);
+	return s;
+}
