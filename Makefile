@@ -73,8 +73,8 @@ TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
 
 .PHONY: all demo check check-valgrind test unit cli-test bad-test \
         mem-test doc-test boundary-test build-test install-test lint-man \
-        visual-test completion-test progress-test npy-test deps test-deps \
-        install uninstall clean FORCE
+        visual-test completion-test progress-test npy-test kernel-test deps \
+        test-deps install uninstall clean FORCE
 
 all: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 
@@ -152,7 +152,7 @@ check: test-deps
 	@echo 'make check: all suites passed'
 
 test: unit cli-test bad-test mem-test doc-test visual-test completion-test \
-    progress-test boundary-test build-test lint-man npy-test
+    progress-test boundary-test build-test lint-man npy-test kernel-test
 
 # Each suite prints its time, "time build unit: 12.3 s".
 TIMED = sh tests/timed.sh
@@ -190,6 +190,17 @@ progress-test: $(ATTN)
 # notice, where no Python has NumPy; make check installs python3-numpy).
 npy-test: $(ATTN)
 	$(TIMED) '$(BUILD) npy-test' sh tests/npy.sh ./$(ATTN)
+
+# attn --check on a float32 kernel written for the test, right and wrong.
+FAKE_KERNEL = $(BUILD)/fake-kernel
+
+$(FAKE_KERNEL): tests/kernel/fake_kernel.c $(BUILD)/flags
+	$(CC) $(CFLAGS) $(SAN) $(WARNINGS) $(STRICT) $(LDFLAGS) -o $@ \
+	    tests/kernel/fake_kernel.c -lm
+
+kernel-test: $(ATTN) $(FAKE_KERNEL)
+	$(TIMED) '$(BUILD) kernel-test' sh tests/kernel/run.sh ./$(ATTN) \
+	    ./$(FAKE_KERNEL)
 
 # libattn exports only attn_ names; cli/ includes only lib/attn.h.
 boundary-test: $(LIBATTN)

@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "inputs.h"
 #include "attn.h"
 #include "gen.h"
+#include "check.h"
 #include "io.h"
 #include "labels.h"
 #include "memory.h"
@@ -107,11 +109,28 @@ check_memory(const struct options *o, const struct inputs *in,
     struct attn_error *err)
 {
 	enum attn_status st;
-	size_t need;
+	size_t need = 0, emu = 0;
 
-	if ((st = attn_plan(&o->cfg, &in->in, print_wants(o), &need,
-	    err)) != ATTN_OK)
+	/* --emulate alone computes only the emulation; with --check, both. */
+	if ((o->emulate == ATTN_PREC_FP64 || o->check != NULL) &&
+	    (st = attn_plan(&o->cfg, &in->in, print_wants(o), &need, err)) !=
+	    ATTN_OK)
 		return st;
+	if (o->emulate != ATTN_PREC_FP64 &&
+	    (st = attn_emulate_plan(&o->cfg, &in->in, print_wants(o),
+	    o->emulate, &emu, err)) != ATTN_OK)
+		return st;
+	need = need > SIZE_MAX - emu ? SIZE_MAX : need + emu;
+	/* --check's copies of the stage in C order: attn's, the
+	 * baseline's, and one to try the hints on (bounded by the plan of
+	 * that stage alone, its scratch included). */
+	if (o->check != NULL) {
+		if ((st = attn_plan(&o->cfg, &in->in,
+		    ATTN_STAGE_BIT(o->stages[0]), &emu, err)) != ATTN_OK)
+			return st;
+		emu = emu > SIZE_MAX / 3 ? SIZE_MAX : emu * 3;
+		need = need > SIZE_MAX - emu ? SIZE_MAX : need + emu;
+	}
 	return memory_admit_run(in, need, err);
 }
 
@@ -120,18 +139,23 @@ check_memory(const struct options *o, const struct inputs *in,
  * the output both (render_write_both opens both files before it replaces
  * either).  With --svg, an output with nothing in it (no stage asked
  * for) is not written, so that --svg - has standard output to itself.
+ * With --check the output is its report.
  */
 static enum attn_status
 write_output(const struct options *o, const struct attn_stages *st,
     const struct names *lab, const struct attn_inputs *in,
-    struct attn_error *err)
+    const struct check *chk, struct attn_error *err)
 {
 	struct render out = { 0 }, svg = { 0 };
 	enum attn_status status;
 
-	if ((status = render_open(&out, err)) == ATTN_OK)
+	if ((status = render_open(&out, err)) == ATTN_OK && o->check != NULL) {
+		check_print(out.fp, o, st, chk);
+		status = render_close(&out, ATTN_OK, err);
+	} else if (status == ATTN_OK) {
 		status = render_close(&out, print_run(out.fp, o, st, lab, in,
 		    err), err);
+	}
 	if (status == ATTN_OK && o->svg != NULL &&
 	    (status = render_open(&svg, err)) == ATTN_OK)
 		status = render_close(&svg, print_svg_run(svg.fp, o, st, lab,
@@ -147,7 +171,8 @@ write_output(const struct options *o, const struct attn_stages *st,
 }
 
 /* attn_run, with a progress line on stderr while a long run goes on
- * (progress.c). */
+ * (progress.c); with --emulate alone, the emulation's stages, which
+ * report no progress. */
 static enum attn_status
 compute(struct options *o, const struct inputs *in, struct attn_stages *st,
     struct attn_error *err)
@@ -155,11 +180,16 @@ compute(struct options *o, const struct inputs *in, struct attn_stages *st,
 	struct progress pr;
 	enum attn_status s;
 
+	if (o->emulate != ATTN_PREC_FP64 && o->check == NULL)
+		return attn_emulate(&o->cfg, &in->in, print_wants(o),
+		    o->emulate, st, err);
 	progress_start(&pr, progress_wanted(o->progress));
 	o->cfg.progress = progress_update;
 	o->cfg.progress_arg = &pr;
 	s = attn_run(&o->cfg, &in->in, print_wants(o), st, err);
 	progress_end(&pr);
+	/* pr is gone: --check's emulation must not report to it */
+	o->cfg.progress = NULL;
 	return s;
 }
 
@@ -170,9 +200,11 @@ main(int argc, char **argv)
 	struct attn_labels query = { 0 }, key = { 0 };
 	struct attn_stages stages = { 0 };
 	struct inputs in = { 0 };
+	struct check chk = { 0 };
 	struct options o;
 	struct names lab;
 	enum attn_status st;
+	int failed;
 
 	if ((st = options_parse(argc, argv, &o, &err)) != ATTN_OK) {
 		report(&err, &o);
@@ -198,6 +230,8 @@ main(int argc, char **argv)
 	}
 
 	st = inputs_load(&o, &in, &err);
+	if (st == ATTN_OK && o.check != NULL)
+		st = check_load(&o, &chk, &err);
 	if (st == ATTN_OK) {
 		/* a layer, its W_O and RoPE make stages of their own */
 		options_offer(&o, attn_stages_available(&o.cfg, &in.in));
@@ -207,19 +241,25 @@ main(int argc, char **argv)
 		st = compute(&o, &in, &stages, &err);
 	if (st == ATTN_OK)
 		st = name_rows(&o, &in, &stages, &query, &key, &err);
+	if (st == ATTN_OK && o.check != NULL)
+		st = check_run(&o, &in.in, &stages, &chk, &err);
 	if (st == ATTN_OK) {
 		lab.query = query.names;
 		lab.key = key.names;
 		lab.mask = in.name[IN_MASK];
 		lab.bias = in.name[IN_BIAS];
 		warn_masked_rows(&o, &stages, &lab);
-		st = write_output(&o, &stages, &lab, &in.in, &err);
+		st = write_output(&o, &stages, &lab, &in.in, &chk, &err);
 	}
 	if (st != ATTN_OK && err.msg[0] != '\0')
 		report(&err, &o);
+	/* A check that fails is no error but SPEC's exit 1, after its
+	 * report. */
+	failed = st == ATTN_OK && o.check != NULL && !check_passed(&chk);
 	attn_labels_free(&query);
 	attn_labels_free(&key);
 	attn_stages_free(&stages);
 	inputs_free(&in);
-	return exit_code(st);
+	check_free(&chk);
+	return failed ? 1 : exit_code(st);
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "check.h"
 #include "layout.h"
 #include "options.h"
 #include "print.h"
@@ -402,6 +403,54 @@ set_color(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* --rtol, --atol, --factor: finite numbers, at least 0 (above 0 for the
+ * factor). */
+static enum attn_status
+parse_tolerance(const char *arg, const char *option, int positive,
+    double *out, struct attn_error *err)
+{
+	double x;
+
+	if (attn_parse_number(arg, strlen(arg), &x) != 0 || !isfinite(x) ||
+	    x < 0.0 || (positive && x == 0.0))
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "%s wants "
+		    "a finite number %s 0, not '%s'", option, positive ?
+		    "above" : "from", arg);
+	*out = x;
+	return ATTN_OK;
+}
+
+static enum attn_status
+set_rtol(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	ps->given.tolerance = 1;
+	return parse_tolerance(arg, "--rtol", 0, &ps->o->rtol, err);
+}
+
+static enum attn_status
+set_atol(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	ps->given.tolerance = 1;
+	return parse_tolerance(arg, "--atol", 0, &ps->o->atol, err);
+}
+
+static enum attn_status
+set_factor(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	ps->given.factor = 1;
+	return parse_tolerance(arg, "--factor", 1, &ps->o->factor, err);
+}
+
+/* --emulate: a precision below fp64. */
+static enum attn_status
+set_emulate(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->o->emulate = (enum attn_precision)(ps->choice + 1);
+	return ATTN_OK;
+}
+
 /* --layout: how 4-D arrays are laid out (enum attn_layout after NONE). */
 static enum attn_status
 set_layout(struct parse *ps, const char *arg, struct attn_error *err)
@@ -661,6 +710,18 @@ static const struct option_row rows[] = {
 	    NULL, set_seed, 0 },
 	{ "dist", 0, "D", "normal (default) or uniform in [0, 1)",
 	    dist_names, set_dist, 0 },
+	{ "check", 0, "FILE", "compare the stage (-s, default output) with\n"
+	    "FILE, a kernel's result; exit 1 when it fails",
+	    NULL, NULL, FIELD(check) },
+	{ "rtol", 0, "X", "--check tolerance relative to attn's values\n"
+	    "and their spread (default 1e-05)", NULL, set_rtol, 0 },
+	{ "atol", 0, "X", "--check absolute tolerance (default 1e-08)",
+	    NULL, set_atol, 0 },
+	{ "emulate", 0, "P", "fp32, fp16 or bf16: compute a naive kernel in\n"
+	    "that precision; with --check, the baseline",
+	    check_emulate_names, set_emulate, 0 },
+	{ "factor", 0, "X", "--check --emulate passes within X times the\n"
+	    "baseline's error (default 2)", NULL, set_factor, 0 },
 	{ "output", 'o', "FILE", "write to FILE atomically instead of stdout",
 	    NULL, set_output, 0 },
 	{ "threads", 'j', "N", "worker threads (default: one per CPU, or\n"
@@ -891,6 +952,10 @@ options_init(struct options *o)
 	o->format = OUT_TABLE;
 	o->digits = -1;		/* resolved once the format is known */
 	o->avail = ATTN_STAGES_ALL;	/* until the inputs are read */
+	o->rtol = 1e-5;		/* numpy.allclose's */
+	o->atol = 1e-8;
+	o->factor = 2.0;	/* FlashAttention's tests' */
+	o->emulate = ATTN_PREC_FP64;
 	attn_config_init(&o->cfg);
 }
 

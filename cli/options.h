@@ -29,6 +29,10 @@ struct options {
 	int header;		/* --header: labels in csv/tsv */
 	int digits;		/* 0: shortest round trip */
 	int npy_f4;		/* --npy-dtype f4: -f npy writes float32 */
+	const char *check;	/* --check FILE */
+	double rtol, atol;	/* its tolerances */
+	enum attn_precision emulate;	/* --emulate, FP64 when not given */
+	double factor;		/* --factor */
 	struct attn_config cfg;	/* how to compute */
 	const char *like;	/* --like preset, NULL when none */
 	int like_align;		/* whether it set the alignment */

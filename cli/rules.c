@@ -105,6 +105,36 @@ check_embeddings(const struct options *o, const struct given *g,
 	return ATTN_OK;
 }
 
+/* --check and its options: one stage, reported as a table or JSON. */
+static enum attn_status
+rules_check(const struct options *o, const struct given *g,
+    struct attn_error *err)
+{
+	if (o->check == NULL) {
+		if (g->tolerance)
+			return usage_error(err,
+			    "--rtol and --atol go with --check FILE");
+		if (g->factor)
+			return usage_error(err, "--factor goes with --check "
+			    "FILE and --emulate");
+		return ATTN_OK;
+	}
+	if (g->factor && o->emulate == ATTN_PREC_FP64)
+		return usage_error(err, "--factor goes with --emulate: it "
+		    "multiplies the emulated baseline's error");
+	if (o->explain)
+		return usage_error(err, "--check reports a comparison; leave "
+		    "out --explain");
+	if (o->format != OUT_TABLE && o->format != OUT_JSON)
+		return usage_error(err, "--check reports as a table or as JSON "
+		    "(-f json)");
+	if (o->nstages != 1)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "--check "
+		    "compares one stage, not %zu: choose it with --stage",
+		    o->nstages);
+	return ATTN_OK;
+}
+
 enum attn_status
 rules_check_gen(const struct options *o, struct attn_error *err)
 {
@@ -176,6 +206,8 @@ rules_check_options(const struct options *o, const struct given *g,
 		    f->name, o->nstages);
 	if (g->npy_dtype && o->format != OUT_NPY)
 		return usage_error(err, "--npy-dtype goes with --format npy");
+	if ((st = rules_check(o, g, err)) != ATTN_OK)
+		return st;
 	if (o->self != NULL && o->noperands != 0)
 		return usage_error(err, "--self X takes no other operands");
 	if ((st = check_embeddings(o, g, err)) != ATTN_OK)
@@ -188,6 +220,7 @@ rules_check_options(const struct options *o, const struct given *g,
 	nstdin += o->grad != NULL && strcmp(o->grad, "-") == 0;
 	nstdin += o->proj != NULL && strcmp(o->proj, "-") == 0;
 	nstdin += o->sinks != NULL && strcmp(o->sinks, "-") == 0;
+	nstdin += o->check != NULL && strcmp(o->check, "-") == 0;
 	if (nstdin > 1)
 		return usage_error(err,
 		    "standard input ('-') can be read only once");

@@ -38,7 +38,8 @@ extern const struct like_preset rules_like[];
 
 /* Which options were given, besides what struct options records. */
 struct given {
-	int stage, scale, no_scale, rope_style, npy_dtype;
+	int stage, scale, no_scale, rope_style, npy_dtype, tolerance,
+	    factor;
 };
 
 /* Every rule between options alone: contradictions, what goes with

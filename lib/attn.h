@@ -393,6 +393,14 @@ enum attn_layout {
 	ATTN_LAYOUT_BSHD	/* B x S x H x D: FlashAttention, JAX */
 };
 
+/* The floating-point formats attn_emulate and attn_round know. */
+enum attn_precision {
+	ATTN_PREC_FP64,		/* double: what attn_run computes in */
+	ATTN_PREC_FP32,		/* IEEE binary32 */
+	ATTN_PREC_FP16,		/* IEEE binary16 */
+	ATTN_PREC_BF16		/* bfloat16: float32's range, 8 bits */
+};
+
 /* What a query row that may attend no key gets. */
 enum attn_masked_rows {
 	ATTN_MASKED_ZERO,	/* weights 0, output 0 */
@@ -534,6 +542,7 @@ struct attn_stages {
 	size_t T, S, d_k, d_v;			/* d_k, d_v per head */
 	double scale;				/* the scale used */
 	enum attn_kernel kernel;		/* the kernel that ran */
+	enum attn_precision precision;	/* FP64, or attn_emulate's */
 	enum attn_layout layout;		/* cfg->layout */
 	unsigned have;		/* stages held: those asked for, and lse */
 	unsigned computed;	/* stages the kernel computed, held or not */
@@ -587,6 +596,31 @@ enum attn_status attn_plan(const struct attn_config *cfg,
  * (with or without W_O) and RoPE make. */
 unsigned attn_stages_available(const struct attn_config *cfg,
     const struct attn_inputs *in);
+
+/*
+ * attn_run's stages as the reference kernel's passes compute them in
+ * precision prec, the naive order a plain kernel in that format follows:
+ * Q, K, V and the bias rounded to prec first; every multiply-add,
+ * exponential, logarithm, tanh and division rounded to float32 (the
+ * accumulator real fp16 and bf16 kernels keep), and each stage stored in
+ * prec (lib/emulate.c gives every step).  Overflow is not an error here:
+ * it gives what the format gives, inf and nan.  The baseline --emulate
+ * compares a kernel with.  attn_emulate_plan counts its bytes as
+ * attn_plan does.
+ */
+enum attn_status attn_emulate(const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want, enum attn_precision prec,
+    struct attn_stages *out, struct attn_error *err);
+enum attn_status attn_emulate_plan(const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want, enum attn_precision prec,
+    size_t *bytes, struct attn_error *err);
+
+/*
+ * x rounded to the nearest number of format prec, ties to even (IEEE 754
+ * roundTiesToEven): subnormals where the format has them, +-inf past its
+ * largest number (from half an ulp above it), nan kept.  FP64 is x.
+ */
+double attn_round(double x, enum attn_precision prec);
 
 /* attn_run of every forward stage for one problem without mask or bias:
  * q is T x H*d_k, k is S x G*d_k, v is S x G*d_v; views are fine. */
@@ -738,6 +772,59 @@ enum attn_dist {
  */
 void attn_random_fill(struct attn_matrix *m, unsigned long long seed,
     enum attn_dist dist);
+
+/* ---------------------------------------------------------------- checking */
+
+/* What made a comparison fail (struct attn_compare's fails). */
+enum {
+	ATTN_FAIL_ELEMENTS = 1,	 /* some |a - b| > atol + rtol * |b| */
+	ATTN_FAIL_NONFINITE = 2, /* nan or an infinity on one side only */
+	ATTN_FAIL_SPREAD = 4,	 /* max |a - b| > atol + rtol * (max b -
+				  * min b), b's spread */
+	ATTN_FAIL_FACTOR = 8	 /* max |a - b| > factor * the baseline's
+				  * + atol */
+};
+
+/*
+ * A candidate a against a reference b, element by element in the same
+ * order (attn_stage_flatten gives attn's).  Pairs where either side is
+ * not finite count in `finite` only when they match (both nan, or the
+ * same infinity); otherwise they are `nonfinite` and failing.  Indices
+ * are into the arrays; worst is count when no pair differs.
+ */
+struct attn_compare {
+	size_t count;		/* pairs compared */
+	size_t finite;		/* pairs with both sides finite */
+	size_t failing;		/* pairs that fail, nonfinite included */
+	size_t nonfinite;	/* nan or an infinity on one side only */
+	size_t first_nonfinite;	/* the first of those */
+	double rtol, atol;
+	double max_abs;		/* largest |a - b| of finite pairs */
+	double max_rel;		/* largest |a - b| / |b| (inf when b = 0) */
+	size_t worst;		/* first nonfinite pair, else max_abs's */
+	double corr;		/* Pearson's r of finite pairs; nan when
+				 * either side is constant */
+	double ref_min, ref_max;	/* the reference's spread */
+	double spread_bound;	/* atol + rtol * (ref_max - ref_min) */
+	double factor, base_max_abs, factor_bound;	/* with a baseline */
+	unsigned fails;		/* ATTN_FAIL_*: 0 is a pass */
+};
+
+/*
+ * Compare n numbers of cand against ref with numpy.allclose's element
+ * test and the spread test (lib/compare.c says why both), filling *c.
+ */
+void attn_compare(const double *cand, const double *ref, size_t n,
+    double rtol, double atol, struct attn_compare *c);
+
+/*
+ * Judge c as FlashAttention's tests do, against base, the comparison of
+ * a baseline computed in lower precision (attn_emulate) with the same
+ * reference: c passes when its max_abs is at most factor * base's +
+ * atol and no pair differs in being finite.
+ */
+void attn_compare_baseline(struct attn_compare *c,
+    const struct attn_compare *base, double factor);
 
 /* ---------------------------------------------------------------- text */
 

@@ -598,4 +598,8 @@ enum attn_status attn_rope_rotate(const struct attn_config *cfg,
     struct attn_matrix *x, size_t block_rows, size_t heads, size_t d,
     double offset, double sign, struct attn_error *err);
 
+/* lib/emulate.c: the reference kernel's passes in precision prec (below
+ * FP64); NULL for another value. */
+const struct attn_kernel_ops *attn_emulate_ops(enum attn_precision prec);
+
 #endif /* ATTN_INTERNAL_H */

@@ -1,5 +1,6 @@
 /*
- * run.c - attn_run and attn_plan: check the problem once
+ * run.c - attn_run and attn_plan (and attn_emulate and attn_emulate_plan,
+ * the same in a lower precision): check the problem once
  * (lib/problem.c), pick a kernel, allocate the stages the caller keeps,
  * run the passes before it (projections, RoPE: lib/passes.c), let the
  * kernel compute, run the passes after it (the output projection), then
@@ -131,9 +132,34 @@ too_large(const struct attn_problem *p, struct attn_error *err)
 	    "keys are too large to address", p->B, p->H, p->T, p->S);
 }
 
-enum attn_status
-attn_plan(const struct attn_config *cfg, const struct attn_inputs *in,
-    unsigned want, size_t *bytes, struct attn_error *err)
+/* The kernel for p, or in a precision below fp64 the emulation of the
+ * reference kernel's passes (lib/emulate.c). */
+static enum attn_status
+pick(const struct attn_problem *p, enum attn_precision prec,
+    enum attn_kernel *id, const struct attn_kernel_ops **ops,
+    struct attn_error *err)
+{
+	size_t s;
+
+	if (prec == ATTN_PREC_FP64)
+		return kernel_pick(p, id, ops, err);
+	*id = ATTN_KERNEL_REFERENCE;
+	if ((*ops = attn_emulate_ops(prec)) == NULL)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "no precision number %u", (unsigned)prec);
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		if ((p->keep & ATTN_STAGE_BIT(s)) &&
+		    !((*ops)->stages & ATTN_STAGE_BIT(s)))
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "the emulation cannot compute %s",
+			    attn_stage_table[s].name);
+	return ATTN_OK;
+}
+
+static enum attn_status
+plan_in(const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, enum attn_precision prec, size_t *bytes,
+    struct attn_error *err)
 {
 	const struct attn_kernel_ops *ops;
 	struct attn_problem p;
@@ -145,7 +171,7 @@ attn_plan(const struct attn_config *cfg, const struct attn_inputs *in,
 	*bytes = 0;
 	if ((st = attn_passes_prepare(cfg, in, want, &ps, &p, err)) !=
 	    ATTN_OK ||
-	    (st = kernel_pick(&p, &id, &ops, err)) != ATTN_OK)
+	    (st = pick(&p, prec, &id, &ops, err)) != ATTN_OK)
 		return st;
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
 		if (!(p.keep & ATTN_STAGE_BIT(s)))
@@ -246,9 +272,10 @@ fail:
 	return st;
 }
 
-enum attn_status
-attn_run(const struct attn_config *cfg, const struct attn_inputs *in,
-    unsigned want, struct attn_stages *out, struct attn_error *err)
+static enum attn_status
+run_in(const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, enum attn_precision prec, struct attn_stages *out,
+    struct attn_error *err)
 {
 	const struct attn_kernel_ops *ops;
 	struct attn_problem p;
@@ -259,10 +286,11 @@ attn_run(const struct attn_config *cfg, const struct attn_inputs *in,
 	memset(out, 0, sizeof *out);
 	if ((st = attn_passes_prepare(cfg, in, want, &ps, &p, err)) !=
 	    ATTN_OK ||
-	    (st = kernel_pick(&p, &id, &ops, err)) != ATTN_OK ||
+	    (st = pick(&p, prec, &id, &ops, err)) != ATTN_OK ||
 	    (st = attn_stages_alloc(&p, out, err)) != ATTN_OK)
 		return st;
 	out->kernel = id;
+	out->precision = prec;
 	if ((st = attn_passes_before(&p, in, &ps, err)) != ATTN_OK ||
 	    (st = ops->run(&p, out, err)) != ATTN_OK ||
 	    (st = find_masked_rows(out, err)) != ATTN_OK ||
@@ -275,6 +303,36 @@ fail:
 	attn_passes_free(&ps);
 	attn_stages_free(out);
 	return st;
+}
+
+enum attn_status
+attn_plan(const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, size_t *bytes, struct attn_error *err)
+{
+	return plan_in(cfg, in, want, ATTN_PREC_FP64, bytes, err);
+}
+
+enum attn_status
+attn_run(const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, struct attn_stages *out, struct attn_error *err)
+{
+	return run_in(cfg, in, want, ATTN_PREC_FP64, out, err);
+}
+
+enum attn_status
+attn_emulate_plan(const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, enum attn_precision prec, size_t *bytes,
+    struct attn_error *err)
+{
+	return plan_in(cfg, in, want, prec, bytes, err);
+}
+
+enum attn_status
+attn_emulate(const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, enum attn_precision prec, struct attn_stages *out,
+    struct attn_error *err)
+{
+	return run_in(cfg, in, want, prec, out, err);
 }
 
 enum attn_status

@@ -8,6 +8,9 @@ prints one line; the run fails when any check fails.
   byte orders, 1- to 4-D, come back bit for bit.  attn echoes an array
   through a computation that is exact: with Q and K zero, --no-scale and
   the array as --bias, the `scaled` stage is the array itself.
+- The README's "Checking your kernel": its Python writes the inputs in
+  data/examples/kernel/ byte for byte, and the output of its kernel, as
+  this NumPy computes it, passes `attn --check --emulate fp32`.
 - Writing: numpy.load reads attn's -f npy output with the shape and dtype
   SPEC gives (B x H x T x S for per-head stages, output B x T x H*d_v,
   levels of one left out), equal to attn's shortest-round-trip CSV of the
@@ -187,6 +190,31 @@ for layout, perm in (('bhsd', (0, 1, 2, 3)), ('bshd', (0, 2, 1, 3))):
                                                    atol=1e-14),
           '%s: weights %s, want B x H x T x S %s' % (layout, got.shape,
                                                     w_ref.shape))
+
+# ------------------------------------------------------------ README
+
+top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+with open(os.path.join(top, 'README.md')) as f:
+    readme = f.read()
+section = readme[readme.index('## Checking your kernel'):]
+script = section[section.index('```python\n') + 10:]
+script = script[:script.index('```')]
+kdir = os.path.join(work, 'kernel')
+os.mkdir(kdir)
+subprocess.run([sys.executable, '-c', script], cwd=kdir, check=True)
+for name in ('q.npy', 'k.npy', 'v.npy'):
+    with open(os.path.join(kdir, name), 'rb') as f:
+        mine = f.read()
+    with open(os.path.join(top, 'data', 'examples', 'kernel', name),
+              'rb') as f:
+        kept = f.read()
+    check(mine == kept, 'README: its script writes another %s than '
+          'data/examples/kernel/ holds' % name)
+r = subprocess.run([ATTN, '--check', 'out.npy', '--emulate', 'fp32',
+                    'q.npy', 'k.npy', 'v.npy'], cwd=kdir,
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+check(r.returncode == 0, 'README: the kernel of its script fails: %s%s' %
+      (r.stdout.decode(), r.stderr.decode()))
 
 # A single problem: no batch or head level.
 attn('-s', 'weights', '-f', 'npy', '-o', 'w.npy', '--self', 'zq.npy')

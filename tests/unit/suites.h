@@ -27,5 +27,7 @@ Suite *rope_suite(void);
 Suite *project_suite(void);
 Suite *npy_suite(void);
 Suite *layout_suite(void);
+Suite *emulate_suite(void);
+Suite *compare_suite(void);
 
 #endif

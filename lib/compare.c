@@ -1,0 +1,145 @@
+/*
+ * compare.c - a candidate array against attn's reference: the numbers
+ * allclose looks at, the ones it does not, and a verdict.
+ *
+ * Why more than allclose.  numpy.allclose passes an element when
+ * |a - b| <= atol + rtol * |b|: the tolerance grows with the size of the
+ * values, not with how much they vary.  Attention squeezes variation:
+ * output rows are weighted means of V's rows, so they cluster around the
+ * mean of V, and weights cluster around 1/S.  When the values sit far
+ * from 0 compared to their spread (V with an offset, near-uniform
+ * attention), every element of a constant array, of the reference
+ * shuffled, or of the reference transposed is within rtol of its
+ * neighbour, and allclose passes a kernel that computed nothing.  The
+ * verdict adds
+ * the spread test: the largest error must also be small against the
+ * spread of the reference, max |a - b| <= atol + rtol * (max b - min b).
+ * A constant candidate misses by at least half the spread, a shuffled or
+ * transposed one by most of it, so they fail for any rtol below 1/2,
+ * while a correct one misses by rounding, far below the spread.  The
+ * Pearson correlation is reported too (a constant candidate has none),
+ * as the same fact in the words statisticians use.  atol stays an
+ * absolute floor in both tests: a reference that barely varies is
+ * checked to atol, and values below atol are not checked at all (weights
+ * are about 1/S: atol must be below that to check them).
+ *
+ * With an emulated baseline (lib/emulate.c) the verdict is
+ * FlashAttention's: the candidate's largest error at most factor times
+ * the baseline's (plus atol, so that an exact baseline does not ask for
+ * an exact candidate).  In every verdict a nan or an infinity on one side
+ * only fails.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Whether a pair counts as equal although one side is not finite: the
+ * same infinity, or nan on both sides (a row attn makes nan). */
+static int
+same_nonfinite(double a, double b)
+{
+	return (isnan(a) && isnan(b)) || (isinf(a) && a == b);
+}
+
+void
+attn_compare(const double *cand, const double *ref, size_t n, double rtol,
+    double atol, struct attn_compare *c)
+{
+	double mean_a = 0, mean_b = 0, sab = 0, saa = 0, sbb = 0;
+	double cand_min = INFINITY, cand_max = -INFINITY;
+	size_t i, finite = 0;
+
+	memset(c, 0, sizeof *c);
+	c->count = n;
+	c->rtol = rtol;
+	c->atol = atol;
+	c->ref_min = INFINITY;
+	c->ref_max = -INFINITY;
+	c->worst = n;
+	for (i = 0; i < n; i++) {
+		const double a = cand[i], b = ref[i];
+		double d, r;
+
+		if (!isfinite(a) || !isfinite(b)) {
+			if (!same_nonfinite(a, b)) {
+				if (c->nonfinite++ == 0)
+					c->first_nonfinite = i;
+				c->failing++;
+			}
+			continue;
+		}
+		d = fabs(a - b);
+		r = d == 0 ? 0 : b == 0 ? INFINITY : d / fabs(b);
+		if (!(d <= atol + rtol * fabs(b)))
+			c->failing++;
+		if (d > c->max_abs) {
+			c->max_abs = d;
+			c->worst = i;
+		}
+		if (r > c->max_rel)
+			c->max_rel = r;
+		if (b < c->ref_min)
+			c->ref_min = b;
+		if (b > c->ref_max)
+			c->ref_max = b;
+		cand_min = fmin(cand_min, a);
+		cand_max = fmax(cand_max, a);
+		mean_a += a;
+		mean_b += b;
+		finite++;
+	}
+	/* A nan or infinity on one side is the worst there is. */
+	if (c->nonfinite > 0)
+		c->worst = c->first_nonfinite;
+	c->finite = finite;
+	if (finite == 0) {
+		c->ref_min = c->ref_max = 0;
+		c->corr = NAN;
+	} else {
+		/* Two passes, the means first, so that an offset far from 0
+		 * costs no digits. */
+		mean_a /= (double)finite;
+		mean_b /= (double)finite;
+		for (i = 0; i < n; i++) {
+			double da, db;
+
+			if (!isfinite(cand[i]) || !isfinite(ref[i]))
+				continue;
+			da = cand[i] - mean_a;
+			db = ref[i] - mean_b;
+			sab += da * db;
+			saa += da * da;
+			sbb += db * db;
+		}
+		/* No correlation with a side that does not vary (told by
+		 * its extremes: a mean rounds, so deviations from it may
+		 * not be 0). */
+		c->corr = cand_min < cand_max && c->ref_min < c->ref_max &&
+		    saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : NAN;
+		/* Rounding may take it a hair past +-1. */
+		if (fabs(c->corr) > 1)
+			c->corr = copysign(1.0, c->corr);
+	}
+	c->spread_bound = atol + rtol * (c->ref_max - c->ref_min);
+	if (c->nonfinite > 0)
+		c->fails |= ATTN_FAIL_NONFINITE;
+	if (c->failing > c->nonfinite)
+		c->fails |= ATTN_FAIL_ELEMENTS;
+	if (c->max_abs > c->spread_bound)
+		c->fails |= ATTN_FAIL_SPREAD;
+}
+
+void
+attn_compare_baseline(struct attn_compare *c, const struct attn_compare *base,
+    double factor)
+{
+	c->factor = factor;
+	c->base_max_abs = base->max_abs;
+	c->factor_bound = factor * base->max_abs + c->atol;
+	/* The baseline sets the precision: rtol and the spread no longer
+	 * decide, what they found stays reported. */
+	c->fails &= ATTN_FAIL_NONFINITE;
+	if (c->max_abs > c->factor_bound)
+		c->fails |= ATTN_FAIL_FACTOR;
+}

@@ -1,0 +1,223 @@
+/*
+ * check_compare.c - lib/compare.c: the statistics of a comparison and its
+ * verdict.  The cases that motivate the spread test are built as they
+ * arise in attention: output rows that are weighted means of V cluster
+ * around V's mean, far from 0 compared with their spread, so that a
+ * constant, a shuffle or a transpose of them passes numpy.allclose with
+ * rtol 1e-2 and must still fail here.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "suites.h"
+#include "testutil.h"
+
+/* A 16 x 16 "output": 10 plus a spread of about +-0.05. */
+enum { N = 16 };
+
+static void
+clustered(double *ref)
+{
+	struct ref_rng rng;
+	size_t i;
+
+	ref_rng_seed(&rng, 5);
+	for (i = 0; i < N * N; i++)
+		ref[i] = 10.0 + ref_rng_uniform(&rng, -0.05, 0.05);
+}
+
+/* numpy.allclose, written out as numpy documents it. */
+static int
+allclose(const double *a, const double *b, size_t n, double rtol,
+    double atol)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!(fabs(a[i] - b[i]) <= atol + rtol * fabs(b[i])))
+			return 0;
+	return 1;
+}
+
+START_TEST(identical_arrays_pass_with_nothing_to_report)
+{
+	double ref[N * N];
+	struct attn_compare c;
+
+	clustered(ref);
+	attn_compare(ref, ref, N * N, 1e-5, 1e-8, &c);
+	ck_assert_uint_eq(c.fails, 0);
+	ck_assert_uint_eq(c.failing, 0);
+	ck_assert(c.max_abs == 0 && c.max_rel == 0);
+	ck_assert_uint_eq(c.worst, N * N);
+	ck_assert_double_eq_tol(c.corr, 1.0, 1e-12);
+	ck_assert_uint_eq(c.finite, N * N);
+}
+END_TEST
+
+/* Case 0: the mean everywhere; 1: the reference shuffled; 2: transposed.
+ * allclose passes all three at rtol 1e-2; the spread test fails them. */
+START_TEST(constant_shuffled_and_transposed_fail_where_allclose_passes)
+{
+	double ref[N * N], cand[N * N], mean = 0, t;
+	struct attn_compare c;
+	struct ref_rng rng;
+	size_t i, j;
+
+	clustered(ref);
+	for (i = 0; i < N * N; i++)
+		mean += ref[i] / (N * N);
+	memcpy(cand, ref, sizeof cand);
+	if (_i == 0) {
+		for (i = 0; i < N * N; i++)
+			cand[i] = mean;
+	} else if (_i == 1) {
+		ref_rng_seed(&rng, 6);
+		for (i = N * N - 1; i > 0; i--) {
+			j = ref_rng_range(&rng, 0, i);
+			t = cand[i];
+			cand[i] = cand[j];
+			cand[j] = t;
+		}
+	} else {
+		for (i = 0; i < N; i++)
+			for (j = 0; j < N; j++)
+				cand[i * N + j] = ref[j * N + i];
+	}
+	ck_assert(allclose(cand, ref, N * N, 1e-2, 1e-8));
+	attn_compare(cand, ref, N * N, 1e-2, 1e-8, &c);
+	ck_assert_uint_eq(c.failing, 0);
+	ck_assert_uint_eq(c.fails, ATTN_FAIL_SPREAD);
+	ck_assert(c.max_abs > c.spread_bound);
+	ck_assert(c.max_abs > 0.3 * (c.ref_max - c.ref_min));
+	/* A constant has no correlation; the others little. */
+	if (_i == 0)
+		ck_assert(isnan(c.corr));
+	else
+		ck_assert_msg(fabs(c.corr) < 0.5, "correlation %g", c.corr);
+}
+END_TEST
+
+/* Rounding noise far below the spread passes both tests. */
+START_TEST(rounding_noise_passes)
+{
+	double ref[N * N], cand[N * N];
+	struct attn_compare c;
+	size_t i;
+
+	clustered(ref);
+	for (i = 0; i < N * N; i++)
+		cand[i] = (double)(float)ref[i];
+	attn_compare(cand, ref, N * N, 1e-5, 1e-8, &c);
+	ck_assert_uint_eq(c.fails, 0);
+	ck_assert(c.max_abs > 0 && c.max_abs < 1e-6);
+	ck_assert(c.worst < N * N);
+	ck_assert_double_eq(fabs(cand[c.worst] - ref[c.worst]), c.max_abs);
+	ck_assert(c.corr > 0.999999);
+}
+END_TEST
+
+/* One element over: counted, named worst, and the spread test fails too
+ * when it is large against the spread. */
+START_TEST(elements_over_the_tolerance_are_counted)
+{
+	double ref[N * N], cand[N * N];
+	struct attn_compare c;
+
+	clustered(ref);
+	memcpy(cand, ref, sizeof cand);
+	cand[37] += 0.5;
+	cand[40] += 1e-3;
+	attn_compare(cand, ref, N * N, 1e-5, 1e-8, &c);
+	ck_assert_uint_eq(c.failing, 2);
+	ck_assert_uint_eq(c.worst, 37);
+	ck_assert_double_eq_tol(c.max_abs, 0.5, 1e-12);
+	ck_assert_double_eq_tol(c.max_rel, 0.5 / ref[37], 1e-12);
+	ck_assert_uint_eq(c.fails, ATTN_FAIL_ELEMENTS | ATTN_FAIL_SPREAD);
+}
+END_TEST
+
+/* nan or an infinity on one side always fails, and is the worst; the
+ * same on both sides is equal. */
+START_TEST(nan_and_inf_on_one_side_fail)
+{
+	const double ref[6] = { 1, NAN, INFINITY, -INFINITY, 2, 3 };
+	const double cand[6] = { 1, NAN, INFINITY, INFINITY, NAN, 3.5 };
+	struct attn_compare c;
+
+	attn_compare(cand, ref, 6, 1e-5, 1e-8, &c);
+	ck_assert_uint_eq(c.nonfinite, 2);
+	ck_assert_uint_eq(c.first_nonfinite, 3);
+	ck_assert_uint_eq(c.worst, 3);
+	ck_assert_uint_eq(c.failing, 3);	/* and 3.5 for 3 */
+	ck_assert_uint_eq(c.finite, 2);
+	ck_assert_uint_eq(c.fails, ATTN_FAIL_NONFINITE | ATTN_FAIL_ELEMENTS |
+	    ATTN_FAIL_SPREAD);
+	/* Loose enough for 3.5: only the nonfinite pairs fail. */
+	attn_compare(cand, ref, 6, 0.5, 0, &c);
+	ck_assert_uint_eq(c.fails, ATTN_FAIL_NONFINITE);
+}
+END_TEST
+
+/* A zero reference: relative error inf where the candidate is not 0,
+ * numpy's convention; a constant reference has no correlation. */
+START_TEST(relative_error_against_zero_is_inf)
+{
+	const double ref[3] = { 0, 0, 0 }, cand[3] = { 0, 1e-9, 0 };
+	struct attn_compare c;
+
+	attn_compare(cand, ref, 3, 1e-5, 1e-8, &c);
+	ck_assert(isinf(c.max_rel));
+	ck_assert(isnan(c.corr));
+	ck_assert_uint_eq(c.fails, 0);		/* within atol */
+}
+END_TEST
+
+/* FlashAttention's test: within factor times the baseline's error (plus
+ * atol); rtol and the spread no longer decide. */
+START_TEST(baseline_verdict_is_the_factor)
+{
+	double ref[N * N], cand[N * N], base[N * N];
+	struct attn_compare c, b;
+	size_t i;
+
+	clustered(ref);
+	for (i = 0; i < N * N; i++) {
+		base[i] = ref[i] + (i == 3 ? 1e-3 : 0);
+		cand[i] = ref[i] + (i == 7 ? 1.9e-3 : 0);
+	}
+	attn_compare(base, ref, N * N, 1e-5, 1e-8, &b);
+	attn_compare(cand, ref, N * N, 1e-5, 1e-8, &c);
+	ck_assert(c.fails & ATTN_FAIL_ELEMENTS);
+	attn_compare_baseline(&c, &b, 2.0);
+	ck_assert_uint_eq(c.fails, 0);
+	ck_assert_double_eq_tol(c.factor_bound, 2e-3 + 1e-8, 1e-12);
+	attn_compare(cand, ref, N * N, 1e-5, 1e-8, &c);
+	attn_compare_baseline(&c, &b, 1.5);
+	ck_assert_uint_eq(c.fails, ATTN_FAIL_FACTOR);
+	cand[9] = NAN;
+	attn_compare(cand, ref, N * N, 1e-5, 1e-8, &c);
+	attn_compare_baseline(&c, &b, 100);
+	ck_assert_uint_eq(c.fails, ATTN_FAIL_NONFINITE);
+}
+END_TEST
+
+Suite *
+compare_suite(void)
+{
+	Suite *s = suite_create("compare");
+	TCase *tc = tcase_create("compare");
+
+	tcase_add_test(tc, identical_arrays_pass_with_nothing_to_report);
+	tcase_add_loop_test(tc,
+	    constant_shuffled_and_transposed_fail_where_allclose_passes, 0, 3);
+	tcase_add_test(tc, rounding_noise_passes);
+	tcase_add_test(tc, elements_over_the_tolerance_are_counted);
+	tcase_add_test(tc, nan_and_inf_on_one_side_fail);
+	tcase_add_test(tc, relative_error_against_zero_is_inf);
+	tcase_add_test(tc, baseline_verdict_is_the_factor);
+	suite_add_tcase(s, tc);
+	return s;
+}

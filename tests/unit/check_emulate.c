@@ -1,0 +1,442 @@
+/*
+ * check_emulate.c - lib/emulate.c: rounding to float32, float16 and
+ * bfloat16 (ties to even, subnormals, overflow), each checked against an
+ * oracle that does not share its algorithm, and on the edge values of
+ * each format; and the emulated kernel: a float32 naive kernel written
+ * here agrees with it bit for bit, every number it stores is one of its
+ * format, and each format's error against the fp64 reference is what
+ * the format's precision says.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "suites.h"
+#include "testutil.h"
+
+#define NCASES(t) ((int)(sizeof (t) / sizeof (t)[0]))
+
+/* ---------------------------------------------------------------- oracles */
+
+/* bfloat16 by integer arithmetic on the double's bits: keep the sign,
+ * exponent and 7 fraction bits, round the 45 bits dropped half to even
+ * (a carry into the exponent is right: it is the next binade), and for
+ * numbers below bfloat16's normals, the bits below 2^-133.  An
+ * algorithm of its own, unlike attn_round's scaling. */
+static double
+bf16_oracle(double x)
+{
+	uint64_t u, keep, rest, half;
+	int e;
+	double a = fabs(x);
+
+	if (!isfinite(x) || x == 0.0)
+		return x;
+	memcpy(&u, &a, 8);
+	e = (int)(u >> 52) - 1023;
+	if (e < -126) {
+		/* A subnormal of bfloat16: a multiple of 2^-133. */
+		double m = a / ldexp(1.0, -133), f = floor(m);
+
+		if (m - f > 0.5 || (m - f == 0.5 && fmod(f, 2) != 0))
+			f += 1;
+		return copysign(f * ldexp(1.0, -133), x);
+	}
+	keep = u >> 45;
+	rest = u & ((UINT64_C(1) << 45) - 1);
+	half = UINT64_C(1) << 44;
+	if (rest > half || (rest == half && (keep & 1)))
+		keep++;
+	u = keep << 45;
+	memcpy(&a, &u, 8);
+	if (a > 3.3895313892515355e38)
+		a = INFINITY;
+	return copysign(a, x);
+}
+
+/* A random double of any exponent in [2^lo, 2^hi), either sign; every
+ * eighth a tie of the format with `bits` bits. */
+static double
+random_double(struct ref_rng *rng, int lo, int hi, int bits)
+{
+	double m = ref_rng_uniform(rng, 0.5, 1.0);
+	int e = lo + (int)ref_rng_range(rng, 0, (size_t)(hi - lo));
+	double x = ldexp(m, e);
+
+	if (ref_rng_range(rng, 0, 8) == 0) {
+		/* Cut to bits + 1 bits with the last one set: a tie. */
+		double s = ldexp(1.0, bits + 1 - e);
+
+		x = (floor(x * s / 2) * 2 + 1) / s;
+	}
+	return ref_rng_range(rng, 0, 2) == 0 ? -x : x;
+}
+
+START_TEST(float32_rounding_is_the_float_cast)
+{
+	struct ref_rng rng;
+	int i;
+
+	ref_rng_seed(&rng, 101);
+	for (i = 0; i < 200000; i++) {
+		double x = random_double(&rng, -160, 130, 24);
+		double want = (double)(float)x;
+
+		if (memcmp(&want, &(double){ attn_round(x, ATTN_PREC_FP32) },
+		    8) != 0)
+			ck_abort_msg("%a rounds to %a, the float cast to %a", x,
+			    attn_round(x, ATTN_PREC_FP32), want);
+	}
+}
+END_TEST
+
+START_TEST(bfloat16_rounding_agrees_with_bit_arithmetic)
+{
+	struct ref_rng rng;
+	int i;
+
+	ref_rng_seed(&rng, 202);
+	for (i = 0; i < 200000; i++) {
+		double x = random_double(&rng, -140, 129, 8);
+		double want = bf16_oracle(x);
+
+		if (memcmp(&want, &(double){ attn_round(x, ATTN_PREC_BF16) },
+		    8) != 0)
+			ck_abort_msg("%a rounds to %a, the bits to %a", x,
+			    attn_round(x, ATTN_PREC_BF16), want);
+	}
+}
+END_TEST
+
+/* GCC and Clang convert to _Float16 correctly rounded (libgcc's
+ * __truncdfhf2) where the target has it: an oracle when there is one. */
+START_TEST(float16_rounding_agrees_with_the_compiler)
+{
+#if defined(__FLT16_MANT_DIG__)
+	__extension__ typedef _Float16 half;
+	struct ref_rng rng;
+	int i;
+
+	ref_rng_seed(&rng, 303);
+	for (i = 0; i < 200000; i++) {
+		double x = random_double(&rng, -27, 17, 11);
+		double want = (double)(half)x;
+
+		if (memcmp(&want, &(double){ attn_round(x, ATTN_PREC_FP16) },
+		    8) != 0)
+			ck_abort_msg("%a rounds to %a, _Float16 to %a", x,
+			    attn_round(x, ATTN_PREC_FP16), want);
+	}
+#else
+	fprintf(stderr, "emulate: no _Float16 here; float16 rounding is "
+	    "checked on its edge values only\n");
+#endif
+}
+END_TEST
+
+/* ---------------------------------------------------------------- edges */
+
+
+static const struct {
+	enum attn_precision prec;
+	double x, want;
+	const char *what;
+} edges[] = {
+	/* float16: 11 bits, normals from 2^-14, largest 65504 */
+	{ ATTN_PREC_FP16, 65504, 65504, "largest" },
+	{ ATTN_PREC_FP16, 65519.99, 65504, "just below the overflow tie" },
+	{ ATTN_PREC_FP16, 65520, INFINITY, "the tie past the largest: to "
+	    "even, which is inf" },
+	{ ATTN_PREC_FP16, -1e6, -INFINITY, "far past the largest" },
+	{ ATTN_PREC_FP16, 0x1p-24, 0x1p-24, "smallest subnormal" },
+	{ ATTN_PREC_FP16, 0x1p-25, 0, "half the smallest: a tie, to even 0" },
+	{ ATTN_PREC_FP16, -0x1p-25, -0.0, "underflow keeps the sign" },
+	{ ATTN_PREC_FP16, 3 * 0x1p-26, 0x1p-24, "above the tie" },
+	{ ATTN_PREC_FP16, 1023 * 0x1p-24, 1023 * 0x1p-24, "largest "
+	    "subnormal" },
+	{ ATTN_PREC_FP16, 1023.5 * 0x1p-24, 0x1p-14, "a tie into the "
+	    "normals, to even" },
+	{ ATTN_PREC_FP16, 1 + 0x1p-11, 1, "a tie at 1, to even" },
+	{ ATTN_PREC_FP16, 1 + 3 * 0x1p-11, 1 + 0x1p-9, "a tie up to even" },
+	{ ATTN_PREC_FP16, 0.1, 0.0999755859375, "0.1" },
+	{ ATTN_PREC_FP16, 1.0 / 3, 0.333251953125, "1/3" },
+	/* bfloat16: 8 bits, float32's range */
+	{ ATTN_PREC_BF16, 3.3895313892515355e38, 3.3895313892515355e38,
+	    "largest" },
+	{ ATTN_PREC_BF16, 3.3895313892515355e38 + 0x1p119, INFINITY,
+	    "the tie past the largest" },
+	{ ATTN_PREC_BF16, 3.3895313892515355e38 + 0x1p118, 3.3895313892515355e38,
+	    "below that tie" },
+	{ ATTN_PREC_BF16, 0x1p-133, 0x1p-133, "smallest subnormal" },
+	{ ATTN_PREC_BF16, 0x1p-134, 0, "half the smallest: to even 0" },
+	{ ATTN_PREC_BF16, 3 * 0x1p-135, 0x1p-133, "above the tie" },
+	{ ATTN_PREC_BF16, 1 + 0x1p-8, 1, "a tie at 1, to even" },
+	{ ATTN_PREC_BF16, 1 + 3 * 0x1p-8, 1 + 0x1p-6, "a tie up to even" },
+	{ ATTN_PREC_BF16, 0.1, 0.10009765625, "0.1" },
+	/* float32 */
+	{ ATTN_PREC_FP32, FLT_MAX, FLT_MAX, "largest" },
+	{ ATTN_PREC_FP32, FLT_MAX + 0x1p103, INFINITY, "the tie past the "
+	    "largest" },
+	{ ATTN_PREC_FP32, 0x1p-149, 0x1p-149, "smallest subnormal" },
+	{ ATTN_PREC_FP32, 0x1p-150, 0, "half the smallest: to even 0" },
+	{ ATTN_PREC_FP32, 1 + 0x1p-24, 1, "a tie at 1, to even" },
+	{ ATTN_PREC_FP32, 1 + 3 * 0x1p-24, 1 + 0x1p-22, "a tie up" },
+	/* what every format keeps */
+	{ ATTN_PREC_FP16, -0.0, -0.0, "-0" },
+	{ ATTN_PREC_BF16, -INFINITY, -INFINITY, "-inf" },
+	{ ATTN_PREC_FP64, 0.1, 0.1, "fp64 is the identity" },
+};
+
+START_TEST(rounding_edge_values)
+{
+	double got = attn_round(edges[_i].x, edges[_i].prec);
+
+	ck_assert_msg(memcmp(&got, &edges[_i].want, 8) == 0, "%s: %a rounds "
+	    "to %a, want %a", edges[_i].what, edges[_i].x, got,
+	    edges[_i].want);
+}
+END_TEST
+
+START_TEST(nan_rounds_to_nan)
+{
+	ck_assert(isnan(attn_round(NAN, ATTN_PREC_FP16)));
+	ck_assert(isnan(attn_round(NAN, ATTN_PREC_BF16)));
+	ck_assert(isnan(attn_round(NAN, ATTN_PREC_FP32)));
+}
+END_TEST
+
+/* ---------------------------------------------------------------- kernel */
+
+/* The variants the emulation must carry like the reference: case 0
+ * plain, 1 causal with a mask, 2 bias and ALiBi, 3 softcap, 4 GQA with
+ * batches. */
+struct problem {
+	struct attn_matrix q, k, v, mask, bias;
+	struct attn_inputs in;
+	struct attn_config cfg;
+};
+
+static void
+problem_make(struct problem *pb, int variant, double spread)
+{
+	const size_t B = variant == 4 ? 2 : 1, H = variant == 4 ? 4 : 1;
+	const size_t G = variant == 4 ? 2 : 1, T = 5, S = 7, D = 8;
+	struct ref_rng rng;
+	size_t i;
+
+	memset(pb, 0, sizeof *pb);
+	ref_rng_seed(&rng, 900 + (unsigned)variant);
+	pb->q = matrix_random(&rng, B * T, H * D, -spread, spread);
+	pb->k = matrix_random(&rng, B * S, G * D, -spread, spread);
+	pb->v = matrix_random(&rng, B * S, G * D, -1, 1);
+	attn_config_init(&pb->cfg);
+	pb->cfg.heads = H;
+	pb->cfg.kv_heads = G;
+	pb->in.batches = B;
+	pb->in.q = pb->q;
+	pb->in.k = pb->k;
+	pb->in.v = pb->v;
+	if (variant == 1) {
+		pb->cfg.causal = 1;
+		pb->mask = matrix_random(&rng, T, S, 0, 1);
+		for (i = 0; i < T * S; i++)
+			pb->mask.data[i] = pb->mask.data[i] < 0.8;
+		pb->in.mask = pb->mask;
+		pb->in.mask_blocks = 1;
+	} else if (variant == 2) {
+		pb->cfg.alibi = 1;
+		pb->bias = matrix_random(&rng, T, S, -2, 2);
+		pb->in.bias = pb->bias;
+		pb->in.bias_blocks = 1;
+	} else if (variant == 3) {
+		pb->cfg.softcap = 1.5;
+	}
+}
+
+static void
+problem_free(struct problem *pb)
+{
+	attn_matrix_free(&pb->q);
+	attn_matrix_free(&pb->k);
+	attn_matrix_free(&pb->v);
+	attn_matrix_free(&pb->mask);
+	attn_matrix_free(&pb->bias);
+}
+
+static void
+emulate_ok(const struct problem *pb, enum attn_precision prec,
+    struct attn_stages *st)
+{
+	struct attn_error err;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(attn_emulate(&pb->cfg, &pb->in, ATTN_STAGES_ALL, prec,
+	    st, &err) == ATTN_OK, "attn_emulate: %s", err.msg);
+	ck_assert_int_eq(st->precision, prec);
+}
+
+/* The float32 naive kernel a user would write, in plain float with fma:
+ * one query of the plain problem (variant 0), scale 1/sqrt(d). */
+static void
+float_kernel(const struct problem *pb, size_t i, float *out)
+{
+	const size_t S = pb->k.rows, D = pb->q.cols, DV = pb->v.cols;
+	const float scale = (float)(1.0 / sqrt((double)D));
+	float s[64], max = -INFINITY, sum = 0.0f;
+	size_t j, c;
+
+	for (j = 0; j < S; j++) {
+		float dot = 0.0f;
+
+		for (c = 0; c < D; c++)
+			dot = fmaf((float)*attn_at(&pb->q, i, c),
+			    (float)*attn_at(&pb->k, j, c), dot);
+		s[j] = dot * scale;
+		if (s[j] > max)
+			max = s[j];
+	}
+	for (j = 0; j < S; j++)
+		sum += expf(s[j] - max);
+	for (c = 0; c < DV; c++) {
+		float o = 0.0f;
+
+		for (j = 0; j < S; j++)
+			o = fmaf(expf(s[j] - max) / sum,
+			    (float)*attn_at(&pb->v, j, c), o);
+		out[c] = o;
+	}
+}
+
+START_TEST(fp32_emulation_is_a_plain_float_kernel)
+{
+	struct problem pb;
+	struct attn_stages st;
+	float out[16];
+	size_t i, c;
+
+	problem_make(&pb, 0, 2.0);
+	emulate_ok(&pb, ATTN_PREC_FP32, &st);
+	for (i = 0; i < pb.q.rows; i++) {
+		float_kernel(&pb, i, out);
+		for (c = 0; c < pb.v.cols; c++)
+			/* expf may differ from exp rounded by an ulp */
+			ck_assert_msg(fabs(out[c] - stage_at(&st,
+			    ATTN_STAGE_OUTPUT, i, c)) <= 4 * FLT_EPSILON,
+			    "row %zu col %zu: float %.9g, emulated %.9g", i, c,
+			    (double)out[c], stage_at(&st, ATTN_STAGE_OUTPUT, i,
+			    c));
+	}
+	attn_stages_free(&st);
+	problem_free(&pb);
+}
+END_TEST
+
+/* Case i: precision i / 5 + 1, variant i % 5. */
+START_TEST(emulated_stages_hold_numbers_of_their_format)
+{
+	const enum attn_precision prec = (enum attn_precision)(_i / 5 + 1);
+	static const enum attn_stage stored[] = { ATTN_STAGE_SCORES,
+	    ATTN_STAGE_SCALED, ATTN_STAGE_WEIGHTS, ATTN_STAGE_OUTPUT,
+	    ATTN_STAGE_LSE };
+	struct problem pb;
+	struct attn_stages st;
+	size_t k, i, n;
+
+	problem_make(&pb, _i % 5, 2.0);
+	emulate_ok(&pb, prec, &st);
+	for (k = 0; k < sizeof stored / sizeof stored[0]; k++) {
+		const struct attn_matrix *m = &st.stage[stored[k]];
+
+		n = m->rows * m->cols;
+		for (i = 0; i < n; i++)
+			ck_assert_msg(isnan(m->data[i]) || attn_round(m->data[i],
+			    prec) == m->data[i], "%s[%zu] = %a is no number "
+			    "of the format", attn_stage_table[stored[k]].name,
+			    i, m->data[i]);
+	}
+	attn_stages_free(&st);
+	problem_free(&pb);
+}
+END_TEST
+
+/*
+ * Against fp64, each format errs as its precision says: the output's
+ * largest error is below a few hundred units of its last bit (2^-23 for
+ * float32, 2^-10 for float16, 2^-7 for bfloat16, with d = 8 and S = 7
+ * terms in each sum), and above zero for the narrow formats, and the
+ * masks are the reference's exactly.
+ */
+START_TEST(emulated_error_follows_the_format)
+{
+	const enum attn_precision prec = (enum attn_precision)(_i / 5 + 1);
+	static const double ulp[] = { 0, 0x1p-23, 0x1p-10, 0x1p-7 };
+	struct problem pb;
+	struct attn_stages ref, emu;
+	double worst = 0;
+	size_t i, n;
+
+	problem_make(&pb, _i % 5, 2.0);
+	run_ok(ATTN_KERNEL_REFERENCE, &pb.cfg, &pb.in, ATTN_STAGES_ALL, &ref);
+	emulate_ok(&pb, prec, &emu);
+	n = ref.stage[ATTN_STAGE_OUTPUT].rows *
+	    ref.stage[ATTN_STAGE_OUTPUT].cols;
+	for (i = 0; i < n; i++)
+		worst = fmax(worst, fabs(ref.stage[ATTN_STAGE_OUTPUT].data[i] -
+		    emu.stage[ATTN_STAGE_OUTPUT].data[i]));
+	ck_assert_msg(worst < 64 * ulp[prec], "precision %d: output off by %g",
+	    (int)prec, worst);
+	if (prec != ATTN_PREC_FP32)
+		ck_assert_msg(worst > 0, "a narrow format made no error");
+	expect_same("mask", &ref.stage[ATTN_STAGE_MASK],
+	    &emu.stage[ATTN_STAGE_MASK]);
+	attn_stages_free(&ref);
+	attn_stages_free(&emu);
+	problem_free(&pb);
+}
+END_TEST
+
+/* Scores past 65504 are inf in float16, and the softmax of an inf is
+ * nan: the baseline fails as a naive fp16 kernel would, without an
+ * error; float32 and bfloat16 hold them. */
+START_TEST(float16_overflow_is_inf_not_an_error)
+{
+	struct problem pb;
+	struct attn_stages st;
+
+	problem_make(&pb, 0, 200.0);
+	emulate_ok(&pb, ATTN_PREC_FP16, &st);
+	ck_assert(isinf(*attn_at(&st.stage[ATTN_STAGE_SCORES], 0, 0)) ||
+	    isinf(*attn_at(&st.stage[ATTN_STAGE_SCORES], 0, 1)));
+	attn_stages_free(&st);
+	emulate_ok(&pb, ATTN_PREC_BF16, &st);
+	ck_assert(isfinite(*attn_at(&st.stage[ATTN_STAGE_OUTPUT], 0, 0)));
+	attn_stages_free(&st);
+	problem_free(&pb);
+}
+END_TEST
+
+Suite *
+emulate_suite(void)
+{
+	Suite *s = suite_create("emulate");
+	TCase *round = tcase_create("round");
+	TCase *kernel = tcase_create("kernel");
+
+	tcase_add_test(round, float32_rounding_is_the_float_cast);
+	tcase_add_test(round, bfloat16_rounding_agrees_with_bit_arithmetic);
+	tcase_add_test(round, float16_rounding_agrees_with_the_compiler);
+	tcase_add_loop_test(round, rounding_edge_values, 0, NCASES(edges));
+	tcase_add_test(round, nan_rounds_to_nan);
+	suite_add_tcase(s, round);
+
+	tcase_add_test(kernel, fp32_emulation_is_a_plain_float_kernel);
+	tcase_add_loop_test(kernel, emulated_stages_hold_numbers_of_their_format,
+	    0, 15);
+	tcase_add_loop_test(kernel, emulated_error_follows_the_format, 0, 15);
+	tcase_add_test(kernel, float16_overflow_is_inf_not_an_error);
+	suite_add_tcase(s, kernel);
+	return s;
+}
