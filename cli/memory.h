@@ -49,6 +49,8 @@ struct memory_read {
 	size_t label_bytes;	/* bytes that may become labels */
 	int quoted, field;	/* inside "..."; field index on the line */
 	unsigned char last;	/* the byte before */
+	int npy;		/* a NumPy .npy file, by its magic */
+	size_t bytes;		/* read so far */
 };
 
 /* Start reading the input name (its extension tells JSON). */

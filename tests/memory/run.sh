@@ -3,7 +3,8 @@
 #
 #   heap     for inputs of each shape the readers are charged for (JSON
 #            nodes, wide, tall and labelled text, a header, a bundle, a
-#            NumPy print), and for the stages and the output, the least
+#            NumPy print, .npy of float16 and float64), and for the
+#            stages and the output, the least
 #            ATTN_MAX_MEMORY that attn accepts is at least the heap it
 #            takes at its peak when it runs, as peak.c (LD_PRELOAD)
 #            counts it: the charges bound the real peak.
@@ -68,7 +69,19 @@ mk() {
 	csv-matrix) awk -v n="$n" 'BEGIN { srand(7); for (i = 0; i < n; i++) {
 	    for (j = 0; j < 8; j++) printf "%s%.17g", j ? "," : "", rand()
 	    print "" } }' ;;
+	npy-f2|npy-f8) npy "${1#npy-}" "$n" ;;
 	esac
+}
+
+# A .npy of one column of n zeros of dtype <$1 (f2: 2 bytes each, f8: 8),
+# its header unpadded (other writers than numpy do not pad).
+npy() {
+	h="{'descr': '<$1', 'fortran_order': False, 'shape': ($2, 1), }"
+	hl=$((${#h} + 1))
+	printf '\223NUMPY\001\000'
+	printf "\\$(printf %03o $((hl % 256)))\\$(printf %03o $((hl / 256)))"
+	printf '%s\n' "$h"
+	head -c $(($2 * ${1#f})) /dev/zero
 }
 
 # Set args to run attn on an input of kind $1 and size $2, made in $work.
@@ -77,6 +90,7 @@ setup() {
 	case $1 in
 	json-*) f=$f.json ;;
 	text-*) f=$f.txt ;;
+	npy-*) f=$f.npy ;;
 	*) f=$f.csv ;;
 	esac
 	case $1 in stages|output|stream) ;;
@@ -84,9 +98,11 @@ setup() {
 	esac
 	printf '1\n' >"$work/one.csv"
 	case $1 in
-	json-row|csv-row|csv-header|text-row|text-repr) set -- --self "$f" \
-	    -s lse ;;
-	json-column|csv-column|csv-labels) set -- "$f" "$work/one.csv" \
+	json-row|csv-row|csv-header|text-row|text-repr) set -- \
+	    --self "$f" -s lse ;;
+	# queries of one column: a row of n (d = n) costs the kernel more
+	# than its reader
+	json-column|csv-column|csv-labels|npy-*) set -- "$f" "$work/one.csv" \
 	    "$work/one.csv" -s lse ;;
 	json-labels) set -- "$f" -s lse ;;
 	json-layer) mk csv-row "$2" >"$work/x.$2.csv"
@@ -146,8 +162,8 @@ heap_part() {
 	for shape in json-row:50000 json-column:25000 json-labels:12000 \
 	    json-layer:8000 \
 	    csv-row:50000 csv-column:50000 csv-labels:25000 \
-	    csv-header:25000 text-row:25000 text-repr:50000 stages:300 \
-	    output:300 csv-matrix:5000; do
+	    csv-header:25000 text-row:25000 text-repr:50000 npy-f2:50000 \
+	    npy-f8:50000 stages:300 output:300 csv-matrix:5000; do
 		setup "${shape%:*}" "${shape#*:}"
 		least=$(least_limit)
 		peak=$(heap_peak "$least")
@@ -213,12 +229,15 @@ prlimit_part() {
 	done
 	# Room for the allocator's slack above ATTN_MAX_MEMORY: half of it.
 	as=$((hi + limit + limit / 2))
-	for kind in json-row csv-row csv-column json-labels stages output \
-	    csv-matrix stream; do
+	for kind in json-row csv-row csv-column json-labels npy-f2 stages \
+	    output csv-matrix stream; do
 		case $kind in
 		stages|output) sizes="100 300 500 700 1000 2000" ;;
 		stream) sizes="1000 4000 10000 20000" ;;
 		csv-matrix) sizes="1000 4000 10000 20000 40000" ;;
+		# 2 bytes a value on disk, 8 once read
+		npy-f2) sizes="$((limit / 100)) $((limit / 20)) $((limit / 8))
+		    $((limit / 4)) $((limit / 2))" ;;
 		*) sizes="$((limit / 1000)) $((limit / 300)) $((limit / 100))
 		    $((limit / 60)) $((limit / 30))" ;;
 		esac
