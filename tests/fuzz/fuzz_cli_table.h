@@ -126,6 +126,10 @@ static const struct fuzz_word fuzz_cli_words[] = {
 	{ "--rope=0", 0 }, { "--rope-style", "interleaved" },
 	{ "--rope-style", "neox" }, { "--sinks", "@4c" }, { "--sinks", "@3j" },
 	{ "--sinks", "-" },
+	/* .npy, layouts and --check (appended: seeds index the rows) */
+	{ "--check", "@4y" }, { "--emulate", "fp32" }, { "--emulate", "bf16" },
+	{ "--layout", "bhsd" }, { "--factor", "0.5" }, { "--rtol", "0.5" },
+	{ "-s", "lse" },
 };
 
 #define FUZZ_CLI_NWORDS \

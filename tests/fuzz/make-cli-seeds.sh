@@ -36,6 +36,12 @@ printf '[[1, 0, 1, 0], [0, 1, 0, 1]]' >"$tmp/q4"
 printf '[[1, 0, 0, 1], [0, 1, 1, 0], [1, 1, 1, 1]]' >"$tmp/k4"
 printf '[[1e300, 1e300]]' >"$tmp/huge"
 printf 'old output\n' >"$tmp/old"
+printf '[[6.697615493266569, 3.302384506733431]]' >"$tmp/ac-out"
+printf '[[6.7, "nan"]]' >"$tmp/ac-out-nan"
+printf '[[[[1, 0], [0, 1]], [[1, 1], [0, 0]]]]' >"$tmp/q4d"
+printf '[[[[1, 0], [0, 1], [1, 1]]]]' >"$tmp/k4d"
+printf '[[[[1], [2], [4]]]]' >"$tmp/v4d"
+printf '[[[[1, 1, 0]]]]' >"$tmp/pad4d"
 
 # ---------------------------------------------------------------- good runs
 s bundle-default @0j -- $ac
@@ -69,6 +75,11 @@ s stdout-full "!full" "-s all" @0j -- $ac
 s grad-explain -e "--grad @4j" @0j -- $ac = = = $ex/apple-cheese-do.json
 s grad-gqa-csv "--heads 4" "--kv-heads 2" "--grad @3c" "-s grad_q,grad_k,grad_v" "-f csv" @0c @1c @2c -- $ex/gqa/q.csv $ex/gqa/k.csv $ex/gqa/v.csv $ex/gqa/do.csv
 s grad-stdin "--grad -" "-s grad_bias,delta" "--bias @4j" @0j -- $ex/t3s4.json = = = $ex/t3s4-bias.json $ex/t3s4-do.csv
+s npy-output "-f npy" "-o @o" "-s weights" @0j -- $ac
+s check-pass "--check @4j" @0j -- $ac = = = $tmp/ac-out
+s check-emulate-json "--check @4j" "--emulate fp16" "-f json" @0j -- $ac = = = $tmp/ac-out-nan
+s layout-4d-mask "-m @3j" "-s weights" @0j @1j @2j -- $tmp/q4d $tmp/k4d $tmp/v4d $tmp/pad4d
+s layout-bshd-check "--layout bshd" "--check @4j" @0j @1j @2j -- $tmp/q4d $tmp/k4d $tmp/v4d = $tmp/q4d
 
 # ---------------------------------------------------------------- bad runs
 s output-file-kept-on-error "-o @0j" @1c @2j @3j -- $tmp/old $cli/ragged-csv-row/q.csv $tmp/k3 $tmp/v3
