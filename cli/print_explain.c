@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "check.h"
 #include "print.h"
 #include "render.h"
 #include "rules.h"
@@ -299,6 +300,11 @@ void
 print_explain_head(const struct printer *p)
 {
 	print_shapes(p);
+	if (p->st->precision != ATTN_PREC_FP64)
+		fprintf(p->fp, "precision: %s, emulated (--emulate): Q, K, V "
+		    "and the bias rounded to it, float32 sums, every stage "
+		    "stored in it\n",
+		    check_emulate_names[p->st->precision - 1]);
 	print_scale_line(p);
 	print_conventions(p);
 }
