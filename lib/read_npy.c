@@ -351,7 +351,8 @@ dtype_name(const char *d)
 	} kinds[] = {
 		{ 'i', "signed integers" }, { 'u', "unsigned integers" },
 		{ 'b', "booleans" }, { 'c', "complex numbers" },
-		{ 'f', "floats of that size" }, { 'U', "strings" },
+		{ 'f', "floats of another size or byte order" },
+		{ 'U', "strings" },
 		{ 'S', "bytes" }, { 'O', "Python objects" },
 		{ 'V', "raw bytes" }, { 'M', "dates" }, { 'm', "durations" },
 	};
@@ -390,29 +391,28 @@ half_value(uint16_t b)
 	return sign * ldexp((double)(m | 0x400), (int)e - 25);
 }
 
-/* Element i of the data at p, of size `size` bytes, as a double. */
+/* The element of `size` bytes at p as a double.  Its bits are put
+ * together as an integer, least significant byte first in a
+ * little-endian file, so the host's own byte order does not matter. */
 static double
 element(const unsigned char *p, size_t size, int big)
 {
-	unsigned char b[8];
+	uint64_t u = 0;
+	uint32_t u32;
 	size_t k;
-	uint16_t u16;
 	float f;
 	double x;
 
 	for (k = 0; k < size; k++)
-		b[k] = big ? p[size - 1 - k] : p[k];
-	/* The bytes are now little-endian; a big-endian host would have to
-	 * swap once more. */
-	if (size == 2) {
-		u16 = (uint16_t)(b[0] | b[1] << 8);
-		return half_value(u16);
-	}
+		u |= (uint64_t)p[big ? size - 1 - k : k] << (8 * k);
+	if (size == 2)
+		return half_value((uint16_t)u);
 	if (size == 4) {
-		memcpy(&f, b, 4);
+		u32 = (uint32_t)u;
+		memcpy(&f, &u32, 4);
 		return f;
 	}
-	memcpy(&x, b, 8);
+	memcpy(&x, &u, 8);
 	return x;
 }
 

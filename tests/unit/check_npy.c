@@ -355,13 +355,13 @@ static const struct fault {
 	    "float32 or float16 (<f8, <f4, <f2, or >f8, >f4, >f2); convert "
 	    "with a.astype(numpy.float64)" },
 	{ "{'descr': '<f16', 'fortran_order': False, 'shape': (2,), }", 1,
-	    32, NULL, 0, 20, "dtype '<f16' (floats of that size): attn reads "
-	    "float64, float32 or float16 (<f8, <f4, <f2, or >f8, >f4, >f2); "
-	    "convert with a.astype(numpy.float64)" },
+	    32, NULL, 0, 20, "dtype '<f16' (floats of another size or byte "
+	    "order): attn reads float64, float32 or float16 (<f8, <f4, <f2, "
+	    "or >f8, >f4, >f2); convert with a.astype(numpy.float64)" },
 	{ "{'descr': '=f8', 'fortran_order': False, 'shape': (2,), }", 1,
-	    16, NULL, 0, 20, "dtype '=f8' (floats of that size): attn reads "
-	    "float64, float32 or float16 (<f8, <f4, <f2, or >f8, >f4, >f2); "
-	    "convert with a.astype(numpy.float64)" },
+	    16, NULL, 0, 20, "dtype '=f8' (floats of another size or byte "
+	    "order): attn reads float64, float32 or float16 (<f8, <f4, <f2, "
+	    "or >f8, >f4, >f2); convert with a.astype(numpy.float64)" },
 	{ "{'descr': [('x', '<f8')], 'fortran_order': False, 'shape': (2,), "
 	    "}", 1, 16, NULL, 0, 20, "bad .npy header: a structured dtype (a "
 	    "list of fields): attn reads arrays of float64, float32 or "
