@@ -174,6 +174,16 @@ shape_error(const struct options *o, const struct attn_stages *st,
 			    "swapped; is it laid out as --layout %s?",
 			    st->layout == ATTN_LAYOUT_BSHD ? "bhsd" : "bshd");
 	}
+	/* 4-D where attn has heads side by side: a layout was meant. */
+	if (st->layout == ATTN_LAYOUT_NONE && c->file.ndim == 4 &&
+	    sh->col_heads > 1 && c->file.shape[0] == st->batches &&
+	    c->file.shape[3] == sh->cols / sh->col_heads &&
+	    ((c->file.shape[1] == sh->col_heads &&
+	    c->file.shape[2] == sh->rows) || (c->file.shape[1] == sh->rows &&
+	    c->file.shape[2] == sh->col_heads)))
+		snprintf(hint, sizeof hint, ": it is 4-D; give --layout %s "
+		    "to have attn's in that shape", c->file.shape[1] ==
+		    sh->col_heads ? "bhsd" : "bshd");
 	(void)o;
 	return attn_error_set(err, ATTN_ERR_DATA, c->name, 0, 0, "shape "
 	    "mismatch: %s is %s but attn's %s is %s (%s)%s", c->name, got,
