@@ -10,7 +10,8 @@
  * they fold into the stacks libattn computes on (attn_array_fold_heads),
  * whose own messages would name the folded shapes.  When the shapes are
  * wrong in the layout given but right in the other, the message says so:
- * a BSHD/BHSD mix-up is the likeliest mistake.
+ * a BSHD/BHSD mix-up is the likeliest mistake.  dO (--grad) may be 4-D
+ * too, shaped as the output is in the layout.
  */
 #include <stdio.h>
 #include <string.h>
@@ -106,6 +107,54 @@ check_option(size_t given, size_t have, const char *option,
 	    s, have, have == 1 ? "" : "s", option, given);
 }
 
+/*
+ * dO (--grad), 4-D as the output it is the gradient of: B x H x T x d_v
+ * in bhsd, B x T x H x d_v in bshd, folded as Q is.  Q, K and V are
+ * folded already, so B, T, H and d_v come from them and o->cfg.
+ */
+static enum attn_status
+fold_grad(const struct options *o, struct inputs *in, size_t n,
+    struct attn_error *err)
+{
+	struct attn_array *d = &in->arr[IN_DO];
+	const struct attn_array *q = &in->arr[IN_Q];
+	const struct attn_array *v = &in->arr[n > 1 ? IN_V : IN_Q];
+	const enum attn_layout l = o->cfg.layout;
+	const size_t H = o->cfg.heads;
+	const size_t G = o->cfg.kv_heads != 0 ? o->cfg.kv_heads : H;
+	size_t want[4], B, T, h;
+	char got[96], s[96];
+
+	if (d->ndim != 4)
+		return ATTN_OK;
+	dims_text(got, sizeof got, d);
+	if (n == 0)
+		return attn_error_set(err, ATTN_ERR_DATA, in->name[IN_DO], 0, 0,
+		    "dO is 4-D (%s) but attention from embeddings is not laid "
+		    "out in heads: give dO shaped as output is (B x T x H*d_v)",
+		    got);
+	if (l == ATTN_LAYOUT_NONE)
+		return attn_error_set(err, ATTN_ERR_DATA, in->name[IN_DO], 0, 0,
+		    "dO is 4-D (%s) but Q, K and V are not: give dO shaped as "
+		    "output is (B x T x H*d_v), or --layout", got);
+	B = q->ndim == 3 ? q->shape[0] : 1;
+	T = q->ndim >= 2 ? q->shape[q->ndim - 2] : 1;
+	want[0] = B;
+	want[1] = l == ATTN_LAYOUT_BHSD ? H : T;
+	want[2] = l == ATTN_LAYOUT_BHSD ? T : H;
+	want[3] = v->shape[v->ndim - 1] / G;
+	if (memcmp(want, d->shape, sizeof want) != 0) {
+		snprintf(s, sizeof s, "%zux%zux%zux%zu", want[0], want[1],
+		    want[2], want[3]);
+		return attn_error_set(err, ATTN_ERR_DATA, in->name[IN_DO], 0, 0,
+		    "shape mismatch: dO is %s but output is %s (%s): dO, the "
+		    "gradient of the output, has its shape", got, s,
+		    l == ATTN_LAYOUT_BHSD ? "B x H x T x d_v" :
+		    "B x T x H x d_v");
+	}
+	return attn_array_fold_heads(d, l, &h, err);
+}
+
 enum attn_status
 layout_fold(struct options *o, struct inputs *in, size_t n,
     struct attn_error *err)
@@ -122,7 +171,7 @@ layout_fold(struct options *o, struct inputs *in, size_t n,
 		if (in->arr[i].ndim == 4)
 			four = i;
 	if (four == n)
-		return ATTN_OK;
+		return fold_grad(o, in, n, err);
 	for (i = 0; i < n; i++)
 		if (in->arr[i].ndim != 4) {
 			dims_text(s0, sizeof s0, &in->arr[four]);
@@ -159,7 +208,7 @@ layout_fold(struct options *o, struct inputs *in, size_t n,
 	o->cfg.heads = H;
 	o->cfg.kv_heads = G;
 	o->cfg.layout = l;
-	return ATTN_OK;
+	return fold_grad(o, in, n, err);
 }
 
 enum attn_status

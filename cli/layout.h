@@ -19,7 +19,8 @@ extern const char *const layout_names[];
  * given; fold them into stacks with the heads side by side; and set
  * o->cfg's heads, KV heads and layout from them.  A data error names the
  * 4-D shapes (and the other layout, when the shapes fit that one).
- * Nothing happens when none is 4-D; a mix is a data error.
+ * Nothing happens when none is 4-D; a mix is a data error.  A 4-D dO
+ * (--grad) is folded likewise, shaped as output is in the layout.
  */
 enum attn_status layout_fold(struct options *o, struct inputs *in, size_t n,
     struct attn_error *err);

@@ -9,8 +9,9 @@ prints one line; the run fails when any check fails.
   through a computation that is exact: with Q and K zero, --no-scale and
   the array as --bias, the `scaled` stage is the array itself.
 - The README's "Checking your kernel": its Python writes the inputs in
-  data/examples/kernel/ byte for byte, and the output of its kernel, as
-  this NumPy computes it, passes `attn --check --emulate fp32`.
+  data/examples/kernel/ byte for byte, the output of its kernel, as this
+  NumPy computes it, passes `attn --check --emulate fp32`, and its dK
+  passes `attn --grad --check -s grad_k`.
 - Writing: numpy.load reads attn's -f npy output with the shape and dtype
   SPEC gives (B x H x T x S for per-head stages, output B x T x H*d_v,
   levels of one left out), equal to attn's shortest-round-trip CSV of the
@@ -154,7 +155,8 @@ for stage, shape in shapes.items():
 # 4-D inputs as PyTorch (B x H x S x D) and FlashAttention (B x S x H x D)
 # lay them out, with grouped-query heads, a key-padding mask B x 1 x 1 x S
 # and a bias 1 x H x T x S broadcast as NumPy does: output in the layout
-# it came in, weights B x H x T x S, against a float64 reference here.
+# it came in, weights B x H x T x S, and with a 4-D dO the gradients of
+# Q, K and V laid out as those, against a float64 reference here.
 B, H, G, T, S, DK, DV = 2, 4, 2, 3, 5, 8, 6
 q = rng.standard_normal((B, H, T, DK))
 k = rng.standard_normal((B, G, S, DK))
@@ -169,10 +171,23 @@ logits = np.where(pad, logits, -np.inf)
 w_ref = np.exp(logits - logits.max(-1, keepdims=True))
 w_ref /= w_ref.sum(-1, keepdims=True)
 out_ref = w_ref @ vv
+# The backward pass for an upstream gradient d_out shaped like output:
+# dS = P * (dP - rowsum(dO * O)); the KV heads' gradients add up over the
+# query heads that share them.
+d_out = rng.standard_normal((B, H, T, DV))
+d_s = w_ref * (d_out @ vv.transpose(0, 1, 3, 2) -
+               (d_out * out_ref).sum(-1, keepdims=True))
+grad_ref = {
+    'grad_q': d_s @ kk / np.sqrt(DK),
+    'grad_k': (d_s.transpose(0, 1, 3, 2) @ q / np.sqrt(DK))
+    .reshape(B, G, H // G, S, DK).sum(2),
+    'grad_v': (w_ref.transpose(0, 1, 3, 2) @ d_out)
+    .reshape(B, G, H // G, S, DV).sum(2),
+}
 np.save(path('pad.npy'), pad.astype(np.float64))
 np.save(path('bias.npy'), bias)
 for layout, perm in (('bhsd', (0, 1, 2, 3)), ('bshd', (0, 2, 1, 3))):
-    for name, a in (('q', q), ('k', k), ('v', v)):
+    for name, a in (('q', q), ('k', k), ('v', v), ('do', d_out)):
         np.save(path('%s-%s.npy' % (name, layout)), a.transpose(perm))
     files = ['q-%s.npy' % layout, 'k-%s.npy' % layout, 'v-%s.npy' % layout]
     opts = ['--layout', layout, '-m', 'pad.npy', '--bias', 'bias.npy']
@@ -190,6 +205,16 @@ for layout, perm in (('bhsd', (0, 1, 2, 3)), ('bshd', (0, 2, 1, 3))):
                                                    atol=1e-14),
           '%s: weights %s, want B x H x T x S %s' % (layout, got.shape,
                                                     w_ref.shape))
+    # dO 4-D as output is; grad_q, grad_k, grad_v laid out as Q, K, V.
+    for stage, want in grad_ref.items():
+        attn(*(opts + ['--grad', 'do-%s.npy' % layout, '-s', stage, '-f',
+                       'npy', '-o', 'g.npy'] + files))
+        got = np.load(path('g.npy'))
+        want = want.transpose(perm)
+        check(got.shape == want.shape and
+              np.allclose(got, want, rtol=1e-11, atol=1e-13),
+              '%s: %s %s, want %s like its input' % (
+                  layout, stage, got.shape, want.shape))
 
 # ------------------------------------------------------------ README
 
@@ -202,7 +227,7 @@ script = script[:script.index('```')]
 kdir = os.path.join(work, 'kernel')
 os.mkdir(kdir)
 subprocess.run([sys.executable, '-c', script], cwd=kdir, check=True)
-for name in ('q.npy', 'k.npy', 'v.npy'):
+for name in ('q.npy', 'k.npy', 'v.npy', 'do.npy'):
     with open(os.path.join(kdir, name), 'rb') as f:
         mine = f.read()
     with open(os.path.join(top, 'data', 'examples', 'kernel', name),
@@ -214,6 +239,12 @@ r = subprocess.run([ATTN, '--check', 'out.npy', '--emulate', 'fp32',
                     'q.npy', 'k.npy', 'v.npy'], cwd=kdir,
                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 check(r.returncode == 0, 'README: the kernel of its script fails: %s%s' %
+      (r.stdout.decode(), r.stderr.decode()))
+r = subprocess.run([ATTN, '--grad', 'do.npy', '--check', 'dk.npy', '-s',
+                    'grad_k', '--rtol', '1e-4', '--atol', '1e-6', 'q.npy',
+                    'k.npy', 'v.npy'], cwd=kdir, stdout=subprocess.PIPE,
+                   stderr=subprocess.PIPE)
+check(r.returncode == 0, 'README: the dK of its script fails: %s%s' %
       (r.stdout.decode(), r.stderr.decode()))
 
 # A single problem: no batch or head level.

@@ -21,6 +21,12 @@
  *	layout    output written B x T x H x D (FlashAttention's) where
  *	          B x H x T x D was asked for (T = H, so the shapes agree)
  *	gqa       query head h reads KV head h % G instead of h / (H / G)
+ *	dk        the backward pass's dK for an upstream gradient dO (also
+ *	          written, DIR/do.npy), in DIR/dk.npy: for each query head
+ *	          dS = P * (dP - rowsum(dO * O)), dP = dO V^T, and dK = dS^T Q
+ *	          * scale, summed over the query heads that share a KV head
+ *	dk-nosum  the same, each query head's dK written over the last one's
+ *	          instead of added to it: the GQA sum missing
  *
  * Standalone C11 with libm, on purpose: it shares nothing with attn.
  */
@@ -86,6 +92,59 @@ save(const char *dir, const char *name, const float *x, const int *dims,
 }
 
 static float q[B][H][T][D], k[B][G][S][D], v[B][G][S][D], o[B][H][T][D];
+static float dout[B][H][T][D], dk[B][G][S][D];
+
+/* dK for every KV head: the query heads' dS^T Q * scale, added up over
+ * those that share one (or, with sum 0, the last one's alone). */
+static void
+backward_dk(float scale, int sum)
+{
+	float p[S], dp[S], ds[S], delta;
+	int b, h, g, i, j, c;
+
+	memset(dk, 0, sizeof dk);
+	for (b = 0; b < B; b++)
+		for (g = 0; g < G; g++)
+			for (h = g * (H / G); h < (g + 1) * (H / G); h++) {
+				if (!sum)
+					memset(dk[b][g], 0, sizeof dk[b][g]);
+				for (i = 0; i < T; i++) {
+					float m = -INFINITY, l = 0.0f;
+
+					for (j = 0; j < S; j++) {
+						float dot = 0.0f;
+
+						for (c = 0; c < D; c++)
+							dot = fmaf(q[b][h][i][c],
+							    k[b][g][j][c], dot);
+						p[j] = dot * scale;
+						m = fmaxf(m, p[j]);
+					}
+					for (j = 0; j < S; j++) {
+						p[j] = expf(p[j] - m);
+						l += p[j];
+					}
+					delta = 0.0f;
+					for (c = 0; c < D; c++)
+						delta = fmaf(dout[b][h][i][c],
+						    o[b][h][i][c], delta);
+					for (j = 0; j < S; j++) {
+						p[j] /= l;
+						dp[j] = 0.0f;
+						for (c = 0; c < D; c++)
+							dp[j] = fmaf(
+							    dout[b][h][i][c],
+							    v[b][g][j][c], dp[j]);
+						ds[j] = p[j] * (dp[j] - delta);
+						for (c = 0; c < D; c++)
+							dk[b][g][j][c] = fmaf(
+							    ds[j] * scale,
+							    q[b][h][i][c],
+							    dk[b][g][j][c]);
+					}
+				}
+			}
+}
 
 /* One query row of FlashAttention's loop. */
 static void
@@ -159,7 +218,7 @@ main(int argc, char **argv)
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: fake_kernel good|nomax|scale|layout|"
-		    "gqa DIR\n");
+		    "gqa|dk|dk-nosum DIR\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -201,5 +260,15 @@ main(int argc, char **argv)
 		save(dir, "out.npy", &out_bshd[0][0][0][0], od_bshd, 4);
 	else
 		save(dir, "out.npy", &o[0][0][0][0], qd, 4);
+	if (strncmp(mode, "dk", 2) == 0) {
+		for (b = 0; b < B; b++)
+			for (h = 0; h < H; h++)
+				for (i = 0; i < T; i++)
+					for (c = 0; c < D; c++)
+						dout[b][h][i][c] = uniform();
+		backward_dk(scale, strcmp(mode, "dk") == 0);
+		save(dir, "do.npy", &dout[0][0][0][0], qd, 4);
+		save(dir, "dk.npy", &dk[0][0][0][0], kd, 4);
+	}
 	return 0;
 }

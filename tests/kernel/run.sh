@@ -3,7 +3,8 @@
 # (fake_kernel.c, built by the Makefile as FAKE), right and wrong in the
 # ways kernels go wrong: the right one passes against the fp32 emulation,
 # each wrong one fails, exit 1, with a report that names the worst
-# element and why (and, for the layout mix-up, what FILE matches).
+# element and why (and, for the layout mix-up, what FILE matches); the
+# same for its backward pass's dK, with and without the GQA sum.
 #
 # Each case: MODE, the exit status wanted, then extended regular
 # expressions that lines of the report must match, one a line.
@@ -22,10 +23,11 @@ export LC_ALL
 pass=0
 fail=0
 
-# check MODE STATUS [ARGS...] -- REGEX...: run the kernel in MODE, then
-# attn --check out.npy ARGS on its inputs.
+# check MODE[:FILE] STATUS [ARGS...] -- REGEX...: run the kernel in MODE,
+# then attn --check FILE (out.npy by default) ARGS on its inputs.
 check() {
-	mode=$1 want=$2
+	mode=${1%%:*} file=out.npy want=$2
+	case $1 in *:*) file=${1#*:} ;; esac
 	shift 2
 	args=
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
@@ -38,7 +40,7 @@ check() {
 		why="fake_kernel $mode failed: $(cat "$work/err")"
 	else
 		# shellcheck disable=SC2086
-		(cd "$work" && "$attn" --check out.npy $args q.npy k.npy \
+		(cd "$work" && "$attn" --check "$file" $args q.npy k.npy \
 		    v.npy >report 2>err)
 		st=$?
 		[ "$st" = "$want" ] || why="exit $st, want $want"
@@ -76,6 +78,13 @@ check layout 1 --emulate fp32 -- '^  worst element   batch ' \
     "^  hint: out\.npy matches attn's output laid out as --layout bshd: does the kernel write that layout\?$"
 check gqa 1 --emulate fp32 -- '^  worst element   batch ' \
     '^FAIL: the largest error is'
+# The backward pass: dK of grouped-query heads within float32's error,
+# and without the sum over the query heads that share a KV head.
+check dk:dk.npy 0 --grad do.npy -s grad_k --rtol 1e-4 --atol 1e-5 -- \
+    '^check grad_k \[B x G x S x d_k = 2x2x37x16\] against dk\.npy$' '^pass$'
+check dk-nosum:dk.npy 1 --grad do.npy -s grad_k --rtol 1e-4 --atol 1e-5 -- \
+    '^  worst element   batch [12], head [12], row [0-9]+, column [0-9]+ \(file\[[0-9, ]+\]\): attn ' \
+    "^FAIL: [0-9]+ of 2368 elements fail .*; the largest error is [0-9.e+]+ times what the spread of attn's values allows"
 # The report as JSON, for CI.
 check nomax 1 --emulate fp32 -f json -- '^  "pass": false$' \
     '^  "worst": \{"batch": 1, "head": 1, "row": 2, "column": 1, "index": \[0, 0, 1, 0\], "attn": [-0-9.e]+, "file": "nan"\},$' \
