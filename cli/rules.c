@@ -135,9 +135,11 @@ rules_check(const struct options *o, const struct given *g,
 	if (g->factor && o->emulate == ATTN_PREC_FP64)
 		return usage_error(err, "--factor goes with --emulate: it "
 		    "multiplies the emulated baseline's error");
-	if (o->explain)
-		return usage_error(err, "--check reports a comparison; leave "
-		    "out --explain");
+	if (o->explain || o->stats || o->heatmap || o->svg != NULL)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "--check "
+		    "reports a comparison; leave out %s", o->explain ?
+		    "--explain" : o->stats ? "--stats" : o->heatmap ?
+		    "--heatmap" : "--svg");
 	if (o->format != OUT_TABLE && o->format != OUT_JSON)
 		return usage_error(err, "--check reports as a table or as JSON "
 		    "(-f json)");
