@@ -10,18 +10,9 @@
 # expressions that lines of the report must match, one a line.
 set -u
 
-attn=$1
+. "$(dirname "$0")/../harness.sh"
 fake=$2
-case $attn in /*) ;; *) attn=$(pwd)/$attn ;; esac
 case $fake in /*) ;; *) fake=$(pwd)/$fake ;; esac
-work=$(mktemp -d) || exit 1
-trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
-LC_ALL=C
-export LC_ALL
-
-pass=0
-fail=0
 
 # check MODE[:FILE] STATUS [ARGS...] -- REGEX...: run the kernel in MODE,
 # then attn --check FILE (out.npy by default) ARGS on its inputs.
@@ -40,7 +31,7 @@ check() {
 		why="fake_kernel $mode failed: $(cat "$work/err")"
 	else
 		# shellcheck disable=SC2086
-		(cd "$work" && "$attn" --check "$file" $args q.npy k.npy \
+		(cd "$work" && "$bin" --check "$file" $args q.npy k.npy \
 		    v.npy >report 2>err)
 		st=$?
 		[ "$st" = "$want" ] || why="exit $st, want $want"
@@ -50,13 +41,8 @@ check() {
 			    why="$why; no line matches '$re'"
 		done
 	fi
-	if [ -z "$why" ]; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		echo "FAIL $mode$args: $why"
-		sed 's/^/    /' "$work/report" 2>/dev/null
-	fi
+	verdict "$mode$args" "$why"
+	[ -n "$why" ] && sed 's/^/    /' "$work/report" 2>/dev/null
 }
 
 # FlashAttention's loop in float32: within twice the naive float32
@@ -91,5 +77,4 @@ check nomax 1 --emulate fp32 -f json -- '^  "pass": false$' \
     '^  "fails": \["nonfinite"\],$'
 check good 0 --emulate fp32 -f json -- '^  "pass": true$' '"baseline": \{"emulate": "fp32"'
 
-echo "kernel: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+tally kernel
