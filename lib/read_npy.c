@@ -507,8 +507,9 @@ read_preamble(const char *name, const unsigned char *u, size_t len,
 	*start = 8 + lenbytes;
 	if (hlen > len - *start)
 		return attn_error_at_byte(err, ATTN_ERR_DATA, name, len,
-		    "truncated .npy file: the header is %zu bytes but the "
-		    "file ends after %zu", hlen, len - *start);
+		    "truncated .npy file: its header length says %zu bytes, "
+		    "but the file ends %zu bytes into the header", hlen,
+		    len - *start);
 	*end = *start + hlen;
 	return ATTN_OK;
 }

@@ -344,8 +344,8 @@ static const struct fault {
 	{ NULL, 0, 0, "\x93NUMPY\x02\x00\x10\x00", 10, 10, "truncated .npy "
 	    "file: it ends inside the header length" },
 	{ NULL, 0, 0, "\x93NUMPY\x01\x00\x40\x00{'descr'", 18, 18,
-	    "truncated .npy file: the header is 64 bytes but the file ends "
-	    "after 8" },
+	    "truncated .npy file: its header length says 64 bytes, but the "
+	    "file ends 8 bytes into the header" },
 	{ "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", 1,
 	    16, NULL, 0, 20, "dtype '<i8' (signed integers): attn reads "
 	    "float64, float32 or float16 (<f8, <f4, <f2, or >f8, >f4, >f2); "
