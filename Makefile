@@ -217,10 +217,12 @@ build-test:
 mem-test: $(ATTN)
 	$(TIMED) '$(BUILD) mem-test' sh tests/memory/run.sh ./$(ATTN)
 
-# The examples in the man page and the README are tests too.
+# The examples in the man page and the README are tests too, and every
+# file the documents name is in the repository.
 doc-test: $(ATTN)
 	$(TIMED) '$(BUILD) doc-test' sh tests/examples.sh ./$(ATTN) \
 	    man/attn.1 README.md
+	sh tests/links.sh README.md HACKING.md data/examples/README.md man/attn.1
 
 # The CLI suite under valgrind memcheck: any error or leak makes valgrind
 # exit 99, which fails the case; its report goes to build/valgrind/.
