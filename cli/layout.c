@@ -54,6 +54,24 @@ rows_of(const struct attn_array *a, enum attn_layout l)
 }
 
 /*
+ * K given as B x H x D x S (k.transpose(-2, -1) in PyTorch), V likewise:
+ * in bhsd, what a shape error adds when a's last dim is not `d` but the
+ * one before it is; "" otherwise (and in bshd, where no such slip puts
+ * D before S).  lib/problem.c gives the same hint for 2-D and 3-D.
+ */
+static const char *
+transposed_hint(char *buf, size_t size, const char *who,
+    const struct attn_array *a, enum attn_layout l, size_t d)
+{
+	buf[0] = '\0';
+	if (l == ATTN_LAYOUT_BHSD && a->shape[2] == d && a->shape[3] != d)
+		snprintf(buf, size, "; %s looks transposed: it should be "
+		    "B x H x S x D = %zux%zux%zux%zu", who, a->shape[0],
+		    a->shape[1], a->shape[3], d);
+	return buf;
+}
+
+/*
  * Why the 4-D shapes of Q, K and V (n of them: --self has one) do not go
  * together in layout l, written into msg; 0 when they do.
  */
@@ -66,7 +84,7 @@ shapes_fault(const struct inputs *in, size_t n, enum attn_layout l,
 	const struct attn_array *v = &in->arr[n > 1 ? IN_V : IN_Q];
 	const char *const dim = l == ATTN_LAYOUT_BHSD ? "B x H x S x D" :
 	    "B x S x H x D";
-	char qs[96], ks[96], vs[96];
+	char qs[96], ks[96], vs[96], hint[128];
 
 	dims_text(qs, sizeof qs, q);
 	dims_text(ks, sizeof ks, k);
@@ -83,10 +101,14 @@ shapes_fault(const struct inputs *in, size_t n, enum attn_layout l,
 		    heads_of(q, l), heads_of(k, l));
 	else if (q->shape[3] != k->shape[3])
 		snprintf(msg, size, "shape mismatch: Q is %s but K is %s (%s): "
-		    "Q and K need the same D (d_k)", qs, ks, dim);
+		    "Q and K need the same D (d_k)%s", qs, ks, dim,
+		    transposed_hint(hint, sizeof hint, "K", k, l,
+		    q->shape[3]));
 	else if (rows_of(k, l) != rows_of(v, l))
 		snprintf(msg, size, "shape mismatch: K is %s but V is %s (%s): "
-		    "K and V need the same S", ks, vs, dim);
+		    "K and V need the same S%s", ks, vs, dim,
+		    v->shape[3] == rows_of(k, l) ? transposed_hint(hint,
+		    sizeof hint, "V", v, l, v->shape[2]) : "");
 	else
 		return 0;
 	return -1;

@@ -125,12 +125,41 @@ check_d_out(const struct attn_matrix *d, const struct attn_problem *p,
 	    p->B > 1 ? "B x " : "", p->H > 1 ? "T x H*d_v" : "T x d_v");
 }
 
+/*
+ * K given as d_k x S, as K^T is written (V likewise as d_v x S): what a
+ * shape error adds when m's rows per batch are the columns it should
+ * have, `width`, and its columns are not; "" otherwise.  A square K
+ * cannot be told from its transpose, and gets no hint.  With S taken
+ * from K, a V hint needs K's rows to be right; the caller knows.
+ */
+static const char *
+transposed_hint(char *buf, size_t size, const char *who, const char *d,
+    const struct attn_matrix *m, const struct attn_problem *p,
+    const struct attn_config *cfg, size_t width)
+{
+	const size_t rows = m->rows / p->B;
+	/* the heads K and V hold side by side in their columns */
+	const char *g = p->G == 1 ? "" : cfg->kv_heads != 0 ? "G*" : "H*";
+
+	buf[0] = '\0';
+	if (rows == width && m->cols != width) {
+		if (p->B > 1)
+			snprintf(buf, size, "; %s looks transposed: it should "
+			    "be B x S x %s%s = %zux%zux%zu", who, g, d, p->B,
+			    m->cols, width);
+		else
+			snprintf(buf, size, "; %s looks transposed: it should "
+			    "be S x %s%s = %zux%zu", who, g, d, m->cols, width);
+	}
+	return buf;
+}
+
 static enum attn_status
 check_shapes(const struct attn_config *cfg, const struct attn_inputs *in,
     struct attn_problem *p, struct attn_error *err)
 {
 	const struct attn_matrix *q = &in->q, *k = &in->k, *v = &in->v;
-	char qs[64], ks[64], vs[64];
+	char qs[64], ks[64], vs[64], hint[128];
 	enum attn_status st;
 
 	p->B = in->batches;
@@ -162,28 +191,36 @@ check_shapes(const struct attn_config *cfg, const struct attn_inputs *in,
 		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 		    "Q is %s: %zu heads cannot split its columns equally",
 		    qs, p->H);
+	p->d_k = q->cols / p->H;
+	/* K's columns must be G*d_k: the hint when they are its rows */
+	transposed_hint(hint, sizeof hint, "K", "d_k", k, p, cfg,
+	    p->G * p->d_k);
 	if (k->cols % p->G != 0 || v->cols % p->G != 0)
 		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 		    "K is %s and V is %s: %zu %s cannot split their columns "
-		    "equally", ks, vs, p->G,
-		    cfg->kv_heads != 0 ? "KV heads" : "heads");
-	p->d_k = q->cols / p->H;
+		    "equally%s", ks, vs, p->G,
+		    cfg->kv_heads != 0 ? "KV heads" : "heads",
+		    k->cols % p->G != 0 ? hint : "");
 	p->d_v = v->cols / p->G;
 	if (p->H == 1 && p->G == 1 && q->cols != k->cols)
 		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 		    "shape mismatch: Q is %s but K is %s: "
-		    "Q and K need the same number of columns (d_k)", qs, ks);
+		    "Q and K need the same number of columns (d_k)%s", qs, ks,
+		    hint);
 	if (k->cols / p->G != p->d_k)
 		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 		    "shape mismatch: Q is %s but K is %s: with %zu "
 		    "head%s and %zu KV head%s, d_k is %zu/%zu = %zu for Q but "
-		    "%zu/%zu = %zu for K", qs, ks,
+		    "%zu/%zu = %zu for K%s", qs, ks,
 		    p->H, p->H == 1 ? "" : "s", p->G, p->G == 1 ? "" : "s",
-		    q->cols, p->H, p->d_k, k->cols, p->G, k->cols / p->G);
+		    q->cols, p->H, p->d_k, k->cols, p->G, k->cols / p->G, hint);
+	/* K is right by now, so S is: V's rows must be S */
 	if (k->rows != v->rows)
 		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 		    "shape mismatch: K is %s but V is %s: "
-		    "K and V need the same number of rows (S)", ks, vs);
+		    "K and V need the same number of rows (S)%s", ks, vs,
+		    v->cols == p->S ? transposed_hint(hint, sizeof hint, "V",
+		    "d_v", v, p, cfg, v->rows / p->B) : "");
 	if ((st = check_blocks("mask", &in->mask, in->mask_blocks, p,
 	    err)) != ATTN_OK ||
 	    (st = check_blocks("bias", &in->bias, in->bias_blocks, p,

@@ -953,6 +953,9 @@ static const struct shape_case {
 	    "multiple of the KV heads, and neither may be 0" },
 	{ 1, 4, 2, { 2, 8 }, { 4, 5 }, { 4, 4 }, { 0 }, { 0 }, ATTN_ERR_DATA,
 	    "K is 4x5 and V is 4x4: 2 KV heads cannot split their columns "
+	    "equally; K looks transposed: it should be S x G*d_k = 5x4" },
+	{ 1, 4, 2, { 2, 8 }, { 6, 5 }, { 6, 4 }, { 0 }, { 0 }, ATTN_ERR_DATA,
+	    "K is 6x5 and V is 6x4: 2 KV heads cannot split their columns "
 	    "equally" },
 	{ 1, 4, 2, { 2, 8 }, { 4, 4 }, { 4, 3 }, { 0 }, { 0 }, ATTN_ERR_DATA,
 	    "K is 4x4 and V is 4x3: 2 KV heads cannot split their columns "
@@ -976,6 +979,30 @@ static const struct shape_case {
 	    ATTN_ERR_DATA, "shape mismatch: bias is 2 blocks of 2x5 but "
 	    "scores are 2x4 (T x S): a bias needs T x S blocks, one in all, "
 	    "one per batch (2) or one per batch and head (4)" },
+	/* K given as d_k x S, V as d_v x S: the message says so, but not
+	 * for a square K, which its transpose looks like */
+	{ 1, 1, 0, { 2, 3 }, { 3, 4 }, { 4, 2 }, { 0 }, { 0 }, ATTN_ERR_DATA,
+	    "shape mismatch: Q is 2x3 but K is 3x4: Q and K need the same "
+	    "number of columns (d_k); K looks transposed: it should be "
+	    "S x d_k = 4x3" },
+	{ 1, 1, 0, { 2, 3 }, { 3, 3 }, { 2, 3 }, { 0 }, { 0 }, ATTN_ERR_DATA,
+	    "shape mismatch: K is 3x3 but V is 2x3: K and V need the same "
+	    "number of rows (S); V looks transposed: it should be "
+	    "S x d_v = 3x2" },
+	{ 1, 1, 0, { 2, 3 }, { 4, 2 }, { 4, 2 }, { 0 }, { 0 }, ATTN_ERR_DATA,
+	    "shape mismatch: Q is 2x3 but K is 4x2: Q and K need the same "
+	    "number of columns (d_k)" },
+	{ 1, 1, 0, { 2, 3 }, { 3, 3 }, { 4, 2 }, { 0 }, { 0 }, ATTN_ERR_DATA,
+	    "shape mismatch: K is 3x3 but V is 4x2: K and V need the same "
+	    "number of rows (S)" },
+	{ 2, 1, 0, { 4, 3 }, { 6, 5 }, { 10, 2 }, { 0 }, { 0 }, ATTN_ERR_DATA,
+	    "shape mismatch: Q is 2x2x3 but K is 2x3x5: Q and K need the "
+	    "same number of columns (d_k); K looks transposed: it should be "
+	    "B x S x d_k = 2x5x3" },
+	{ 1, 2, 0, { 2, 4 }, { 4, 6 }, { 6, 4 }, { 0 }, { 0 }, ATTN_ERR_DATA,
+	    "shape mismatch: Q is 2x4 but K is 4x6: with 2 heads and 2 KV "
+	    "heads, d_k is 4/2 = 2 for Q but 6/2 = 3 for K; K looks "
+	    "transposed: it should be S x H*d_k = 6x4" },
 };
 
 #define NSHAPE_CASES (int)(sizeof shape_cases / sizeof shape_cases[0])
