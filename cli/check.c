@@ -110,6 +110,9 @@ dims_legend(char *buf, size_t size, enum attn_stage s,
 		case ATTN_AXIS_DK:
 			sym = "d_k";
 			break;
+		case ATTN_AXIS_MODEL:
+			sym = "d_out";
+			break;
 		case ATTN_AXIS_ONE:
 		default:
 			sym = "1";
