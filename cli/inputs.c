@@ -281,8 +281,9 @@ check_grad_batches(const struct inputs *in, struct attn_error *err)
 }
 
 /*
- * A mask or bias must be T x S, B x T x S or B x H x T x S: say which
- * blocks it has, or name both shapes.
+ * A mask or bias, broadcast (layout_broadcast), is T x S, B x T x S or
+ * B x H x T x S, or 2-D blocks of those stacked: say which blocks it
+ * has, or name both shapes and the shapes it may have.
  */
 static enum attn_status
 blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
@@ -309,9 +310,10 @@ blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
 	shape_str(got, sizeof got, a);
 	return attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0, 0,
 	    "shape mismatch: %s is %s but the scores are %zux%zu (T x S): a "
-	    "%s must be T x S, or B x T x S = %zux%zux%zu, or B x H x T x S "
-	    "= %zux%zux%zux%zu (in 2-D, those blocks one under another)",
-	    role[i], got, T, S, role[i], B, T, S, B, heads, T, S);
+	    "%s must broadcast as NumPy does to T x S (1 x S, T x 1), "
+	    "B x T x S = %zux%zux%zu (B x 1 x S) or B x H x T x S = "
+	    "%zux%zux%zux%zu, or stack T x S blocks in 2-D", role[i], got, T,
+	    S, role[i], B, T, S, B, heads, T, S);
 }
 
 enum attn_status

@@ -1,7 +1,7 @@
 /*
  * layout.c - 4-D inputs: Q, K and V laid out as --layout says (bhsd, as
  * PyTorch's scaled_dot_product_attention takes them, by default; bshd, as
- * FlashAttention and JAX do), and 4-D masks and biases broadcast as NumPy
+ * FlashAttention and JAX do), and masks and biases broadcast as NumPy
  * does.
  *
  * The heads come from the shapes: H from Q, G from K and V, checked
@@ -238,13 +238,17 @@ layout_broadcast(struct inputs *in, size_t i, size_t heads,
     struct attn_error *err)
 {
 	const size_t B = in->in.batches;
+	struct attn_error why = { 0 };
 	enum attn_status st;
 
-	if (in->arr[i].ndim != 4)
-		return ATTN_OK;
 	st = attn_array_broadcast(&in->arr[i], B, heads, in->in.q.rows / B,
-	    in->in.k.rows / B, err);
-	if (st != ATTN_OK && err != NULL && err->file == NULL)
-		err->file = in->name[i];
+	    in->in.k.rows / B, &why);
+	if (st == ATTN_OK || (st == ATTN_ERR_DATA && in->arr[i].ndim < 4))
+		return ATTN_OK;
+	if (err != NULL) {
+		*err = why;
+		if (err->file == NULL)
+			err->file = in->name[i];
+	}
 	return st;
 }

@@ -1,5 +1,5 @@
 /*
- * layout.h - 4-D inputs: Q, K and V as --layout lays them out, and 4-D
+ * layout.h - 4-D inputs: Q, K and V as --layout lays them out, and
  * masks and biases broadcast as NumPy does (layout.c).
  */
 #ifndef ATTN_LAYOUT_H
@@ -25,9 +25,11 @@ extern const char *const layout_names[];
 enum attn_status layout_fold(struct options *o, struct inputs *in, size_t n,
     struct attn_error *err);
 
-/* When operand i (a mask or bias) is 4-D, broadcast it to the scores' B x
- * heads x T x S as attn_array_broadcast does; in->in must hold Q, K and
- * the batches. */
+/* Broadcast operand i (a mask or bias) to the scores' B x heads x T x S
+ * as attn_array_broadcast does; in->in must hold Q, K and the batches.
+ * A 2-D or 3-D one that does not broadcast is left as it is: it may be
+ * blocks of T x S one under another, and inputs.c names every shape it
+ * may have when it is not. */
 enum attn_status layout_broadcast(struct inputs *in, size_t i, size_t heads,
     struct attn_error *err);
 

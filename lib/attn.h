@@ -725,13 +725,14 @@ enum attn_status attn_array_fold_heads(struct attn_array *a,
     enum attn_layout layout, size_t *heads, struct attn_error *err);
 
 /*
- * A 4-D mask or bias a, b x h x t x s, for scores of B batches, H heads,
- * T queries and S keys, broadcast as NumPy does (each dim must be 1 or
- * the scores' own; any other is a data error naming both shapes), becomes
- * in place the stack that struct attn_inputs takes: T x S (one block in
- * all), B x T x S (one a batch) or B x H x T x S (one a batch and head),
- * what repeats written out.  A key-padding mask B x 1 x 1 x S becomes
- * B x T x S.
+ * A mask or bias a, for scores of B batches, H heads, T queries and S
+ * keys, broadcast as NumPy does (each dim must be 1 or the scores' own;
+ * any other is a data error naming both shapes), becomes in place the
+ * stack that struct attn_inputs takes: T x S (one block in all),
+ * B x T x S (one a batch) or B x H x T x S (one a batch and head), what
+ * repeats written out.  a is 4-D (b x h x t x s), 3-D (b x t x s: per
+ * batch, never per head), 2-D (t x s) or 1-D (a row, 1 x s).  A key-padding mask 1 x S
+ * becomes T x S; B x 1 x S and B x 1 x 1 x S become B x T x S.
  */
 enum attn_status attn_array_broadcast(struct attn_array *a, size_t B,
     size_t H, size_t T, size_t S, struct attn_error *err);

@@ -3,7 +3,7 @@
  * columns: the strides that let any printer walk a stage in C order of
  * its shape, the 4-D layouts (BHSD as PyTorch, BSHD as FlashAttention and
  * JAX) on the way in and out, the place of an element for messages, and
- * NumPy broadcasting of a 4-D mask or bias.
+ * NumPy broadcasting of a mask or bias (2-D, 3-D or 4-D).
  *
  * Inside the library nothing changes with the layout: a 4-D input folds
  * into the stack of rows with the heads side by side in the columns that
@@ -15,6 +15,7 @@
  * columns per head; R the rows of one block of a stage (T, or S for
  * grad_k and grad_v), C its columns.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,26 +238,60 @@ attn_array_fold_heads(struct attn_array *a, enum attn_layout layout,
 	return ATTN_OK;
 }
 
+/* "2x1x5": n dims. */
+static void
+dims_text(char *buf, size_t size, const size_t *dims, size_t n)
+{
+	size_t d, len = 0;
+
+	buf[0] = '\0';
+	for (d = 0; d < n && len < size; d++)
+		len += (size_t)snprintf(buf + len, size - len, d > 0 ? "x%zu" :
+		    "%zu", dims[d]);
+}
+
+/*
+ * A 2-D or 3-D array is the 4-D one with dims of 1 put before it (T x S
+ * is 1 x 1 x T x S) but for the head: a 3-D mask or bias is per batch
+ * (SPEC), b x t x s as b x 1 x t x s, where NumPy would line its first
+ * dim up with the heads.  A 1-D one is a row, 1 x s.
+ */
 enum attn_status
 attn_array_broadcast(struct attn_array *a, size_t B, size_t H, size_t T,
     size_t S, struct attn_error *err)
 {
+	static const char *const names[5] = { "", "", "T x S", "B x T x S",
+	    "B x H x T x S" };
 	const size_t want[4] = { B, H, T, S };
-	const size_t *dims = a->shape;
+	size_t dims[4] = { 1, 1, 1, 1 };
 	size_t d, n, b, h, i, j, src, bytes;
+	char got[96], to_dims[96];
 	double *to;
 
-	if (a->ndim != 4)
+	if (a->ndim < 1 || a->ndim > 4)
 		return attn_error_set(err, ATTN_ERR_INTERNAL, NULL, 0, 0,
 		    "attn_array_broadcast: a %zu-D array", a->ndim);
+	if (a->ndim == 1) {	/* one row, as everywhere in attn */
+		a->ndim = 2;
+		a->shape[1] = a->shape[0];
+		a->shape[0] = 1;
+	}
+	if (a->ndim == 3)
+		dims[0] = a->shape[0];
+	for (d = a->ndim == 4 ? 0 : 2; d < 4; d++)
+		dims[d] = a->shape[a->ndim - 4 + d];
 	for (d = 0; d < 4; d++)
-		if (dims[d] != 1 && dims[d] != want[d])
+		if (dims[d] != 1 && dims[d] != want[d]) {
+			dims_text(got, sizeof got, a->shape, a->ndim);
+			dims_text(to_dims, sizeof to_dims, a->ndim == 3 ?
+			    (const size_t[]){ B, T, S } : want + 4 - a->ndim,
+			    a->ndim);
 			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
-			    "shape mismatch: %zux%zux%zux%zu does not "
-			    "broadcast to the scores' B x H x T x S = "
-			    "%zux%zux%zux%zu: each dim must be 1 or the "
-			    "scores' own, as NumPy broadcasts", dims[0],
-			    dims[1], dims[2], dims[3], B, H, T, S);
+			    "shape mismatch: %s does not broadcast to the "
+			    "scores' %s = %s: each dim must be 1 or the "
+			    "scores' own, as NumPy broadcasts", got,
+			    names[a->ndim], to_dims);
+		}
 	/* One block in all, one a batch, or one a batch and head. */
 	n = dims[1] > 1 ? B * H : dims[0] > 1 ? B : 1;
 	if (dims[2] != T || dims[3] != S || (dims[1] > 1 && dims[0] != B)) {

@@ -283,19 +283,32 @@ END_TEST
 
 /* Masks and biases as PyTorch and JAX broadcast them to B x H x T x S,
  * here 2 x 3 x 4 x 5: what stack comes out, and where element (b, h, i,
- * j) of the broadcast finds its number. */
+ * j) of the broadcast finds its number.  A 2-D array is its 4-D dims
+ * without the first two (t x s), a 3-D one without the head (b x t x s,
+ * per batch as SPEC has it), a 1-D one a row. */
 static const struct {
-	size_t dims[4];
+	size_t rank;		/* of the array given */
+	size_t dims[4];		/* as 4-D */
 	size_t ndim, shape[4];	/* the stack */
 } broadcasts[] = {
-	{ { 1, 1, 4, 5 }, 2, { 4, 5 } },		/* one block */
-	{ { 2, 1, 1, 5 }, 3, { 2, 4, 5 } },		/* key padding */
-	{ { 1, 1, 4, 1 }, 2, { 4, 5 } },		/* a column */
-	{ { 2, 1, 4, 5 }, 3, { 2, 4, 5 } },		/* per batch */
-	{ { 1, 3, 4, 5 }, 4, { 2, 3, 4, 5 } },		/* per head */
-	{ { 2, 3, 4, 5 }, 4, { 2, 3, 4, 5 } },		/* every block */
-	{ { 2, 3, 1, 5 }, 4, { 2, 3, 4, 5 } },
-	{ { 1, 1, 1, 1 }, 2, { 4, 5 } },		/* a scalar */
+	{ 4, { 1, 1, 4, 5 }, 2, { 4, 5 } },		/* one block */
+	{ 4, { 2, 1, 1, 5 }, 3, { 2, 4, 5 } },		/* key padding */
+	{ 4, { 1, 1, 4, 1 }, 2, { 4, 5 } },		/* a column */
+	{ 4, { 2, 1, 4, 5 }, 3, { 2, 4, 5 } },		/* per batch */
+	{ 4, { 1, 3, 4, 5 }, 4, { 2, 3, 4, 5 } },	/* per head */
+	{ 4, { 2, 3, 4, 5 }, 4, { 2, 3, 4, 5 } },	/* every block */
+	{ 4, { 2, 3, 1, 5 }, 4, { 2, 3, 4, 5 } },
+	{ 4, { 1, 1, 1, 1 }, 2, { 4, 5 } },		/* a scalar */
+	{ 2, { 1, 1, 4, 5 }, 2, { 4, 5 } },		/* T x S */
+	{ 2, { 1, 1, 1, 5 }, 2, { 4, 5 } },		/* key padding 1 x S */
+	{ 2, { 1, 1, 4, 1 }, 2, { 4, 5 } },		/* T x 1 */
+	{ 2, { 1, 1, 1, 1 }, 2, { 4, 5 } },
+	{ 3, { 2, 1, 4, 5 }, 3, { 2, 4, 5 } },		/* B x T x S */
+	{ 3, { 2, 1, 1, 5 }, 3, { 2, 4, 5 } },		/* B x 1 x S */
+	{ 3, { 2, 1, 4, 1 }, 3, { 2, 4, 5 } },		/* B x T x 1 */
+	{ 3, { 1, 1, 4, 5 }, 2, { 4, 5 } },		/* 1 x T x S */
+	{ 3, { 1, 1, 1, 5 }, 2, { 4, 5 } },
+	{ 1, { 1, 1, 1, 5 }, 2, { 4, 5 } },		/* a row, 1-D */
 };
 
 START_TEST(masks_broadcast_as_numpy_does)
@@ -306,6 +319,19 @@ START_TEST(masks_broadcast_as_numpy_does)
 	size_t b, h, i, j, n, src;
 
 	array_of(&a, dm[0], dm[1], dm[2], dm[3]);
+	/* the same numbers, fewer dims */
+	a.ndim = broadcasts[_i].rank;
+	if (a.ndim == 3) {
+		a.shape[1] = dm[2];
+		a.shape[2] = dm[3];
+	} else if (a.ndim == 2) {
+		a.shape[0] = dm[2];
+		a.shape[1] = dm[3];
+	} else if (a.ndim == 1) {
+		a.shape[0] = dm[3];
+	}
+	for (n = a.ndim; n < 4; n++)
+		a.shape[n] = 0;
 	ck_assert_int_eq(attn_array_broadcast(&a, 2, 3, 4, 5, &err), ATTN_OK);
 	ck_assert_uint_eq(a.ndim, broadcasts[_i].ndim);
 	for (n = 0; n < a.ndim; n++)
@@ -329,18 +355,37 @@ START_TEST(masks_broadcast_as_numpy_does)
 }
 END_TEST
 
+/* Shapes that do not broadcast to 2 x 3 x 4 x 5, by their rank: the
+ * message names them as given.  A 3-D one is per batch, so its first
+ * dim is B's, not H's as NumPy would line it up. */
+static const struct {
+	size_t rank, dims[4];
+	const char *msg;
+} refused[] = {
+	{ 4, { 1, 2, 4, 5 }, "shape mismatch: 1x2x4x5 does not broadcast to "
+	    "the scores' B x H x T x S = 2x3x4x5: each dim must be 1 or the "
+	    "scores' own, as NumPy broadcasts" },
+	{ 3, { 3, 4, 5 }, "shape mismatch: 3x4x5 does not broadcast to the "
+	    "scores' B x T x S = 2x4x5: each dim must be 1 or the scores' "
+	    "own, as NumPy broadcasts" },
+	{ 2, { 2, 5 }, "shape mismatch: 2x5 does not broadcast to the "
+	    "scores' T x S = 4x5: each dim must be 1 or the scores' own, as "
+	    "NumPy broadcasts" },
+};
+
 START_TEST(a_dim_neither_one_nor_the_scores_is_refused)
 {
+	const size_t *dm = refused[_i].dims;
 	struct attn_array a;
 	struct attn_error err;
 
-	array_of(&a, 1, 2, 4, 5);
+	array_of(&a, dm[0], dm[1], refused[_i].rank > 2 ? dm[2] : 1,
+	    refused[_i].rank > 3 ? dm[3] : 1);
+	a.ndim = refused[_i].rank;
 	memset(&err, 0, sizeof err);
 	ck_assert_int_eq(attn_array_broadcast(&a, 2, 3, 4, 5, &err),
 	    ATTN_ERR_DATA);
-	ck_assert_str_eq(err.msg, "shape mismatch: 1x2x4x5 does not "
-	    "broadcast to the scores' B x H x T x S = 2x3x4x5: each dim must "
-	    "be 1 or the scores' own, as NumPy broadcasts");
+	ck_assert_str_eq(err.msg, refused[_i].msg);
 	attn_array_free(&a);
 }
 END_TEST
@@ -368,7 +413,8 @@ layout_suite(void)
 	    0, 2);
 	tcase_add_loop_test(inputs, masks_broadcast_as_numpy_does, 0,
 	    NCASES(broadcasts));
-	tcase_add_test(inputs, a_dim_neither_one_nor_the_scores_is_refused);
+	tcase_add_loop_test(inputs, a_dim_neither_one_nor_the_scores_is_refused,
+	    0, NCASES(refused));
 	suite_add_tcase(s, inputs);
 	return s;
 }
