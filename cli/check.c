@@ -23,6 +23,7 @@
 #include "attn.h"
 #include "check.h"
 #include "io.h"
+#include "print.h"
 
 /* --emulate's words, by enum attn_precision - 1. */
 const char *const check_emulate_names[] = { "fp32", "fp16", "bf16", NULL };
@@ -413,7 +414,7 @@ print_worst_table(FILE *fp, const struct attn_stages *st,
 }
 
 static void
-print_table(FILE *fp, const struct options *o, const struct attn_stages *st,
+report_table(FILE *fp, const struct options *o, const struct attn_stages *st,
     const struct check *c)
 {
 	const struct attn_compare *m = &c->cmp;
@@ -422,8 +423,10 @@ print_table(FILE *fp, const struct options *o, const struct attn_stages *st,
 
 	dims_text(dims, sizeof dims, c->shape.dim, c->shape.ndim);
 	dims_legend(legend, sizeof legend, c->stage, &c->shape);
-	fprintf(fp, "check %s [%s = %s] against %s\n",
-	    attn_stage_table[c->stage].name, legend, dims, c->name);
+	fprintf(fp, "check %s [%s = %s] against ",
+	    attn_stage_table[c->stage].name, legend, dims);
+	io_put_text(fp, c->name);
+	putc('\n', fp);
 	fprintf(fp, "  elements        %zu\n", m->count);
 	fprintf(fp, "  max abs error   %s\n", num(a, m->max_abs, 3));
 	fprintf(fp, "  max rel error   %s\n", num(a, m->max_rel, 3));
@@ -462,26 +465,11 @@ print_table(FILE *fp, const struct options *o, const struct attn_stages *st,
 	}
 	reasons(why, sizeof why, o, st, c);
 	fprintf(fp, "FAIL: %s\n", why);
-	if (c->hint[0] != '\0')
-		fprintf(fp, "  hint: %s\n", c->hint);
-}
-
-/* A JSON string: the report's own text, and FILE's name escaped. */
-static void
-json_str(FILE *fp, const char *s)
-{
-	putc('"', fp);
-	for (; *s != '\0'; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(fp, "\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7F)
-			fprintf(fp, "\\u%04x", ch);
-		else
-			putc(ch, fp);
+	if (c->hint[0] != '\0') {
+		fputs("  hint: ", fp);	/* it may name FILE */
+		io_put_text(fp, c->hint);
+		putc('\n', fp);
 	}
-	putc('"', fp);
 }
 
 /* "worst": the place of element n, both values and FILE's index. */
@@ -508,7 +496,7 @@ json_worst(FILE *fp, const struct attn_stages *st, const struct check *c,
 }
 
 static void
-print_json(FILE *fp, const struct options *o, const struct attn_stages *st,
+report_json(FILE *fp, const struct options *o, const struct attn_stages *st,
     const struct check *c)
 {
 	static const char *const fail_names[] = { "elements", "nonfinite",
@@ -518,9 +506,9 @@ print_json(FILE *fp, const struct options *o, const struct attn_stages *st,
 	size_t d, k, n = 0;
 
 	fputs("{\n  \"stage\": ", fp);
-	json_str(fp, attn_stage_table[c->stage].name);
+	print_json_string(fp, attn_stage_table[c->stage].name);
 	fputs(",\n  \"file\": ", fp);
-	json_str(fp, c->name);
+	print_json_string(fp, c->name);
 	fputs(",\n  \"shape\": [", fp);
 	for (d = 0; d < c->shape.ndim; d++)
 		fprintf(fp, "%s%zu", d > 0 ? ", " : "", c->shape.dim[d]);
@@ -544,7 +532,7 @@ print_json(FILE *fp, const struct options *o, const struct attn_stages *st,
 		fputs("null", fp);
 	} else {
 		fputs("{\"emulate\": ", fp);
-		json_str(fp, check_emulate_names[o->emulate - 1]);
+		print_json_string(fp, check_emulate_names[o->emulate - 1]);
 		fputs(", \"max_abs_error\": ", fp);
 		json_num(fp, c->base.max_abs);
 		fputs(", \"worst\": ", fp);
@@ -566,11 +554,11 @@ print_json(FILE *fp, const struct options *o, const struct attn_stages *st,
 		fputs("null", fp);
 	} else {
 		reasons(why, sizeof why, o, st, c);
-		json_str(fp, why);
+		print_json_string(fp, why);
 	}
 	fputs(",\n  \"hint\": ", fp);
 	if (c->hint[0] != '\0')
-		json_str(fp, c->hint);
+		print_json_string(fp, c->hint);
 	else
 		fputs("null", fp);
 	fprintf(fp, ",\n  \"pass\": %s\n}\n", check_passed(c) ? "true" :
@@ -582,7 +570,7 @@ check_print(FILE *fp, const struct options *o, const struct attn_stages *st,
     const struct check *c)
 {
 	if (o->format == OUT_JSON)
-		print_json(fp, o, st, c);
+		report_json(fp, o, st, c);
 	else
-		print_table(fp, o, st, c);
+		report_table(fp, o, st, c);
 }

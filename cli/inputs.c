@@ -71,18 +71,12 @@ shape_str(char *buf, size_t size, const struct attn_array *a)
 static void
 warn_notices(const struct inputs *in)
 {
-	const struct attn_error *n;
-	char where[64];
 	size_t i;
 
-	for (i = 0; i < IN_COUNT; i++) {
-		n = &in->arr[i].notice;
-		if (n->msg[0] == '\0' || n->file == NULL)
-			continue;
-		attn_error_position(where, sizeof where, n);
-		fprintf(stderr, "attn: warning: %s%s: %s\n", n->file, where,
-		    n->msg);
-	}
+	for (i = 0; i < IN_COUNT; i++)
+		if (in->arr[i].notice.msg[0] != '\0' &&
+		    in->arr[i].notice.file != NULL)
+			io_report("warning: ", &in->arr[i].notice);
 }
 
 /* Read one file with the reader flags its role needs. */

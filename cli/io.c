@@ -15,6 +15,11 @@
  * replaced that way is written in place, as > writes it: a device, a
  * FIFO, a descriptor, or a file in a directory attn may not change.  A
  * file the user may not write is refused, as > refuses it.
+ *
+ * Messages on stderr go out through io_report, and any name from the
+ * command line or a file through io_put_text: escaped, so that a file
+ * named with an ESC or a newline cannot drive the terminal or make one
+ * message two lines.
  */
 #define _XOPEN_SOURCE 700	/* S_ISVTX */
 #include <errno.h>
@@ -546,4 +551,37 @@ sink_abort(struct sink *s)
 		s->tmp = NULL;
 	}
 	unwatch_signals();
+}
+
+/* ------------------------------------------------------------- messages */
+
+void
+io_put_text(FILE *fp, const char *s)
+{
+	char buf[256];
+	size_t len = strlen(s), used;
+
+	while (len > 0) {
+		/* a buffer this size takes a character or more each time */
+		attn_text_escape(buf, sizeof buf, s, len, &used);
+		fputs(buf, fp);
+		s += used;
+		len -= used;
+	}
+}
+
+void
+io_report(const char *kind, const struct attn_error *err)
+{
+	char where[64];
+
+	fputs("attn: ", stderr);
+	fputs(kind, stderr);
+	if (err->file != NULL) {
+		attn_error_position(where, sizeof where, err);
+		io_put_text(stderr, err->file);
+		fprintf(stderr, "%s: ", where);
+	}
+	io_put_text(stderr, err->msg);
+	putc('\n', stderr);
 }

@@ -1,6 +1,7 @@
 /*
- * io.h - files in and out: whole inputs read into memory, and output
- * written to a temporary file that replaces FILE only when complete.
+ * io.h - files in and out: whole inputs read into memory, output
+ * written to a temporary file that replaces FILE only when complete, and
+ * messages on stderr with the names in them escaped.
  */
 #ifndef ATTN_IO_H
 #define ATTN_IO_H
@@ -51,5 +52,14 @@ enum attn_status sink_commit(struct sink *s, struct attn_error *err);
 /* Give up: remove the temporary file and put the signal dispositions
  * back.  Safe after a failed commit. */
 void sink_abort(struct sink *s);
+
+/* s into fp with control characters and what is not UTF-8 escaped as
+ * attn_text_escape does: for file names, labels and option values. */
+void io_put_text(FILE *fp, const char *s);
+
+/* One line on stderr, "attn: KIND FILE:LINE:COL: message" with the parts
+ * that apply (kind "" or "warning: "), FILE and the message escaped by
+ * io_put_text. */
+void io_report(const char *kind, const struct attn_error *err);
 
 #endif

@@ -2,13 +2,35 @@
  * labels.c - names for queries and keys.  An option's list must name every
  * row; a file's names (a first column of names, a bundle's "labels") were
  * checked by the reader; what is left gets q1.., k1...
+ *
+ * Every name is kept escaped (attn_text_escape), since every printer
+ * writes them where a terminal may read them: a control character in
+ * --query-labels becomes \xHH here, once, and the widths of tables are
+ * those of what is shown.  (The readers refuse such labels in files.)
  */
 #define _POSIX_C_SOURCE 200809L	/* strndup */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attn.h"
 #include "labels.h"
+
+/* s[0..len) escaped, owned by the caller; NULL when out of memory.  It
+ * takes the bytes it needs (memory.c charges a copy of each label). */
+static char *
+escaped_dup(const char *s, size_t len)
+{
+	char *out, *fit;
+	size_t n;
+
+	if (len > (SIZE_MAX - 1) / 4 || (out = malloc(4 * len + 1)) == NULL)
+		return NULL;
+	n = attn_text_escape(out, 4 * len + 1, s, len, NULL);
+	fit = realloc(out, n + 1);
+	return fit != NULL ? fit : out;
+}
 
 /* Split "a,b,c" into n labels, which must be exactly want. */
 static enum attn_status
@@ -35,7 +57,7 @@ split_labels(const char *list, const char *option, size_t want,
 	for (p = list, i = 0; i < n; i++) {
 		size_t len = strcspn(p, ",");
 
-		if ((out->names[i] = strndup(p, len)) == NULL) {
+		if ((out->names[i] = escaped_dup(p, len)) == NULL) {
 			attn_labels_free(out);
 			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 			    "out of memory");
@@ -91,7 +113,7 @@ pick_labels(const char *option_value, const char *option,
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory");
 	for (i = 0; i < n; i++) {
-		if ((out->names[i] = strndup(from_file->names[i],
+		if ((out->names[i] = escaped_dup(from_file->names[i],
 		    strlen(from_file->names[i]))) == NULL) {
 			attn_labels_free(out);
 			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,

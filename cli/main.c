@@ -56,14 +56,7 @@ exit_code(enum attn_status st)
 static void
 report(const struct attn_error *err, const struct options *o)
 {
-	char where[64];
-
-	fputs("attn: ", stderr);
-	if (err->file != NULL) {
-		attn_error_position(where, sizeof where, err);
-		fprintf(stderr, "%s%s: ", err->file, where);
-	}
-	fprintf(stderr, "%s\n", err->msg);
+	io_report("", err);
 	if (err->status == ATTN_ERR_USAGE)
 		fputs(o->gen ? options_gen_usage : options_usage, stderr);
 }

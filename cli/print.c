@@ -232,51 +232,26 @@ print_width(const char *s)
 	return w;
 }
 
-/* The length of the well-formed UTF-8 character at s that XML allows
- * (not a C0 control but tab and newline, not U+FFFE or U+FFFF), or 0. */
-static size_t
-xml_char(const unsigned char *s)
+/* Whether XML (and HTML) text may hold character c, from
+ * attn_utf8_char: not a control character but tab and newline (C1 and
+ * DEL are allowed by XML 1.0 but are controls in HTML and a terminal),
+ * not U+FFFE or U+FFFF, and well-formed. */
+static int
+xml_allows(long c)
 {
-	size_t n, k;
-	unsigned char lo = 0x80, hi = 0xBF;
-
-	if (s[0] < 0x80)
-		return s[0] >= 0x20 || s[0] == '\t' || s[0] == '\n' ? 1 : 0;
-	if (s[0] >= 0xC2 && s[0] <= 0xDF)
-		n = 1;
-	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
-		n = 2;
-	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
-		n = 3;
-	else
-		return 0;
-	if (s[0] == 0xE0)
-		lo = 0xA0;
-	else if (s[0] == 0xED)
-		hi = 0x9F;
-	else if (s[0] == 0xF0)
-		lo = 0x90;
-	else if (s[0] == 0xF4)
-		hi = 0x8F;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (k = 2; k <= n; k++)
-		if (s[k] < 0x80 || s[k] > 0xBF)
-			return 0;
-	if (s[0] == 0xEF && s[1] == 0xBF && s[2] >= 0xBE)
-		return 0;	/* U+FFFE, U+FFFF */
-	return n + 1;
+	return c >= 0 && (!attn_char_is_control(c) || c == '\t' ||
+	    c == '\n') && c != 0xFFFE && c != 0xFFFF;
 }
 
 void
 print_xml(FILE *fp, const char *s)
 {
-	const unsigned char *u = (const unsigned char *)s;
+	size_t len = strlen(s), n;
+	long c;
 
-	while (*u != '\0') {
-		size_t len = xml_char(u);
-
-		switch (len == 1 ? *u : 0) {
+	for (; len > 0; s += n, len -= n) {
+		n = attn_utf8_char(s, len, &c);
+		switch (c) {
 		case '&':
 			fputs("&amp;", fp);
 			break;
@@ -296,12 +271,11 @@ print_xml(FILE *fp, const char *s)
 			fputs("&#10;", fp);
 			break;
 		default:
-			if (len == 0)
+			if (!xml_allows(c))
 				fputs("\xef\xbf\xbd", fp);	/* U+FFFD */
 			else
-				fwrite(u, 1, len, fp);
+				fwrite(s, 1, n, fp);
 		}
-		u += len == 0 ? 1 : len;
 	}
 }
 

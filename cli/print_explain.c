@@ -16,6 +16,7 @@
 
 #include "attn.h"
 #include "check.h"
+#include "io.h"
 #include "print.h"
 #include "render.h"
 #include "rules.h"
@@ -167,15 +168,20 @@ print_conventions(const struct printer *p)
 		    c->window_right);
 		sep = ", ";
 	}
+	/* the file names as given, escaped */
 	if (p->nm->mask != NULL) {
-		fprintf(p->fp, "%s%s (%s keeps)", sep, p->nm->mask,
-		    c->mask_invert ? "zero" : "nonzero");
+		fputs(sep, p->fp);
+		io_put_text(p->fp, p->nm->mask);
+		fprintf(p->fp, " (%s keeps)", c->mask_invert ? "zero" :
+		    "nonzero");
 		sep = ", ";
 	}
 	if (*sep == '\0')
 		fputs("none", p->fp);
-	if (p->nm->bias != NULL)
-		fprintf(p->fp, "; bias %s", p->nm->bias);
+	if (p->nm->bias != NULL) {
+		fputs("; bias ", p->fp);
+		io_put_text(p->fp, p->nm->bias);
+	}
 	if (c->alibi) {
 		fputs("; ALiBi slopes", p->fp);
 		for (h = 0; h < p->st->heads; h++) {

@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "attn.h"
 #include "print.h"
@@ -30,16 +31,20 @@ print_json_number(const struct printer *p, int defined, double x)
 void
 print_json_string(FILE *fp, const char *s)
 {
-	const unsigned char *c;
+	size_t len = strlen(s), n;
+	long code;
 
 	putc('"', fp);
-	for (c = (const unsigned char *)s; *c != '\0'; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(fp, "\\%c", *c);
-		else if (*c < 0x20 || *c == 0x7f)
-			fprintf(fp, "\\u%04x", *c);
+	for (; len > 0; s += n, len -= n) {
+		n = attn_utf8_char(s, len, &code);
+		if (code == '"' || code == '\\')
+			fprintf(fp, "\\%c", (int)code);
+		else if (attn_char_is_control(code))	/* C1 too */
+			fprintf(fp, "\\u%04lx", code);
+		else if (code < 0)	/* JSON is UTF-8: a file name may not be */
+			fputs("\\ufffd", fp);
 		else
-			putc(*c, fp);
+			fwrite(s, 1, n, fp);
 	}
 	putc('"', fp);
 }

@@ -829,10 +829,34 @@ void attn_compare_baseline(struct attn_compare *c,
 
 /* ---------------------------------------------------------------- text */
 
-/* Write a short preview of s[0..len) for messages: at most max bytes,
- * cut at a UTF-8 character boundary, control bytes shown as '?', "..."
- * when cut.  buf has room for max + 4 bytes. */
+/*
+ * Names from the command line and from files (file names, labels,
+ * option values, quoted input) reach a terminal in messages and tables.
+ * attn_text_escape writes s[0..len) into buf (size bytes, NUL-terminated)
+ * with every byte of a control character (C0, DEL, C1: U+0080 to U+009F,
+ * which a terminal may read as CSI) and of what is not well-formed UTF-8
+ * written as \xHH, so that the text is one line of UTF-8 that moves no
+ * cursor.  It writes whole characters and escapes while they fit, sets
+ * *used (when not NULL) to the bytes of s written, and returns the
+ * length written.  At most 4 * len + 1 bytes are needed.
+ */
+size_t attn_text_escape(char *buf, size_t size, const char *s, size_t len,
+    size_t *used);
+
+/* A short preview of s[0..len) for messages, escaped as
+ * attn_text_escape does: at most max bytes, "..." when cut.  buf has room
+ * for max + 4 bytes. */
 void attn_text_preview(char *buf, size_t max, const char *s, size_t len);
+
+/* The first character of s[0..len), len > 0: returns its length in bytes
+ * with its code point in *code, or 1 with *code = -1 when s[0] does not
+ * start a well-formed UTF-8 character (overlong, surrogate, past
+ * U+10FFFF, cut off by the end). */
+size_t attn_utf8_char(const char *s, size_t len, long *code);
+
+/* Whether code is a control character: C0, DEL or C1 (U+0000 to U+001F,
+ * U+007F to U+009F). */
+int attn_char_is_control(long code);
 
 /* ---------------------------------------------------------------- numbers */
 

@@ -74,7 +74,8 @@ int attn_utf16_bom(const char *buf, size_t len);
 enum attn_status attn_encoding_fault(struct attn_error *err, const char *name,
     const char *buf, size_t len, const char *what);
 
-/* A data error at off when label[0..n) holds a C0 control or DEL. */
+/* A data error at off when label[0..n) holds a control character (C0,
+ * DEL or C1). */
 enum attn_status attn_label_control(struct attn_error *err, const char *name,
     const char *buf, size_t len, size_t off, const char *label, size_t n);
 

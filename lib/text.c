@@ -1,9 +1,10 @@
 /*
  * text.c - the text helpers every reader and message shares: byte order
- * marks, UTF-8 well-formedness, case-blind words, labels without control
- * characters, the rules a value must meet for its role (mask, bias, Q, K
- * and V), Unicode dashes where a number needs '-', the names of ragged
- * sub-arrays, and previews of input text for messages.
+ * marks, UTF-8 (the one decoder, attn_utf8_char, and well-formedness),
+ * case-blind words, labels without control characters, the rules a value
+ * must meet for its role (mask, bias, Q, K and V), Unicode dashes where a
+ * number needs '-', the names of ragged sub-arrays, and names and input
+ * text escaped for messages (attn_text_escape, attn_text_preview).
  *
  * They sit apart from read.c, which only dispatches to the readers, so
  * that a reader depends on this file and read.c on the readers, never in
@@ -46,96 +47,150 @@ attn_word_is(const char *s, size_t len, const char *w)
 	return 1;
 }
 
-void
-attn_text_preview(char *buf, size_t max, const char *s, size_t len)
+/*
+ * One decoder of UTF-8 for every reader and writer (Unicode 15, table
+ * 3-7): overlong forms, UTF-16 surrogates and code points past U+10FFFF
+ * are ill-formed, as is a character cut off by the end.
+ */
+size_t
+attn_utf8_char(const char *s, size_t len, long *code)
 {
-	size_t i, n;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n, k;
+	unsigned char lo = 0x80, hi = 0xBF;
+	long c;
 
-	/* Cut at the start of a character, so that a message quoting UTF-8
-	 * text stays UTF-8. */
-	if (len > max)
-		while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
-			max--;
-	n = len < max ? len : max;
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
+	*code = -1;
+	if (u[0] < 0x80) {
+		*code = u[0];
+		return 1;
+	}
+	if (u[0] >= 0xC2 && u[0] <= 0xDF) {
+		n = 1;
+	} else if (u[0] >= 0xE0 && u[0] <= 0xEF) {
+		n = 2;
+		if (u[0] == 0xE0)
+			lo = 0xA0;	/* overlong */
+		else if (u[0] == 0xED)
+			hi = 0x9F;	/* surrogates */
+	} else if (u[0] >= 0xF0 && u[0] <= 0xF4) {
+		n = 3;
+		if (u[0] == 0xF0)
+			lo = 0x90;	/* overlong */
+		else if (u[0] == 0xF4)
+			hi = 0x8F;	/* past U+10FFFF */
+	} else {
+		return 1;	/* 0x80-0xC1 or 0xF5-0xFF */
+	}
+	if (len <= n || u[1] < lo || u[1] > hi)
+		return 1;
+	c = u[0] & (0x3F >> n);
+	for (k = 1; k <= n; k++) {
+		if (u[k] < 0x80 || u[k] > 0xBF)
+			return 1;
+		c = c << 6 | (u[k] & 0x3F);
+	}
+	*code = c;
+	return n + 1;
+}
 
-		buf[i] = (c < 0x20 || c == 0x7F) ? '?' : (char)c;
-	}
-	if (len > max) {
-		memcpy(buf + n, "...", 3);
-		n += 3;
-	}
-	buf[n] = '\0';
+int
+attn_char_is_control(long code)
+{
+	return (code >= 0 && code < 0x20) || (code >= 0x7F && code <= 0x9F);
 }
 
 /*
- * The offset of the first byte of s[0..len) that does not belong to a
- * well-formed UTF-8 character, or len when there is none.  Overlong
- * forms, UTF-16 surrogates and code points past U+10FFFF are ill-formed
- * (Unicode 15, table 3-7), as is a character cut off by the end.
+ * Escapes are \xHH of each byte, the bytes being what a user renames a
+ * file by; a backslash stays as it is, so that escaping twice changes
+ * nothing and a Windows path reads as itself.
  */
+size_t
+attn_text_escape(char *buf, size_t size, const char *s, size_t len,
+    size_t *used)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i = 0, n = 0, k, w;
+	long code;
+
+	while (i < len) {
+		w = attn_utf8_char(s + i, len - i, &code);
+		if (code >= 0 && !attn_char_is_control(code)) {
+			if (n + w >= size)
+				break;
+			memcpy(buf + n, s + i, w);
+			n += w;
+		} else {
+			if (n + 4 * w >= size)
+				break;
+			for (k = 0; k < w; k++) {
+				unsigned char c = (unsigned char)s[i + k];
+
+				buf[n++] = '\\';
+				buf[n++] = 'x';
+				buf[n++] = hex[c >> 4];
+				buf[n++] = hex[c & 0xF];
+			}
+		}
+		i += w;
+	}
+	if (size > 0)
+		buf[n] = '\0';
+	if (used != NULL)
+		*used = i;
+	return n;
+}
+
+void
+attn_text_preview(char *buf, size_t max, const char *s, size_t len)
+{
+	size_t used, n;
+
+	n = attn_text_escape(buf, max + 1, s, len, &used);
+	if (used < len)
+		memcpy(buf + n, "...", 4);
+}
+
 size_t
 attn_utf8_invalid(const char *s, size_t len)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, n, k;
-	unsigned char lo, hi;
+	size_t i = 0;
+	long code;
 
 	while (i < len) {
-		if (u[i] < 0x80) {
-			i++;
+		if ((unsigned char)s[i] < 0x80) {
+			i++;	/* ASCII, most of any input */
 			continue;
 		}
-		lo = 0x80;
-		hi = 0xBF;
-		if (u[i] >= 0xC2 && u[i] <= 0xDF) {
-			n = 1;
-		} else if (u[i] >= 0xE0 && u[i] <= 0xEF) {
-			n = 2;
-			if (u[i] == 0xE0)
-				lo = 0xA0;	/* overlong */
-			else if (u[i] == 0xED)
-				hi = 0x9F;	/* surrogates */
-		} else if (u[i] >= 0xF0 && u[i] <= 0xF4) {
-			n = 3;
-			if (u[i] == 0xF0)
-				lo = 0x90;	/* overlong */
-			else if (u[i] == 0xF4)
-				hi = 0x8F;	/* past U+10FFFF */
-		} else {
-			return i;	/* 0x80-0xC1 or 0xF5-0xFF */
-		}
-		if (len - i <= n)
-			return i;
-		if (u[i + 1] < lo || u[i + 1] > hi)
-			return i;
-		for (k = 2; k <= n; k++)
-			if (u[i + k] < 0x80 || u[i + k] > 0xBF)
-				return i;
-		i += n + 1;
+		i += attn_utf8_char(s + i, len - i, &code);
+		if (code < 0)
+			return i - 1;
 	}
 	return len;
 }
 
 /*
- * Labels reach the terminal as they are, so one holding a control
- * character (an ESC starts an escape sequence, a tab or newline breaks the
- * columns) is refused, by both readers with the same words.  The control
- * characters are C0 and DEL; bytes of multi-byte UTF-8 characters never
- * fall in those ranges, so the check is bytewise.
+ * A label holding a control character (an ESC or a CSI starts an escape
+ * sequence, a tab or newline breaks the columns) is refused where it
+ * stands, by every reader with the same words: C0 and DEL by their byte,
+ * C1 (U+0080 to U+009F, two bytes in UTF-8) by its code point.  What is
+ * printed is escaped anyway (attn_text_escape); refusing says where the
+ * label is, which an escape in a table would not.
  */
 enum attn_status
 attn_label_control(struct attn_error *err, const char *name, const char *buf,
     size_t len, size_t off, const char *label, size_t n)
 {
-	size_t i;
+	size_t i = 0;
+	long code;
 
-	for (i = 0; i < n; i++)
-		if ((unsigned char)label[i] < 0x20 || label[i] == 0x7F)
+	while (i < n) {
+		i += attn_utf8_char(label + i, n - i, &code);
+		if (attn_char_is_control(code))
 			return attn_error_at(err, ATTN_ERR_DATA, name, buf, len, off,
-			    "control character 0x%02X in a label",
-			    (unsigned)(unsigned char)label[i]);
+			    code < 0x80 ? "control character 0x%02lX in a label" :
+			    "control character U+%04lX in a label", code);
+	}
 	return ATTN_OK;
 }
 

@@ -904,6 +904,14 @@ static const struct error_case hostile_text[] = {
 	    "control character 0x09 in a label" },
 	{ ATTN_FMT_TEXT, 0, "x 1\ny\x1F 2\n", 0, 2, 1,
 	    "control character 0x1F in a label" },
+	/* C1 controls by their code point; other characters of two bytes
+	 * pass */
+	{ ATTN_FMT_CSV, 0, "\xC3\xA9,b\xC2\x9B" "2J\n1,2\n", 0, 1, 3,
+	    "control character U+009B in a label" },
+	{ ATTN_FMT_CSV, 0, "a,1\n\xC2\x80,2\n", 0, 2, 1,
+	    "control character U+0080 in a label" },
+	{ ATTN_FMT_TSV, 0, "x\t1\n\"y\xC2\x9F\"\t2\n", 0, 2, 1,
+	    "control character U+009F in a label" },
 	/* a preview is cut between characters, never inside one */
 	{ ATTN_FMT_CSV, 0, "1,x\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"
 	    "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"
@@ -1119,6 +1127,87 @@ START_TEST(utf8_check_finds_the_first_bad_byte)
 
 	ck_assert_uint_eq(attn_utf8_invalid(buf, len), utf8_cases[_i].bad);
 	free(buf);
+}
+END_TEST
+
+/* attn_utf8_char: each character's length and code point, -1 for a
+ * byte that starts none. */
+START_TEST(utf8_char_decodes_code_points)
+{
+	static const struct {
+		const char *s;
+		size_t n;
+		long code;
+	} c[] = {
+		{ "a", 1, 'a' }, { "\x1B", 1, 0x1B }, { "\xC2\x9B", 2, 0x9B },
+		{ "\xC3\xA9", 2, 0xE9 }, { "\xE2\x82\xAC", 3, 0x20AC },
+		{ "\xF0\x9F\x98\x80", 4, 0x1F600 },
+		{ "\xF4\x8F\xBF\xBF", 4, 0x10FFFF }, { "\xC0\x80", 1, -1 },
+		{ "\xED\xA0\x80", 1, -1 }, { "\xE2\x82", 1, -1 },
+		{ "\xFF", 1, -1 },
+	};
+	size_t i, n;
+	long code;
+
+	for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+		n = attn_utf8_char(c[i].s, strlen(c[i].s), &code);
+		ck_assert_uint_eq(n, c[i].n);
+		ck_assert_int_eq(code, c[i].code);
+	}
+	ck_assert(attn_char_is_control(0) && attn_char_is_control(0x1F) &&
+	    attn_char_is_control(0x7F) && attn_char_is_control(0x9F));
+	ck_assert(!attn_char_is_control(' ') && !attn_char_is_control(0xA0) &&
+	    !attn_char_is_control(-1) && !attn_char_is_control('~'));
+}
+END_TEST
+
+/* attn_text_escape: control characters (C0, DEL, C1) and bytes that are
+ * not UTF-8 as \xHH, one per byte; everything else, backslashes too, as
+ * it is; cut between characters and escapes, never inside one. */
+static const struct {
+	const char *s;
+	size_t size;		/* of the buffer */
+	const char *want;
+	size_t used;		/* 0: all of s */
+} escapes[] = {
+	{ "plain \xC3\xA9\xE2\x82\xAC", 64, "plain \xC3\xA9\xE2\x82\xAC", 0 },
+	{ "\x1B[2J", 64, "\\x1B[2J", 0 },
+	{ "a\xC2\x9B" "31m", 64, "a\\xC2\\x9B31m", 0 },	/* CSI */
+	{ "\x07\x7F\n\t\r", 64, "\\x07\\x7F\\x0A\\x09\\x0D", 0 },
+	{ "bad\xFF\xC0\x80", 64, "bad\\xFF\\xC0\\x80", 0 },
+	{ "C:\\dir\\x1B", 64, "C:\\dir\\x1B", 0 },	/* twice: no change */
+	{ "\xC2\xA0", 64, "\xC2\xA0", 0 },		/* U+00A0 is no C1 */
+	{ "ab\x1B", 6, "ab", 2 },			/* \x1B does not fit */
+	{ "ab\x1B", 7, "ab\\x1B", 0 },
+	{ "a\xE2\x82\xAC", 4, "a", 1 },			/* nor does the euro */
+};
+
+START_TEST(escape_writes_controls_as_hex)
+{
+	char buf[64];
+	size_t used = 99, n, len = strlen(escapes[_i].s);
+
+	n = attn_text_escape(buf, escapes[_i].size, escapes[_i].s, len, &used);
+	ck_assert_str_eq(buf, escapes[_i].want);
+	ck_assert_uint_eq(n, strlen(escapes[_i].want));
+	ck_assert_uint_eq(used, escapes[_i].used != 0 ? escapes[_i].used :
+	    len);
+}
+END_TEST
+
+/* A preview is escaped as attn_text_escape does, within max bytes. */
+START_TEST(preview_escapes_and_cuts)
+{
+	char p[16 + 4];
+
+	attn_text_preview(p, 16, "\x1B[31mred", 8);
+	ck_assert_str_eq(p, "\\x1B[31mred");
+	attn_text_preview(p, 16, "0123456789\x1B" "abcdef", 17);
+	ck_assert_str_eq(p, "0123456789\\x1Bab...");
+	attn_text_preview(p, 16, "0123456789abc\x1B", 14);
+	ck_assert_str_eq(p, "0123456789abc...");	/* not "\x" */
+	attn_text_preview(p, 16, "0123456789abcdefg", 17);
+	ck_assert_str_eq(p, "0123456789abcdef...");
 }
 END_TEST
 
@@ -1518,7 +1607,8 @@ static const struct error_case strict_json[] = {
 	{ ATTN_FMT_JSON, 0, "\x0C[1]", 0, 1, 1, CONTROL("0x0C") },
 	{ ATTN_FMT_JSON, 0, "[1]\n\x1B", 0, 2, 1, CONTROL("0x1B") },
 	{ ATTN_FMT_JSON, 0, "[\x7F" "1]", 0, 1, 2,
-	    "invalid JSON: unknown word '?1' (JSON has true, false and null)" },
+	    "invalid JSON: unknown word '\\x7F1' (JSON has true, false and "
+	    "null)" },
 	/* in document order: before and after where cJSON stops */
 	{ ATTN_FMT_JSON, 0, "[01, 1 2]", 0, 1, 2,
 	    "invalid JSON: malformed number '01'" LEADING_ZERO },
@@ -1870,6 +1960,11 @@ static const struct error_case bundle_errors[] = {
 	    "control character 0x7F in a label" },
 	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"query\": [\"ok\",\"\\u007f\"]}}",
 	    0, 1, 28, "control character 0x7F in a label" },
+	/* C1 controls (U+009B is CSI), escaped or as their UTF-8 bytes */
+	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"query\": [\"\\u009b2J\"]}}",
+	    0, 1, 23, "control character U+009B in a label" },
+	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"key\": [\"x\xC2\x85\"]}}",
+	    0, 1, 21, "control character U+0085 in a label" },
 	/* labels name the rows of one matrix of a stack (B x T x d) */
 	{ ATTN_FMT_JSON, 0, "{\"Q\": [[[1], [2]], [[3], [4]]], \"K\": [[1]],\n"
 	    " \"V\": [[1]], \"labels\": {\"query\": [\"a\", \"b\", \"c\", "
@@ -2170,6 +2265,10 @@ read_suite(void)
 	tcase_add_test(text, separators_and_line_ends_are_not_in_labels);
 	tcase_add_loop_test(text, utf8_check_finds_the_first_bad_byte, 0,
 	    NCASES(utf8_cases));
+	tcase_add_test(text, utf8_char_decodes_code_points);
+	tcase_add_loop_test(text, escape_writes_controls_as_hex, 0,
+	    NCASES(escapes));
+	tcase_add_test(text, preview_escapes_and_cuts);
 	tcase_add_test(text, large_input_reads_every_value);
 	suite_add_tcase(s, text);
 
