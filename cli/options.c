@@ -278,19 +278,73 @@ set_digits(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
-/* --scale X: a finite number. */
+/*
+ * The value of --scale: a number, A/B (one division, correctly rounded),
+ * or A/sqrt(N), which is A / sqrt(N) in double as the default scale
+ * 1/sqrt(d_k) is computed (lib/problem.c), so that --scale '1/sqrt(64)'
+ * and the default agree to the bit.  A, B and N are numbers as a file
+ * holds them.  Returns 0, or -1 with what is wrong in why.
+ */
+static int
+parse_scale(const char *arg, double *out, const char **why)
+{
+	const char *slash = strchr(arg, '/'), *den;
+	size_t len;
+	double a, b;
+
+	*why = NULL;
+	if (slash == NULL)
+		return attn_parse_number(arg, strlen(arg), out) == 0 &&
+		    isfinite(*out) ? 0 : -1;
+	den = slash + 1;
+	len = strlen(den);
+	if (attn_parse_number(arg, (size_t)(slash - arg), &a) != 0 ||
+	    !isfinite(a))
+		return -1;
+	if (len > 6 && strncmp(den, "sqrt(", 5) == 0 && den[len - 1] == ')') {
+		if (attn_parse_number(den + 5, len - 6, &b) != 0 ||
+		    !isfinite(b))
+			return -1;
+		if (b <= 0.0) {
+			*why = "N in A/sqrt(N) must be above 0";
+			return -1;
+		}
+		*out = a / sqrt(b);
+	} else {
+		if (attn_parse_number(den, len, &b) != 0 || !isfinite(b))
+			return -1;
+		if (b == 0.0) {
+			*why = "B in A/B must not be 0";
+			return -1;
+		}
+		*out = a / b;
+	}
+	if (!isfinite(*out)) {
+		*why = "the quotient is too large for a double";
+		return -1;
+	}
+	return 0;
+}
+
+/* --scale X: a finite number, A/B or A/sqrt(N). */
 static enum attn_status
 set_scale(struct parse *ps, const char *arg, struct attn_error *err)
 {
 	struct options *o = ps->o;
+	const char *why;
 	double x;
 
 	ps->given.scale = 1;
-	if (attn_parse_number(arg, strlen(arg), &x) != 0 || !isfinite(x))
-		return usage_error(err,
-		    "--scale wants a finite number, not '%s'", arg);
+	if (parse_scale(arg, &x, &why) != 0) {
+		if (why != NULL)
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "--scale '%s': %s", arg, why);
+		return usage_error(err, "--scale wants a finite number, A/B "
+		    "or 1/sqrt(N), not '%s'", arg);
+	}
 	o->cfg.scale_mode = ATTN_SCALE_VALUE;
 	o->cfg.scale = x;
+	o->scale_text = arg;
 	return ATTN_OK;
 }
 
@@ -638,7 +692,8 @@ static const struct option_row rows[] = {
 	    "significant digits, 1 to 17 (default 4 for\n"
 	    "table; csv, tsv and json default to the\n"
 	    "shortest text that reads back exactly)", NULL, set_digits, 0 },
-	{ "scale", 0, "X", "scale the scores by X instead of 1/sqrt(d_k)",
+	{ "scale", 0, "X", "scale the scores by X instead of 1/sqrt(d_k):\n"
+	    "a number, A/B or 1/sqrt(N)",
 	    NULL, set_scale, 0 },
 	{ "no-scale", 0, NULL, "scale by 1", NULL, set_no_scale, 0 },
 	{ "self", 0, "X", "self-attention: Q = K = V = X",

@@ -34,6 +34,7 @@ struct options {
 	enum attn_precision emulate;	/* --emulate, FP64 when not given */
 	double factor;		/* --factor */
 	struct attn_config cfg;	/* how to compute */
+	const char *scale_text;	/* --scale as given, NULL when not */
 	const char *like;	/* --like preset, NULL when none */
 	int like_align;		/* whether it set the alignment */
 	int like_masked_rows;	/* and the masked-row policy */

@@ -115,7 +115,13 @@ print_scale_line(const struct printer *p)
 		fprintf(p->fp, "scale = %s (--no-scale)\n", buf);
 		break;
 	case ATTN_SCALE_VALUE:
-		fprintf(p->fp, "scale = %s (--scale)\n", buf);
+		/* a quotient as given, then its value */
+		if (p->o->scale_text != NULL &&
+		    strchr(p->o->scale_text, '/') != NULL)
+			fprintf(p->fp, "scale = %s = %s (--scale)\n",
+			    p->o->scale_text, buf);
+		else
+			fprintf(p->fp, "scale = %s (--scale)\n", buf);
 		break;
 	}
 }
