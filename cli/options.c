@@ -610,12 +610,26 @@ set_no_progress(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
-/* -o FILE; -o - is standard output, as for most tools. */
+/* -o FILE; -o - is standard output, as for most tools.  An empty name
+ * (an unset shell variable, -o "$out") is refused before any work. */
 static enum attn_status
 set_output(struct parse *ps, const char *arg, struct attn_error *err)
 {
-	(void)err;
+	if (arg[0] == '\0')
+		return usage_error(err, "%s", "-o wants a file name, not '' "
+		    "(- is standard output)");
 	ps->o->output = strcmp(arg, "-") == 0 ? NULL : arg;
+	return ATTN_OK;
+}
+
+/* --svg FILE, likewise. */
+static enum attn_status
+set_svg(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	if (arg[0] == '\0')
+		return usage_error(err, "%s", "--svg wants a file name, not '' "
+		    "(- is standard output)");
+	ps->o->svg = arg;
 	return ATTN_OK;
 }
 
@@ -757,7 +771,7 @@ static const struct option_row rows[] = {
 	    NULL, NULL, FIELD(heatmap) },
 	{ "svg", 0, "FILE", "also write the weights as an SVG heatmap to\n"
 	    "FILE (atomically; - is standard output)",
-	    NULL, NULL, FIELD(svg) },
+	    NULL, set_svg, 0 },
 	{ "color", 0, "WHEN", "colour the heatmap: auto (when stdout is a\n"
 	    "terminal and NO_COLOR is unset), always, never",
 	    color_names, set_color, 0 },
