@@ -234,6 +234,7 @@ set_format(struct parse *ps, const char *arg, struct attn_error *err)
 	char names[128];
 	size_t i, n = 0;
 
+	ps->given.format = 1;
 	for (i = 0; i < OUT_COUNT; i++)
 		if (strcmp(arg, print_formats[i].name) == 0) {
 			o->format = (enum out_format)i;
@@ -245,6 +246,57 @@ set_format(struct parse *ps, const char *arg, struct attn_error *err)
 		    i > 0 ? ", " : "", print_formats[i].name);
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 	    "unknown format '%s' (formats: %s)", arg, names);
+}
+
+/* Whether the extension of the last component of path (after its last
+ * dot) is ext, in any case of ASCII letters, as the readers match them. */
+static int
+has_extension(const char *path, const char *ext)
+{
+	const char *base = strrchr(path, '/'), *dot;
+	size_t i;
+
+	base = base != NULL ? base + 1 : path;
+	dot = strrchr(base, '.');
+	if (dot == NULL || dot == base || strlen(dot + 1) != strlen(ext))
+		return 0;
+	for (i = 0; ext[i] != '\0'; i++) {
+		char c = dot[1 + i];
+
+		if ((c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c) !=
+		    ext[i])
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Without -f, -o FILE's extension picks the format: .json, .csv, .tsv,
+ * .npy and .html (each format's name but table's), and .txt the table.
+ * Any other extension keeps the default.  .svg is refused: a table in it
+ * is not a picture, and --svg FILE draws one.
+ */
+static enum attn_status
+format_by_extension(struct options *o, const struct given *g,
+    struct attn_error *err)
+{
+	size_t i;
+
+	if (g->format || o->output == NULL)
+		return ATTN_OK;
+	for (i = 0; i < OUT_COUNT; i++)
+		if (i != OUT_TABLE &&
+		    has_extension(o->output, print_formats[i].name)) {
+			o->format = (enum out_format)i;
+			o->format_by_name = 1;
+		}
+	if (has_extension(o->output, "txt"))
+		o->format_by_name = 1;	/* the table, the default */
+	if (has_extension(o->output, "svg") && !o->gen && o->svg == NULL)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "-o %s: the SVG heatmap of the weights is --svg %s (-o "
+		    "writes the stages, as -f says)", o->output, o->output);
+	return ATTN_OK;
 }
 
 /* --npy-dtype: the words, and what -f npy writes. */
@@ -791,7 +843,9 @@ static const struct option_row rows[] = {
 	    check_emulate_names, set_emulate, 0 },
 	{ "factor", 0, "X", "--check --emulate passes within X times the\n"
 	    "baseline's error (default 2)", NULL, set_factor, 0 },
-	{ "output", 'o', "FILE", "write to FILE atomically instead of stdout",
+	{ "output", 'o', "FILE", "write to FILE atomically instead of stdout;\n"
+	    "without -f, .json, .csv, .tsv, .npy or .html\n"
+	    "picks the format",
 	    NULL, set_output, 0 },
 	{ "threads", 'j', "N", "worker threads (default: one per CPU, or\n"
 	    "ATTN_THREADS)", NULL, set_threads, 0 },
@@ -1088,6 +1142,8 @@ options_parse(int argc, char **argv, struct options *o,
 	}
 	o->operands = argv + optind;
 	o->noperands = (size_t)(argc - optind);
+	if ((st = format_by_extension(o, &ps.given, err)) != ATTN_OK)
+		return st;
 	if (o->gen) {
 		if (o->digits < 0)
 			o->digits = print_formats[o->format].digits;

@@ -26,6 +26,7 @@ struct options {
 	enum attn_stage stages[ATTN_STAGE_COUNT];	/* in print order */
 	size_t nstages;
 	enum out_format format;
+	int format_by_name;	/* -o FILE's extension chose it, not -f */
 	int header;		/* --header: labels in csv/tsv */
 	int digits;		/* 0: shortest round trip */
 	int npy_f4;		/* --npy-dtype f4: -f npy writes float32 */

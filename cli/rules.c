@@ -53,6 +53,17 @@ usage_error(struct attn_error *err, const char *msg)
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "%s", msg);
 }
 
+/* A format that -o FILE's extension chose (no -f) and that does not go
+ * with what: "-o out.csv writes csv (by its extension), and WHAT: FIX". */
+static enum attn_status
+by_extension(const struct options *o, const char *what, const char *fix,
+    struct attn_error *err)
+{
+	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "-o %s writes "
+	    "%s (by its extension), and %s: %s", o->output,
+	    print_formats[o->format].name, what, fix);
+}
+
 enum attn_status
 rules_mask_invert(const struct options *o, int have_mask,
     struct attn_error *err)
@@ -141,8 +152,9 @@ rules_check(const struct options *o, const struct given *g,
 		    "--explain" : o->stats ? "--stats" : o->heatmap ?
 		    "--heatmap" : "--svg");
 	if (o->format != OUT_TABLE && o->format != OUT_JSON)
-		return usage_error(err, "--check reports as a table or as JSON "
-		    "(-f json)");
+		return o->format_by_name ? by_extension(o, "--check reports "
+		    "as a table or as JSON", "give -f table or -f json", err) : usage_error(err,
+		    "--check reports as a table or as JSON (-f json)");
 	if (o->nstages != 1)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "--check "
 		    "compares one stage, not %zu: choose it with --stage",
@@ -186,8 +198,11 @@ rules_check_options(const struct options *o, const struct given *g,
 			    "stage '%s' needs --grad DO, the gradient of the "
 			    "output", attn_stage_table[o->stages[i]].name);
 	if (o->format == OUT_HTML && g->stage)
-		return usage_error(err, "-f html shows every stage, as "
-		    "--explain does: leave out --stage");
+		return o->format_by_name ? by_extension(o, "a page shows "
+		    "every stage, as --explain does", "leave out --stage, or "
+		    "give -f", err) : usage_error(err,
+		    "-f html shows every stage, as --explain does: leave out "
+		    "--stage");
 	if (o->explain && g->stage)
 		return usage_error(err,
 		    "--explain prints every stage; leave out --stage");
@@ -207,18 +222,22 @@ rules_check_options(const struct options *o, const struct given *g,
 		return usage_error(err, "-o has nothing to write: --svg writes "
 		    "its own file (add --stage to print stages as well)");
 	if (o->heatmap && o->format != OUT_TABLE)
-		return usage_error(err,
+		return o->format_by_name ? by_extension(o, "--heatmap draws "
+		    "as a table does", "give -f table", err) : usage_error(err,
 		    "--heatmap draws in the terminal: leave out --format");
 	if (o->explain && !(f->flags & PRINT_EXPLAIN))
-		return usage_error(err,
+		return o->format_by_name ? by_extension(o, "--explain prints "
+		    "tables", "give -f table or -f html", err) : usage_error(err,
 		    "--explain prints tables; leave out --format");
 	if (o->header && !(f->flags & PRINT_HEADER))
 		return usage_error(err,
 		    "--header goes with --format csv or tsv");
 	if ((f->flags & PRINT_ONE_STAGE) && o->nstages != 1)
-		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "-f %s "
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "%s%s%s "
 		    "writes one stage, not %zu: choose it with --stage",
-		    f->name, o->nstages);
+		    o->format_by_name ? "-o " : "-f ", o->format_by_name ?
+		    o->output : f->name, o->format_by_name ? " (npy, by its "
+		    "extension)" : "", o->nstages);
 	if (g->npy_dtype && o->format != OUT_NPY)
 		return usage_error(err, "--npy-dtype goes with --format npy");
 	if ((st = rules_check(o, g, err)) != ATTN_OK)
