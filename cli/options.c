@@ -993,16 +993,48 @@ options_print_help(const struct options *o, FILE *fp)
 	}
 }
 
-/* getopt_long returned '?' for arg, the argument it stopped at: name the
- * option that is wrong, which for a cluster such as -ez is optopt; an
- * option of the other command (gen or not) is unknown here. */
-static enum attn_status
-bad_option(const char *arg, int gen, struct attn_error *err)
+/* "" or " (options are written in full: --query, --query-labels)": the
+ * options of the command (gen or not) whose names start with the len
+ * bytes at name, for a word that getopt_long would have taken as an
+ * abbreviation of them. */
+static void
+full_names(char *buf, size_t size, const char *name, size_t len, int gen)
 {
-	char shortopt[3] = { '-', (char)optopt, '\0' };
-	size_t len, i;
+	size_t i, n = 0, found = 0;
 
-	if (strncmp(arg, "--", 2) != 0)
+	buf[0] = '\0';
+	for (i = 0; i < NROWS && n < size; i++) {
+		if (!applies(&rows[i], gen) || len == 0 ||
+		    strncmp(rows[i].name, name, len) != 0)
+			continue;
+		n += (size_t)snprintf(buf + n, size - n, "%s--%s",
+		    found++ == 0 ? " (options are written in full: " : ", ",
+		    rows[i].name);
+	}
+	if (found > 0 && n < size)
+		snprintf(buf + n, size - n, ")");
+}
+
+/*
+ * getopt_long returned '?': name the option that is wrong.  A letter
+ * that no option of this command has is a short option, in a cluster
+ * such as -ze or not (getopt_long leaves it in optopt, and argv[optind
+ * - 1] may then be the word before); otherwise the word it stopped at,
+ * argv[optind - 1], is a long option: unknown, of the other command (gen
+ * or not), or given a value it does not take.
+ */
+static enum attn_status
+bad_option(char **argv, int gen, struct attn_error *err)
+{
+	const char *arg = argv[optind - 1];
+	char shortopt[3] = { '-', (char)optopt, '\0' }, hint[160];
+	size_t len, i;
+	int letter = 0;
+
+	for (i = 0; i < NROWS; i++)
+		letter |= applies(&rows[i], gen) && optopt != 0 &&
+		    rows[i].letter == optopt;
+	if (optopt > 0 && optopt < 256 && !letter)
 		return usage_error(err, "unknown option '%s'", shortopt);
 	len = strcspn(arg + 2, "=");
 	for (i = 0; i < NROWS; i++)
@@ -1019,7 +1051,50 @@ bad_option(const char *arg, int gen, struct attn_error *err)
 				return usage_error(err,
 				    "option '--%s' takes no value",
 				    rows[i].name);
-	return usage_error(err, "unknown or ambiguous option '%s'", arg);
+	full_names(hint, sizeof hint, arg + 2, len, gen);
+	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+	    "unknown option '%.*s'%s", (int)(len + 2), arg, hint);
+}
+
+/*
+ * getopt_long took a long option for row r: refuse it unless the word
+ * spells r's name in full.  getopt_long also takes any unambiguous
+ * prefix (--quer for --query-labels until --query exists), and such a
+ * word would change meaning whenever an option is added: a script that
+ * works today must not be reinterpreted by a later version.  The word
+ * is argv[optind - 1], or argv[optind - 2] when the value was the next
+ * word.
+ */
+static enum attn_status
+check_full_name(char **argv, const struct option_row *r, const char *arg,
+    int gen, struct attn_error *err)
+{
+	const char *word = argv[optind - 1];
+	size_t len;
+	char hint[160];
+
+	if (arg != NULL && optind >= 2 && arg == argv[optind - 1])
+		word = argv[optind - 2];
+	len = strcspn(word + 2, "=");
+	if (strlen(r->name) == len && strncmp(word + 2, r->name, len) == 0)
+		return ATTN_OK;
+	full_names(hint, sizeof hint, word + 2, len, gen);
+	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+	    "unknown option '%.*s'%s", (int)(len + 2), word, hint);
+}
+
+/* getopt_long returned ':': the option at the end of argv wants a value.
+ * A short one (in a cluster such as -ej or not) is named by its letter,
+ * a long one by its word. */
+static enum attn_status
+missing_value(char **argv, struct attn_error *err)
+{
+	const char *arg = argv[optind - 1];
+	char shortopt[3] = { '-', (char)optopt, '\0' };
+
+	if (strncmp(arg, "--", 2) != 0 && optopt > 0 && optopt < 256)
+		arg = shortopt;
+	return usage_error(err, "option '%s' needs a value", arg);
 }
 
 /* The argument of row r, when it is one of r->choices: its index in
@@ -1091,7 +1166,7 @@ options_parse(int argc, char **argv, struct options *o,
 	struct parse ps;
 	enum attn_status st;
 	size_t i, n = 0, nl = 0;
-	int c;
+	int c, li = -1;		/* getopt_long's index of a long option */
 
 	options_init(o);
 	/* attn gen: its own options, from the same table */
@@ -1126,15 +1201,18 @@ options_parse(int argc, char **argv, struct options *o,
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, shortopts, longopts, &li)) !=
 	    -1) {
 		if (c == ':')
-			return usage_error(err, "option '%s' needs a value",
-			    argv[optind - 1]);
+			return missing_value(argv, err);
 		for (i = 0; i < NROWS && row_val(i) != c; i++)
 			;
 		if (i == NROWS)
-			return bad_option(argv[optind - 1], o->gen, err);
+			return bad_option(argv, o->gen, err);
+		if (li >= 0 && (st = check_full_name(argv, &rows[i], optarg,
+		    o->gen, err)) != ATTN_OK)
+			return st;
+		li = -1;
 		if ((st = apply(&rows[i], &ps, optarg, err)) != ATTN_OK)
 			return st;
 		if (ps.stop)
