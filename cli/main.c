@@ -22,6 +22,7 @@
 #include "options.h"
 #include "print.h"
 #include "progress.h"
+#include "query.h"
 #include "render.h"
 #include "rules.h"
 
@@ -194,6 +195,7 @@ main(int argc, char **argv)
 	struct attn_stages stages = { 0 };
 	struct inputs in = { 0 };
 	struct check chk = { 0 };
+	struct query sel = { 0 };
 	struct options o;
 	struct names lab;
 	enum attn_status st;
@@ -236,13 +238,16 @@ main(int argc, char **argv)
 		st = name_rows(&o, &in, &stages, &query, &key, &err);
 	if (st == ATTN_OK && o.check != NULL)
 		st = check_run(&o, &in.in, &stages, &chk, &err);
+	/* --query: the rows it names, of everything printed */
+	if (st == ATTN_OK)
+		st = query_select(&o, &in.in, &stages, &query, &sel, &err);
 	if (st == ATTN_OK) {
 		lab.query = query.names;
 		lab.key = key.names;
 		lab.mask = in.name[IN_MASK];
 		lab.bias = in.name[IN_BIAS];
 		warn_masked_rows(&o, &stages, &lab);
-		st = write_output(&o, &stages, &lab, &in.in, &chk, &err);
+		st = write_output(&o, &stages, &lab, &sel.in, &chk, &err);
 	}
 	if (st != ATTN_OK && err.msg[0] != '\0')
 		report(&err, &o);
@@ -254,5 +259,6 @@ main(int argc, char **argv)
 	attn_stages_free(&stages);
 	inputs_free(&in);
 	check_free(&chk);
+	query_free(&sel);
 	return failed ? 1 : exit_code(st);
 }

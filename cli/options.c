@@ -22,6 +22,7 @@
 #include "layout.h"
 #include "options.h"
 #include "print.h"
+#include "query.h"
 #include "rules.h"
 
 const char options_usage[] =
@@ -685,6 +686,14 @@ set_svg(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* --query I,J..: checked now, kept once the inputs say T (query.c). */
+static enum attn_status
+set_query(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	ps->o->query = arg;
+	return query_parse(arg, &ps->o->nquery, err);
+}
+
 /* --seed N: 0 to 2^64 - 1. */
 static enum attn_status
 set_seed(struct parse *ps, const char *arg, struct attn_error *err)
@@ -814,6 +823,8 @@ static const struct option_row rows[] = {
 	    NULL, NULL, FIELD(query_labels) },
 	{ "key-labels", 0, "L", "names of the keys, comma-separated",
 	    NULL, NULL, FIELD(key_labels) },
+	{ "query", 0, "I,J..", "print only these query rows (from 1, in\n"
+	    "this order)", NULL, set_query, 0 },
 	{ "arithmetic", 0, NULL, "with --explain: every product, exponential\n"
 	    "and sum written out", NULL, NULL, FIELD(arithmetic) },
 	{ "stats", 0, NULL, "per query row: the largest weight and its key,\n"

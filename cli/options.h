@@ -44,6 +44,12 @@ struct options {
 	const char *grad;	/* --grad DO: dO, for the backward stages */
 	const char *query_labels;	/* --query-labels, comma-separated */
 	const char *key_labels;		/* --key-labels */
+	const char *query;	/* --query I,J..: rows to print; NULL: all */
+	size_t nquery;		/* how many it lists */
+	/* Once query_select has kept them (query.h): the place in Q of
+	 * each query row printed, and Q's rows; NULL and 0 until then. */
+	const size_t *query_row;
+	size_t query_T;
 	const char *output;	/* -o FILE, NULL for stdout */
 	const char *self;	/* --self X */
 	int stats;		/* --stats: per query row statistics */

@@ -149,6 +149,18 @@ print_number(const struct printer *p, char *buf, double x)
 	return attn_format_number(buf, x, p->o->digits, p->numflags);
 }
 
+size_t
+print_queries(const struct printer *p)
+{
+	return p->o->query_row != NULL ? p->o->query_T : p->st->T;
+}
+
+size_t
+print_query_row(const struct printer *p, size_t i)
+{
+	return p->o->query_row != NULL ? p->o->query_row[i] : i;
+}
+
 struct attn_matrix
 print_block(const struct printer *p, enum attn_stage s, size_t n)
 {

@@ -92,6 +92,12 @@ enum attn_status print_svg_run(FILE *fp, const struct options *o,
  * length.  buf has ATTN_NUM_MAX bytes. */
 size_t print_number(const struct printer *p, char *buf, double x);
 
+/* The rows of Q (T of the inputs, which --query makes more than the
+ * stages' p->st->T), and the row of Q that row i of a stage is: what a
+ * query's position (i + offset) counts from. */
+size_t print_queries(const struct printer *p);
+size_t print_query_row(const struct printer *p, size_t i);
+
 /* Block n of stage s (of attn_stage_shape's blocks): T rows, the
  * columns of one block; for output, every head of batch n. */
 struct attn_matrix print_block(const struct printer *p, enum attn_stage s,

@@ -172,11 +172,11 @@ arith_scaled(const struct printer *p, const struct arith_block *a,
 	if (c->alibi) {
 		/* query i sits at key position i + offset (SPEC) */
 		long long off = c->align == ATTN_ALIGN_BOTTOM_RIGHT ?
-		    (long long)p->st->S - (long long)p->st->T : 0;
+		    (long long)p->st->S - (long long)print_queries(p) : 0;
 
 		fprintf(p->fp, " - %s x |%lld - %zu|", num(p, buf,
-		    attn_alibi_slope(a->h, p->st->heads)), (long long)i + off,
-		    j);
+		    attn_alibi_slope(a->h, p->st->heads)),
+		    (long long)print_query_row(p, i) + off, j);
 	}
 	fprintf(p->fp, " = %s\n", num(p, buf, *attn_at(&a->scaled, i, j)));
 }
@@ -444,7 +444,8 @@ print_arith_check(const struct printer *p, struct attn_error *err)
 	if (lines > ARITH_MAX_LINES)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "--arithmetic would write %.0f lines here (at most %d): "
-		    "give fewer queries, keys, heads or batches", lines,
+		    "give fewer keys, heads or batches, or choose queries "
+		    "with --query I,J..", lines,
 		    ARITH_MAX_LINES);
 	return ATTN_OK;
 }

@@ -139,6 +139,7 @@ static void
 print_conventions(const struct printer *p)
 {
 	const struct attn_config *c = &p->o->cfg;
+	const size_t T = print_queries(p);
 	const char *sep = "";
 	char buf[ATTN_NUM_MAX];
 	size_t h;
@@ -146,8 +147,8 @@ print_conventions(const struct printer *p)
 	fputs("conventions: alignment ", p->fp);
 	if (c->align == ATTN_ALIGN_BOTTOM_RIGHT)
 		fprintf(p->fp, "bottom-right (offset S - T = %s%zu",
-		    p->st->S >= p->st->T ? "" : "-", p->st->S >= p->st->T ?
-		    p->st->S - p->st->T : p->st->T - p->st->S);
+		    p->st->S >= T ? "" : "-", p->st->S >= T ? p->st->S - T :
+		    T - p->st->S);
 	else
 		fputs("top-left (offset 0", p->fp);
 	if (p->o->like != NULL && p->o->like_align)
@@ -242,10 +243,11 @@ print_layer_shapes(const struct printer *p)
 	if (st->batches > 1)
 		snprintf(b, sizeof b, "%zux", st->batches);
 	if (st->proj_self)
-		fprintf(p->fp, "X is %s%zux%zu, ", b, st->T, st->d_xq);
+		fprintf(p->fp, "X is %s%zux%zu, ", b, print_queries(p),
+		    st->d_xq);
 	else
 		fprintf(p->fp, "XQ is %s%zux%zu, XKV is %s%zux%zu, ", b,
-		    st->T, st->d_xq, b, st->S, st->d_xkv);
+		    print_queries(p), st->d_xq, b, st->S, st->d_xkv);
 	fprintf(p->fp, "W_Q is %zux%zu, W_K is %zux%zu, W_V is %zux%zu",
 	    st->d_xq, st->heads * st->d_k, st->d_xkv, G * st->d_k,
 	    st->d_xkv, G * st->d_v);
@@ -261,9 +263,27 @@ print_qkv_shapes(const struct printer *p)
 	const struct attn_stages *st = p->st;
 	const size_t G = st->kv_heads;
 
-	print_operand(p, "Q", st->T, st->heads, st->d_k);
+	print_operand(p, "Q", print_queries(p), st->heads, st->d_k);
 	print_operand(p, ", K", st->S, G, st->d_k);
 	print_operand(p, ", V", st->S, G, st->d_v);
+}
+
+/* With --query, the queries shown: "; shown: q3, q1 (--query)", the
+ * first few of them. */
+static void
+print_chosen(const struct printer *p)
+{
+	const size_t shown = 8;
+	size_t i;
+
+	if (p->o->query_row == NULL)
+		return;
+	fputs("; shown: ", p->fp);
+	for (i = 0; i < p->st->T && i < shown; i++)
+		fprintf(p->fp, "%s%s", i > 0 ? ", " : "", p->nm->query[i]);
+	if (p->st->T > shown)
+		fprintf(p->fp, " and %zu more", p->st->T - shown);
+	fputs(" (--query)", p->fp);
 }
 
 /* "Q is 2x3x8, K is ...: B=2 batches of T=3 queries, ...", from the
@@ -280,20 +300,23 @@ print_shapes(const struct printer *p)
 	else
 		print_qkv_shapes(p);
 	if (p->o->grad != NULL)
-		print_operand(p, ", dO", st->T, st->heads, st->d_v);
+		print_operand(p, ", dO", print_queries(p), st->heads, st->d_v);
 	if (st->layout != ATTN_LAYOUT_NONE)
 		fprintf(p->fp, " (%s)", st->layout == ATTN_LAYOUT_BHSD ?
 		    "bhsd" : "bshd");
 	fputs(": ", p->fp);
 	if (st->batches > 1)
 		fprintf(p->fp, "B=%zu batches of ", st->batches);
-	fprintf(p->fp, "T=%zu queries, S=%zu keys, ", st->T, st->S);
+	fprintf(p->fp, "T=%zu queries, S=%zu keys, ", print_queries(p),
+	    st->S);
 	if (G != st->heads)
 		fprintf(p->fp, "H=%zu heads sharing G=%zu KV heads, per head ",
 		    st->heads, G);
 	else if (st->heads > 1)
 		fprintf(p->fp, "H=%zu heads, per head ", st->heads);
-	fprintf(p->fp, "d_k=%zu, d_v=%zu\n", st->d_k, st->d_v);
+	fprintf(p->fp, "d_k=%zu, d_v=%zu", st->d_k, st->d_v);
+	print_chosen(p);
+	putc('\n', p->fp);
 }
 
 /* Block n of stage s as a table, and with --arithmetic how each of its

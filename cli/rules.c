@@ -151,6 +151,9 @@ rules_check(const struct options *o, const struct given *g,
 		    "reports a comparison; leave out %s", o->explain ?
 		    "--explain" : o->stats ? "--stats" : o->heatmap ?
 		    "--heatmap" : "--svg");
+	if (o->query != NULL)
+		return usage_error(err, "--check compares every row of the "
+		    "stage: leave out --query");
 	if (o->format != OUT_TABLE && o->format != OUT_JSON)
 		return o->format_by_name ? by_extension(o, "--check reports "
 		    "as a table or as JSON", "give -f table or -f json", err) : usage_error(err,

@@ -1,0 +1,250 @@
+/*
+ * query.c - --query I,J..: the chosen query rows, taken out of a run that
+ * computed them all (see query.h).
+ *
+ * Every held stage is a stack of blocks of T rows (per batch, or per
+ * batch and head), and so are Q, dO, and the mask and bias as the run
+ * read them; keeping rows I, J.. of each block, in the order given,
+ * makes a run of fewer queries that every printer reads as it reads any
+ * other.  What depends on a row's place in Q rather than in what is
+ * printed (ALiBi's distance, the bottom-right offset) reads
+ * o->query_row and o->query_T.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn.h"
+#include "query.h"
+
+/* The row at *p, from 1, as the number it is; *p then points past it
+ * (at ',' or the end).  -1 when it is not a whole number, 1 when it is
+ * too large for a size_t. */
+static int
+next_row(const char **p, size_t *row)
+{
+	const char *s = *p;
+	size_t v = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (SIZE_MAX - 9) / 10)
+			return 1;
+		v = v * 10 + (size_t)(*s - '0');
+	}
+	if (*s != ',' && *s != '\0')
+		return -1;
+	*p = s;
+	*row = v;
+	return 0;
+}
+
+enum attn_status
+query_parse(const char *list, size_t *count, struct attn_error *err)
+{
+	const char *p = list;
+	char text[64];
+	size_t n = 0, row;
+	int bad;
+
+	attn_text_preview(text, 40, list, strlen(list));
+	for (;;) {
+		if ((bad = next_row(&p, &row)) != 0 || row == 0)
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    bad > 0 ? "--query '%s': a row number too large" :
+			    bad == 0 ? "--query '%s': rows count from 1" :
+			    "--query wants query rows from 1, comma-separated "
+			    "(as 3,1), not '%s'", text);
+		n++;
+		if (*p++ == '\0')
+			break;
+	}
+	*count = n;
+	return ATTN_OK;
+}
+
+/* The rows row[0..n) of each block of T rows of m, into out. */
+static enum attn_status
+gather(const struct attn_matrix *m, size_t T, const size_t *row, size_t n,
+    struct attn_matrix *out, struct attn_error *err)
+{
+	const size_t blocks = m->rows / T;
+	enum attn_status st;
+	size_t b, k;
+
+	if (blocks > SIZE_MAX / n)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory keeping the rows of --query");
+	if ((st = attn_matrix_alloc(out, blocks * n, m->cols, err)) !=
+	    ATTN_OK)
+		return st;
+	for (b = 0; b < blocks; b++)
+		for (k = 0; k < n; k++)
+			if (m->cols > 0)
+				memcpy(attn_at(out, b * n + k, 0),
+				    attn_at(m, b * T + row[k], 0),
+				    m->cols * sizeof(double));
+	return ATTN_OK;
+}
+
+/* The chosen rows of input m when it is blocks of T rows (a mask or bias
+ * read as a row for every key is left as it is), as own; *m then views
+ * own. */
+static enum attn_status
+gather_input(struct attn_matrix *m, size_t blocks, size_t T,
+    const struct query *q, struct attn_matrix *own, struct attn_error *err)
+{
+	enum attn_status st;
+
+	if (m->data == NULL || blocks == 0 || m->rows != blocks * T)
+		return ATTN_OK;
+	if ((st = gather(m, T, q->row, q->n, own, err)) == ATTN_OK)
+		*m = *own;
+	return st;
+}
+
+static int
+compare_size(const void *a, const void *b)
+{
+	const size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The rows that may attend no key, as places in the narrowed stacks:
+ * those chosen, in the order they are printed.  pos[r] is 1 + the place
+ * of row r among the chosen, 0 when it is not one. */
+static void
+select_masked(struct attn_stages *st, const size_t *pos, size_t T, size_t n)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < st->nmasked; i++) {
+		const size_t b = st->masked[i] / T, r = st->masked[i] % T;
+
+		if (pos[r] != 0)
+			st->masked[kept++] = b * n + pos[r] - 1;
+	}
+	st->nmasked = kept;
+	if (kept > 1)
+		qsort(st->masked, kept, sizeof *st->masked, compare_size);
+}
+
+/* The chosen labels, in their order; the others are freed. */
+static enum attn_status
+select_labels(struct attn_labels *l, const struct query *q,
+    struct attn_error *err)
+{
+	char **names;
+	size_t i;
+
+	if (l->names == NULL)
+		return ATTN_OK;
+	if ((names = attn_alloc_array(q->n, sizeof *names)) == NULL)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory keeping the rows of --query");
+	for (i = 0; i < q->n; i++) {
+		names[i] = l->names[q->row[i]];
+		l->names[q->row[i]] = NULL;
+	}
+	for (i = 0; i < l->count; i++)
+		free(l->names[i]);
+	free(l->names);
+	l->names = names;
+	l->count = q->n;
+	return ATTN_OK;
+}
+
+/* The rows of o->query, from 0, into q->row; pos as select_masked reads
+ * it.  A row past T or one listed twice is a usage error. */
+static enum attn_status
+read_rows(const struct options *o, size_t T, struct query *q, size_t *pos,
+    struct attn_error *err)
+{
+	const char *p = o->query;
+	size_t k, row = 0;
+
+	for (k = 0; k < q->n; k++, p++) {
+		/* query_parse has read the list: only T can be wrong */
+		if (next_row(&p, &row) != 0 || row == 0 || row > T)
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "--query names row %zu, but there %s only %zu "
+			    "quer%s (T = %zu)", row, T == 1 ? "is" : "are", T,
+			    T == 1 ? "y" : "ies", T);
+		if (pos[row - 1] != 0)
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "--query lists row %zu twice", row);
+		pos[row - 1] = k + 1;
+		q->row[k] = row - 1;
+	}
+	return ATTN_OK;
+}
+
+enum attn_status
+query_select(struct options *o, const struct attn_inputs *in,
+    struct attn_stages *st, struct attn_labels *labels, struct query *q,
+    struct attn_error *err)
+{
+	const size_t T = st->T, B = in->batches;
+	enum attn_status status;
+	size_t *pos, s;
+
+	memset(q, 0, sizeof *q);
+	q->in = *in;
+	if (o->query == NULL)
+		return ATTN_OK;
+	q->n = o->nquery;
+	q->row = attn_alloc_array(q->n, sizeof *q->row);
+	pos = calloc(T, sizeof *pos);
+	if (q->row == NULL || pos == NULL) {
+		free(pos);
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory keeping the rows of --query");
+	}
+	if ((status = read_rows(o, T, q, pos, err)) != ATTN_OK) {
+		free(pos);
+		return status;
+	}
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		struct attn_matrix kept;
+
+		if (st->stage[s].data == NULL ||
+		    attn_stage_table[s].rows != ATTN_AXIS_QUERY)
+			continue;
+		if ((status = gather(&st->stage[s], T, q->row, q->n, &kept,
+		    err)) != ATTN_OK) {
+			free(pos);
+			return status;
+		}
+		attn_matrix_free(&st->stage[s]);
+		st->stage[s] = kept;
+	}
+	select_masked(st, pos, T, q->n);
+	free(pos);
+	if ((status = gather_input(&q->in.q, B, T, q, &q->own[0], err)) !=
+	    ATTN_OK ||
+	    (status = gather_input(&q->in.mask, in->mask_blocks, T, q,
+	    &q->own[1], err)) != ATTN_OK ||
+	    (status = gather_input(&q->in.bias, in->bias_blocks, T, q,
+	    &q->own[2], err)) != ATTN_OK ||
+	    (status = gather_input(&q->in.d_out, B, T, q, &q->own[3],
+	    err)) != ATTN_OK ||
+	    (status = select_labels(labels, q, err)) != ATTN_OK)
+		return status;
+	st->T = q->n;
+	o->query_row = q->row;
+	o->query_T = T;
+	return ATTN_OK;
+}
+
+void
+query_free(struct query *q)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof q->own / sizeof q->own[0]; i++)
+		attn_matrix_free(&q->own[i]);
+	free(q->row);
+	memset(q, 0, sizeof *q);
+}
