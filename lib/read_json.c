@@ -904,11 +904,27 @@ same_letters(const char *a, const char *b)
 	return *a == *b;
 }
 
-/* What an unknown layer key may have meant, or "". */
+/* ": keys are case-sensitive; did you mean \"Q\"?" or ": did you mean
+ * \"labels\"?" for an unknown key near one of names[0..n) (attn_suggest),
+ * in buf; NULL when none is near. */
 static const char *
-layer_key_hint(const char *key)
+key_suggestion(char *buf, size_t size, const char *key,
+    const char *const *names, size_t n)
 {
-	size_t k;
+	const char *s = attn_suggest(key, names, n);
+
+	if (s == NULL)
+		return NULL;
+	snprintf(buf, size, ": %sdid you mean \"%s\"?", same_letters(key, s) ?
+	    "keys are case-sensitive; " : "", s);
+	return buf;
+}
+
+/* What an unknown layer key may have meant, in buf or static. */
+static const char *
+layer_key_hint(char *buf, size_t size, const char *key)
+{
+	const char *s;
 
 	if (strncmp(key, "in_proj_", 8) == 0)
 		return ": nn.MultiheadAttention's in_proj_weight stacks W_Q, "
@@ -919,9 +935,9 @@ layer_key_hint(const char *key)
 	    strcmp(key, "proj") == 0)
 		return ": that is a BUNDLE key, and this file a BUNDLE, not a "
 		    "layer";
-	for (k = 0; k < LK_COUNT; k++)
-		if (same_letters(key, layer_keys[k]))
-			return ": keys are case-sensitive (W_Q, ..., b_Q, ...)";
+	if ((s = key_suggestion(buf, size, key, layer_keys, LK_COUNT)) !=
+	    NULL)
+		return s;
 	return " (expected W_Q, W_K, W_V, W_O, b_Q, b_K, b_V or b_O)";
 }
 
@@ -937,7 +953,7 @@ json_layer(const struct json_src *js, const cJSON *obj, const size_t *base,
 {
 	size_t path[PATH_MAX_LEN] = { 0 }, m, k, where_bo = 0;
 	int seen[LK_COUNT] = { 0 };
-	char msg[ATTN_MSG_MAX], p[PREVIEW_MAX + 4];
+	char msg[ATTN_MSG_MAX], p[PREVIEW_MAX + 4], hint[64];
 	struct json_src member = *js;
 	struct attn_array *a;
 	enum attn_status st;
@@ -959,7 +975,7 @@ json_layer(const struct json_src *js, const cJSON *obj, const size_t *base,
 		if (k == LK_COUNT) {
 			snprintf(msg, sizeof msg, "unknown layer key \"%s\"%s",
 			    key_preview(p, j->string),
-			    layer_key_hint(j->string));
+			    layer_key_hint(hint, sizeof hint, j->string));
 			return fail_path(js, path, nbase + 1, 1, msg);
 		}
 		if (seen[k]) {
@@ -1127,7 +1143,7 @@ json_bundle_labels(const struct json_src *js, const cJSON *obj, size_t lm,
     struct attn_bundle *b, size_t where[2])
 {
 	size_t path[2] = { lm, 0 }, m;
-	char msg[ATTN_MSG_MAX], p[PREVIEW_MAX + 4];
+	char msg[ATTN_MSG_MAX], p[PREVIEW_MAX + 4], h[64];
 	int seen_query = 0, seen_key = 0, *seen;
 	struct attn_labels *dst;
 	enum attn_status st;
@@ -1150,9 +1166,13 @@ json_bundle_labels(const struct json_src *js, const cJSON *obj, size_t lm,
 			dst = &b->key_labels;
 			where[1] = m;
 		} else {
-			snprintf(msg, sizeof msg, "unknown labels key \"%s\" "
-			    "(expected \"query\" or \"key\")",
-			    key_preview(p, j->string));
+			static const char *const names[] = { "query", "key" };
+			const char *hint = key_suggestion(h, sizeof h,
+			    j->string, names, 2);
+
+			snprintf(msg, sizeof msg, "unknown labels key \"%s\"%s",
+			    key_preview(p, j->string), hint != NULL ? hint :
+			    " (expected \"query\" or \"key\")");
 			return fail_path(js, path, 2, 1, msg);
 		}
 		if (*seen) {
@@ -1312,7 +1332,7 @@ attn_read_bundle(const char *name, const char *buf, size_t len,
 	struct json_src js = { name, buf, len, flags, err }, member;
 	struct attn_array *arrays[KEY_COUNT];
 	int seen[KEY_COUNT] = { 0 };
-	char msg[ATTN_MSG_MAX], p[PREVIEW_MAX + 4];
+	char msg[ATTN_MSG_MAX], p[PREVIEW_MAX + 4], h[64];
 	enum attn_status st;
 	size_t m, k, labels_m = 0, proj_m = 0, where[2] = { 0, 0 };
 	const cJSON *j;
@@ -1341,8 +1361,13 @@ attn_read_bundle(const char *name, const char *buf, size_t len,
 			if (strcmp(j->string, bundle_keys[k]) == 0)
 				break;
 		if (k == KEY_COUNT) {
-			snprintf(msg, sizeof msg, "unknown bundle key \"%s\"",
-			    key_preview(p, j->string));
+			const char *hint = key_suggestion(h, sizeof h,
+			    j->string, bundle_keys, KEY_COUNT);
+
+			snprintf(msg, sizeof msg, "unknown bundle key \"%s\"%s",
+			    key_preview(p, j->string), hint != NULL ? hint :
+			    " (keys: Q, K, V, mask, bias, labels, proj, X, XQ, "
+			    "XKV)");
 			st = fail_path(&js, &m, 1, 1, msg);
 			goto done;
 		}

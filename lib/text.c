@@ -11,6 +11,7 @@
  * a cycle.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -368,6 +369,72 @@ attn_encoding_fault(struct attn_error *err, const char *name,
 		    "invalid UTF-8: byte 0x%02X (%s must be UTF-8)",
 		    (unsigned)(unsigned char)buf[i], what);
 	return ATTN_OK;
+}
+
+/* a in lower case, for ASCII letters. */
+static char
+ascii_lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* The longest word attn_suggest compares: keys and options are short. */
+#define SUGGEST_MAX 32
+
+/* The optimal string alignment distance between a and b (each at most
+ * SUGGEST_MAX bytes), ignoring ASCII case: the Levenshtein distance with
+ * a swap of neighbours counting 1, as typing slips are. */
+static size_t
+edit_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t d[SUGGEST_MAX + 1][SUGGEST_MAX + 1], i, j;
+
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++)
+		for (j = 1; j <= lb; j++) {
+			size_t best = d[i - 1][j - 1] +
+			    (ascii_lower(a[i - 1]) != ascii_lower(b[j - 1]));
+
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && ascii_lower(a[i - 1]) ==
+			    ascii_lower(b[j - 2]) && ascii_lower(a[i - 2]) ==
+			    ascii_lower(b[j - 1]) && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+const char *
+attn_suggest(const char *word, const char *const *names, size_t n)
+{
+	const size_t lw = strlen(word);
+	const char *best = NULL;
+	size_t k, dbest = SIZE_MAX;
+
+	if (lw > SUGGEST_MAX)
+		return NULL;
+	for (k = 0; k < n; k++) {
+		const size_t ln = strlen(names[k]);
+		size_t d, most = ln < 3 ? 0 : ln <= 5 ? 1 : 2;
+
+		if (ln > SUGGEST_MAX)
+			continue;
+		d = edit_distance(word, lw, names[k], ln);
+		if (d == 0)	/* the same but for case */
+			return names[k];
+		if (d <= most && d < dbest) {
+			best = names[k];
+			dbest = d;
+		}
+	}
+	return best;
 }
 
 /* Spreadsheets on Windows save "Unicode text" as UTF-16 with a byte order

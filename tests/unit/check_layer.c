@@ -114,15 +114,17 @@ static const struct layer_error {
 	{ "[[1]]", 1, 1, "a layer is a JSON object {\"W_Q\": .., \"W_K\": .., "
 	    "\"W_V\": ..}, not an array" },
 	{ "{\"W_Q\": [[1]], \"w_k\": [[1]]}", 1, 16, "unknown layer key "
-	    "\"w_k\": keys are case-sensitive (W_Q, ..., b_Q, ...)" },
+	    "\"w_k\": keys are case-sensitive; did you mean \"W_K\"?" },
 	{ "{\"in_proj_weight\": [[1]]}", 1, 2, "unknown layer key "
 	    "\"in_proj_weight\": nn.MultiheadAttention's in_proj_weight "
 	    "stacks W_Q, W_K and W_V transposed; give W_Q = "
 	    "in_proj_weight[:E].T and so on" },
 	{ "{\n  \"Q\": [[1]]}", 2, 3, "unknown layer key \"Q\": that is a "
 	    "BUNDLE key, and this file a BUNDLE, not a layer" },
-	{ "{\"W_Q\": [[1]], \"Wq\": 1}", 1, 16, "unknown layer key \"Wq\" "
-	    "(expected W_Q, W_K, W_V, W_O, b_Q, b_K, b_V or b_O)" },
+	{ "{\"W_Q\": [[1]], \"Wq\": 1}", 1, 16, "unknown layer key \"Wq\": "
+	    "did you mean \"W_Q\"?" },
+	{ "{\"W_Q\": [[1]], \"weight\": 1}", 1, 16, "unknown layer key "
+	    "\"weight\" (expected W_Q, W_K, W_V, W_O, b_Q, b_K, b_V or b_O)" },
 	{ "{\"W_Q\": [[1]], \"W_Q\": [[1]]}", 1, 16,
 	    "repeated layer key \"W_Q\"" },
 	{ "{\"W_Q\": [1, 2]}", 1, 9, "W_Q must be a matrix (a 2-D array), "
@@ -232,8 +234,8 @@ static const struct layer_error bundle_errors[] = {
 	{ "{\"X\": [[1]], \"proj\": {\"W_Q\": [[1]], \"W_K\": [[1]]}}", 1, 22,
 	    "layer has no \"W_V\" (a layer needs W_Q, W_K and W_V)" },
 	{ "{\"X\": [[1]], \"proj\": {\"W_Q\": [[1]], \"W_q\": [[1]]}}", 1, 37,
-	    "unknown layer key \"W_q\": keys are case-sensitive (W_Q, ..., "
-	    "b_Q, ...)" },
+	    "unknown layer key \"W_q\": keys are case-sensitive; did you mean "
+	    "\"W_Q\"?" },
 	{ "{\"X\": [[1], [2]], \"labels\": {\"key\": [\"a\"]}}", 1, 30,
 	    "labels \"key\" has 1 name but X has 2 rows" },
 	{ "{\"XQ\": [[1]], \"XKV\": [[1], [2]], \"labels\": {\"key\": "

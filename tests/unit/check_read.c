@@ -1878,10 +1878,45 @@ START_TEST(bundle_with_unknown_key_is_rejected)
 		ATTN_FMT_JSON, 0,
 		"{\"Q\": [[1]],\n \"K\": [[1]],\n \"V\": [[1]],\n"
 		" \"q\": [[1]]}",
-		0, 4, 2, "unknown bundle key \"q\""
+		0, 4, 2, "unknown bundle key \"q\": keys are case-sensitive; "
+		"did you mean \"Q\"?"
 	};
 
 	check_error(&c, 1);
+}
+END_TEST
+
+/* Which name an unknown key is taken to mean: the same but for case
+ * first, then the nearest within 1 edit for 3 to 5 letters and 2 for
+ * more; one letter is never near another. */
+START_TEST(key_suggestions_are_near_misses_only)
+{
+	static const char *const keys[] = { "Q", "K", "V", "mask", "bias",
+		"labels", "proj", "X", "XQ", "XKV" };
+	static const struct {
+		const char *word, *want;
+	} cases[] = {
+		{ "q", "Q" }, { "v", "V" }, { "xq", "XQ" }, { "MASK", "mask" },
+		{ "bais", "bias" }, { "lables", "labels" }, { "label", "labels" },
+		{ "lbls", "labels" }, { "prj", "proj" }, { "XKVV", "XKV" },
+		{ "W", NULL }, { "Z", NULL }, { "masks_", NULL },
+		{ "bs", NULL }, { "labelssss", NULL }, { "", NULL },
+		{ "an_extremely_long_key_of_more_than_32_bytes", NULL },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *got = attn_suggest(cases[i].word, keys,
+		    sizeof keys / sizeof keys[0]);
+
+		if (cases[i].want == NULL)
+			ck_assert_msg(got == NULL, "%s: got %s", cases[i].word,
+			    got);
+		else
+			ck_assert_msg(got != NULL &&
+			    strcmp(got, cases[i].want) == 0, "%s: got %s",
+			    cases[i].word, got != NULL ? got : "none");
+	}
 }
 END_TEST
 
@@ -1926,7 +1961,8 @@ static const struct error_case bundle_errors[] = {
 	/* keys with escapes and brackets in strings do not lose the
 	 * locator */
 	{ ATTN_FMT_JSON, 0, "{\"a\\\"}b\": [\"]\"], \"Q\": [[1]]}", 0, 1, 2,
-	    "unknown bundle key \"a\"}b\"" },
+	    "unknown bundle key \"a\"}b\" (keys: Q, K, V, mask, bias, labels, "
+	    "proj, X, XQ, XKV)" },
 	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"query\": [\"]\\\"[\", \"}\", 3]}}",
 	    0, 1, 36, "labels \"query\": expected a string, found a number" },
 	/* labels */
@@ -1934,7 +1970,9 @@ static const struct error_case bundle_errors[] = {
 	    "bundle key \"labels\" must be an object with \"query\" and "
 	    "\"key\" lists, not an array" },
 	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"keys\": []}}", 0, 1, 13,
-	    "unknown labels key \"keys\" (expected \"query\" or \"key\")" },
+	    "unknown labels key \"keys\": did you mean \"key\"?" },
+	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"rows\": []}}", 0, 1, 13,
+	    "unknown labels key \"rows\" (expected \"query\" or \"key\")" },
 	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"key\": [], \"key\": []}}", 0, 1,
 	    24, "repeated labels key \"key\"" },
 	{ ATTN_FMT_JSON, 0, "{\"labels\": {\"query\": \"a b\"}}", 0, 1, 22,
@@ -1991,7 +2029,13 @@ static const struct error_case bundle_errors[] = {
 	{ ATTN_FMT_JSON, 0, "{\"mask\": [[1]],\n \"mask\": [[0]]}", 0, 2, 2,
 	    "repeated bundle key \"mask\"" },
 	{ ATTN_FMT_JSON, 0, "{\"bias\": [[0]], \"Bias\": [[0]]}", 0, 1, 17,
-	    "unknown bundle key \"Bias\"" },
+	    "unknown bundle key \"Bias\": keys are case-sensitive; did you "
+	    "mean \"bias\"?" },
+	{ ATTN_FMT_JSON, 0, "{\"lables\": {}}", 0, 1, 2,
+	    "unknown bundle key \"lables\": did you mean \"labels\"?" },
+	{ ATTN_FMT_JSON, 0, "{\"Q\": [[1]], \"xkv\": [[1]]}", 0, 1, 14,
+	    "unknown bundle key \"xkv\": keys are case-sensitive; did you "
+	    "mean \"XKV\"?" },
 	/* booleans are for the mask only */
 	{ ATTN_FMT_JSON, 0, "{\"bias\": [[0, true]]}", 0, 1, 15,
 	    "expected a number, found true" },
@@ -2304,6 +2348,7 @@ read_suite(void)
 	tcase_add_test(bundle, bundle_mask_and_bias_may_be_stacks);
 	tcase_add_test(bundle, bundle_bias_may_hold_inf_but_q_may_not);
 	tcase_add_test(bundle, bundle_with_unknown_key_is_rejected);
+	tcase_add_test(bundle, key_suggestions_are_near_misses_only);
 	tcase_add_test(bundle, bundle_repeated_key_reports_second);
 	tcase_add_loop_test(bundle,
 	    bundle_errors_report_message_line_and_column, 0,
