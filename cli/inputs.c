@@ -79,10 +79,45 @@ warn_notices(const struct inputs *in)
 			io_report("warning: ", &in->arr[i].notice);
 }
 
-/* Read one file with the reader flags its role needs. */
+/*
+ * What to say when a BUNDLE (a JSON object) is given where the option
+ * (NULL: an operand) wants an array: what it wants, and what to do.
+ */
 static enum attn_status
-load_array(const char *path, unsigned flags, struct attn_array *a,
+bundle_misplaced(const char *name, const char *option,
     struct attn_error *err)
+{
+	static const struct {
+		const char *option, *want, *fix;
+	} roles[] = {
+		{ "--self", "a matrix X", "give the BUNDLE alone as the "
+		    "operand (attn FILE), without --self" },
+		{ "--mask", "the mask as an array", "give its array alone, or "
+		    "put it in the BUNDLE as \"mask\"" },
+		{ "--bias", "the bias as an array", "give its array alone, or "
+		    "put it in the BUNDLE as \"bias\"" },
+		{ "--grad", "dO as an array", "give its array alone" },
+		{ "--sinks", "one logit per head, an array", "give the array "
+		    "alone" },
+	};
+	size_t i;
+
+	for (i = 0; option != NULL && i < sizeof roles / sizeof roles[0]; i++)
+		if (strcmp(option, roles[i].option) == 0)
+			return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+			    "%s wants %s, and this is a JSON object (a "
+			    "BUNDLE): %s", option, roles[i].want,
+			    roles[i].fix);
+	return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "a JSON object "
+	    "(a BUNDLE) must be the only operand: give it alone (attn FILE), "
+	    "or give each operand as an array");
+}
+
+/* Read one file with the reader flags its role needs; option names the
+ * role (--self, --mask, ...), NULL for an operand. */
+static enum attn_status
+load_array(const char *path, const char *option, unsigned flags,
+    struct attn_array *a, struct attn_error *err)
 {
 	const char *name = display_name(path);
 	enum attn_status st;
@@ -92,8 +127,7 @@ load_array(const char *path, unsigned flags, struct attn_array *a,
 	if ((st = io_slurp(path, &buf, &len, err)) != ATTN_OK)
 		return st;
 	if (attn_is_bundle(buf, len))
-		st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "a JSON "
-		    "BUNDLE object must be the only operand");
+		st = bundle_misplaced(name, option, err);
 	else
 		st = attn_read_array(name, buf, len, ATTN_FMT_AUTO, flags, a,
 		    err);
@@ -209,8 +243,8 @@ load_sinks(const char *path, struct inputs *in, struct attn_error *err)
 	char shape[64];
 
 	in->name[IN_SINKS] = display_name(path);
-	if ((st = load_array(path, ATTN_READ_FINITE | ATTN_READ_SINKS, a,
-	    err)) != ATTN_OK)
+	if ((st = load_array(path, "--sinks", ATTN_READ_FINITE |
+	    ATTN_READ_SINKS, a, err)) != ATTN_OK)
 		return st;
 	if (a->ndim > 2) {
 		shape_str(shape, sizeof shape, a);
@@ -319,7 +353,7 @@ inputs_load(struct options *o, struct inputs *in, struct attn_error *err)
 	memset(in, 0, sizeof *in);
 	if (o->self != NULL) {
 		in->name[IN_Q] = display_name(o->self);
-		if ((st = load_array(o->self, ATTN_READ_FINITE,
+		if ((st = load_array(o->self, "--self", ATTN_READ_FINITE,
 		    &in->arr[IN_Q], err)) != ATTN_OK)
 			return st;
 		in->name[IN_K] = in->name[IN_V] = in->name[IN_Q];
@@ -334,8 +368,8 @@ inputs_load(struct options *o, struct inputs *in, struct attn_error *err)
 		in->embeddings = o->proj != NULL;
 		for (i = 0; i < (in->embeddings ? 2u : 3u); i++) {
 			in->name[i] = display_name(o->operands[i]);
-			if ((st = load_array(o->operands[i], ATTN_READ_FINITE,
-			    &in->arr[i], err)) != ATTN_OK)
+			if ((st = load_array(o->operands[i], NULL,
+			    ATTN_READ_FINITE, &in->arr[i], err)) != ATTN_OK)
 				return st;
 		}
 		labels_move(&in->query, &in->arr[IN_Q].row_labels);
@@ -345,6 +379,7 @@ inputs_load(struct options *o, struct inputs *in, struct attn_error *err)
 	/* --mask and --bias, unless the bundle brought them. */
 	if (o->mask != NULL || o->bias != NULL) {
 		const char *path[2] = { o->mask, o->bias };
+		const char *option[2] = { "--mask", "--bias" };
 		const unsigned flags[2] = { ATTN_READ_BOOL, ATTN_READ_BIAS };
 
 		for (i = 0; i < 2; i++) {
@@ -358,8 +393,8 @@ inputs_load(struct options *o, struct inputs *in, struct attn_error *err)
 				    "another", role[IN_MASK + i],
 				    role[IN_MASK + i]);
 			in->name[IN_MASK + i] = display_name(path[i]);
-			if ((st = load_array(path[i], flags[i], a, err)) !=
-			    ATTN_OK)
+			if ((st = load_array(path[i], option[i], flags[i], a,
+			    err)) != ATTN_OK)
 				return st;
 		}
 	}
@@ -368,8 +403,8 @@ inputs_load(struct options *o, struct inputs *in, struct attn_error *err)
 		return st;
 	if (o->grad != NULL) {
 		in->name[IN_DO] = display_name(o->grad);
-		if ((st = load_array(o->grad, ATTN_READ_FINITE, &in->arr[IN_DO],
-		    err)) != ATTN_OK)
+		if ((st = load_array(o->grad, "--grad", ATTN_READ_FINITE,
+		    &in->arr[IN_DO], err)) != ATTN_OK)
 			return st;
 	}
 	if (o->proj != NULL && in->layer_name == NULL &&

@@ -234,7 +234,9 @@ struct attn_bundle {
 	struct attn_layer proj;		/* w_q.ndim 0 when absent */
 };
 
-/* True when buf holds a JSON object (after a BOM and white space). */
+/* True when buf holds a JSON object (after a BOM and white space), in
+ * UTF-8 or, with its byte order mark, UTF-16, which attn_read_bundle
+ * then refuses with a message that says to convert it. */
 int attn_is_bundle(const char *buf, size_t len);
 
 /* Parse a BUNDLE; unknown or repeated keys are data errors. */

@@ -2078,6 +2078,37 @@ START_TEST(json_object_is_recognised_as_a_bundle)
 }
 END_TEST
 
+/* A UTF-16 object is a bundle too (its reader then names the encoding);
+ * a UTF-16 array, or a BOM alone, is not. */
+START_TEST(utf16_object_is_recognised_as_a_bundle)
+{
+	static const struct {
+		const char *text;
+		size_t len;
+		int bundle;
+	} cases[] = {
+		{ "\xFF\xFE{\0\"\0Q\0", 8, 1 },
+		{ "\xFE\xFF\0{\0\"", 6, 1 },
+		{ "\xFF\xFE \0\n\0{\0", 8, 1 },
+		{ "\xFE\xFF\0\t\0{", 6, 1 },
+		{ "\xFF\xFE[\0{\0", 6, 0 },
+		{ "\xFE\xFF\0[", 4, 0 },
+		{ "\xFF\xFE", 2, 0 },
+		{ "\xFF\xFE{", 3, 0 },
+		{ "\xFF\xFE\0{", 4, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *buf = exact_copy(cases[i].text, cases[i].len);
+
+		ck_assert_msg(attn_is_bundle(buf, cases[i].len) ==
+		    cases[i].bundle, "case %zu", i);
+		free(buf);
+	}
+}
+END_TEST
+
 /* ---------------------------------------------------------------- formats */
 
 static const struct {
@@ -2353,6 +2384,7 @@ read_suite(void)
 	tcase_add_loop_test(bundle,
 	    bundle_errors_report_message_line_and_column, 0,
 	    NCASES(bundle_errors));
+	tcase_add_test(bundle, utf16_object_is_recognised_as_a_bundle);
 	tcase_add_loop_test(bundle, json_object_is_recognised_as_a_bundle, 0,
 	    NCASES(is_bundle));
 	suite_add_tcase(s, bundle);
