@@ -419,7 +419,7 @@ inputs_load(struct options *o, struct inputs *in, struct attn_error *err)
 	/* 4-D Q, K and V: the heads and layout come from their shapes
 	 * (embeddings are not laid out in heads). */
 	if ((st = layout_fold(o, in, in->embeddings ? 0 : in->self ? 1 : 3,
-	    err)) != ATTN_OK)
+	    err)) != ATTN_OK || (st = rules_heads(o, err)) != ATTN_OK)
 		return st;
 
 	if ((st = batches_of(in, in->self ? 1 : in->embeddings ? 2 : 3,

@@ -65,6 +65,22 @@ by_extension(const struct options *o, const char *what, const char *fix,
 }
 
 enum attn_status
+rules_heads(const struct options *o, struct attn_error *err)
+{
+	const size_t H = o->cfg.heads, G = o->cfg.kv_heads;
+
+	if (G == 0 || H % G == 0)
+		return ATTN_OK;
+	if (H == 1)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "--kv-heads %zu needs --heads H, the query heads, a "
+		    "multiple of %zu: each of the %zu KV heads serves H/%zu of "
+		    "them", G, G, G, G);
+	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+	    "--heads %zu is not a multiple of --kv-heads %zu", H, G);
+}
+
+enum attn_status
 rules_mask_invert(const struct options *o, int have_mask,
     struct attn_error *err)
 {
@@ -187,10 +203,10 @@ rules_check_options(const struct options *o, const struct given *g,
 	if ((st = rules_mask_invert(o, o->mask != NULL || o->noperands == 1,
 	    err)) != ATTN_OK)
 		return st;
-	if (o->cfg.kv_heads != 0 && o->cfg.heads % o->cfg.kv_heads != 0)
-		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-		    "--heads %zu is not a multiple of --kv-heads %zu",
-		    o->cfg.heads, o->cfg.kv_heads);
+	/* Without --heads (H 1), 4-D inputs may give H: checked once they
+	 * are read. */
+	if (o->cfg.heads > 1 && (st = rules_heads(o, err)) != ATTN_OK)
+		return st;
 	if (g->scale && g->no_scale)
 		return usage_error(err,
 		    "--scale and --no-scale contradict each other");

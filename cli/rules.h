@@ -51,6 +51,12 @@ enum attn_status rules_check_options(const struct options *o,
 enum attn_status rules_check_gen(const struct options *o,
     struct attn_error *err);
 
+/* --heads H a multiple of --kv-heads G, H as the options or the shapes
+ * of 4-D inputs give it; G alone (H 1) names the --heads it needs.  A
+ * usage error. */
+enum attn_status rules_heads(const struct options *o,
+    struct attn_error *err);
+
 /* --mask-invert needs a mask: have_mask says whether there is one (or,
  * before a bundle is read, may be). */
 enum attn_status rules_mask_invert(const struct options *o, int have_mask,
