@@ -878,7 +878,8 @@ int attn_parse_number(const char *s, size_t len, double *out);
 enum {
 	/* For tables: keep trailing zeros (%#.*g, so 0.670 shows its three
 	 * digits), but write an integer below 10^digits plainly (1, not
-	 * 1.00), since it is exact. */
+	 * 1.00), since it is exact, and -0 as 0; never end in a bare point
+	 * (one digit writes 7 and 2e+02, not "7." and "2.e+02"). */
 	ATTN_NUM_FIXED = 1
 };
 

@@ -130,19 +130,30 @@ attn_parse_number(const char *s, size_t len, double *out)
  * style f with digits - 1 - X decimals when -4 <= X < digits, else style
  * e.  glibc's own %#g drops the zeros when rounding carries into a new
  * power of ten (999.6 at 3 digits gives "1.e+03", not "1.00e+03"); its
- * %#e and %#f are right.  Call in the C locale.
+ * %#e and %#f are right.  With one digit '#' leaves a point with no
+ * digit after it ("7.", "2.e+02"), which is taken out: a number never
+ * ends in a bare point.  Call in the C locale.
  */
 static int
 format_alt_g(char *buf, double x, int digits)
 {
-	char e[ATTN_NUM_MAX];
+	char e[ATTN_NUM_MAX], *dot;
 	long X;
+	int n;
 
 	snprintf(e, sizeof e, "%#.*e", digits - 1, x);
 	X = strtol(strchr(e, 'e') + 1, NULL, 10);
 	if (X < -4 || X >= digits)
-		return snprintf(buf, ATTN_NUM_MAX, "%s", e);
-	return snprintf(buf, ATTN_NUM_MAX, "%#.*f", (int)(digits - 1 - X), x);
+		n = snprintf(buf, ATTN_NUM_MAX, "%s", e);
+	else
+		n = snprintf(buf, ATTN_NUM_MAX, "%#.*f",
+		    (int)(digits - 1 - X), x);
+	dot = strchr(buf, '.');
+	if (dot != NULL && (dot[1] == '\0' || dot[1] == 'e')) {
+		memmove(dot, dot + 1, strlen(dot + 1) + 1);
+		n--;
+	}
+	return n;
 }
 
 size_t
@@ -172,7 +183,8 @@ attn_format_number(char *buf, double x, int digits, unsigned flags)
 		}
 	} else if ((flags & ATTN_NUM_FIXED) && x == floor(x) &&
 	    fabs(x) < pow(10.0, digits)) {
-		n = snprintf(buf, ATTN_NUM_MAX, "%.0f", x);
+		/* x + 0.0 is +0 for -0: a table shows no "-0" */
+		n = snprintf(buf, ATTN_NUM_MAX, "%.0f", x + 0.0);
 	} else if (flags & ATTN_NUM_FIXED) {
 		n = format_alt_g(buf, x, digits);
 	} else {

@@ -294,6 +294,17 @@ static const struct format_case format_cases[] = {
 	{ 0.9996, 3, ATTN_NUM_FIXED, "1.00" },
 	{ 0.000099996, 3, ATTN_NUM_FIXED, "0.000100" },
 	{ 0.0000099996, 3, ATTN_NUM_FIXED, "1.00e-05" },
+	/* one digit leaves no bare point, and -0 is 0 */
+	{ 7.2, 1, ATTN_NUM_FIXED, "7" },
+	{ -7.2, 1, ATTN_NUM_FIXED, "-7" },
+	{ 9.96, 1, ATTN_NUM_FIXED, "1e+01" },
+	{ 0.72, 1, ATTN_NUM_FIXED, "0.7" },
+	{ 213.5, 1, ATTN_NUM_FIXED, "2e+02" },
+	{ -0.00012, 1, ATTN_NUM_FIXED, "-0.0001" },
+	{ 999.6, 1, ATTN_NUM_FIXED, "1e+03" },
+	{ 7.2, 2, ATTN_NUM_FIXED, "7.2" },
+	{ -0.0, 4, ATTN_NUM_FIXED, "0" },
+	{ -0.0, 1, ATTN_NUM_FIXED, "0" },
 	/* non-finite values in every mode */
 	{ INFINITY, 0, 0, "inf" },
 	{ -INFINITY, 0, 0, "-inf" },
@@ -440,7 +451,8 @@ START_TEST(fixed_format_shows_every_digit_asked_for)
 		attn_format_number(buf, x, digits, ATTN_NUM_FIXED);
 		back = strtod(buf, NULL);
 		if (significant_digits(buf) != digits ||
-		    fabs(back - x) > pow(10.0, 1 - digits) * fabs(x))
+		    fabs(back - x) > pow(10.0, 1 - digits) * fabs(x) ||
+		    buf[strlen(buf) - 1] == '.' || strstr(buf, ".e") != NULL)
 			ck_abort_msg("%.17g at %d digits written as \"%s\"", x,
 			    digits, buf);
 	}
