@@ -47,6 +47,9 @@ BASE_CFLAGS = $(CFLAGS) $(SAN) $(WARNINGS) $(CJSON_CFLAGS) -Ilib -MMD -MP
 STRICT      = $(shell sed -n 2p $(BUILD)/flags 2>/dev/null)
 ALL_CFLAGS  = $(BASE_CFLAGS) $(STRICT)
 ATTN_LIBS  = $(CJSON_LIBS) -lm -lpthread
+# The CLI alone adds libunistring (display widths of labels in tables);
+# libattn never prints, so it does not need it.
+CLI_LIBS   = -lunistring
 
 LIB_SRC  = $(wildcard lib/*.c)
 CLI_SRC  = $(wildcard cli/*.c)
@@ -67,7 +70,7 @@ COMPLETE_OBJ = $(BUILD)/tools/complete.o
 COMPLETIONS  = $(BUILD)/attn.bash $(BUILD)/_attn
 
 # Packages on Debian: what building needs, and what the tests add.
-BUILD_PKGS = pkg-config libcjson-dev check
+BUILD_PKGS = pkg-config libcjson-dev check libunistring-dev
 TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
              librsvg2-bin chromium zsh python3-numpy
 
@@ -106,13 +109,14 @@ $(LIBATTN): $(LIB_OBJ)
 
 $(ATTN): $(CLI_OBJ) $(LIBATTN)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBATTN) \
-	    $(ATTN_LIBS) $(LDLIBS)
+	    $(CLI_LIBS) $(ATTN_LIBS) $(LDLIBS)
 
 $(BUILD)/tools/%.o: ALL_CFLAGS += -Icli
 
 $(COMPLETE): $(COMPLETE_OBJ) $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) \
     $(LIBATTN)
-	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $^ $(ATTN_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $^ $(CLI_LIBS) $(ATTN_LIBS) \
+	    $(LDLIBS)
 
 $(BUILD)/attn.bash: $(COMPLETE)
 	./$(COMPLETE) bash >$@.tmp && mv $@.tmp $@

@@ -132,7 +132,7 @@ heat_width(void)
 	return 80;
 }
 
-/* The characters of s, at most max, as a width. */
+/* The columns of s, at most max. */
 static size_t
 label_width(const char *s)
 {
@@ -141,23 +141,53 @@ label_width(const char *s)
 	return w > HEAT_LABEL_MAX ? HEAT_LABEL_MAX : w;
 }
 
+/* The character at s with the combining marks after it (a label written
+ * down keeps them on its line): its length in bytes, its columns in *w. */
+static size_t
+glyph(const char *s, size_t *w)
+{
+	size_t len = print_char(s, w), mark, n;
+
+	while (s[len] != '\0') {
+		n = print_char(s + len, &mark);
+		if (mark != 0)
+			break;
+		len += n;
+	}
+	return len;
+}
+
+/* The characters of s, at most max: the lines of a label written down. */
+static size_t
+label_chars(const char *s)
+{
+	size_t n = 0, w;
+
+	for (; *s != '\0' && n < HEAT_LABEL_MAX; n++)
+		s += glyph(s, &w);
+	return n;
+}
+
 /* Lay the grids out for the width. */
 static void
 heat_layout(const struct printer *p, struct heat *h)
 {
 	const size_t T = p->st->T, S = p->st->S;
-	size_t j, i, lw = 0, cells, room;
+	size_t j, i, lw = 0, lc = 0, cells, room;
 	struct attn_shape sh;
 
 	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
 	h->color = heat_color(p->o);
 	h->width = heat_width();
-	for (j = 0; j < S; j++)
+	for (j = 0; j < S; j++) {
 		if (label_width(p->nm->key[j]) > lw)
 			lw = label_width(p->nm->key[j]);
+		if (label_chars(p->nm->key[j]) > lc)
+			lc = label_chars(p->nm->key[j]);
+	}
 	h->down = lw > HEAT_ACROSS;
 	h->W = h->down || lw + 1 < 2 ? 2 : lw + 1;
-	h->hdr = h->down ? lw : 1;
+	h->hdr = h->down ? lc : 1;
 	h->w0 = 0;
 	for (i = 0; i < T; i++)
 		if (label_width(p->nm->query[i]) > h->w0)
@@ -201,46 +231,44 @@ heat_pick(size_t k, size_t head, size_t tail, size_t n)
 	return n - tail + (k - head - 1);
 }
 
-/* Write the first max characters of s, and "~" when cut; returns the
- * width written. */
+/* Write s in at most max columns, cut with a "~" when it is wider;
+ * returns the columns written. */
 static size_t
 put_label(FILE *fp, const char *s, size_t max)
 {
-	size_t w = 0;
+	size_t w = 0, cw, len;
 
-	for (; *s != '\0' && w < max; w++) {
-		size_t len = 1;
-
-		while ((s[len] & 0xC0) == 0x80)
-			len++;
-		if (w + 1 == max && s[len] != '\0') {
-			putc('~', fp);
-			return max;
-		}
-		fwrite(s, 1, len, fp);
-		s += len;
+	if (print_width(s) <= max) {
+		fputs(s, fp);
+		return print_width(s);
 	}
-	return w;
+	for (; *s != '\0'; s += len) {
+		len = print_char(s, &cw);
+		if (w + cw + 1 > max)
+			break;
+		fwrite(s, 1, len, fp);
+		w += cw;
+	}
+	putc('~', fp);
+	return w + 1;
 }
 
-/* Character l (from 0) of s as one UTF-8 sequence, or "" past its end. */
+/* Character l (from 0) of s right-aligned in `cell` columns, or blanks
+ * past its end. */
 static void
-put_char_at(FILE *fp, const char *s, size_t l)
+put_char_at(FILE *fp, const char *s, size_t l, size_t cell)
 {
-	size_t k = 0;
+	size_t k = 0, w, len;
 
-	for (; *s != '\0'; k++) {
-		size_t len = 1;
-
-		while ((s[len] & 0xC0) == 0x80)
-			len++;
+	for (; *s != '\0'; k++, s += len) {
+		len = glyph(s, &w);
 		if (k == l) {
+			print_pad(fp, cell > w ? cell - w : 0);
 			fwrite(s, 1, len, fp);
 			return;
 		}
-		s += len;
 	}
-	putc(' ', fp);
+	print_pad(fp, cell);
 }
 
 /* n copies of s. */
@@ -315,15 +343,17 @@ heat_line(const struct printer *p, const struct heat *h, size_t n,
 
 			if (h->down) {
 				/* bottom-aligned, a character a line */
-				size_t top = h->hdr - kw;
+				size_t top = h->hdr - label_chars(key);
 
-				print_pad(p->fp, h->W - 1);
-				if (j == S && l == h->hdr)
+				if (j == S && l == h->hdr) {
+					print_pad(p->fp, h->W - 1);
 					fputs("\u2026", p->fp);
-				else if (l - 1 < top || j == S)
-					putc(' ', p->fp);
-				else
-					put_char_at(p->fp, key, l - 1 - top);
+				} else if (l - 1 < top || j == S) {
+					print_pad(p->fp, h->W);
+				} else {
+					put_char_at(p->fp, key, l - 1 - top,
+					    h->W);
+				}
 			} else {
 				print_pad(p->fp, h->W - (j == S ? 1 : kw));
 				if (j == S)

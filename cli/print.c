@@ -7,8 +7,11 @@
  * Every number goes through attn_format_number, which ignores the
  * locale.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistr.h>
+#include <uniwidth.h>
 
 #include "attn.h"
 #include "print.h"
@@ -233,15 +236,28 @@ print_row_label(const struct printer *p, enum attn_stage s, size_t i)
 	    p->nm->query[i];
 }
 
+/*
+ * Display widths come from libunistring (uniwidth.h), whose tables
+ * follow Unicode's East Asian Width and know combining marks; wcwidth
+ * would need a UTF-8 locale, and attn's output must not depend on the
+ * locale.  The encoding "UTF-8" makes ambiguous-width characters one
+ * column, as terminals outside East Asian locales draw them.
+ */
 size_t
 print_width(const char *s)
 {
-	size_t w = 0;
+	return (size_t)u8_width((const uint8_t *)s, strlen(s), "UTF-8");
+}
 
-	for (; *s != '\0'; s++)
-		if (((unsigned char)*s & 0xC0) != 0x80)
-			w++;
-	return w;
+size_t
+print_char(const char *s, size_t *width)
+{
+	ucs4_t uc;
+	int len = u8_mbtouc(&uc, (const uint8_t *)s, strlen(s)), w;
+
+	w = uc_width(uc, "UTF-8");
+	*width = w > 0 ? (size_t)w : 0;
+	return len > 0 ? (size_t)len : 1;
 }
 
 /* Whether XML (and HTML) text may hold character c, from

@@ -133,8 +133,13 @@ enum attn_status print_blocks(const struct printer *p, enum attn_stage s,
  * csv, tsv and json name each section when there are several. */
 size_t print_sections(const struct printer *p);
 
-/* Width of a UTF-8 string in characters. */
+/* The columns a terminal gives a UTF-8 string: two for East Asian wide
+ * characters, none for combining marks. */
 size_t print_width(const char *s);
+
+/* The character at s (not at its end): its length in bytes (1 for a
+ * byte that starts no UTF-8 character), and in *width its columns. */
+size_t print_char(const char *s, size_t *width);
 
 /* n spaces. */
 void print_pad(FILE *fp, size_t n);

@@ -2,8 +2,8 @@
  * print_table.c - the default format: each block of a stage under a
  * title line with its name, formula and shape, rows labelled by query
  * and columns by key (or value column), right-aligned in columns
- * measured in characters so that UTF-8 labels line up.  Numbers keep
- * their trailing zeros (ATTN_NUM_FIXED).
+ * measured in display columns (print_width) so that CJK labels line up.
+ * Numbers keep their trailing zeros (ATTN_NUM_FIXED).
  */
 #include <stdio.h>
 #include <stdlib.h>

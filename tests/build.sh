@@ -29,7 +29,7 @@ make -C "$top" --no-print-directory -n BUILD="$tmp/b" \
 # make -n shows a recipe's continued lines as they are written: join them.
 link=$(sed -e :a -e '/\\$/N; s/\\\n//; ta' "$tmp/ldlibs.log" |
     grep -- " -o $tmp/b/attn ")
-for lib in -lattn-test-extra $(pkg-config --libs libcjson) -lm; do
+for lib in -lattn-test-extra $(pkg-config --libs libcjson) -lm -lunistring; do
 	case " $link " in
 	*" $lib "*) ;;
 	*) no "with LDLIBS=-lattn-test-extra the link lacks $lib: $link" ;;

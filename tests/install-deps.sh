@@ -14,6 +14,10 @@ for pkg in "$@"; do
 	pkg-config) command -v pkg-config >/dev/null 2>&1 ;;
 	libcjson-dev) pkg-config --exists libcjson 2>/dev/null ;;
 	check) pkg-config --exists check 2>/dev/null ;;
+	# no .pc file: the header and the library, as the build uses them
+	libunistring-dev) printf '#include <uniwidth.h>\nint main(void) '\
+'{ return u8_width((const unsigned char *)"", 0, "UTF-8"); }\n' |
+	    ${CC:-cc} -x c -o /dev/null - -lunistring >/dev/null 2>&1 ;;
 	groff-base) command -v groff >/dev/null 2>&1 ;;
 	jq) command -v jq >/dev/null 2>&1 ;;
 	tmux) command -v tmux >/dev/null 2>&1 ;;
