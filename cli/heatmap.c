@@ -218,19 +218,6 @@ heat_layout(const struct printer *p, struct heat *h)
 		h->across = sh.heads;
 }
 
-/* Which of n keys (or queries) the k-th column (or row) of a grid shows
- * when it shows the first `head` and the last `tail` around an ellipsis:
- * n for the ellipsis. */
-static size_t
-heat_pick(size_t k, size_t head, size_t tail, size_t n)
-{
-	if (k < head)
-		return k;
-	if (k == head)
-		return n;
-	return n - tail + (k - head - 1);
-}
-
 /* Write s in at most max columns, cut with a "~" when it is wider;
  * returns the columns written. */
 static size_t
@@ -337,7 +324,7 @@ heat_line(const struct printer *p, const struct heat *h, size_t n,
 	if (l <= h->hdr) {	/* key labels */
 		print_pad(p->fp, h->w0 + 1);
 		for (k = 0; k < cells; k++) {
-			size_t j = heat_pick(k, h->c_head, h->c_tail, S);
+			size_t j = print_pick(k, h->c_head, h->c_tail, S);
 			const char *key = j < S ? p->nm->key[j] : "";
 			size_t kw = label_width(key);
 
@@ -364,7 +351,7 @@ heat_line(const struct printer *p, const struct heat *h, size_t n,
 		}
 		return;
 	}
-	i = heat_pick(l - h->hdr - 1, h->r_head, h->r_tail, T);
+	i = print_pick(l - h->hdr - 1, h->r_head, h->r_tail, T);
 	if (i == T) {
 		print_pad(p->fp, h->w0 - 1);
 		fputs("\u22ee", p->fp);
@@ -375,7 +362,7 @@ heat_line(const struct printer *p, const struct heat *h, size_t n,
 	used = put_label(p->fp, p->nm->query[i], h->w0);
 	print_pad(p->fp, h->w0 + 1 - used);
 	for (k = 0; k < cells; k++) {
-		size_t j = heat_pick(k, h->c_head, h->c_tail, S);
+		size_t j = print_pick(k, h->c_head, h->c_tail, S);
 
 		if (j == S) {
 			print_pad(p->fp, h->W - 1);

@@ -761,6 +761,9 @@ static const struct option_row rows[] = {
 	    NULL, set_format, 0 },
 	{ "header", 0, NULL, "with csv or tsv: label rows and columns",
 	    NULL, NULL, FIELD(header) },
+	{ "full", 0, NULL, "tables show every row and column (over 1000\n"
+	    "numbers, the first and last 3 by default)",
+	    NULL, NULL, FIELD(full) },
 	{ "npy-dtype", 0, "T", "-f npy writes f8 (float64, default) or f4",
 	    npy_dtype_names, set_npy_dtype, 0 },
 	{ "digits", 'd', "N",

@@ -28,6 +28,7 @@ struct options {
 	enum out_format format;
 	int format_by_name;	/* -o FILE's extension chose it, not -f */
 	int header;		/* --header: labels in csv/tsv */
+	int full;		/* --full: tables show every row and column */
 	int digits;		/* 0: shortest round trip */
 	int npy_f4;		/* --npy-dtype f4: -f npy writes float32 */
 	const char *check;	/* --check FILE */

@@ -146,6 +146,57 @@ print_sections(const struct printer *p)
 
 /* ---------------------------------------------------------------- helpers */
 
+/* One axis of n: whole, or its ends when the table is elided. */
+static void
+span_init(struct print_span *sp, size_t n, int elide)
+{
+	sp->n = n;
+	sp->head = elide && n > 2 * PRINT_EDGE ? PRINT_EDGE : n;
+	sp->tail = sp->head < n ? PRINT_EDGE : 0;
+}
+
+void
+print_spans(const struct printer *p, size_t rows, size_t cols,
+    struct print_span *r, struct print_span *c)
+{
+	/* rows * cols numbers are held, so the product does not wrap */
+	const int elide = !p->o->full && rows * cols > PRINT_MAX_CELLS;
+
+	span_init(r, rows, elide);
+	span_init(c, cols, elide);
+}
+
+size_t
+print_span_count(const struct print_span *sp)
+{
+	return sp->head + sp->tail + (sp->tail > 0);
+}
+
+size_t
+print_pick(size_t k, size_t head, size_t tail, size_t n)
+{
+	if (k < head)
+		return k;
+	if (k == head)
+		return n;
+	return n - tail + (k - head - 1);
+}
+
+void
+print_elided(const struct printer *p, const struct print_span *r,
+    const struct print_span *c)
+{
+	if (r->tail == 0 && c->tail == 0)
+		return;
+	putc('(', p->fp);
+	if (r->tail > 0)
+		fprintf(p->fp, "%zu of %zu rows", r->head + r->tail, r->n);
+	if (c->tail > 0)
+		fprintf(p->fp, "%s%zu of %zu columns", r->tail > 0 ? ", " : "",
+		    c->head + c->tail, c->n);
+	fputs(" shown; --full prints every one)\n", p->fp);
+}
+
 size_t
 print_number(const struct printer *p, char *buf, double x)
 {

@@ -129,6 +129,37 @@ enum attn_status print_blocks(const struct printer *p, enum attn_stage s,
     enum attn_status (*block)(const struct printer *p, enum attn_stage s,
     size_t n));
 
+/*
+ * A table of more than PRINT_MAX_CELLS numbers shows, unless --full, its
+ * first and last PRINT_EDGE rows and columns around "...", as NumPy
+ * prints arrays (its printoptions threshold 1000 and edgeitems 3).
+ */
+#define PRINT_MAX_CELLS 1000
+#define PRINT_EDGE 3
+#define PRINT_ELLIPSIS "..."	/* in place of what is left out */
+
+/* The rows (or columns) of a table that it shows: the first `head` and
+ * the last `tail` of n around a "...", or all n (head n, tail 0). */
+struct print_span {
+	size_t n, head, tail;
+};
+
+/* The spans of rows and columns of a rows x cols table as p shows it. */
+void print_spans(const struct printer *p, size_t rows, size_t cols,
+    struct print_span *r, struct print_span *c);
+
+/* How many lines (or columns) span sp shows, its "..." included. */
+size_t print_span_count(const struct print_span *sp);
+
+/* Which of n rows (or columns) the k-th shown is, when the first head
+ * and the last tail are shown around a "...": n for the "...". */
+size_t print_pick(size_t k, size_t head, size_t tail, size_t n);
+
+/* The line under an elided table: how many rows and columns it shows,
+ * and that --full shows them all; nothing when it shows every one. */
+void print_elided(const struct printer *p, const struct print_span *r,
+    const struct print_span *c);
+
 /* How many sections the output has: the stages printed, and the stats;
  * csv, tsv and json name each section when there are several. */
 size_t print_sections(const struct printer *p);

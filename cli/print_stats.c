@@ -106,16 +106,24 @@ stats_table_block(const struct printer *p, enum attn_stage s, size_t n)
 {
 	const size_t T = p->st->T;
 	char buf[ATTN_NUM_MAX], where[64];
-	size_t width[STAT_COUNT], w0 = 0, i;
+	size_t width[STAT_COUNT], w0 = 0, i, l, nr;
+	struct print_span r, cols;
 	struct stats_row *rows;
 	int c;
 
+	/* the rows shown: all, or the first and last around "..." */
+	print_spans(p, T, STAT_COUNT, &r, &cols);
+	nr = print_span_count(&r);
 	if ((rows = attn_alloc_array(T, sizeof *rows)) == NULL)
 		return attn_error_set(p->err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory for the statistics of %zu rows", T);
 	for (c = 0; c < STAT_COUNT; c++)
 		width[c] = print_width(stat_heads[c]);
-	for (i = 0; i < T; i++) {
+	if (r.tail > 0)
+		w0 = strlen(PRINT_ELLIPSIS);
+	for (l = 0; l < nr; l++) {
+		if ((i = print_pick(l, r.head, r.tail, T)) == T)
+			continue;
 		stats_row(p, n, i, &rows[i]);
 		if (print_width(p->nm->query[i]) > w0)
 			w0 = print_width(p->nm->query[i]);
@@ -139,7 +147,11 @@ stats_table_block(const struct printer *p, enum attn_stage s, size_t n)
 		fputs(stat_heads[c], p->fp);
 	}
 	putc('\n', p->fp);
-	for (i = 0; i < T; i++) {
+	for (l = 0; l < nr; l++) {
+		if ((i = print_pick(l, r.head, r.tail, T)) == T) {
+			fputs(PRINT_ELLIPSIS "\n", p->fp);
+			continue;
+		}
 		fputs(p->nm->query[i], p->fp);
 		print_pad(p->fp, w0 - print_width(p->nm->query[i]));
 		for (c = 0; c < STAT_COUNT; c++) {
@@ -152,6 +164,7 @@ stats_table_block(const struct printer *p, enum attn_stage s, size_t n)
 		}
 		putc('\n', p->fp);
 	}
+	print_elided(p, &r, &cols);
 	free(rows);
 	return ATTN_OK;
 }

@@ -130,25 +130,40 @@ print_table_block(const struct printer *p, enum attn_stage s, size_t n)
 {
 	const struct attn_matrix m = print_block(p, s, n);
 	char buf[ATTN_NUM_MAX], where[64], f[128];
-	size_t i, j, w0 = 0, *width;
+	size_t i, j, k, l, nr, nc, w0 = 0, *width;
+	struct print_span r, c;
 	struct attn_shape sh;
 
-	/* Column widths: the widest of the label and every number. */
-	if ((width = attn_alloc_array(m.cols, sizeof *width)) == NULL)
-		return attn_error_set(p->err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "out of memory laying out a table of %zu columns", m.cols);
-	for (j = 0; j < m.cols; j++) {
-		width[j] = print_width(print_col_label(p, s, j, buf));
-		for (i = 0; i < m.rows; i++) {
-			size_t len = print_cell(p, s, n, i, j, buf);
+	/* The rows and columns shown: all, or the ends around "..." */
+	print_spans(p, m.rows, m.cols, &r, &c);
+	nr = print_span_count(&r);
+	nc = print_span_count(&c);
 
-			if (len > width[j])
-				width[j] = len;
+	/* Column widths: the widest of the label and every number shown. */
+	if ((width = attn_alloc_array(nc, sizeof *width)) == NULL)
+		return attn_error_set(p->err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory laying out a table of %zu columns", nc);
+	for (k = 0; k < nc; k++) {
+		j = print_pick(k, c.head, c.tail, m.cols);
+		width[k] = j == m.cols ? strlen(PRINT_ELLIPSIS) :
+		    print_width(print_col_label(p, s, j, buf));
+		for (l = 0; l < nr && j < m.cols; l++) {
+			size_t len;
+
+			if ((i = print_pick(l, r.head, r.tail, m.rows)) ==
+			    m.rows)
+				continue;
+			if ((len = print_cell(p, s, n, i, j, buf)) > width[k])
+				width[k] = len;
 		}
 	}
-	for (i = 0; i < m.rows; i++)
-		if (print_width(print_row_label(p, s, i)) > w0)
+	for (l = 0; l < nr; l++) {
+		i = print_pick(l, r.head, r.tail, m.rows);
+		if (i < m.rows && print_width(print_row_label(p, s, i)) > w0)
 			w0 = print_width(print_row_label(p, s, i));
+	}
+	if (r.tail > 0 && strlen(PRINT_ELLIPSIS) > w0)
+		w0 = strlen(PRINT_ELLIPSIS);
 
 	/* "weights, head 2 = softmax(scaled), row by row   [T x S = 2x3]" */
 	attn_stage_shape(p->st, s, &sh);
@@ -157,26 +172,41 @@ print_table_block(const struct printer *p, enum attn_stage s, size_t n)
 	    attn_stage_table[s].name, where, print_formula(p, s, f, sizeof f),
 	    sh.legend, sh.rows, sh.cols);
 	print_pad(p->fp, w0);
-	for (j = 0; j < m.cols; j++) {
-		const char *label = print_col_label(p, s, j, buf);
+	for (k = 0; k < nc; k++) {
+		const char *label;
 
-		print_pad(p->fp, 2 + width[j] - print_width(label));
+		j = print_pick(k, c.head, c.tail, m.cols);
+		label = j == m.cols ? PRINT_ELLIPSIS :
+		    print_col_label(p, s, j, buf);
+		print_pad(p->fp, 2 + width[k] - print_width(label));
 		fputs(label, p->fp);
 	}
 	putc('\n', p->fp);
-	for (i = 0; i < m.rows; i++) {
-		const char *label = print_row_label(p, s, i);
+	for (l = 0; l < nr; l++) {
+		const char *label;
 
+		/* the rows left out: "..." alone, as NumPy writes it */
+		if ((i = print_pick(l, r.head, r.tail, m.rows)) == m.rows) {
+			fputs(PRINT_ELLIPSIS "\n", p->fp);
+			continue;
+		}
+		label = print_row_label(p, s, i);
 		fputs(label, p->fp);
 		print_pad(p->fp, w0 - print_width(label));
-		for (j = 0; j < m.cols; j++) {
-			size_t len = print_cell(p, s, n, i, j, buf);
+		for (k = 0; k < nc; k++) {
+			size_t len;
 
-			print_pad(p->fp, 2 + width[j] - len);
+			j = print_pick(k, c.head, c.tail, m.cols);
+			if (j == m.cols)
+				strcpy(buf, PRINT_ELLIPSIS);
+			len = j == m.cols ? strlen(buf) :
+			    print_cell(p, s, n, i, j, buf);
+			print_pad(p->fp, 2 + width[k] - len);
 			fputs(buf, p->fp);
 		}
 		putc('\n', p->fp);
 	}
+	print_elided(p, &r, &c);
 	free(width);
 	return ATTN_OK;
 }

@@ -251,6 +251,10 @@ rules_check_options(const struct options *o, const struct given *g,
 	if (o->header && !(f->flags & PRINT_HEADER))
 		return usage_error(err,
 		    "--header goes with --format csv or tsv");
+	if (o->full && o->format != OUT_TABLE)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "--full shows whole tables, and -f %s is always whole: "
+		    "leave out --full", f->name);
 	if ((f->flags & PRINT_ONE_STAGE) && o->nstages != 1)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "%s%s%s "
 		    "writes one stage, not %zu: choose it with --stage",

@@ -33,6 +33,7 @@ attn --st	--stage --stats
 attn --se	--self
 attn --quer	--query --query-labels
 attn --query ''	
+attn --fu	--full
 attn -s ''	all delta grad_k grad_q grad_scaled grad_v grad_weights k k_rot lse mask output projected q q_rot scaled scores v weights
 attn --stage we	weights
 attn -s scores,we	scores,weights
