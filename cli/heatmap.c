@@ -423,8 +423,9 @@ print_heatmap(const struct printer *p)
 			}
 		}
 	if (h.c_tail > 0 || h.r_tail > 0)
-		fprintf(p->fp, "(%zu of %zu keys, %zu of %zu queries shown)\n",
-		    h.c_head + h.c_tail, S, h.r_head + h.r_tail, T);
+		fprintf(p->fp, "(%zu of %zu key%s, %zu of %zu %s shown)\n",
+		    h.c_head + h.c_tail, S, S == 1 ? "" : "s",
+		    h.r_head + h.r_tail, T, T == 1 ? "query" : "queries");
 	heat_legend(p, &h);
 	return ATTN_OK;
 }

@@ -96,9 +96,10 @@ shapes_fault(const struct inputs *in, size_t n, enum attn_layout l,
 		snprintf(msg, size, "K is %s but V is %s (%s): K and V need "
 		    "the same number of heads", ks, vs, dim);
 	else if (heads_of(q, l) % heads_of(k, l) != 0)
-		snprintf(msg, size, "Q is %s but K is %s (%s): Q's %zu heads "
+		snprintf(msg, size, "Q is %s but K is %s (%s): Q's %zu head%s "
 		    "must be a multiple of K's %zu", qs, ks, dim,
-		    heads_of(q, l), heads_of(k, l));
+		    heads_of(q, l), heads_of(q, l) == 1 ? "" : "s",
+		    heads_of(k, l));
 	else if (q->shape[3] != k->shape[3])
 		snprintf(msg, size, "shape mismatch: Q is %s but K is %s (%s): "
 		    "Q and K need the same D (d_k)%s", qs, ks, dim,

@@ -307,11 +307,12 @@ print_shapes(const struct printer *p)
 	fputs(": ", p->fp);
 	if (st->batches > 1)
 		fprintf(p->fp, "B=%zu batches of ", st->batches);
-	fprintf(p->fp, "T=%zu queries, S=%zu keys, ", print_queries(p),
-	    st->S);
+	size_t T = print_queries(p);
+	fprintf(p->fp, "T=%zu %s, S=%zu key%s, ", T, T == 1 ? "query" : "queries",
+	    st->S, st->S == 1 ? "" : "s");
 	if (G != st->heads)
-		fprintf(p->fp, "H=%zu heads sharing G=%zu KV heads, per head ",
-		    st->heads, G);
+		fprintf(p->fp, "H=%zu heads sharing G=%zu KV head%s, per head ",
+		    st->heads, G, G == 1 ? "" : "s");
 	else if (st->heads > 1)
 		fprintf(p->fp, "H=%zu heads, per head ", st->heads);
 	fprintf(p->fp, "d_k=%zu, d_v=%zu", st->d_k, st->d_v);
