@@ -6,20 +6,27 @@
  * the output reads back into attn.  --stats adds its table last, with a
  * header row (print_stats.c).
  */
+#define _POSIX_C_SOURCE 200809L	/* strcasecmp */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "attn.h"
 #include "print.h"
 
-void
-print_field(FILE *fp, const char *s, char sep)
+/* s as one field: quoted (RFC 4180) when quoted is set or when it holds
+ * the separator, a quote or a line break, or has blanks around it (which
+ * a reader trims). */
+static void
+put_field(FILE *fp, const char *s, char sep, int quoted)
 {
-	size_t len = strlen(s);
+	const size_t len = strlen(s);
 	const char *c;
 
-	if (strchr(s, sep) == NULL && strpbrk(s, "\"\r\n") == NULL &&
-	    (len == 0 || (s[0] != ' ' && s[len - 1] != ' '))) {
+	if (!quoted && strchr(s, sep) == NULL &&
+	    strpbrk(s, "\"\r\n") == NULL && (len == 0 ||
+	    (s[0] != ' ' && s[0] != '\t' && s[len - 1] != ' ' &&
+	    s[len - 1] != '\t'))) {
 		fputs(s, fp);
 		return;
 	}
@@ -30,6 +37,28 @@ print_field(FILE *fp, const char *s, char sep)
 		putc(*c, fp);
 	}
 	putc('"', fp);
+}
+
+void
+print_field(FILE *fp, const char *s, char sep)
+{
+	put_field(fp, s, sep, 0);
+}
+
+/*
+ * A label is quoted besides where a reader would take it for something
+ * else: a number ("2", "nan"; attn's reader takes a quoted number in the
+ * label column for a label), a mask's true or false (in any case), or
+ * at the start of a line a comment ("#1").
+ */
+void
+print_label(FILE *fp, const char *s, char sep)
+{
+	double x;
+
+	put_field(fp, s, sep, s[0] == '#' ||
+	    attn_parse_number(s, strlen(s), &x) >= 0 ||
+	    strcasecmp(s, "true") == 0 || strcasecmp(s, "false") == 0);
 }
 
 /* Stage s, its blocks one under another (attn_shape_block: for output
@@ -50,7 +79,7 @@ print_stage(const struct printer *p, enum attn_stage s, char sep)
 	if (p->o->header) {
 		for (j = 0; j < sh.cols; j++) {
 			putc(sep, p->fp);
-			print_field(p->fp, print_col_label(p, s, j, buf), sep);
+			print_label(p->fp, print_col_label(p, s, j, buf), sep);
 		}
 		putc('\n', p->fp);
 	}
@@ -58,7 +87,7 @@ print_stage(const struct printer *p, enum attn_stage s, char sep)
 		m = print_block(p, s, n);
 		for (i = 0; i < m.rows; i++) {
 			if (p->o->header) {
-				print_field(p->fp, print_row_label(p, s, i),
+				print_label(p->fp, print_row_label(p, s, i),
 				    sep);
 				putc(sep, p->fp);
 			}

@@ -251,11 +251,15 @@ print_stats_delim(const struct printer *p, char sep)
 				fprintf(p->fp, "%zu%c", n / sh.heads + 1, sep);
 			if (sh.heads > 1)
 				fprintf(p->fp, "%zu%c", n % sh.heads + 1, sep);
-			print_field(p->fp, p->nm->query[i], sep);
+			print_label(p->fp, p->nm->query[i], sep);
 			for (c = 0; c < STAT_COUNT; c++) {
 				putc(sep, p->fp);
-				print_field(p->fp, stats_cell(p, &r, c, buf),
-				    sep);
+				if (c == STAT_KEY)	/* a label */
+					print_label(p->fp, stats_cell(p, &r, c,
+					    buf), sep);
+				else
+					print_field(p->fp, stats_cell(p, &r, c,
+					    buf), sep);
 			}
 			putc('\n', p->fp);
 		}
