@@ -190,8 +190,9 @@ completion-test: $(ATTN) $(COMPLETIONS)
 progress-test: $(ATTN)
 	$(TIMED) '$(BUILD) progress-test' sh tests/progress.sh ./$(ATTN)
 
-# .npy in and out against NumPy's own reader and writer (skipped, with a
-# notice, where no Python has NumPy; make check installs python3-numpy).
+# .npy in and out against NumPy's own reader and writer, and the man
+# page's numpy.loadtxt of -f csv (skipped, with a notice, where no Python
+# has NumPy; make check installs python3-numpy).
 npy-test: $(ATTN)
 	$(TIMED) '$(BUILD) npy-test' sh tests/npy.sh ./$(ATTN)
 

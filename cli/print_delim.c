@@ -1,7 +1,8 @@
 /*
  * print_delim.c - csv and tsv: numbers only, one matrix row a line, the
- * blocks of a stacked stage one under another.  Several stages each get
- * a comment line "# NAME DIMS" first, which attn and numpy.loadtxt skip;
+ * blocks of a stacked stage one under another.  A stacked stage, and
+ * each of several stages, gets a comment line "# NAME DIMS" first, which
+ * attn and numpy.loadtxt skip;
  * --header adds a row of column labels and a column of row labels, and
  * the output reads back into attn.  --stats adds its table last, with a
  * header row (print_stats.c).
@@ -72,7 +73,9 @@ print_stage(const struct printer *p, enum attn_stage s, char sep)
 	size_t i, j, n;
 
 	attn_stage_shape(p->st, s, &sh);
-	if (print_sections(p) > 1) {
+	/* the dims to reshape to when there are several blocks, and what
+	 * ends the stage before the next one */
+	if (print_sections(p) > 1 || sh.blocks > 1) {
 		print_dims(p, s, dims, sizeof dims);
 		fprintf(p->fp, "# %s %s\n", attn_stage_table[s].name, dims);
 	}

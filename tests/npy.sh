@@ -20,5 +20,6 @@ for py in /usr/bin/python3 python3 python; do
 	fi
 done
 echo "npy: SKIPPED: no Python with NumPy (Debian: apt-get install" \
-    "python3-numpy); attn was not checked against numpy.save/numpy.load"
+    "python3-numpy); attn was not checked against numpy.save/numpy.load," \
+    "nor the man page's numpy.loadtxt example"
 exit 0

@@ -18,7 +18,11 @@ prints one line; the run fails when any check fails.
   same stage, and --npy-dtype f4 equal to that rounded to float32.  The
   file is byte for byte what numpy.save writes for the array it holds
   (NumPy >= 1.24, whose header has room for the first dim to grow).
+- The man page's Python reads -f csv with numpy.loadtxt, one stage a
+  call and several split at their comment lines, and gets the stages
+  -f json gives; numpy.loadtxt refuses two stages of other widths.
 """
+import json
 import os
 import subprocess
 import sys
@@ -129,9 +133,12 @@ for stage, shape in shapes.items():
     with open(path(stage + '.npy'), 'rb') as f:
         raw = f.read()
     got = np.load(path(stage + '.npy'))
+    lines = attn('-s', stage, '-f', 'csv', *common).decode().splitlines()
+    # a stacked stage's dims, on the comment line before its blocks
+    check(lines[0] == '# %s %s' % (stage, 'x'.join(map(str, shape))),
+          '%s: the csv starts %r, not its dims' % (stage, lines[0]))
     csv = np.array([[float(x) for x in line.split(',')]
-                    for line in attn('-s', stage, '-f', 'csv', *common)
-                    .decode().splitlines()])
+                    for line in lines[1:]])
     check(got.dtype == np.float64 and got.shape == shape,
           '%s: numpy.load gives %s %s, want float64 %s' % (
               stage, got.dtype, got.shape, shape))
@@ -246,6 +253,49 @@ r = subprocess.run([ATTN, '--grad', 'do.npy', '--check', 'dk.npy', '-s',
                    stderr=subprocess.PIPE)
 check(r.returncode == 0, 'README: the dK of its script fails: %s%s' %
       (r.stdout.decode(), r.stderr.decode()))
+
+# ------------------------------------------------------------ man page
+
+# The man page's Python that reads -f csv with numpy.loadtxt, run as it
+# stands, from the top of the tree with this attn first on PATH: one
+# stage a call, a stack reshaped to the dims of its comment, and several
+# stages split at their comment lines, each equal to the stage as JSON.
+# numpy.loadtxt on several stages at once fails, as the page says.
+with open(os.path.join(top, 'man', 'attn.1')) as f:
+    man = f.read()
+start = man.index('.Bd -literal -offset indent\nimport subprocess\n')
+script = man[man.index('\n', start) + 1:man.index('\n.Ed\n', start) + 1]
+script = script.replace('\\e', '\\').replace('\\&', '')
+bindir = os.path.join(work, 'bin')
+os.mkdir(bindir)
+os.symlink(ATTN, os.path.join(bindir, 'attn'))
+saved_path, saved_cwd = os.environ.get('PATH', ''), os.getcwd()
+os.environ['PATH'] = bindir + os.pathsep + saved_path
+os.chdir(top)
+ns = {}
+try:
+    exec(compile(script, 'man/attn.1', 'exec'), ns)
+finally:
+    os.environ['PATH'] = saved_path
+    os.chdir(saved_cwd)
+two_heads = os.path.join(top, 'data', 'examples', 'two-heads.json')
+apple = os.path.join(top, 'data', 'examples', 'apple-cheese.json')
+want = np.array(json.loads(attn('-s', 'weights', '-f', 'json', '--heads',
+                                '2', two_heads)))
+check(same_bits(ns['w'], want), 'man page: numpy.loadtxt of a stack '
+      'gives %r, not the weights %r' % (ns['w'], want))
+want = json.loads(attn('-s', 'scaled,lse', '-f', 'json', apple))
+check(sorted(ns['stages']) == sorted(want) and
+      all(same_bits(ns['stages'][k], np.array(want[k])) for k in want),
+      'man page: the stages split at their comments are %r, not %r' % (
+          ns['stages'], want))
+try:
+    np.loadtxt(attn('-s', 'scaled,lse', '-f', 'csv', apple).decode()
+               .splitlines(), delimiter=',')
+    check(False, 'man page: numpy.loadtxt reads two stages of another '
+          'width at once, which the page says it refuses')
+except ValueError:
+    check(True, '')
 
 # A single problem: no batch or head level.
 attn('-s', 'weights', '-f', 'npy', '-o', 'w.npy', '--self', 'zq.npy')
