@@ -1,7 +1,8 @@
 /*
- * labels.c - names for queries and keys.  An option's list must name every
- * row; a file's names (a first column of names, a bundle's "labels") were
- * checked by the reader; what is left gets q1.., k1...
+ * labels.c - names for queries and keys, and for V's columns.  An
+ * option's list must name every row; a file's names (a first column of
+ * names, a bundle's "labels", a header row) were checked by the reader;
+ * what is left gets q1.., k1...
  *
  * Every name is kept escaped (attn_text_escape), since every printer
  * writes them where a terminal may read them: a control character in
@@ -129,17 +130,41 @@ name_rows(const struct options *o, const struct inputs *in,
     const struct attn_stages *st, struct attn_labels *query,
     struct attn_labels *key, struct attn_error *err)
 {
+	const char *qopt = o->query_labels, *kopt = o->key_labels;
+	const char *qname = "--query-labels", *kname = "--key-labels";
 	enum attn_status status;
 
-	status = pick_labels(o->query_labels, "--query-labels", &in->query,
-	    "q", st->T, st->T == 1 ? "query" : "queries", query, err);
+	/* In self-attention (--self X, --proj LAYER X) the rows of X are
+	 * the queries and the keys: their names, and either option's list
+	 * when the other is not given, name both. */
+	if (in->self && kopt == NULL) {
+		kopt = qopt;
+		kname = qname;
+	} else if (in->self && qopt == NULL) {
+		qopt = kopt;
+		qname = kname;
+	}
+	status = pick_labels(qopt, qname, &in->query, "q", st->T,
+	    st->T == 1 ? "query" : "queries", query, err);
 	if (status != ATTN_OK)
 		return status;
-	/* In self-attention (--self X, --proj LAYER X) the rows of X name
-	 * the keys too. */
-	return pick_labels(o->key_labels, "--key-labels",
+	return pick_labels(kopt, kname,
 	    in->self && in->key.count == 0 ? &in->query : &in->key, "k",
 	    st->S,
 	    st->S == 1 ? "key" : "keys", key, err);
+}
+
+char **
+name_values(const struct inputs *in, const struct attn_stages *st)
+{
+	/* V is X with --self; with a layer the operands are embeddings,
+	 * whose columns are not V's */
+	const struct attn_labels *l = in->self ? &in->arr[IN_Q].col_labels :
+	    &in->arr[IN_V].col_labels;
+
+	if (in->embeddings || l->count == 0 ||
+	    l->count != st->kv_heads * st->d_v)
+		return NULL;
+	return l->names;
 }
 

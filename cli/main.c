@@ -244,6 +244,7 @@ main(int argc, char **argv)
 	if (st == ATTN_OK) {
 		lab.query = query.names;
 		lab.key = key.names;
+		lab.value = name_values(&in, &stages);
 		lab.mask = in.name[IN_MASK];
 		lab.bias = in.name[IN_BIAS];
 		warn_masked_rows(&o, &stages, &lab);

@@ -428,7 +428,8 @@ array_bytes(const struct attn_array *a)
 
 	for (d = 0; d < a->ndim; d++)
 		n = mul(n, a->shape[d]);
-	return add(n, labels_bytes(&a->row_labels));
+	return add(n, add(labels_bytes(&a->row_labels),
+	    labels_bytes(&a->col_labels)));
 }
 
 enum attn_status

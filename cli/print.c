@@ -249,6 +249,7 @@ const char *
 print_col_label(const struct printer *p, enum attn_stage s, size_t j,
     char *buf)
 {
+	const char *name;
 	struct attn_shape sh;
 	size_t w;
 
@@ -260,13 +261,25 @@ print_col_label(const struct printer *p, enum attn_stage s, size_t j,
 	case ATTN_AXIS_MODEL:
 		attn_stage_shape(p->st, s, &sh);
 		w = sh.cols / sh.col_heads;
-		/* KV heads are "kv" where they are not the query heads */
-		if (sh.col_heads > 1)
-			snprintf(buf, ATTN_NUM_MAX, "%s%zu:%zu",
-			    sh.col_heads != p->st->heads ? "kv" : "h",
-			    j / w + 1, j % w + 1);
-		else
-			snprintf(buf, ATTN_NUM_MAX, "%zu", j + 1);
+		/* V's names where its file has them: head h reads the
+		 * columns of KV head h / (H/G) */
+		name = attn_stage_table[s].cols == ATTN_AXIS_VALUE &&
+		    p->nm->value != NULL ? p->nm->value[(j / w) /
+		    (sh.col_heads / p->st->kv_heads) * w + j % w] : NULL;
+		if (name != NULL && sh.col_heads == 1)
+			return name;
+		/* KV heads are "kv" where they are not the query heads;
+		 * a name too long for buf is numbered instead */
+		if (name == NULL || snprintf(buf, PRINT_LABEL_MAX, "%s%zu:%s",
+		    sh.col_heads != p->st->heads ? "kv" : "h", j / w + 1,
+		    name) >= PRINT_LABEL_MAX) {
+			if (sh.col_heads > 1)
+				snprintf(buf, PRINT_LABEL_MAX, "%s%zu:%zu",
+				    sh.col_heads != p->st->heads ? "kv" :
+				    "h", j / w + 1, j % w + 1);
+			else
+				snprintf(buf, PRINT_LABEL_MAX, "%zu", j + 1);
+		}
 		return buf;
 	case ATTN_AXIS_ONE:
 	case ATTN_AXIS_QUERY:

@@ -27,6 +27,8 @@
 struct names {
 	char **query;	/* T names */
 	char **key;	/* S names */
+	char **value;	/* G*d_v names of V's columns from its file's
+			 * header, or NULL */
 	const char *mask, *bias;
 };
 
@@ -111,10 +113,12 @@ void print_block_name(const struct printer *p, enum attn_stage s, size_t n,
 void print_dims(const struct printer *p, enum attn_stage s, char *buf,
     size_t size);
 
-/* The label of column j of stage s; buf (ATTN_NUM_MAX bytes) holds it
+/* The label of column j of stage s; buf (PRINT_LABEL_MAX bytes) holds it
  * when it is made up: value and d_k columns are numbered ("2", or "h1:2"
  * with several heads, "kv1:2" for KV heads that are fewer than the query
- * heads), a T x 1 stage's column is the stage's name. */
+ * heads), or for output and grad_v named by V's header ("a", "h1:a"); a
+ * T x 1 stage's column is the stage's name. */
+#define PRINT_LABEL_MAX 256
 const char *print_col_label(const struct printer *p, enum attn_stage s,
     size_t j, char *buf);
 

@@ -348,7 +348,7 @@ arith_output(const struct printer *p, const struct arith_block *a,
 {
 	const struct attn_matrix out = attn_stage_block(p->st,
 	    ATTN_STAGE_OUTPUT, a->b, a->h);
-	char buf[ATTN_NUM_MAX], label[ATTN_NUM_MAX];
+	char buf[ATTN_NUM_MAX], label[PRINT_LABEL_MAX];
 	size_t j, terms = 0;
 
 	fprintf(p->fp, "%s[%s] =", p->nm->query[i], print_col_label(p,

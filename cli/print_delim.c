@@ -67,7 +67,7 @@ print_label(FILE *fp, const char *s, char sep)
 static void
 print_stage(const struct printer *p, enum attn_stage s, char sep)
 {
-	char buf[ATTN_NUM_MAX], dims[96];
+	char buf[PRINT_LABEL_MAX], dims[96];
 	struct attn_shape sh;
 	struct attn_matrix m;
 	size_t i, j, n;

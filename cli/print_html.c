@@ -87,7 +87,7 @@ static void
 html_arith(const struct printer *p, enum attn_stage s, size_t n, size_t i,
     size_t j)
 {
-	char where[64], label[ATTN_NUM_MAX];
+	char where[64], label[PRINT_LABEL_MAX];
 	struct printer q = *p;
 	struct render r;
 
@@ -153,7 +153,7 @@ static void
 html_block(const struct printer *p, enum attn_stage s, size_t n, int arith)
 {
 	const struct attn_matrix m = print_block(p, s, n);
-	char buf[ATTN_NUM_MAX], where[64];
+	char buf[PRINT_LABEL_MAX], where[64];
 	size_t i, j;
 
 	print_block_name(p, s, n, where, sizeof where);

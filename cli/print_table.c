@@ -129,7 +129,7 @@ enum attn_status
 print_table_block(const struct printer *p, enum attn_stage s, size_t n)
 {
 	const struct attn_matrix m = print_block(p, s, n);
-	char buf[ATTN_NUM_MAX], where[64], f[128];
+	char buf[PRINT_LABEL_MAX], where[64], f[128];
 	size_t i, j, k, l, nr, nc, w0 = 0, *width;
 	struct print_span r, c;
 	struct attn_shape sh;

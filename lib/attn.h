@@ -142,7 +142,8 @@ struct attn_labels {
 /*
  * An array as read from a file: 1 to 4 dimensions in C order.  A 1-D
  * array of n numbers is one row.  row_labels are the names from a first
- * column of non-numbers in text input (count 0 when absent).
+ * column of non-numbers in text input, col_labels those of the columns
+ * from a header row (count 0 when absent, or when a column's is empty).
  *
  * notice is a warning about a read that succeeded, for the caller to
  * show, since the library never prints: notice.msg[0] is '\0' when there
@@ -157,6 +158,7 @@ struct attn_array {
 	size_t shape[ATTN_MAX_DIMS];
 	double *data;
 	struct attn_labels row_labels;
+	struct attn_labels col_labels;
 	struct attn_error notice;
 };
 

@@ -334,6 +334,7 @@ attn_array_free(struct attn_array *a)
 {
 	free(a->data);
 	attn_labels_free(&a->row_labels);
+	attn_labels_free(&a->col_labels);
 	memset(a, 0, sizeof *a);
 }
 

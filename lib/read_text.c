@@ -1,7 +1,7 @@
 /*
  * read_text.c - CSV, TSV and white-space text (numpy.savetxt's default)
- * into a rows x cols array, with an optional header row and an optional
- * first column of row labels.
+ * into a rows x cols array, with an optional header row (its names kept
+ * as column labels) and an optional first column of row labels.
  *
  * One pass over the buffer, line by line: each line is split into fields
  * (offsets into buf, nothing copied), then classified.  Values and labels
@@ -598,6 +598,32 @@ check_separator(struct text_reader *r)
 	    " ';' '\\t'") : "");
 }
 
+/* The names of the columns, from the header: its last r->cols fields
+ * (a first one names the label column); none when one of them is empty.
+ * Fails only when out of memory. */
+static enum attn_status
+header_labels(struct text_reader *r, struct attn_labels *out)
+{
+	const size_t first = r->header.n - r->cols;
+	size_t k;
+
+	for (k = first; k < r->header.n; k++)
+		if (is_empty(&r->header.v[k]))
+			return ATTN_OK;
+	if ((out->names = attn_alloc_array(r->cols, sizeof *out->names)) ==
+	    NULL)
+		return nomem(r);
+	for (k = first; k < r->header.n; k++) {
+		if ((out->names[out->count] = field_label(r,
+		    &r->header.v[k])) == NULL) {
+			attn_labels_free(out);
+			return nomem(r);
+		}
+		out->count++;
+	}
+	return ATTN_OK;
+}
+
 /* Free what the reader holds that has not been handed to out. */
 static void
 reader_free(struct text_reader *r)
@@ -714,6 +740,12 @@ attn_read_text(const char *name, const char *buf, size_t len,
 		    "as a column header and skipped; if it is a value, "
 		    "correct it (a header written as a '#' comment gives no "
 		    "warning)", p);
+	}
+	if (r.have_header &&
+	    (st = header_labels(&r, &out->col_labels)) != ATTN_OK) {
+		reader_free(&r);
+		memset(out, 0, sizeof *out);
+		return st;
 	}
 	if (r.labelled) {
 		out->row_labels.count = r.rows;

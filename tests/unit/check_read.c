@@ -317,6 +317,45 @@ START_TEST(header_without_labels_is_skipped)
 }
 END_TEST
 
+/* A header's names of the value columns are kept, without their quotes;
+ * none when one of them is empty, or when there is no header. */
+static const struct {
+	const char *input;
+	enum attn_format fmt;
+	size_t rows;
+	const char *names[2];	/* { NULL }: none */
+} col_headers[] = {
+	{ "a\tb\n1\t2\n", ATTN_FMT_TSV, 1, { "a", "b" } },
+	{ "token,x,y\nthe,1,2\n", ATTN_FMT_CSV, 1, { "x", "y" } },
+	{ "x,y\nthe,1,2\ncat,3,4\n", ATTN_FMT_CSV, 2, { "x", "y" } },
+	{ ",\"1\",\"h1:a, b\"\nq1,1,2\n", ATTN_FMT_CSV, 1,
+	    { "1", "h1:a, b" } },
+	{ "# f\n  x  y\n1 2\n", ATTN_FMT_TEXT, 1, { "x", "y" } },
+	{ "x,\"\"\n1,2\n", ATTN_FMT_CSV, 1, { NULL } },
+	{ "1,2\n3,4\n", ATTN_FMT_CSV, 2, { NULL } },
+	{ "[[1, 2]]", ATTN_FMT_JSON, 1, { NULL } },
+};
+
+START_TEST(header_names_the_columns)
+{
+	struct attn_array a;
+	size_t j;
+
+	read_ok(col_headers[_i].input, col_headers[_i].fmt, 0, &a,
+	    col_headers[_i].rows, 2);
+	if (col_headers[_i].names[0] == NULL) {
+		ck_assert_uint_eq(a.col_labels.count, 0);
+	} else {
+		ck_assert_uint_eq(a.col_labels.count, 2);
+		for (j = 0; j < 2; j++)
+			ck_assert_str_eq(a.col_labels.names[j],
+			    col_headers[_i].names[j]);
+	}
+	attn_array_free(&a);
+	ck_assert_uint_eq(a.col_labels.count, 0);
+}
+END_TEST
+
 START_TEST(quoted_labels_keep_commas_quotes_and_numbers)
 {
 	struct attn_array a;
@@ -2294,6 +2333,8 @@ read_suite(void)
 	tcase_add_loop_test(text, one_column_header_comes_with_a_notice, 0,
 	    NCASES(notices));
 	tcase_add_test(text, header_without_labels_is_skipped);
+	tcase_add_loop_test(text, header_names_the_columns, 0,
+	    (int)(sizeof col_headers / sizeof col_headers[0]));
 	tcase_add_test(text, quoted_labels_keep_commas_quotes_and_numbers);
 	tcase_add_loop_test(text, quoted_numbers_are_numbers, 0,
 	    NCASES(quoted_numbers));
