@@ -77,7 +77,7 @@ TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
 .PHONY: all demo check check-valgrind test unit cli-test bad-test \
         mem-test doc-test boundary-test build-test install-test lint-man \
         visual-test completion-test progress-test npy-test kernel-test deps \
-        test-deps install uninstall clean FORCE
+        test-deps install uninstall clean bench-numbers FORCE
 
 all: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 
@@ -129,7 +129,7 @@ $(UNIT): $(UNIT_OBJ) $(LIBATTN)
 	    $(CHECK_LIBS) $(ATTN_LIBS) $(LDLIBS)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
-    $(COMPLETE_OBJ:.o=.d)
+    $(COMPLETE_OBJ:.o=.d) $(BUILD)/bench/numbers.d
 
 # ---------------------------------------------------------------- set-up
 
@@ -249,6 +249,18 @@ lint-man:
 	@out=$$(groff -mdoc -ww -z man/attn.1 2>&1); \
 	if [ -n "$$out" ]; then echo "$$out"; exit 1; fi; \
 	echo 'groff -mdoc -ww -z man/attn.1: clean'
+
+# ---------------------------------------------------------------- benchmarks
+
+# ns a number read and written, and a JSON array's reading against CSV's
+# (bench/numbers.c); lines "parse ns/number: X", "print ns/number: Y".
+BENCH_NUMBERS = $(BUILD)/bench-numbers
+
+$(BENCH_NUMBERS): $(BUILD)/bench/numbers.o $(LIBATTN)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $^ $(ATTN_LIBS) $(LDLIBS)
+
+bench-numbers: $(BENCH_NUMBERS)
+	./$(BENCH_NUMBERS)
 
 # ---------------------------------------------------------------- install
 
