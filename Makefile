@@ -15,8 +15,10 @@
 # that were tested, and a build that asks for -Werror rebuilds objects
 # made without it.
 #
-# CC, AR and CFLAGS may come from the environment or the command line;
-# LDLIBS adds libraries to the ones attn links with (ATTN_LIBS).
+# CC, CXX, AR, CFLAGS and CXXFLAGS may come from the environment or the
+# command line; LDLIBS adds libraries to the ones attn links with
+# (ATTN_LIBS).  The library is C but for lib/charconv.cc, which wraps
+# libstdc++'s <charconv>; whatever links libattn.a adds -lstdc++.
 
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
@@ -28,10 +30,13 @@ ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 
 CC     ?= cc
 CFLAGS ?= -O2 -g
+CXX    ?= g++
+CXXFLAGS ?= -O2 -g
 AR     ?= ar
 BUILD  ?= build
 
 WARNINGS = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wconversion
+CXX_WARNINGS = -std=c++17 -Wall -Wextra -Wpedantic -Wshadow -Wconversion
 SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 
@@ -46,16 +51,18 @@ BASE_CFLAGS = $(CFLAGS) $(SAN) $(WARNINGS) $(CJSON_CFLAGS) -Ilib -MMD -MP
 # a recipe runs, after $(BUILD)/flags is up to date).
 STRICT      = $(shell sed -n 2p $(BUILD)/flags 2>/dev/null)
 ALL_CFLAGS  = $(BASE_CFLAGS) $(STRICT)
-ATTN_LIBS  = $(CJSON_LIBS) -lm -lpthread
+BASE_CXXFLAGS = $(CXXFLAGS) $(SAN) $(CXX_WARNINGS) -Ilib -MMD -MP
+ALL_CXXFLAGS  = $(BASE_CXXFLAGS) $(STRICT)
+ATTN_LIBS  = $(CJSON_LIBS) -lstdc++ -lm -lpthread
 # The CLI alone adds libunistring (display widths of labels in tables);
 # libattn never prints, so it does not need it.
 CLI_LIBS   = -lunistring
 
-LIB_SRC  = $(wildcard lib/*.c)
+LIB_SRC  = $(wildcard lib/*.c) $(wildcard lib/*.cc)
 CLI_SRC  = $(wildcard cli/*.c)
 UNIT_SRC = $(wildcard tests/unit/*.c) $(wildcard tests/ref/*.c)
 
-LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ  = $(patsubst %.cc,$(BUILD)/%.o,$(LIB_SRC:%.c=$(BUILD)/%.o))
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_OBJ = $(UNIT_SRC:%.c=$(BUILD)/%.o)
 
@@ -70,7 +77,7 @@ COMPLETE_OBJ = $(BUILD)/tools/complete.o
 COMPLETIONS  = $(BUILD)/attn.bash $(BUILD)/_attn
 
 # Packages on Debian: what building needs, and what the tests add.
-BUILD_PKGS = pkg-config libcjson-dev check libunistring-dev
+BUILD_PKGS = pkg-config g++ libcjson-dev check libunistring-dev
 TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
              librsvg2-bin chromium zsh python3-numpy
 
@@ -85,7 +92,7 @@ all: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 # test objects' own additions, which would make the stamp depend on which
 # target asked first); line 2, WERROR.  Without WERROR, a stamp whose
 # code flags are the same is kept, -Werror and all.
-CODE_FLAGS = $(CC) $(BASE_CFLAGS)
+CODE_FLAGS = $(CC) $(BASE_CFLAGS) $(CXX) $(BASE_CXXFLAGS)
 
 $(BUILD)/flags: FORCE
 	@mkdir -p $(@D)
@@ -100,6 +107,10 @@ $(BUILD)/flags: FORCE
 $(BUILD)/%.o: %.c $(BUILD)/flags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.o: %.cc $(BUILD)/flags
+	@mkdir -p $(@D)
+	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%.o: ALL_CFLAGS += $(CHECK_CFLAGS) -Itests/unit -Itests/ref
 

@@ -21,7 +21,10 @@
 
 #include "attn.h"
 
-#define ROUNDS 5
+/* Rounds of each measurement: parsing and printing are fast, reading
+ * whole arrays less so. */
+#define ROUNDS 20
+#define READ_ROUNDS 5
 
 static double
 now(void)
@@ -80,7 +83,7 @@ bench_read(const char *name, const char *text, size_t len,
 	double best = 1e30, t;
 	int round;
 
-	for (round = 0; round < ROUNDS; round++) {
+	for (round = 0; round < READ_ROUNDS; round++) {
 		t = now();
 		if (attn_read_array(name, text, len, fmt, ATTN_READ_FINITE, &a,
 		    &err) != ATTN_OK) {

@@ -51,6 +51,22 @@ char *attn_str_ndup(const char *s, size_t len);
  */
 void *attn_grow_array(void *p, size_t *cap, size_t need, size_t elsize);
 
+/* ---------------------------------------------------------------- charconv.cc */
+
+/*
+ * Read s[0..len), a decimal number without a sign as num.c has checked
+ * it (digits, a point, an exponent), correctly rounded into *out: 0; 1
+ * when it lies beyond the doubles either way (too large, or nearer 0
+ * than half the least subnormal), *out untouched; -1 when it is not all
+ * one number.
+ */
+int attn_chars_to_double(const char *s, size_t len, double *out);
+
+/* Write the shortest digits that read back to the finite x into buf
+ * (ATTN_NUM_MAX bytes) as %e lays digits out ("-1.5e-07", "1e+22"), with
+ * a NUL; returns the length. */
+size_t attn_double_to_chars(char *buf, double x);
+
 /* ---------------------------------------------------------------- text.c */
 
 /* The length of a UTF-8 byte order mark at the start of buf: 3 or 0. */

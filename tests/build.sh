@@ -1,6 +1,7 @@
 #!/bin/sh
-# build.sh - the Makefile takes CC and AR from the environment and adds
-# a command line's LDLIBS to the libraries attn needs.  Checked on what
+# build.sh - the Makefile takes CC, CXX and AR from the environment and
+# adds a command line's LDLIBS to the libraries attn needs (libstdc++
+# among them, for lib/charconv.cc).  Checked on what
 # `make -n` would run in a scratch build directory, so nothing is built.
 set -u
 
@@ -15,10 +16,12 @@ no() {
 	fail=1
 }
 
-CC=attn-test-cc AR=attn-test-ar make -C "$top" --no-print-directory -n \
+CC=attn-test-cc CXX=attn-test-cxx AR=attn-test-ar make -C "$top" --no-print-directory -n \
     BUILD="$tmp/b" all >"$tmp/env.log" 2>&1
 grep -q '^attn-test-cc .* -c -o ' "$tmp/env.log" ||
     no "CC from the environment does not compile"
+grep -q '^attn-test-cxx .* -c -o .*charconv\.o lib/charconv\.cc' \
+    "$tmp/env.log" || no "CXX from the environment does not compile"
 grep -q '^attn-test-ar rcs ' "$tmp/env.log" ||
     no "AR from the environment does not archive"
 grep -q '^attn-test-cc .* -o '"$tmp"'/b/attn ' "$tmp/env.log" ||
@@ -29,7 +32,7 @@ make -C "$top" --no-print-directory -n BUILD="$tmp/b" \
 # make -n shows a recipe's continued lines as they are written: join them.
 link=$(sed -e :a -e '/\\$/N; s/\\\n//; ta' "$tmp/ldlibs.log" |
     grep -- " -o $tmp/b/attn ")
-for lib in -lattn-test-extra $(pkg-config --libs libcjson) -lm -lunistring; do
+for lib in -lattn-test-extra $(pkg-config --libs libcjson) -lstdc++ -lm -lunistring; do
 	case " $link " in
 	*" $lib "*) ;;
 	*) no "with LDLIBS=-lattn-test-extra the link lacks $lib: $link" ;;
@@ -37,4 +40,4 @@ for lib in -lattn-test-extra $(pkg-config --libs libcjson) -lm -lunistring; do
 done
 
 [ $fail -eq 0 ] || exit 1
-echo "build: CC and AR from the environment, LDLIBS added: 3 passed"
+echo "build: CC, CXX and AR from the environment, LDLIBS added: 3 passed"

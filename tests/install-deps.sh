@@ -12,6 +12,7 @@ missing=
 for pkg in "$@"; do
 	case $pkg in
 	pkg-config) command -v pkg-config >/dev/null 2>&1 ;;
+	g++) command -v g++ >/dev/null 2>&1 ;;
 	libcjson-dev) pkg-config --exists libcjson 2>/dev/null ;;
 	check) pkg-config --exists check 2>/dev/null ;;
 	# no .pc file: the header and the library, as the build uses them

@@ -29,7 +29,7 @@
 #              numpy wrote of each dtype, byte order, version and rank
 #
 # Needs clang with libFuzzer (Debian: clang, libclang-rt-dev); FUZZ_CC
-# picks the compiler.  Objects and binaries go to build/fuzz/, whatever
+# picks the compiler, FUZZ_CXX the one for lib/charconv.cc.  Objects and binaries go to build/fuzz/, whatever
 # BUILD says.  A run fuzzes a copy of the seeds, build/fuzz/corpus-NAME/
 # (kept between runs, so that coverage accumulates); tests/fuzz/corpus/ is
 # only read.  Crashes are saved as build/fuzz/crashes/NAME-crash-SHA1 and
@@ -52,6 +52,7 @@
 FUZZ_MK := $(lastword $(MAKEFILE_LIST))
 
 FUZZ_CC          ?= clang
+FUZZ_CXX         ?= clang++
 FUZZ_SECONDS     ?= 60
 FUZZ_CI_SECONDS  ?= 20
 FUZZ_CFLAGS      ?= -O1 -g
@@ -71,9 +72,13 @@ FUZZ_CJSON_LIBS   = $(shell pkg-config --libs libcjson)
 FUZZ_ALL_CFLAGS   = $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
                     $(FUZZ_WARNINGS) $(FUZZ_CJSON_CFLAGS) -Ilib -Itests/fuzz \
                     -MMD -MP
-FUZZ_LDLIBS       = $(FUZZ_CJSON_LIBS) -lm -lpthread
+FUZZ_ALL_CXXFLAGS = $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
+                    -std=c++17 -Wall -Wextra -Wpedantic -Wshadow \
+                    -Wconversion $(WERROR) -Ilib -MMD -MP
+FUZZ_LDLIBS       = $(FUZZ_CJSON_LIBS) -lstdc++ -lm -lpthread
 
-FUZZ_LIB_OBJ = $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard lib/*.c))
+FUZZ_LIB_OBJ = $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard lib/*.c)) \
+               $(patsubst %.cc,$(FUZZ_DIR)/%.o,$(wildcard lib/*.cc))
 FUZZ_CLI_OBJ = $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard cli/*.c))
 FUZZ_HARNESS_OBJ = $(FUZZ_NAMES:%=$(FUZZ_DIR)/tests/fuzz/%.o)
 
@@ -92,8 +97,8 @@ fuzz-build: $(FUZZ_BINS)
 # Rebuild the objects when the compiler or its flags change.
 $(FUZZ_DIR)/flags: fuzz-FORCE
 	@mkdir -p $(@D)
-	@echo '$(FUZZ_CC) $(FUZZ_ALL_CFLAGS)' | cmp -s - $@ || \
-	    echo '$(FUZZ_CC) $(FUZZ_ALL_CFLAGS)' > $@
+	@echo '$(FUZZ_CC) $(FUZZ_ALL_CFLAGS) $(FUZZ_CXX)' | cmp -s - $@ || \
+	    echo '$(FUZZ_CC) $(FUZZ_ALL_CFLAGS) $(FUZZ_CXX)' > $@
 
 fuzz-FORCE:
 
@@ -103,6 +108,10 @@ $(FUZZ_CLI_OBJ): FUZZ_DEFS = -Dmain=attn_main
 $(FUZZ_DIR)/%.o: %.c $(FUZZ_DIR)/flags
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_ALL_CFLAGS) $(FUZZ_DEFS) -c -o $@ $<
+
+$(FUZZ_DIR)/%.o: %.cc $(FUZZ_DIR)/flags
+	@mkdir -p $(@D)
+	$(FUZZ_CXX) $(FUZZ_ALL_CXXFLAGS) -c -o $@ $<
 
 $(FUZZ_DIR)/fuzz_json: $(FUZZ_DIR)/tests/fuzz/fuzz_json.o $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ \

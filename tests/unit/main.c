@@ -9,7 +9,8 @@ int
 main(void)
 {
 	Suite *(*const suites[])(void) = {
-		error_suite, num_suite, read_suite, read_repr_suite,
+		error_suite, num_suite, num_bulk_suite, read_suite,
+		read_repr_suite,
 		stage_suite, run_suite, kernel_suite, variants_suite,
 		stream_suite, props_suite, api_suite, grad_suite, random_suite,
 		sinks_suite, layer_suite, rope_suite, project_suite,

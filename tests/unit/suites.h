@@ -10,6 +10,7 @@
 
 Suite *error_suite(void);
 Suite *num_suite(void);
+Suite *num_bulk_suite(void);
 Suite *read_suite(void);
 Suite *read_repr_suite(void);
 Suite *stage_suite(void);
