@@ -155,12 +155,23 @@ attn_text_preview(char *buf, size_t max, const char *s, size_t len)
 size_t
 attn_utf8_invalid(const char *s, size_t len)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0;
 	long code;
+	uint64_t w;
 
 	while (i < len) {
-		if ((unsigned char)s[i] < 0x80) {
-			i++;	/* ASCII, most of any input */
+		/* ASCII, most of any input, eight bytes at a time */
+		while (len - i >= 8) {
+			memcpy(&w, u + i, 8);
+			if ((w & 0x8080808080808080u) != 0)
+				break;
+			i += 8;
+		}
+		if (i == len)
+			break;
+		if (u[i] < 0x80) {
+			i++;
 			continue;
 		}
 		i += attn_utf8_char(s + i, len - i, &code);

@@ -1156,6 +1156,13 @@ static const struct {
 	{ "\xE2\x28\xA1", 0, 0 },		/* bad second byte */
 	{ "\xF0\x9F\x98\x28", 0, 0 },		/* bad last byte */
 	{ "\xC3\xA9", 1, 0 },			/* len cuts it */
+	/* ASCII is checked eight bytes at a time: bad bytes after it, in
+	 * and at the edges of those blocks */
+	{ "0123456789abcdef", 0, 16 },
+	{ "abcdefgh\xFF", 0, 8 },
+	{ "abcdefghijklm\xC3\xA9xyz\xE2\x28\xA1", 0, 18 },
+	{ "0123456\xC3\xA9" "0123456789abcdef\xC3", 0, 25 },
+	{ "0123456789abcde\x80" "0123456789", 0, 15 },
 };
 
 START_TEST(utf8_check_finds_the_first_bad_byte)
