@@ -6,6 +6,7 @@
 #   make install   PREFIX=/usr/local DESTDIR= (uninstall likewise)
 #   make check-valgrind   the CLI suite under valgrind memcheck
 #   make fuzz      libFuzzer harnesses, FUZZ_SECONDS (60) each; fuzz-ci: 20 s
+#   make bench     attn against NumPy (BENCH_QUICK=1: a subset, a minute)
 #
 # Objects go to $(BUILD) (build/, or build/asan/ for the sanitizer run);
 # a change of the flags that make code rebuilds them.  WERROR makes no
@@ -79,12 +80,13 @@ COMPLETIONS  = $(BUILD)/attn.bash $(BUILD)/_attn
 # Packages on Debian: what building needs, and what the tests add.
 BUILD_PKGS = pkg-config g++ libcjson-dev check libunistring-dev
 TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
-             librsvg2-bin chromium zsh python3-numpy
+             librsvg2-bin chromium zsh python3-numpy time
 
 .PHONY: all demo check check-valgrind test unit cli-test bad-test \
         mem-test doc-test boundary-test build-test install-test lint-man \
         visual-test completion-test progress-test npy-test kernel-test deps \
-        test-deps install uninstall clean bench-numbers FORCE
+        test-deps install uninstall clean bench-numbers bench bench-test \
+          FORCE
 
 all: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 
@@ -140,7 +142,8 @@ $(UNIT): $(UNIT_OBJ) $(LIBATTN)
 	    $(CHECK_LIBS) $(ATTN_LIBS) $(LDLIBS)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
-    $(COMPLETE_OBJ:.o=.d) $(BUILD)/bench/numbers.d
+    $(COMPLETE_OBJ:.o=.d) $(BUILD)/bench/numbers.d \
+    $(BUILD)/bench/compute.d
 
 # ---------------------------------------------------------------- set-up
 
@@ -167,7 +170,8 @@ check: test-deps
 	@echo 'make check: all suites passed'
 
 test: unit cli-test bad-test mem-test doc-test visual-test completion-test \
-    progress-test boundary-test build-test lint-man npy-test kernel-test
+    progress-test boundary-test build-test lint-man npy-test kernel-test \
+    bench-test
 
 # Each suite prints its time, "time build unit: 12.3 s".
 TIMED = sh tests/timed.sh
@@ -272,6 +276,30 @@ $(BENCH_NUMBERS): $(BUILD)/bench/numbers.o $(LIBATTN)
 
 bench-numbers: $(BENCH_NUMBERS)
 	./$(BENCH_NUMBERS)
+
+# make bench: attn against the NumPy script bench/attn_numpy.py from CSV,
+# JSON and .npy at n = 512 to 8192, its kernel against NumPy's dgemm, its
+# number text, and self-attention at n = 65536 (bench/bench.py says how),
+# in one table; about 5 minutes, BENCH_QUICK=1 a subset in about one.
+# NumPy runs on OpenBLAS's threaded build, as NumPy's users have it, not
+# on the reference BLAS; GNU time measures peak RSS.
+BENCH_PKGS    = python3 python3-numpy libopenblas0-pthread time
+BENCH_COMPUTE = $(BUILD)/bench-compute
+
+$(BENCH_COMPUTE): $(BUILD)/bench/compute.o $(LIBATTN)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $^ $(ATTN_LIBS) $(LDLIBS)
+
+bench:
+	@sh tests/install-deps.sh $(BUILD_PKGS) $(BENCH_PKGS)
+	@$(MAKE) --no-print-directory $(ATTN) $(BENCH_COMPUTE) \
+	    $(BENCH_NUMBERS)
+	sh bench/run.sh $(BUILD) $(BENCH_QUICK)
+
+# make bench in miniature, with outputs that disagree and a run that
+# fails: the benchmark must not rot between runs.
+bench-test: $(ATTN) $(BENCH_COMPUTE)
+	$(TIMED) '$(BUILD) bench-test' sh tests/bench.sh ./$(ATTN) \
+	    ./$(BENCH_COMPUTE)
 
 # ---------------------------------------------------------------- install
 

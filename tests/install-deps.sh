@@ -3,7 +3,8 @@
 # machine lacks, with one `apt-get update` first.  A package counts as
 # present when what attn uses from it is found: pkg-config modules for the
 # -dev packages, the command for tools, the locale sources for locales,
-# an import by Debian's own interpreter for Python modules.
+# an import by Debian's own interpreter for Python modules, the shared
+# library for a library package.
 # As root it installs them with apt-get; as anyone else it prints the
 # apt-get command to run and fails.
 set -eu
@@ -34,6 +35,9 @@ for pkg in "$@"; do
 	locales) command -v localedef >/dev/null 2>&1 &&
 	    [ -e /usr/share/i18n/locales/de_DE ] ;;
 	python3-numpy) /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 ;;
+	time) [ -x /usr/bin/time ] ;;
+	libopenblas0-pthread) ls /usr/lib/*/openblas-pthread/libblas.so.3 \
+	    >/dev/null 2>&1 ;;
 	*) false ;;
 	esac || missing="$missing $pkg"
 done

@@ -1,0 +1,371 @@
+#!/usr/bin/env python3
+"""bench.py - attn against the NumPy script bench/attn_numpy.py, as
+`make bench` runs it; prints one table (and keeps it in WORK/table.txt).
+
+  bench.py --attn ATTN --compute BENCH_COMPUTE --work DIR
+           [--numbers BENCH_NUMBERS] [--python PY] [--time GNU_TIME]
+           [--quick]
+           [--sizes N,..] [--compute-sizes N,..] [--runs R] [--big N]
+           [--dgemm N] [--numbers-rows N]
+
+--quick is n = 512 and 2048, the kernel at 4096, and no n = 65536 run;
+the other options (for tests/bench.sh) set one part of a run each.
+
+Inputs are attn gen's (standard normal; Q, K and V seeds 1, 2 and 3),
+T = S = n, d_k = d_v = 64, in separate files, and each program writes its
+output in the format it read.  Every time is the median over several runs
+of a whole process, start to exit, and so is every peak RSS (the kernel's
+maximum resident set, through GNU time); attn's and NumPy's runs take
+turns, so that other work on the machine weighs on both alike.  PY (a
+Python with NumPy) runs the script, checks that its output and attn's
+agree to 1e-9 of the largest |output| ("rel diff"), and measures dgemm
+and NumPy's compute alone; without it those columns are left out.  Each
+target of issue 9 is printed beside its figure, met or missed by how
+much.
+
+This file uses the standard library alone: NumPy, and its BLAS threads,
+only ever run in processes of their own.
+"""
+import argparse
+import datetime
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+D = 64
+FORMATS = ('csv', 'json', 'npy')
+AGREE = 1e-9
+BIG = 65536
+
+# The targets of issue 9, as ratios taken in one run.
+TIME_TARGET = {('csv', 512): 10, ('csv', 4096): 5, ('csv', 8192): 5,
+               ('npy', 4096): 4}
+RSS_TARGET = {('csv', 8192): 1.2}   # attn's peak RSS / NumPy's, at most
+COMPUTE_TARGET = {4096: 0.75, 8192: 0.75}   # of dgemm, at least
+BIG_SECONDS, BIG_MIB = 15.0, 256.0
+
+
+def plural(n, word):
+    return '%d %s%s' % (n, word, '' if n == 1 else 's')
+
+
+def sizes_arg(text):
+    return tuple(int(w) for w in text.split(','))
+
+
+class Failed(Exception):
+    pass
+
+
+def failure(args, status, stderr):
+    return Failed('%s: exit %d\n%s' % (' '.join(args), status,
+                                        stderr.rstrip()))
+
+
+def run(args, out=subprocess.DEVNULL):
+    """Run args to the end: (seconds, peak RSS in MiB).  stdout goes to
+    out; a failure raises Failed with what the program said.  The peak
+    RSS is GNU time's: the kernel keeps a process's maximum across exec,
+    so a child spawned from this Python would report this Python's own
+    peak whenever it is the larger, as it is for attn at small n."""
+    err_path = os.path.join(WORK, 'stderr.txt')
+    rss_path = os.path.join(WORK, 'rss.txt')
+    with open(err_path, 'w') as err:
+        t0 = time.perf_counter()
+        rc = subprocess.call([TIME, '-q', '-f', '%M', '-o', rss_path, '--'] +
+                             args, stdin=subprocess.DEVNULL, stdout=out,
+                             stderr=err)
+        t = time.perf_counter() - t0
+    if rc != 0:
+        with open(err_path) as err:
+            raise failure(args, rc, err.read())
+    with open(rss_path) as f:
+        return t, int(f.read().split()[-1]) / 1024.0
+
+
+def output_of(args):
+    """What args print on stdout; a failure raises Failed."""
+    p = subprocess.run(args, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    if p.returncode != 0:
+        raise failure(args, p.returncode, p.stderr)
+    return p.stdout
+
+
+def median_runs(argv_list, runs):
+    """Take turns running each argv, runs times: for each the median
+    seconds and median peak RSS."""
+    t = [[] for _ in argv_list]
+    m = [[] for _ in argv_list]
+    for _ in range(runs):
+        for i, argv in enumerate(argv_list):
+            ti, mi = run(argv)
+            t[i].append(ti)
+            m[i].append(mi)
+    return [(statistics.median(t[i]), statistics.median(m[i]))
+            for i in range(len(argv_list))]
+
+
+def data(name):
+    return os.path.join(WORK, 'data', name)
+
+
+def gen(rows, cols, seed, fmt, path):
+    if not os.path.exists(path):
+        run([ATTN, 'gen', '%dx%d' % (rows, cols), '--seed', str(seed),
+             '-f', fmt, '-o', path])
+    return path
+
+
+def inputs(n, fmt):
+    return [gen(n, D, seed, fmt, data('%s%d.%s' % (role, n, fmt)))
+            for seed, role in enumerate('qkv', 1)]
+
+
+def machine():
+    info = {}
+    try:
+        for line in output_of(['lscpu']).splitlines():
+            key, _, value = line.partition(':')
+            info[key.strip()] = value.strip()
+    except (OSError, Failed):
+        pass
+    model = info.get('Model name', 'unknown CPU')
+    cores = info.get('Core(s) per socket')
+    sockets = info.get('Socket(s)', '1')
+    cpus = len(os.sched_getaffinity(0))
+    if cores and sockets.isdigit() and cores.isdigit():
+        return '%s, %d cores, %d CPUs to use' % (
+            model, int(cores) * int(sockets), cpus)
+    return '%s, %d CPUs to use' % (model, cpus)
+
+
+def target_note(value, target, at_least=True, unit='x'):
+    """'>= 10x met' or '>= 10x MISSED by 23%' (how far value falls short
+    of the target, as a share of it)."""
+    sign = '>=' if at_least else '<='
+    met = value >= target if at_least else value <= target
+    text = '%s %g%s' % (sign, target, unit)
+    if met:
+        return text + ' met'
+    short = (target - value) / target if at_least else (value - target) / target
+    return '%s MISSED by %.0f%%' % (text, 100 * short)
+
+
+def numbers_end_to_end(m, runs):
+    """ns a number that attn itself spends reading and writing CSV, whole
+    process against whole process: printing is attn gen -f csv against
+    -f npy; parsing is an m x 64 Q in CSV against the same in .npy, with
+    one key and value, so the kernel costs next to nothing."""
+    count = m * D
+    tmp_csv, tmp_npy = data('print.csv'), data('print.npy')
+    (pc, _), (pn, _) = median_runs(
+        [[ATTN, 'gen', '%dx%d' % (m, D), '--seed', '1', '-f', f, '-o', p]
+         for f, p in (('csv', tmp_csv), ('npy', tmp_npy))], runs)
+    q_csv = gen(m, D, 1, 'csv', data('q%d.csv' % m))
+    q_npy = gen(m, D, 1, 'npy', data('q%d.npy' % m))
+    k = gen(1, D, 2, 'npy', data('k1.npy'))
+    v = gen(1, D, 3, 'npy', data('v1.npy'))
+    out = data('parse-out.npy')
+    (rc, _), (rn, _) = median_runs(
+        [[ATTN, q, k, v, '-f', 'npy', '-o', out] for q in (q_csv, q_npy)],
+        runs)
+    for p in (tmp_csv, tmp_npy, out):
+        os.remove(p)
+    return (rc - rn) / count * 1e9, (pc - pn) / count * 1e9
+
+
+class Bench:
+    """One run of the benchmark: the options, and the lines of the table
+    so far."""
+
+    def __init__(self, a):
+        self.a = a
+        self.py = a.python
+        self.lines = []
+        self.disagree = []
+        self.script = os.path.join(HERE, 'attn_numpy.py')
+        self.side = os.path.join(HERE, 'numpy_side.py')
+        self.runs = a.runs or 3
+
+    def say(self, line=''):
+        line = line.rstrip()
+        self.lines.append(line)
+        print(line, flush=True)
+
+    def numpy(self, *args):
+        return output_of([self.py, self.side] + [str(w) for w in args])
+
+    def compute_args(self):
+        """bench-compute with attn's thread count: ATTN_THREADS, as the
+        CLI reads it, else the library's default."""
+        threads = os.environ.get('ATTN_THREADS', '')
+        return [self.a.compute] + (['-j', threads] if threads else [])
+
+    def header(self):
+        a = self.a
+        version = output_of([ATTN, '--version']).strip()
+        self.say('%s bench, %s: %s' % (
+            version, datetime.date.today().isoformat(), machine()))
+        threads = output_of(self.compute_args() + ['-r', '1', '64']).split()[1]
+        self.say('attn threads: %s; NumPy %s' % (threads, 'BLAS: ' +
+                 self.numpy('blas').strip() if self.py else 'not found (no '
+                 'Python with NumPy): its columns are left out'))
+        self.say('T = S = n, d_k = d_v = 64, Q, K and V in separate files, '
+                 'output in the input\'s format;')
+        self.say('whole-process medians of %s, wall time and peak RSS' % (
+            plural(a.runs, 'run') if a.runs else '5 runs (3 at n >= 4096)'))
+        self.say()
+
+    def row(self, fmt, n):
+        """One line of the table: attn and the NumPy script, fmt in and
+        out, at T = S = n."""
+        q, k, v = inputs(n, fmt)
+        out_a = os.path.join(WORK, 'out', 'attn%d.%s' % (n, fmt))
+        out_n = os.path.join(WORK, 'out', 'numpy%d.%s' % (n, fmt))
+        argvs = [[ATTN, q, k, v, '-f', fmt, '-o', out_a]]
+        if self.py:
+            argvs.append([self.py, self.script, q, k, v, out_n])
+        res = median_runs(argvs, self.a.runs or (5 if n <= 2048 else 3))
+        ta, ma = res[0]
+        line = '%-5s %5d %8.3f' % (fmt, n, ta)
+        if not self.py:
+            self.say(line + ' %8s %10s  %-21s %8.1f' % ('', '', '', ma))
+            os.remove(out_a)
+            return
+        tn, mn = res[1]
+        diff = float(self.numpy('compare', out_a, out_n).split()[-1])
+        if not diff <= AGREE:
+            self.disagree.append('%s n=%d: %g' % (fmt, n, diff))
+        tt = TIME_TARGET.get((fmt, n))
+        rt = RSS_TARGET.get((fmt, n))
+        self.say(line + ' %8.3f %9.1fx  %-21s %8.1f %9.1f %6.2f  %-14s '
+                 '%9.1e' % (tn, tn / ta, target_note(tn / ta, tt) if tt
+                            else '', ma, mn, ma / mn,
+                            target_note(ma / mn, rt, False, '') if rt
+                            else '', diff))
+        os.remove(out_a)
+        os.remove(out_n)
+
+    def table(self, sizes):
+        head = '%-5s %5s %8s %8s %10s  %-21s %8s %9s %6s  %-14s %9s' % (
+            'input', 'n', 'attn s', 'NumPy s', 'NumPy/attn', 'target',
+            'attn MiB', 'NumPy MiB', 'RSS a/N', 'target', 'rel diff')
+        self.say(head)
+        self.say('-' * len(head))
+        for fmt in FORMATS:
+            for n in sizes:
+                self.row(fmt, n)
+        self.say()
+
+    def compute(self, sizes):
+        """The kernel alone, and NumPy's dgemm and attention, in the same
+        run."""
+        comp = {}
+        for line in output_of(self.compute_args() + ['-r', str(self.runs)] +
+                              [str(n) for n in sizes]).splitlines():
+            w = line.split()
+            if w[0] == 'compute':
+                comp[int(w[1])] = float(w[3])
+        if self.py:
+            dgemm = float(self.numpy('dgemm', self.a.dgemm, self.runs))
+            npc = dict((int(w[0]), float(w[1])) for w in (
+                line.split() for line in self.numpy(
+                    'compute', self.runs, *sizes).splitlines()))
+        self.say('compute alone (inputs in memory, output stage), GFLOP/s '
+                 '= 4 T S d / seconds, median of %s:' %
+                 plural(self.runs, 'run'))
+        for n in sizes:
+            line = '  n = %5d  attn %6.1f' % (n, comp[n])
+            if self.py:
+                frac = comp[n] / dgemm
+                line += ('   NumPy\'s attention %5.1f (attn %.1fx)   dgemm '
+                         '%5.1f   attn/dgemm %.2f  %s' % (
+                             npc[n], comp[n] / npc[n], dgemm, frac,
+                             target_note(frac, COMPUTE_TARGET[n], unit='')
+                             if n in COMPUTE_TARGET else ''))
+            self.say(line)
+        if self.py:
+            self.say('  (dgemm: NumPy\'s %d x %d by %d x %d matmul, 2 n^3 '
+                     'flops)' % ((self.a.dgemm,) * 4))
+        self.say()
+
+    def numbers(self):
+        if self.a.numbers:
+            lib = {}
+            for line in output_of([self.a.numbers]).splitlines():
+                key, _, value = line.partition(':')
+                lib[key.strip()] = value.strip()
+            self.say('numbers, libattn alone (make bench-numbers): parse %s '
+                     'ns/number, print %s ns/number' % (
+                         lib.get('parse ns/number', '?'),
+                         lib.get('print ns/number', '?')))
+        parse, prnt = numbers_end_to_end(self.a.numbers_rows, self.runs)
+        self.say('numbers, attn end to end (CSV file to doubles, doubles to '
+                 'CSV file): parse %.0f ns/number, print %.0f ns/number' % (
+                     parse, prnt))
+
+    def big(self, n):
+        """Self-attention where NumPy cannot go (at n = 65536 its T x S
+        would be 32 GiB)."""
+        x = gen(n, D, 1, 'csv', data('x%d.csv' % n))
+        out = os.path.join(WORK, 'out', 'x%d.csv' % n)
+        [(t, m)] = median_runs([[ATTN, '--self', x, '-f', 'csv', '-o', out]],
+                               self.runs)
+        os.remove(out)
+        self.say('n = %d self-attention, CSV in and out, attn only (median '
+                 'of %s): %.1f s (%s), peak RSS %.0f MiB (%s)' % (
+                     n, plural(self.runs, 'run'), t,
+                     target_note(t, BIG_SECONDS, False, ' s'), m,
+                     target_note(m, BIG_MIB, False, ' MiB')))
+
+
+def main():
+    global ATTN, TIME, WORK
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--attn', required=True)
+    ap.add_argument('--compute', required=True)
+    ap.add_argument('--work', required=True)
+    ap.add_argument('--numbers')
+    ap.add_argument('--python')
+    ap.add_argument('--time', default='/usr/bin/time')
+    ap.add_argument('--quick', action='store_true')
+    ap.add_argument('--sizes', type=sizes_arg)
+    ap.add_argument('--compute-sizes', type=sizes_arg)
+    ap.add_argument('--runs', type=int)
+    ap.add_argument('--big', type=int)
+    ap.add_argument('--dgemm', type=int, default=4096)
+    ap.add_argument('--numbers-rows', type=int, default=16384)
+    a = ap.parse_args()
+    ATTN, TIME = os.path.abspath(a.attn), a.time
+    WORK = os.path.abspath(a.work)
+    os.makedirs(os.path.join(WORK, 'data'), exist_ok=True)
+    os.makedirs(os.path.join(WORK, 'out'), exist_ok=True)
+
+    b = Bench(a)
+    b.header()
+    b.table(a.sizes or ((512, 2048) if a.quick else (512, 2048, 4096, 8192)))
+    b.compute(a.compute_sizes or ((4096,) if a.quick else (4096, 8192)))
+    b.numbers()
+    big = a.big if a.big is not None else 0 if a.quick else BIG
+    if big:
+        b.big(big)
+    with open(os.path.join(WORK, 'table.txt'), 'w') as f:
+        f.write('\n'.join(b.lines) + '\n')
+    if b.disagree:
+        print('bench: attn and NumPy disagree by more than %g: %s' % (
+            AGREE, '; '.join(b.disagree)), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    try:
+        sys.exit(main())
+    except (Failed, OSError) as e:
+        print('bench: %s' % e, file=sys.stderr)
+        sys.exit(1)

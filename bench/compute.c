@@ -1,0 +1,130 @@
+/*
+ * compute.c - how fast libattn computes attention, inputs already in
+ * memory: `bench-compute [-j THREADS] [-r RUNS] N...` prints, for each N,
+ *
+ *	compute N SECONDS GFLOPS
+ *
+ * the median of RUNS (default 3) runs of attn_run for the output stage of
+ * T = S = N, d_k = d_v = 64 (Q, K and V standard normal, seeds 1, 2, 3,
+ * as bench/bench.py makes them with attn gen), counted as 4 T S d flops:
+ * two products of T x S x d multiply-adds, which is what a dgemm of the
+ * same shapes would do.  THREADS defaults to attn's own default (the
+ * CPUs attn may use).  Nothing is read or printed as text, so this is the
+ * kernel alone; bench.py sets it beside NumPy's dgemm measured in the
+ * same run.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "attn.h"
+
+#define D 64
+#define RUNS_MAX 99
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int
+usage(void)
+{
+	fputs("usage: bench-compute [-j THREADS] [-r RUNS] N...\n", stderr);
+	return 64;
+}
+
+/* The median of runs timed attn_run calls at T = S = n; 0 on failure. */
+static double
+time_run(size_t n, size_t threads, int runs)
+{
+	struct attn_matrix m[3] = { { 0 } };
+	struct attn_inputs in;
+	struct attn_config cfg;
+	struct attn_stages st;
+	struct attn_error err;
+	double t[RUNS_MAX], median = 0;
+	int i, r;
+
+	memset(&in, 0, sizeof in);
+	for (i = 0; i < 3; i++) {
+		if (attn_matrix_alloc(&m[i], n, D, &err) != ATTN_OK)
+			goto done;
+		attn_random_fill(&m[i], (unsigned long long)i + 1,
+		    ATTN_DIST_NORMAL);
+	}
+	in.batches = 1;
+	in.q = m[0];
+	in.k = m[1];
+	in.v = m[2];
+	attn_config_init(&cfg);
+	cfg.threads = threads;
+	for (r = 0; r < runs; r++) {
+		t[r] = now();
+		if (attn_run(&cfg, &in, ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT), &st,
+		    &err) != ATTN_OK) {
+			fprintf(stderr, "bench-compute: %s\n", err.msg);
+			goto done;
+		}
+		t[r] = now() - t[r];
+		attn_stages_free(&st);
+	}
+	qsort(t, (size_t)runs, sizeof t[0], cmp_double);
+	median = runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
+done:
+	for (i = 0; i < 3; i++)
+		attn_matrix_free(&m[i]);
+	return median;
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t threads = 0, n;
+	double t, flops;
+	int runs = 3, i;
+	char *end;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i += 2) {
+		if (i + 1 == argc)
+			return usage();
+		if (strcmp(argv[i], "-j") == 0)
+			threads = strtoul(argv[i + 1], &end, 10);
+		else if (strcmp(argv[i], "-r") == 0)
+			runs = (int)strtol(argv[i + 1], &end, 10);
+		else
+			return usage();
+		if (*end != '\0' || runs < 1 || runs > RUNS_MAX)
+			return usage();
+	}
+	if (i == argc)
+		return usage();
+	if (threads == 0)
+		threads = attn_cpu_count();
+	printf("threads %zu\n", threads);
+	for (; i < argc; i++) {
+		n = strtoul(argv[i], &end, 10);
+		if (*end != '\0' || n == 0)
+			return usage();
+		if ((t = time_run(n, threads, runs)) <= 0)
+			return 1;
+		flops = 4.0 * (double)n * (double)n * D;
+		printf("compute %zu %.4f %.1f\n", n, t, flops / t * 1e-9);
+		fflush(stdout);
+	}
+	return 0;
+}

@@ -1,0 +1,23 @@
+#!/bin/sh
+# run.sh BUILD [QUICK] - what `make bench` runs: bench/bench.py (which
+# says what it measures) on BUILD/attn and BUILD/bench-compute, with
+# BUILD/bench-numbers when the build has it.  QUICK non-empty (make bench
+# BENCH_QUICK=1) runs the fast subset.
+#
+# The NumPy side runs on the Python tests/python.sh finds; without one,
+# attn is measured alone and the table says so.
+set -eu
+
+build=$1
+quick=${2:-}
+here=$(cd "$(dirname "$0")" && pwd)
+
+. "$here/../tests/python.sh"
+driver=${py:-python3}
+
+set -- --attn "$build/attn" --compute "$build/bench-compute" \
+    --work "$build/bench"
+[ -x "$build/bench-numbers" ] && set -- "$@" --numbers "$build/bench-numbers"
+[ -n "$py" ] && set -- "$@" --python "$py"
+[ -n "$quick" ] && set -- "$@" --quick
+exec "$driver" "$here/bench.py" "$@"

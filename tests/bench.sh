@@ -1,0 +1,89 @@
+#!/bin/sh
+# bench.sh ATTN BENCH_COMPUTE - `make bench` in miniature (bench/bench.py
+# at n = 32, the kernel at 64, self-attention at 128, numbers 256 rows at
+# a time, one run each), so
+# that the benchmark cannot rot between the times someone runs it:
+#
+#   1. it prints the table: a row for each input format, the kernel
+#      against dgemm, the number figures, the large run; and keeps it in
+#      table.txt;
+#   2. an attn whose output is not NumPy's (a wrapper adding --scale 0.5)
+#      fails it, naming the rows that disagree;
+#   3. an attn that fails on JSON stops it with attn's own message.
+#
+# Needs a Python with NumPy and GNU time (make test-deps installs both);
+# without them the suite is skipped with a notice, as npy.sh is.
+set -u
+. "$(dirname "$0")/harness.sh"
+
+compute=$2
+case $compute in /*) ;; *) compute=$(pwd)/$compute ;; esac
+bench=$here/../bench/bench.py
+
+. "$here/python.sh"
+if [ -z "$py" ] || [ ! -x /usr/bin/time ]; then
+	echo "bench: SKIPPED: no Python with NumPy, or no GNU time (Debian:" \
+	    "apt-get install python3-numpy time)"
+	exit 0
+fi
+
+# bench.py at the smallest sizes, attn being $1; output in $work/$2.
+small() {
+	"$py" "$bench" --attn "$1" --compute "$compute" --work "$work/w" \
+	    --python "$py" --sizes 32 --compute-sizes 64 --big 128 \
+	    --dgemm 64 --numbers-rows 256 --runs 1 >"$work/$2.out" 2>"$work/$2.err"
+}
+
+# Fail case $1 unless the file $2 has a line matching the regex $3.
+has() {
+	if grep -Eq "$3" "$2"; then verdict "$1" ""; else
+		verdict "$1" "no line matching '$3' in $(cat "$2")"; fi
+}
+
+# 1. The table.
+if small "$bin" ok; then verdict "a small run succeeds" ""; else
+	verdict "a small run succeeds" "exit $?: $(cat "$work/ok.err")"; fi
+for fmt in csv json npy; do
+	has "a row for $fmt" "$work/ok.out" \
+	    "^$fmt +32 +[0-9.]+ +[0-9.]+ +[0-9.]+x .* [0-9.]+e-[0-9]+\$"
+done
+has "the kernel beside dgemm" "$work/ok.out" \
+    "^  n = +64  attn +[0-9.]+ .* dgemm +[0-9.]+ +attn/dgemm [0-9.]+\$"
+has "numbers parsed and printed" "$work/ok.out" \
+    "^numbers, attn end to end .*: parse -?[0-9]+ ns/number, print -?[0-9]+"
+has "the large run" "$work/ok.out" \
+    "^n = 128 self-attention, .*: [0-9.]+ s .*, peak RSS [0-9]+ MiB"
+if cmp -s "$work/ok.out" "$work/w/table.txt"; then
+	verdict "the table is kept in table.txt" ""; else
+	verdict "the table is kept in table.txt" "it differs"; fi
+
+# 2. Outputs that disagree.
+cat >"$work/scaled" <<EOF
+#!/bin/sh
+[ "\$1" = gen ] || [ "\$1" = --version ] || set -- --scale 0.5 "\$@"
+exec "$bin" "\$@"
+EOF
+chmod +x "$work/scaled"
+if small "$work/scaled" scaled; then
+	verdict "outputs that disagree fail the bench" "it passed"
+else
+	has "outputs that disagree fail the bench" "$work/scaled.err" \
+	    "^bench: attn and NumPy disagree by more than 1e-09: csv n=32: .*; json n=32: .*; npy n=32: "
+fi
+
+# 3. A run that fails.
+cat >"$work/nojson" <<EOF
+#!/bin/sh
+case "\$*" in *.json*) echo "attn: no JSON today" >&2; exit 65 ;; esac
+exec "$bin" "\$@"
+EOF
+chmod +x "$work/nojson"
+if small "$work/nojson" nojson; then
+	verdict "a failed run stops the bench" "it passed"
+else
+	has "a failed run stops the bench" "$work/nojson.err" \
+	    "^bench: [^ ]*nojson [^ ]*/q32\\.json .*: exit 65\$"
+	has "with attn's message" "$work/nojson.err" "^attn: no JSON today\$"
+fi
+
+tally bench
