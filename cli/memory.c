@@ -315,69 +315,100 @@ memory_read_grow(const struct memory_read *r, size_t cap, size_t least,
  * a comma is no new field), and a newline not after a blank or an
  * opening bracket.
  */
+static void
+count_byte(struct memory_read *r, unsigned char c)
+{
+	int after_blank, after_token;
+
+	after_blank = r->last == ' ' || r->last == '\r' || r->last == '\n' ||
+	    r->last == '[' || r->last == '{';
+	after_token = after_blank || r->last == ',' || r->last == ';' ||
+	    r->last == '\t' || r->last == '"' || r->last == ':';
+	r->last = c;
+	if (r->json < 0 && c != ' ' && c != '\t' && c != '\r' && c != '\n' &&
+	    c != 0xEF && c != 0xBB && c != 0xBF)
+		r->json = c == '[' || c == '{';
+	switch (c) {
+	case '"':
+		r->quotes++;
+		r->quoted = 1;
+		r->tokens++;
+		break;
+	case ',':
+	case ';':
+	case '\t':
+		r->field++;
+		r->tokens++;
+		break;
+	case '[':
+	case '{':
+		r->tokens++;
+		break;
+	case '\n':
+		r->lines++;
+		r->field = 0;
+		r->tokens += !after_blank;
+		break;
+	case ' ':
+	case '\r':
+		r->field += !after_token;
+		r->tokens += !after_token;
+		break;
+	default:
+		if (r->field == 0 || r->lines == 0)
+			r->label_bytes++;
+		break;
+	}
+}
+
+/* The bytes count_byte does more with than count them as label bytes
+ * (the cases of its switch): every other byte of a run of them is
+ * counted at once, for the time of reading a large file.  Bytes before
+ * the first that tells JSON from text go one by one. */
+static const unsigned char special[256] = {
+	['"'] = 1, [','] = 1, [';'] = 1, ['\t'] = 1, ['['] = 1, ['{'] = 1,
+	['\n'] = 1, [' '] = 1, ['\r'] = 1
+};
+
 enum attn_status
 memory_read_count(struct memory_read *r, const char *p, size_t len,
     size_t cap, size_t n, struct attn_error *err)
 {
-	size_t i, t0 = r->tokens;
-	int after_blank, after_token;
-	unsigned char c;
+	const unsigned char *u = (const unsigned char *)p, *q;
+	size_t i = 0, j, t0 = r->tokens;
 
 	/* The magic, "\x93NUMPY", in the first bytes read, as read.c
 	 * guesses .npy. */
 	if (r->bytes == 0 && len >= 6 && memcmp(p, "\x93NUMPY", 6) == 0)
 		r->npy = 1;
 	r->bytes += len;
-	for (i = 0; i < len && !r->npy; i++) {
-		c = (unsigned char)p[i];
-		after_blank = r->last == ' ' || r->last == '\r' ||
-		    r->last == '\n' || r->last == '[' || r->last == '{';
-		after_token = after_blank || r->last == ',' ||
-		    r->last == ';' || r->last == '\t' || r->last == '"' ||
-		    r->last == ':';
-		r->last = c;
+	while (i < len && !r->npy) {
 		if (r->quoted) {
-			r->label_bytes++;
-			if (c == '"') {
+			/* To the closing quote: label bytes, it included.  Its
+			 * token joins first_line_tokens with the next byte's,
+			 * if that byte is still on the first line. */
+			q = memchr(u + i, '"', len - i);
+			j = q != NULL ? (size_t)(q - u) + 1 : len;
+			r->label_bytes += j - i;
+			r->last = u[j - 1];
+			if (q != NULL) {
 				r->quoted = 0;
 				r->tokens++;
 			}
+			i = j;
 			continue;
 		}
-		if (r->json < 0 && c != ' ' && c != '\t' && c != '\r' &&
-		    c != '\n' && c != 0xEF && c != 0xBB && c != 0xBF)
-			r->json = c == '[' || c == '{';
-		switch (c) {
-		case '"':
-			r->quotes++;
-			r->quoted = 1;
-			r->tokens++;
-			break;
-		case ',':
-		case ';':
-		case '\t':
-			r->field++;
-			r->tokens++;
-			break;
-		case '[':
-		case '{':
-			r->tokens++;
-			break;
-		case '\n':
-			r->lines++;
-			r->field = 0;
-			r->tokens += !after_blank;
-			break;
-		case ' ':
-		case '\r':
-			r->field += !after_token;
-			r->tokens += !after_token;
-			break;
-		default:
+		if (!special[u[i]] && r->json >= 0) {
+			for (j = i + 1; j < len && !special[u[j]]; j++)
+				;
 			if (r->field == 0 || r->lines == 0)
-				r->label_bytes++;
-			break;
+				r->label_bytes += j - i;
+			r->last = u[j - 1];
+		} else {
+			count_byte(r, u[i]);
+			j = i + 1;
 		}
+		i = j;
 		if (r->lines == 0)
 			r->first_line_tokens += r->tokens - t0;
 		t0 = r->tokens;

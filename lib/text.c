@@ -101,6 +101,25 @@ attn_char_is_control(long code)
 	return (code >= 0 && code < 0x20) || (code >= 0x7F && code <= 0x9F);
 }
 
+/* How many bytes s[0..len) starts with that are ASCII: eight at a time,
+ * since every number a reader reads is checked this way, and nearly
+ * every one is all ASCII. */
+static size_t
+ascii_prefix(const unsigned char *u, size_t len)
+{
+	size_t i = 0;
+	uint64_t w;
+
+	for (; len - i >= sizeof w; i += sizeof w) {
+		memcpy(&w, u + i, sizeof w);
+		if (w & 0x8080808080808080ULL)
+			break;
+	}
+	while (i < len && u[i] < 0x80)
+		i++;
+	return i;
+}
+
 /*
  * Escapes are \xHH of each byte, the bytes being what a user renames a
  * file by; a backslash stays as it is, so that escaping twice changes
@@ -155,25 +174,14 @@ attn_text_preview(char *buf, size_t max, const char *s, size_t len)
 size_t
 attn_utf8_invalid(const char *s, size_t len)
 {
-	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0;
 	long code;
-	uint64_t w;
 
 	while (i < len) {
-		/* ASCII, most of any input, eight bytes at a time */
-		while (len - i >= 8) {
-			memcpy(&w, u + i, 8);
-			if ((w & 0x8080808080808080u) != 0)
-				break;
-			i += 8;
-		}
+		/* ASCII, most of any input */
+		i += ascii_prefix((const unsigned char *)s + i, len - i);
 		if (i == len)
 			break;
-		if (u[i] < 0x80) {
-			i++;
-			continue;
-		}
 		i += attn_utf8_char(s + i, len - i, &code);
 		if (code < 0)
 			return i - 1;
@@ -286,16 +294,18 @@ size_t
 attn_dash_fault(const char *s, size_t n, char *msg, size_t size)
 {
 	char p[PREVIEW_MAX + 4], *copy;
-	size_t i, k = 0, first = n, d, fd = 0;
+	size_t i, k, first = n, d, fd = 0;
 	double x;
 	int rc;
 
-	for (i = 0; i < n; i++)
+	/* A dash is never ASCII. */
+	for (i = ascii_prefix((const unsigned char *)s, n); i < n; i++)
 		if (dash_at(s + i, n - i) < NDASHES)
 			break;
 	if (i == n || (copy = malloc(n)) == NULL)
 		return n;
-	for (i = 0; i < n; i++) {
+	memcpy(copy, s, i);	/* what comes before the first dash */
+	for (k = i; i < n; i++) {
 		if ((d = dash_at(s + i, n - i)) < NDASHES) {
 			if (first == n) {
 				first = i;

@@ -1257,6 +1257,39 @@ START_TEST(preview_escapes_and_cuts)
 }
 END_TEST
 
+/* The checks skip ASCII eight bytes at a time: whatever ASCII comes
+ * first, of any length, the first byte that is not ASCII is still where
+ * they look (each case at the end of its own exact-size copy). */
+START_TEST(non_ascii_is_found_after_any_run_of_ascii)
+{
+	static const char ascii[] = "0.12345678901234567,-0.9876543210123456";
+	char buf[64], msg[ATTN_MSG_MAX];
+	char *copy;
+	size_t k, n;
+
+	for (k = 0; k < sizeof ascii - 1; k++) {
+		/* a bad byte, then a good character that follows it */
+		memcpy(buf, ascii, k);
+		memcpy(buf + k, "\xFF\xC3\xA9", 3);
+		copy = exact_copy(buf, k + 3);
+		ck_assert_uint_eq(attn_utf8_invalid(copy, k + 3), k);
+		ck_assert_uint_eq(attn_utf8_invalid(copy + k + 1, 2), 2);
+		free(copy);
+
+		/* digits, then U+2212 where the exponent's '-' belongs */
+		n = (size_t)snprintf(buf, sizeof buf, "1.%.*se\xE2\x88\x92"
+		    "5", (int)k, "012345678901234567890123456789012345678");
+		copy = exact_copy(buf, n);
+		ck_assert_uint_eq(attn_dash_fault(copy, n, msg, sizeof msg),
+		    k + 3);
+		ck_assert_ptr_nonnull(strstr(msg, "U+2212 MINUS SIGN"));
+		ck_assert_uint_eq(attn_dash_fault(copy, k + 3, msg,
+		    sizeof msg), k + 3);	/* no dash: all of it */
+		free(copy);
+	}
+}
+END_TEST
+
 /* Rows of many values, to make the arrays grow many times over. */
 START_TEST(large_input_reads_every_value)
 {
@@ -2392,6 +2425,7 @@ read_suite(void)
 	tcase_add_loop_test(text, escape_writes_controls_as_hex, 0,
 	    NCASES(escapes));
 	tcase_add_test(text, preview_escapes_and_cuts);
+	tcase_add_test(text, non_ascii_is_found_after_any_run_of_ascii);
 	tcase_add_test(text, large_input_reads_every_value);
 	suite_add_tcase(s, text);
 
