@@ -34,21 +34,20 @@ enum attn_status
 check_load(const struct options *o, struct check *c, struct attn_error *err)
 {
 	enum attn_status st;
-	char *buf;
-	size_t len;
+	struct io_input f;
 
 	memset(c, 0, sizeof *c);
 	c->name = strcmp(o->check, "-") == 0 ? STDIN_NAME : o->check;
-	if ((st = io_slurp(o->check, &buf, &len, err)) != ATTN_OK)
+	if ((st = io_slurp(o->check, &f, err)) != ATTN_OK)
 		return st;
-	if (attn_is_bundle(buf, len))
+	if (attn_is_bundle(f.buf, f.len))
 		st = attn_error_set(err, ATTN_ERR_DATA, c->name, 0, 0, "a JSON "
 		    "BUNDLE object is no --check FILE: give the stage's array "
 		    "alone");
 	else
-		st = attn_read_array(c->name, buf, len, ATTN_FMT_AUTO, 0,
+		st = attn_read_array(c->name, f.buf, f.len, ATTN_FMT_AUTO, 0,
 		    &c->file, err);
-	free(buf);
+	io_release(&f);
 	return st;
 }
 

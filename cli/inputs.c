@@ -121,17 +121,16 @@ load_array(const char *path, const char *option, unsigned flags,
 {
 	const char *name = display_name(path);
 	enum attn_status st;
-	char *buf;
-	size_t len;
+	struct io_input f;
 
-	if ((st = io_slurp(path, &buf, &len, err)) != ATTN_OK)
+	if ((st = io_slurp(path, &f, err)) != ATTN_OK)
 		return st;
-	if (attn_is_bundle(buf, len))
+	if (attn_is_bundle(f.buf, f.len))
 		st = bundle_misplaced(name, option, err);
 	else
-		st = attn_read_array(name, buf, len, ATTN_FMT_AUTO, flags, a,
-		    err);
-	free(buf);
+		st = attn_read_array(name, f.buf, f.len, ATTN_FMT_AUTO, flags,
+		    a, err);
+	io_release(&f);
 	return st;
 }
 
@@ -168,31 +167,31 @@ load_bundle(const char *path, const char *proj, struct inputs *in,
 	const char *name = display_name(path);
 	struct attn_bundle b;
 	enum attn_status st;
-	char *buf;
-	size_t len, i;
+	struct io_input f;
+	size_t i;
 
-	if ((st = io_slurp(path, &buf, &len, err)) != ATTN_OK)
+	if ((st = io_slurp(path, &f, err)) != ATTN_OK)
 		return st;
-	if (!attn_is_bundle(buf, len) && proj != NULL) {
+	if (!attn_is_bundle(f.buf, f.len) && proj != NULL) {
 		/* --proj LAYER X: self-attention from embeddings */
 		in->name[IN_Q] = in->name[IN_K] = name;
 		in->embeddings = in->self = 1;
-		st = attn_read_array(name, buf, len, ATTN_FMT_AUTO,
+		st = attn_read_array(name, f.buf, f.len, ATTN_FMT_AUTO,
 		    ATTN_READ_FINITE, &in->arr[IN_Q], err);
-		free(buf);
+		io_release(&f);
 		if (st == ATTN_OK)
 			labels_move(&in->query, &in->arr[IN_Q].row_labels);
 		return st;
 	}
-	if (!attn_is_bundle(buf, len)) {
-		free(buf);
+	if (!attn_is_bundle(f.buf, f.len)) {
+		io_release(&f);
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
 		    "one operand must be a JSON BUNDLE object "
 		    "{\"Q\": .., \"K\": .., \"V\": ..}; "
 		    "give Q K V as three files, or --self X");
 	}
-	st = attn_read_bundle(name, buf, len, ATTN_READ_FINITE, &b, err);
-	free(buf);
+	st = attn_read_bundle(name, f.buf, f.len, ATTN_READ_FINITE, &b, err);
+	io_release(&f);
 	if (st != ATTN_OK)
 		return st;
 	in->arr[IN_Q] = b.q;
@@ -221,13 +220,12 @@ load_layer(const char *path, struct inputs *in, struct attn_error *err)
 {
 	const char *name = display_name(path);
 	enum attn_status st;
-	char *buf;
-	size_t len;
+	struct io_input f;
 
-	if ((st = io_slurp(path, &buf, &len, err)) != ATTN_OK)
+	if ((st = io_slurp(path, &f, err)) != ATTN_OK)
 		return st;
-	st = attn_read_layer(name, buf, len, &in->layer, err);
-	free(buf);
+	st = attn_read_layer(name, f.buf, f.len, &in->layer, err);
+	io_release(&f);
 	if (st == ATTN_OK)
 		in->layer_name = name;
 	return st;

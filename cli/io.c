@@ -2,9 +2,12 @@
  * io.c - reading inputs whole and writing output as the shell's > would,
  * but atomically wherever it can.
  *
- * Inputs are read into memory in one piece: every reader then works on a
- * buffer, and positions are byte offsets into it.  Each read is charged
- * to the run's memory (memory.c) before the parse that would need it.
+ * Inputs are held in memory in one piece: every reader then works on a
+ * buffer, and positions are byte offsets into it.  A regular file is
+ * mapped, so that no second copy of it is made beside the page cache;
+ * anything else (standard input, a pipe, a device) is read.  Each read is
+ * charged to the run's memory (memory.c) before the parse that would need
+ * it, a mapped file as if it were read.
  *
  * Output to -o FILE goes where > would put it: through every symbolic
  * link to the file at the end of the chain, and through attn's own
@@ -21,7 +24,8 @@
  * named with an ESC or a newline cannot drive the terminal or make one
  * message two lines.
  */
-#define _XOPEN_SOURCE 700	/* S_ISVTX */
+#define _XOPEN_SOURCE 700	/* S_ISVTX, SA_SIGINFO */
+#define _DEFAULT_SOURCE		/* MAP_ANONYMOUS */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -30,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,9 +43,149 @@
 #include "io.h"
 #include "memory.h"
 
-/* The first buffer for an input: the whole of a regular file, with room
- * for its NUL and for a read that sees its end, which must all fit
- * (*least); else 64 KiB that double as needed, or less that fits. */
+/* ---------------------------------------------------------------- mapped */
+
+/*
+ * A regular file is mapped rather than read, so that attn holds no copy
+ * of it beside the kernel's page cache, and reading costs no copy and no
+ * fresh pages.  The mapping is followed by a page of zeros, so that the
+ * text stays NUL-terminated whatever the file's size, and even when the
+ * file grows under it.  A file that shrinks under it is another matter:
+ * touching a page past its new end raises SIGBUS, which would kill attn
+ * with no word of why.  While a mapping is held, a handler turns a
+ * SIGBUS inside it into the error line a failed read() gives, and exit
+ * 74; attn has written nothing yet at that point (no output is opened
+ * before the inputs are read), so there is nothing to clean up.  One
+ * mapping at a time: inputs are read and parsed one after another.
+ */
+static struct {
+	const char *start;	/* the file's bytes, NULL when none mapped */
+	size_t len;
+	int fd;			/* kept open to tell shrinking from EIO */
+	char shrank[512], eio[512];	/* the lines the handler writes */
+	struct sigaction saved;
+} mapped;
+
+/* Bytes counted at a time in a mapped file, so that an input over the
+ * memory limit is refused before much more of it is touched. */
+#define COUNT_STEP ((size_t)1 << 20)
+
+static void
+write_line(const char *s)
+{
+	size_t n = strlen(s);
+	ssize_t w;
+
+	while (n > 0 && ((w = write(STDERR_FILENO, s, n)) > 0 ||
+	    (w < 0 && errno == EINTR)))
+		if (w > 0) {
+			s += w;
+			n -= (size_t)w;
+		}
+}
+
+static void
+bus_error(int sig, siginfo_t *si, void *ctx)
+{
+	const char *at = si->si_addr;
+	struct stat sb;
+
+	(void)ctx;
+	if (mapped.start != NULL && at >= mapped.start &&
+	    (size_t)(at - mapped.start) < mapped.len) {
+		write_line(fstat(mapped.fd, &sb) == 0 &&
+		    (unsigned long long)sb.st_size < mapped.len ?
+		    mapped.shrank : mapped.eio);
+		_exit(74);
+	}
+	/* Not attn's input: die of it, as without the handler. */
+	sigaction(sig, &mapped.saved, NULL);
+	raise(sig);
+}
+
+/* Give back the mapping at p, span bytes, and SIGBUS's disposition. */
+static void
+unmap(char *p, size_t span)
+{
+	munmap(p, span);
+	sigaction(SIGBUS, &mapped.saved, NULL);
+	mapped.start = NULL;
+}
+
+/*
+ * Map the regular file fd of size bytes (io_slurp's charges made as for a
+ * read of the whole file, then counted COUNT_STEP bytes at a time): 1 when
+ * in holds it or *st says why not, 0 when it cannot be mapped (another
+ * mapping held, mmap refusing) and must be read instead.
+ */
+static int
+map_input(int fd, const char *name, size_t size, struct memory_read *mr,
+    struct io_input *in, enum attn_status *st, struct attn_error *err)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t span, off, n, least = size + 2, ncap = size + 2;
+	struct sigaction sa;
+	char *p;
+
+	if (mapped.start != NULL || size > SIZE_MAX - 2 * page)
+		return 0;
+	if ((*st = memory_read_grow(mr, 0, least, &ncap, 0, err)) != ATTN_OK)
+		return 1;
+	/* The file's pages, then at least one of zeros. */
+	span = (size + page - 1) / page * page + page;
+	p = mmap(NULL, span, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 0;
+	if (mmap(p, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) ==
+	    MAP_FAILED) {
+		munmap(p, span);
+		return 0;
+	}
+	snprintf(mapped.shrank, sizeof mapped.shrank, "attn: %s: read error: "
+	    "the file was truncated while attn read it\n", name);
+	snprintf(mapped.eio, sizeof mapped.eio, "attn: %s: read error: %s\n",
+	    name, strerror(EIO));
+	mapped.start = p;
+	mapped.len = size;
+	mapped.fd = fd;
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_sigaction = bus_error;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGBUS, &sa, &mapped.saved);
+	for (off = 0; off < size; off += n) {
+		n = size - off < COUNT_STEP ? size - off : COUNT_STEP;
+		if ((*st = memory_read_count(mr, p + off, n, size + 2, off + n,
+		    err)) != ATTN_OK) {
+			unmap(p, span);
+			return 1;
+		}
+	}
+	memory_read_end(mr);
+	in->buf = p;
+	in->len = size;
+	in->span = span;
+	return 1;
+}
+
+void
+io_release(struct io_input *in)
+{
+	if (in->span != 0) {
+		close(mapped.fd);
+		unmap(in->buf, in->span);
+	} else {
+		free(in->buf);
+	}
+	memset(in, 0, sizeof *in);
+}
+
+/* ---------------------------------------------------------------- read */
+
+/* The first buffer for an input read with read(): the whole of a file
+ * whose size fstat tells, with room for its NUL and for a read that sees
+ * its end, which must all fit (*least); else 64 KiB that double as
+ * needed, or less that fits. */
 static size_t
 first_cap(int fd, size_t *least)
 {
@@ -53,46 +198,30 @@ first_cap(int fd, size_t *least)
 	return 65536;
 }
 
-enum attn_status
-io_slurp(const char *path, char **buf, size_t *len, struct attn_error *err)
+/* Read fd to its end into in (see io_slurp). */
+static enum attn_status
+read_input(int fd, const char *name, struct memory_read *mr,
+    struct io_input *in, struct attn_error *err)
 {
-	const int is_stdin = strcmp(path, "-") == 0;
-	const char *name = is_stdin ? STDIN_NAME : path;
-	struct memory_read mr;
 	size_t cap, n = 0, ncap, least;
-	struct stat sb;
 	enum attn_status st;
 	char *p = NULL, *q;
 	ssize_t r;
-	int fd;
 
-	*buf = NULL;
-	*len = 0;
-	if ((st = memory_read_begin(&mr, name, err)) != ATTN_OK)
-		return st;
-	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY);
-	if (fd < 0)
-		return attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
-		    "cannot open: %s", strerror(errno));
-	if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-		st = attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
-		    "is a directory");
-		goto done;
-	}
 	/* Every buffer, and every read into it, is charged before parsing
 	 * can run out of memory on it. */
 	ncap = first_cap(fd, &least);
-	if ((st = memory_read_grow(&mr, 0, least, &ncap, 0, err)) != ATTN_OK)
-		goto done;
+	if ((st = memory_read_grow(mr, 0, least, &ncap, 0, err)) != ATTN_OK)
+		return st;
 	cap = ncap;
 	if ((p = malloc(cap)) == NULL)
 		goto nomem;
 	for (;;) {
 		if (cap - n < 2) {
 			ncap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
-			if ((st = memory_read_grow(&mr, cap, n + 2, &ncap, n,
+			if ((st = memory_read_grow(mr, cap, n + 2, &ncap, n,
 			    err)) != ATTN_OK)
-				goto done;
+				goto fail;
 			if ((q = realloc(p, ncap)) == NULL)
 				goto nomem;
 			p = q;
@@ -106,24 +235,58 @@ io_slurp(const char *path, char **buf, size_t *len, struct attn_error *err)
 				continue;
 			st = attn_error_set(err, ATTN_ERR_IO, name, 0, 0,
 			    "read error: %s", strerror(errno));
-			goto done;
+			goto fail;
 		}
 		n += (size_t)r;
-		if ((st = memory_read_count(&mr, p + n - (size_t)r, (size_t)r,
+		if ((st = memory_read_count(mr, p + n - (size_t)r, (size_t)r,
 		    cap, n, err)) != ATTN_OK)
-			goto done;
+			goto fail;
 	}
 	p[n] = '\0';
-	*buf = p;
-	*len = n;
-	p = NULL;
-	memory_read_end(&mr);
-	goto done;
+	in->buf = p;
+	in->len = n;
+	memory_read_end(mr);
+	return ATTN_OK;
 nomem:
 	st = attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
 	    "out of memory reading %zu bytes", n);
-done:
+fail:
 	free(p);
+	return st;
+}
+
+enum attn_status
+io_slurp(const char *path, struct io_input *in, struct attn_error *err)
+{
+	const int is_stdin = strcmp(path, "-") == 0;
+	const char *name = is_stdin ? STDIN_NAME : path;
+	struct memory_read mr;
+	enum attn_status st;
+	struct stat sb;
+	int fd;
+
+	memset(in, 0, sizeof *in);
+	if ((st = memory_read_begin(&mr, name, err)) != ATTN_OK)
+		return st;
+	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY);
+	if (fd < 0)
+		return attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
+		    "cannot open: %s", strerror(errno));
+	if (fstat(fd, &sb) != 0)
+		sb.st_mode = 0;		/* no stat: read() will tell */
+	/* Standard input is read even from a file: the shell may have left
+	 * its offset anywhere. */
+	if (S_ISDIR(sb.st_mode)) {
+		st = attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
+		    "is a directory");
+	} else if (!is_stdin && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+	    (unsigned long long)sb.st_size < SIZE_MAX &&
+	    map_input(fd, name, (size_t)sb.st_size, &mr, in, &st, err)) {
+		if (st == ATTN_OK)
+			return ATTN_OK;	/* fd stays open with the mapping */
+	} else {
+		st = read_input(fd, name, &mr, in, err);
+	}
 	if (!is_stdin)
 		close(fd);
 	return st;

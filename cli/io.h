@@ -1,7 +1,7 @@
 /*
- * io.h - files in and out: whole inputs read into memory, output
- * written to a temporary file that replaces FILE only when complete, and
- * messages on stderr with the names in them escaped.
+ * io.h - files in and out: whole inputs mapped or read into memory,
+ * output written to a temporary file that replaces FILE only when
+ * complete, and messages on stderr with the names in them escaped.
  */
 #ifndef ATTN_IO_H
 #define ATTN_IO_H
@@ -13,13 +13,27 @@
 /* The name standard input goes by in messages. */
 #define STDIN_NAME "<stdin>"
 
-/* Read all of path ("-" for standard input) into *buf (NUL-terminated,
- * owned by the caller) and its length into *len.  An input that would not
- * fit in the memory limit once parsed (memory.h) is refused with
- * ATTN_ERR_NOMEM as soon as the bytes read show it, rather than read and
- * parsed until the system kills attn. */
-enum attn_status io_slurp(const char *path, char **buf, size_t *len,
+/* An input file, whole: len bytes at buf, then a NUL. */
+struct io_input {
+	char *buf;
+	size_t len;
+	size_t span;	/* the bytes mapped; 0 when buf is malloc'd */
+};
+
+/*
+ * Read all of path ("-" for standard input) into in, to be given back
+ * with io_release: a regular file is mapped (read-only, with SIGBUS
+ * caught should it shrink meanwhile: one line on stderr, exit 74), any
+ * other read into memory.  An input that would not fit in the memory
+ * limit once parsed (memory.h) is refused with ATTN_ERR_NOMEM as soon as
+ * the bytes read show it, rather than read and parsed until the system
+ * kills attn.
+ */
+enum attn_status io_slurp(const char *path, struct io_input *in,
     struct attn_error *err);
+
+/* Give back what io_slurp took (a zeroed in is fine). */
+void io_release(struct io_input *in);
 
 /* An output stream: stdout, a temporary file beside the target, or the
  * target itself written in place. */

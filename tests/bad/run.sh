@@ -459,6 +459,25 @@ run_signalled() {
 	[ -f "$c/st" ] && st=$(cat "$c/st")
 }
 
+# An input that another process truncates while attn reads it: the
+# shim (shrink-after-map.c) cuts it to half its length as soon as it is
+# mapped, and the pages past that would raise SIGBUS.
+setup_input_shrinks_while_read() {
+	if ! ${CC:-cc} -shared -fPIC -o "$work/shrink.so" \
+	    "$here/shrink-after-map.c" >/dev/null 2>&1; then
+		skipped="cannot build shrink-after-map.so with ${CC:-cc}"
+		return
+	fi
+	awk 'BEGIN { for (i = 0; i < 8000; i++) print i / 8 "," i % 5 }' \
+	    >"$c/shrink.csv"
+	(cd "$c" && ATTN_TEST_SHRINK=16000 LD_PRELOAD="$work/shrink.so" \
+	    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+	    timeout 10 "$bin" --self shrink.csv -o out.txt </dev/null >out \
+	    2>err)
+	st=$?
+	extra=$(judge_output)
+}
+
 # Signals the shell ignored (nohup, trap '' INT) stay ignored: the run
 # goes on and writes out.txt.
 setup_ignored_signals_stay_ignored() {
