@@ -80,6 +80,9 @@ int attn_word_is(const char *s, size_t len, const char *w);
  * all of it is. */
 size_t attn_utf8_invalid(const char *s, size_t len);
 
+/* How many bytes s[0..len) starts with that are ASCII (< 0x80). */
+size_t attn_ascii_len(const char *s, size_t len);
+
 /* Whether buf starts with a UTF-16 byte order mark, either byte order
  * (UTF-32's little-endian mark starts the same way). */
 int attn_utf16_bom(const char *buf, size_t len);

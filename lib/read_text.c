@@ -69,6 +69,8 @@ struct text_reader {
 	size_t cols;		/* values a row, fixed by row 1 */
 	int labelled;		/* row 1 starts with a label */
 
+	int ascii;		/* the current line is all ASCII */
+
 	double *vals;		/* rows x cols, row-major */
 	size_t nvals, capvals;
 	char **labels;		/* one a row when labelled */
@@ -109,18 +111,25 @@ is_blank(const struct text_reader *r, char c)
 	return c == ' ' || (c == '\t' && r->fmt != ATTN_FMT_TSV);
 }
 
+/* The slow part of push_field: room for one more field. */
 static enum attn_status
-push_field(struct text_reader *r, size_t off, size_t len, int quoted)
+grow_fields(struct text_reader *r)
 {
 	struct field *nv;
 
-	if (r->line.n == r->line.cap) {
-		nv = attn_grow_array(r->line.v, &r->line.cap, r->line.n + 1,
-		    sizeof *nv);
-		if (nv == NULL)
-			return nomem(r);
-		r->line.v = nv;
-	}
+	nv = attn_grow_array(r->line.v, &r->line.cap, r->line.n + 1,
+	    sizeof *nv);
+	if (nv == NULL)
+		return nomem(r);
+	r->line.v = nv;
+	return ATTN_OK;
+}
+
+static inline enum attn_status
+push_field(struct text_reader *r, size_t off, size_t len, int quoted)
+{
+	if (r->line.n == r->line.cap && grow_fields(r) != ATTN_OK)
+		return ATTN_ERR_NOMEM;
 	r->line.v[r->line.n].off = off;
 	r->line.v[r->line.n].len = len;
 	r->line.v[r->line.n].quoted = quoted;
@@ -191,7 +200,7 @@ split_space(struct text_reader *r, size_t ls, size_t le)
 static enum attn_status
 split_sep(struct text_reader *r, size_t ls, size_t le)
 {
-	const char *b = r->buf;
+	const char *b = r->buf, *sep_at;
 	char sep = r->fmt == ATTN_FMT_CSV ? ',' : '\t';
 	size_t i = ls, j = 0, k;
 	enum attn_status st;
@@ -209,8 +218,9 @@ split_sep(struct text_reader *r, size_t ls, size_t le)
 				return fail_at(r, j,
 				    "unexpected text after a quoted field");
 		} else {
-			for (j = i; j < le && b[j] != sep; j++)
-				;
+			/* memchr: the C library's, many bytes at a time */
+			sep_at = memchr(b + i, sep, le - i);
+			j = sep_at != NULL ? (size_t)(sep_at - b) : le;
 			for (k = j; k > i && is_blank(r, b[k - 1]); k--)
 				;
 			st = push_field(r, i, k - i, 0);
@@ -473,8 +483,9 @@ text_line(struct text_reader *r, size_t ls, size_t le)
 	if (st != ATTN_OK)
 		return st;
 	/* A number written with a Unicode minus would be taken for a
-	 * label or a header: tell it first, wherever it stands. */
-	for (k = 0; k < r->line.n; k++)
+	 * label or a header: tell it first, wherever it stands.  (No dash
+	 * is ASCII, and nearly every line is.) */
+	for (k = 0; k < r->line.n && !r->ascii; k++)
 		if ((st = dash_check(r, &r->line.v[k])) != ATTN_OK)
 			return st;
 
@@ -695,7 +706,9 @@ attn_read_text(const char *name, const char *buf, size_t len,
 			continue;
 		/* Labels reach the output, which must stay UTF-8; comments
 		 * (numpy writes its header in Latin-1) are not checked. */
-		if ((bad = ls + attn_utf8_invalid(buf + ls, le - ls)) < le) {
+		r.ascii = attn_ascii_len(buf + ls, le - ls) == le - ls;
+		if (!r.ascii &&
+		    (bad = ls + attn_utf8_invalid(buf + ls, le - ls)) < le) {
 			reader_free(&r);
 			return attn_error_at(err, ATTN_ERR_DATA, name, buf, len, bad,
 			    "invalid UTF-8: byte 0x%02X (text input must be "

@@ -101,12 +101,12 @@ attn_char_is_control(long code)
 	return (code >= 0 && code < 0x20) || (code >= 0x7F && code <= 0x9F);
 }
 
-/* How many bytes s[0..len) starts with that are ASCII: eight at a time,
- * since every number a reader reads is checked this way, and nearly
- * every one is all ASCII. */
-static size_t
-ascii_prefix(const unsigned char *u, size_t len)
+/* Eight bytes at a time, since every line a reader reads is checked this
+ * way, and nearly every one is all ASCII. */
+size_t
+attn_ascii_len(const char *s, size_t len)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0;
 	uint64_t w;
 
@@ -179,7 +179,7 @@ attn_utf8_invalid(const char *s, size_t len)
 
 	while (i < len) {
 		/* ASCII, most of any input */
-		i += ascii_prefix((const unsigned char *)s + i, len - i);
+		i += attn_ascii_len(s + i, len - i);
 		if (i == len)
 			break;
 		i += attn_utf8_char(s + i, len - i, &code);
@@ -299,7 +299,7 @@ attn_dash_fault(const char *s, size_t n, char *msg, size_t size)
 	int rc;
 
 	/* A dash is never ASCII. */
-	for (i = ascii_prefix((const unsigned char *)s, n); i < n; i++)
+	for (i = attn_ascii_len(s, n); i < n; i++)
 		if (dash_at(s + i, n - i) < NDASHES)
 			break;
 	if (i == n || (copy = malloc(n)) == NULL)
