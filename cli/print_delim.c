@@ -62,6 +62,30 @@ print_label(FILE *fp, const char *s, char sep)
 	    strcasecmp(s, "true") == 0 || strcasecmp(s, "false") == 0);
 }
 
+/* The numbers of row i of m, then '\n': each written straight into a
+ * buffer that goes out in one fwrite when nearly full, since a putc and
+ * an fputs (a lock and a strlen each) a number cost as much as writing
+ * the number itself. */
+static void
+print_row(const struct printer *p, const struct attn_matrix *m, size_t i,
+    char sep)
+{
+	char line[16384];
+	size_t j, n = 0;
+
+	for (j = 0; j < m->cols; j++) {
+		if (sizeof line - n < ATTN_NUM_MAX + 2) {
+			fwrite(line, 1, n, p->fp);
+			n = 0;
+		}
+		if (j > 0)
+			line[n++] = sep;
+		n += print_number(p, line + n, *attn_at(m, i, j));
+	}
+	line[n++] = '\n';
+	fwrite(line, 1, n, p->fp);
+}
+
 /* Stage s, its blocks one under another (attn_shape_block: for output
  * in the bhsd layout, a block a head). */
 static void
@@ -94,13 +118,7 @@ print_stage(const struct printer *p, enum attn_stage s, char sep)
 				    sep);
 				putc(sep, p->fp);
 			}
-			for (j = 0; j < m.cols; j++) {
-				if (j > 0)
-					putc(sep, p->fp);
-				print_number(p, buf, *attn_at(&m, i, j));
-				fputs(buf, p->fp);
-			}
-			putc('\n', p->fp);
+			print_row(p, &m, i, sep);
 		}
 	}
 }

@@ -25,7 +25,10 @@ print_json_number(const struct printer *p, int defined, double x)
 		return;
 	}
 	print_number(p, buf, x);
-	fprintf(p->fp, isfinite(x) ? "%s" : "\"%s\"", buf);
+	if (isfinite(x))
+		fputs(buf, p->fp);	/* not fprintf: a tenth of the time */
+	else
+		fprintf(p->fp, "\"%s\"", buf);
 }
 
 void

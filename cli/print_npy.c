@@ -26,11 +26,11 @@
 #define NPY_ALIGN 64
 #define NPY_GROWTH_DIGITS 21
 
-/* Write x as `size` little-endian bytes: a double (8) or a float (4). */
+/* Write x as `size` little-endian bytes at b: a double (8) or a float
+ * (4). */
 static void
-put_value(FILE *fp, double x, size_t size)
+put_value(unsigned char *b, double x, size_t size)
 {
-	unsigned char b[8];
 	float f = (float)x;
 	uint64_t u = 0;
 	uint32_t u32;
@@ -44,7 +44,25 @@ put_value(FILE *fp, double x, size_t size)
 	}
 	for (k = 0; k < size; k++)
 		b[k] = (unsigned char)(u >> (8 * k) & 0xFF);
-	fwrite(b, 1, size, fp);
+}
+
+/* The n values at x: a buffer's worth to each fwrite, not one fwrite a
+ * value. */
+static void
+put_values(FILE *fp, const double *x, size_t n, size_t size)
+{
+	unsigned char b[8192];
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (k == sizeof b) {
+			fwrite(b, 1, k, fp);
+			k = 0;
+		}
+		put_value(b + k, x[i], size);
+		k += size;
+	}
+	fwrite(b, 1, k, fp);
 }
 
 /* The header of an array of dims dim[0..ndim) of `size`-byte floats:
@@ -85,7 +103,7 @@ print_npy(const struct printer *p)
 	const size_t size = p->o->npy_f4 ? 4 : 8;
 	struct attn_shape sh;
 	double *flat;
-	size_t i, n;
+	size_t n;
 
 	attn_stage_shape(p->st, s, &sh);
 	n = attn_shape_count(&sh);
@@ -94,8 +112,7 @@ print_npy(const struct printer *p)
 		    "out of memory writing %zu numbers", n);
 	attn_stage_flatten(p->st, s, flat);
 	put_header(p->fp, sh.dim, sh.ndim, size);
-	for (i = 0; i < n; i++)
-		put_value(p->fp, flat[i], size);
+	put_values(p->fp, flat, n, size);
 	free(flat);
 	return ATTN_OK;
 }
@@ -104,10 +121,9 @@ void
 print_npy_matrix(FILE *fp, const struct attn_matrix *m, int f4)
 {
 	const size_t dim[2] = { m->rows, m->cols }, size = f4 ? 4 : 8;
-	size_t i, j;
+	size_t i;
 
 	put_header(fp, dim, 2, size);
 	for (i = 0; i < m->rows; i++)
-		for (j = 0; j < m->cols; j++)
-			put_value(fp, *attn_at(m, i, j), size);
+		put_values(fp, attn_at(m, i, 0), m->cols, size);
 }

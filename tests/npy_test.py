@@ -54,6 +54,12 @@ def attn(*args):
     return r.stdout
 
 
+def csv_of(*args):
+    """attn's csv output for args, as an array."""
+    return np.array([[float(x) for x in line.split(',')]
+                     for line in attn(*args).decode().splitlines()])
+
+
 def same_bits(a, b):
     a = np.ascontiguousarray(a, dtype=np.float64)
     b = np.ascontiguousarray(b, dtype=np.float64)
@@ -156,6 +162,23 @@ for stage, shape in shapes.items():
     check(got4.dtype == np.float32 and got4.shape == shape and
           np.array_equal(got4, got.astype(np.float32)),
           '%s: --npy-dtype f4 is not the float64 result as float32' % stage)
+
+# More values than the writer puts in one fwrite (1024 float64, 2048
+# float32): attn gen's 3000 x 3 and 100 x 100 weights, whole and in
+# order, as their csv says.
+attn('gen', '3000x3', '--seed', '5', '-f', 'npy', '-o', 'gen.npy')
+check(same_bits(np.load(path('gen.npy')),
+                csv_of('gen', '3000x3', '--seed', '5', '-f', 'csv')),
+      'attn gen 3000x3 -f npy differs from its csv')
+np.save(path('x.npy'), rng.standard_normal((100, 2)))
+want = csv_of('--self', 'x.npy', '-s', 'weights', '-f', 'csv')
+for dtype, flag in ((np.float64, 'f8'), (np.float32, 'f4')):
+    attn('--self', 'x.npy', '-s', 'weights', '-f', 'npy', '--npy-dtype',
+         flag, '-o', 'w.npy')
+    got = np.load(path('w.npy'))
+    check(got.dtype == dtype and
+          np.array_equal(got, want.astype(dtype)),
+          '100 x 100 weights as %s differ from their csv' % flag)
 
 # ------------------------------------------------------------ layouts
 
