@@ -17,23 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attn.h"
+#include "clock.h"
 
 /* Rounds of each measurement: parsing and printing are fast, reading
  * whole arrays less so. */
 #define ROUNDS 20
 #define READ_ROUNDS 5
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void *
 xmalloc(size_t n)
