@@ -7,7 +7,7 @@
  * and measured on AVX-512 (10^7 points in L1) this one costs 0.53 ns an
  * element against 1.02 ns for SLEEF's Sleef_expd8_u10avx512f and 5.4 ns
  * for glibc's scalar exp; it is also more accurate here (0.76 ulp at
- * most against SLEEF's 0.89; tests/unit/check_exp.c measures it against
+ * most against SLEEF's 0.89; tests/unit/check_stream.c measures it against
  * expl).
  *
  * The method, x = n ln2/16 + r with n = k*16 + i:
