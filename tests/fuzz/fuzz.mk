@@ -76,6 +76,8 @@ FUZZ_ALL_CXXFLAGS = $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
                     -std=c++17 -Wall -Wextra -Wpedantic -Wshadow \
                     -Wconversion $(WERROR) -Ilib -MMD -MP
 FUZZ_LDLIBS       = $(FUZZ_CJSON_LIBS) -lstdc++ -lm -lpthread
+# The CLI alone adds libunistring, as in the Makefile (CLI_LIBS).
+FUZZ_CLI_LDLIBS   = -lunistring
 
 FUZZ_LIB_OBJ = $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard lib/*.c)) \
                $(patsubst %.cc,$(FUZZ_DIR)/%.o,$(wildcard lib/*.cc))
@@ -87,7 +89,7 @@ FUZZ_HARNESS_OBJ = $(FUZZ_NAMES:%=$(FUZZ_DIR)/tests/fuzz/%.o)
 
 # Debian packages: clang and its libFuzzer runtime, and what attn builds
 # with (tests/install-deps.sh installs the missing ones).
-FUZZ_PKGS = pkg-config libcjson-dev clang libclang-rt-dev
+FUZZ_PKGS = pkg-config libcjson-dev libunistring-dev clang libclang-rt-dev
 
 fuzz-deps:
 	@sh tests/install-deps.sh $(FUZZ_PKGS)
@@ -128,7 +130,7 @@ $(FUZZ_DIR)/fuzz_npy: $(FUZZ_DIR)/tests/fuzz/fuzz_npy.o $(FUZZ_LIB_OBJ)
 $(FUZZ_DIR)/fuzz_cli: $(FUZZ_DIR)/tests/fuzz/fuzz_cli.o $(FUZZ_CLI_OBJ) \
     $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ \
-	    $(FUZZ_LDLIBS)
+	    $(FUZZ_CLI_LDLIBS) $(FUZZ_LDLIBS)
 
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_CLI_OBJ:.o=.d) \
     $(FUZZ_HARNESS_OBJ:.o=.d)
