@@ -320,15 +320,17 @@ blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
 	const size_t B = in->in.batches, T = q.rows / B, S = k.rows / B;
 	struct attn_matrix m = attn_array_matrix(a);
 	char got[64];
+	size_t bh, r, rows;
 
-	size_t bh, rows;
-
-	/* 2-D: T rows, or B*T or B*H*T stacked as attn's csv writes them;
-	 * 3-D: B x T x S; 4-D: B x H x T x S. */
+	/* As attn_array_broadcast leaves it, each block T or 1 rows of S or
+	 * 1 columns.  2-D: one block, or B*T or B*H*T rows stacked as attn's
+	 * csv writes them; 3-D: B blocks; 4-D: B x H. */
+	r = a->ndim >= 3 ? a->shape[a->ndim - 2] : m.rows == 1 ? 1 : T;
 	*blocks = a->ndim == 3 ? a->shape[0] : a->ndim == 4 ?
-	    a->shape[0] * a->shape[1] : T == 0 ? 0 : m.rows / T;
-	if (attn_size_mul(B, heads, &bh) == 0 && attn_size_mul(*blocks, T, &rows) == 0 &&
-	    m.cols == S && m.rows == rows &&
+	    a->shape[0] * a->shape[1] : r == 0 ? 0 : m.rows / r;
+	if (attn_size_mul(B, heads, &bh) == 0 &&
+	    attn_size_mul(*blocks, r, &rows) == 0 && (r == T || r == 1) &&
+	    (m.cols == S || m.cols == 1) && m.rows == rows &&
 	    (a->ndim <= 2 ? *blocks == 1 || *blocks == B || *blocks == bh :
 	    a->ndim == 3 ? a->shape[0] == B :
 	    a->shape[0] == B && a->shape[1] == heads))

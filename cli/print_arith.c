@@ -168,7 +168,7 @@ arith_scaled(const struct printer *p, const struct arith_block *a,
 	if (c->softcap > 0.0)
 		fprintf(p->fp, " / %s)", cap);
 	if (a->in.bias.data != NULL)
-		put_term(p, *attn_at(&a->in.bias, i, j), 0);
+		put_term(p, attn_input_at(&a->in.bias, i, j), 0);
 	if (c->alibi) {
 		/* query i sits at key position i + offset (SPEC) */
 		long long off = c->align == ATTN_ALIGN_BOTTOM_RIGHT ?

@@ -501,9 +501,12 @@ struct attn_proj {
  * The matrices of a computation.  q, k and v are stacks of `batches`
  * equal blocks of rows, one per independent problem: q is B*T x H*d_k,
  * k is B*S x G*d_k, v is B*S x G*d_v (heads side by side in the columns).
- * mask and bias (data NULL when absent) are stacks of T x S blocks: one
+ * mask and bias (data NULL when absent) are stacks of equal blocks: one
  * block for everything, one per batch, or one per batch and head
- * (batch-major); *_blocks says which.  A mask keeps key j for query i
+ * (batch-major); *_blocks says which.  A block is T x S, or broadcasts as
+ * NumPy does: 1 x S is one row for every query (a key-padding mask),
+ * T x 1 one column for every key, 1 x 1 one number; so a key-padding
+ * mask costs S numbers, not T x S.  A mask keeps key j for query i
  * where it is nonzero (zero with mask_invert); a bias is added to the
  * logits and may hold -inf.
  *
@@ -683,14 +686,24 @@ void attn_stage_shape(const struct attn_stages *st, enum attn_stage s,
  * The blocks of the inputs that batch b and head h of a run read, as views
  * of in (which st was computed from): q is T x d_k, k is S x d_k and v is
  * S x d_v (of the KV head that h reads), mask and bias are T x S (data
- * NULL when absent).  With a projection layer or RoPE the kernel read
- * what the passes made: q, k and v are then views of st's q_rot, k_rot,
- * q, k and v, the first of them held (so a caller keeps them).  For
- * printers that write the arithmetic out.
+ * NULL when absent), read with attn_input_at since they may broadcast.
+ * With a projection layer or RoPE the kernel read what the passes made:
+ * q, k and v are then views of st's q_rot, k_rot, q, k and v, the first
+ * of them held (so a caller keeps them).  For printers that write the
+ * arithmetic out.
  */
 struct attn_head_inputs {
 	struct attn_matrix q, k, v, mask, bias;
 };
+
+/* Element (i, j) of a T x S mask or bias view as attn_head_inputs gives
+ * it: a block of one row is viewed with stride 0 (every query reads that
+ * row), a block of one column has cols 1 (every key reads it). */
+static inline double
+attn_input_at(const struct attn_matrix *m, size_t i, size_t j)
+{
+	return *attn_at(m, i, m->cols == 1 ? 0 : j);
+}
 
 void attn_head_inputs(const struct attn_stages *st,
     const struct attn_inputs *in, size_t b, size_t h,
@@ -732,11 +745,13 @@ enum attn_status attn_array_fold_heads(struct attn_array *a,
  * A mask or bias a, for scores of B batches, H heads, T queries and S
  * keys, broadcast as NumPy does (each dim must be 1 or the scores' own;
  * any other is a data error naming both shapes), becomes in place the
- * stack that struct attn_inputs takes: T x S (one block in all),
- * B x T x S (one a batch) or B x H x T x S (one a batch and head), what
- * repeats written out.  a is 4-D (b x h x t x s), 3-D (b x t x s: per
- * batch, never per head), 2-D (t x s) or 1-D (a row, 1 x s).  A key-padding mask 1 x S
- * becomes T x S; B x 1 x S and B x 1 x 1 x S become B x T x S.
+ * stack that struct attn_inputs takes: one block in all (2-D), one a
+ * batch (B x t x s) or one a batch and head (B x H x t x s), where each
+ * block keeps the array's own t x s (T or 1 rows, S or 1 columns: a
+ * key-padding mask 1 x S stays S numbers).  Only blocks repeated over the
+ * batches (1 x H x t x s with B > 1) are written out.  a is 4-D
+ * (b x h x t x s), 3-D (b x t x s: per batch, never per head), 2-D
+ * (t x s) or 1-D (a row, 1 x s).
  */
 enum attn_status attn_array_broadcast(struct attn_array *a, size_t B,
     size_t H, size_t T, size_t S, struct attn_error *err);

@@ -145,7 +145,8 @@ emulate_head(const struct attn_problem *p, const struct attn_head *hd,
 				    cap)))), prec);
 			if (hd->bias.data != NULL)
 				x = attn_round(acc32(x + attn_round(
-				    *attn_at(&hd->bias, i, j), prec)), prec);
+				    attn_input_at(&hd->bias, i, j), prec)),
+				    prec);
 			if (p->cfg->alibi)
 				x = attn_round(acc32(x - acc32(slope * dist)),
 				    prec);

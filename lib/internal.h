@@ -260,7 +260,7 @@ attn_add_bias(const struct attn_problem *p, const struct attn_head *hd,
     size_t i, size_t j, double x)
 {
 	if (hd->bias.data != NULL)
-		x += *attn_at(&hd->bias, i, j);
+		x += attn_input_at(&hd->bias, i, j);
 	if (p->cfg->alibi)
 		x -= hd->slope * fabs((double)(i + p->s_off) -
 		    (double)(j + p->t_off));
@@ -282,7 +282,7 @@ attn_keeps(const struct attn_problem *p, const struct attn_head *hd,
 	    (pos_k > pos_q && pos_k - pos_q > c->window_right)))
 		return 0;
 	if (hd->mask.data != NULL &&
-	    (*attn_at(&hd->mask, i, j) != 0.0) == (c->mask_invert != 0))
+	    (attn_input_at(&hd->mask, i, j) != 0.0) == (c->mask_invert != 0))
 		return 0;
 	return 1;
 }

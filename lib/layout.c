@@ -264,7 +264,7 @@ attn_array_broadcast(struct attn_array *a, size_t B, size_t H, size_t T,
 	    "B x H x T x S" };
 	const size_t want[4] = { B, H, T, S };
 	size_t dims[4] = { 1, 1, 1, 1 };
-	size_t d, n, b, h, i, j, src, bytes;
+	size_t d, n, b, block, count;
 	char got[96], to_dims[96];
 	double *to;
 
@@ -292,29 +292,20 @@ attn_array_broadcast(struct attn_array *a, size_t B, size_t H, size_t T,
 			    "scores' own, as NumPy broadcasts", got,
 			    names[a->ndim], to_dims);
 		}
-	/* One block in all, one a batch, or one a batch and head. */
+	/* One block in all, one a batch, or one a batch and head; each
+	 * block stays dims[2] x dims[3], which the kernels broadcast. */
 	n = dims[1] > 1 ? B * H : dims[0] > 1 ? B : 1;
-	if (dims[2] != T || dims[3] != S || (dims[1] > 1 && dims[0] != B)) {
-		/* Something repeats: write every block out. */
-		if (attn_size_mul(n, T, &bytes) != 0 ||
-		    attn_size_mul(bytes, S, &bytes) != 0 ||
-		    (to = attn_alloc_array(bytes, sizeof *to)) == NULL)
+	block = dims[2] * dims[3];
+	if (dims[1] > 1 && dims[0] != B) {
+		/* The heads' blocks repeat for every batch: write them out. */
+		if (attn_size_mul(n, block, &count) != 0 ||
+		    (to = attn_alloc_array(count, sizeof *to)) == NULL)
 			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 			    "out of memory broadcasting to %zu blocks of "
-			    "%zux%zu", n, T, S);
-		for (b = 0; b < (n == 1 ? 1 : B); b++)
-			for (h = 0; h < (n == B * H ? H : 1); h++)
-				for (i = 0; i < T; i++)
-					for (j = 0; j < S; j++) {
-						src = (((dims[0] > 1 ? b : 0) *
-						    dims[1] + (dims[1] > 1 ? h :
-						    0)) * dims[2] + (dims[2] > 1 ?
-						    i : 0)) * dims[3] +
-						    (dims[3] > 1 ? j : 0);
-						to[((n == B * H ? b * H + h :
-						    b) * T + i) * S + j] =
-						    a->data[src];
-					}
+			    "%zux%zu", n, dims[2], dims[3]);
+		for (b = 0; b < B; b++)
+			memcpy(to + b * H * block, a->data,
+			    H * block * sizeof *to);
 		free(a->data);
 		a->data = to;
 	}
@@ -326,7 +317,7 @@ attn_array_broadcast(struct attn_array *a, size_t B, size_t H, size_t T,
 		a->shape[d++] = B;
 	if (a->ndim == 4)
 		a->shape[d++] = H;
-	a->shape[d++] = T;
-	a->shape[d] = S;
+	a->shape[d++] = dims[2];
+	a->shape[d] = dims[3];
 	return ATTN_OK;
 }

@@ -47,25 +47,36 @@ sink_of(const struct attn_matrix *sinks, size_t h)
 	    *attn_at(sinks, h, 0);
 }
 
-/* A mask or bias must be 1, B or B*H blocks of T x S. */
+/* The rows of each block of a stack of `blocks` (T, or 1 for a row that
+ * every query reads), or 0 when they do not divide equally. */
+static size_t
+block_rows(const struct attn_matrix *m, size_t blocks)
+{
+	return blocks == 0 || m->rows % blocks != 0 ? 0 : m->rows / blocks;
+}
+
+/* A mask or bias must be 1, B or B*H blocks of T x S, 1 x S, T x 1 or
+ * 1 x 1. */
 static enum attn_status
 check_blocks(const char *what, const struct attn_matrix *m, size_t blocks,
     const struct attn_problem *p, struct attn_error *err)
 {
-	size_t bh, rows;
+	const size_t r = block_rows(m, blocks);
+	size_t bh;
 
 	if (m->data == NULL)
 		return ATTN_OK;
-	if (attn_size_mul(p->B, p->H, &bh) == 0 &&
-	    attn_size_mul(blocks, p->T, &rows) == 0 && m->cols == p->S &&
-	    (blocks == 1 || blocks == p->B || blocks == bh) && m->rows == rows)
+	if (attn_size_mul(p->B, p->H, &bh) == 0 && (r == p->T || r == 1) &&
+	    (m->cols == p->S || m->cols == 1) &&
+	    (blocks == 1 || blocks == p->B || blocks == bh))
 		return ATTN_OK;
 	return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 	    "shape mismatch: %s is %zu block%s of %zux%zu but scores are "
-	    "%zux%zu (T x S): a %s needs T x S blocks, one in all, one per "
-	    "batch (%zu) or one per batch and head (%zu)", what, blocks,
-	    blocks == 1 ? "" : "s", blocks == 0 ? 0 : m->rows / blocks,
-	    m->cols, p->T, p->S, what, p->B, p->B * p->H);
+	    "%zux%zu (T x S): a %s needs blocks of T x S (or 1 x S, T x 1, "
+	    "1 x 1), one in all, one per batch (%zu) or one per batch and "
+	    "head (%zu)", what, blocks, blocks == 1 ? "" : "s",
+	    blocks == 0 ? 0 : m->rows / blocks, m->cols, p->T, p->S, what,
+	    p->B, p->B * p->H);
 }
 
 /* Sinks: one finite logit per query head, in a row or a column. */
@@ -282,15 +293,22 @@ attn_problem_init(struct attn_problem *p, const struct attn_config *cfg,
 	return check_grad_wanted(p, err);
 }
 
-/* Block b, h of a mask or bias stack of `blocks` T-row blocks, in a run
- * of B batches of H heads. */
+/* Block b, h of a mask or bias stack of `blocks` blocks, in a run of B
+ * batches of H heads, as a T x S view for attn_input_at: a block of one
+ * row is that row T times over (stride 0); one of one column stays so. */
 static struct attn_matrix
 input_block(const struct attn_matrix *m, size_t blocks, size_t B, size_t H,
-    size_t T, size_t S, size_t b, size_t h)
+    size_t T, size_t b, size_t h)
 {
-	size_t i = blocks == 1 ? 0 : blocks == B ? b : b * H + h;
+	const size_t i = blocks == 1 ? 0 : blocks == B ? b : b * H + h;
+	const size_t r = block_rows(m, blocks);
+	struct attn_matrix v = attn_matrix_view(m, i * r, r, 0, m->cols);
 
-	return attn_matrix_view(m, i * T, T, 0, S);
+	if (r == 1) {
+		v.rows = T;
+		v.stride = 0;
+	}
+	return v;
 }
 
 /* The input blocks of batch b, head h, for the dims of a run: what
@@ -308,10 +326,10 @@ head_views(const struct attn_inputs *in, size_t H, size_t G, size_t T,
 	out->v = attn_matrix_view(&in->v, b * S, S, g * d_v, d_v);
 	if (in->mask.data != NULL)
 		out->mask = input_block(&in->mask, in->mask_blocks,
-		    in->batches, H, T, S, b, h);
+		    in->batches, H, T, b, h);
 	if (in->bias.data != NULL)
 		out->bias = input_block(&in->bias, in->bias_blocks,
-		    in->batches, H, T, S, b, h);
+		    in->batches, H, T, b, h);
 }
 
 void

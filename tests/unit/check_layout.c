@@ -282,33 +282,36 @@ START_TEST(fold_heads_puts_each_head_in_its_columns)
 END_TEST
 
 /* Masks and biases as PyTorch and JAX broadcast them to B x H x T x S,
- * here 2 x 3 x 4 x 5: what stack comes out, and where element (b, h, i,
- * j) of the broadcast finds its number.  A 2-D array is its 4-D dims
- * without the first two (t x s), a 3-D one without the head (b x t x s,
- * per batch as SPEC has it), a 1-D one a row. */
+ * here 2 x 3 x 4 x 5: what stack comes out (each block keeps its rows
+ * and columns of one, so a key-padding mask stays S numbers), and where
+ * element (b, h, i, j) of the broadcast finds its number through the
+ * views the kernels read.  A 2-D array is its 4-D dims without the first
+ * two (t x s), a 3-D one without the head (b x t x s, per batch as SPEC
+ * has it), a 1-D one a row. */
 static const struct {
 	size_t rank;		/* of the array given */
 	size_t dims[4];		/* as 4-D */
 	size_t ndim, shape[4];	/* the stack */
 } broadcasts[] = {
 	{ 4, { 1, 1, 4, 5 }, 2, { 4, 5 } },		/* one block */
-	{ 4, { 2, 1, 1, 5 }, 3, { 2, 4, 5 } },		/* key padding */
-	{ 4, { 1, 1, 4, 1 }, 2, { 4, 5 } },		/* a column */
+	{ 4, { 2, 1, 1, 5 }, 3, { 2, 1, 5 } },		/* key padding */
+	{ 4, { 1, 1, 4, 1 }, 2, { 4, 1 } },		/* a column */
 	{ 4, { 2, 1, 4, 5 }, 3, { 2, 4, 5 } },		/* per batch */
 	{ 4, { 1, 3, 4, 5 }, 4, { 2, 3, 4, 5 } },	/* per head */
+	{ 4, { 1, 3, 1, 5 }, 4, { 2, 3, 1, 5 } },
 	{ 4, { 2, 3, 4, 5 }, 4, { 2, 3, 4, 5 } },	/* every block */
-	{ 4, { 2, 3, 1, 5 }, 4, { 2, 3, 4, 5 } },
-	{ 4, { 1, 1, 1, 1 }, 2, { 4, 5 } },		/* a scalar */
+	{ 4, { 2, 3, 1, 5 }, 4, { 2, 3, 1, 5 } },
+	{ 4, { 1, 1, 1, 1 }, 2, { 1, 1 } },		/* a scalar */
 	{ 2, { 1, 1, 4, 5 }, 2, { 4, 5 } },		/* T x S */
-	{ 2, { 1, 1, 1, 5 }, 2, { 4, 5 } },		/* key padding 1 x S */
-	{ 2, { 1, 1, 4, 1 }, 2, { 4, 5 } },		/* T x 1 */
-	{ 2, { 1, 1, 1, 1 }, 2, { 4, 5 } },
+	{ 2, { 1, 1, 1, 5 }, 2, { 1, 5 } },		/* key padding 1 x S */
+	{ 2, { 1, 1, 4, 1 }, 2, { 4, 1 } },		/* T x 1 */
+	{ 2, { 1, 1, 1, 1 }, 2, { 1, 1 } },
 	{ 3, { 2, 1, 4, 5 }, 3, { 2, 4, 5 } },		/* B x T x S */
-	{ 3, { 2, 1, 1, 5 }, 3, { 2, 4, 5 } },		/* B x 1 x S */
-	{ 3, { 2, 1, 4, 1 }, 3, { 2, 4, 5 } },		/* B x T x 1 */
+	{ 3, { 2, 1, 1, 5 }, 3, { 2, 1, 5 } },		/* B x 1 x S */
+	{ 3, { 2, 1, 4, 1 }, 3, { 2, 4, 1 } },		/* B x T x 1 */
 	{ 3, { 1, 1, 4, 5 }, 2, { 4, 5 } },		/* 1 x T x S */
-	{ 3, { 1, 1, 1, 5 }, 2, { 4, 5 } },
-	{ 1, { 1, 1, 1, 5 }, 2, { 4, 5 } },		/* a row, 1-D */
+	{ 3, { 1, 1, 1, 5 }, 2, { 1, 5 } },
+	{ 1, { 1, 1, 1, 5 }, 2, { 1, 5 } },		/* a row, 1-D */
 };
 
 START_TEST(masks_broadcast_as_numpy_does)
@@ -316,7 +319,11 @@ START_TEST(masks_broadcast_as_numpy_does)
 	const size_t *dm = broadcasts[_i].dims;
 	struct attn_array a;
 	struct attn_error err;
-	size_t b, h, i, j, n, src;
+	struct attn_matrix q, k, v;
+	struct attn_inputs in;
+	struct attn_stages st;
+	struct attn_head_inputs hi;
+	size_t b, h, i, j, n, src, count = 1;
 
 	array_of(&a, dm[0], dm[1], dm[2], dm[3]);
 	/* the same numbers, fewer dims */
@@ -334,23 +341,45 @@ START_TEST(masks_broadcast_as_numpy_does)
 		a.shape[n] = 0;
 	ck_assert_int_eq(attn_array_broadcast(&a, 2, 3, 4, 5, &err), ATTN_OK);
 	ck_assert_uint_eq(a.ndim, broadcasts[_i].ndim);
-	for (n = 0; n < a.ndim; n++)
+	for (n = 0; n < a.ndim; n++) {
 		ck_assert_uint_eq(a.shape[n], broadcasts[_i].shape[n]);
+		count *= a.shape[n];
+	}
+	/* The views of batch b, head h as the kernels read them: 2 batches
+	 * of 4 queries and 5 keys, 3 heads of d_k = d_v = 1. */
+	ck_assert_int_eq(attn_matrix_alloc(&q, 8, 3, NULL), ATTN_OK);
+	ck_assert_int_eq(attn_matrix_alloc(&k, 10, 3, NULL), ATTN_OK);
+	ck_assert_int_eq(attn_matrix_alloc(&v, 10, 3, NULL), ATTN_OK);
+	memset(&in, 0, sizeof in);
+	memset(&st, 0, sizeof st);
+	in.batches = st.batches = 2;
+	in.q = q;
+	in.k = k;
+	in.v = v;
+	in.mask = attn_array_matrix(&a);
+	ck_assert_uint_eq(in.mask.rows * in.mask.cols, count);
+	in.mask_blocks = a.ndim == 2 ? 1 : a.ndim == 3 ? 2 : 6;
+	st.heads = st.kv_heads = 3;
+	st.T = 4;
+	st.S = 5;
+	st.d_k = st.d_v = 1;
 	for (b = 0; b < 2; b++)
-		for (h = 0; h < 3; h++)
+		for (h = 0; h < 3; h++) {
+			attn_head_inputs(&st, &in, b, h, &hi);
+			ck_assert_uint_eq(hi.mask.rows, 4);
 			for (i = 0; i < 4; i++)
 				for (j = 0; j < 5; j++) {
-					/* The block attn_inputs reads for
-					 * (b, h), as problem.c picks it. */
-					n = a.ndim == 2 ? 0 : a.ndim == 3 ? b :
-					    b * 3 + h;
 					src = (((dm[0] > 1 ? b : 0) * dm[1] +
 					    (dm[1] > 1 ? h : 0)) * dm[2] +
 					    (dm[2] > 1 ? i : 0)) * dm[3] +
 					    (dm[3] > 1 ? j : 0);
-					ck_assert(a.data[(n * 4 + i) * 5 + j] ==
-					    (double)src);
+					ck_assert(attn_input_at(&hi.mask, i,
+					    j) == (double)src);
 				}
+		}
+	attn_matrix_free(&q);
+	attn_matrix_free(&k);
+	attn_matrix_free(&v);
 	attn_array_free(&a);
 }
 END_TEST

@@ -965,20 +965,24 @@ static const struct shape_case {
 	    "head, d_k is 6/2 = 3 for Q but 4/1 = 4 for K" },
 	{ 1, 1, 0, { 2, 3 }, { 4, 3 }, { 4, 2 }, { 2, 3, 1 }, { 0 },
 	    ATTN_ERR_DATA, "shape mismatch: mask is 1 block of 2x3 but scores "
-	    "are 2x4 (T x S): a mask needs T x S blocks, one in all, one per "
-	    "batch (1) or one per batch and head (1)" },
+	    "are 2x4 (T x S): a mask needs blocks of T x S (or 1 x S, T x 1, "
+	    "1 x 1), one in all, one per batch (1) or one per batch and head "
+	    "(1)" },
 	{ 1, 1, 0, { 2, 3 }, { 4, 3 }, { 4, 2 }, { 3, 4, 1 }, { 0 },
 	    ATTN_ERR_DATA, "shape mismatch: mask is 1 block of 3x4 but scores "
-	    "are 2x4 (T x S): a mask needs T x S blocks, one in all, one per "
-	    "batch (1) or one per batch and head (1)" },
+	    "are 2x4 (T x S): a mask needs blocks of T x S (or 1 x S, T x 1, "
+	    "1 x 1), one in all, one per batch (1) or one per batch and head "
+	    "(1)" },
 	{ 2, 2, 0, { 4, 4 }, { 8, 4 }, { 8, 2 }, { 6, 4, 3 }, { 0 },
 	    ATTN_ERR_DATA, "shape mismatch: mask is 3 blocks of 2x4 but "
-	    "scores are 2x4 (T x S): a mask needs T x S blocks, one in all, "
-	    "one per batch (2) or one per batch and head (4)" },
+	    "scores are 2x4 (T x S): a mask needs blocks of T x S (or 1 x S, "
+	    "T x 1, 1 x 1), one in all, one per batch (2) or one per batch and "
+	    "head (4)" },
 	{ 2, 2, 0, { 4, 4 }, { 8, 4 }, { 8, 2 }, { 2, 4, 1 }, { 4, 5, 2 },
 	    ATTN_ERR_DATA, "shape mismatch: bias is 2 blocks of 2x5 but "
-	    "scores are 2x4 (T x S): a bias needs T x S blocks, one in all, "
-	    "one per batch (2) or one per batch and head (4)" },
+	    "scores are 2x4 (T x S): a bias needs blocks of T x S (or 1 x S, "
+	    "T x 1, 1 x 1), one in all, one per batch (2) or one per batch and "
+	    "head (4)" },
 	/* K given as d_k x S, V as d_v x S: the message says so, but not
 	 * for a square K, which its transpose looks like */
 	{ 1, 1, 0, { 2, 3 }, { 3, 4 }, { 4, 2 }, { 0 }, { 0 }, ATTN_ERR_DATA,
