@@ -320,20 +320,17 @@ blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
 	const size_t B = in->in.batches, T = q.rows / B, S = k.rows / B;
 	struct attn_matrix m = attn_array_matrix(a);
 	char got[64];
-	size_t bh, r, rows;
 
-	/* As attn_array_broadcast leaves it, each block T or 1 rows of S or
-	 * 1 columns.  2-D: one block, or B*T or B*H*T rows stacked as attn's
-	 * csv writes them; 3-D: B blocks; 4-D: B x H. */
-	r = a->ndim >= 3 ? a->shape[a->ndim - 2] : m.rows == 1 ? 1 : T;
+	/* As attn_array_broadcast leaves it.  2-D: one block (a row, or T
+	 * rows), or B*T or B*H*T rows stacked as attn's csv writes them;
+	 * 3-D: B blocks; 4-D: B x H.  The library's rule for the blocks,
+	 * and which dim is which where the array has them. */
 	*blocks = a->ndim == 3 ? a->shape[0] : a->ndim == 4 ?
-	    a->shape[0] * a->shape[1] : r == 0 ? 0 : m.rows / r;
-	if (attn_size_mul(B, heads, &bh) == 0 &&
-	    attn_size_mul(*blocks, r, &rows) == 0 && (r == T || r == 1) &&
-	    (m.cols == S || m.cols == 1) && m.rows == rows &&
-	    (a->ndim <= 2 ? *blocks == 1 || *blocks == B || *blocks == bh :
-	    a->ndim == 3 ? a->shape[0] == B :
-	    a->shape[0] == B && a->shape[1] == heads))
+	    a->shape[0] * a->shape[1] : m.rows == 1 ? 1 : T == 0 ? 0 :
+	    m.rows / T;
+	if (attn_input_blocks_fit(&m, *blocks, B, heads, T, S) &&
+	    (a->ndim <= 2 || a->shape[0] == B) &&
+	    (a->ndim <= 3 || a->shape[1] == heads))
 		return ATTN_OK;
 	shape_str(got, sizeof got, a);
 	return attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0, 0,

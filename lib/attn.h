@@ -533,6 +533,15 @@ struct attn_inputs {
 };
 
 /*
+ * Whether m, a mask or bias stack of `blocks` equal blocks, has the shape
+ * struct attn_inputs takes for B batches of H heads, T queries and S
+ * keys: 1, B or B*H blocks, each T x S, 1 x S, T x 1 or 1 x 1.  The one
+ * statement of that rule, for callers that name shapes their own way.
+ */
+int attn_input_blocks_fit(const struct attn_matrix *m, size_t blocks,
+    size_t B, size_t H, size_t T, size_t S);
+
+/*
  * The stages of a run, computed once; printers and checks read these
  * numbers and never re-derive them.  Only the stages in `have` are held
  * (stage[s].data is NULL for the others).  Per-head stages (scores,

@@ -55,20 +55,25 @@ block_rows(const struct attn_matrix *m, size_t blocks)
 	return blocks == 0 || m->rows % blocks != 0 ? 0 : m->rows / blocks;
 }
 
-/* A mask or bias must be 1, B or B*H blocks of T x S, 1 x S, T x 1 or
- * 1 x 1. */
-static enum attn_status
-check_blocks(const char *what, const struct attn_matrix *m, size_t blocks,
-    const struct attn_problem *p, struct attn_error *err)
+int
+attn_input_blocks_fit(const struct attn_matrix *m, size_t blocks, size_t B,
+    size_t H, size_t T, size_t S)
 {
 	const size_t r = block_rows(m, blocks);
 	size_t bh;
 
-	if (m->data == NULL)
-		return ATTN_OK;
-	if (attn_size_mul(p->B, p->H, &bh) == 0 && (r == p->T || r == 1) &&
-	    (m->cols == p->S || m->cols == 1) &&
-	    (blocks == 1 || blocks == p->B || blocks == bh))
+	return attn_size_mul(B, H, &bh) == 0 && (r == T || r == 1) &&
+	    (m->cols == S || m->cols == 1) &&
+	    (blocks == 1 || blocks == B || blocks == bh);
+}
+
+/* A mask or bias that does not fit: a data error naming both shapes. */
+static enum attn_status
+check_blocks(const char *what, const struct attn_matrix *m, size_t blocks,
+    const struct attn_problem *p, struct attn_error *err)
+{
+	if (m->data == NULL ||
+	    attn_input_blocks_fit(m, blocks, p->B, p->H, p->T, p->S))
 		return ATTN_OK;
 	return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 	    "shape mismatch: %s is %zu block%s of %zux%zu but scores are "

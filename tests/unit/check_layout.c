@@ -359,6 +359,7 @@ START_TEST(masks_broadcast_as_numpy_does)
 	in.mask = attn_array_matrix(&a);
 	ck_assert_uint_eq(in.mask.rows * in.mask.cols, count);
 	in.mask_blocks = a.ndim == 2 ? 1 : a.ndim == 3 ? 2 : 6;
+	ck_assert(attn_input_blocks_fit(&in.mask, in.mask_blocks, 2, 3, 4, 5));
 	st.heads = st.kv_heads = 3;
 	st.T = 4;
 	st.S = 5;
@@ -419,6 +420,34 @@ START_TEST(a_dim_neither_one_nor_the_scores_is_refused)
 }
 END_TEST
 
+/* Stacks that attn_input_blocks_fit takes, and those it does not, for
+ * B = 2 batches of H = 3 heads, T = 4 and S = 5. */
+static const struct {
+	size_t rows, cols, blocks;
+	int fits;
+} stacks[] = {
+	{ 4, 5, 1, 1 }, { 1, 5, 1, 1 }, { 4, 1, 1, 1 }, { 1, 1, 1, 1 },
+	{ 8, 5, 2, 1 }, { 2, 5, 2, 1 }, { 24, 1, 6, 1 }, { 6, 1, 6, 1 },
+	{ 4, 4, 1, 0 },			/* S wrong */
+	{ 3, 5, 1, 0 },			/* T wrong */
+	{ 2, 5, 1, 0 },			/* two rows are not one, nor T */
+	{ 12, 5, 3, 0 },		/* 3 blocks: not 1, B nor B*H */
+	{ 9, 5, 2, 0 },			/* rows not a multiple of blocks */
+	{ 0, 5, 0, 0 },
+};
+
+START_TEST(input_blocks_fit_one_b_or_b_h_blocks_of_t_or_1_by_s_or_1)
+{
+	struct attn_matrix m;
+
+	memset(&m, 0, sizeof m);
+	m.rows = stacks[_i].rows;
+	m.cols = stacks[_i].cols;
+	ck_assert_int_eq(attn_input_blocks_fit(&m, stacks[_i].blocks, 2, 3, 4,
+	    5), stacks[_i].fits);
+}
+END_TEST
+
 Suite *
 layout_suite(void)
 {
@@ -444,6 +473,9 @@ layout_suite(void)
 	    NCASES(broadcasts));
 	tcase_add_loop_test(inputs, a_dim_neither_one_nor_the_scores_is_refused,
 	    0, NCASES(refused));
+	tcase_add_loop_test(inputs,
+	    input_blocks_fit_one_b_or_b_h_blocks_of_t_or_1_by_s_or_1, 0,
+	    NCASES(stacks));
 	suite_add_tcase(s, inputs);
 	return s;
 }
