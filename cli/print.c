@@ -246,12 +246,14 @@ print_dims(const struct printer *p, enum attn_stage s, char *buf,
 }
 
 const char *
-print_col_label(const struct printer *p, enum attn_stage s, size_t j,
-    char *buf)
+print_col_label(const struct printer *p, enum attn_stage s, size_t n,
+    size_t j, char *buf)
 {
-	const char *name;
+	const struct attn_stages *st = p->st;
+	const char *name = NULL;
 	struct attn_shape sh;
-	size_t w;
+	struct attn_where w;
+	size_t kv;
 
 	switch (attn_stage_table[s].cols) {
 	case ATTN_AXIS_KEY:
@@ -259,24 +261,31 @@ print_col_label(const struct printer *p, enum attn_stage s, size_t j,
 	case ATTN_AXIS_VALUE:
 	case ATTN_AXIS_DK:
 	case ATTN_AXIS_MODEL:
-		attn_stage_shape(p->st, s, &sh);
-		w = sh.cols / sh.col_heads;
-		/* V's names where its file has them: head h reads the
-		 * columns of KV head h / (H/G) */
-		name = attn_stage_table[s].cols == ATTN_AXIS_VALUE &&
-		    p->nm->value != NULL ? p->nm->value[(j / w) /
-		    (sh.col_heads / p->st->kv_heads) * w + j % w] : NULL;
+		attn_stage_shape(st, s, &sh);
+		/* the head of column j: in its block's columns, or (in
+		 * bhsd, a block a head) the block's own */
+		attn_shape_block_where(st, s, n == PRINT_EVERY_BLOCK ? 0 : n,
+		    0, j, &w);
+		/* V's names where its file has them: the columns of the
+		 * KV head that the column's head reads, the same in every
+		 * block unless blocks are heads of several KV heads */
+		kv = attn_stage_table[s].kv ? w.head :
+		    attn_kv_head(w.head, st->heads, st->kv_heads);
+		if (attn_stage_table[s].cols == ATTN_AXIS_VALUE &&
+		    p->nm->value != NULL && (n != PRINT_EVERY_BLOCK ||
+		    sh.heads == 1 || st->kv_heads == 1))
+			name = p->nm->value[kv * st->d_v + w.col];
 		if (name != NULL && sh.col_heads == 1)
 			return name;
 		/* KV heads are "kv" where they are not the query heads;
 		 * a name too long for buf is numbered instead */
 		if (name == NULL || snprintf(buf, PRINT_LABEL_MAX, "%s%zu:%s",
-		    sh.col_heads != p->st->heads ? "kv" : "h", j / w + 1,
+		    sh.col_heads != st->heads ? "kv" : "h", w.head + 1,
 		    name) >= PRINT_LABEL_MAX) {
 			if (sh.col_heads > 1)
 				snprintf(buf, PRINT_LABEL_MAX, "%s%zu:%zu",
-				    sh.col_heads != p->st->heads ? "kv" :
-				    "h", j / w + 1, j % w + 1);
+				    sh.col_heads != st->heads ? "kv" :
+				    "h", w.head + 1, w.col + 1);
 			else
 				snprintf(buf, PRINT_LABEL_MAX, "%zu", j + 1);
 		}
@@ -293,10 +302,9 @@ print_col_label(const struct printer *p, enum attn_stage s, size_t j,
 const char *
 print_row_label(const struct printer *p, enum attn_stage s, size_t i)
 {
-	struct attn_shape sh;
-
-	attn_stage_shape(p->st, s, &sh);
-	return sh.axis[sh.ndim - 2] == ATTN_AXIS_KEY ? p->nm->key[i] :
+	/* the stage table says what rows run over, in every layout (a
+	 * place in the dims would not: bshd puts heads after the rows) */
+	return attn_stage_table[s].rows == ATTN_AXIS_KEY ? p->nm->key[i] :
 	    p->nm->query[i];
 }
 

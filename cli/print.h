@@ -113,17 +113,23 @@ void print_block_name(const struct printer *p, enum attn_stage s, size_t n,
 void print_dims(const struct printer *p, enum attn_stage s, char *buf,
     size_t size);
 
-/* The label of column j of stage s; buf (PRINT_LABEL_MAX bytes) holds it
- * when it is made up: value and d_k columns are numbered ("2", or "h1:2"
- * with several heads, "kv1:2" for KV heads that are fewer than the query
- * heads), or for output and grad_v named by V's header ("a", "h1:a"); a
- * T x 1 stage's column is the stage's name. */
+/* The label of column j of block n of stage s (n PRINT_EVERY_BLOCK: the
+ * label that names column j in every block, for a header printed once);
+ * buf (PRINT_LABEL_MAX bytes) holds it when it is made up: value and d_k
+ * columns are numbered ("2", or "h1:2" with several heads side by side,
+ * "kv1:2" for KV heads that are fewer than the query heads), or for
+ * output and grad_v named by V's header ("a", "h1:a": the columns of the
+ * KV head the column's head reads; numbered for PRINT_EVERY_BLOCK when
+ * that differs from block to block); a T x 1 stage's column is the
+ * stage's name. */
 #define PRINT_LABEL_MAX 256
+#define PRINT_EVERY_BLOCK ((size_t)-1)
 const char *print_col_label(const struct printer *p, enum attn_stage s,
-    size_t j, char *buf);
+    size_t n, size_t j, char *buf);
 
 /* The label of row i of a block of stage s: the query's, or for the
- * stages laid out as K and V (k, v, k_rot, grad_k, grad_v) the key's. */
+ * stages whose rows are keys in the stage table (k, v, k_rot, grad_k,
+ * grad_v, laid out as K and V) the key's, in every layout. */
 const char *print_row_label(const struct printer *p, enum attn_stage s,
     size_t i);
 

@@ -80,7 +80,9 @@ put_term(const struct printer *p, double x, int more)
 
 /* ---------------------------------------------------------------- blocks */
 
-/* What block n (batch b, head h) reads: its stages and inputs. */
+/* What batch b and query head h read: their stages and inputs, by batch
+ * and head whatever the layout (which only changes how the blocks of a
+ * stage are numbered: attn_shape_block_where). */
 struct arith_block {
 	size_t b, h;
 	struct attn_head_inputs in;
@@ -89,18 +91,34 @@ struct arith_block {
 };
 
 static void
-arith_block(const struct printer *p, size_t n, struct arith_block *a)
+arith_block(const struct printer *p, size_t b, size_t h,
+    struct arith_block *a)
 {
-	a->b = n / p->st->heads;
-	a->h = n % p->st->heads;
-	attn_head_inputs(p->st, p->in, a->b, a->h, &a->in);
-	a->scores = print_block(p, ATTN_STAGE_SCORES, n);
-	a->scaled = print_block(p, ATTN_STAGE_SCALED, n);
-	a->weights = print_block(p, ATTN_STAGE_WEIGHTS, n);
-	a->keep = print_block(p, ATTN_STAGE_MASK, n);
-	a->row_max = print_block(p, ATTN_STAGE_ROW_MAX, n);
-	a->row_sum = print_block(p, ATTN_STAGE_ROW_SUM, n);
-	a->lse = print_block(p, ATTN_STAGE_LSE, n);
+	const struct attn_stages *st = p->st;
+
+	a->b = b;
+	a->h = h;
+	attn_head_inputs(st, p->in, b, h, &a->in);
+	a->scores = attn_stage_block(st, ATTN_STAGE_SCORES, b, h);
+	a->scaled = attn_stage_block(st, ATTN_STAGE_SCALED, b, h);
+	a->weights = attn_stage_block(st, ATTN_STAGE_WEIGHTS, b, h);
+	a->keep = attn_stage_block(st, ATTN_STAGE_MASK, b, h);
+	a->row_max = attn_stage_block(st, ATTN_STAGE_ROW_MAX, b, h);
+	a->row_sum = attn_stage_block(st, ATTN_STAGE_ROW_SUM, b, h);
+	a->lse = attn_stage_block(st, ATTN_STAGE_LSE, b, h);
+}
+
+/* What column j of block n of stage s reads: the batch and head it
+ * belongs to, and in *col its column within the head. */
+static void
+arith_block_of(const struct printer *p, enum attn_stage s, size_t n,
+    size_t j, struct arith_block *a, size_t *col)
+{
+	struct attn_where w;
+
+	attn_shape_block_where(p->st, s, n, 0, j, &w);
+	arith_block(p, w.batch, w.head, a);
+	*col = w.col;
 }
 
 /* Whether query i may attend key j. */
@@ -341,18 +359,18 @@ arith_unshifted(const struct printer *p, const struct arith_block *a,
 }
 
 /* "q1[1] = 0.670 x 10 + 0.330 x 0 = 6.70": component c of head h's
- * output of query i, over the keys it may attend. */
+ * output of query i, over the keys it may attend; label names the
+ * column as the output's table does. */
 static void
 arith_output(const struct printer *p, const struct arith_block *a,
-    size_t i, size_t c)
+    size_t i, size_t c, const char *label)
 {
 	const struct attn_matrix out = attn_stage_block(p->st,
 	    ATTN_STAGE_OUTPUT, a->b, a->h);
-	char buf[ATTN_NUM_MAX], label[PRINT_LABEL_MAX];
+	char buf[ATTN_NUM_MAX];
 	size_t j, terms = 0;
 
-	fprintf(p->fp, "%s[%s] =", p->nm->query[i], print_col_label(p,
-	    ATTN_STAGE_OUTPUT, a->h * p->st->d_v + c, label));
+	fprintf(p->fp, "%s[%s] =", p->nm->query[i], label);
 	if (!has_softmax(a, i)) {
 		fprintf(p->fp, " %s (no key may be attended: --masked-rows "
 		    "%s)\n", num(p, buf, *attn_at(&out, i, c)),
@@ -462,19 +480,20 @@ void
 print_arith_block(const struct printer *p, enum attn_stage s, size_t n)
 {
 	const char *ind = "  ";
+	char label[PRINT_LABEL_MAX];
+	struct attn_shape sh;
 	struct arith_block a;
-	size_t i, j, h, n0 = n, nh = 1;
+	size_t i, j, j0, c, width;
 
 	if (!print_arith_has(s))
 		return;
 
-	if (s == ATTN_STAGE_OUTPUT) {
-		/* an output block is a batch: every head of it */
-		n0 = n * p->st->heads;
-		nh = p->st->heads;
-	}
-	for (h = n0; h < n0 + nh; h++) {
-		arith_block(p, h, &a);
+	/* a block of output holds the heads side by side in its columns
+	 * (or, in bhsd, is one head): each head's in turn */
+	attn_stage_shape(p->st, s, &sh);
+	width = sh.cols / sh.col_heads;
+	for (j0 = 0; j0 < sh.cols; j0 += width) {
+		arith_block_of(p, s, n, j0, &a, &c);
 		for (i = 0; i < p->st->T; i++)
 			switch (s) {
 			case ATTN_STAGE_SCORES:
@@ -491,9 +510,11 @@ print_arith_block(const struct printer *p, enum attn_stage s, size_t n)
 				arith_softmax(p, &a, i, ind);
 				break;
 			case ATTN_STAGE_OUTPUT:
-				for (j = 0; j < p->st->d_v; j++) {
+				for (c = 0; c < width; c++) {
 					fputs(ind, p->fp);
-					arith_output(p, &a, i, j);
+					arith_output(p, &a, i, c,
+					    print_col_label(p, s, n, j0 + c,
+					    label));
 				}
 				break;
 			case ATTN_STAGE_LSE:
@@ -510,18 +531,14 @@ void
 print_arith_cell(const struct printer *p, enum attn_stage s, size_t n,
     size_t i, size_t j)
 {
+	char label[PRINT_LABEL_MAX];
 	struct arith_block a;
+	size_t c;
 
 	if (!print_arith_has(s))
 		return;
 
-	if (s == ATTN_STAGE_OUTPUT) {
-		/* column j of batch n's output is head j / d_v's */
-		arith_block(p, n * p->st->heads + j / p->st->d_v, &a);
-		arith_output(p, &a, i, j % p->st->d_v);
-		return;
-	}
-	arith_block(p, n, &a);
+	arith_block_of(p, s, n, j, &a, &c);
 	switch (s) {
 	case ATTN_STAGE_SCORES:
 		arith_dot(p, &a, i, j);
@@ -541,6 +558,10 @@ print_arith_cell(const struct printer *p, enum attn_stage s, size_t n,
 		arith_exp(p, &a, i, j);
 		arith_sum(p, &a, i);
 		arith_weight(p, &a, i, j);
+		break;
+	case ATTN_STAGE_OUTPUT:
+		/* column c of the head that column j of block n is */
+		arith_output(p, &a, i, c, print_col_label(p, s, n, j, label));
 		break;
 	case ATTN_STAGE_LSE:
 		arith_lse(p, &a, i);

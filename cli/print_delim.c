@@ -106,7 +106,8 @@ print_stage(const struct printer *p, enum attn_stage s, char sep)
 	if (p->o->header) {
 		for (j = 0; j < sh.cols; j++) {
 			putc(sep, p->fp);
-			print_label(p->fp, print_col_label(p, s, j, buf), sep);
+			print_label(p->fp, print_col_label(p, s,
+			    PRINT_EVERY_BLOCK, j, buf), sep);
 		}
 		putc('\n', p->fp);
 	}

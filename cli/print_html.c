@@ -97,7 +97,7 @@ html_arith(const struct printer *p, enum attn_stage s, size_t n, size_t i,
 	/* which cell, then how it comes about */
 	print_block_name(p, s, n, where, sizeof where);
 	fprintf(r.fp, "%s%s, %s, %s:\n", attn_stage_table[s].name, where,
-	    p->nm->query[i], print_col_label(p, s, j, label));
+	    p->nm->query[i], print_col_label(p, s, n, j, label));
 	print_arith_cell(&q, s, n, i, j);
 	if (render_close(&r, ATTN_OK, p->err) == ATTN_OK && r.len > 0) {
 		if (r.text[r.len - 1] == '\n')
@@ -163,7 +163,7 @@ html_block(const struct printer *p, enum attn_stage s, size_t n, int arith)
 	fputs("\n<thead><tr><th></th>", p->fp);
 	for (j = 0; j < m.cols; j++) {
 		fputs("<th scope=\"col\">", p->fp);
-		print_xml(p->fp, print_col_label(p, s, j, buf));
+		print_xml(p->fp, print_col_label(p, s, n, j, buf));
 		fputs("</th>", p->fp);
 	}
 	fputs("</tr></thead>\n<tbody>\n", p->fp);

@@ -146,7 +146,7 @@ print_table_block(const struct printer *p, enum attn_stage s, size_t n)
 	for (k = 0; k < nc; k++) {
 		j = print_pick(k, c.head, c.tail, m.cols);
 		width[k] = j == m.cols ? strlen(PRINT_ELLIPSIS) :
-		    print_width(print_col_label(p, s, j, buf));
+		    print_width(print_col_label(p, s, n, j, buf));
 		for (l = 0; l < nr && j < m.cols; l++) {
 			size_t len;
 
@@ -177,7 +177,7 @@ print_table_block(const struct printer *p, enum attn_stage s, size_t n)
 
 		j = print_pick(k, c.head, c.tail, m.cols);
 		label = j == m.cols ? PRINT_ELLIPSIS :
-		    print_col_label(p, s, j, buf);
+		    print_col_label(p, s, n, j, buf);
 		print_pad(p->fp, 2 + width[k] - print_width(label));
 		fputs(label, p->fp);
 	}

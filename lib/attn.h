@@ -664,7 +664,10 @@ struct attn_matrix attn_stage_block(const struct attn_stages *st,
  * blocks of R x C (rows x cols, R = T, or S for the stages laid out as K
  * and V), block n at rows n*R.., which is batch n / heads, head
  * n % heads (attn_shape_block), which tables and csv print one by
- * one.  The row axis is axis[ndim - 2].  With a layout (enum
+ * one.  What the rows run over (queries, or keys) is the stage table's
+ * `rows`, never a place in the dims: it is axis[ndim - 2] but in bshd,
+ * where the heads of a stage that has them side by side come between
+ * rows and columns (B x R x heads x w).  With a layout (enum
  * attn_layout) every stage is 4-D.  Element (i0, i1, ..) of the dims is
  * data[i0*step[0] + i1*step[1] + ..] of the stage's matrix, so that any
  * walk in C order of the dims (attn_stage_flatten, the json and npy
@@ -721,7 +724,7 @@ void attn_head_inputs(const struct attn_stages *st,
 /* The number of elements of a shape: the product of its dims. */
 size_t attn_shape_count(const struct attn_shape *sh);
 
-/* Block n of stage s as attn_stage_shape counts blocks: a T x C view. */
+/* Block n of stage s as attn_stage_shape counts blocks: an R x C view. */
 struct attn_matrix attn_shape_block(const struct attn_stages *st,
     enum attn_stage s, size_t n);
 
@@ -739,6 +742,13 @@ struct attn_where {
 /* The place of element `flat` (in C order of the shape) of stage s. */
 void attn_stage_where(const struct attn_stages *st, enum attn_stage s,
     size_t flat, struct attn_where *w);
+
+/* The place of element (i, j) of block n of stage s (attn_shape_block's
+ * blocks, in any layout): the batch of the block, the head of its column
+ * j (a KV head for the stages laid out as K and V; 0 for projected),
+ * row i, and j's column within that head. */
+void attn_shape_block_where(const struct attn_stages *st,
+    enum attn_stage s, size_t n, size_t i, size_t j, struct attn_where *w);
 
 /*
  * Fold a 4-D array laid out as layout (B x H x S x D, or B x S x H x D)

@@ -130,6 +130,25 @@ attn_shape_block(const struct attn_stages *st, enum attn_stage s, size_t n)
 	    sh.rows, n % sh.heads * sh.cols, sh.cols);
 }
 
+/* Block n of a stage with heads per block (per-head stages, and those
+ * that a bhsd layout splits) is one head, n % heads; a block of every
+ * head (col_heads of them side by side) starts at head 0.  So the head of
+ * column j is the block's first head plus the heads before j. */
+void
+attn_shape_block_where(const struct attn_stages *st, enum attn_stage s,
+    size_t n, size_t i, size_t j, struct attn_where *w)
+{
+	struct attn_shape sh;
+	size_t wd;
+
+	attn_stage_shape(st, s, &sh);
+	wd = sh.cols / sh.col_heads;
+	w->batch = n / sh.heads;
+	w->head = n % sh.heads * sh.col_heads + j / wd;
+	w->row = i;
+	w->col = j % wd;
+}
+
 /* The offset in the stage's data of element `flat` in C order of sh, and
  * its index along each dim. */
 static size_t

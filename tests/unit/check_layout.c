@@ -21,11 +21,12 @@
  * heads, T queries, S keys, d_k and d_v a head. */
 enum { B = 2, H = 4, G = 2, T = 3, S = 5, D_K = 2, D_V = 3 };
 
-/* Run the problem in layout l, keeping every stage. */
+/* Run the problem in layout l, keeping every forward stage, and with
+ * grad the backward ones too. */
 static void
-run_layout(enum attn_layout l, struct attn_stages *st)
+run_layout_stages(enum attn_layout l, int grad, struct attn_stages *st)
 {
-	struct attn_matrix q, k, v;
+	struct attn_matrix q, k, v, d_out = { 0, 0, 0, NULL };
 	struct attn_inputs in;
 	struct attn_config cfg;
 	struct ref_rng rng;
@@ -43,10 +44,20 @@ run_layout(enum attn_layout l, struct attn_stages *st)
 	in.q = q;
 	in.k = k;
 	in.v = v;
-	run_ok(ATTN_KERNEL_REFERENCE, &cfg, &in, ATTN_STAGES_ALL, st);
+	if (grad)
+		in.d_out = d_out = matrix_random(&rng, B * T, H * D_V, -1, 1);
+	run_ok(ATTN_KERNEL_REFERENCE, &cfg, &in, ATTN_STAGES_ALL |
+	    (grad ? ATTN_STAGES_GRAD : 0), st);
 	attn_matrix_free(&q);
 	attn_matrix_free(&k);
 	attn_matrix_free(&v);
+	attn_matrix_free(&d_out);
+}
+
+static void
+run_layout(enum attn_layout l, struct attn_stages *st)
+{
+	run_layout_stages(l, 0, st);
 }
 
 /* ---------------------------------------------------------------- shapes */
@@ -224,6 +235,58 @@ START_TEST(a_block_of_bhsd_output_is_one_head)
 		for (c = 0; c < D_V; c++)
 			ck_assert(*attn_at(&m, i, c) == stage_at(&st,
 			    ATTN_STAGE_OUTPUT, T + i, D_V + c));
+	attn_stages_free(&st);
+}
+END_TEST
+
+/* Element (i, j) of every block of a stage, in every layout, is the
+ * element (row, col) of the (batch, head) that attn_shape_block_where
+ * names, as attn_stage_block finds it: what the worked arithmetic and
+ * the column labels read, whose blocks are heads in bhsd and batches
+ * (heads side by side) otherwise. */
+START_TEST(block_where_names_the_head_of_each_column)
+{
+	static const enum attn_stage stages[] = { ATTN_STAGE_WEIGHTS,
+	    ATTN_STAGE_LSE, ATTN_STAGE_OUTPUT, ATTN_STAGE_GRAD_Q,
+	    ATTN_STAGE_GRAD_K, ATTN_STAGE_GRAD_V };
+	const enum attn_layout l = _i == 0 ? ATTN_LAYOUT_BHSD : _i == 1 ?
+	    ATTN_LAYOUT_BSHD : ATTN_LAYOUT_NONE;
+	struct attn_stages st;
+	struct attn_shape sh;
+	struct attn_matrix m, at;
+	struct attn_where w;
+	size_t k, n, i, j, h, seen;
+
+	run_layout_stages(l, 1, &st);
+	for (k = 0; k < sizeof stages / sizeof stages[0]; k++) {
+		const enum attn_stage s = stages[k];
+
+		attn_stage_shape(&st, s, &sh);
+		seen = 0;
+		for (n = 0; n < sh.blocks; n++) {
+			m = attn_shape_block(&st, s, n);
+			for (i = 0; i < m.rows; i++)
+				for (j = 0; j < m.cols; j++) {
+					attn_shape_block_where(&st, s, n, i, j,
+					    &w);
+					/* a query head that reads KV head
+					 * w.head, for the stages of K and V */
+					h = attn_stage_table[s].kv ?
+					    w.head * (H / G) : w.head;
+					ck_assert_uint_lt(w.batch, B);
+					ck_assert_uint_lt(h, H);
+					at = attn_stage_block(&st, s, w.batch,
+					    h);
+					ck_assert_uint_lt(w.col, at.cols);
+					ck_assert(*attn_at(&m, i, j) ==
+					    *attn_at(&at, w.row, w.col));
+					seen |= (size_t)1 << w.head;
+				}
+		}
+		/* every head of the stage is some block's */
+		ck_assert_uint_eq(seen, ((size_t)1 << (attn_stage_table[s].kv ?
+		    G : H)) - 1);
+	}
 	attn_stages_free(&st);
 }
 END_TEST
@@ -465,6 +528,8 @@ layout_suite(void)
 	tcase_add_loop_test(stages, where_names_batch_head_row_and_column, 0,
 	    3);
 	tcase_add_test(stages, a_block_of_bhsd_output_is_one_head);
+	tcase_add_loop_test(stages, block_where_names_the_head_of_each_column,
+	    0, 3);
 	suite_add_tcase(s, stages);
 
 	tcase_add_loop_test(inputs, fold_heads_puts_each_head_in_its_columns,
