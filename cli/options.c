@@ -1262,12 +1262,13 @@ options_parse(int argc, char **argv, struct options *o,
 	    (st = threads_from("ATTN_THREADS", getenv("ATTN_THREADS"),
 	    &o->cfg.threads, err)) != ATTN_OK)
 		return st;
-	if ((st = rules_check_options(o, &ps.given, err)) != ATTN_OK)
-		return st;
 	/* A printer that is not a format takes the place of the default
-	 * stage: stages print beside it only when --stage names them. */
+	 * stage: stages print beside it only when --stage names them.
+	 * Before the rules, which count the stages printed. */
 	if (!ps.given.stage && (o->stats || o->heatmap || o->svg != NULL))
 		o->nstages = 0;
+	if ((st = rules_check_options(o, &ps.given, err)) != ATTN_OK)
+		return st;
 	if (o->digits < 0)
 		o->digits = print_formats[o->format].digits;
 	return ATTN_OK;

@@ -255,6 +255,15 @@ rules_check_options(const struct options *o, const struct given *g,
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "--full shows whole tables, and -f %s is always whole: "
 		    "leave out --full", f->name);
+	/* npy holds one array of numbers: not the statistics' table of
+	 * named columns beside a stage, nor instead of it */
+	if ((f->flags & PRINT_ONE_STAGE) && o->stats)
+		return o->format_by_name ? by_extension(o, "--stats is a "
+		    "table of named columns, not an array", "name a .csv, "
+		    ".tsv or .json file", err) : attn_error_set(err,
+		    ATTN_ERR_USAGE, NULL, 0, 0, "-f %s writes one stage as "
+		    "an array, and --stats is a table of named columns: "
+		    "write it with -f csv, -f tsv or -f json", f->name);
 	if ((f->flags & PRINT_ONE_STAGE) && o->nstages != 1)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "%s%s%s "
 		    "writes one stage, not %zu: choose it with --stage",
