@@ -7,7 +7,8 @@
  * It writes the matrix alone in the format asked for, numbers as attn
  * writes them everywhere: a table is right-aligned columns (4 significant
  * digits by default) with no labels, so that attn and numpy.loadtxt read
- * it back; csv and tsv are one row a line at full precision; json is an
+ * it back; csv, tsv and txt are one row a line at full precision
+ * (txt a space apart, as numpy.savetxt writes); json is an
  * array of rows; html a page holding the table.  Rendered in memory,
  * then written atomically (-o).
  */
@@ -155,6 +156,9 @@ gen_render(FILE *fp, const struct options *o, const struct attn_matrix *m,
 	case OUT_TSV:
 		gen_rows(fp, o, m, "", "\t", "\n");
 		return ATTN_OK;
+	case OUT_TXT:
+		gen_rows(fp, o, m, "", " ", "\n");
+		return ATTN_OK;
 	case OUT_JSON:
 		gen_rows(fp, o, m, "  [", ", ", "],\n");
 		return ATTN_OK;
@@ -168,7 +172,7 @@ gen_render(FILE *fp, const struct options *o, const struct attn_matrix *m,
 		break;
 	}
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-	    "attn gen writes table, csv, tsv, json, html or npy");
+	    "attn gen writes table, csv, tsv, json, html, npy or txt");
 }
 
 enum attn_status

@@ -273,8 +273,10 @@ has_extension(const char *path, const char *ext)
 
 /*
  * Without -f, -o FILE's extension picks the format: .json, .csv, .tsv,
- * .npy and .html (each format's name but table's), and .txt the table.
- * Any other extension keeps the default.  .svg is refused: a table in it
+ * .npy, .html and .txt (each format's name but table's; .txt is
+ * whitespace text, numbers only, as numpy.savetxt writes it, but the
+ * table, which is text too, for --explain and --heatmap, which only a
+ * table draws).  Any other extension keeps the default.  .svg is refused: a table in it
  * is not a picture, and --svg FILE draws one.
  */
 static enum attn_status
@@ -291,8 +293,8 @@ format_by_extension(struct options *o, const struct given *g,
 			o->format = (enum out_format)i;
 			o->format_by_name = 1;
 		}
-	if (has_extension(o->output, "txt"))
-		o->format_by_name = 1;	/* the table, the default */
+	if (o->format == OUT_TXT && (o->explain || o->heatmap))
+		o->format = OUT_TABLE;
 	if (has_extension(o->output, "svg") && !o->gen && o->svg == NULL)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "-o %s: the SVG heatmap of the weights is --svg %s (-o "
@@ -756,8 +758,8 @@ static const struct option_row rows[] = {
 	{ "stage", 's', "LIST",
 	    "stages to print, comma-separated, or all:\n{stages}\n"
 	    "(default output)", NULL, set_stage, 0 },
-	{ "format", 'f', "FMT", "table (default), csv, tsv, json, html or\n"
-	    "npy",
+	{ "format", 'f', "FMT", "table (default), csv, tsv, json, html, npy\n"
+	    "or txt",
 	    NULL, set_format, 0 },
 	{ "header", 0, NULL, "with csv or tsv: label rows and columns",
 	    NULL, NULL, FIELD(header) },
@@ -768,8 +770,8 @@ static const struct option_row rows[] = {
 	    npy_dtype_names, set_npy_dtype, 0 },
 	{ "digits", 'd', "N",
 	    "significant digits, 1 to 17 (default 4 for\n"
-	    "table; csv, tsv and json default to the\n"
-	    "shortest text that reads back exactly)", NULL, set_digits, 0 },
+	    "table; csv, tsv, txt and json default to\n"
+	    "the shortest text that reads back exactly)", NULL, set_digits, 0 },
 	{ "scale", 0, "X", "scale the scores by X instead of 1/sqrt(d_k):\n"
 	    "a number, A/B or 1/sqrt(N)",
 	    NULL, set_scale, 0 },

@@ -14,7 +14,7 @@
 
 /* The output formats; print_formats (print.h) has a row for each. */
 enum out_format { OUT_TABLE, OUT_CSV, OUT_TSV, OUT_JSON, OUT_HTML,
-	OUT_NPY, OUT_COUNT };
+	OUT_NPY, OUT_TXT, OUT_COUNT };
 
 /* --color: colour heatmaps when stdout is a terminal (and NO_COLOR is
  * unset), always, or never. */

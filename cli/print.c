@@ -45,6 +45,7 @@ const struct print_format print_formats[OUT_COUNT] = {
 	[OUT_HTML] = { "html", print_html, PRINT_FIXED | PRINT_EXPLAIN |
 	    PRINT_PAGE, 4, html_wants },
 	[OUT_NPY] = { "npy", print_npy, PRINT_ONE_STAGE, 0, NULL },
+	[OUT_TXT] = { "txt", print_txt, 0, 0, NULL },
 };
 
 int

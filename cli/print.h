@@ -210,13 +210,16 @@ size_t print_cell(const struct printer *p, enum attn_stage s, size_t n,
 const char *print_formula(const struct printer *p, enum attn_stage s,
     char *buf, size_t size);
 
-/* print_delim.c: comma- and tab-separated; print_field writes text as
- * a field, quoted when it holds the separator, a quote, a line break or
- * surrounding blanks; print_label writes a label so that it reads back
- * as a label, quoted also when it looks like a number, true or false,
- * or a comment. */
+/* print_delim.c: comma- and tab-separated, and whitespace text (txt:
+ * numbers a space apart, as numpy.savetxt writes them); print_field
+ * writes text as a field, quoted when it holds the separator (for txt,
+ * any blank), a quote, a line break or surrounding blanks, or is empty
+ * in txt; print_label writes a label so that it reads back as a label,
+ * quoted also when it looks like a number, true or false, or a
+ * comment. */
 enum attn_status print_csv(const struct printer *p);
 enum attn_status print_tsv(const struct printer *p);
+enum attn_status print_txt(const struct printer *p);
 void print_field(FILE *fp, const char *s, char sep);
 void print_label(FILE *fp, const char *s, char sep);
 

@@ -1,6 +1,7 @@
 /*
- * print_delim.c - csv and tsv: numbers only, one matrix row a line, the
- * blocks of a stacked stage one under another.  A stacked stage, and
+ * print_delim.c - csv, tsv and txt (whitespace text, as numpy.savetxt
+ * writes it, which -o FILE.txt picks): numbers only, one matrix row a
+ * line, the blocks of a stacked stage one under another.  A stacked stage, and
  * each of several stages, gets a comment line "# NAME DIMS" first, which
  * attn and numpy.loadtxt skip;
  * --header adds a row of column labels and a column of row labels, and
@@ -17,14 +18,16 @@
 
 /* s as one field: quoted (RFC 4180) when quoted is set or when it holds
  * the separator, a quote or a line break, or has blanks around it (which
- * a reader trims). */
+ * a reader trims).  In whitespace text (sep ' ') any run of blanks
+ * separates, so a blank anywhere, or an empty field, is quoted too. */
 static void
 put_field(FILE *fp, const char *s, char sep, int quoted)
 {
 	const size_t len = strlen(s);
+	const char seps[] = { sep, sep == ' ' ? '\t' : '\0', '\0' };
 	const char *c;
 
-	if (!quoted && strchr(s, sep) == NULL &&
+	if (!quoted && strpbrk(s, seps) == NULL && !(sep == ' ' && len == 0) &&
 	    strpbrk(s, "\"\r\n") == NULL && (len == 0 ||
 	    (s[0] != ' ' && s[0] != '\t' && s[len - 1] != ' ' &&
 	    s[len - 1] != '\t'))) {
@@ -147,4 +150,10 @@ enum attn_status
 print_tsv(const struct printer *p)
 {
 	return print_delimited(p, '\t');
+}
+
+enum attn_status
+print_txt(const struct printer *p)
+{
+	return print_delimited(p, ' ');
 }

@@ -38,7 +38,7 @@ attn -s ''	all delta grad_k grad_q grad_scaled grad_v grad_weights k k_rot lse m
 attn --stage we	weights
 attn -s scores,we	scores,weights
 attn --stage=sc	scaled scores
-attn -f ''	csv html json npy table tsv
+attn -f ''	csv html json npy table tsv txt
 attn --format=j	json
 attn --like ''	flash jax torch
 attn --align b	bottom-right
@@ -60,7 +60,7 @@ attn gen --d	--digits --dist
 attn gen --dist ''	normal uniform
 attn gen --st	
 attn gen --seed ''	
-attn gen -f t	table tsv
+attn gen -f t	table tsv txt
 CASES
 
 # The bash side: one completion per line of cases, as bash would ask.

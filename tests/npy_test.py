@@ -21,6 +21,8 @@ prints one line; the run fails when any check fails.
 - The man page's Python reads -f csv with numpy.loadtxt, one stage a
   call and several split at their comment lines, and gets the stages
   -f json gives; numpy.loadtxt refuses two stages of other widths.
+- -o FILE.txt is numbers only, a space apart, as numpy.savetxt writes:
+  numpy.loadtxt and attn --check read back the stage -f json gives.
 """
 import json
 import os
@@ -319,6 +321,41 @@ try:
           'width at once, which the page says it refuses')
 except ValueError:
     check(True, '')
+
+# ------------------------------------------------------------ -o FILE.txt
+
+# Without -f, -o FILE.txt writes whitespace text as numpy.savetxt does:
+# numbers only (a stack under its "# NAME DIMS" comment, which loadtxt
+# skips), which numpy.loadtxt reads back bit for bit, the -inf of a
+# causal mask too, and attn too (--check of the same stage finds no
+# difference at all).
+for stage, opts in (('weights', ['--heads', '2']), ('output', ['--heads',
+                    '2']), ('scaled', ['--causal']), ('lse', [])):
+    what = '-o r.txt -s %s %s' % (stage, ' '.join(opts))
+    attn(*(['-s', stage, '-o', 'r.txt'] + opts + [two_heads]))
+    with open(path('r.txt')) as f:
+        lines = [x for x in f.read().splitlines() if not x.startswith('#')]
+    try:
+        numbers_only = all(float(t) == float(t) or t == 'nan'
+                           for x in lines for t in x.split(' '))
+    except ValueError:
+        numbers_only = False
+    check(numbers_only, '%s: not numbers only, a space apart' % what)
+    want = np.array(json.loads(attn(*(['-s', stage, '-f', 'json'] + opts +
+                                      [two_heads]))), dtype=np.float64)
+    try:
+        got = np.loadtxt(path('r.txt'), ndmin=2)
+    except ValueError as e:
+        got = e
+    check(isinstance(got, np.ndarray) and got.size == want.size and
+          same_bits(got, want.reshape(got.shape)),
+          '%s: numpy.loadtxt reads %r, not %r' % (what, got, want))
+    r = subprocess.run([ATTN, '--check', 'r.txt', '-s', stage] + opts +
+                       [two_heads], cwd=work, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    check(r.returncode == 0 and b'max abs error   0\n' in r.stdout,
+          '%s: attn --check reads it back as another stage: %s%s' % (
+              what, r.stdout.decode(), r.stderr.decode()))
 
 # A single problem: no batch or head level.
 attn('-s', 'weights', '-f', 'npy', '-o', 'w.npy', '--self', 'zq.npy')
