@@ -83,7 +83,8 @@ TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
              librsvg2-bin chromium zsh python3-numpy time
 
 .PHONY: all demo check check-valgrind test unit cli-test bad-test \
-        mem-test doc-test boundary-test build-test install-test lint-man \
+        matrix-test mem-test doc-test boundary-test build-test install-test \
+        lint-man \
         visual-test completion-test progress-test npy-test kernel-test deps \
         test-deps install uninstall clean bench-numbers bench bench-test \
           FORCE
@@ -169,9 +170,9 @@ check: test-deps
 	    SAN='$(SANFLAGS)' test
 	@echo 'make check: all suites passed'
 
-test: unit cli-test bad-test mem-test doc-test visual-test completion-test \
-    progress-test boundary-test build-test lint-man npy-test kernel-test \
-    bench-test
+test: unit cli-test bad-test matrix-test mem-test doc-test visual-test \
+    completion-test progress-test boundary-test build-test lint-man npy-test \
+    kernel-test bench-test
 
 # Each suite prints its time, "time build unit: 12.3 s".
 TIMED = sh tests/timed.sh
@@ -188,6 +189,13 @@ cli-test: $(ATTN)
 # stdout, -o FILE untouched; make check runs it again under ASan/UBSan.
 bad-test: $(ATTN)
 	$(TIMED) '$(BUILD) bad-test' sh tests/bad/run.sh ./$(ATTN)
+
+# The matrix (tests/matrix/): every printer on every stage of every
+# variant (--grad, --proj, --rope, --sinks, --emulate ...) in every layout,
+# generated, each run checked for its status, sanitizer reports and the
+# labels of its rows; make check runs it again under ASan/UBSan.
+matrix-test: $(ATTN)
+	$(TIMED) '$(BUILD) matrix-test' sh tests/matrix/run.sh ./$(ATTN)
 
 # What a person sees (tests/visual/): the heatmap in a real terminal, the
 # SVG checked by xmllint and rendered by rsvg-convert, the HTML page in

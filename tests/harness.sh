@@ -1,8 +1,8 @@
 # harness.sh - what the test scripts that source it share
-# (tests/bad/run.sh, tests/memory/run.sh, tests/progress.sh,
-# tests/kernel/run.sh): ATTN as an absolute path in $bin, the script's
-# directory in $here, a temporary directory $work removed at exit,
-# LC_ALL=C, and the counting of verdicts.
+# (tests/bad/run.sh, tests/matrix/run.sh, tests/memory/run.sh,
+# tests/progress.sh, tests/kernel/run.sh): ATTN as an absolute path in
+# $bin, the script's directory in $here, a temporary directory $work
+# removed at exit, LC_ALL=C, and the counting of verdicts.
 
 bin=$1
 case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac

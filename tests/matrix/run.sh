@@ -1,0 +1,330 @@
+#!/bin/sh
+# run.sh ATTN - the matrix: every printer on every stage in every layout.
+#
+# Not a sample but each combination of
+#
+#   layout    2-D with --heads 2 --kv-heads 1 (T 3 > S 2); 3-D, 2 batches,
+#             --heads 2 (T 2 < S 3); 4-D bhsd, B 2, H 2, G 1 (T 2 < S 3);
+#             4-D bshd, B 2, H 2, G 2 (T 3 > S 2); 2-D with --layout bhsd,
+#             --heads 4 --kv-heads 2 and V's columns named by its csv
+#             header (T 2 < S 3): B and H over 1 wherever the inputs
+#             have them, T != S everywhere;
+#   variant   the forward stages; --causal; --grad (the backward ones);
+#             --proj with W_O, --rope and --grad (q, k, v, q_rot, k_rot
+#             and projected besides); --rope; --sinks; --emulate fp16;
+#   printer   for each stage of the variant, npy (-o) and csv --header;
+#             for all of them at once (-s all), a table (with --stats
+#             and --heatmap), csv, csv --header, tsv --header and json
+#             (with --stats) and txt (-o); -f html (with --stats);
+#             --explain (with --stats and --heatmap); --explain
+#             --arithmetic; --stats as a table, csv, json and txt (-o);
+#             --heatmap; --svg FILE,
+#
+# run under LC_ALL=C and timeout 20.  A case passes when the exit status
+# is the one wanted, standard error holds no sanitizer report (make check
+# runs the suite again under ASan and UBSan) and is otherwise empty, or
+# for a refusal one "attn:" line (and the usage synopsis) with nothing
+# on standard output; what was printed is there (an .npy starts with its
+# magic, an SVG holds <svg, a .txt is numbers a space apart); and the
+# rows and columns of each stage in tables, csv and tsv --header, the
+# page and --explain carry the labels whose they are (labels.awk:
+# queries are Q.., keys K..; a stage whose rows are keys never shows a
+# query's label).
+#
+# The combinations attn refuses are listed, each with its status, in
+# refuse() and after the variants below; any other refusal, like a
+# crash, fails.  The inputs are made by attn gen and nested into JSON by
+# awk; the cases run in $jobs workers at once (ATTN_MATRIX_JOBS, by
+# default the CPUs online).
+set -u
+
+. "$(dirname "$0")/../harness.sh"
+jobs=${ATTN_MATRIX_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
+cases=$work/cases
+: >"$cases"
+
+# ------------------------------------------------------------- inputs
+
+# The rows of a csv nested into a JSON array of dims "$1" and rows:
+# "2 3" makes a 2 x 3 x C array of six csv rows.
+nest() {
+	awk -F, -v dims="$1" '
+	BEGIN { n = split(dims, d, " ") }
+	{ row[NR] = "[" $0 "]" }
+	END {
+		cnt = NR
+		for (k = n; k >= 1; k--) {
+			m = 0
+			for (i = 1; i <= cnt; i += d[k]) {
+				s = "["
+				for (j = 0; j < d[k]; j++)
+					s = s (j ? "," : "") row[i + j]
+				row[++m] = s "]"
+			}
+			cnt = m
+		}
+		print row[1]
+	}'
+}
+
+seed=0
+# A seeded array of dims "$2" (outer dims, then rows and columns) into
+# the JSON file $1.
+array() {
+	seed=$((seed + 1))
+	file=$1
+	# shellcheck disable=SC2086 # the dims are words
+	set -- $2
+	rows=1 outer=
+	while [ $# -gt 1 ]; do
+		rows=$((rows * $1))
+		outer="$outer $1"
+		shift
+	done
+	"$bin" gen "${rows}x$1" --seed $seed -f csv | nest "$outer" \
+	    >"$work/$file"
+}
+
+# A projection layer, W_Q d x H*d_k, W_K and W_V d x G*d_k, W_O
+# H*d_v x d_out, all 2-D, as --proj reads it.
+layer() {
+	file=$work/$1
+	printf '{"W_Q": %s,\n"W_K": %s,\n"W_V": %s,\n"W_O": %s}\n' \
+	    "$("$bin" gen "3x$2" --seed 101 -f csv | nest 3)" \
+	    "$("$bin" gen "3x$3" --seed 102 -f csv | nest 3)" \
+	    "$("$bin" gen "3x$3" --seed 103 -f csv | nest 3)" \
+	    "$("$bin" gen "$2x3" --seed 104 -f csv | nest "$2")" >"$file"
+}
+
+# The inputs of layout $1 (2d, 3d, bhsd, bshd, 2dl): B $2 batches, H $3
+# heads sharing G $4 KV heads, T $5 queries, S $6 keys, d_k = d_v = 2 a
+# head.  Q, K, V and dO as the layout has them (4-D in its order, else
+# [B x] rows x heads*d), dO for embeddings ([B x] T x H*d_v, which have
+# no head dim), XQ and XKV of 3 columns each, and the layer.
+inputs() {
+	l=$1 B=$2 H=$3 G=$4 T=$5 S=$6
+	b=
+	[ "$B" -gt 1 ] && b="$B "
+	case $l in
+	bhsd) q="$B $H $T 2" k="$B $G $S 2" ;;
+	bshd) q="$B $T $H 2" k="$B $S $G 2" ;;
+	*) q="$b$T $((H * 2))" k="$b$S $((G * 2))" ;;
+	esac
+	array "$l-q.json" "$q"
+	array "$l-k.json" "$k"
+	array "$l-v.json" "$k"
+	array "$l-do.json" "$q"
+	array "$l-do-proj.json" "$b$T $((H * 2))"
+	array "$l-xq.json" "$b$T 3"
+	array "$l-xkv.json" "$b$S 3"
+	layer "$l-layer.json" $((H * 2)) $((G * 2))
+}
+
+inputs 2d 1 2 1 3 2
+inputs 3d 2 2 2 2 3
+inputs bhsd 2 2 1 2 3
+inputs bshd 2 2 2 3 2
+# 2-D given --layout bhsd (printed 4-D), and V's csv header naming its
+# columns: a, b for KV head 1, c, d for KV head 2.
+inputs 2dl 1 4 2 2 3
+{ echo a,b,c,d; "$bin" gen 3x4 --seed 99 -f csv; } >"$work/2dl-v.csv"
+# The sinks: a logit for each query head.
+echo '0.5 -0.25' >"$work/sinks-2.txt"
+echo '0.5 -0.25 0 1' >"$work/sinks-4.txt"
+printf '\223NUMPY' >"$work/magic"
+
+# ------------------------------------------------------------- cases
+
+# A case: the status wanted, how to check what it printed (none, text,
+# delim, tsv, html, npy, txt, svg), the stage it prints alone (for
+# delim), and attn's arguments (words without blanks, run from the
+# worker's directory, inputs under ../).
+add() {
+	want=$1 check=$2 stage=$3
+	shift 3
+	echo "$want|$check|$stage|$*" >>"$cases"
+}
+
+# The combinations attn refuses (a usage error, 64): npy holds one
+# stage, not all of them, nor the statistics' table; the heatmap is
+# drawn as a table only; --emulate computes the forward stages.
+refuse() {
+	add 64 none - "$@" -s all -f npy -o out.npy
+	add 64 none - "$@" --stats -f npy -o out.npy
+	add 64 none - "$@" --heatmap -f csv
+}
+
+# Every printer of variant "$@" (options and operands, labels added)
+# on the stages $stages: each stage alone where a stage alone is printed
+# otherwise (npy; a csv of one block has no comment line), all of them
+# at once in every format that takes several, with the statistics after
+# them, and each printer that is not a format alone.
+printers() {
+	for s in $stages; do
+		add 0 npy "$s" "$@" -s "$s" -o out.npy
+		add 0 delim "$s" "$@" -s "$s" -f csv --header
+	done
+	add 0 text - "$@" -s all --stats --heatmap
+	add 0 none - "$@" -s all --stats -f csv
+	add 0 delim - "$@" -s all --stats -f csv --header
+	add 0 tsv - "$@" -s all --stats -f tsv --header
+	add 0 none - "$@" -s all --stats -f json
+	add 0 txt - "$@" -s all -o out.txt
+	add 0 html - "$@" --stats -f html
+	add 0 text - "$@" --explain --stats --heatmap
+	add 0 text - "$@" --explain --arithmetic
+	add 0 none - "$@" --stats
+	add 0 none - "$@" --stats -f csv
+	add 0 none - "$@" --stats -f json
+	add 0 file - "$@" --stats -o out.txt
+	add 0 none - "$@" --heatmap
+	add 0 svg - "$@" --svg out.svg
+	refuse "$@"
+}
+
+forward="scores scaled weights output lse mask"
+backward="grad_weights delta grad_scaled grad_q grad_k grad_v"
+for l in 2d 3d bhsd bshd 2dl; do
+	qkv="../$l-q.json ../$l-k.json ../$l-v.json"
+	sinks=../sinks-2.txt
+	case $l in
+	2d) opt="--heads 2 --kv-heads 1" ;;
+	3d) opt="--heads 2" ;;
+	bhsd) opt="--layout bhsd" ;;
+	bshd) opt="--layout bshd" ;;
+	2dl)
+		opt="--heads 4 --kv-heads 2 --layout bhsd"
+		qkv="../$l-q.json ../$l-k.json ../$l-v.csv"
+		sinks=../sinks-4.txt ;;
+	esac
+	case $l in
+	2d | bshd) labels="--query-labels Qa,Qb,Qc --key-labels Ka,Kb" ;;
+	*) labels="--query-labels Qa,Qb --key-labels Ka,Kb,Kc" ;;
+	esac
+	dout=../$l-do.json
+	stages=$forward
+	printers $opt $labels $qkv
+	printers $opt $labels --causal $qkv
+	stages="$forward $backward"
+	printers $opt $labels --grad $dout $qkv
+	# Embeddings have no head dim: the heads come from --heads.
+	case $l in
+	bhsd) popt="--heads 2 --kv-heads 1 --layout bhsd" ;;
+	bshd) popt="--heads 2 --layout bshd" ;;
+	*) popt=$opt ;;
+	esac
+	stages="q k v q_rot k_rot projected $forward $backward"
+	printers $popt $labels --proj ../$l-layer.json --rope \
+	    --grad ../$l-do-proj.json ../$l-xq.json ../$l-xkv.json
+	stages="q_rot k_rot $forward"
+	printers $opt $labels --rope $qkv
+	stages=$forward
+	printers $opt $labels --sinks $sinks $qkv
+	printers $opt $labels --emulate fp16 $qkv
+	add 64 none - $opt $labels --emulate fp16 --grad $dout -s grad_q $qkv
+	# printers that do not go together: a page or --explain shows every
+	# stage, --header is csv's and tsv's, npy needs a stage to write
+	add 64 none - $opt $labels -f html -s weights $qkv
+	add 64 none - $opt $labels --explain -f csv $qkv
+	add 64 none - $opt $labels --header -f txt $qkv
+	add 64 none - $opt $labels --svg out.svg -f npy $qkv
+done
+
+# ------------------------------------------------------------- running
+
+# Why the case just run (status $st, files out and err in the current
+# directory) fails, or nothing.
+judge() {
+	if [ "$st" -eq 124 ]; then
+		echo "timed out after 20 s (a hang?)"
+		return
+	fi
+	if grep -q -e Sanitizer -e 'runtime error' err; then
+		echo "sanitizer: $(grep -m 1 -e ERROR -e 'runtime error' err)"
+		return
+	fi
+	if [ "$st" != "$want" ]; then
+		echo "exit $st, expected $want: $(head -n 1 err)"
+		return
+	fi
+	if [ "$want" != 0 ]; then
+		if [ -s out ]; then
+			echo "refused, but printed on standard output"
+		elif [ "$(grep -c '^attn: ' err)" != 1 ] ||
+		    ! head -n 1 err | grep -q '^attn: '; then
+			echo "refused without one attn: line: $(head -c 200 err)"
+		fi
+		return
+	fi
+	if [ -s err ]; then
+		echo "standard error: $(head -n 1 err)"
+		return
+	fi
+	case $check in
+	npy)
+		cmp -s -n 6 out.npy ../magic || echo "out.npy is not an .npy"
+		return ;;
+	svg)
+		grep -q '<svg' out.svg || echo "out.svg holds no <svg"
+		return ;;
+	file)
+		[ -s out.txt ] || echo "out.txt is empty"
+		return ;;
+	txt)
+		awk '/^# / { next } { for (i = 1; i <= NF; i++)
+		    if ($i !~ /^-?([0-9.]+(e[-+][0-9]+)?|inf|nan)$/) {
+		    print "out.txt: not a number: " $i; exit } }' out.txt
+		[ -s out.txt ] || echo "out.txt is empty"
+		return ;;
+	esac
+	if [ ! -s out ]; then
+		echo "nothing on standard output"
+		return
+	fi
+	case $check in
+	text | delim | html)
+		awk -v mode="$check" -v stage="$stage" -f "$here/labels.awk" out
+		;;
+	tsv)
+		awk -v mode=delim -v sep='	' -f "$here/labels.awk" out
+		;;
+	esac
+}
+
+# Worker $1 of $jobs: every case whose line number is $1 modulo $jobs,
+# in a directory of its own; a line of failures.$1 for each failure, a
+# line of done.$1 for each case.
+worker() {
+	mkdir "$work/w$1"
+	cd "$work/w$1" || exit 1
+	awk -v n="$jobs" -v w="$1" 'NR % n == w' "$cases" |
+	while IFS='|' read -r want check stage args; do
+		rm -f out.npy out.txt out.svg
+		# shellcheck disable=SC2086 # args are words
+		timeout 20 "$bin" $args >out 2>err
+		st=$?
+		why=$(judge)
+		[ -n "$why" ] && echo "FAIL attn $args: $why" >>"$work/failures.$1"
+		echo >>"$work/done.$1"
+	done
+}
+
+set -f	# the arguments hold no patterns
+w=0
+while [ $w -lt "$jobs" ]; do
+	worker $w &
+	w=$((w + 1))
+done
+wait
+set +f
+total=$(wc -l <"$cases")
+ran=$(cat "$work"/done.* | wc -l)
+fail=$(cat "$work"/failures.* 2>/dev/null | wc -l)
+pass=$((ran - fail))
+cat "$work"/failures.* 2>/dev/null
+if [ "$ran" -ne "$total" ]; then
+	echo "FAIL matrix: $ran of $total combinations ran"
+	fail=$((fail + 1))
+fi
+echo "matrix: $total combinations, $jobs at a time"
+tally matrix
