@@ -275,8 +275,9 @@ has_extension(const char *path, const char *ext)
  * Without -f, -o FILE's extension picks the format: .json, .csv, .tsv,
  * .npy, .html and .txt (each format's name but table's; .txt is
  * whitespace text, numbers only, as numpy.savetxt writes it, but the
- * table, which is text too, for --explain and --heatmap, which only a
- * table draws).  Any other extension keeps the default.  .svg is refused: a table in it
+ * table, which is text too, where an option asks for what only a table
+ * shows: --explain, --heatmap, --full, a --check report).  Any other
+ * extension keeps the default.  .svg is refused: a table in it
  * is not a picture, and --svg FILE draws one.
  */
 static enum attn_status
@@ -293,7 +294,8 @@ format_by_extension(struct options *o, const struct given *g,
 			o->format = (enum out_format)i;
 			o->format_by_name = 1;
 		}
-	if (o->format == OUT_TXT && (o->explain || o->heatmap))
+	if (o->format == OUT_TXT && (o->explain || o->heatmap || o->full ||
+	    o->check != NULL))
 		o->format = OUT_TABLE;
 	if (has_extension(o->output, "svg") && !o->gen && o->svg == NULL)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
