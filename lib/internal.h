@@ -123,9 +123,23 @@ size_t attn_dash_fault(const char *s, size_t n, char *msg, size_t size);
 void attn_ragged_msg(char *msg, size_t size, size_t ndim, size_t d,
     const size_t *idx, size_t count, size_t want);
 
-/* Why a mask may not hold an infinity (said for every input format). */
-#define MASK_INF_MSG "infinity in a mask: a mask holds 0 and 1 (or false " \
-	"and true); an additive mask of 0 and -inf belongs in --bias"
+/* Why a mask may hold no number but 0 and 1 (said for every input
+ * format), with the value's text for %s. */
+#define MASK_VALUE_MSG "'%s' in a mask: a mask holds 0 and 1 (or false " \
+	"and true); an additive mask (0 to keep a key, -inf or a large " \
+	"negative such as -1e9 to mask it) belongs in --bias"
+
+/*
+ * Whether x passes every rule of attn_value_fault for flags without a look
+ * at its text: in a mask 0 or 1 (-0 too), elsewhere any finite number.
+ * For readers that check each number and write out the text of the rare
+ * one that fails.
+ */
+static inline int
+attn_value_plain(unsigned flags, double x)
+{
+	return (flags & ATTN_READ_BOOL) ? x == 0.0 || x == 1.0 : isfinite(x);
+}
 
 /*
  * Whether the value x, read from the text s[0..n), may stand in an array

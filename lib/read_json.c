@@ -894,6 +894,37 @@ plain_take(const struct json_src *js, const size_t *path, size_t n,
 }
 
 /*
+ * The rules of attn_value_fault for the array *a that plain_take gave,
+ * whose numbers only plain_read has seen (as finite numbers, so only a
+ * mask's can break them): the first that does is told at its place in
+ * the text, found along its path, and *a is freed.
+ */
+static enum attn_status
+plain_values(const struct json_src *js, const size_t *base, size_t nbase,
+    struct attn_array *a)
+{
+	size_t path[PATH_MAX_LEN] = { 0 }, n = 1, f, k, d, off;
+	char msg[ATTN_MSG_MAX];
+
+	for (d = 0; d < a->ndim; d++)
+		n *= a->shape[d];
+	for (f = 0; f < n && attn_value_plain(js->flags, a->data[f]); f++)
+		;
+	if (f == n)
+		return ATTN_OK;
+	if (nbase > 0)
+		memcpy(path, base, nbase * sizeof *base);
+	for (d = a->ndim, k = f; d-- > 0; k /= a->shape[d])
+		path[nbase + d] = k % a->shape[d];
+	off = json_locate(js->buf, js->len, path, nbase + a->ndim, 0);
+	attn_value_fault(js->flags, a->data[f], js->buf + off,
+	    json_number_end(js->buf, js->len, off) - off, msg, sizeof msg);
+	attn_array_free(a);
+	return attn_error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
+	    js->len, off, "%s", msg);
+}
+
+/*
  * Parse buf[0..len) into *root, reading its plain arrays into js->plain
  * on the way.  cJSON gets a NUL-terminated copy with
  * the NUL counted in the length, so that it stops on the NUL at the end
@@ -986,8 +1017,9 @@ next_scalar(const struct json_src *js, size_t *cur)
 /*
  * One element of the array: a number; with ATTN_READ_BOOL (a mask), true
  * or false as 1 or 0; or a string spelling inf or nan, which is how attn
- * writes them, where the flags allow it (attn_value_fault: a mask holds
- * neither, a bias only -inf, Q, K and V neither).
+ * writes them, where the flags allow it.  Every value meets the rules of
+ * attn_value_fault: a mask holds 0 and 1 alone, a bias no nan or +inf, Q,
+ * K and V only finite numbers.
  */
 static enum attn_status
 json_element(const struct json_src *js, const cJSON *j, size_t *cur,
@@ -1021,6 +1053,10 @@ json_element(const struct json_src *js, const cJSON *j, size_t *cur,
 		if (rc < 0)	/* cJSON took what attn does not */
 			return attn_error_at(js->err, ATTN_ERR_DATA, js->name,
 			    js->buf, js->len, at, "not a number: '%s'", p);
+		if (attn_value_fault(js->flags, *x, js->buf + at, tlen, msg,
+		    sizeof msg) != 0)
+			return attn_error_at(js->err, ATTN_ERR_DATA, js->name,
+			    js->buf, js->len, at, "%s", msg);
 		return ATTN_OK;
 	}
 	if (attn_parse_number(j->valuestring, strlen(j->valuestring), x) != 0 ||
@@ -1064,7 +1100,7 @@ json_array(const struct json_src *js, const cJSON *root, const size_t *base,
 	memset(out, 0, sizeof *out);
 	if (cJSON_IsArray(root) && root->child == NULL &&
 	    plain_take(js, base, nbase, out))
-		return ATTN_OK;
+		return plain_values(js, base, nbase, out);
 	if (nbase > 0)
 		memcpy(path, base, nbase * sizeof *base);
 	if (cJSON_IsObject(root) && nbase == 0)

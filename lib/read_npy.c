@@ -454,9 +454,9 @@ index_text(char *buf, size_t size, const struct npy_header *h, size_t i)
 
 /*
  * The rule of the role for value x at element i, worded as for every
- * reader (attn_value_fault: a mask holds no nan or infinity, a bias no
- * nan or +inf, Q, K and V are finite) and placed by its NumPy index: a
- * data error at the element's byte, or ATTN_OK.
+ * reader (attn_value_fault: a mask holds 0 and 1 alone, a bias no nan or
+ * +inf, Q, K and V are finite) and placed by its NumPy index: a data
+ * error at the element's byte, or ATTN_OK.
  */
 static enum attn_status
 check_value(const struct npy_header *h, unsigned flags, double x, size_t i,
@@ -464,10 +464,10 @@ check_value(const struct npy_header *h, unsigned flags, double x, size_t i,
 {
 	char num[ATTN_NUM_MAX], at[96], msg[ATTN_MSG_MAX];
 
-	/* Every rule passes a finite number: only the others are written
-	 * out, for the message (formatting each would cost more than all
-	 * the rest of reading). */
-	if (isfinite(x))
+	/* Only a number that breaks a rule is written out, for the
+	 * message (formatting each would cost more than all the rest of
+	 * reading). */
+	if (attn_value_plain(flags, x))
 		return ATTN_OK;
 	attn_format_number(num, x, 0, 0);
 	if (attn_value_fault(flags, x, num, strlen(num), msg, sizeof msg) == 0)

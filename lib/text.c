@@ -215,11 +215,15 @@ attn_label_control(struct attn_error *err, const char *name, const char *buf,
 }
 
 /*
- * The rules are checked mask first: a mask's nan or infinity is told as
- * such before the finite rule, which names Q, K, V and dO, since a mask is
- * read with ATTN_READ_BOOL whatever else is set.  A bias may hold -inf
- * (it masks a key, as an additive mask does) but not +inf or nan, which
- * would make its whole row nan.
+ * The rules are checked mask first: a mask holds 0 and 1 (false and true
+ * read as those) and nothing else, whatever else the flags say, since a
+ * mask is read with ATTN_READ_BOOL alone or with the finite rule, which
+ * names Q, K, V and dO.  Any other number in a mask is most likely an
+ * additive mask (Hugging Face's 0 and finfo.min, or -1e9, or -inf) given
+ * as a keep-mask, which "nonzero keeps" would read inverted: the message
+ * says where it belongs.  A bias may hold -inf (it masks a key, as an
+ * additive mask does) but not +inf or nan, which would make its whole row
+ * nan.
  */
 int
 attn_value_fault(unsigned flags, double x, const char *s, size_t n,
@@ -227,12 +231,11 @@ attn_value_fault(unsigned flags, double x, const char *s, size_t n,
 {
 	char p[PREVIEW_MAX + 4];
 
-	if (isfinite(x))
+	if (attn_value_plain(flags, x))
 		return 0;
 	attn_text_preview(p, PREVIEW_MAX, s, n);
 	if (flags & ATTN_READ_BOOL)
-		snprintf(msg, size, "%s", isnan(x) ? "nan in a mask" :
-		    MASK_INF_MSG);
+		snprintf(msg, size, MASK_VALUE_MSG, p);
 	else if (flags & (ATTN_READ_LAYER | ATTN_READ_SINKS))
 		snprintf(msg, size, "non-finite number '%s' (%s must be "
 		    "finite)", p, flags & ATTN_READ_LAYER ?

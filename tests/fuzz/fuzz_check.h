@@ -131,7 +131,7 @@ fuzz_check_notice(const struct attn_error *n, size_t len)
  * A successful read: 1 to 4 dimensions, none empty, no more numbers than
  * the input has bytes (every number takes at least one), every element
  * readable (ASan checks the buffer is as large as the shape says), finite
- * when ATTN_READ_FINITE asked for it, not nan in a mask, neither nan nor
+ * when ATTN_READ_FINITE asked for it, 0 or 1 in a mask, neither nan nor
  * +inf in a bias, a notice that is one line, and labels, when present,
  * one per row.
  */
@@ -163,8 +163,9 @@ fuzz_check_array(const struct attn_array *a, unsigned flags, size_t len)
 			if ((flags & ATTN_READ_FINITE) && !isfinite(x))
 				fuzz_fail("non-finite value read with "
 				    "ATTN_READ_FINITE", NULL);
-			if ((flags & ATTN_READ_BOOL) && isnan(x))
-				fuzz_fail("nan read with ATTN_READ_BOOL", NULL);
+			if ((flags & ATTN_READ_BOOL) && x != 0.0 && x != 1.0)
+				fuzz_fail("a mask value other than 0 and 1 read "
+				    "with ATTN_READ_BOOL", NULL);
 			if ((flags & ATTN_READ_BIAS) && (isnan(x) || x > 0) &&
 			    !isfinite(x))
 				fuzz_fail("nan or +inf read with ATTN_READ_BIAS",

@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "suites.h"
+#include "testutil.h"
 
 #define NCASES(t) ((int)(sizeof (t) / sizeof (t)[0]))
 
@@ -275,8 +276,9 @@ END_TEST
 
 START_TEST(role_rules_apply_at_the_element)
 {
-	/* Q, K and V: finite; masks: no nan or infinity; biases: no nan
-	 * or +inf; without a role: anything. */
+	/* Q, K and V: finite; masks: 0 and 1 alone (an additive mask's
+	 * large negatives, as float32's finfo.min, are refused); biases: no
+	 * nan or +inf; without a role: anything. */
 	static const struct {
 		double bad;
 		unsigned flags;
@@ -286,8 +288,15 @@ START_TEST(role_rules_apply_at_the_element)
 		    "(Q, K, V and dO must be finite)" },
 		{ -INFINITY, ATTN_READ_FINITE, "a[1, 0]: non-finite number "
 		    "'-inf' (Q, K, V and dO must be finite)" },
-		{ NAN, ATTN_READ_BOOL, "a[1, 0]: nan in a mask" },
-		{ INFINITY, ATTN_READ_BOOL, "a[1, 0]: " MASK_INF_MSG },
+		{ NAN, ATTN_READ_BOOL, "a[1, 0]: " MASK_MSG("nan") },
+		{ INFINITY, ATTN_READ_BOOL, "a[1, 0]: " MASK_MSG("inf") },
+		{ -0x1.fffffep127, ATTN_READ_BOOL, "a[1, 0]: "
+		    MASK_MSG("-3.4028234663852886e+38") },
+		{ -1e9, ATTN_READ_BOOL, "a[1, 0]: " MASK_MSG("-1000000000") },
+		{ 0.5, ATTN_READ_BOOL, "a[1, 0]: " MASK_MSG("0.5") },
+		{ 2, ATTN_READ_BOOL, "a[1, 0]: " MASK_MSG("2") },
+		{ -0.0, ATTN_READ_BOOL, NULL },
+		{ 0.5, ATTN_READ_BIAS, NULL },
 		{ NAN, ATTN_READ_BIAS, "a[1, 0]: 'nan' in a bias: a bias holds "
 		    "finite numbers, or -inf to mask a key" },
 		{ INFINITY, ATTN_READ_BIAS, "a[1, 0]: 'inf' in a bias: a bias "

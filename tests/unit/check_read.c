@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "suites.h"
+#include "testutil.h"
 
 #define NCASES(t) ((int)(sizeof (t) / sizeof (t)[0]))
 
@@ -403,10 +404,10 @@ END_TEST
 /* A quoted boolean in a mask, and quoted labels beside quoted numbers. */
 START_TEST(quoted_labels_and_booleans_read_as_their_contents)
 {
-	static const double want[] = { 1, 0, 0.5, 1 };
+	static const double want[] = { 1, 0, 0, 1 };
 	static const char *const names[] = { "the", "say, \"hi\"" };
 
-	read_labelled("\"the\",\"True\",\"0\"\n\"say, \"\"hi\"\"\",\"0.5\","
+	read_labelled("\"the\",\"True\",\"0\"\n\"say, \"\"hi\"\"\",\"0.0\","
 	    "true\n", ATTN_FMT_CSV, ATTN_READ_BOOL, 2, 2, want, names);
 }
 END_TEST
@@ -697,6 +698,9 @@ START_TEST(inf_in_a_mask_is_refused)
 		{ ATTN_FMT_TEXT, "1 1\ninf 0\n", 2, 1 },
 		{ ATTN_FMT_JSON, "[[true, \"-inf\"]]", 1, 9 },
 	};
+	static const char *const msg[] = {
+		MASK_MSG("-inf"), MASK_MSG("inf"), MASK_MSG("-inf"),
+	};
 	struct attn_error err;
 	struct attn_array a;
 	size_t i;
@@ -706,7 +710,7 @@ START_TEST(inf_in_a_mask_is_refused)
 		ck_assert_int_eq(attn_read_array("m", cases[i].text,
 		    strlen(cases[i].text), cases[i].fmt, ATTN_READ_BOOL, &a,
 		    &err), ATTN_ERR_DATA);
-		ck_assert_str_eq(err.msg, MASK_INF_MSG);
+		ck_assert_str_eq(err.msg, msg[i]);
 		ck_assert_uint_eq(err.line, cases[i].line);
 		ck_assert_uint_eq(err.col, cases[i].col);
 	}
@@ -772,18 +776,18 @@ static const struct error_case bool_errors[] = {
 	    "expected a number, found true" },
 	/* with it, nan is neither keep nor drop */
 	{ ATTN_FMT_CSV, ATTN_READ_BOOL, "1,0\n0,nan\n", 0, 2, 3,
-	    "nan in a mask" },
+	    MASK_MSG("nan") },
 	{ ATTN_FMT_TEXT, ATTN_READ_BOOL, "True False\n  NaN True\n", 0, 2, 3,
-	    "nan in a mask" },
+	    MASK_MSG("NaN") },
 	{ ATTN_FMT_TSV, ATTN_READ_BOOL, "q1\ttrue\nq2\t-nan\n", 0, 2, 4,
-	    "nan in a mask" },
+	    MASK_MSG("-nan") },
 	{ ATTN_FMT_JSON, ATTN_READ_BOOL, "[[true, false],\n [\"nan\", 1]]", 0,
-	    2, 3, "nan in a mask" },
+	    2, 3, MASK_MSG("nan") },
 	/* told before the finite rule, which names Q, K and V */
 	{ ATTN_FMT_JSON, ATTN_READ_BOOL | ATTN_READ_FINITE, "[1, \"nan\"]", 0,
-	    1, 5, "nan in a mask" },
+	    1, 5, MASK_MSG("nan") },
 	{ ATTN_FMT_CSV, ATTN_READ_BOOL | ATTN_READ_FINITE, "1,inf\n", 0, 1, 3,
-	    MASK_INF_MSG },
+	    MASK_MSG("inf") },
 	/* and the other rules stay */
 	{ ATTN_FMT_TSV, ATTN_READ_BOOL, "true\tfalse\ntrue\tmaybe\n", 0, 2, 6,
 	    "not a number: 'maybe'" },
@@ -800,6 +804,53 @@ static const struct error_case bool_errors[] = {
 	{ ATTN_FMT_JSON, ATTN_READ_BOOL, "[true, 1e999]", 0, 1, 8,
 	    "number out of range: '1e999'" },
 };
+
+/*
+ * A mask holds 0 and 1: any other number (Hugging Face's additive masks
+ * hold 0 and finfo.min or -1e9) is refused where it stands by every
+ * reader, JSON's own reading of plain arrays and a bundle's mask
+ * included, with the message that sends it to --bias.
+ */
+static const struct error_case mask_values[] = {
+	{ ATTN_FMT_CSV, ATTN_READ_BOOL, "0,1\n0,-1e9\n", 0, 2, 3,
+	    MASK_MSG("-1e9") },
+	{ ATTN_FMT_CSV, ATTN_READ_BOOL, "0,-3.4028234663852886e+38\n", 0, 1,
+	    3, MASK_MSG("-3.4028234663852886e+38") },
+	{ ATTN_FMT_TEXT, ATTN_READ_BOOL, "1 0.5\n", 0, 1, 3,
+	    MASK_MSG("0.5") },
+	{ ATTN_FMT_TSV, ATTN_READ_BOOL, "q1\t1\t2\n", 0, 1, 6,
+	    MASK_MSG("2") },
+	{ ATTN_FMT_CSV, ATTN_READ_BOOL | ATTN_READ_FINITE, "true,-1\n", 0, 1,
+	    6, MASK_MSG("-1") },
+	{ ATTN_FMT_JSON, ATTN_READ_BOOL, "[[0, 1], [0, -1e9]]", 0, 1, 14,
+	    MASK_MSG("-1e9") },
+	{ ATTN_FMT_JSON, ATTN_READ_BOOL, "[[[1]],\n [[0.25]]]", 0, 2, 4,
+	    MASK_MSG("0.25") },
+	{ ATTN_FMT_JSON, ATTN_READ_BOOL, "[[true, -1e9]]", 0, 1, 9,
+	    MASK_MSG("-1e9") },
+	{ ATTN_FMT_REPR, ATTN_READ_BOOL, "[[1. 0.]\n [0. 2.]]", 0, 2, 6,
+	    MASK_MSG("2.") },
+	{ ATTN_FMT_REPR, ATTN_READ_BOOL, "tensor([[1., -inf]])", 0, 1, 14,
+	    MASK_MSG("-inf") },
+};
+
+START_TEST(mask_numbers_other_than_0_and_1_are_refused)
+{
+	check_error(&mask_values[_i], 0);
+}
+END_TEST
+
+START_TEST(bundle_mask_numbers_other_than_0_and_1_are_refused)
+{
+	static const struct error_case c = {
+		ATTN_FMT_JSON, ATTN_READ_FINITE, "{\"Q\": [[1]], \"K\": [[1]],\n"
+		    " \"mask\": [[-1e9]], \"V\": [[1]]}", 0, 2, 12,
+		MASK_MSG("-1e9")
+	};
+
+	check_error(&c, 1);
+}
+END_TEST
 
 START_TEST(bool_flag_errors_report_message_line_and_column)
 {
@@ -1874,12 +1925,12 @@ END_TEST
 
 START_TEST(bundle_reads_mask_and_bias)
 {
-	static const double mask[] = { 1, 0, 1, 0.5 };
+	static const double mask[] = { 1, 0, 1, 0 };
 	struct attn_bundle b;
 	struct attn_error err;
 
 	ck_assert_int_eq(bundle_s("{\"Q\": [[1, 0], [0, 1]],\n"
-	    " \"mask\": [[true, false], [1, 0.5]],\n"
+	    " \"mask\": [[true, false], [1e0, -0.0]],\n"
 	    " \"K\": [[1, 0], [0, 1]], \"V\": [[1], [2]],\n"
 	    " \"bias\": [[0, \"-inf\"], [-1.5, \"-Infinity\"]]}", ATTN_READ_FINITE,
 	    &b, &err), ATTN_OK);
@@ -2100,7 +2151,7 @@ static const struct error_case bundle_errors[] = {
 	    0, 1, 48, "expected a number, found a string" },
 	{ ATTN_FMT_JSON, ATTN_READ_FINITE,
 	    "{\"mask\": [[true, false],\n          [\"nan\", 1]]}", 0, 2, 12,
-	    "nan in a mask" },
+	    MASK_MSG("nan") },
 	{ ATTN_FMT_JSON, 0, "{\"mask\": [[true, null]]}", 0, 1, 18,
 	    "expected a number, found null" },
 	{ ATTN_FMT_JSON, 0, "{\"mask\": {\"a\": 1}}", 0, 1, 10,
@@ -2400,6 +2451,9 @@ read_suite(void)
 	    0, NCASES(text_booleans));
 	tcase_add_test(text, boolean_mask_rows_keep_their_labels);
 	tcase_add_test(text, inf_in_a_mask_is_refused);
+	tcase_add_loop_test(text, mask_numbers_other_than_0_and_1_are_refused,
+	    0, NCASES(mask_values));
+	tcase_add_test(text, bundle_mask_numbers_other_than_0_and_1_are_refused);
 	tcase_add_loop_test(text, nan_and_plus_inf_in_a_bias_are_refused, 0,
 	    NCASES(bias_errors));
 	tcase_add_test(text, bias_may_hold_minus_inf);

@@ -186,7 +186,7 @@ END_TEST
 START_TEST(plain_members_of_bundles_and_layers_read_every_number)
 {
 	static const char *const keys[2][4] = {
-		{ "\"Q\"", "\"K\"", "\"V\"", "\"mask\"" },
+		{ "\"Q\"", "\"K\"", "\"V\"", "\"bias\"" },
 		{ "\"W_Q\"", "\"W_K\"", "\"W_V\"", "\"W_O\"" },
 	};
 	struct ref_rng rng;
@@ -232,7 +232,7 @@ START_TEST(plain_members_of_bundles_and_layers_read_every_number)
 		got[0] = layer ? &b.proj.w_q : &b.q;
 		got[1] = layer ? &b.proj.w_k : &b.k;
 		got[2] = layer ? &b.proj.w_v : &b.v;
-		got[3] = layer ? &b.proj.w_o : &b.mask;
+		got[3] = layer ? &b.proj.w_o : &b.bias;
 		for (k = 0; k < 4; k++)
 			check_array(got[k], shape[k], ndim[k], want[k], t.s);
 		attn_bundle_free(&b);
@@ -314,7 +314,7 @@ matrix_text(const char *first)
 
 START_TEST(cjson_parses_no_number_of_a_plain_array)
 {
-	char *plain = matrix_text(NULL), *word = matrix_text("true");
+	char *plain = matrix_text(NULL), *word = matrix_text("\"-inf\"");
 	char *bundle = malloc(3 * strlen(plain) + 64);
 	size_t as_array, as_bundle, with_word;
 
@@ -323,9 +323,9 @@ START_TEST(cjson_parses_no_number_of_a_plain_array)
 	    plain);
 	as_array = cjson_allocs_reading(plain, ATTN_READ_FINITE, 0);
 	as_bundle = cjson_allocs_reading(bundle, ATTN_READ_FINITE, 1);
-	/* a mask's true is no plain number: cJSON reads all 1000, which
+	/* a bias's "-inf" is no plain number: cJSON reads all 1000, which
 	 * shows that the count sees them */
-	with_word = cjson_allocs_reading(word, ATTN_READ_BOOL, 0);
+	with_word = cjson_allocs_reading(word, ATTN_READ_BIAS, 0);
 	ck_assert_msg(as_array <= 2, "cJSON allocated %zu times for a plain "
 	    "array of 1000 numbers", as_array);
 	ck_assert_msg(as_bundle <= 10, "cJSON allocated %zu times for a "

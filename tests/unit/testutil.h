@@ -56,6 +56,12 @@ static void name##_kernel(int _i CK_ATTRIBUTE_UNUSED,			\
 	tcase_add_loop_test((tc), name, (start) * NKERNELS,		\
 	    (end) * NKERNELS)
 
+/* What every reader says of a value v (its text) in a mask that is not
+ * 0 or 1 (lib/internal.h's MASK_VALUE_MSG, written out). */
+#define MASK_MSG(v) "'" v "' in a mask: a mask holds 0 and 1 (or false " \
+	"and true); an additive mask (0 to keep a key, -inf or a large " \
+	"negative such as -1e9 to mask it) belongs in --bias"
+
 /* Stage sets, shorter. */
 #define STAGE(s) ATTN_STAGE_BIT(ATTN_STAGE_ ## s)
 
