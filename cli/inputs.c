@@ -9,7 +9,8 @@
  *
  * A 3-D array is a stack of B independent problems; Q, K and V must all
  * be 2-D or all be 3-D with the same B.  A mask or bias is T x S, or one
- * T x S block per batch (B x T x S), or per batch and head (B x H x T x S).
+ * T x S block per batch (B x T x S; H x T x S when Q, K and V are 4-D,
+ * as NumPy aligns it), or per batch and head (B x H x T x S).
  * dO (--grad) is shaped like output: T x H*d_v, or B of those as a 3-D
  * array or stacked in 2-D, as attn's csv writes output; libattn checks
  * the matrix, this file the batches of a 3-D one.
@@ -309,7 +310,9 @@ check_grad_batches(const struct inputs *in, struct attn_error *err)
 /*
  * A mask or bias, broadcast (layout_broadcast), is T x S, B x T x S or
  * B x H x T x S, or 2-D blocks of those stacked: say which blocks it
- * has, or name both shapes and the shapes it may have.
+ * has, or name both shapes and the rule attn applies.  A 3-D or 4-D one
+ * that does not broadcast is told by attn_array_broadcast, so what fails
+ * here is 1-D or 2-D.
  */
 static enum attn_status
 blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
@@ -319,7 +322,7 @@ blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
 	const struct attn_matrix q = in->in.q, k = in->in.k;
 	const size_t B = in->in.batches, T = q.rows / B, S = k.rows / B;
 	struct attn_matrix m = attn_array_matrix(a);
-	char got[64];
+	char got[64], stacks[128];
 
 	/* As attn_array_broadcast leaves it.  2-D: one block (a row, or T
 	 * rows), or B*T or B*H*T rows stacked as attn's csv writes them;
@@ -333,12 +336,18 @@ blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
 	    (a->ndim <= 3 || a->shape[1] == heads))
 		return ATTN_OK;
 	shape_str(got, sizeof got, a);
+	stacks[0] = '\0';
+	if (B > 1 && heads > 1)
+		snprintf(stacks, sizeof stacks, ", or B = %zu or B*H = %zu of "
+		    "them stacked", B, B * heads);
+	else if (B > 1 || heads > 1)
+		snprintf(stacks, sizeof stacks, ", or %s = %zu of them stacked",
+		    B > 1 ? "B" : "H", B * heads);
 	return attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0, 0,
-	    "shape mismatch: %s is %s but the scores are %zux%zu (T x S): a "
-	    "%s must broadcast as NumPy does to T x S (1 x S, T x 1), "
-	    "B x T x S = %zux%zux%zu (B x 1 x S) or B x H x T x S = "
-	    "%zux%zux%zux%zu, or stack T x S blocks in 2-D", role[i], got, T,
-	    S, role[i], B, T, S, B, heads, T, S);
+	    "shape mismatch: %s is %s but T x S = %zux%zu: a 2-D %s is T x S, "
+	    "1 x S or T x 1 (each dim 1 or the scores' own)%s; 3-D is "
+	    "B x T x S (H x T x S with 4-D inputs), 4-D B x H x T x S",
+	    role[i], got, T, S, role[i], stacks);
 }
 
 enum attn_status

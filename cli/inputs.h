@@ -20,6 +20,7 @@ struct inputs {
 	struct attn_labels query, key;	/* from the files; may be empty */
 	int embeddings;			/* the operands are X, or XQ and XKV */
 	int self;			/* one matrix is queries and keys */
+	int four_d;			/* Q, K and V were 4-D (layout.h) */
 	struct attn_layer layer;	/* --proj's, or the bundle's "proj" */
 	const char *layer_name;		/* where it came from; NULL: none */
 };

@@ -231,6 +231,7 @@ layout_fold(struct options *o, struct inputs *in, size_t n,
 	o->cfg.heads = H;
 	o->cfg.kv_heads = G;
 	o->cfg.layout = l;
+	in->four_d = 1;
 	return fold_grad(o, in, n, err);
 }
 
@@ -243,8 +244,8 @@ layout_broadcast(struct inputs *in, size_t i, size_t heads,
 	enum attn_status st;
 
 	st = attn_array_broadcast(&in->arr[i], B, heads, in->in.q.rows / B,
-	    in->in.k.rows / B, &why);
-	if (st == ATTN_OK || (st == ATTN_ERR_DATA && in->arr[i].ndim < 4))
+	    in->in.k.rows / B, in->four_d, &why);
+	if (st == ATTN_OK || (st == ATTN_ERR_DATA && in->arr[i].ndim < 3))
 		return ATTN_OK;
 	if (err != NULL) {
 		*err = why;

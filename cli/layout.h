@@ -26,10 +26,11 @@ enum attn_status layout_fold(struct options *o, struct inputs *in, size_t n,
     struct attn_error *err);
 
 /* Broadcast operand i (a mask or bias) to the scores' B x heads x T x S
- * as attn_array_broadcast does; in->in must hold Q, K and the batches.
- * A 2-D or 3-D one that does not broadcast is left as it is: it may be
- * blocks of T x S one under another, and inputs.c names every shape it
- * may have when it is not. */
+ * as attn_array_broadcast does (a 3-D one is H x T x S when Q, K and V
+ * were 4-D); in->in must hold Q, K and the batches.  A 1-D or 2-D one
+ * that does not broadcast is left as it is: it may be blocks of T x S
+ * one under another, and inputs.c names every shape it may have when it
+ * is not. */
 enum attn_status layout_broadcast(struct inputs *in, size_t i, size_t heads,
     struct attn_error *err);
 

@@ -769,12 +769,15 @@ enum attn_status attn_array_fold_heads(struct attn_array *a,
  * block keeps the array's own t x s (T or 1 rows, S or 1 columns: a
  * key-padding mask 1 x S stays S numbers).  Only blocks repeated over the
  * batches (1 x H x t x s with B > 1) are written out.  a is 4-D
- * (b x h x t x s), 3-D (b x t x s: per batch, never per head), 2-D
- * (t x s) or 1-D (a row, 1 x s).
+ * (b x h x t x s), 2-D (t x s), 1-D (a row, 1 x s) or 3-D: b x t x s, a
+ * block per batch, unless inputs_4d says Q, K and V were 4-D (laid out
+ * in heads), where it is h x t x s, as NumPy lines it up; there a first
+ * dim that is B (and also H, or only B) is a data error that names both
+ * readings and the 4-D shape to write instead (B x 1 x T x S, or
+ * 1 x H x T x S).
  */
 enum attn_status attn_array_broadcast(struct attn_array *a, size_t B,
-    size_t H, size_t T, size_t S, struct attn_error *err);
-
+    size_t H, size_t T, size_t S, int inputs_4d, struct attn_error *err);
 
 /* The KV head that query head h of H reads with G KV heads: h / (H / G). */
 size_t attn_kv_head(size_t h, size_t heads, size_t kv_heads);

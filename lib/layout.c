@@ -269,22 +269,82 @@ dims_text(char *buf, size_t size, const size_t *dims, size_t n)
 		    "%zu", dims[d]);
 }
 
+/* For a 3-D mask or bias of 3-D inputs (a block per batch) whose first
+ * dim is not B but H, and whose others fit: how to write a block per
+ * head instead, into buf; "" otherwise.  Returns buf. */
+static const char *
+head_hint(char *buf, size_t size, const struct attn_array *a,
+    const size_t want[4])
+{
+	char h[96];
+
+	buf[0] = '\0';
+	if (want[1] > 1 && a->shape[0] == want[1] &&
+	    (a->shape[1] == 1 || a->shape[1] == want[2]) &&
+	    (a->shape[2] == 1 || a->shape[2] == want[3])) {
+		dims_text(h, sizeof h, (const size_t[]){ 1, want[1],
+		    a->shape[1], a->shape[2] }, 4);
+		snprintf(buf, size, "; for a block per head write it 4-D, %s "
+		    "(1 x H x T x S)", h);
+	}
+	return buf;
+}
+
+/* The dims a 3-D mask or bias d0 x t x s takes in 4-D (b, h, t, s): 0, or
+ * with 4-D inputs, where a first dim that could be B is a data error,
+ * -1 with the message in msg.  See attn_array_broadcast. */
+static int
+dims_of_3d(const struct attn_array *a, const size_t want[4], int inputs_4d,
+    size_t dims[4], char *msg, size_t size)
+{
+	const size_t B = want[0], H = want[1], d0 = a->shape[0];
+	char got[96], scores[96], as_b[96], as_h[96];
+
+	dims[0] = dims[1] = 1;
+	dims[2] = a->shape[1];
+	dims[3] = a->shape[2];
+	if (!inputs_4d) {
+		dims[0] = d0;	/* per batch */
+		return 0;
+	}
+	dims[1] = d0;		/* per head, as NumPy aligns it */
+	if (d0 != B || d0 == 1 || (dims[2] != 1 && dims[2] != want[2]) ||
+	    (dims[3] != 1 && dims[3] != want[3]))
+		return 0;	/* one reading at most: the caller checks it */
+	dims_text(got, sizeof got, a->shape, 3);
+	dims_text(scores, sizeof scores, want, 4);
+	dims_text(as_b, sizeof as_b, (const size_t[]){ B, 1, dims[2],
+	    dims[3] }, 4);
+	dims_text(as_h, sizeof as_h, (const size_t[]){ 1, H, dims[2],
+	    dims[3] }, 4);
+	if (d0 == H)
+		snprintf(msg, size, "%s is ambiguous with 4-D inputs (B x H x "
+		    "T x S = %s): NumPy and PyTorch read it as H x T x S, "
+		    "attn's 3-D rule as B x T x S; write %s (1 x H x T x S) or "
+		    "%s (B x 1 x T x S)", got, scores, as_h, as_b);
+	else
+		snprintf(msg, size, "%s with 4-D inputs (B x H x T x S = %s): "
+		    "NumPy and PyTorch read it as H x T x S, which %zu does "
+		    "not fit, attn's 3-D rule as B x T x S; for a block per "
+		    "batch write %s (B x 1 x T x S)", got, scores, d0, as_b);
+	return -1;
+}
+
 /*
- * A 2-D or 3-D array is the 4-D one with dims of 1 put before it (T x S
- * is 1 x 1 x T x S) but for the head: a 3-D mask or bias is per batch
- * (SPEC), b x t x s as b x 1 x t x s, where NumPy would line its first
- * dim up with the heads.  A 1-D one is a row, 1 x s.
+ * A 2-D array is the 4-D one with dims of 1 put before it (T x S is
+ * 1 x 1 x T x S), a 1-D one a row (1 x s).  A 3-D mask or bias is per
+ * batch (b x t x s as b x 1 x t x s), but with 4-D inputs it is H x T x S,
+ * as NumPy aligns it (SPEC): there a first dim that reads as B is refused
+ * by dims_of_3d rather than guessed.
  */
 enum attn_status
 attn_array_broadcast(struct attn_array *a, size_t B, size_t H, size_t T,
-    size_t S, struct attn_error *err)
+    size_t S, int inputs_4d, struct attn_error *err)
 {
-	static const char *const names[5] = { "", "", "T x S", "B x T x S",
-	    "B x H x T x S" };
 	const size_t want[4] = { B, H, T, S };
 	size_t dims[4] = { 1, 1, 1, 1 };
 	size_t d, n, b, block, count;
-	char got[96], to_dims[96];
+	char got[96], to_dims[96], msg[1024];
 	double *to;
 
 	if (a->ndim < 1 || a->ndim > 4)
@@ -295,21 +355,43 @@ attn_array_broadcast(struct attn_array *a, size_t B, size_t H, size_t T,
 		a->shape[1] = a->shape[0];
 		a->shape[0] = 1;
 	}
-	if (a->ndim == 3)
-		dims[0] = a->shape[0];
-	for (d = a->ndim == 4 ? 0 : 2; d < 4; d++)
-		dims[d] = a->shape[a->ndim - 4 + d];
+	if (a->ndim == 3) {
+		if (dims_of_3d(a, want, inputs_4d, dims, msg, sizeof msg) != 0)
+			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+			    "%s", msg);
+	} else {
+		for (d = a->ndim == 4 ? 0 : 2; d < 4; d++)
+			dims[d] = a->shape[a->ndim - 4 + d];
+	}
 	for (d = 0; d < 4; d++)
 		if (dims[d] != 1 && dims[d] != want[d]) {
 			dims_text(got, sizeof got, a->shape, a->ndim);
-			dims_text(to_dims, sizeof to_dims, a->ndim == 3 ?
-			    (const size_t[]){ B, T, S } : want + 4 - a->ndim,
+			if (a->ndim == 3 && inputs_4d) {
+				dims_text(to_dims, sizeof to_dims, want + 1, 3);
+				return attn_error_set(err, ATTN_ERR_DATA, NULL,
+				    0, 0, "shape mismatch: %s does not "
+				    "broadcast to the scores' H x T x S = %s "
+				    "(B is %zu): with 4-D inputs a 3-D mask or "
+				    "bias is H x T x S, as NumPy aligns it, each "
+				    "dim 1 or the scores' own", got, to_dims, B);
+			}
+			if (a->ndim == 3) {
+				dims_text(to_dims, sizeof to_dims,
+				    (const size_t[]){ B, T, S }, 3);
+				return attn_error_set(err, ATTN_ERR_DATA, NULL,
+				    0, 0, "shape mismatch: %s does not fit the "
+				    "scores' B x T x S = %s: a 3-D mask or bias "
+				    "is a block per batch, each dim 1 or the "
+				    "scores' own%s", got, to_dims,
+				    head_hint(msg, sizeof msg, a, want));
+			}
+			dims_text(to_dims, sizeof to_dims, want + 4 - a->ndim,
 			    a->ndim);
 			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 			    "shape mismatch: %s does not broadcast to the "
 			    "scores' %s = %s: each dim must be 1 or the "
 			    "scores' own, as NumPy broadcasts", got,
-			    names[a->ndim], to_dims);
+			    a->ndim == 2 ? "T x S" : "B x H x T x S", to_dims);
 		}
 	/* One block in all, one a batch, or one a batch and head; each
 	 * block stays dims[2] x dims[3], which the kernels broadcast. */

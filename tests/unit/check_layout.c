@@ -349,32 +349,39 @@ END_TEST
  * and columns of one, so a key-padding mask stays S numbers), and where
  * element (b, h, i, j) of the broadcast finds its number through the
  * views the kernels read.  A 2-D array is its 4-D dims without the first
- * two (t x s), a 3-D one without the head (b x t x s, per batch as SPEC
- * has it), a 1-D one a row. */
+ * two (t x s), a 1-D one a row, a 3-D one without the head (b x t x s,
+ * per batch as SPEC has it) or, when Q, K and V were 4-D (four_d),
+ * without the batch (h x t x s, as NumPy aligns it). */
 static const struct {
 	size_t rank;		/* of the array given */
 	size_t dims[4];		/* as 4-D */
 	size_t ndim, shape[4];	/* the stack */
+	int four_d;		/* the inputs were 4-D */
 } broadcasts[] = {
-	{ 4, { 1, 1, 4, 5 }, 2, { 4, 5 } },		/* one block */
-	{ 4, { 2, 1, 1, 5 }, 3, { 2, 1, 5 } },		/* key padding */
-	{ 4, { 1, 1, 4, 1 }, 2, { 4, 1 } },		/* a column */
-	{ 4, { 2, 1, 4, 5 }, 3, { 2, 4, 5 } },		/* per batch */
-	{ 4, { 1, 3, 4, 5 }, 4, { 2, 3, 4, 5 } },	/* per head */
-	{ 4, { 1, 3, 1, 5 }, 4, { 2, 3, 1, 5 } },
-	{ 4, { 2, 3, 4, 5 }, 4, { 2, 3, 4, 5 } },	/* every block */
-	{ 4, { 2, 3, 1, 5 }, 4, { 2, 3, 1, 5 } },
-	{ 4, { 1, 1, 1, 1 }, 2, { 1, 1 } },		/* a scalar */
-	{ 2, { 1, 1, 4, 5 }, 2, { 4, 5 } },		/* T x S */
-	{ 2, { 1, 1, 1, 5 }, 2, { 1, 5 } },		/* key padding 1 x S */
-	{ 2, { 1, 1, 4, 1 }, 2, { 4, 1 } },		/* T x 1 */
-	{ 2, { 1, 1, 1, 1 }, 2, { 1, 1 } },
-	{ 3, { 2, 1, 4, 5 }, 3, { 2, 4, 5 } },		/* B x T x S */
-	{ 3, { 2, 1, 1, 5 }, 3, { 2, 1, 5 } },		/* B x 1 x S */
-	{ 3, { 2, 1, 4, 1 }, 3, { 2, 4, 1 } },		/* B x T x 1 */
-	{ 3, { 1, 1, 4, 5 }, 2, { 4, 5 } },		/* 1 x T x S */
-	{ 3, { 1, 1, 1, 5 }, 2, { 1, 5 } },
-	{ 1, { 1, 1, 1, 5 }, 2, { 1, 5 } },		/* a row, 1-D */
+	{ 3, { 1, 3, 4, 5 }, 4, { 2, 3, 4, 5 }, 1 },	/* H x T x S */
+	{ 3, { 1, 3, 1, 5 }, 4, { 2, 3, 1, 5 }, 1 },	/* H x 1 x S */
+	{ 3, { 1, 1, 4, 5 }, 2, { 4, 5 }, 1 },		/* 1 x T x S */
+	{ 4, { 2, 1, 4, 5 }, 3, { 2, 4, 5 }, 1 },	/* per batch, 4-D */
+	{ 2, { 1, 1, 1, 5 }, 2, { 1, 5 }, 1 },
+	{ 4, { 1, 1, 4, 5 }, 2, { 4, 5 }, 0 },		/* one block */
+	{ 4, { 2, 1, 1, 5 }, 3, { 2, 1, 5 }, 0 },		/* key padding */
+	{ 4, { 1, 1, 4, 1 }, 2, { 4, 1 }, 0 },		/* a column */
+	{ 4, { 2, 1, 4, 5 }, 3, { 2, 4, 5 }, 0 },		/* per batch */
+	{ 4, { 1, 3, 4, 5 }, 4, { 2, 3, 4, 5 }, 0 },	/* per head */
+	{ 4, { 1, 3, 1, 5 }, 4, { 2, 3, 1, 5 }, 0 },
+	{ 4, { 2, 3, 4, 5 }, 4, { 2, 3, 4, 5 }, 0 },	/* every block */
+	{ 4, { 2, 3, 1, 5 }, 4, { 2, 3, 1, 5 }, 0 },
+	{ 4, { 1, 1, 1, 1 }, 2, { 1, 1 }, 0 },		/* a scalar */
+	{ 2, { 1, 1, 4, 5 }, 2, { 4, 5 }, 0 },		/* T x S */
+	{ 2, { 1, 1, 1, 5 }, 2, { 1, 5 }, 0 },		/* key padding 1 x S */
+	{ 2, { 1, 1, 4, 1 }, 2, { 4, 1 }, 0 },		/* T x 1 */
+	{ 2, { 1, 1, 1, 1 }, 2, { 1, 1 }, 0 },
+	{ 3, { 2, 1, 4, 5 }, 3, { 2, 4, 5 }, 0 },		/* B x T x S */
+	{ 3, { 2, 1, 1, 5 }, 3, { 2, 1, 5 }, 0 },		/* B x 1 x S */
+	{ 3, { 2, 1, 4, 1 }, 3, { 2, 4, 1 }, 0 },		/* B x T x 1 */
+	{ 3, { 1, 1, 4, 5 }, 2, { 4, 5 }, 0 },		/* 1 x T x S */
+	{ 3, { 1, 1, 1, 5 }, 2, { 1, 5 }, 0 },
+	{ 1, { 1, 1, 1, 5 }, 2, { 1, 5 }, 0 },		/* a row, 1-D */
 };
 
 START_TEST(masks_broadcast_as_numpy_does)
@@ -392,6 +399,7 @@ START_TEST(masks_broadcast_as_numpy_does)
 	/* the same numbers, fewer dims */
 	a.ndim = broadcasts[_i].rank;
 	if (a.ndim == 3) {
+		a.shape[0] = dm[0] * dm[1];	/* one of them is 1 */
 		a.shape[1] = dm[2];
 		a.shape[2] = dm[3];
 	} else if (a.ndim == 2) {
@@ -402,7 +410,8 @@ START_TEST(masks_broadcast_as_numpy_does)
 	}
 	for (n = a.ndim; n < 4; n++)
 		a.shape[n] = 0;
-	ck_assert_int_eq(attn_array_broadcast(&a, 2, 3, 4, 5, &err), ATTN_OK);
+	ck_assert_int_eq(attn_array_broadcast(&a, 2, 3, 4, 5,
+	    broadcasts[_i].four_d, &err), ATTN_OK);
 	ck_assert_uint_eq(a.ndim, broadcasts[_i].ndim);
 	for (n = 0; n < a.ndim; n++) {
 		ck_assert_uint_eq(a.shape[n], broadcasts[_i].shape[n]);
@@ -448,22 +457,51 @@ START_TEST(masks_broadcast_as_numpy_does)
 }
 END_TEST
 
-/* Shapes that do not broadcast to 2 x 3 x 4 x 5, by their rank: the
- * message names them as given.  A 3-D one is per batch, so its first
- * dim is B's, not H's as NumPy would line it up. */
+/* Shapes that do not broadcast to B x H x T x S, by their rank: the
+ * message names them as given.  A 3-D one is per batch, so its first dim
+ * is B's, not H's as NumPy would line it up (the message says how to
+ * write a block per head), unless Q, K and V were 4-D (four_d): then it
+ * is H's, and a first dim that is B (as well as H, or alone) is refused
+ * with both readings and the 4-D shapes to write instead. */
 static const struct {
+	size_t B, H;
+	int four_d;
 	size_t rank, dims[4];
 	const char *msg;
 } refused[] = {
-	{ 4, { 1, 2, 4, 5 }, "shape mismatch: 1x2x4x5 does not broadcast to "
-	    "the scores' B x H x T x S = 2x3x4x5: each dim must be 1 or the "
-	    "scores' own, as NumPy broadcasts" },
-	{ 3, { 3, 4, 5 }, "shape mismatch: 3x4x5 does not broadcast to the "
-	    "scores' B x T x S = 2x4x5: each dim must be 1 or the scores' "
-	    "own, as NumPy broadcasts" },
-	{ 2, { 2, 5 }, "shape mismatch: 2x5 does not broadcast to the "
-	    "scores' T x S = 4x5: each dim must be 1 or the scores' own, as "
-	    "NumPy broadcasts" },
+	{ 2, 3, 0, 4, { 1, 2, 4, 5 }, "shape mismatch: 1x2x4x5 does not "
+	    "broadcast to the scores' B x H x T x S = 2x3x4x5: each dim must "
+	    "be 1 or the scores' own, as NumPy broadcasts" },
+	{ 2, 3, 0, 3, { 3, 4, 5 }, "shape mismatch: 3x4x5 does not fit the "
+	    "scores' B x T x S = 2x4x5: a 3-D mask or bias is a block per "
+	    "batch, each dim 1 or the scores' own; for a block per head write "
+	    "it 4-D, 1x3x4x5 (1 x H x T x S)" },
+	{ 2, 3, 0, 3, { 4, 4, 5 }, "shape mismatch: 4x4x5 does not fit the "
+	    "scores' B x T x S = 2x4x5: a 3-D mask or bias is a block per "
+	    "batch, each dim 1 or the scores' own" },
+	{ 2, 3, 0, 2, { 2, 5 }, "shape mismatch: 2x5 does not broadcast to "
+	    "the scores' T x S = 4x5: each dim must be 1 or the scores' own, "
+	    "as NumPy broadcasts" },
+	{ 2, 2, 1, 3, { 2, 4, 5 }, "2x4x5 is ambiguous with 4-D inputs "
+	    "(B x H x T x S = 2x2x4x5): NumPy and PyTorch read it as "
+	    "H x T x S, attn's 3-D rule as B x T x S; write 1x2x4x5 "
+	    "(1 x H x T x S) or 2x1x4x5 (B x 1 x T x S)" },
+	{ 2, 2, 1, 3, { 2, 1, 5 }, "2x1x5 is ambiguous with 4-D inputs "
+	    "(B x H x T x S = 2x2x4x5): NumPy and PyTorch read it as "
+	    "H x T x S, attn's 3-D rule as B x T x S; write 1x2x1x5 "
+	    "(1 x H x T x S) or 2x1x1x5 (B x 1 x T x S)" },
+	{ 2, 3, 1, 3, { 2, 4, 5 }, "2x4x5 with 4-D inputs (B x H x T x S = "
+	    "2x3x4x5): NumPy and PyTorch read it as H x T x S, which 2 does "
+	    "not fit, attn's 3-D rule as B x T x S; for a block per batch "
+	    "write 2x1x4x5 (B x 1 x T x S)" },
+	{ 2, 3, 1, 3, { 5, 4, 5 }, "shape mismatch: 5x4x5 does not "
+	    "broadcast to the scores' H x T x S = 3x4x5 (B is 2): with 4-D "
+	    "inputs a 3-D mask or bias is H x T x S, as NumPy aligns it, each "
+	    "dim 1 or the scores' own" },
+	{ 2, 2, 1, 3, { 2, 3, 5 }, "shape mismatch: 2x3x5 does not "
+	    "broadcast to the scores' H x T x S = 2x4x5 (B is 2): with 4-D "
+	    "inputs a 3-D mask or bias is H x T x S, as NumPy aligns it, each "
+	    "dim 1 or the scores' own" },
 };
 
 START_TEST(a_dim_neither_one_nor_the_scores_is_refused)
@@ -476,8 +514,8 @@ START_TEST(a_dim_neither_one_nor_the_scores_is_refused)
 	    refused[_i].rank > 3 ? dm[3] : 1);
 	a.ndim = refused[_i].rank;
 	memset(&err, 0, sizeof err);
-	ck_assert_int_eq(attn_array_broadcast(&a, 2, 3, 4, 5, &err),
-	    ATTN_ERR_DATA);
+	ck_assert_int_eq(attn_array_broadcast(&a, refused[_i].B, refused[_i].H,
+	    4, 5, refused[_i].four_d, &err), ATTN_ERR_DATA);
 	ck_assert_str_eq(err.msg, refused[_i].msg);
 	attn_array_free(&a);
 }
