@@ -150,7 +150,9 @@ struct attn_labels {
  * is none.  It has a file and position as an error has, and status
  * ATTN_OK.  The text reader gives one when a one-column file's first line
  * was taken as a header (it is not a number), since a mistyped value
- * ("l" for "1") looks the same and would drop a row silently.
+ * ("l" for "1") looks the same and would drop a row silently, and when a
+ * first CSV or TSV row 0,1,..,n-1 was taken for the header pandas'
+ * to_csv(index=False) writes.
  */
 #define ATTN_MAX_DIMS 4
 struct attn_array {

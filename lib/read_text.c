@@ -21,7 +21,9 @@
  * writes such labels, where an unquoted one is told as a missing label.
  * A one-column file whose first line is no number is read with that line
  * as its header, and the array gets a notice saying so: there a header
- * and a mistyped value ("l" for "1") look the same.
+ * and a mistyped value ("l" for "1") look the same.  So is a first CSV or
+ * TSV row written 0,1,..,n-1 over rows that are not, pandas' header of
+ * unnamed columns (index_names says which rows; dropped at the end).
  * With ATTN_READ_BOOL (masks) the words true and false, in any case
  * (numpy prints True and False), count as numbers everywhere a number is
  * looked for, so that a mask's first row is not taken for a header nor
@@ -68,6 +70,14 @@ struct text_reader {
 	size_t rows;		/* data rows read so far */
 	size_t cols;		/* values a row, fixed by row 1 */
 	int labelled;		/* row 1 starts with a label */
+
+	/* Row 1 written 0,1,..,cols-1 (range_row; its text runs from
+	 * range_off to range_end, its fields are kept in header's vector,
+	 * unused without a header), and whether a later row holds other
+	 * numbers (range_under): then row 1 is pandas' header of unnamed
+	 * columns, dropped when the file is read (index_row_end). */
+	int range_row, range_under;
+	size_t range_off, range_end;
 
 	int ascii;		/* the current line is all ASCII */
 
@@ -360,8 +370,10 @@ push_value(struct text_reader *r, const struct field *f)
 		return fail_field(r, f, "not a number: ", "");
 	if (rc > 0)
 		return fail_field(r, f, "number out of range: ", "");
-	if (attn_value_fault(r->flags, x, r->buf + f->off, f->len, msg,
-	    sizeof msg) != 0)
+	/* A row 1 that may be pandas' header is checked once that is
+	 * decided (check_index_row). */
+	if ((r->rows > 0 || !r->range_row) && attn_value_fault(r->flags, x,
+	    r->buf + f->off, f->len, msg, sizeof msg) != 0)
 		return fail_at(r, f->off, msg);
 	if (r->nvals == r->capvals) {
 		nv = attn_grow_array(r->vals, &r->capvals, r->nvals + 1, sizeof *nv);
@@ -392,12 +404,89 @@ check_header(struct text_reader *r)
 	    r->labelled ? " and a label" : "");
 }
 
+/*
+ * Whether row 1, unlabelled, is written 0, 1, .., cols - 1: each field
+ * (inside its quotes) exactly the digits of its index, as pandas'
+ * to_csv(index=False) writes the names of unnamed columns, and not a
+ * number that only equals it (0.0, 1e0), which is data.  Only in CSV and
+ * TSV, which pandas writes (numpy.savetxt writes no header but after a
+ * '#'), and for 2 columns or more: a first value of 0 over one column is
+ * too likely to be data.  In a mask, whose rows hold 0 and 1 alone, 0,1
+ * is a row of data: there it takes 3 columns.
+ */
+static int
+index_names(const struct text_reader *r)
+{
+	const struct field *f = r->line.v;
+	char digits[24];
+	size_t k, n;
+	const char *s;
+	int len;
+
+	if (r->fmt == ATTN_FMT_TEXT || r->labelled || r->have_header ||
+	    r->cols < ((r->flags & ATTN_READ_BOOL) ? 3u : 2u))
+		return 0;
+	for (k = 0; k < r->cols; k++) {
+		s = r->buf + f[k].off;
+		n = f[k].len;
+		if (f[k].quoted) {
+			s++;
+			n -= 2;
+		}
+		len = snprintf(digits, sizeof digits, "%zu", k);
+		if (len < 0 || n != (size_t)len || memcmp(s, digits, n) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* Row 1 as data after all (see index_names): its values meet the rules
+ * of the role, which only a mask's 2 and above can break. */
+static enum attn_status
+check_index_row(struct text_reader *r)
+{
+	const struct field *f = r->header.v;
+	char msg[ATTN_MSG_MAX];
+	size_t k;
+
+	r->range_row = 0;
+	for (k = 0; k < r->cols; k++)
+		if (attn_value_fault(r->flags, (double)k, r->buf + f[k].off,
+		    f[k].len, msg, sizeof msg) != 0)
+			return fail_at(r, f[k].off, msg);
+	return ATTN_OK;
+}
+
+/*
+ * Row rows + 1 (not the first) against a row 1 that may be pandas'
+ * header: a row of other numbers makes it one (range_under), unless it is
+ * row 2 and continues the count, n, n+1, .., 2n-1, as the rows of
+ * numpy.arange(..).reshape(..) do: then row 1 is data.
+ */
+static enum attn_status
+index_row_next(struct text_reader *r)
+{
+	const double *v = r->vals + r->nvals - r->cols;
+	size_t k, same = 0, next = 0;
+
+	for (k = 0; k < r->cols; k++) {
+		same += v[k] == (double)k;
+		next += v[k] == (double)(r->cols + k);
+	}
+	if (r->rows == 1 && next == r->cols)
+		return check_index_row(r);
+	if (same < r->cols)
+		r->range_under = 1;
+	return ATTN_OK;
+}
+
 /* A data row: its fields are in r->line; le is the end of its line. */
 static enum attn_status
 data_row(struct text_reader *r, size_t le)
 {
 	const struct field *f = r->line.v;
 	size_t nf = r->line.n, row = r->rows + 1, first, k, nv;
+	struct fields spare;
 	char what[80];
 	enum attn_status st;
 	double x;
@@ -410,6 +499,7 @@ data_row(struct text_reader *r, size_t le)
 			    " but no numbers");
 		if ((st = check_header(r)) != ATTN_OK)
 			return st;
+		r->range_row = index_names(r);
 	}
 	first = r->labelled ? 1 : 0;
 	nv = nf - first;
@@ -450,6 +540,16 @@ data_row(struct text_reader *r, size_t le)
 	}
 	if (nv != r->cols)
 		goto ragged;
+	if (r->range_row && r->rows == 0) {
+		r->range_off = f[0].off;
+		r->range_end = le;
+		spare = r->header;
+		r->header = r->line;
+		r->line = spare;
+	} else if (r->range_row && !r->range_under &&
+	    (st = index_row_next(r)) != ATTN_OK) {
+		return st;
+	}
 	r->rows++;
 	return ATTN_OK;
 
@@ -635,6 +735,36 @@ header_labels(struct text_reader *r, struct attn_labels *out)
 	return ATTN_OK;
 }
 
+/*
+ * At the end of the file, a row 1 written 0, 1, .., n-1 (index_names)
+ * over rows that are not is the header pandas' to_csv(index=False)
+ * writes for unnamed columns: dropped, and out's notice says so, since a
+ * row of data could read so.  A file whose every row reads so is data,
+ * and so is a file of one row: their row 1 then meets the role's rules.
+ * The names are positions, not names, and are not kept as labels.
+ */
+static enum attn_status
+index_row_end(struct text_reader *r, struct attn_error *notice)
+{
+	char p[PREVIEW_MAX + 4];
+
+	if (!r->range_row)
+		return ATTN_OK;
+	if (!r->range_under)
+		return check_index_row(r);
+	memmove(r->vals, r->vals + r->cols, (r->nvals - r->cols) *
+	    sizeof *r->vals);
+	r->nvals -= r->cols;
+	r->rows--;
+	attn_text_preview(p, PREVIEW_MAX, r->buf + r->range_off,
+	    r->range_end - r->range_off);
+	attn_error_at(notice, ATTN_OK, r->name, r->buf, r->len, r->range_off,
+	    "'%s' (0, 1, .., n-1 over other numbers) was read as the "
+	    "header pandas' to_csv(index=False) writes and skipped; if it is "
+	    "data, write one of its numbers otherwise (0.0 for 0)", p);
+	return ATTN_OK;
+}
+
 /* Free what the reader holds that has not been handed to out. */
 static void
 reader_free(struct text_reader *r)
@@ -738,6 +868,11 @@ attn_read_text(const char *name, const char *buf, size_t len,
 		    "no numbers: empty matrix");
 	}
 
+	if ((st = index_row_end(&r, &out->notice)) != ATTN_OK) {
+		reader_free(&r);
+		memset(out, 0, sizeof *out);
+		return st;
+	}
 	/* Give back the slack of the doubling; keep it if realloc fails. */
 	if ((shrunk = realloc(r.vals, r.nvals * sizeof *shrunk)) != NULL)
 		r.vals = shrunk;

@@ -306,6 +306,98 @@ START_TEST(one_column_header_comes_with_a_notice)
 }
 END_TEST
 
+#define RANGE_NOTICE(h) "'" h "' (0, 1, .., n-1 over other numbers) was " \
+	"read as the header pandas' to_csv(index=False) writes and skipped; " \
+	"if it is data, write one of its numbers otherwise (0.0 for 0)"
+
+/*
+ * A first row 0, 1, .., n-1 over rows that are not is the header pandas'
+ * to_csv(index=False) writes for unnamed columns: skipped, with a notice.
+ * The edges: a file of one row, or whose every row reads so, is data; so
+ * is one column (a first value of 0 is common), text whose numbers only
+ * equal the indices (0.0), white-space text (numpy.savetxt writes no such
+ * header) and a mask's 0,1 (a mask row).
+ */
+static const struct {
+	const char *input;
+	enum attn_format fmt;
+	unsigned flags;
+	size_t rows, cols;
+	double first;			/* the first value read */
+	size_t line, col;		/* line 0: no notice */
+	const char *msg;
+} index_rows[] = {
+	{ "0,1,2\n0.5,1,2\n3,4,5\n", ATTN_FMT_CSV, 0, 2, 3, 0.5, 1, 1,
+	    RANGE_NOTICE("0,1,2") },
+	{ "# from pandas\n\"0\",\"1\"\r\n7,8\r\n", ATTN_FMT_CSV, 0, 1, 2, 7,
+	    2, 1, RANGE_NOTICE("\"0\",\"1\"") },
+	{ "  0\t1\n0\t1\n5\t6\n", ATTN_FMT_TSV, 0, 2, 2, 0, 1, 3,
+	    RANGE_NOTICE("0\\x091") },
+	{ "0,1,2\n1,0,1\n", ATTN_FMT_CSV, ATTN_READ_BOOL, 1, 3, 1, 1, 1,
+	    RANGE_NOTICE("0,1,2") },
+	{ "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n"
+	    "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1\n", ATTN_FMT_AUTO, 0, 1, 16, 1, 1,
+	    1, RANGE_NOTICE("0,1,2,3,4,5,6,7,8,9,10,11,12,13,...") },
+	/* pandas' frame whose first row is 0, 1, 2 */
+	{ "0,1,2\n0,1,2\n5,6,7\n", ATTN_FMT_CSV, 0, 2, 3, 0, 1, 1,
+	    RANGE_NOTICE("0,1,2") },
+	/* data */
+	{ "0,1,2\n", ATTN_FMT_CSV, 0, 1, 3, 0, 0, 0, NULL },
+	{ "0,1\n0,1\n0,1\n", ATTN_FMT_CSV, 0, 3, 2, 0, 0, 0, NULL },
+	{ "0\n5\n", ATTN_FMT_CSV, 0, 2, 1, 0, 0, 0, NULL },
+	{ "0.0,1,2\n3,4,5\n", ATTN_FMT_CSV, 0, 2, 3, 0, 0, 0, NULL },
+	{ "0,1e0\n3,4\n", ATTN_FMT_CSV, 0, 2, 2, 0, 0, 0, NULL },
+	{ "0,2,1\n3,4,5\n", ATTN_FMT_CSV, 0, 2, 3, 0, 0, 0, NULL },
+	/* numpy.arange(6).reshape(2, 3): row 2 continues the count */
+	{ "0,1,2\n3,4,5\n", ATTN_FMT_CSV, 0, 2, 3, 0, 0, 0, NULL },
+	{ "0,1,2\n3,4,5\n0,1,2\n", ATTN_FMT_CSV, 0, 3, 3, 0, 0, 0, NULL },
+	{ "1,2,3\n3,4,5\n", ATTN_FMT_CSV, 0, 2, 3, 1, 0, 0, NULL },
+	{ "0 1 2\n3 4 5\n", ATTN_FMT_TEXT, 0, 2, 3, 0, 0, 0, NULL },
+	{ "0,1\n1,0\n", ATTN_FMT_CSV, ATTN_READ_BOOL, 2, 2, 0, 0, 0, NULL },
+	{ "a,b\n0,1\n3,4\n", ATTN_FMT_CSV, 0, 2, 2, 0, 0, 0, NULL },
+	{ "x,0,1\ny,3,4\n", ATTN_FMT_CSV, 0, 2, 2, 0, 0, 0, NULL },
+};
+
+START_TEST(pandas_index_names_row_is_a_header_with_a_notice)
+{
+	struct attn_array a;
+	struct attn_error *n = &a.notice;
+
+	read_ok(index_rows[_i].input, index_rows[_i].fmt, index_rows[_i].flags,
+	    &a, index_rows[_i].rows, index_rows[_i].cols);
+	ck_assert(a.data[0] == index_rows[_i].first);
+	if (index_rows[_i].line == 0) {
+		ck_assert_str_eq(n->msg, "");
+	} else {
+		ck_assert_uint_eq(a.col_labels.count, 0);
+		ck_assert_str_eq(n->msg, index_rows[_i].msg);
+		ck_assert_int_eq(n->status, ATTN_OK);
+		ck_assert_uint_eq(n->line, index_rows[_i].line);
+		ck_assert_uint_eq(n->col, index_rows[_i].col);
+	}
+	attn_array_free(&a);
+}
+END_TEST
+
+/* A mask's row 1 of 0, 1, 2 that stays data (one row, or every row
+ * alike) holds a 2, which no mask does. */
+static const struct error_case index_row_errors[] = {
+	{ ATTN_FMT_CSV, ATTN_READ_BOOL, "0,1,2\n", 0, 1, 5, MASK_MSG("2") },
+	{ ATTN_FMT_TSV, ATTN_READ_BOOL, "\"0\"\t\"1\"\t\"2\"\n", 0, 1, 9,
+	    MASK_MSG("\"2\"") },
+	/* rows under it are checked as they are read */
+	{ ATTN_FMT_CSV, ATTN_READ_BOOL, "0,1,2\n0,1,2\n", 0, 2, 5,
+	    MASK_MSG("2") },
+	{ ATTN_FMT_CSV, ATTN_READ_BOOL, "0,1,2\n1,0,1\n1,2,1\n", 0, 3, 3,
+	    MASK_MSG("2") },
+};
+
+START_TEST(mask_index_row_kept_as_data_is_checked)
+{
+	check_error(&index_row_errors[_i], 0);
+}
+END_TEST
+
 START_TEST(header_without_labels_is_skipped)
 {
 	static const double want[] = { 1, 2, 3, 4 };
@@ -2423,6 +2515,11 @@ read_suite(void)
 	    NCASES(index_headers));
 	tcase_add_loop_test(text, one_column_header_comes_with_a_notice, 0,
 	    NCASES(notices));
+	tcase_add_loop_test(text,
+	    pandas_index_names_row_is_a_header_with_a_notice, 0,
+	    NCASES(index_rows));
+	tcase_add_loop_test(text, mask_index_row_kept_as_data_is_checked, 0,
+	    NCASES(index_row_errors));
 	tcase_add_test(text, header_without_labels_is_skipped);
 	tcase_add_loop_test(text, header_names_the_columns, 0,
 	    (int)(sizeof col_headers / sizeof col_headers[0]));
