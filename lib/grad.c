@@ -75,18 +75,42 @@ grad_overflow(struct attn_error *err, const struct attn_problem *p,
 	    ", column", j + 1, at);
 }
 
-/* Report the first infinity in block m of stage s. */
+/* Whether query row i of the block is a nan row: its weights and output
+ * nan by design (--masked-rows nan for a row with no key, or a nan or
+ * +inf bias, which only a caller of the library can pass). */
+static int
+nan_row(const struct attn_problem *p, const struct attn_matrix *row_max,
+    size_t i)
+{
+	const double mx = row_max->data != NULL ? *attn_at(row_max, i, 0) :
+	    0.0;
+
+	return isnan(mx) || (mx == -INFINITY &&
+	    p->cfg->masked_rows == ATTN_MASKED_NAN);
+}
+
+/*
+ * Report the first value of block m of stage s that overflowed: an
+ * infinity, or a nan (inf - inf on the way) where no nan is meant.  nan
+ * is meant in the rows of nan rows (rows: a T-row stage), or anywhere
+ * when any is set (dK and dV, which every query row adds into, once a
+ * nan row of this head or an earlier one sharing the KV head has).
+ */
 static enum attn_status
 check_finite(struct attn_error *err, const struct attn_problem *p,
     const struct attn_head *hd, enum attn_stage s,
-    const struct attn_matrix *m)
+    const struct attn_matrix *m, const struct attn_matrix *rows, int any)
 {
 	size_t i, j;
 
 	for (i = 0; i < m->rows; i++)
-		for (j = 0; j < m->cols; j++)
-			if (isinf(*attn_at(m, i, j)))
+		for (j = 0; j < m->cols; j++) {
+			const double x = *attn_at(m, i, j);
+
+			if (isinf(x) || (isnan(x) && !any && (rows == NULL ||
+			    !nan_row(p, rows, i))))
 				return grad_overflow(err, p, hd, s, i, j);
+		}
 	return ATTN_OK;
 }
 
@@ -110,6 +134,17 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 	const size_t T = p->T, S = p->S;
 	enum attn_status st;
 	size_t i, j, c;
+	int nan_rows = 0, nan_k, nan_v;
+
+	/* dK and dV add up the heads of a KV head: a nan row of an earlier
+	 * one has made them all nan already (its dS is nan for every key),
+	 * which is meant, as is one of this head. */
+	for (i = 0; i < T && !nan_rows; i++)
+		nan_rows = nan_row(p, row_max, i);
+	nan_k = nan_rows || (want_k && S > 0 && p->d_k > 0 &&
+	    isnan(*attn_at(dk, 0, 0)));
+	nan_v = nan_rows || (NEED(p, ATTN_STAGE_GRAD_V) && S > 0 &&
+	    p->d_v > 0 && isnan(*attn_at(dv, 0, 0)));
 
 	/* 1. grad_weights: dP = dO V^T, what each weight adds to L. */
 	if (NEED(p, ATTN_STAGE_GRAD_WEIGHTS)) {
@@ -123,7 +158,7 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 				*attn_at(dp, i, j) = dot;
 			}
 		if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_WEIGHTS,
-		    dp)) != ATTN_OK)
+		    dp, NULL, 0)) != ATTN_OK)
 			return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_WEIGHTS);
 	}
@@ -140,7 +175,7 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 			*attn_at(delta, i, 0) = sum;
 		}
 		if ((st = check_finite(err, p, hd, ATTN_STAGE_DELTA,
-		    delta)) != ATTN_OK)
+		    delta, row_max, 0)) != ATTN_OK)
 			return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_DELTA);
 	}
@@ -165,7 +200,7 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 			}
 		}
 		if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_SCALED,
-		    ds)) != ATTN_OK)
+		    ds, row_max, 0)) != ATTN_OK)
 			return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_SCALED);
 	}
@@ -197,13 +232,13 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 		}
 		if (want_q) {
 			if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_Q,
-			    dq)) != ATTN_OK)
+			    dq, row_max, 0)) != ATTN_OK)
 				return st;
 			*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_Q);
 		}
 		if (want_k) {
 			if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_K,
-			    dk)) != ATTN_OK)
+			    dk, NULL, nan_k)) != ATTN_OK)
 				return st;
 			*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_K);
 		}
@@ -223,7 +258,7 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 					    *attn_at(d_out, i, c);
 			}
 		if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_V,
-		    dv)) != ATTN_OK)
+		    dv, NULL, nan_v)) != ATTN_OK)
 			return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_V);
 	}

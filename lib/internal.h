@@ -321,14 +321,39 @@ attn_sink_term(const struct attn_head *hd, double max)
 	return hd->sink == -INFINITY ? 0.0 : exp(hd->sink - max);
 }
 
+/*
+ * Whether logit x of (i, j), made by attn_add_bias from a finite scaled
+ * score, overflowed: x is not finite while the bias there is finite (a
+ * -inf bias masks the key, as it means to; +inf and nan, which the
+ * readers refuse, make the nan row IEEE arithmetic makes).  A kernel asks
+ * only where the masks keep the logit, since a masked one is -inf
+ * whatever it was, and then reports attn_error_logit (SPEC: a logit that
+ * overflows after the bias is a data error naming where).
+ */
+static inline int
+attn_logit_overflows(const struct attn_head *hd, size_t i, size_t j,
+    double x)
+{
+	return !isfinite(x) && (hd->bias.data == NULL ||
+	    isfinite(attn_input_at(&hd->bias, i, j)));
+}
+
 /* The data errors a kernel reports when score (i, j) of head hd, or that
- * score times the scale, is not finite. */
+ * score times the scale, is not finite; when logit (i, j) overflows once
+ * the bias (and ALiBi) is added (attn_logit_overflows); and when output
+ * (i, c), a weighted mean of V's column c, lies beyond the doubles. */
 enum attn_status attn_error_score(struct attn_error *err,
     const struct attn_problem *p, const struct attn_head *hd, size_t i,
     size_t j);
 enum attn_status attn_error_scaled(struct attn_error *err,
     const struct attn_problem *p, const struct attn_head *hd, size_t i,
     size_t j);
+enum attn_status attn_error_logit(struct attn_error *err,
+    const struct attn_problem *p, const struct attn_head *hd, size_t i,
+    size_t j);
+enum attn_status attn_error_output(struct attn_error *err,
+    const struct attn_problem *p, const struct attn_head *hd, size_t i,
+    size_t c);
 
 /*
  * Scratch for the stages a run needs but does not keep: one T-row block

@@ -27,6 +27,59 @@
 /* Whether stage s is needed. */
 #define NEED(p, s) (((p)->need & ATTN_STAGE_BIT(s)) != 0)
 
+/* Add row i of weights times V, each value times f (1, or 1/2 to stay
+ * within the doubles), into row i of output. */
+static void
+output_sum(const struct attn_problem *p, const struct attn_head *hd,
+    const struct attn_matrix *weights, struct attn_matrix *output, size_t i,
+    double f)
+{
+	size_t j, c;
+
+	for (j = 0; j < p->S; j++) {
+		double w = *attn_at(weights, i, j);
+
+		for (c = 0; c < p->d_v; c++)
+			*attn_at(output, i, c) += w * (*attn_at(&hd->v, j, c) *
+			    f);
+	}
+}
+
+/*
+ * Row i of output = weights V.  The weights sum to 1, so no partial sum
+ * exceeds max |v| but by rounding: a row overflows only when V's values
+ * lie within rounding of the largest double.  Such a row is summed again
+ * over v / 2, which is exact, and doubled; what overflows still lies
+ * beyond the doubles, a data error (SPEC: an output whose exact value is
+ * finite is computed finite, or refused naming where).  A row whose
+ * weights are nan (--masked-rows nan) is nan, as it is meant to be.
+ */
+static enum attn_status
+output_row(const struct attn_problem *p, const struct attn_head *hd,
+    const struct attn_matrix *weights, struct attn_matrix *output, size_t i,
+    struct attn_error *err)
+{
+	size_t j, c;
+
+	output_sum(p, hd, weights, output, i, 1.0);
+	for (c = 0; c < p->d_v && isfinite(*attn_at(output, i, c)); c++)
+		;
+	if (c == p->d_v)
+		return ATTN_OK;
+	for (j = 0; j < p->S; j++)
+		if (isnan(*attn_at(weights, i, j)))
+			return ATTN_OK;
+	for (c = 0; c < p->d_v; c++)
+		*attn_at(output, i, c) = 0.0;
+	output_sum(p, hd, weights, output, i, 0.5);
+	for (c = 0; c < p->d_v; c++) {
+		*attn_at(output, i, c) *= 2.0;
+		if (!isfinite(*attn_at(output, i, c)))
+			return attn_error_output(err, p, hd, i, c);
+	}
+	return ATTN_OK;
+}
+
 /* One batch and head: its inputs in hd, its stage blocks in m (T x S,
  * T x d_v or T x 1; data NULL when not needed).  *done collects the
  * stages computed. */
@@ -43,6 +96,7 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 	struct attn_matrix *lse = &m[ATTN_STAGE_LSE];
 	struct attn_matrix *output = &m[ATTN_STAGE_OUTPUT];
 	const size_t T = p->T, S = p->S;
+	enum attn_status st;
 	size_t i, j, c;
 
 	/* 1. scores = Q K^T: the dot product of each query with each key. */
@@ -75,11 +129,19 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 				*attn_at(scaled, i, j) = attn_softcap(p, x);
 			}
 
-		/* 3. + bias, + ALiBi's -slope * |pos_q - pos_k|. */
+		/* 3. + bias, + ALiBi's -slope * |pos_q - pos_k|; a kept
+		 * logit they take beyond the doubles is a data error. */
 		for (i = 0; i < T; i++)
-			for (j = 0; j < S; j++)
-				*attn_at(scaled, i, j) = attn_add_bias(p, hd,
-				    i, j, *attn_at(scaled, i, j));
+			for (j = 0; j < S; j++) {
+				double x = attn_add_bias(p, hd, i, j,
+				    *attn_at(scaled, i, j));
+
+				if (attn_logit_overflows(hd, i, j, x) &&
+				    attn_keeps(p, hd, i, j))
+					return attn_error_logit(err, p, hd, i,
+					    j);
+				*attn_at(scaled, i, j) = x;
+			}
 
 		/* 4. Masks: causal, window and --mask set -inf; the mask
 		 * stage records what survives (a -inf bias masks too). */
@@ -187,13 +249,9 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 	/* 9. output = weights V: each query's weighted mix of value rows. */
 	if (NEED(p, ATTN_STAGE_OUTPUT)) {
 		for (i = 0; i < T; i++)
-			for (j = 0; j < S; j++) {
-				double w = *attn_at(weights, i, j);
-
-				for (c = 0; c < p->d_v; c++)
-					*attn_at(output, i, c) += w *
-					    *attn_at(&hd->v, j, c);
-			}
+			if ((st = output_row(p, hd, weights, output, i, err)) !=
+			    ATTN_OK)
+				return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT);
 	}
 	return ATTN_OK;

@@ -51,7 +51,13 @@
  * overflow (d_k max|q| max|k| max(|scale|, 1) < DBL_MAX / 2, checked per
  * task), nothing is checked; otherwise every score of the task is, as
  * the reference kernel does, and the error names the first bad score in
- * the reference kernel's order.
+ * the reference kernel's order.  A kept logit that the bias takes beyond
+ * the doubles is told likewise (tile_logits, which every tile with a
+ * bias goes through).  o, summed before its division by l, can overflow
+ * where output does not (by up to S times, with values near DBL_MAX):
+ * rows_finish checks each row's output, and the rare row that is not
+ * finite is summed again from its final weights (task_rescue), so the
+ * fast path pays one test an output.
  *
  * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
  * and d_v columns per head.
@@ -74,8 +80,10 @@ _Static_assert(TASK_ROWS % ATTN_SIMD_ROWS == 0,
 /* What the position rules and the mask leave of a tile. */
 enum tile { TILE_EMPTY, TILE_PARTIAL, TILE_FULL };
 
-/* Row flags: a nan logit, a +inf logit (only a bias brings them). */
-enum { ROW_NAN = 1, ROW_INF = 2 };
+/* Row flags: a nan logit, a +inf logit (only a bias of nan or +inf
+ * brings them, which the readers refuse), an output that overflowed and
+ * is summed again (task_rescue). */
+enum { ROW_NAN = 1, ROW_INF = 2, ROW_BIG = 4 };
 
 #define TXS_STAGES (ATTN_STAGE_BIT(ATTN_STAGE_SCORES) | \
 	ATTN_STAGE_BIT(ATTN_STAGE_SCALED) | \
@@ -93,10 +101,18 @@ struct workspace {
 	unsigned char *flags;		/* rows */
 };
 
-/* The first bad scores a task found, by kind, in row-major order. */
+/*
+ * The bad values a task found, by kind in the order of the reference
+ * kernel's passes (a score, a scaled score, a logit once the bias is
+ * added, an output): the first of the first kind found, in row-major
+ * order.  The first of a head is then the least of its tasks', as the
+ * reference kernel would report it.
+ */
+enum bad { BAD_NONE, BAD_SCORE, BAD_SCALED, BAD_LOGIT, BAD_OUTPUT };
+
 struct task_error {
-	int score, scaled;	/* found one */
-	size_t si, sj, ci, cj;	/* where: query and key in the head */
+	enum bad kind;
+	size_t i, j;		/* query, and key (or column of output) */
 };
 
 struct stream {
@@ -188,14 +204,16 @@ rows_start(const struct attn_head *hd, struct workspace *w, size_t br,
 	}
 }
 
-/* Keep the first bad score of each kind in row-major order. */
+/* Keep the bad value (kind, i, j) in *e when it comes first (see struct
+ * task_error). */
 static void
-note_error(int *have, size_t *bi, size_t *bj, size_t i, size_t j)
+note_error(struct task_error *e, enum bad kind, size_t i, size_t j)
 {
-	if (!*have || i < *bi || (i == *bi && j < *bj)) {
-		*have = 1;
-		*bi = i;
-		*bj = j;
+	if (e->kind == BAD_NONE || kind < e->kind || (kind == e->kind &&
+	    (i < e->i || (i == e->i && j < e->j)))) {
+		e->kind = kind;
+		e->i = i;
+		e->j = j;
 	}
 }
 
@@ -203,9 +221,11 @@ note_error(int *have, size_t *bi, size_t *bj, size_t i, size_t j)
  * Finish the logits of a tile element by element from its raw scores
  * (queries i0.., keys j0..; rows beyond `rows` are padding): scale, check,
  * softcap, bias and ALiBi, masks, as the reference kernel does; write the
- * kept T x S stages; and take the row maxima again.  A nan or +inf logit
- * flags its row (it will be nan) and counts as -inf here.  Returns 0, or
- * -1 when a score is bad (recorded in *e).
+ * kept T x S stages; and take the row maxima again.  A kept logit that
+ * the bias takes beyond the doubles is bad, as a bad score is; a nan or
+ * +inf logit of a nan or +inf bias flags its row (it will be nan) and
+ * counts as -inf here.  Returns 0, or -1 when a value is bad (recorded
+ * in *e).
  */
 static int
 tile_logits(const struct stream *s, const struct attn_head *hd,
@@ -232,17 +252,20 @@ tile_logits(const struct stream *s, const struct attn_head *hd,
 			y = raw * p->scale;
 			if (checked && (!isfinite(raw) || !isfinite(y))) {
 				if (!isfinite(raw))
-					note_error(&e->score, &e->si, &e->sj,
-					    qi, kj);
+					note_error(e, BAD_SCORE, qi, kj);
 				else
-					note_error(&e->scaled, &e->ci, &e->cj,
-					    qi, kj);
+					note_error(e, BAD_SCALED, qi, kj);
 				bad = 1;
 				continue;
 			}
 			y = attn_add_bias(p, hd, qi, kj, attn_softcap(p, y));
-			if (!attn_keeps(p, hd, qi, kj))
+			if (!attn_keeps(p, hd, qi, kj)) {
 				y = -INFINITY;
+			} else if (attn_logit_overflows(hd, qi, kj, y)) {
+				note_error(e, BAD_LOGIT, qi, kj);
+				bad = 1;
+				continue;
+			}
 			if (m[ATTN_STAGE_SCORES].data != NULL)
 				*attn_at(&m[ATTN_STAGE_SCORES], qi, kj) = raw;
 			if (m[ATTN_STAGE_SCALED].data != NULL)
@@ -279,8 +302,9 @@ masked_value(const struct attn_problem *p)
 }
 
 /* Write output, lse, row_max and row_sum of the task's rows, and its
- * weights when they are kept. */
-static void
+ * weights when they are kept.  A row whose output overflowed is flagged
+ * ROW_BIG, for task_rescue; returns whether there is one. */
+static int
 rows_finish(const struct stream *s, const struct attn_head *hd,
     struct workspace *w, const struct attn_matrix *m, size_t br,
     size_t rows, size_t i0)
@@ -289,6 +313,7 @@ rows_finish(const struct stream *s, const struct attn_head *hd,
 	const struct attn_matrix *out = &m[ATTN_STAGE_OUTPUT];
 	const struct attn_matrix *wt = &m[ATTN_STAGE_WEIGHTS];
 	size_t i, j, c;
+	int big = 0;
 
 	for (i = 0; i < rows; i++) {
 		const size_t qi = i0 + i;
@@ -324,8 +349,12 @@ rows_finish(const struct stream *s, const struct attn_head *hd,
 				*attn_at(wt, qi, j) = v;
 		} else {
 			lse = max + log(sum);
-			for (c = 0; out->data != NULL && c < p->d_v; c++)
+			for (c = 0; out->data != NULL && c < p->d_v; c++) {
 				*attn_at(out, qi, c) = w->ot[c * br + i] / sum;
+				if (!isfinite(*attn_at(out, qi, c)))
+					w->flags[i] |= ROW_BIG;
+			}
+			big |= (w->flags[i] & ROW_BIG) != 0;
 			if (wt->data != NULL)
 				s->simd->weights(attn_at(wt, qi, 0), p->S, max,
 				    sum);
@@ -337,6 +366,7 @@ rows_finish(const struct stream *s, const struct attn_head *hd,
 		if (m[ATTN_STAGE_ROW_SUM].data != NULL)
 			*attn_at(&m[ATTN_STAGE_ROW_SUM], qi, 0) = sum;
 	}
+	return big;
 }
 
 /* Whether some score of the task could overflow, so that each must be
@@ -361,12 +391,131 @@ task_checked(const struct stream *s, const struct attn_head *hd,
 	return !(bound < DBL_MAX / 2);
 }
 
+/* What a pass over the keys of a task does with each tile's logits: the
+ * online softmax step, or task_rescue's weights of final m and l. */
+enum pass { PASS_ONLINE, PASS_RESCUE };
+
+/*
+ * The rows flagged ROW_BIG of a tile's logits into their weights from the
+ * final m and l, halved (exp(x - m) / l / 2, exact to halve), the other
+ * rows into 0; alpha 1, so that accumulate adds P V to o unscaled.
+ */
+static void
+rescue_weights(struct workspace *w, size_t br, size_t nk)
+{
+	size_t i, j;
+
+	for (i = 0; i < br; i++)
+		w->alpha[i] = 1.0;
+	for (j = 0; j < nk; j++)
+		for (i = 0; i < br; i++) {
+			double *x = &w->st[j * br + i];
+
+			*x = w->flags[i] & ROW_BIG ? attn_exp(*x - w->m[i]) /
+			    w->l[i] * 0.5 : 0.0;
+		}
+}
+
+/*
+ * One pass of task rows [i0, i0 + rows) of head hd over the blocks of
+ * keys: the logits of each tile (straight from the vector loop when the
+ * tile is wholly kept and plain, else tile_logits), then the online step
+ * and P V into o (PASS_ONLINE), or rescue_weights and P V (PASS_RESCUE,
+ * where m holds no stage to write).  Returns 0, or -1 when a value is bad
+ * (in *e): then only the checks go on, to find the first one.
+ */
+static int
+task_keys(const struct stream *s, const struct attn_head *hd,
+    struct workspace *w, const struct attn_matrix *m, size_t br,
+    size_t rows, size_t i0, int checked, enum pass pass,
+    struct task_error *e)
+{
+	const struct attn_problem *p = s->p;
+	const struct attn_config *cfg = p->cfg;
+	const int stores = pass == PASS_ONLINE && (p->keep & TXS_STAGES) != 0;
+	const int plain = cfg->softcap <= 0.0 && !cfg->alibi &&
+	    p->in->bias.data == NULL;
+	int bad = 0;
+	size_t j0;
+
+	for (j0 = 0; j0 < p->S; j0 += BLOCK_KEYS) {
+		const size_t nk = p->S - j0 < BLOCK_KEYS ? p->S - j0 :
+		    BLOCK_KEYS;
+		enum tile tile = tile_positions(p, i0, i0 + rows, j0, j0 + nk);
+
+		if (tile != TILE_EMPTY && hd->mask.data != NULL)
+			tile = tile_mask(p, hd, i0, i0 + rows, j0, j0 + nk);
+		/* Skipped unless its T x S stages are printed or its scores
+		 * must be checked. */
+		if (tile == TILE_EMPTY && !stores && !checked)
+			continue;
+		if (tile == TILE_FULL && plain && !stores && !checked) {
+			s->simd->scores(w->qt, br, p->d_k, attn_at(&hd->k, j0, 0),
+			    hd->k.stride, nk, p->scale, w->st, w->mb);
+		} else {
+			s->simd->scores(w->qt, br, p->d_k, attn_at(&hd->k, j0, 0),
+			    hd->k.stride, nk, 1.0, w->st, w->mb);
+			if (tile_logits(s, hd, w, m, br, rows, i0, j0, nk,
+			    checked, e) != 0)
+				bad = 1;
+		}
+		if (tile == TILE_EMPTY || bad)
+			continue;
+		if (pass == PASS_ONLINE)
+			s->simd->softmax(w->st, br, nk, w->m, w->l, w->mb,
+			    w->alpha);
+		else
+			rescue_weights(w, br, nk);
+		if (m[ATTN_STAGE_OUTPUT].data != NULL ||
+		    pass == PASS_RESCUE)
+			s->simd->accumulate(w->st, br, nk, attn_at(&hd->v, j0, 0),
+			    hd->v.stride, p->d_v, w->alpha, w->ot);
+	}
+	return bad ? -1 : 0;
+}
+
+/*
+ * The rows of a task whose output overflowed (ROW_BIG): o = exp(x - m) v
+ * summed before the division by l can exceed the doubles by a factor of
+ * up to S where output = o / l does not.  So they are summed again with
+ * the weights of the final m and l, each halved, as the reference kernel
+ * sums a row that overflows (no partial sum then exceeds max |v|), and
+ * doubled; what overflows still is beyond the doubles, a data error in
+ * *e.  Returns 0 or -1.
+ */
+static int
+task_rescue(const struct stream *s, const struct attn_head *hd,
+    struct workspace *w, const struct attn_matrix *m, size_t br,
+    size_t rows, size_t i0, int checked, struct task_error *e)
+{
+	const struct attn_matrix *out = &m[ATTN_STAGE_OUTPUT];
+	struct attn_matrix none[ATTN_STAGE_COUNT];
+	size_t i, c;
+	int bad = 0;
+
+	memset(none, 0, sizeof none);
+	memset(w->ot, 0, s->p->d_v * br * sizeof *w->ot);
+	if (task_keys(s, hd, w, none, br, rows, i0, checked, PASS_RESCUE,
+	    e) != 0)
+		return -1;	/* not after a first pass that passed */
+	for (i = 0; i < rows; i++)
+		for (c = 0; (w->flags[i] & ROW_BIG) && c < s->p->d_v; c++) {
+			double *o = attn_at(out, i0 + i, c);
+
+			*o = w->ot[c * br + i] * 2.0;
+			if (!isfinite(*o)) {
+				note_error(e, BAD_OUTPUT, i0 + i, c);
+				bad = 1;
+			}
+		}
+	return bad ? -1 : 0;
+}
+
 static void
 stream_task(void *ctx, size_t worker, size_t t)
 {
 	struct stream *s = ctx;
 	const struct attn_problem *p = s->p;
-	const struct attn_config *cfg = p->cfg;
 	struct workspace *w = &s->ws[worker];
 	struct task_error *e = &s->errors[t];
 	struct attn_matrix m[ATTN_STAGE_COUNT];
@@ -376,11 +525,8 @@ stream_task(void *ctx, size_t worker, size_t t)
 	const size_t rows = p->T - i0 < TASK_ROWS ? p->T - i0 : TASK_ROWS;
 	const size_t br = (rows + ATTN_SIMD_ROWS - 1) / ATTN_SIMD_ROWS *
 	    ATTN_SIMD_ROWS;
-	const int stores = (p->keep & TXS_STAGES) != 0;
-	const int plain = cfg->softcap <= 0.0 && !cfg->alibi &&
-	    p->in->bias.data == NULL;
-	int checked, bad = 0;
-	size_t i, c, j0;
+	size_t i, c, cur;
+	int checked;
 
 	attn_problem_head(p, n / p->H, n % p->H, &hd);
 	head_blocks(p, s->out, &hd, m);
@@ -390,46 +536,14 @@ stream_task(void *ctx, size_t worker, size_t t)
 			w->qt[c * br + i] = i < rows ?
 			    *attn_at(&hd.q, i0 + i, c) : 0.0;
 	rows_start(&hd, w, br, p->d_v);
-
-	for (j0 = 0; j0 < p->S; j0 += BLOCK_KEYS) {
-		const size_t nk = p->S - j0 < BLOCK_KEYS ? p->S - j0 :
-		    BLOCK_KEYS;
-		enum tile tile = tile_positions(p, i0, i0 + rows, j0, j0 + nk);
-
-		if (tile != TILE_EMPTY && hd.mask.data != NULL)
-			tile = tile_mask(p, &hd, i0, i0 + rows, j0, j0 + nk);
-		/* Skipped unless its T x S stages are printed or its scores
-		 * must be checked. */
-		if (tile == TILE_EMPTY && !stores && !checked)
-			continue;
-		if (tile == TILE_FULL && plain && !stores && !checked) {
-			s->simd->scores(w->qt, br, p->d_k, attn_at(&hd.k, j0, 0),
-			    hd.k.stride, nk, p->scale, w->st, w->mb);
-		} else {
-			s->simd->scores(w->qt, br, p->d_k, attn_at(&hd.k, j0, 0),
-			    hd.k.stride, nk, 1.0, w->st, w->mb);
-			if (tile_logits(s, &hd, w, m, br, rows, i0, j0, nk,
-			    checked, e) != 0)
-				bad = 1;
-		}
-		/* After a bad score only the checks go on, to find the
-		 * first one. */
-		if (tile == TILE_EMPTY || bad)
-			continue;
-		s->simd->softmax(w->st, br, nk, w->m, w->l, w->mb, w->alpha);
-		if (m[ATTN_STAGE_OUTPUT].data != NULL)
-			s->simd->accumulate(w->st, br, nk, attn_at(&hd.v, j0, 0),
-			    hd.v.stride, p->d_v, w->alpha, w->ot);
-	}
-	if (bad) {
-		size_t cur = atomic_load(&s->stop_head);
-
-		while (n < cur &&
-		    !atomic_compare_exchange_weak(&s->stop_head, &cur, n))
-			;
+	if (task_keys(s, &hd, w, m, br, rows, i0, checked, PASS_ONLINE,
+	    e) == 0 && (!rows_finish(s, &hd, w, m, br, rows, i0) ||
+	    task_rescue(s, &hd, w, m, br, rows, i0, checked, e) == 0))
 		return;
-	}
-	rows_finish(s, &hd, w, m, br, rows, i0);
+	cur = atomic_load(&s->stop_head);
+	while (n < cur && !atomic_compare_exchange_weak(&s->stop_head, &cur,
+	    n))
+		;
 }
 
 /* Tasks of heads after one with an error need not run. */
@@ -554,9 +668,9 @@ find_k_max(const struct attn_problem *p, double *k_max)
 		}
 }
 
-/* The error of the first head with a bad score: its first bad score, or
- * failing that its first bad scaled score, as the reference kernel finds
- * them. */
+/* The error of the first head with a bad value: its first bad score,
+ * or failing that its first bad scaled score, bad logit, bad output, as
+ * the reference kernel's passes find them. */
 static enum attn_status
 stream_error(const struct stream *s, size_t tasks, struct attn_error *err)
 {
@@ -568,20 +682,23 @@ stream_error(const struct stream *s, size_t tasks, struct attn_error *err)
 
 	memset(&first, 0, sizeof first);
 	for (t = n * s->tasks_per_head; t < tasks &&
-	    t / s->tasks_per_head == n; t++) {
-		const struct task_error *e = &s->errors[t];
-
-		if (e->score)
-			note_error(&first.score, &first.si, &first.sj, e->si,
-			    e->sj);
-		if (e->scaled)
-			note_error(&first.scaled, &first.ci, &first.cj, e->ci,
-			    e->cj);
-	}
+	    t / s->tasks_per_head == n; t++)
+		if (s->errors[t].kind != BAD_NONE)
+			note_error(&first, s->errors[t].kind, s->errors[t].i,
+			    s->errors[t].j);
 	attn_problem_head(p, n / p->H, n % p->H, &hd);
-	if (first.score)
-		return attn_error_score(err, p, &hd, first.si, first.sj);
-	return attn_error_scaled(err, p, &hd, first.ci, first.cj);
+	switch (first.kind) {
+	case BAD_SCORE:
+		return attn_error_score(err, p, &hd, first.i, first.j);
+	case BAD_SCALED:
+		return attn_error_scaled(err, p, &hd, first.i, first.j);
+	case BAD_LOGIT:
+		return attn_error_logit(err, p, &hd, first.i, first.j);
+	case BAD_OUTPUT:
+	case BAD_NONE:
+		break;
+	}
+	return attn_error_output(err, p, &hd, first.i, first.j);
 }
 
 enum attn_status

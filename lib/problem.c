@@ -414,6 +414,34 @@ attn_error_scaled(struct attn_error *err, const struct attn_problem *p,
 	    "(scale %s)", i + 1, j + 1, at, num);
 }
 
+enum attn_status
+attn_error_logit(struct attn_error *err, const struct attn_problem *p,
+    const struct attn_head *hd, size_t i, size_t j)
+{
+	char at[64], num[ATTN_NUM_MAX];
+
+	attn_format_number(num, hd->bias.data != NULL ?
+	    attn_input_at(&hd->bias, i, j) : 0.0, 0, 0);
+	attn_block_name(at, sizeof at, p->B, p->H, hd->n, " (", ")");
+	return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+	    "logit of query %zu and key %zu%s overflows a double when the "
+	    "bias %s%s added to its scaled score", i + 1, j + 1, at, num,
+	    p->cfg->alibi ? " and ALiBi are" : " is");
+}
+
+enum attn_status
+attn_error_output(struct attn_error *err, const struct attn_problem *p,
+    const struct attn_head *hd, size_t i, size_t c)
+{
+	char at[64];
+
+	attn_block_name(at, sizeof at, p->B, p->H, hd->n, " (", ")");
+	return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+	    "output of query %zu, column %zu%s overflows a double (V's values "
+	    "are too large: the weighted mean of them lies beyond the "
+	    "doubles)", i + 1, c + 1, at);
+}
+
 /* ---------------------------------------------------------------- scratch */
 
 /* The stages in scratch: needed, not kept. */

@@ -722,6 +722,38 @@ KERNEL_TEST(a_gradient_that_overflows_is_a_data_error, EVERY)
 }
 END_TEST
 
+/* grad_q = dS K sums +inf and -inf to nan where its exact value is 0
+ * (q = 1e-300, both keys 1e300, values 1e10 and -1e10): refused where it
+ * is, as an infinity is, not a silent nan. */
+KERNEL_TEST(a_gradient_that_overflows_to_nan_is_a_data_error, EVERY)
+{
+	static const double qv[] = { 1e-300 }, kv[] = { 1e300, 1e300 };
+	static const double vv[] = { 1e10, -1e10 }, dov[] = { 1 };
+	struct attn_matrix q = matrix_from(1, 1, qv);
+	struct attn_matrix k = matrix_from(2, 1, kv);
+	struct attn_matrix v = matrix_from(2, 1, vv);
+	struct attn_matrix d_out = matrix_from(1, 1, dov);
+	struct attn_inputs in;
+	struct attn_config cfg;
+	struct attn_stages st;
+	struct attn_error err;
+
+	grad_inputs(&in, 1, &q, &k, &v, &d_out);
+	attn_config_init(&cfg);
+	cfg.kernel = kernel;
+	cfg.scale_mode = ATTN_SCALE_NONE;
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(attn_run(&cfg, &in, stages, &st, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, "grad_q of query 1, column 1 overflows a "
+	    "double (the values of dO, Q, K or V are too large)");
+	attn_matrix_free(&q);
+	attn_matrix_free(&k);
+	attn_matrix_free(&v);
+	attn_matrix_free(&d_out);
+}
+END_TEST
+
 /* ------------------------------------------------------------ PyTorch */
 
 #include "grad_torch.h"
@@ -888,6 +920,8 @@ grad_suite(void)
 	    1);
 	tcase_add_kernel_test(tc, a_gradient_that_overflows_is_a_data_error,
 	    0, 1);
+	tcase_add_kernel_test(tc,
+	    a_gradient_that_overflows_to_nan_is_a_data_error, 0, 1);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("reference");

@@ -380,6 +380,184 @@ KERNEL_TEST(overflowing_scores_are_a_data_error, STAGE(OUTPUT))
 }
 END_TEST
 
+/*
+ * A kept logit that the bias takes beyond the doubles, either way, is a
+ * data error naming the first in the reference kernel's order, on every
+ * kernel: here in head 2 of 2, over several tasks and key blocks of the
+ * streaming kernel (T = 200, S = 300).  Queries 151 and 181 of head 2
+ * have scores of q (1e308) times k (1) with every key, and the bias is
+ * 1e308 at (151, 251) and (181, 11); with the mask removing those two,
+ * or with a bias too small to overflow, it computes.
+ */
+static const struct {
+	double q, bias;		/* of the two queries, at the two keys */
+	int masked, alibi;
+	const char *msg;	/* NULL: computes */
+} bias_overflows[] = {
+	{ 1e308, 1e308, 0, 0, "logit of query 151 and key 251 (head 2) "
+	    "overflows a double when the bias 1e+308 is added to its scaled "
+	    "score" },
+	{ -1e308, -1e308, 0, 0, "logit of query 151 and key 251 (head 2) "
+	    "overflows a double when the bias -1e+308 is added to its scaled "
+	    "score" },
+	{ 1e308, 1e308, 0, 1, "logit of query 151 and key 251 (head 2) "
+	    "overflows a double when the bias 1e+308 and ALiBi are added to "
+	    "its scaled score" },
+	{ 1e308, 1e308, 1, 0, NULL },
+	{ 1e308, 7e307, 0, 0, NULL },
+};
+
+KERNEL_TEST(a_logit_the_bias_overflows_is_a_data_error, STAGE(OUTPUT))
+{
+	const size_t T = 200, S = 300, H = 2;
+	struct attn_matrix q, k, v, bias, mask;
+	struct attn_inputs in;
+	struct attn_config cfg;
+	struct attn_stages st;
+	struct attn_error err;
+	enum attn_status status;
+	size_t i, j;
+
+	ck_assert_int_eq(attn_matrix_alloc(&q, T, H, NULL), ATTN_OK);
+	ck_assert_int_eq(attn_matrix_alloc(&k, S, H, NULL), ATTN_OK);
+	ck_assert_int_eq(attn_matrix_alloc(&v, S, H, NULL), ATTN_OK);
+	ck_assert_int_eq(attn_matrix_alloc(&bias, T, S, NULL), ATTN_OK);
+	ck_assert_int_eq(attn_matrix_alloc(&mask, T, S, NULL), ATTN_OK);
+	for (i = 0; i < T; i++) {
+		*attn_at(&q, i, 0) = 0.5;
+		*attn_at(&q, i, 1) = i == 150 || i == 180 ?
+		    bias_overflows[_i].q : 0.25;
+		for (j = 0; j < S; j++) {
+			*attn_at(&bias, i, j) = (double)j / 100.0;
+			*attn_at(&mask, i, j) = 1.0;
+		}
+	}
+	for (j = 0; j < S; j++) {
+		*attn_at(&k, j, 0) = *attn_at(&k, j, 1) = 1.0;
+		*attn_at(&v, j, 0) = (double)j;
+		*attn_at(&v, j, 1) = -(double)j;
+	}
+	*attn_at(&bias, 150, 250) = *attn_at(&bias, 180, 10) =
+	    bias_overflows[_i].bias;
+	*attn_at(&mask, 150, 250) = *attn_at(&mask, 180, 10) =
+	    bias_overflows[_i].masked ? 0.0 : 1.0;
+	memset(&in, 0, sizeof in);
+	in.batches = 1;
+	in.q = q;
+	in.k = k;
+	in.v = v;
+	in.bias = bias;
+	in.bias_blocks = 1;
+	in.mask = mask;
+	in.mask_blocks = 1;
+	attn_config_init(&cfg);
+	cfg.kernel = kernel;
+	cfg.heads = H;
+	cfg.scale_mode = ATTN_SCALE_NONE;
+	cfg.alibi = bias_overflows[_i].alibi;
+	memset(&err, 0, sizeof err);
+	status = attn_run(&cfg, &in, stages, &st, &err);
+	if (bias_overflows[_i].msg == NULL) {
+		ck_assert_msg(status == ATTN_OK, "%s", err.msg);
+		for (i = 0; i < T; i++)
+			for (j = 0; j < H; j++)
+				ck_assert(isfinite(stage_at(&st,
+				    ATTN_STAGE_OUTPUT, i, j)));
+		attn_stages_free(&st);
+	} else {
+		ck_assert_int_eq(status, ATTN_ERR_DATA);
+		ck_assert_str_eq(err.msg, bias_overflows[_i].msg);
+		ck_assert_ptr_null(st.stage[ATTN_STAGE_OUTPUT].data);
+	}
+	attn_matrix_free(&q);
+	attn_matrix_free(&k);
+	attn_matrix_free(&v);
+	attn_matrix_free(&bias);
+	attn_matrix_free(&mask);
+}
+END_TEST
+
+/*
+ * Values near the largest double: every output is a weighted mean of
+ * them, finite, though the streaming kernel's sum of exp(x - m) v before
+ * its division by l is up to S times larger (here S = 300 keys of
+ * 1.79e308, and a column of +-1.7e308 whose mean is small).  Each output
+ * agrees with the weights times V summed in long double.
+ */
+KERNEL_TEST(values_near_the_largest_double_give_a_finite_output,
+    STAGE(WEIGHTS) | STAGE(OUTPUT))
+{
+	const size_t T = 130, S = 300;
+	struct ref_rng rng;
+	struct attn_matrix q, k, v;
+	struct attn_stages st;
+	size_t i, j, c;
+
+	ref_rng_seed(&rng, 1800 + (uint64_t)_i);
+	q = matrix_random(&rng, T, 4, -1, 1);
+	k = matrix_random(&rng, S, 4, -1, 1);
+	ck_assert_int_eq(attn_matrix_alloc(&v, S, 3, NULL), ATTN_OK);
+	for (j = 0; j < S; j++) {
+		*attn_at(&v, j, 0) = 1.79e308;
+		*attn_at(&v, j, 1) = j % 2 ? 1.7e308 : -1.7e308;
+		*attn_at(&v, j, 2) = (double)j;
+	}
+	compute_ok(kernel, stages, ATTN_SCALE_DEFAULT, 0, &q, &k, &v, &st);
+	for (i = 0; i < T; i++)
+		for (c = 0; c < 3; c++) {
+			long double want = 0;
+			double got = stage_at(&st, ATTN_STAGE_OUTPUT, i, c);
+
+			for (j = 0; j < S; j++)
+				want += (long double)stage_at(&st,
+				    ATTN_STAGE_WEIGHTS, i, j) *
+				    *attn_at(&v, j, c);
+			ck_assert_msg(isfinite(got), "output %zu,%zu is %g", i,
+			    c, got);
+			ck_assert_msg(fabsl((long double)got - want) <=
+			    1e-13L * 1.79e308L, "output %zu,%zu is %.17g, "
+			    "not %.17Lg", i, c, got, want);
+		}
+	attn_stages_free(&st);
+	attn_matrix_free(&q);
+	attn_matrix_free(&k);
+	attn_matrix_free(&v);
+}
+END_TEST
+
+/* An output beyond the doubles (only an infinity in V, which the readers
+ * refuse, makes one) is a data error naming where, on every kernel. */
+KERNEL_TEST(an_output_beyond_the_doubles_is_a_data_error, STAGE(OUTPUT))
+{
+	static const double qv[] = { 1, 0, 0, 1 }, kv[] = { 1, 0, 0, 1 };
+	static const double vv[] = { 1, INFINITY, 2, 3 };
+	struct attn_matrix q = matrix_from(2, 2, qv);
+	struct attn_matrix k = matrix_from(2, 2, kv);
+	struct attn_matrix v = matrix_from(2, 2, vv);
+	struct attn_inputs in;
+	struct attn_config cfg;
+	struct attn_stages st;
+	struct attn_error err;
+
+	memset(&in, 0, sizeof in);
+	in.batches = 1;
+	in.q = q;
+	in.k = k;
+	in.v = v;
+	attn_config_init(&cfg);
+	cfg.kernel = kernel;
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(attn_run(&cfg, &in, stages, &st, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, "output of query 1, column 2 overflows a "
+	    "double (V's values are too large: the weighted mean of them lies "
+	    "beyond the doubles)");
+	attn_matrix_free(&q);
+	attn_matrix_free(&k);
+	attn_matrix_free(&v);
+}
+END_TEST
+
 KERNEL_TEST(huge_logits_give_finite_weights_summing_to_one,
     STAGE(WEIGHTS) | STAGE(LSE) | STAGE(OUTPUT))
 {
@@ -792,6 +970,12 @@ kernel_suite(void)
 
 	tc = tcase_create("stability");
 	tcase_add_kernel_test(tc, overflowing_scores_are_a_data_error, 0, 3);
+	tcase_add_kernel_test(tc, a_logit_the_bias_overflows_is_a_data_error,
+	    0, (int)(sizeof bias_overflows / sizeof bias_overflows[0]));
+	tcase_add_kernel_test(tc,
+	    values_near_the_largest_double_give_a_finite_output, 0, 2);
+	tcase_add_kernel_test(tc, an_output_beyond_the_doubles_is_a_data_error,
+	    0, 1);
 	tcase_add_kernel_test(tc,
 	    huge_logits_give_finite_weights_summing_to_one,
 	    0, 2);
