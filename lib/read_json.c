@@ -1372,6 +1372,54 @@ json_layer(const struct json_src *js, const cJSON *obj, const size_t *base,
 	return ATTN_OK;
 }
 
+/*
+ * A layer given as something that is no JSON value at all (a .npy file,
+ * a zip archive, a matrix as text or as printed), which the JSON parser
+ * would refuse for a NUL byte or a stray word: say what a layer is and
+ * what the file looks like.  A JSON value that is no object is told by
+ * json_layer, at its place.
+ */
+static enum attn_status
+layer_kind_fault(const char *name, const char *buf, size_t len,
+    struct attn_error *err)
+{
+	struct attn_error scratch;
+	const char *what;
+
+	if (len >= 4 && memcmp(buf, "PK", 2) == 0 && (buf[2] == 3 ||
+	    buf[2] == 5))
+		what = "a zip archive";
+	else
+		switch (attn_format_guess(NULL, buf, len)) {
+		case ATTN_FMT_JSON:
+			return ATTN_OK;
+		case ATTN_FMT_NPY:
+			what = "a .npy file, one unnamed array";
+			break;
+		case ATTN_FMT_REPR:
+			what = "an array as NumPy or PyTorch prints it, one "
+			    "unnamed matrix";
+			break;
+		case ATTN_FMT_CSV:
+		case ATTN_FMT_TSV:
+		case ATTN_FMT_TEXT:
+		case ATTN_FMT_AUTO:
+		default:
+			/* Not what is empty, or no text (json_parse names
+			 * the encoding, where it fails). */
+			if (skip_ws(buf, len, attn_bom_len(buf, len)) == len ||
+			    attn_encoding_fault(&scratch, name, buf, len,
+			    "JSON") != ATTN_OK)
+				return ATTN_OK;
+			what = "text (CSV, TSV or white space), one unnamed "
+			    "matrix";
+			break;
+		}
+	return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "a layer holds "
+	    "W_Q, W_K and W_V (and W_O, b_Q, ..) by name, as a JSON object "
+	    "{\"W_Q\": .., \"W_K\": .., \"W_V\": ..}; this is %s", what);
+}
+
 enum attn_status
 attn_read_layer(const char *name, const char *buf, size_t len,
     struct attn_layer *out, struct attn_error *err)
@@ -1382,6 +1430,8 @@ attn_read_layer(const char *name, const char *buf, size_t len,
 	cJSON *root;
 
 	memset(out, 0, sizeof *out);
+	if ((st = layer_kind_fault(name, buf, len, err)) != ATTN_OK)
+		return st;
 	if ((st = json_parse(&js, &root)) == ATTN_OK) {
 		st = json_layer(&js, root, NULL, 0, out);
 		cJSON_Delete(root);

@@ -166,6 +166,50 @@ START_TEST(layer_errors_name_their_place)
 }
 END_TEST
 
+#define LAYER_KIND(what) "a layer holds W_Q, W_K and W_V (and W_O, b_Q, " \
+	"..) by name, as a JSON object {\"W_Q\": .., \"W_K\": .., " \
+	"\"W_V\": ..}; this is " what
+
+/* A file that is no JSON value at all (--proj w_q.npy, a CSV of one W):
+ * what a layer is and what the file looks like, not "NUL byte in JSON
+ * input" or a stray word.  What is no text at all, or nothing, stays
+ * told as such. */
+static const struct {
+	const char *text;
+	size_t len;
+	const char *msg;
+	size_t line, col;
+} layer_kinds[] = {
+	{ "\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, "
+	    "'shape': (1,), }", 67, LAYER_KIND("a .npy file, one unnamed array"),
+	    0, 0 },
+	{ "PK\x03\x04\x14\x00\x00\x00", 8, LAYER_KIND("a zip archive"), 0,
+	    0 },
+	{ "0.5,1\n2,3\n", 10, LAYER_KIND("text (CSV, TSV or white space), "
+	    "one unnamed matrix"), 0, 0 },
+	{ "tensor([[1., 2.]])", 18, LAYER_KIND("an array as NumPy or PyTorch "
+	    "prints it, one unnamed matrix"), 0, 0 },
+	{ "[[1. 2.]\n [3. 4.]]", 18, LAYER_KIND("an array as NumPy or "
+	    "PyTorch prints it, one unnamed matrix"), 0, 0 },
+	{ " \n", 2, "empty input: no JSON value", 2, 1 },
+	{ "x\x00", 2, "NUL byte in JSON input", 1, 2 },
+};
+
+START_TEST(a_layer_that_is_no_json_says_what_it_is)
+{
+	struct attn_layer l;
+	struct attn_error err;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(attn_read_layer("w", layer_kinds[_i].text,
+	    layer_kinds[_i].len, &l, &err), ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, layer_kinds[_i].msg);
+	ck_assert_uint_eq(err.line, layer_kinds[_i].line);
+	ck_assert_uint_eq(err.col, layer_kinds[_i].col);
+	ck_assert_ptr_null(l.w_q.data);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- bundles */
 
 START_TEST(a_bundle_holds_x_and_its_layer)
@@ -272,6 +316,8 @@ layer_suite(void)
 	tcase_add_test(tc, w_o_and_the_biases_are_optional);
 	tcase_add_loop_test(tc, layer_errors_name_their_place, 0,
 	    (int)(sizeof layer_errors / sizeof layer_errors[0]));
+	tcase_add_loop_test(tc, a_layer_that_is_no_json_says_what_it_is, 0,
+	    (int)(sizeof layer_kinds / sizeof layer_kinds[0]));
 	tcase_add_test(tc, a_bundle_holds_x_and_its_layer);
 	tcase_add_test(tc, a_bundle_holds_xq_and_xkv_with_or_without_a_layer);
 	tcase_add_loop_test(tc, bundle_embedding_errors_name_their_place, 0,
