@@ -115,6 +115,15 @@ enum attn_status attn_label_control(struct attn_error *err, const char *name,
 size_t attn_dash_fault(const char *s, size_t n, char *msg, size_t size);
 
 /*
+ * When s[0..n), which is no number, was meant as one in a spelling attn
+ * does not read, write a message naming the cause into msg[0..size) and
+ * return the offset in s to point at: a Unicode dash for '-'
+ * (attn_dash_fault), Fortran's exponent D (1d0, 1.5D-03), a decimal comma
+ * (5,0, where ',' does not separate).  Else return n.
+ */
+size_t attn_number_fault(const char *s, size_t n, char *msg, size_t size);
+
+/*
  * The message for a ragged n-D array (JSON or printed): the sub-array at
  * depth d (1 <= d < ndim), named by its 0-based indices idx[0..d), holds
  * count elements where the first one at that depth holds want: "ragged

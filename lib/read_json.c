@@ -345,7 +345,7 @@ word_fault(const struct json_src *js, const struct token *t)
 	char p[PREVIEW_MAX + 4], msg[ATTN_MSG_MAX];
 	double x;
 
-	if ((k = attn_dash_fault(w, n, msg, sizeof msg)) < n)
+	if ((k = attn_number_fault(w, n, msg, sizeof msg)) < n)
 		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
 		    js->len, t->start + k, "invalid JSON: %s", msg);
 	k = 0;

@@ -184,7 +184,8 @@ number(struct repr_reader *r, size_t i, size_t j)
 		return st;
 	rc = repr_number(r, s, n, &x);
 	if (rc != 0) {
-		if (rc < 0 && (at = attn_dash_fault(s, n, msg, sizeof msg)) < n)
+		if (rc < 0 && (at = attn_number_fault(s, n, msg,
+		    sizeof msg)) < n)
 			return fail_at(r, i + at, msg);
 		attn_text_preview(p, PREVIEW_MAX, s, n);
 		snprintf(msg, sizeof msg, "%s: '%s'", rc > 0 ?

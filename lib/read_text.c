@@ -284,10 +284,12 @@ field_number(const struct text_reader *r, const struct field *f, double *x)
 	return attn_parse_number(s, n, x);
 }
 
-/* A data error when field f (inside its quotes) is a number but for a
- * Unicode dash where its '-' belongs: at the dash. */
+/* A data error when field f (inside its quotes) is a number but for the
+ * spelling that fault (attn_dash_fault or attn_number_fault) finds: at
+ * the fault. */
 static enum attn_status
-dash_check(struct text_reader *r, const struct field *f)
+spelling_check(struct text_reader *r, const struct field *f,
+    size_t (*fault)(const char *, size_t, char *, size_t))
 {
 	char msg[ATTN_MSG_MAX];
 	size_t off = f->off, n = f->len, at;
@@ -296,9 +298,49 @@ dash_check(struct text_reader *r, const struct field *f)
 		off++;
 		n -= 2;
 	}
-	if ((at = attn_dash_fault(r->buf + off, n, msg, sizeof msg)) < n)
+	if ((at = fault(r->buf + off, n, msg, sizeof msg)) < n)
 		return fail_at(r, off + at, msg);
 	return ATTN_OK;
+}
+
+/* A Unicode dash where a number's '-' belongs: told wherever it stands,
+ * on the lines that are not all ASCII. */
+static enum attn_status
+dash_check(struct text_reader *r, const struct field *f)
+{
+	return spelling_check(r, f, attn_dash_fault);
+}
+
+/* Any spelling attn_number_fault names: told where a field that is no
+ * number would be taken for a header, a label, or refused. */
+static enum attn_status
+number_check(struct text_reader *r, const struct field *f)
+{
+	return spelling_check(r, f, attn_number_fault);
+}
+
+/*
+ * Whether field f of CSV, which is no number, is numbers with blanks
+ * between them ("0 1"): what a line of decimal commas between blanks
+ * ("5,0 1,5") splits into when ',' separates.
+ */
+static int
+blank_numbers(const struct text_reader *r, const struct field *f)
+{
+	const char *b = r->buf + f->off;
+	size_t i = 0, j, words = 0;
+	double x;
+
+	while (i < f->len) {
+		for (j = i; j < f->len && b[j] != ' ' && b[j] != '\t'; j++)
+			;
+		if (attn_parse_number(b + i, j - i, &x) < 0)
+			return 0;
+		words++;
+		for (i = j; i < f->len && (b[i] == ' ' || b[i] == '\t'); i++)
+			;
+	}
+	return words > 1;
 }
 
 /* A label from field f, without its quotes and with "" unescaped. */
@@ -355,17 +397,25 @@ static enum attn_status
 push_value(struct text_reader *r, const struct field *f)
 {
 	char msg[ATTN_MSG_MAX];
+	enum attn_status st;
 	double x, *nv;
 	int rc;
 
 	if (f->len == 0)
 		return fail_at(r, f->off, "empty field");
 	rc = field_number(r, f, &x);
+	if (rc < 0 && (st = number_check(r, f)) != ATTN_OK)
+		return st;
 	if (rc < 0 && r->fmt == ATTN_FMT_CSV &&
 	    memchr(r->buf + f->off, ';', f->len) != NULL)
 		return fail_field(r, f, "not a number: ", " (semicolons "
 		    "between decimal commas? attn reads ',' as the separator "
 		    "and '.' as the decimal point)");
+	if (rc < 0 && r->fmt == ATTN_FMT_CSV && !f->quoted &&
+	    blank_numbers(r, f))
+		return fail_field(r, f, "not a number: ", " (decimal commas "
+		    "with blanks between the numbers, as in 5,0 1,5? attn "
+		    "reads ',' as the separator and '.' as the decimal point)");
 	if (rc < 0)
 		return fail_field(r, f, "not a number: ", "");
 	if (rc > 0)
@@ -493,6 +543,9 @@ data_row(struct text_reader *r, size_t le)
 
 	if (r->rows == 0) {
 		r->labelled = r->index_header || field_number(r, &f[0], &x) < 0;
+		if (r->labelled && !r->index_header &&
+		    (st = number_check(r, &f[0])) != ATTN_OK)
+			return st;
 		r->cols = nf - (r->labelled ? 1 : 0);
 		if (r->cols == 0)
 			return fail_field(r, &f[0], "row 1 has a label ",
@@ -600,9 +653,13 @@ text_line(struct text_reader *r, size_t ls, size_t le)
 			if (field_number(r, &r->line.v[k], &x) >= 0)
 				break;
 		if (k == r->line.n || r->index_header) {
-			/* Its fields name columns: labels too. */
+			/* Its fields name columns: labels too, unless one
+			 * is a number spelt another way (1d0, 5,0 in TSV),
+			 * which would make every line a header or a label. */
 			for (k = 0; k < r->line.n; k++)
-				if ((st = check_label(r, &r->line.v[k])) !=
+				if ((!r->index_header && (st = number_check(r,
+				    &r->line.v[k])) != ATTN_OK) ||
+				    (st = check_label(r, &r->line.v[k])) !=
 				    ATTN_OK)
 					return st;
 			spare = r->header;

@@ -2,8 +2,10 @@
  * text.c - the text helpers every reader and message shares: byte order
  * marks, UTF-8 (the one decoder, attn_utf8_char, and well-formedness),
  * case-blind words, labels without control characters, the rules a value
- * must meet for its role (mask, bias, Q, K and V), Unicode dashes where a
- * number needs '-', the names of ragged sub-arrays, and names and input
+ * must meet for its role (mask, bias, Q, K and V), numbers spelt as attn
+ * does not read them (a Unicode dash where a number needs '-', Fortran's
+ * exponent D, a decimal comma), the names of ragged sub-arrays, and names
+ * and input
  * text escaped for messages (attn_text_escape, attn_text_preview).
  *
  * They sit apart from read.c, which only dispatches to the readers, so
@@ -329,6 +331,71 @@ attn_dash_fault(const char *s, size_t n, char *msg, size_t size)
 	    "ASCII '-': replace it, e.g. with sed 's/%s/-/g'", p,
 	    dashes[fd].code, dashes[fd].name, dashes[fd].utf8);
 	return first;
+}
+
+/* Whether s[0..n) is ASCII digits, at least one. */
+static int
+all_digits(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+		;
+	return n > 0 && i == n;
+}
+
+/*
+ * s[0..n), which is no number, with the byte at `at` replaced by c: a
+ * number?  For the spellings that name a cause.
+ */
+static int
+number_with(const char *s, size_t n, size_t at, char c)
+{
+	char buf[64];
+	double x;
+
+	if (n > sizeof buf)
+		return 0;
+	memcpy(buf, s, n);
+	buf[at] = c;
+	return attn_parse_number(buf, n, &x) >= 0;
+}
+
+size_t
+attn_number_fault(const char *s, size_t n, char *msg, size_t size)
+{
+	char p[PREVIEW_MAX + 4];
+	size_t at, k;
+	const char *comma;
+
+	if ((at = attn_dash_fault(s, n, msg, size)) < n)
+		return at;
+	attn_text_preview(p, PREVIEW_MAX, s, n);
+	/* Fortran's double-precision exponent, 1d0 or 1.5D-03: after a
+	 * digit or a point, before a digit or a sign. */
+	for (at = 1; at + 1 < n; at++)
+		if ((s[at] == 'd' || s[at] == 'D') && number_with(s, n, at,
+		    'e')) {
+			snprintf(msg, size, "'%s' has Fortran's exponent %c, "
+			    "where a number needs e: replace it, e.g. with "
+			    "sed 's/\\([0-9.]\\)[dD]\\([-+0-9]\\)/\\1e\\2/g'",
+			    p, s[at]);
+			return at;
+		}
+	/* A decimal comma: digits, one comma, digits (5,0 or -0,25). */
+	k = n > 0 && (s[0] == '-' || s[0] == '+');
+	if ((comma = memchr(s, ',', n)) != NULL) {
+		at = (size_t)(comma - s);
+		if (all_digits(s + k, at - k) && all_digits(s + at + 1,
+		    n - at - 1)) {
+			snprintf(msg, size, "'%s' has a decimal comma: attn "
+			    "reads '.' as the decimal point (and ',' as a "
+			    "separator); write %.*s.%.*s", p, (int)at, s,
+			    (int)(n - at - 1), s + at + 1);
+			return at;
+		}
+	}
+	return n;
 }
 
 /* Names of the sub-arrays of an n-D array, by how many dimensions they

@@ -1228,6 +1228,67 @@ START_TEST(dashes_in_labels_are_labels)
 }
 END_TEST
 
+#define FORTRAN_MSG(v, d) "'" v "' has Fortran's exponent " d ", where a " \
+	"number needs e: replace it, e.g. with sed " \
+	"'s/\\([0-9.]\\)[dD]\\([-+0-9]\\)/\\1e\\2/g'"
+#define COMMA_MSG(v, fix) "'" v "' has a decimal comma: attn reads '.' as " \
+	"the decimal point (and ',' as a separator); write " fix
+#define BLANKS_MSG(v) "not a number: '" v "' (decimal commas with blanks " \
+	"between the numbers, as in 5,0 1,5? attn reads ',' as the separator " \
+	"and '.' as the decimal point)"
+
+/*
+ * Numbers spelt as attn does not read them are named for what they are,
+ * where they stand: Fortran's exponent D (a first line of them was taken
+ * for a header, a first field for a label), and decimal commas, where ','
+ * does not separate (TSV, white space) or where it splits "5,0 1,5" into
+ * numbers with blanks between them.
+ */
+static const struct error_case spellings[] = {
+	{ ATTN_FMT_TEXT, 0, "1d0 2d0\n3d0 4d0\n", 0, 1, 2,
+	    FORTRAN_MSG("1d0", "d") },
+	{ ATTN_FMT_CSV, 0, "1.0D+00,2\n3,4\n", 0, 1, 4,
+	    FORTRAN_MSG("1.0D+00", "D") },
+	{ ATTN_FMT_CSV, 0, "1,2\n3,-2.5d-3\n", 0, 2, 7,
+	    FORTRAN_MSG("-2.5d-3", "d") },
+	{ ATTN_FMT_CSV, 0, "\"x\",\"y\"\n\"1\",\"2D1\"\n", 0, 2, 7,
+	    FORTRAN_MSG("2D1", "D") },
+	{ ATTN_FMT_JSON, 0, "[[1, 2d0]]", 0, 1, 7,
+	    "invalid JSON: " FORTRAN_MSG("2d0", "d") },
+	{ ATTN_FMT_REPR, 0, "[[1. 2d0]]", 0, 1, 7, FORTRAN_MSG("2d0", "d") },
+	{ ATTN_FMT_TSV, 0, "5,0\t1,5\n2,0\t3,0\n", 0, 1, 2,
+	    COMMA_MSG("5,0", "5.0") },
+	{ ATTN_FMT_TSV, 0, "a\tb\n-0,25\t1\n", 0, 2, 3,
+	    COMMA_MSG("-0,25", "-0.25") },
+	{ ATTN_FMT_TEXT, 0, "1 2\n3 4,5\n", 0, 2, 4, COMMA_MSG("4,5", "4.5") },
+	{ ATTN_FMT_CSV, 0, "5,0 1,5\n2,0 3,0\n", 0, 1, 3, BLANKS_MSG("0 1") },
+	{ ATTN_FMT_CSV, 0, "5,0\t1,5\n", 0, 1, 3, BLANKS_MSG("0\\x091") },
+	/* what names no cause stays "not a number" */
+	{ ATTN_FMT_CSV, 0, "1,2\n3,d1\n", 0, 2, 3, "not a number: 'd1'" },
+	{ ATTN_FMT_CSV, 0, "1,2\n3,1 x\n", 0, 2, 3, "not a number: '1 x'" },
+	{ ATTN_FMT_TSV, 0, "1\t2\n3\t1,5,5\n", 0, 2, 3,
+	    "not a number: '1,5,5'" },
+};
+
+START_TEST(numbers_spelt_otherwise_are_named)
+{
+	check_error(&spellings[_i], 0);
+}
+END_TEST
+
+/* Labels and headers that only look like those spellings stay labels. */
+START_TEST(words_with_d_and_commas_are_labels)
+{
+	static const double want[] = { 1, 2 };
+	static const char *const names[] = { "d1", "2d" };
+	static const char *const more[] = { "the d", "1,x" };
+
+	read_labelled("d1\t1\n2d\t2\n", ATTN_FMT_TSV, 0, 2, 1, want, names);
+	read_labelled("the d\t1\n1,x\t2\n", ATTN_FMT_TSV, 0, 2, 1, want,
+	    more);
+}
+END_TEST
+
 START_TEST(hostile_text_is_reported_clearly)
 {
 	check_error(&hostile_text[_i], 0);
@@ -2566,6 +2627,9 @@ read_suite(void)
 	tcase_add_loop_test(text, unicode_dash_in_a_number_is_named, 0,
 	    NCASES(dash_cases));
 	tcase_add_test(text, dashes_in_labels_are_labels);
+	tcase_add_loop_test(text, numbers_spelt_otherwise_are_named, 0,
+	    NCASES(spellings));
+	tcase_add_test(text, words_with_d_and_commas_are_labels);
 	tcase_add_loop_test(text, hostile_text_is_reported_clearly, 0,
 	    NCASES(hostile_text));
 	tcase_add_test(text, latin1_comments_and_utf8_labels_are_read);
