@@ -129,8 +129,10 @@ enum attn_format {
 	ATTN_FMT_TSV,	/* tab-separated */
 	ATTN_FMT_TEXT,	/* whitespace-separated, as numpy.savetxt writes */
 	ATTN_FMT_NPY,
-	ATTN_FMT_REPR	/* an array as NumPy or PyTorch prints it:
+	ATTN_FMT_REPR,	/* an array as NumPy or PyTorch prints it:
 			 * [[1. 0.] ..], array([[1., 0.], ..]), tensor(..) */
+	ATTN_FMT_JSONL	/* JSON Lines: one JSON array a line (jq -c), a
+			 * row each (a matrix) or a matrix each (a stack) */
 };
 
 /* A list of names (token labels). */
@@ -175,8 +177,9 @@ enum {
 };
 
 /* Choose a format from the name's extension, else from the content.
- * Never fails: content that is not JSON or .npy is taken as text, and the
- * text reader reports what is wrong with it. */
+ * Never fails: content that is not JSON (or JSON Lines: a first line that
+ * is one JSON array, with more lines after it) or .npy is taken as text,
+ * and the text reader reports what is wrong with it. */
 enum attn_format attn_format_guess(const char *name, const char *buf,
     size_t len);
 

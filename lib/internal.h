@@ -171,6 +171,9 @@ enum attn_status attn_read_json(const char *name, const char *buf,
 enum attn_status attn_read_repr(const char *name, const char *buf,
     size_t len, unsigned flags, struct attn_array *out,
     struct attn_error *err);
+enum attn_status attn_read_jsonl(const char *name, const char *buf,
+    size_t len, unsigned flags, struct attn_array *out,
+    struct attn_error *err);
 
 /* The length of the call that opens an array as NumPy or PyTorch prints
  * its repr at buf[i]: 6 for "array(", 7 for "tensor(", else 0. */

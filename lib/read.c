@@ -3,8 +3,8 @@
  * reader for it, and free what the readers return.
  *
  * Guessing never fails: the extension wins when it names a format, else
- * the first bytes decide (JSON, .npy, an array as NumPy or PyTorch print
- * it), and anything else is text whose data lines pick the separator
+ * the first bytes decide (JSON, JSON Lines, .npy, an array as NumPy or
+ * PyTorch print it), and anything else is text whose data lines pick the separator
  * (guess_text).  A wrong guess is then
  * reported by the reader, with a position, which says more than "unknown
  * format".
@@ -175,9 +175,54 @@ looks_printed(const char *buf, size_t len, size_t i)
 }
 
 /*
- * The content decides: a .npy by its magic; JSON or a printed array when
- * it starts with '[' (looks_printed), a printed array when it starts with
- * array( or tensor(, JSON with '{'; else text (guess_text).  .txt names
+ * Whether the JSON at buf[i] == '[' is JSON Lines: the array that starts
+ * there ends on its line, with nothing but blanks after it, and another
+ * line that is not blank follows.  A JSON array over several lines ends
+ * none of them but its last, and one on a line alone is JSON; so only a
+ * file with a second line has its first line scanned, not one of a
+ * single line however long.  Returns the end of the first line (> i), or
+ * 0 when it is not.
+ */
+static size_t
+json_lines(const char *buf, size_t len, size_t i)
+{
+	const char *nl = memchr(buf + i, '\n', len - i);
+	size_t end, j, depth = 0;
+	int quoted = 0;
+
+	if (nl == NULL)
+		return 0;
+	end = (size_t)(nl - buf);
+	for (j = end + 1; j < len && space_at(buf, j); j++)
+		;
+	if (j == len)
+		return 0;
+	for (j = i; j < end; j++) {
+		if (quoted) {
+			if (buf[j] == '\\')
+				j++;
+			else if (buf[j] == '"')
+				quoted = 0;
+		} else if (buf[j] == '"') {
+			quoted = 1;
+		} else if (buf[j] == '[') {
+			depth++;
+		} else if (buf[j] == ']' && depth > 0 && --depth == 0) {
+			break;
+		}
+	}
+	if (j == end)
+		return 0;
+	for (j++; j < end && space_at(buf, j); j++)
+		;
+	return j == end ? end : 0;
+}
+
+/*
+ * The content decides: a .npy by its magic; JSON, JSON Lines
+ * (json_lines) or a printed array when it starts with '[' (looks_printed),
+ * a printed array when it starts with array( or tensor(, JSON with '{';
+ * else text (guess_text).  .txt names
  * text but not its separator (numpy.savetxt writes spaces by default and
  * commas when asked) nor whether it holds a pasted print, so the content
  * decides for it too, but for '{'.
@@ -186,12 +231,15 @@ enum attn_format
 attn_format_guess(const char *name, const char *buf, size_t len)
 {
 	const char *ext;
-	size_t elen, i;
+	size_t elen, i, nl;
 	int txt;
 
 	ext = extension(name, &elen);
 	if (attn_word_is(ext, elen, "json"))
 		return ATTN_FMT_JSON;
+	if (attn_word_is(ext, elen, "jsonl") ||
+	    attn_word_is(ext, elen, "ndjson"))
+		return ATTN_FMT_JSONL;
 	if (attn_word_is(ext, elen, "csv"))
 		return ATTN_FMT_CSV;
 	if (attn_word_is(ext, elen, "tsv"))
@@ -207,6 +255,12 @@ attn_format_guess(const char *name, const char *buf, size_t len)
 		i++;
 	if (attn_repr_call(buf, len, i) != 0)
 		return ATTN_FMT_REPR;
+	/* Rows one under another are NumPy's print, but at the top level,
+	 * each a whole array on its line, JSON Lines, unless that line looks
+	 * printed itself. */
+	if (i < len && buf[i] == '[' && (nl = json_lines(buf, len, i)) != 0)
+		return looks_printed(buf, nl, i) ? ATTN_FMT_REPR :
+		    ATTN_FMT_JSONL;
 	if (i < len && buf[i] == '[')
 		return looks_printed(buf, len, i) ? ATTN_FMT_REPR :
 		    ATTN_FMT_JSON;
@@ -280,6 +334,8 @@ attn_read_array(const char *name, const char *buf, size_t len,
 		return attn_read_text(name, buf, len, fmt, flags, out, err);
 	case ATTN_FMT_REPR:
 		return attn_read_repr(name, buf, len, flags, out, err);
+	case ATTN_FMT_JSONL:
+		return attn_read_jsonl(name, buf, len, flags, out, err);
 	case ATTN_FMT_NPY:
 		return attn_read_npy(name, buf, len, flags, out, err);
 	case ATTN_FMT_AUTO:

@@ -983,8 +983,14 @@ json_parse(const struct json_src *js, cJSON **root)
 	if ((i = skip_ws(b, len, off)) < len) {
 		cJSON_Delete(*root);
 		*root = NULL;
+		/* An array on a line of its own after one: JSON Lines, in a
+		 * file whose name says JSON. */
 		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, b, len, i,
-		    "trailing garbage after the JSON value");
+		    "%s", b[i] == '[' && memchr(b + off, '\n', i - off) !=
+		    NULL ? "a second JSON value on its own line: one array a "
+		    "line is JSON Lines, read as such from a .jsonl or "
+		    ".ndjson file or standard input; a .json file holds one "
+		    "value" : "trailing garbage after the JSON value");
 	}
 	if ((st = string_content_fault(js)) != ATTN_OK) {
 		cJSON_Delete(*root);

@@ -5,8 +5,9 @@
  *
  * Input: byte 0 chooses the format (bits 0-1: CSV, TSV, TEXT, AUTO), the
  * reader flags (bits 2-3: none, finite, bool, bias) and, for AUTO, the
- * file name whose extension the guess looks at (bits 4-6); the rest is
- * the text, handed over without a terminating NUL.
+ * file name whose extension the guess looks at (bits 4-7, modulo the 10
+ * names: 8 and 9 name JSON Lines); the rest is the text, handed over
+ * without a terminating NUL.
  *
  * Every number read is also written back with attn_format_number and
  * parsed again: the shortest form must read back to the same double;
@@ -34,9 +35,9 @@ static const unsigned flag_choice[4] = {
 };
 
 /* For AUTO: an extension names the format, or the content decides. */
-static const char *const names[8] = {
+static const char *const names[10] = {
 	"fuzz", "fuzz.csv", "fuzz.tsv", "fuzz.txt", "fuzz.json", "fuzz.npy",
-	"dir.csv/fuzz", ".csv"
+	"dir.csv/fuzz", ".csv", "fuzz.jsonl", "fuzz.ndjson"
 };
 
 /* x must survive attn_format_number and attn_parse_number unchanged. */
@@ -90,7 +91,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	fmt = formats[data[0] & 3];
 	flags = flag_choice[(data[0] >> 2) & 3];
-	name = names[(data[0] >> 4) & 7];
+	name = names[(data[0] >> 4) % (sizeof names / sizeof names[0])];
 	buf = (const char *)data + 1;
 	len = size - 1;
 

@@ -7,9 +7,9 @@
 # text.  fuzz_json: byte % 4 picks the flags (0 finite, 1 bool, 2 none,
 # 3 bias) and its bits the configuration a bundle is computed with.
 # fuzz_text: bits 0-1 the format (0 csv, 1 tsv, 2 text, 3 auto), bits 2-3
-# the flags (0 none, 4 finite, 8 bool, 12 bias), bits 4-6 the name auto
+# the flags (0 none, 4 finite, 8 bool, 12 bias), bits 4-7 the name auto
 # guesses from (0x00 "fuzz", 0x10 ".csv", 0x20 ".tsv", 0x30 ".txt", 0x40
-# ".json").
+# ".json", 0x80 ".jsonl", 0x90 ".ndjson").
 set -eu
 
 json=tests/fuzz/corpus/fuzz_json
@@ -152,3 +152,13 @@ printf '[[ True False]\n [False  True]]' | seed "$text" numpy-bool 013
 printf '[[0. 0. 0. ... 0. 0. 0.]\n [0. 0. 0. ... 0. 0. 0.]]' |
     seed "$text" numpy-summarised 003
 printf 'tensor([ 1.0000, -0.5000], grad_fn=<MulBackward0>)' | seed "$text" torch-1d 003
+# JSON Lines, by content and by name
+printf '[1,2]\n[3,4.5]\n' | seed "$text" jsonl-rows-auto 003
+printf '[[1,2],[3,4]]\r\n\r\n[[5,6],[7,8]]\n' | seed "$text" jsonl-stack-name 203
+printf '[true,false]\n[0,1]\n' | seed "$text" jsonl-mask 013
+printf '[0,"-inf"]\n["-inf",2]\n' | seed "$text" jsonl-bias-ndjson 217
+printf '[1,2]\n[3]\n' | seed "$text" jsonl-ragged 003
+printf '[1,2]\n[[3,4]]\n' | seed "$text" jsonl-mixed-dims 003
+printf '[1,2]\n[3,4x]\n' | seed "$text" jsonl-bad-number 003
+printf '["]",1]\n[2,3]\n' | seed "$text" jsonl-bracket-in-string 003
+printf '[1,2]\n[3,4]\n' | seed "$text" jsonl-in-json-name 103

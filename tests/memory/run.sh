@@ -2,8 +2,8 @@
 # run.sh ATTN - the memory limit bounds what attn really takes.
 #
 #   heap     for inputs of each shape the readers are charged for (JSON
-#            nodes, wide, tall and labelled text, a header, a bundle, a
-#            NumPy print, .npy of float16 and float64), and for the
+#            nodes, JSON Lines, wide, tall and labelled text, a header, a
+#            bundle, a NumPy print, .npy of float16 and float64), and for the
 #            stages and the output, the least
 #            ATTN_MAX_MEMORY that attn accepts is at least the heap it
 #            takes at its peak when it runs, as peak.c (LD_PRELOAD)
@@ -54,6 +54,8 @@ mk() {
 	    printf "], \"labels\": {\"query\": ["
 	    for (i = 0; i < n; i++) printf "%s\"q%d\"", i ? "," : "", i
 	    print "]}}" }' ;;
+	jsonl-column) awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++)
+	    print "[1]" }' ;;
 	csv-row) awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++)
 	    printf "%s1", i ? "," : ""; print "" }' ;;
 	csv-column) awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) print i % 10 }' ;;
@@ -89,6 +91,7 @@ setup() {
 	f=$work/$1.$2
 	case $1 in
 	json-*) f=$f.json ;;
+	jsonl-*) f=$f.jsonl ;;
 	text-*) f=$f.txt ;;
 	npy-*) f=$f.npy ;;
 	*) f=$f.csv ;;
@@ -102,7 +105,8 @@ setup() {
 	    --self "$f" -s lse ;;
 	# queries of one column: a row of n (d = n) costs the kernel more
 	# than its reader
-	json-column|csv-column|csv-labels|npy-*) set -- "$f" "$work/one.csv" \
+	json-column|jsonl-column|csv-column|csv-labels|npy-*) set -- "$f" \
+	    "$work/one.csv" \
 	    "$work/one.csv" -s lse ;;
 	json-labels) set -- "$f" -s lse ;;
 	json-layer) mk csv-row "$2" >"$work/x.$2.csv"
@@ -160,7 +164,7 @@ heap_part() {
 	args="--self $work/base.csv"
 	base=$(heap_peak 1G)
 	for shape in json-row:50000 json-column:25000 json-labels:12000 \
-	    json-layer:8000 \
+	    json-layer:8000 jsonl-column:25000 \
 	    csv-row:50000 csv-column:50000 csv-labels:25000 \
 	    csv-header:25000 text-row:25000 text-repr:50000 npy-f2:50000 \
 	    npy-f8:50000 stages:300 output:300 csv-matrix:5000; do

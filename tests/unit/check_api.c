@@ -14,23 +14,7 @@
 
 #include "attn.h"
 #include "suites.h"
-
-/* Read text (without its NUL) as an array, from an exact-size copy.
- * Returns the status; *out is owned by the caller either way. */
-static enum attn_status
-read_text_array(const char *name, const char *text, enum attn_format fmt,
-    unsigned flags, struct attn_array *out, struct attn_error *err)
-{
-	size_t len = strlen(text);
-	char *buf = malloc(len != 0 ? len : 1);
-	enum attn_status st;
-
-	ck_assert_ptr_nonnull(buf);
-	memcpy(buf, text, len);
-	st = attn_read_array(name, buf, len, fmt, flags, out, err);
-	free(buf);
-	return st;
-}
+#include "testutil.h"
 
 /* Read text that must parse; fail the test with the library's message
  * otherwise. */
@@ -42,7 +26,7 @@ read_ok(const char *name, const char *text, enum attn_format fmt,
 	enum attn_status st;
 
 	memset(&err, 0, sizeof err);
-	st = read_text_array(name, text, fmt, ATTN_READ_FINITE, out, &err);
+	st = read_exact(name, text, fmt, ATTN_READ_FINITE, out, &err);
 	ck_assert_msg(st == ATTN_OK, "%s: status %d: %zu:%zu: %s", name, st,
 	    err.line, err.col, err.msg);
 }
@@ -249,7 +233,7 @@ START_TEST(a_ragged_csv_is_a_data_error_with_its_position)
 	struct attn_error err;
 
 	memset(&err, 0, sizeof err);
-	ck_assert_int_eq(read_text_array(name, "1,2\n3\n", ATTN_FMT_AUTO,
+	ck_assert_int_eq(read_exact(name, "1,2\n3\n", ATTN_FMT_AUTO,
 	    ATTN_READ_FINITE, &a, &err), ATTN_ERR_DATA);
 	ck_assert_int_eq(err.status, ATTN_ERR_DATA);
 	/* the name the caller passed, borrowed, not a copy */
@@ -270,14 +254,14 @@ START_TEST(nan_in_q_is_refused_only_when_finite_is_asked)
 	struct attn_error err;
 
 	memset(&err, 0, sizeof err);
-	ck_assert_int_eq(read_text_array("q.csv", "1,2\n3,nan\n",
+	ck_assert_int_eq(read_exact("q.csv", "1,2\n3,nan\n",
 	    ATTN_FMT_CSV, ATTN_READ_FINITE, &a, &err), ATTN_ERR_DATA);
 	ck_assert_str_eq(err.file, "q.csv");
 	ck_assert_uint_eq(err.line, 2);
 	ck_assert_uint_eq(err.col, 3);
 	attn_array_free(&a);
 
-	ck_assert_int_eq(read_text_array("bias.csv", "1,2\n3,nan\n",
+	ck_assert_int_eq(read_exact("bias.csv", "1,2\n3,nan\n",
 	    ATTN_FMT_CSV, 0, &a, &err), ATTN_OK);
 	ck_assert(isnan(a.data[3]));
 	attn_array_free(&a);

@@ -14,24 +14,16 @@
 
 #include "internal.h"
 #include "suites.h"
+#include "testutil.h"
 
 #define NCASES(t) ((int)(sizeof (t) / sizeof (t)[0]))
 
-/* Read text (AUTO: by content, as the CLI does for standard input). */
+/* Read text as standard input is read (AUTO: by content). */
 static enum attn_status
 read_text_as(const char *text, enum attn_format fmt, unsigned flags,
     struct attn_array *a, struct attn_error *err)
 {
-	size_t len = strlen(text);
-	char *buf = malloc(len != 0 ? len : 1);
-	enum attn_status st;
-
-	ck_assert_ptr_nonnull(buf);
-	memcpy(buf, text, len);
-	memset(err, 0, sizeof *err);
-	st = attn_read_array("-", buf, len, fmt, flags, a, err);
-	free(buf);
-	return st;
+	return read_exact("-", text, fmt, flags, a, err);
 }
 
 /* A print that reads: its shape (ndim dims) and its first values. */

@@ -10,7 +10,7 @@ main(void)
 {
 	Suite *(*const suites[])(void) = {
 		error_suite, num_suite, num_bulk_suite, read_suite,
-		read_repr_suite, read_json_suite,
+		read_repr_suite, read_json_suite, read_jsonl_suite,
 		stage_suite, run_suite, kernel_suite, variants_suite,
 		stream_suite, props_suite, api_suite, grad_suite, random_suite,
 		sinks_suite, layer_suite, rope_suite, project_suite,

@@ -14,6 +14,7 @@ Suite *num_bulk_suite(void);
 Suite *read_suite(void);
 Suite *read_repr_suite(void);
 Suite *read_json_suite(void);
+Suite *read_jsonl_suite(void);
 Suite *stage_suite(void);
 Suite *run_suite(void);
 Suite *kernel_suite(void);

@@ -2,6 +2,7 @@
  * testutil.c - helpers shared by the unit suites (see testutil.h).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -30,6 +31,22 @@ matrix_from(size_t rows, size_t cols, const double *values)
 	if (rows * cols != 0)
 		memcpy(m.data, values, rows * cols * sizeof *values);
 	return m;
+}
+
+enum attn_status
+read_exact(const char *name, const char *text, enum attn_format fmt,
+    unsigned flags, struct attn_array *out, struct attn_error *err)
+{
+	size_t len = strlen(text);
+	char *buf = malloc(len != 0 ? len : 1);
+	enum attn_status st;
+
+	ck_assert_ptr_nonnull(buf);
+	memcpy(buf, text, len);
+	memset(err, 0, sizeof *err);
+	st = attn_read_array(name, buf, len, fmt, flags, out, err);
+	free(buf);
+	return st;
 }
 
 /* A rows x cols matrix of uniform numbers in [lo, hi). */

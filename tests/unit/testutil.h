@@ -62,6 +62,13 @@ static void name##_kernel(int _i CK_ATTRIBUTE_UNUSED,			\
 	"and true); an additive mask (0 to keep a key, -inf or a large " \
 	"negative such as -1e9 to mask it) belongs in --bias"
 
+/* attn_read_array of text (without its NUL) from a copy of exactly its
+ * length, so that AddressSanitizer sees a read past the end; *err is
+ * cleared first, and *out is the caller's either way. */
+enum attn_status read_exact(const char *name, const char *text,
+    enum attn_format fmt, unsigned flags, struct attn_array *out,
+    struct attn_error *err);
+
 /* Stage sets, shorter. */
 #define STAGE(s) ATTN_STAGE_BIT(ATTN_STAGE_ ## s)
 
