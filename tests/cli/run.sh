@@ -5,7 +5,15 @@
 #   stdin    optional: standard input of cmd (else /dev/null)
 #   stdout   expected standard output (absent: empty)
 #   stderr   expected standard error (absent: empty)
-#   status   expected exit status (absent: 0)
+#   status   expected exit status of cmd (absent: 0)
+#   statuses optional: the exit status of each run of attn in cmd, one
+#            a line, in the order they ran (absent: every run exits with
+#            the case's status)
+#
+# `attn` in cmd is a script that runs the binary and writes down its exit
+# status, so that a case cannot lose it: not in a pipe (attn ... | head,
+# where the shell sees only head's), a list (attn ...; attn ...), a
+# function or a command substitution.
 #
 # plus any input files.  A case runs in a fresh copy of its directory, with
 # ../data pointing at the repository's data/, so `-o` cannot touch the
@@ -23,14 +31,11 @@ work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 mkdir "$work/bin"
-if [ -n "${ATTN_TEST_WRAPPER:-}" ]; then
-	# e.g. valgrind: a wrapper script runs the binary under it.
-	printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$ATTN_TEST_WRAPPER" "$bin" \
-	    >"$work/bin/attn"
-	chmod +x "$work/bin/attn"
-else
-	ln -s "$bin" "$work/bin/attn"
-fi
+# The binary, under $ATTN_TEST_WRAPPER (e.g. valgrind) when set; each run
+# appends its status to $work/statuses.
+printf '#!/bin/sh\n%s "%s" "$@"\ns=$?\necho $s >>"%s/statuses"\nexit $s\n' \
+    "${ATTN_TEST_WRAPPER:-}" "$bin" "$work" >"$work/bin/attn"
+chmod +x "$work/bin/attn"
 ln -s "$top/data" "$work/data"
 LC_ALL=${ATTN_TEST_LOCALE:-C}
 export LC_ALL
@@ -42,7 +47,8 @@ fail=0
 for dir in "$top"/tests/cli/*/; do
 	name=$(basename "$dir")
 	[ -f "$dir/cmd" ] || continue
-	rm -rf "$work/case"
+	rm -rf "$work/case" "$work/statuses"
+	: >"$work/statuses"
 	cp -R "$dir" "$work/case"
 	in=/dev/null
 	[ -f "$dir/stdin" ] && in=$dir/stdin
@@ -63,6 +69,21 @@ for dir in "$top"/tests/cli/*/; do
 	done
 	if [ "$status" != "$want" ]; then
 		echo "FAIL $name: exit status $status, expected $want"
+		ok=0
+	fi
+	# Every run of attn: as statuses lists them, else each with the
+	# case's status.
+	if [ -f "$dir/statuses" ]; then
+		runs=$(cat "$dir/statuses")
+	else
+		runs=$(sed "s/.*/$want/" "$work/statuses")
+	fi
+	if [ ! -s "$work/statuses" ]; then
+		echo "FAIL $name: cmd never ran attn"
+		ok=0
+	elif [ "$(cat "$work/statuses")" != "$runs" ]; then
+		echo "FAIL $name: the runs of attn exited" \
+		    $(cat "$work/statuses") "where" $runs "were expected"
 		ok=0
 	fi
 	if [ $ok -eq 1 ]; then
