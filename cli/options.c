@@ -902,6 +902,20 @@ applies(const struct option_row *r, int gen)
  * --grad DO and --proj LAYER, as SPEC writes them). */
 static const char *const file_options[] = { "self", "grad", "proj", NULL };
 
+/* Whether row r's argument is a file. */
+static int
+takes_file(const struct option_row *r)
+{
+	size_t k;
+
+	if (r->arg != NULL && strcmp(r->arg, "FILE") == 0)
+		return 1;
+	for (k = 0; file_options[k] != NULL; k++)
+		if (strcmp(r->name, file_options[k]) == 0)
+			return 1;
+	return 0;
+}
+
 /* The formats' names, for completion, from the table of formats. */
 static const char *format_names[OUT_COUNT + 1];
 
@@ -959,12 +973,8 @@ options_info(size_t i, struct option_info *out)
 	} else if (r->choices != NULL) {
 		out->value = OPTION_WORDS;
 		out->words = r->choices;
-	} else if (r->arg != NULL) {
-		if (strcmp(r->arg, "FILE") == 0)
-			out->value = OPTION_FILE;
-		for (k = 0; file_options[k] != NULL; k++)
-			if (strcmp(r->name, file_options[k]) == 0)
-				out->value = OPTION_FILE;
+	} else if (takes_file(r)) {
+		out->value = OPTION_FILE;
 	}
 }
 
@@ -1115,6 +1125,55 @@ missing_value(char **argv, struct attn_error *err)
 	return usage_error(err, "option '%s' needs a value", arg);
 }
 
+/*
+ * Whether word, the next word of argv that getopt_long took as row r's
+ * value, is rather an option the user meant on its own (-o --causal,
+ * --self --no-scale x.csv): it starts with '-' and is not '-' alone
+ * (standard input or output), a negative number (--scale -0.5, refused
+ * or not by the option itself) or one of r's words.
+ * A value attached to its option (--output=-x, -o-x) is never one: the
+ * user wrote it so.
+ */
+static int
+is_option_word(const struct option_row *r, const char *word)
+{
+	size_t i;
+
+	if (word[0] != '-' || word[1] == '\0' ||
+	    (word[1] >= '0' && word[1] <= '9') || word[1] == '.')
+		return 0;
+	for (i = 0; r->choices != NULL && r->choices[i] != NULL; i++)
+		if (strcmp(word, r->choices[i]) == 0)
+			return 0;
+	return 1;
+}
+
+/* Row r (named by its long name when given so, else by its letter)
+ * took the option word as its value: name the option that lacks one,
+ * and how to give a value that starts with '-'. */
+static enum attn_status
+value_is_an_option(const struct option_row *r, int long_name,
+    const char *word, struct attn_error *err)
+{
+	char name[64];
+
+	if (long_name)
+		snprintf(name, sizeof name, "--%s", r->name);
+	else
+		snprintf(name, sizeof name, "-%c", r->letter);
+	if (takes_file(r))
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "option '%s' needs a value, not the option '%s' (a file "
+		    "whose name starts with - is given as ./-name)", name, word);
+	if (r->choices != NULL || r->set == set_format)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "option '%s' needs a value, not the option '%s'", name,
+		    word);
+	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+	    "option '%s' needs a value, not the option '%s' (a value that "
+	    "starts with - is given as --%s=VALUE)", name, word, r->name);
+}
+
 /* The argument of row r, when it is one of r->choices: its index in
  * ps->choice; else "--NAME wants A, B or C, not 'x'". */
 static enum attn_status
@@ -1230,6 +1289,12 @@ options_parse(int argc, char **argv, struct options *o,
 		if (li >= 0 && (st = check_full_name(argv, &rows[i], optarg,
 		    o->gen, err)) != ATTN_OK)
 			return st;
+		/* The value given as the next word (not attached). */
+		if (optarg != NULL && optind >= 2 &&
+		    optarg == argv[optind - 1] &&
+		    is_option_word(&rows[i], optarg))
+			return value_is_an_option(&rows[i], li >= 0, optarg,
+			    err);
 		li = -1;
 		if ((st = apply(&rows[i], &ps, optarg, err)) != ATTN_OK)
 			return st;
