@@ -13,6 +13,7 @@
  * then written atomically (-o).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,34 +24,28 @@
 #include "memory.h"
 #include "print.h"
 #include "render.h"
+#include "whole.h"
 
 /* Bytes held per number: the double and its text. */
 #define GEN_BYTES_PER_NUMBER (sizeof(double) + ATTN_NUM_MAX)
 
-/* "4x64" into *rows and *cols, each a whole number from 1. */
+/* "4x64" into *rows and *cols, each a whole number from 1 (whole.h's
+ * rule: a shape past 2^64 - 1 is refused as written, not saturated). */
 static enum attn_status
 gen_shape(const char *arg, size_t *rows, size_t *cols,
     struct attn_error *err)
 {
-	const char *x = strchr(arg, 'x');
-	char *end;
+	const char *p = arg;
 	unsigned long long r, c;
 
-	if (x != NULL && arg[0] >= '1' && arg[0] <= '9' && x[1] >= '1' &&
-	    x[1] <= '9') {
-		r = strtoull(arg, &end, 10);
-		if (end == x) {
-			c = strtoull(x + 1, &end, 10);
-			if (*end == '\0' && r <= (size_t)-1 && c <= (size_t)-1) {
-				*rows = (size_t)r;
-				*cols = (size_t)c;
-				return ATTN_OK;
-			}
-		}
+	if (whole_scan(&p, SIZE_MAX, &r) == 0 && r >= 1 && *p++ == 'x' &&
+	    whole_scan(&p, SIZE_MAX, &c) == 0 && c >= 1 && *p == '\0') {
+		*rows = (size_t)r;
+		*cols = (size_t)c;
+		return ATTN_OK;
 	}
-	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "attn gen wants "
-	    "the shape as ROWSxCOLS, whole numbers from 1, such as 4x64, not "
-	    "'%s'", arg);
+	return whole_error(err, "attn gen", "the shape ROWSxCOLS, whole "
+	    "numbers", 1, SIZE_MAX, " (as 4x64)", arg);
 }
 
 /* The matrix as a table: right-aligned columns two spaces apart. */

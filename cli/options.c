@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "print.h"
 #include "query.h"
 #include "rules.h"
+#include "whole.h"
 
 const char options_usage[] =
     "usage: attn [options] Q K V\n"
@@ -321,17 +323,12 @@ set_npy_dtype(struct parse *ps, const char *arg, struct attn_error *err)
 static enum attn_status
 set_digits(struct parse *ps, const char *arg, struct attn_error *err)
 {
-	struct options *o = ps->o;
-	char *end;
-	long n;
+	unsigned long long n;
 
-	errno = 0;
-	n = strtol(arg, &end, 10);
-	if (end == arg || *end != '\0' || errno != 0 || n < 1 || n > 17)
-		return usage_error(err,
-		    "--digits wants a whole number from 1 to 17, not '%s'",
+	if (whole_parse(arg, 1, 17, &n) != 0)
+		return whole_error(err, "--digits", "a whole number", 1, 17, "",
 		    arg);
-	o->digits = (int)n;
+	ps->o->digits = (int)n;
 	return ATTN_OK;
 }
 
@@ -416,18 +413,14 @@ set_no_scale(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
-/* A whole number from lo to hi (the text is all of arg). */
+/* A count held in a size_t (the text is all of arg), from lo: 0, else
+ * -1. */
 static int
-parse_count(const char *arg, long lo, long hi, size_t *out)
+parse_count(const char *arg, unsigned long long lo, size_t *out)
 {
-	char *end;
-	long n;
+	unsigned long long n;
 
-	if (arg[0] < '0' || arg[0] > '9')
-		return -1;	/* strtol would take spaces and signs */
-	errno = 0;
-	n = strtol(arg, &end, 10);
-	if (*end != '\0' || errno != 0 || n < lo || n > hi)
+	if (whole_parse(arg, lo, SIZE_MAX, &n) != 0)
 		return -1;
 	*out = (size_t)n;
 	return 0;
@@ -437,22 +430,17 @@ parse_count(const char *arg, long lo, long hi, size_t *out)
 static enum attn_status
 set_window(struct parse *ps, const char *arg, struct attn_error *err)
 {
-	struct options *o = ps->o;
-	const char *comma = strchr(arg, ',');
-	char left[32];
-	size_t llen;
+	struct attn_config *cfg = &ps->o->cfg;
+	const char *p = arg;
+	unsigned long long l, r;
 
-	llen = comma == NULL ? 0 : (size_t)(comma - arg);
-	if (comma == NULL || llen >= sizeof left)
-		return usage_error(err, "--window wants L,R (two whole "
-		    "numbers, keys to the left and right), not '%s'", arg);
-	memcpy(left, arg, llen);
-	left[llen] = '\0';
-	if (parse_count(left, 0, LONG_MAX, &o->cfg.window_left) != 0 ||
-	    parse_count(comma + 1, 0, LONG_MAX, &o->cfg.window_right) != 0)
-		return usage_error(err, "--window wants L,R (two whole "
-		    "numbers, keys to the left and right), not '%s'", arg);
-	o->cfg.window = 1;
+	if (whole_scan(&p, SIZE_MAX, &l) != 0 || *p++ != ',' ||
+	    whole_scan(&p, SIZE_MAX, &r) != 0 || *p != '\0')
+		return whole_error(err, "--window", "L,R, whole numbers", 0,
+		    SIZE_MAX, " (keys to the left and right)", arg);
+	cfg->window_left = (size_t)l;
+	cfg->window_right = (size_t)r;
+	cfg->window = 1;
 	return ATTN_OK;
 }
 
@@ -576,18 +564,18 @@ set_layout(struct parse *ps, const char *arg, struct attn_error *err)
 static enum attn_status
 set_heads(struct parse *ps, const char *arg, struct attn_error *err)
 {
-	if (parse_count(arg, 1, LONG_MAX, &ps->o->cfg.heads) != 0)
-		return usage_error(err, "--heads wants a whole number above 0, "
-		    "not '%s'", arg);
+	if (parse_count(arg, 1, &ps->o->cfg.heads) != 0)
+		return whole_error(err, "--heads", "a whole number", 1,
+		    SIZE_MAX, "", arg);
 	return ATTN_OK;
 }
 
 static enum attn_status
 set_kv_heads(struct parse *ps, const char *arg, struct attn_error *err)
 {
-	if (parse_count(arg, 1, LONG_MAX, &ps->o->cfg.kv_heads) != 0)
-		return usage_error(err, "--kv-heads wants a whole number above "
-		    "0, not '%s'", arg);
+	if (parse_count(arg, 1, &ps->o->cfg.kv_heads) != 0)
+		return whole_error(err, "--kv-heads", "a whole number", 1,
+		    SIZE_MAX, "", arg);
 	return ATTN_OK;
 }
 
@@ -634,10 +622,12 @@ static enum attn_status
 threads_from(const char *what, const char *arg, size_t *threads,
     struct attn_error *err)
 {
-	if (parse_count(arg, 0, MAX_THREADS, threads) != 0)
-		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-		    "%s wants a number of threads from 1 to %d (0: one per "
-		    "CPU), not '%s'", what, MAX_THREADS, arg);
+	unsigned long long n;
+
+	if (whole_parse(arg, 0, MAX_THREADS, &n) != 0)
+		return whole_error(err, what, "a whole number", 0, MAX_THREADS,
+		    " (0: one thread per CPU)", arg);
+	*threads = (size_t)n;
 	return ATTN_OK;
 }
 
@@ -702,16 +692,9 @@ set_query(struct parse *ps, const char *arg, struct attn_error *err)
 static enum attn_status
 set_seed(struct parse *ps, const char *arg, struct attn_error *err)
 {
-	unsigned long long n;
-	char *end;
-
-	errno = 0;
-	n = strtoull(arg, &end, 10);
-	if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno != 0 ||
-	    n > 0xffffffffffffffffULL)
-		return usage_error(err, "--seed wants a whole number from 0 to "
-		    "18446744073709551615, not '%s'", arg);
-	ps->o->seed = n;
+	if (whole_parse(arg, 0, 0xffffffffffffffffULL, &ps->o->seed) != 0)
+		return whole_error(err, "--seed", "a whole number", 0,
+		    0xffffffffffffffffULL, "", arg);
 	return ATTN_OK;
 }
 

@@ -16,27 +16,19 @@
 
 #include "attn.h"
 #include "query.h"
+#include "whole.h"
 
-/* The row at *p, from 1, as the number it is; *p then points past it
- * (at ',' or the end).  -1 when it is not a whole number, 1 when it is
- * too large for a size_t. */
+/* The row at *p, from 1 (whole.h's rule), followed by ',' or the end:
+ * 0 with *p at that, else -1. */
 static int
 next_row(const char **p, size_t *row)
 {
-	const char *s = *p;
-	size_t v = 0;
+	unsigned long long v;
 
-	if (*s < '0' || *s > '9')
+	if (whole_scan(p, SIZE_MAX, &v) != 0 || v == 0 ||
+	    (**p != ',' && **p != '\0'))
 		return -1;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (v > (SIZE_MAX - 9) / 10)
-			return 1;
-		v = v * 10 + (size_t)(*s - '0');
-	}
-	if (*s != ',' && *s != '\0')
-		return -1;
-	*p = s;
-	*row = v;
+	*row = (size_t)v;
 	return 0;
 }
 
@@ -44,18 +36,13 @@ enum attn_status
 query_parse(const char *list, size_t *count, struct attn_error *err)
 {
 	const char *p = list;
-	char text[64];
 	size_t n = 0, row;
-	int bad;
 
-	attn_text_preview(text, 40, list, strlen(list));
 	for (;;) {
-		if ((bad = next_row(&p, &row)) != 0 || row == 0)
-			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-			    bad > 0 ? "--query '%s': a row number too large" :
-			    bad == 0 ? "--query '%s': rows count from 1" :
-			    "--query wants query rows from 1, comma-separated "
-			    "(as 3,1), not '%s'", text);
+		if (next_row(&p, &row) != 0)
+			return whole_error(err, "--query", "query rows, "
+			    "comma-separated whole numbers", 1, SIZE_MAX,
+			    " (as 3,1)", list);
 		n++;
 		if (*p++ == '\0')
 			break;
@@ -167,7 +154,7 @@ read_rows(const struct options *o, size_t T, struct query *q, size_t *pos,
 
 	for (k = 0; k < q->n; k++, p++) {
 		/* query_parse has read the list: only T can be wrong */
-		if (next_row(&p, &row) != 0 || row == 0 || row > T)
+		if (next_row(&p, &row) != 0 || row > T)
 			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 			    "--query names row %zu, but there %s only %zu "
 			    "quer%s (T = %zu)", row, T == 1 ? "is" : "are", T,
