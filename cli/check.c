@@ -336,16 +336,7 @@ json_num(FILE *fp, double x)
 static void
 file_index(char *buf, size_t size, const struct attn_array *f, size_t n)
 {
-	size_t idx[ATTN_MAX_DIMS], d, k = 0;
-
-	buf[0] = '\0';
-	for (d = f->ndim; d-- > 0;) {
-		idx[d] = n % f->shape[d];
-		n /= f->shape[d];
-	}
-	for (d = 0; d < f->ndim && k < size; d++)
-		k += (size_t)snprintf(buf + k, size - k, d > 0 ? ", %zu" :
-		    "%zu", idx[d]);
+	print_index(buf, size, f->shape, f->ndim, n);
 }
 
 /* "batch 1, head 2, row 3, column 4" (from 1), for element n. */

@@ -445,6 +445,14 @@ own_descriptor(const char *path)
 	return -1;
 }
 
+int
+io_is_terminal(const char *path)
+{
+	int fd = path == NULL ? STDOUT_FILENO : own_descriptor(path);
+
+	return fd >= 0 && isatty(fd);
+}
+
 /*
  * Follow path through every symbolic link to the file that open() would
  * write, which need not exist yet: *end is that path (owned by the

@@ -67,6 +67,10 @@ enum attn_status sink_commit(struct sink *s, struct attn_error *err);
  * back.  Safe after a failed commit. */
 void sink_abort(struct sink *s);
 
+/* Whether output to path (NULL: standard output; /dev/stdout and the
+ * like: that descriptor of attn's) would reach a terminal. */
+int io_is_terminal(const char *path);
+
 /* s into fp with control characters and what is not UTF-8 escaped as
  * attn_text_escape does: for file names, labels and option values. */
 void io_put_text(FILE *fp, const char *s);

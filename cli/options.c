@@ -280,7 +280,7 @@ has_extension(const char *path, const char *ext)
  * table, which is text too, where an option asks for what only a table
  * shows: --explain, --heatmap, --full, a --check report).  Any other
  * extension keeps the default.  .svg is refused: a table in it
- * is not a picture, and --svg FILE draws one.
+ * is not a picture, and --svg FILE draws one (attn gen has none to draw).
  */
 static enum attn_status
 format_by_extension(struct options *o, const struct given *g,
@@ -299,7 +299,12 @@ format_by_extension(struct options *o, const struct given *g,
 	if (o->format == OUT_TXT && (o->explain || o->heatmap || o->full ||
 	    o->check != NULL))
 		o->format = OUT_TABLE;
-	if (has_extension(o->output, "svg") && !o->gen && o->svg == NULL)
+	if (has_extension(o->output, "svg") && o->gen)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "-o %s: attn gen writes numbers (a table, csv, tsv, txt, "
+		    "json, html or npy), not an SVG picture: give -f FORMAT, or "
+		    "another extension", o->output);
+	if (has_extension(o->output, "svg") && o->svg == NULL)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "-o %s: the SVG heatmap of the weights is --svg %s (-o "
 		    "writes the stages, as -f says)", o->output, o->output);
@@ -1291,7 +1296,7 @@ options_parse(int argc, char **argv, struct options *o,
 	if (o->gen) {
 		if (o->digits < 0)
 			o->digits = print_formats[o->format].digits;
-		return rules_check_gen(o, err);
+		return rules_check_gen(o, &ps.given, err);
 	}
 	/* --like sets what --align and --masked-rows leave unsaid. */
 	if (ps.like >= 0) {

@@ -386,3 +386,19 @@ print_pad(FILE *fp, size_t n)
 	while (n-- > 0)
 		putc(' ', fp);
 }
+
+void
+print_index(char *buf, size_t size, const size_t *dim, size_t ndim,
+    size_t n)
+{
+	size_t idx[ATTN_MAX_DIMS], d, k = 0;
+
+	buf[0] = '\0';
+	for (d = ndim; d-- > 0;) {
+		idx[d] = n % dim[d];
+		n /= dim[d];
+	}
+	for (d = 0; d < ndim && k < size; d++)
+		k += (size_t)snprintf(buf + k, size - k, d > 0 ? ", %zu" :
+		    "%zu", idx[d]);
+}

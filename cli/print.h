@@ -185,6 +185,11 @@ size_t print_char(const char *s, size_t *width);
 /* n spaces. */
 void print_pad(FILE *fp, size_t n);
 
+/* "1, 2, 3" into buf: element n (in C order) of an array of dims
+ * dim[0..ndim) by its NumPy index, from 0. */
+void print_index(char *buf, size_t size, const size_t *dim, size_t ndim,
+    size_t n);
+
 /* s as XML (and HTML) text or attribute value: & < > " ' and newlines
  * escaped, and what XML cannot hold (control characters, bytes that are
  * not UTF-8) as U+FFFD. */

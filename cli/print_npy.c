@@ -11,8 +11,12 @@
  * does) and '\n'.  So the file is byte for byte the one numpy would have
  * written, and numpy.load reads it with no warning.  The
  * numbers are the stage's own bits: a float64 file reads back into attn,
- * or into NumPy, exactly.
+ * or into NumPy, exactly.  A float32 file holds each number rounded to
+ * float32; a finite number that would round to infinity there is a data
+ * error naming it, rather than an inf that attn (and the user's kernel
+ * test) would then refuse or misread.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +100,39 @@ put_header(FILE *fp, const size_t *dim, size_t ndim, size_t size)
 	putc('\n', fp);
 }
 
+/* The least magnitude that rounds to infinity in float32: FLT_MAX and
+ * half its last place (the tie rounds up, to the even 2^128). */
+#define F4_OVERFLOW 0x1.ffffffp+127
+
+/* The first of the n values at x that is finite but rounds to infinity
+ * in float32, or n. */
+static size_t
+beyond_float32(const double *x, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (isfinite(x[i]) && fabs(x[i]) >= F4_OVERFLOW)
+			return i;
+	return n;
+}
+
+/* Value `at` of stage s (flattened to shape sh) is beyond float32: a
+ * data error naming it by its NumPy index. */
+static enum attn_status
+f4_overflow(const struct printer *p, enum attn_stage s,
+    const struct attn_shape *sh, size_t at, double x)
+{
+	char idx[128], num[ATTN_NUM_MAX];
+
+	print_index(idx, sizeof idx, sh->dim, sh->ndim, at);
+	attn_format_number(num, x, 0, 0);
+	return attn_error_set(p->err, ATTN_ERR_DATA, NULL, 0, 0,
+	    "--npy-dtype f4: %s[%s] is %s, beyond float32's range (its "
+	    "largest is 3.4028235e+38): write float64 (--npy-dtype f8)",
+	    attn_stage_table[s].name, idx, num);
+}
+
 enum attn_status
 print_npy(const struct printer *p)
 {
@@ -103,7 +140,7 @@ print_npy(const struct printer *p)
 	const size_t size = p->o->npy_f4 ? 4 : 8;
 	struct attn_shape sh;
 	double *flat;
-	size_t n;
+	size_t n, at;
 
 	attn_stage_shape(p->st, s, &sh);
 	n = attn_shape_count(&sh);
@@ -111,6 +148,12 @@ print_npy(const struct printer *p)
 		return attn_error_set(p->err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory writing %zu numbers", n);
 	attn_stage_flatten(p->st, s, flat);
+	if (size == 4 && (at = beyond_float32(flat, n)) < n) {
+		enum attn_status st = f4_overflow(p, s, &sh, at, flat[at]);
+
+		free(flat);
+		return st;
+	}
 	put_header(p->fp, sh.dim, sh.ndim, size);
 	put_values(p->fp, flat, n, size);
 	free(flat);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "io.h"
 #include "print.h"
 #include "rules.h"
 
@@ -181,9 +182,29 @@ rules_check(const struct options *o, const struct given *g,
 	return ATTN_OK;
 }
 
-enum attn_status
-rules_check_gen(const struct options *o, struct attn_error *err)
+/* What goes with the output format, for attn and attn gen alike:
+ * --npy-dtype with npy, and npy (binary) never to a terminal. */
+static enum attn_status
+check_output(const struct options *o, const struct given *g,
+    struct attn_error *err)
 {
+	if (g->npy_dtype && o->format != OUT_NPY)
+		return usage_error(err, "--npy-dtype goes with --format npy");
+	if (o->format == OUT_NPY && io_is_terminal(o->output))
+		return usage_error(err, "-f npy is binary, not for a terminal: "
+		    "write it to a file with -o FILE, or redirect standard "
+		    "output");
+	return ATTN_OK;
+}
+
+enum attn_status
+rules_check_gen(const struct options *o, const struct given *g,
+    struct attn_error *err)
+{
+	enum attn_status st;
+
+	if ((st = check_output(o, g, err)) != ATTN_OK)
+		return st;
 	if (o->noperands != 1)
 		return usage_error(err, o->noperands == 0 ?
 		    "attn gen wants the shape of the matrix, ROWSxCOLS, such "
@@ -270,8 +291,8 @@ rules_check_options(const struct options *o, const struct given *g,
 		    o->format_by_name ? "-o " : "-f ", o->format_by_name ?
 		    o->output : f->name, o->format_by_name ? " (npy, by its "
 		    "extension)" : "", o->nstages);
-	if (g->npy_dtype && o->format != OUT_NPY)
-		return usage_error(err, "--npy-dtype goes with --format npy");
+	if ((st = check_output(o, g, err)) != ATTN_OK)
+		return st;
 	if ((st = rules_check(o, g, err)) != ATTN_OK)
 		return st;
 	if (o->self != NULL && o->noperands != 0)

@@ -47,9 +47,11 @@ struct given {
 enum attn_status rules_check_options(const struct options *o,
     const struct given *g, struct attn_error *err);
 
-/* attn gen: one operand, ROWSxCOLS.  A usage error. */
+/* attn gen: one operand, ROWSxCOLS, and the rules of the output that
+ * attn has too (--npy-dtype with npy, no npy to a terminal).  A usage
+ * error. */
 enum attn_status rules_check_gen(const struct options *o,
-    struct attn_error *err);
+    const struct given *g, struct attn_error *err);
 
 /* --heads H a multiple of --kv-heads G, H as the options or the shapes
  * of 4-D inputs give it; G alone (H 1) names the --heads it needs.  A
