@@ -14,7 +14,9 @@
  * descriptor for /dev/stdout and its kin.  A regular file is written to a
  * temporary file in the same directory (so rename() is atomic), which
  * replaces the target only after everything was written and synced; any
- * failure removes it and leaves the target untouched.  What cannot be
+ * failure removes it and leaves the target untouched; several outputs
+ * (--svg and -o) are all written before any is renamed, so that they
+ * are replaced together or not at all.  What cannot be
  * replaced that way is written in place, as > writes it: a device, a
  * FIFO, a descriptor, or a file in a directory attn may not change.  A
  * file the user may not write is refused, as > refuses it.
@@ -301,21 +303,30 @@ io_slurp(const char *path, struct io_input *in, struct attn_error *err)
  * SIGXFSZ is ignored while any output is written, so that a file size
  * limit (ulimit -f) makes write() fail with EFBIG, an error attn reports
  * and cleans up after, instead of a death that leaves the temporary file.
- * What was there before is put back when the sink is done.
+ * Several sinks may be open at once (--svg FILE and -o FILE): the
+ * dispositions are saved when the first opens and put back when the last
+ * closes, and the handler removes every temporary file still pending.
  */
 static const int cleanup_sigs[] = { SIGINT, SIGTERM, SIGHUP };
-static struct sigaction saved_cleanup[sizeof cleanup_sigs /
-    sizeof cleanup_sigs[0]], saved_xfsz;
-static int watching;
-static char *volatile pending_tmp;
+#define NCLEANUP (sizeof cleanup_sigs / sizeof cleanup_sigs[0])
+static struct sigaction saved_cleanup[NCLEANUP], saved_xfsz;
+static int watching;		/* sinks open */
+/* The temporary files to remove: at most one a sink, and attn opens two
+ * sinks at most (the output and --svg). */
+#define PENDING_MAX 4
+static char *volatile pending[PENDING_MAX];
 
 static void
 remove_pending(int sig)
 {
-	char *tmp = pending_tmp;
+	size_t i;
 
-	if (tmp != NULL)
-		unlink(tmp);
+	for (i = 0; i < PENDING_MAX; i++) {
+		char *tmp = pending[i];
+
+		if (tmp != NULL)
+			unlink(tmp);
+	}
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -326,38 +337,77 @@ is_ignored(const struct sigaction *sa)
 	return !(sa->sa_flags & SA_SIGINFO) && sa->sa_handler == SIG_IGN;
 }
 
+/* Take tmp off the list of files the handler removes. */
 static void
-watch_signals(char *tmp)
+unpend(const char *tmp)
+{
+	size_t i;
+
+	for (i = 0; tmp != NULL && i < PENDING_MAX; i++)
+		if (pending[i] == tmp)
+			pending[i] = NULL;
+}
+
+/* Sink s opens: the handlers go in with the first sink, and s's
+ * temporary file (NULL: none) joins the list before it is created. */
+static void
+watch_signals(struct sink *s, char *tmp)
 {
 	struct sigaction sa;
 	size_t i;
 
-	memset(&sa, 0, sizeof sa);
-	sigemptyset(&sa.sa_mask);
-	pending_tmp = tmp;
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGXFSZ, &sa, &saved_xfsz);
-	sa.sa_handler = remove_pending;
-	for (i = 0; i < sizeof cleanup_sigs / sizeof cleanup_sigs[0]; i++) {
-		sigaction(cleanup_sigs[i], NULL, &saved_cleanup[i]);
-		if (tmp != NULL && !is_ignored(&saved_cleanup[i]))
-			sigaction(cleanup_sigs[i], &sa, NULL);
+	if (watching++ == 0) {
+		memset(&sa, 0, sizeof sa);
+		sigemptyset(&sa.sa_mask);
+		sa.sa_handler = SIG_IGN;
+		sigaction(SIGXFSZ, &sa, &saved_xfsz);
+		sa.sa_handler = remove_pending;
+		for (i = 0; i < NCLEANUP; i++) {
+			sigaction(cleanup_sigs[i], NULL, &saved_cleanup[i]);
+			if (!is_ignored(&saved_cleanup[i]))
+				sigaction(cleanup_sigs[i], &sa, NULL);
+		}
 	}
-	watching = 1;
+	s->watched = 1;
+	for (i = 0; tmp != NULL && i < PENDING_MAX; i++)
+		if (pending[i] == NULL) {
+			pending[i] = tmp;
+			break;
+		}
 }
 
+/* Sink s closes (once, however often this is called for it): its
+ * temporary file leaves the list, and the dispositions are put back
+ * with the last sink. */
 static void
-unwatch_signals(void)
+unwatch_signals(struct sink *s)
 {
 	size_t i;
 
-	if (!watching)
+	if (!s->watched)
 		return;
-	pending_tmp = NULL;
-	for (i = 0; i < sizeof cleanup_sigs / sizeof cleanup_sigs[0]; i++)
+	s->watched = 0;
+	unpend(s->tmp);
+	if (--watching > 0)
+		return;
+	for (i = 0; i < NCLEANUP; i++)
 		sigaction(cleanup_sigs[i], &saved_cleanup[i], NULL);
 	sigaction(SIGXFSZ, &saved_xfsz, NULL);
-	watching = 0;
+}
+
+/* Hold off the cleanup signals (hold 1) while the temporary files are
+ * renamed, so that one arriving then finds all of them renamed, not
+ * some; let them in again (hold 0), when a pending one kills attn. */
+static void
+hold_signals(int hold)
+{
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < NCLEANUP; i++)
+		sigaddset(&set, cleanup_sigs[i]);
+	sigprocmask(hold ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
 /* ---------------------------------------------------------------- sinks */
@@ -453,6 +503,18 @@ io_is_terminal(const char *path)
 	return fd >= 0 && isatty(fd);
 }
 
+enum attn_status
+io_check_descriptor(const char *path, int fd, struct attn_error *err)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY)
+		return attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
+		    "cannot write: descriptor %d is %s", fd, flags < 0 ?
+		    "not open" : "open for reading only");
+	return ATTN_OK;
+}
+
 /*
  * Follow path through every symbolic link to the file that open() would
  * write, which need not exist yet: *end is that path (owned by the
@@ -490,6 +552,82 @@ follow_links(const char *path, char **end, int *fd, struct attn_error *err)
 		cur = next;
 	}
 	return ATTN_OK;
+}
+
+enum attn_status
+io_check_output(const char *path, struct attn_error *err)
+{
+	enum attn_status st;
+	char *end;
+	int fd;
+
+	if (path == NULL)
+		return ATTN_OK;
+	if ((st = follow_links(path, &end, &fd, err)) != ATTN_OK)
+		return st;
+	free(end);
+	return fd >= 0 ? io_check_descriptor(path, fd, err) : ATTN_OK;
+}
+
+/* Which file output to path would reach, for telling two names of one
+ * file apart: the device and inode of the file, or, when it does not
+ * exist yet, those of its directory and its name (the name's last
+ * component, in *base, owned by the caller).  0, or -1 when it cannot
+ * be told (an error that opening the output will report). */
+static int
+output_identity(const char *path, struct stat *sb, char **base)
+{
+	struct attn_error err = { 0 };
+	char *end = NULL, *dir;
+	const char *target;
+	size_t dirlen;
+	int fd, r;
+
+	*base = NULL;
+	if (path == NULL || strcmp(path, "-") == 0)
+		return fstat(STDOUT_FILENO, sb);
+	if (follow_links(path, &end, &fd, &err) != ATTN_OK)
+		return -1;
+	target = end != NULL ? end : path;
+	if (fd >= 0)
+		r = fstat(fd, sb);
+	else if ((r = stat(target, sb)) != 0 && errno == ENOENT) {
+		dirlen = dir_len(target);
+		dir = dirlen == 0 ? strdup(".") : strndup(target, dirlen);
+		*base = strdup(target + dirlen);
+		r = dir != NULL && *base != NULL ? stat(dir, sb) : -1;
+		free(dir);
+	}
+	free(end);
+	if (r != 0) {
+		free(*base);
+		*base = NULL;
+	}
+	return r;
+}
+
+int
+io_same_output(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	char *base_a, *base_b;
+	int same;
+
+	if (output_identity(a, &sa, &base_a) != 0)
+		return 0;
+	if (output_identity(b, &sb, &base_b) != 0) {
+		free(base_a);
+		return 0;
+	}
+	/* A device (a terminal, /dev/null) takes both outputs in turn and
+	 * keeps neither: it is no file that one could clobber. */
+	same = sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
+	    (base_a == NULL) == (base_b == NULL) &&
+	    (base_a == NULL ? !S_ISCHR(sa.st_mode) :
+	    strcmp(base_a, base_b) == 0);
+	free(base_a);
+	free(base_b);
+	return same;
 }
 
 /*
@@ -538,14 +676,13 @@ sink_fdopen(struct sink *s, int fd, const char *verb, struct attn_error *err)
 static enum attn_status
 open_descriptor(struct sink *s, int fd, struct attn_error *err)
 {
-	int flags = fcntl(fd, F_GETFL);
+	enum attn_status st;
 
-	if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY)
-		return attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
-		    "cannot write: descriptor %d is %s", fd, flags < 0 ?
-		    "not open" : "open for reading only");
+	if ((st = io_check_descriptor(s->path, fd, err)) != ATTN_OK)
+		return st;
 	s->direct = 1;
-	watch_signals(NULL);
+	s->fd = fd;
+	watch_signals(s, NULL);
 	return sink_fdopen(s, dup(fd), "open", err);
 }
 
@@ -554,7 +691,7 @@ static enum attn_status
 open_in_place(struct sink *s, const char *target, struct attn_error *err)
 {
 	s->direct = 1;
-	watch_signals(NULL);
+	watch_signals(s, NULL);
 	return sink_fdopen(s, open(target, O_WRONLY | O_TRUNC | O_NOCTTY),
 	    "open", err);
 }
@@ -572,8 +709,9 @@ open_temp(struct sink *s, const char *target, struct attn_error *err)
 		    "out of memory");
 	memcpy(s->tmp, target, dirlen);
 	memcpy(s->tmp + dirlen, name, sizeof name);
-	watch_signals(s->tmp);
+	watch_signals(s, s->tmp);
 	if ((fd = mkstemp(s->tmp)) < 0) {
+		unpend(s->tmp);
 		free(s->tmp);	/* no file to remove */
 		s->tmp = NULL;
 	}
@@ -589,9 +727,11 @@ sink_open(struct sink *s, const char *path, struct attn_error *err)
 	int fd;
 
 	memset(s, 0, sizeof *s);
+	s->fd = -1;
 	if (path == NULL) {
 		s->fp = stdout;
-		watch_signals(NULL);
+		s->fd = STDOUT_FILENO;
+		watch_signals(s, NULL);
 		return ATTN_OK;
 	}
 	s->path = path;
@@ -657,13 +797,23 @@ write_error(struct attn_error *err, const char *file, const char *on,
 	    "write error: %s%s", strerror(saved), why);
 }
 
+int
+sink_is_stdout(const struct sink *s)
+{
+	return s->fd == STDOUT_FILENO;
+}
+
 enum attn_status
-sink_commit(struct sink *s, struct attn_error *err)
+sink_finish(struct sink *s, struct attn_error *err)
 {
 	const char *name = s->path != NULL ? s->path : "standard output";
 	const char *target;
 	int failed, saved;
 
+	if (s->fp == NULL)
+		return ATTN_OK;		/* finished already */
+	if (s->len > 0)
+		fwrite(s->text, 1, s->len, s->fp);
 	failed = fflush(s->fp) != 0 || ferror(s->fp);
 	saved = errno;
 	if (s->path == NULL || s->direct) {
@@ -672,7 +822,7 @@ sink_commit(struct sink *s, struct attn_error *err)
 			saved = errno;
 		}
 		s->fp = NULL;
-		unwatch_signals();
+		unwatch_signals(s);
 		/* A reader that left (head -1, with SIGPIPE ignored) is not
 		 * worth a message: the status says it. */
 		if (failed && saved == EPIPE)
@@ -696,16 +846,66 @@ sink_commit(struct sink *s, struct attn_error *err)
 		sink_abort(s);
 		return write_error(err, s->path, NULL, saved);
 	}
+	return ATTN_OK;
+}
+
+/* Rename s's temporary file (finished) over its target. */
+static enum attn_status
+sink_rename(struct sink *s, struct attn_error *err)
+{
+	const char *target = s->real != NULL ? s->real : s->path;
+	int saved;
+
+	if (s->tmp == NULL)
+		return ATTN_OK;		/* written in place */
 	if (rename(s->tmp, target) != 0) {
 		saved = errno;
 		sink_abort(s);
 		return attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,
 		    "cannot replace: %s", strerror(saved));
 	}
-	unwatch_signals();
+	unwatch_signals(s);
 	free(s->tmp);
 	s->tmp = NULL;
 	return ATTN_OK;
+}
+
+enum attn_status
+sink_commit(struct sink *s, struct attn_error *err)
+{
+	return sink_commit_all(&s, 1, err);
+}
+
+/* Where sink s is finished among several: temporary files first (their
+ * writing can still be undone), then files and devices written in
+ * place, standard output last (what reached it cannot be taken back). */
+static int
+finish_rank(const struct sink *s)
+{
+	return s->tmp != NULL ? 0 : sink_is_stdout(s) ? 2 : 1;
+}
+
+enum attn_status
+sink_commit_all(struct sink *const *s, size_t n, struct attn_error *err)
+{
+	enum attn_status st = ATTN_OK;
+	size_t i;
+	int rank;
+
+	/* Everything written and checked before anything is replaced. */
+	for (rank = 0; rank <= 2 && st == ATTN_OK; rank++)
+		for (i = 0; i < n && st == ATTN_OK; i++)
+			if (finish_rank(s[i]) == rank)
+				st = sink_finish(s[i], err);
+	if (st == ATTN_OK) {
+		hold_signals(1);
+		for (i = 0; i < n && st == ATTN_OK; i++)
+			st = sink_rename(s[i], err);
+		hold_signals(0);
+	}
+	for (i = 0; i < n; i++)
+		sink_abort(s[i]);
+	return st;
 }
 
 void
@@ -717,11 +917,12 @@ sink_abort(struct sink *s)
 	free(s->real);
 	s->real = NULL;
 	if (s->tmp != NULL) {
+		unpend(s->tmp);
 		unlink(s->tmp);
 		free(s->tmp);
 		s->tmp = NULL;
 	}
-	unwatch_signals();
+	unwatch_signals(s);
 }
 
 /* ------------------------------------------------------------- messages */

@@ -130,8 +130,8 @@ check_memory(const struct options *o, const struct inputs *in,
 
 /*
  * Render everything into memory, then write it in one piece: the SVG and
- * the output both (render_write_both opens both files before it replaces
- * either).  With --svg, an output with nothing in it (no stage asked
+ * the output both (render_write_both writes both before it replaces
+ * either, and standard output last).  With --svg, an output with nothing in it (no stage asked
  * for) is not written, so that --svg - has standard output to itself.
  * With --check the output is its report.
  */

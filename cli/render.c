@@ -45,6 +45,7 @@ render_write_both(const struct render *a, const char *path_a,
     const struct render *b, const char *path_b, struct attn_error *err)
 {
 	struct sink sa, sb;
+	struct sink *const both[2] = { &sa, &sb };
 	enum attn_status st;
 
 	if ((st = sink_open(&sa, path_a, err)) != ATTN_OK)
@@ -53,17 +54,13 @@ render_write_both(const struct render *a, const char *path_a,
 		sink_abort(&sa);
 		return st;
 	}
-	fwrite(a->text, 1, a->len, sa.fp);
-	if (b != NULL)
-		fwrite(b->text, 1, b->len, sb.fp);
-	st = sink_commit(&sa, err);
-	sink_abort(&sa);
+	sa.text = a->text;
+	sa.len = a->len;
 	if (b != NULL) {
-		if (st == ATTN_OK)
-			st = sink_commit(&sb, err);
-		sink_abort(&sb);
+		sb.text = b->text;
+		sb.len = b->len;
 	}
-	return st;
+	return sink_commit_all(both, b != NULL ? 2 : 1, err);
 }
 
 void

@@ -28,9 +28,9 @@ enum attn_status render_close(struct render *r, enum attn_status st,
 enum attn_status render_write(const struct render *r, const char *path,
     struct attn_error *err);
 
-/* Write a to path_a and, unless b is NULL, b to path_b: both files are
- * opened (their temporary files made) before either is replaced, so that
- * one that cannot be created leaves the other as it was. */
+/* Write a to path_a and, unless b is NULL, b to path_b, together
+ * (sink_commit_all): both written or neither, and nothing on standard
+ * output unless all the rest was written. */
 enum attn_status render_write_both(const struct render *a,
     const char *path_a, const struct render *b, const char *path_b,
     struct attn_error *err);

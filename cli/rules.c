@@ -188,6 +188,10 @@ static enum attn_status
 check_output(const struct options *o, const struct given *g,
     struct attn_error *err)
 {
+	enum attn_status st;
+
+	if ((st = io_check_output(o->output, err)) != ATTN_OK)
+		return st;
 	if (g->npy_dtype && o->format != OUT_NPY)
 		return usage_error(err, "--npy-dtype goes with --format npy");
 	if (o->format == OUT_NPY && io_is_terminal(o->output))
@@ -253,10 +257,17 @@ rules_check_options(const struct options *o, const struct given *g,
 	    (g->stage || o->explain || o->stats || o->heatmap))
 		return usage_error(err, "--svg - takes standard output: send "
 		    "the rest elsewhere with -o FILE");
-	if (o->svg != NULL && o->output != NULL &&
-	    strcmp(o->svg, o->output) == 0)
-		return usage_error(err,
-		    "--svg and -o name the same file: give two");
+	/* The output, when there is one beside the SVG (standard output
+	 * without -o), and the SVG are two files (--svg ./w.svg -o w.svg, a
+	 * link, --svg - -o /dev/stdout). */
+	if (o->svg != NULL && strcmp(o->svg, "-") != 0 &&
+	    (st = io_check_output(o->svg, err)) != ATTN_OK)
+		return st;
+	if (o->svg != NULL && (o->output != NULL || g->stage || o->explain ||
+	    o->stats || o->heatmap) && io_same_output(o->svg, o->output))
+		return usage_error(err, o->output != NULL ? "--svg and -o name "
+		    "the same file: give two" : "--svg names the file standard "
+		    "output goes to: give the stages their own with -o FILE");
 	if (o->svg != NULL && o->output != NULL && !g->stage &&
 	    !o->explain && !o->stats && !o->heatmap)
 		return usage_error(err, "-o has nothing to write: --svg writes "

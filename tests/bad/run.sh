@@ -495,6 +495,44 @@ setup_sigterm_before_rename() {
 	extra=$(judge_output)
 }
 
+# Why w.svg (made "precious" by the case) was changed.
+judge_svg_kept() {
+	line=
+	[ -f "$c/w.svg" ] && read -r line <"$c/w.svg"
+	[ "$line" = precious ] || echo "--svg w.svg was changed or removed"
+}
+
+# --svg FILE and -o FILE at once, the signal while the first temporary
+# file is synced: both temporary files are removed (not only the last
+# one made), and neither target is replaced.
+setup_sigterm_with_svg_and_output() {
+	build_shim || return
+	printf 'precious\n' >"$c/w.svg"
+	SHIM=$shim run_signalled TERM '' --self good.csv --svg w.svg \
+	    -s weights -o out.txt
+	extra=$(judge_output; judge_svg_kept)
+}
+
+# Ignored signals with both: the run goes on and writes both, and the
+# dispositions it put back are the ignored ones (a second sink must not
+# save the first one's handler as the original).
+setup_ignored_signals_with_svg_and_output() {
+	build_shim || return
+	printf 'precious\n' >"$c/w.svg"
+	SHIM=$shim run_signalled 'INT HUP TERM' 'INT HUP TERM' --self \
+	    good.csv --svg w.svg -s weights -o out.txt
+	extra=$(judge_written)
+	grep -q '<svg' "$c/w.svg" || extra="${extra}--svg w.svg was not written"
+}
+
+# -o FILE that cannot be written (/dev/full) after --svg FILE was made:
+# the SVG is not replaced.
+setup_svg_kept_when_output_fails() {
+	printf 'precious\n' >"$c/w.svg"
+	run --self good.csv --svg w.svg -s weights -o /dev/full
+	extra=$(judge_svg_kept; temp_left)
+}
+
 # 40 x 40 weights in CSV: some 30 kB, over any `ulimit -f 1`.
 big_output_input() {
 	awk 'BEGIN { for (i = 0; i < 40; i++) { for (j = 0; j < 40; j++)
@@ -519,6 +557,23 @@ setup_file_size_limit_stdout() {
 	    -f csv </dev/null >big.out 2>err
 	    echo $? >st) 2>/dev/null
 	st=$(cat "$c/st")
+}
+
+# An SVG over the file size limit: the stages do not reach standard
+# output (a failed run prints nothing there), and no temporary file is
+# left.
+setup_file_size_limit_svg() {
+	big_output_input
+	(cd "$c" && ulimit -f 1 && timeout 10 "$bin" --self big.csv --svg w.svg \
+	    -s output -f csv </dev/null >out 2>err
+	    echo $? >st) 2>/dev/null
+	st=$(cat "$c/st")
+	extra=$(temp_left)
+}
+
+# --svg /dev/full: likewise nothing on standard output.
+setup_svg_dev_full() {
+	run --self good.csv --svg /dev/full -s weights
 }
 
 setup_stdin_closed() {
