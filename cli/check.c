@@ -373,10 +373,13 @@ reasons(char *buf, size_t size, const struct options *o,
 		    k > 0 ? "; " : "", m->failing - m->nonfinite, m->count,
 		    m->failing - m->nonfinite == 1 ? "s" : "");
 	if ((m->fails & ATTN_FAIL_SPREAD) && k < size)
-		k += (size_t)snprintf(buf + k, size - k, "%sthe largest error "
-		    "is %s times what the spread of attn's values allows (so "
-		    "would a constant, shuffled or transposed result be)",
-		    k > 0 ? "; " : "", num(a, m->max_abs / m->spread_bound, 3));
+		k += (size_t)snprintf(buf + k, size - k, "%sthe tolerances "
+		    "would pass a constant here, and the RMS error is %s of a "
+		    "standard deviation of attn's values (more than %s): the "
+		    "result does not follow how they vary, as a constant, "
+		    "shuffled or transposed one would not", k > 0 ? "; " : "",
+		    num(a, m->ref_std > 0 ? m->rms_abs / m->ref_std : INFINITY,
+		    3), num(b, ATTN_SPREAD_FRACTION, 0));
 	if ((m->fails & ATTN_FAIL_FACTOR) && k < size)
 		snprintf(buf + k, size - k, "%sthe largest error is %s times the "
 		    "emulated %s baseline's, more than --factor %s",
@@ -427,11 +430,17 @@ report_table(FILE *fp, const struct options *o, const struct attn_stages *st,
 	    "(rtol %s, atol %s)%s\n", m->failing, m->count, num(a, m->rtol, 3),
 	    num(b, m->atol, 3), m->nonfinite > 0 ? ", nan or inf on one "
 	    "side counted" : "");
-	fprintf(fp, "  spread          max abs error %s %s atol + "
-	    "rtol*(max - min) = %s (attn's values from %s to %s)\n",
-	    num(a, m->max_abs, 3), m->max_abs <= m->spread_bound ? "<=" : ">",
-	    num(b, m->spread_bound, 3), num(e, m->ref_min, 4),
-	    num(at, m->ref_max, 4));
+	if (m->spread_applies)
+		fprintf(fp, "  spread          rms error %s %s atol + %g*std = "
+		    "%s (attn's values from %s to %s: the tolerances would "
+		    "pass their mean)\n", num(a, m->rms_abs, 3),
+		    m->rms_abs <= m->spread_bound ? "<=" : ">",
+		    ATTN_SPREAD_FRACTION, num(b, m->spread_bound, 3),
+		    num(e, m->ref_min, 4), num(at, m->ref_max, 4));
+	else
+		fprintf(fp, "  spread          not needed: the tolerances tell "
+		    "attn's values (from %s to %s) from their mean\n",
+		    num(e, m->ref_min, 4), num(at, m->ref_max, 4));
 	if (o->emulate != ATTN_PREC_FP64) {
 		fprintf(fp, "  baseline        emulated %s: max abs error %s",
 		    check_emulate_names[o->emulate - 1],
@@ -510,13 +519,18 @@ report_json(FILE *fp, const struct options *o, const struct attn_stages *st,
 	json_num(fp, m->max_abs);
 	fputs(",\n  \"max_rel_error\": ", fp);
 	json_num(fp, m->max_rel);
+	fputs(",\n  \"rms_error\": ", fp);
+	json_num(fp, m->rms_abs);
 	fputs(",\n  \"worst\": ", fp);
 	json_worst(fp, st, c, m, c->file.data, "file");
 	fputs(",\n  \"correlation\": ", fp);
 	json_num(fp, m->corr);
 	fprintf(fp, ",\n  \"failing\": %zu,\n  \"nonfinite\": %zu,\n"
 	    "  \"spread_bound\": ", m->failing, m->nonfinite);
-	json_num(fp, m->spread_bound);
+	if (m->spread_applies)
+		json_num(fp, m->spread_bound);
+	else
+		fputs("null", fp);
 	fputs(",\n  \"baseline\": ", fp);
 	if (o->emulate == ATTN_PREC_FP64) {
 		fputs("null", fp);

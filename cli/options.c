@@ -841,7 +841,7 @@ static const struct option_row rows[] = {
 	    "FILE, a kernel's result; exit 1 when it fails",
 	    NULL, NULL, FIELD(check) },
 	{ "rtol", 0, "X", "--check tolerance relative to attn's values\n"
-	    "and their spread (default 1e-05)", NULL, set_rtol, 0 },
+	    "(default 1e-05)", NULL, set_rtol, 0 },
 	{ "atol", 0, "X", "--check absolute tolerance (default 1e-08)",
 	    NULL, set_atol, 0 },
 	{ "emulate", 0, "P", "fp32, fp16 or bf16: compute a naive kernel in\n"

@@ -826,11 +826,16 @@ void attn_random_fill(struct attn_matrix *m, unsigned long long seed,
 enum {
 	ATTN_FAIL_ELEMENTS = 1,	 /* some |a - b| > atol + rtol * |b| */
 	ATTN_FAIL_NONFINITE = 2, /* nan or an infinity on one side only */
-	ATTN_FAIL_SPREAD = 4,	 /* max |a - b| > atol + rtol * (max b -
-				  * min b), b's spread */
+	ATTN_FAIL_SPREAD = 4,	 /* where the element test would pass b's
+				  * mean: rms |a - b| > atol +
+				  * ATTN_SPREAD_FRACTION * std b */
 	ATTN_FAIL_FACTOR = 8	 /* max |a - b| > factor * the baseline's
 				  * + atol */
 };
+
+/* The spread test's bound on the RMS error, in standard deviations of
+ * the reference (lib/compare.c says why a tenth). */
+#define ATTN_SPREAD_FRACTION 0.1
 
 /*
  * A candidate a against a reference b, element by element in the same
@@ -852,7 +857,11 @@ struct attn_compare {
 	double corr;		/* Pearson's r of finite pairs; nan when
 				 * either side is constant */
 	double ref_min, ref_max;	/* the reference's spread */
-	double spread_bound;	/* atol + rtol * (ref_max - ref_min) */
+	double ref_mean, ref_std;	/* of its finite values */
+	double rms_abs;		/* RMS of |a - b| over finite pairs */
+	int spread_applies;	/* the element test would pass ref_mean
+				 * everywhere: the spread test decides too */
+	double spread_bound;	/* atol + ATTN_SPREAD_FRACTION * ref_std */
 	double factor, base_max_abs, factor_bound;	/* with a baseline */
 	unsigned fails;		/* ATTN_FAIL_*: 0 is a pass */
 };

@@ -11,17 +11,25 @@
  * attention), every element of a constant array, of the reference
  * shuffled, or of the reference transposed is within rtol of its
  * neighbour, and allclose passes a kernel that computed nothing.  The
- * verdict adds
- * the spread test: the largest error must also be small against the
- * spread of the reference, max |a - b| <= atol + rtol * (max b - min b).
- * A constant candidate misses by at least half the spread, a shuffled or
- * transposed one by most of it, so they fail for any rtol below 1/2,
- * while a correct one misses by rounding, far below the spread.  The
- * Pearson correlation is reported too (a constant candidate has none),
- * as the same fact in the words statisticians use.  atol stays an
- * absolute floor in both tests: a reference that barely varies is
- * checked to atol, and values below atol are not checked at all (weights
- * are about 1/S: atol must be below that to check them).
+ * verdict adds the spread test where that can happen: when the element
+ * test would pass the mean of the reference in every place (its
+ * tolerances are too loose to tell a constant from the reference), the
+ * result must also follow how the reference varies, its RMS error at
+ * most a tenth of the reference's standard deviation (plus atol).  A
+ * constant misses by the whole standard deviation, a shuffled result by
+ * about 1.4 of it, a transposed one or the rows reversed by a good part
+ * of it, while a correct result misses by rounding, far below.  Where
+ * the element test does tell a constant apart, the spread test does not
+ * apply: it never fails a result that rtol and atol pass and that a
+ * constant would not pass (values near 1000 varying by 0.5, a float32
+ * result within rtol 1e-4: the element test decides).  Errors are
+ * measured as RMS rather than their maximum, so that one element
+ * rounded unluckily does not decide.  The Pearson correlation is
+ * reported too (a constant candidate has none), as the same fact in the
+ * words statisticians use.  atol stays an absolute floor in both tests:
+ * a reference that barely varies is checked to atol, and values below
+ * atol are not checked at all (weights are about 1/S: atol must be below
+ * that to check them).
  *
  * With an emulated baseline (lib/emulate.c) the verdict is
  * FlashAttention's: the candidate's largest error at most factor times
@@ -46,7 +54,8 @@ void
 attn_compare(const double *cand, const double *ref, size_t n, double rtol,
     double atol, struct attn_compare *c)
 {
-	double mean_a = 0, mean_b = 0, sab = 0, saa = 0, sbb = 0;
+	double mean_a = 0, mean_b = 0, sab = 0, saa = 0, sbb = 0, see = 0;
+	int blind = 1;		/* the element test would pass the mean */
 	double cand_min = INFINITY, cand_max = -INFINITY;
 	size_t i, finite = 0;
 
@@ -111,7 +120,13 @@ attn_compare(const double *cand, const double *ref, size_t n, double rtol,
 			sab += da * db;
 			saa += da * da;
 			sbb += db * db;
+			see += (cand[i] - ref[i]) * (cand[i] - ref[i]);
+			if (!(fabs(db) <= atol + rtol * fabs(ref[i])))
+				blind = 0;
 		}
+		c->rms_abs = sqrt(see / (double)finite);
+		c->ref_mean = mean_b;
+		c->ref_std = sqrt(sbb / (double)finite);
 		/* No correlation with a side that does not vary (told by
 		 * its extremes: a mean rounds, so deviations from it may
 		 * not be 0). */
@@ -121,12 +136,13 @@ attn_compare(const double *cand, const double *ref, size_t n, double rtol,
 		if (fabs(c->corr) > 1)
 			c->corr = copysign(1.0, c->corr);
 	}
-	c->spread_bound = atol + rtol * (c->ref_max - c->ref_min);
+	c->spread_applies = finite > 0 && blind;
+	c->spread_bound = atol + ATTN_SPREAD_FRACTION * c->ref_std;
 	if (c->nonfinite > 0)
 		c->fails |= ATTN_FAIL_NONFINITE;
 	if (c->failing > c->nonfinite)
 		c->fails |= ATTN_FAIL_ELEMENTS;
-	if (c->max_abs > c->spread_bound)
+	if (c->spread_applies && c->rms_abs > c->spread_bound)
 		c->fails |= ATTN_FAIL_SPREAD;
 }
 
