@@ -710,13 +710,52 @@ START_TEST(a_new_matrix_is_packed_and_zeroed)
 }
 END_TEST
 
+/*
+ * Zeroed stages can be freed: those never filled, and those of a run once
+ * freed, since attn_stages_free leaves every byte zero (the stages, the
+ * sinks, the list of rows with no key), so that freeing twice, as an
+ * error path may, frees nothing twice (ASan would say).  The runs hold
+ * something of each: every stage, and a row that may attend no key
+ * (case 0) or sinks (case 1, where the sink keeps that row's softmax).
+ */
 START_TEST(zeroed_stages_can_be_freed)
 {
+	static const double qk[] = { 1, 0, 0, 1 }, keep[] = { 0, 0, 1, 1 },
+	    sinks[] = { 0.5 };
+	static const struct attn_stages zero;
 	struct attn_stages st;
+	struct attn_inputs in;
+	struct attn_config cfg;
+	size_t s;
 
 	memset(&st, 0, sizeof st);
 	attn_stages_free(&st);
-	ck_assert_ptr_null(st.stage[ATTN_STAGE_WEIGHTS].data);
+	ck_assert(memcmp(&st, &zero, sizeof st) == 0);
+
+	memset(&in, 0, sizeof in);
+	in.batches = 1;
+	in.q = in.k = in.v = matrix_from(2, 2, qk);
+	in.mask = matrix_from(2, 2, keep);
+	in.mask_blocks = 1;
+	if (_i == 1)
+		in.sinks = matrix_from(1, 1, sinks);
+	attn_config_init(&cfg);
+	run_ok(ATTN_KERNEL_REFERENCE, &cfg, &in, ATTN_STAGES_ALL, &st);
+	if (_i == 0) {
+		ck_assert_uint_eq(st.nmasked, 1);
+		ck_assert_ptr_nonnull(st.masked);
+	} else {
+		ck_assert_ptr_nonnull(st.sinks.data);
+	}
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		if (ATTN_STAGES_ALL & ATTN_STAGE_BIT(s))
+			ck_assert_ptr_nonnull(st.stage[s].data);
+	attn_stages_free(&st);
+	ck_assert(memcmp(&st, &zero, sizeof st) == 0);
+	attn_stages_free(&st);
+	attn_matrix_free(&in.q);
+	attn_matrix_free(&in.mask);
+	attn_matrix_free(&in.sinks);
 }
 END_TEST
 
@@ -988,7 +1027,7 @@ kernel_suite(void)
 	    0, 1);
 	tcase_add_test(tc, a_view_borrows_its_parent);
 	tcase_add_test(tc, a_new_matrix_is_packed_and_zeroed);
-	tcase_add_test(tc, zeroed_stages_can_be_freed);
+	tcase_add_loop_test(tc, zeroed_stages_can_be_freed, 0, 2);
 	tcase_add_loop_test(tc, matrix_alloc_overflow_returns_nomem, 0, 2);
 	tcase_add_test(tc, size_products_are_checked_for_overflow);
 	suite_add_tcase(s, tc);
