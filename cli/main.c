@@ -164,27 +164,15 @@ write_output(const struct options *o, const struct attn_stages *st,
 	return status;
 }
 
-/* attn_run, with a progress line on stderr while a long run goes on
- * (progress.c); with --emulate alone, the emulation's stages, which
- * report no progress. */
+/* attn_run; with --emulate alone, the emulation's stages. */
 static enum attn_status
-compute(struct options *o, const struct inputs *in, struct attn_stages *st,
-    struct attn_error *err)
+compute(const struct options *o, const struct inputs *in,
+    struct attn_stages *st, struct attn_error *err)
 {
-	struct progress pr;
-	enum attn_status s;
-
 	if (o->emulate != ATTN_PREC_FP64 && o->check == NULL)
 		return attn_emulate(&o->cfg, &in->in, print_wants(o),
 		    o->emulate, st, err);
-	progress_start(&pr, progress_wanted(o->progress));
-	o->cfg.progress = progress_update;
-	o->cfg.progress_arg = &pr;
-	s = attn_run(&o->cfg, &in->in, print_wants(o), st, err);
-	progress_end(&pr);
-	/* pr is gone: --check's emulation must not report to it */
-	o->cfg.progress = NULL;
-	return s;
+	return attn_run(&o->cfg, &in->in, print_wants(o), st, err);
 }
 
 int
@@ -196,6 +184,7 @@ main(int argc, char **argv)
 	struct inputs in = { 0 };
 	struct check chk = { 0 };
 	struct query sel = { 0 };
+	struct progress pr;
 	struct options o;
 	struct names lab;
 	enum attn_status st;
@@ -232,12 +221,19 @@ main(int argc, char **argv)
 		options_offer(&o, attn_stages_available(&o.cfg, &in.in));
 		st = check_memory(&o, &in, &err);
 	}
+	/* A progress line on stderr while the long phases go on: attn's
+	 * run, --check's emulated baseline after it (progress.c). */
+	progress_start(&pr, progress_wanted(o.progress));
+	o.cfg.progress = progress_update;
+	o.cfg.progress_arg = &pr;
 	if (st == ATTN_OK)
 		st = compute(&o, &in, &stages, &err);
 	if (st == ATTN_OK)
 		st = name_rows(&o, &in, &stages, &query, &key, &err);
 	if (st == ATTN_OK && o.check != NULL)
 		st = check_run(&o, &in.in, &stages, &chk, &err);
+	progress_end(&pr);
+	o.cfg.progress = NULL;
 	/* --query: the rows it names, of everything printed */
 	if (st == ATTN_OK)
 		st = query_select(&o, &in.in, &stages, &query, &sel, &err);

@@ -3,6 +3,12 @@
  *
  *	attn: 42% of query blocks, 3.1 s elapsed, about 4.3 s left
  *
+ * for each phase the library reports (the streaming kernel's query
+ * blocks, the reference kernel's heads forward and backward, the heads
+ * of an emulated kernel, --check's baseline after attn's own run), on
+ * the same line: a new phase replaces the last one's text, and its
+ * estimate of the time left is its own, from its own start.
+ *
  * shown only when asked (--progress) or when stderr is a terminal, only
  * once the run has gone on for PROGRESS_DELAY seconds (a short run shows
  * nothing), redrawn at most every PROGRESS_EVERY seconds, and erased at
@@ -43,24 +49,30 @@ progress_start(struct progress *pr, int on)
 {
 	memset(pr, 0, sizeof *pr);
 	pr->on = on;
-	pr->start = pr->last = seconds_now();
+	pr->start = pr->last = pr->phase = seconds_now();
 }
 
 void
-progress_update(void *arg, size_t done, size_t total)
+progress_update(void *arg, const char *what, size_t done, size_t total)
 {
 	struct progress *pr = arg;
 	const double t = seconds_now(), elapsed = t - pr->start;
-	char line[128];
+	char line[160];
 	int n;
 
+	if (what != pr->what) {		/* a new phase */
+		pr->what = what;
+		pr->phase = t;
+		pr->last = 0;		/* drawn at once, once on */
+	}
 	if (!pr->on || elapsed < PROGRESS_DELAY || total == 0 ||
 	    (pr->width > 0 && t - pr->last < PROGRESS_EVERY && done < total))
 		return;
 	pr->last = t;
-	n = snprintf(line, sizeof line, "attn: %zu%% of query blocks, %.1f s "
-	    "elapsed, about %.1f s left", done * 100 / total, elapsed,
-	    elapsed * (double)(total - done) / (double)(done > 0 ? done : 1));
+	n = snprintf(line, sizeof line, "attn: %zu%% of %s, %.1f s elapsed, "
+	    "about %.1f s left", done * 100 / total, what, elapsed,
+	    (t - pr->phase) * (double)(total - done) /
+	    (double)(done > 0 ? done : 1));
 	if (n < 0)
 		return;
 	/* Spaces cover the rest of a longer line drawn before. */

@@ -12,6 +12,8 @@ enum progress_mode { PROGRESS_AUTO, PROGRESS_ON, PROGRESS_OFF };
 struct progress {
 	int on;			/* may show at all */
 	double start, last;	/* when the run and the last redraw began */
+	const char *what;	/* the phase, as the library names it */
+	double phase;		/* when it began */
 	size_t width;		/* of the line on screen; 0 when none */
 };
 
@@ -23,7 +25,8 @@ int progress_wanted(enum progress_mode mode);
 void progress_start(struct progress *pr, int on);
 
 /* attn_config.progress: arg is the struct progress. */
-void progress_update(void *arg, size_t done, size_t total);
+void progress_update(void *arg, const char *what, size_t done,
+    size_t total);
 
 /* Erase the line, if one was drawn. */
 void progress_end(struct progress *pr);

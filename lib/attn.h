@@ -465,10 +465,14 @@ struct attn_config {
 	enum attn_kernel kernel;	/* ATTN_KERNEL_AUTO by default */
 	size_t threads;		/* worker threads; 0: attn_cpu_count()
 				 * (the reference kernel uses one) */
-	/* When not NULL, called as blocks of query rows are done (from
-	 * whichever thread finished one, never two calls at once): done of
-	 * total so far. */
-	void (*progress)(void *arg, size_t done, size_t total);
+	/* When not NULL, called as the work of a long phase is done (from
+	 * whichever thread finished a part, never two calls at once): done
+	 * of total parts so far, `what` naming the parts and the phase
+	 * ("query blocks" of the streaming kernel, "heads, forward and
+	 * backward" of the reference kernel, "heads of the emulated fp16
+	 * kernel", ...); a new `what` starts a new phase. */
+	void (*progress)(void *arg, const char *what, size_t done,
+	    size_t total);
 	void *progress_arg;
 	int rope;		/* rotate each head's q and k rows by position
 				 * (query i at i + offset, key j at j) before

@@ -224,6 +224,13 @@ emulate_plan(const struct attn_problem *p, size_t *bytes,
 	return attn_scratch_bytes(&all, bytes, err);
 }
 
+/* What progress calls the blocks of each format. */
+static const char *const progress_what[] = {
+	[ATTN_PREC_FP32] = "heads of the emulated fp32 kernel",
+	[ATTN_PREC_FP16] = "heads of the emulated fp16 kernel",
+	[ATTN_PREC_BF16] = "heads of the emulated bf16 kernel",
+};
+
 static enum attn_status
 emulate_run(const struct attn_problem *p, enum attn_precision prec,
     struct attn_stages *out, struct attn_error *err)
@@ -243,6 +250,8 @@ emulate_run(const struct attn_problem *p, enum attn_precision prec,
 			attn_problem_head(&all, b, h, &hd);
 			attn_head_stages(&all, out, &sc, &hd, m);
 			emulate_head(&all, &hd, prec, m, &out->computed);
+			attn_progress_block(p, progress_what[prec],
+			    b * p->H + h);
 		}
 	attn_scratch_free(&sc);
 	return ATTN_OK;

@@ -571,11 +571,19 @@ struct attn_pool_job {
 	void (*task)(void *ctx, size_t worker, size_t t);
 	int (*stop)(void *ctx, size_t t);	/* skip task t; may be NULL */
 	void *ctx;
-	void (*progress)(void *arg, size_t done, size_t total);
+	void (*progress)(void *arg, const char *what, size_t done,
+	    size_t total);
 	void *progress_arg;
+	const char *what;	/* the tasks, for progress */
 };
 
 void attn_pool_run(const struct attn_pool_job *job);
+
+/* Report block n (from 0) of the B x H blocks of p done, as `what`, to
+ * p->cfg->progress when it is set: for kernels that work block after
+ * block on one thread (the reference kernel, the emulation). */
+void attn_progress_block(const struct attn_problem *p, const char *what,
+    size_t n);
 
 /* The CPUs a cgroup quota allows, rounded up, from its quota and period
  * texts (cgroup v2's cpu.max holds both, "max 100000" when there is no

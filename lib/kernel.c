@@ -285,6 +285,9 @@ reference_run(const struct attn_problem *p, struct attn_stages *out,
 			if (st == ATTN_OK && (p->need & ATTN_STAGES_GRAD))
 				st = attn_grad_head(p, &hd, m, &out->computed,
 				    err);
+			attn_progress_block(p, p->need & ATTN_STAGES_GRAD ?
+			    "heads, forward and backward" : "heads",
+			    b * p->H + h);
 		}
 	attn_scratch_free(&sc);
 	return st;

@@ -737,6 +737,7 @@ attn_stream_run(const struct attn_problem *p, const struct attn_simd *simd,
 	job.ctx = &s;
 	job.progress = p->cfg->progress;
 	job.progress_arg = p->cfg->progress_arg;
+	job.what = "query blocks";
 	attn_pool_run(&job);
 	if (atomic_load(&s.stop_head) != SIZE_MAX)
 		st = stream_error(&s, tasks, err);

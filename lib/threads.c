@@ -51,7 +51,8 @@ pool_work(struct pool *pl, size_t index)
 		if (job->progress != NULL) {
 			pthread_mutex_lock(&pl->lock);
 			pl->done++;
-			job->progress(job->progress_arg, pl->done, job->tasks);
+			job->progress(job->progress_arg, job->what, pl->done,
+			    job->tasks);
 			pthread_mutex_unlock(&pl->lock);
 		}
 	}
@@ -64,6 +65,15 @@ worker_main(void *arg)
 
 	pool_work(w->pool, w->index);
 	return NULL;
+}
+
+void
+attn_progress_block(const struct attn_problem *p, const char *what,
+    size_t n)
+{
+	if (p->cfg->progress != NULL)
+		p->cfg->progress(p->cfg->progress_arg, what, n + 1,
+		    p->B * p->H);
 }
 
 void

@@ -5,7 +5,11 @@
 #      the run goes on and is gone from the screen when it ends;
 #   2. with stderr a file, nothing shows unless --progress asks; with
 #      --progress the line is drawn with \r and erased at the end;
-#   3. the output is the same whichever way.
+#   3. the output is the same whichever way;
+#   4. the phases that do not run on the streaming kernel report on the
+#      same line, named: the reference kernel's heads with the backward
+#      pass (--grad), an emulated kernel's (--emulate), and --check's
+#      emulated baseline after attn's own run.
 #
 # The run: self-attention of 60000 rows of 2 columns on one thread (30000
 # under AddressSanitizer, four times slower), some seconds of exp on any
@@ -80,5 +84,33 @@ expect "--no-progress after --progress turns it off" $?
 # 3. The same numbers whichever way.
 cmp -s tty.csv pipe.csv && cmp -s tty.csv forced.csv && cmp -s tty.csv off.csv
 expect "the output does not depend on the progress line" $?
+
+# 4. The other phases: some seconds each of the reference kernel with
+# the backward pass (3000 rows, 8 heads) and of the emulated fp16 kernel
+# (1200 rows, 2 heads), whose line shows once a second has gone.
+awk 'BEGIN { srand(7); for (i = 0; i < 3000; i++) { for (j = 0; j < 16; j++)
+    printf "%s%.3f", j ? "," : "", rand() * 4 - 2; print "" } }' >y.csv
+awk 'BEGIN { srand(8); for (i = 0; i < 1200; i++) { for (j = 0; j < 4; j++)
+    printf "%s%.3f", j ? "," : "", rand() * 4 - 2; print "" } }' >z.csv
+"$bin" -j 1 --progress --heads 8 --self y.csv --grad y.csv -s grad_q \
+    -o g.csv 2>grad.err
+expect "a run with --grad succeeds" $?
+grep -q "attn: [0-9]*% of heads, forward and backward, [0-9.]* s elapsed, about [0-9.]* s left" \
+    grad.err
+expect "--grad names its phase on the line" $?
+"$bin" --progress --emulate fp16 --heads 2 --self z.csv -s output -f csv \
+    -o e.csv 2>emu.err
+expect "a run with --emulate succeeds" $?
+grep -q "attn: [0-9]*% of heads of the emulated fp16 kernel, [0-9.]* s elapsed" \
+    emu.err
+expect "--emulate names its phase on the line" $?
+"$bin" --progress --emulate fp16 --check e.csv --heads 2 --self z.csv \
+    >check.out 2>check.err
+expect "--check --emulate of the emulation passes" $?
+grep -q "attn: [0-9]*% of heads of the emulated fp16 kernel, " check.err
+expect "--check's baseline reports after attn's run" $?
+[ "$(tail -c 1 grad.err | od -An -c | tr -d ' ')" = '\r' ] &&
+    [ "$(tr -cd '\n' <check.err | wc -c)" -eq 0 ]
+expect "the line is erased after the last phase, never a newline" $?
 
 tally progress

@@ -397,15 +397,22 @@ struct progress_log {
 	atomic_int inside;	/* calls running now */
 	size_t calls, last, total;
 	int overlapped, backwards;
+	const char *what;	/* the phase of the last call */
+	int phases;		/* how many phases were seen */
 };
 
 static void
-progress_note(void *arg, size_t done, size_t total)
+progress_note(void *arg, const char *what, size_t done, size_t total)
 {
 	struct progress_log *log = arg;
 
 	if (atomic_fetch_add(&log->inside, 1) != 0)
 		log->overlapped = 1;
+	if (log->what == NULL || strcmp(what, log->what) != 0) {
+		log->phases++;
+		log->last = 0;
+	}
+	log->what = what;
 	log->backwards |= done <= log->last;
 	log->last = done;
 	log->total = total;
@@ -444,10 +451,68 @@ START_TEST(progress_counts_blocks_of_queries)
 	ck_assert_uint_eq(log.total, 22);
 	ck_assert_int_eq(log.overlapped, 0);
 	ck_assert_int_eq(log.backwards, 0);
+	ck_assert_str_eq(log.what, "query blocks");
+	ck_assert_int_eq(log.phases, 1);
 	attn_stages_free(&st);
 	attn_matrix_free(&q);
 	attn_matrix_free(&k);
 	attn_matrix_free(&v);
+}
+END_TEST
+
+/* The phases that do not run on the pool report too, once a (batch,
+ * head) block, named: the reference kernel with the backward pass (case
+ * 0) and without it (1), and the emulated kernel (2), which --check runs
+ * after attn's own run. */
+START_TEST(every_long_phase_reports_its_heads)
+{
+	static const char *const what[] = { "heads, forward and backward",
+	    "heads", "heads of the emulated fp16 kernel" };
+	struct ref_rng rng;
+	struct attn_matrix q, k, v, d_out;
+	struct attn_config cfg;
+	struct attn_stages st;
+	struct attn_inputs in;
+	struct attn_error err;
+	struct progress_log log;
+	const size_t B = 2, T = 5, S = 7, d = 3, H = 3;
+
+	memset(&log, 0, sizeof log);
+	atomic_init(&log.inside, 0);
+	ref_rng_seed(&rng, 0x9410u);
+	q = matrix_random(&rng, B * T, H * d, -1.0, 1.0);
+	k = matrix_random(&rng, B * S, H * d, -1.0, 1.0);
+	v = matrix_random(&rng, B * S, H * d, -1.0, 1.0);
+	d_out = matrix_random(&rng, B * T, H * d, -1.0, 1.0);
+	memset(&in, 0, sizeof in);
+	in.batches = B;
+	in.q = q;
+	in.k = k;
+	in.v = v;
+	in.d_out = d_out;
+	attn_config_init(&cfg);
+	cfg.heads = H;
+	cfg.progress = progress_note;
+	cfg.progress_arg = &log;
+	if (_i == 2) {
+		memset(&err, 0, sizeof err);
+		ck_assert_int_eq(attn_emulate(&cfg, &in, STAGE(OUTPUT),
+		    ATTN_PREC_FP16, &st, &err), ATTN_OK);
+	} else {
+		run_ok(ATTN_KERNEL_REFERENCE, &cfg, &in, _i == 0 ?
+		    STAGE(GRAD_Q) : STAGE(WEIGHTS), &st);
+	}
+	ck_assert_uint_eq(log.calls, B * H);
+	ck_assert_uint_eq(log.last, B * H);
+	ck_assert_uint_eq(log.total, B * H);
+	ck_assert_int_eq(log.backwards, 0);
+	ck_assert_int_eq(log.phases, 1);
+	ck_assert_str_eq(log.what, what[_i]);
+	attn_stages_free(&st);
+	attn_matrix_free(&q);
+	attn_matrix_free(&k);
+	attn_matrix_free(&v);
+	attn_matrix_free(&d_out);
 }
 END_TEST
 
@@ -509,6 +574,7 @@ stream_suite(void)
 
 	tc = tcase_create("threads");
 	tcase_add_test(tc, progress_counts_blocks_of_queries);
+	tcase_add_loop_test(tc, every_long_phase_reports_its_heads, 0, 3);
 	tcase_add_loop_test(tc, a_cgroup_quota_is_read_as_cpus, 0,
 	    (int)(sizeof quota_cases / sizeof quota_cases[0]));
 	tcase_add_test(tc, the_cpu_count_is_at_most_the_online_cpus);
