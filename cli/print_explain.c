@@ -337,10 +337,11 @@ print_explain_head(const struct printer *p)
 {
 	print_shapes(p);
 	if (p->st->precision != ATTN_PREC_FP64)
-		fprintf(p->fp, "precision: %s, emulated (--emulate): Q, K, V "
+		fprintf(p->fp, "precision: %s, emulated (--emulate): Q, K, V%s "
 		    "and the bias rounded to it, float32 sums, every stage "
 		    "stored in it\n",
-		    check_emulate_names[p->st->precision - 1]);
+		    check_emulate_names[p->st->precision - 1],
+		    p->st->have & ATTN_STAGES_GRAD ? ", dO" : "");
 	print_scale_line(p);
 	print_conventions(p);
 }

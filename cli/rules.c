@@ -138,19 +138,6 @@ static enum attn_status
 rules_check(const struct options *o, const struct given *g,
     struct attn_error *err)
 {
-	size_t k;
-
-	/* The emulation is of the forward pass. */
-	for (k = 0; k < o->nstages && o->emulate != ATTN_PREC_FP64; k++)
-		if (ATTN_STAGE_BIT(o->stages[k]) & ATTN_STAGES_GRAD)
-			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-			    "--emulate computes the forward stages, not %s: "
-			    "check a backward stage with --rtol and --atol",
-			    attn_stage_table[o->stages[k]].name);
-	if (o->emulate != ATTN_PREC_FP64 && o->explain && o->grad != NULL)
-		return usage_error(err, "--emulate computes the forward "
-		    "stages, and --explain with --grad shows the backward "
-		    "ones too: leave out --grad or --emulate");
 	if (o->check == NULL) {
 		if (g->tolerance)
 			return usage_error(err,

@@ -18,6 +18,22 @@
  *	weights = F(A(e / row_sum));  lse = F(A(row_max + A(log(row_sum))))
  *	output  = F(sum_j A(weights v))   each multiply-add an A fma
  *
+ * and with dO (--grad) the backward pass of grad.c in the same way, as
+ * autograd runs it in that dtype (matrix products accumulated in A, each
+ * result stored in F, elementwise steps in A and stored in F):
+ *
+ *	dO rounded to F first
+ *	grad_weights dP = F(sum_c A(dO v))
+ *	delta        D  = F(sum_c A(dO output))
+ *	grad_scaled  dS = F(A(weights * A(dP - D)))
+ *	g = F(A(A(dS * c') * A(scale)))   c' = A(1 / A(cosh^2 A(x / C)))
+ *	grad_q       F(sum_j A(g k))
+ *	grad_k       F(A(grad_k + F(sum_i A(g q)))), query head after
+ *	grad_v       F(A(grad_v + F(sum_i A(weights dO))))  query head
+ *
+ * so that the heads sharing a KV head add their parts in F, as the sum
+ * over an expanded K or V does in autograd.
+ *
  * where F(x) and A(x) round to nearest, ties to even.  For F = float32
  * both are float32 and this is a plain float32 kernel with fma.  The
  * order is the naive one, key after key, as written above: a tiled
@@ -36,6 +52,7 @@
  * columns per head.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -212,15 +229,156 @@ emulate_head(const struct attn_problem *p, const struct attn_head *hd,
 	*done |= ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT);
 }
 
-/* Every stage of a block is computed, kept or in scratch: the passes
- * read each other, and a baseline is no place to save time. */
+/* The softcap's derivative at x, the stored F(A(score * scale)), in A:
+ * 1 / cosh^2(x / C) (grad.c says why not 1 - tanh^2). */
+static double
+softcap_slope32(const struct attn_problem *p, double x)
+{
+	const double c = acc32(p->cfg->softcap);
+	double h;
+
+	if (!(c > 0.0))
+		return 1.0;
+	h = acc32(cosh(acc32(x / c)));
+	return acc32(1.0 / acc32(h * h));
+}
+
+/* The backward pass of one batch and head in format prec, after
+ * emulate_head: grad.c's passes with the rounding of the table above.
+ * acc holds max(d_k, d_v) accumulators. */
+static void
+emulate_grad_head(const struct attn_problem *p, const struct attn_head *hd,
+    enum attn_precision prec, struct attn_matrix *m, double *acc,
+    unsigned *done)
+{
+	const struct attn_matrix *scores = &m[ATTN_STAGE_SCORES];
+	const struct attn_matrix *weights = &m[ATTN_STAGE_WEIGHTS];
+	const struct attn_matrix *output = &m[ATTN_STAGE_OUTPUT];
+	const struct attn_matrix *row_max = &m[ATTN_STAGE_ROW_MAX];
+	struct attn_matrix *dp = &m[ATTN_STAGE_GRAD_WEIGHTS];
+	struct attn_matrix *delta = &m[ATTN_STAGE_DELTA];
+	struct attn_matrix *ds = &m[ATTN_STAGE_GRAD_SCALED];
+	struct attn_matrix *dq = &m[ATTN_STAGE_GRAD_Q];
+	struct attn_matrix *dk = &m[ATTN_STAGE_GRAD_K];
+	struct attn_matrix *dv = &m[ATTN_STAGE_GRAD_V];
+	const double scale = acc32(p->scale);
+	const size_t T = p->T, S = p->S;
+	size_t i, j, c;
+
+#define DO(i, c) attn_round(*attn_at(&hd->d_out, (i), (c)), prec)
+#define G(i, j) attn_round(acc32(acc32(*attn_at(ds, (i), (j)) * \
+	softcap_slope32(p, attn_round(acc32(*attn_at(scores, (i), (j)) * \
+	scale), prec))) * scale), prec)
+
+	/* 1-2. dP = dO V^T and delta = rowsum(dO * output). */
+	for (i = 0; i < T; i++) {
+		double sum = 0.0;
+
+		for (j = 0; j < S; j++) {
+			double dot = 0.0;
+
+			for (c = 0; c < p->d_v; c++)
+				dot = fma32(DO(i, c), attn_round(
+				    *attn_at(&hd->v, j, c), prec), dot);
+			*attn_at(dp, i, j) = attn_round(dot, prec);
+		}
+		for (c = 0; c < p->d_v; c++)
+			sum = fma32(DO(i, c), *attn_at(output, i, c), sum);
+		*attn_at(delta, i, 0) = attn_round(sum, prec);
+	}
+
+	/* 3. dS = P * (dP - delta); a masked weight gives +0, a row with no
+	 * key 0 (nan with --masked-rows nan), as in grad.c. */
+	for (i = 0; i < T; i++) {
+		const double d = *attn_at(delta, i, 0);
+
+		for (j = 0; j < S; j++) {
+			const double w = *attn_at(weights, i, j);
+			double *g = attn_at(ds, i, j);
+
+			if (!attn_grad_scaled_fixed(p, *attn_at(row_max, i, 0),
+			    w, g))
+				*g = attn_round(acc32(w * acc32(*attn_at(dp, i,
+				    j) - d)), prec);
+		}
+	}
+
+	/* 4. grad_q = g K, each (i, c) summed over the keys in order: the
+	 * row of dq holds the accumulators. */
+	for (i = 0; i < T; i++) {
+		for (c = 0; c < p->d_k; c++)
+			*attn_at(dq, i, c) = 0.0;
+		for (j = 0; j < S; j++) {
+			double g;
+
+			if (*attn_at(ds, i, j) == 0.0)
+				continue;
+			g = G(i, j);
+			for (c = 0; c < p->d_k; c++)
+				*attn_at(dq, i, c) = fma32(g, attn_round(
+				    *attn_at(&hd->k, j, c), prec),
+				    *attn_at(dq, i, c));
+		}
+		for (c = 0; c < p->d_k; c++)
+			*attn_at(dq, i, c) = attn_round(*attn_at(dq, i, c),
+			    prec);
+	}
+
+	/* 5. grad_k adds this head's g^T Q and grad_v its P^T dO, each
+	 * (j, c) summed over the queries in order (in acc), then added in
+	 * F to what the heads before it gave. */
+	for (j = 0; j < S; j++) {
+		for (c = 0; c < p->d_k; c++)
+			acc[c] = 0.0;
+		for (i = 0; i < T; i++) {
+			double g;
+
+			if (*attn_at(ds, i, j) == 0.0)
+				continue;
+			g = G(i, j);
+			for (c = 0; c < p->d_k; c++)
+				acc[c] = fma32(g, attn_round(*attn_at(&hd->q, i,
+				    c), prec), acc[c]);
+		}
+		for (c = 0; c < p->d_k; c++)
+			*attn_at(dk, j, c) = attn_round(acc32(*attn_at(dk, j,
+			    c) + attn_round(acc[c], prec)), prec);
+		for (c = 0; c < p->d_v; c++)
+			acc[c] = 0.0;
+		for (i = 0; i < T; i++) {
+			const double w = *attn_at(weights, i, j);
+
+			if (w == 0.0)
+				continue;
+			for (c = 0; c < p->d_v; c++)
+				acc[c] = fma32(w, DO(i, c), acc[c]);
+		}
+		for (c = 0; c < p->d_v; c++)
+			*attn_at(dv, j, c) = attn_round(acc32(*attn_at(dv, j,
+			    c) + attn_round(acc[c], prec)), prec);
+	}
+#undef DO
+#undef G
+	*done |= ATTN_STAGES_GRAD;
+}
+
+/* The stages a run of p computes: every forward one, kept or in
+ * scratch (the passes read each other, and a baseline is no place to
+ * save time), and every backward one when one is wanted. */
+static unsigned
+emulate_need(const struct attn_problem *p)
+{
+	return ATTN_STAGES_ALL | (p->need & ATTN_STAGES_GRAD ?
+	    ATTN_STAGES_GRAD : 0);
+}
+
 static enum attn_status
 emulate_plan(const struct attn_problem *p, size_t *bytes,
     struct attn_error *err)
 {
 	struct attn_problem all = *p;
 
-	all.need = ATTN_STAGES_ALL;
+	all.need = emulate_need(p);
 	return attn_scratch_bytes(&all, bytes, err);
 }
 
@@ -240,20 +398,31 @@ emulate_run(const struct attn_problem *p, enum attn_precision prec,
 	struct attn_scratch sc;
 	struct attn_head hd;
 	enum attn_status st;
+	double *acc;
 	size_t b, h;
 
-	all.need = ATTN_STAGES_ALL;
-	if ((st = attn_scratch_alloc(&all, &sc, err)) != ATTN_OK)
+	all.need = emulate_need(p);
+	if ((acc = attn_alloc_array(p->d_k > p->d_v ? p->d_k : p->d_v,
+	    sizeof *acc)) == NULL)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory");
+	if ((st = attn_scratch_alloc(&all, &sc, err)) != ATTN_OK) {
+		free(acc);
 		return st;
+	}
 	for (b = 0; b < p->B; b++)
 		for (h = 0; h < p->H; h++) {
 			attn_problem_head(&all, b, h, &hd);
 			attn_head_stages(&all, out, &sc, &hd, m);
 			emulate_head(&all, &hd, prec, m, &out->computed);
+			if (all.need & ATTN_STAGES_GRAD)
+				emulate_grad_head(&all, &hd, prec, m, acc,
+				    &out->computed);
 			attn_progress_block(p, progress_what[prec],
 			    b * p->H + h);
 		}
 	attn_scratch_free(&sc);
+	free(acc);
 	return ATTN_OK;
 }
 
@@ -278,12 +447,14 @@ run_bf16(const struct attn_problem *p, struct attn_stages *out,
 	return emulate_run(p, ATTN_PREC_BF16, out, err);
 }
 
+#define EMULATED (ATTN_STAGES_ALL | ATTN_STAGES_GRAD)
+
 static const struct attn_kernel_ops emulate_ops[] = {
-	[ATTN_PREC_FP32] = { "emulated fp32", ATTN_STAGES_ALL, emulate_plan,
+	[ATTN_PREC_FP32] = { "emulated fp32", EMULATED, emulate_plan,
 	    run_fp32 },
-	[ATTN_PREC_FP16] = { "emulated fp16", ATTN_STAGES_ALL, emulate_plan,
+	[ATTN_PREC_FP16] = { "emulated fp16", EMULATED, emulate_plan,
 	    run_fp16 },
-	[ATTN_PREC_BF16] = { "emulated bf16", ATTN_STAGES_ALL, emulate_plan,
+	[ATTN_PREC_BF16] = { "emulated bf16", EMULATED, emulate_plan,
 	    run_bf16 },
 };
 

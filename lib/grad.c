@@ -184,19 +184,16 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 	 * key, or one that underflowed) gives +0, not -0; a row with no key
 	 * gets 0, or nan with --masked-rows nan (see the top). */
 	if (NEED(p, ATTN_STAGE_GRAD_SCALED)) {
-		const double no_key = p->cfg->masked_rows == ATTN_MASKED_NAN ?
-		    NAN : 0.0;
-
 		for (i = 0; i < T; i++) {
 			const double d = *attn_at(delta, i, 0);
 
 			for (j = 0; j < S; j++) {
 				const double w = *attn_at(weights, i, j);
+				double *g = attn_at(ds, i, j);
 
-				*attn_at(ds, i, j) =
-				    *attn_at(row_max, i, 0) == -INFINITY ?
-				    no_key : w == 0.0 ? 0.0 :
-				    w * (*attn_at(dp, i, j) - d);
+				if (!attn_grad_scaled_fixed(p,
+				    *attn_at(row_max, i, 0), w, g))
+					*g = w * (*attn_at(dp, i, j) - d);
 			}
 		}
 		if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_SCALED,

@@ -456,6 +456,24 @@ enum attn_status attn_grad_head(const struct attn_problem *p,
     const struct attn_head *hd, struct attn_matrix *m, unsigned *done,
     struct attn_error *err);
 
+/* grad_scaled where the weight has no say (grad.c says why), for the
+ * backward pass and its emulation alike: a row with no key (its maximum
+ * -inf) gets 0, or nan with --masked-rows nan; a masked entry (weight 0)
+ * gets +0.  Returns 1 with *ds set, or 0 when the entry is weight * (dP
+ * - delta). */
+static inline int
+attn_grad_scaled_fixed(const struct attn_problem *p, double row_max,
+    double w, double *ds)
+{
+	if (row_max == -INFINITY)
+		*ds = p->cfg->masked_rows == ATTN_MASKED_NAN ? NAN : 0.0;
+	else if (w == 0.0)
+		*ds = 0.0;
+	else
+		return 0;
+	return 1;
+}
+
 /* lib/kernel_stream.c */
 extern const struct attn_kernel_ops attn_kernel_stream;
 

@@ -214,7 +214,7 @@ END_TEST
  * plain, 1 causal with a mask, 2 bias and ALiBi, 3 softcap, 4 GQA with
  * batches. */
 struct problem {
-	struct attn_matrix q, k, v, mask, bias;
+	struct attn_matrix q, k, v, mask, bias, d_out;
 	struct attn_inputs in;
 	struct attn_config cfg;
 };
@@ -232,6 +232,7 @@ problem_make(struct problem *pb, int variant, double spread)
 	pb->q = matrix_random(&rng, B * T, H * D, -spread, spread);
 	pb->k = matrix_random(&rng, B * S, G * D, -spread, spread);
 	pb->v = matrix_random(&rng, B * S, G * D, -1, 1);
+	pb->d_out = matrix_random(&rng, B * T, H * D, -1, 1);
 	attn_config_init(&pb->cfg);
 	pb->cfg.heads = H;
 	pb->cfg.kv_heads = G;
@@ -239,6 +240,7 @@ problem_make(struct problem *pb, int variant, double spread)
 	pb->in.q = pb->q;
 	pb->in.k = pb->k;
 	pb->in.v = pb->v;
+	pb->in.d_out = pb->d_out;
 	if (variant == 1) {
 		pb->cfg.causal = 1;
 		pb->mask = matrix_random(&rng, T, S, 0, 1);
@@ -264,18 +266,27 @@ problem_free(struct problem *pb)
 	attn_matrix_free(&pb->v);
 	attn_matrix_free(&pb->mask);
 	attn_matrix_free(&pb->bias);
+	attn_matrix_free(&pb->d_out);
+}
+
+static void
+emulate_set(const struct problem *pb, enum attn_precision prec,
+    unsigned want, struct attn_stages *st)
+{
+	struct attn_error err;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(attn_emulate(&pb->cfg, &pb->in, want, prec, st, &err) ==
+	    ATTN_OK, "attn_emulate: %s", err.msg);
+	ck_assert_int_eq(st->precision, prec);
+	ck_assert_uint_eq(st->have & want, want);
 }
 
 static void
 emulate_ok(const struct problem *pb, enum attn_precision prec,
     struct attn_stages *st)
 {
-	struct attn_error err;
-
-	memset(&err, 0, sizeof err);
-	ck_assert_msg(attn_emulate(&pb->cfg, &pb->in, ATTN_STAGES_ALL, prec,
-	    st, &err) == ATTN_OK, "attn_emulate: %s", err.msg);
-	ck_assert_int_eq(st->precision, prec);
+	emulate_set(pb, prec, ATTN_STAGES_ALL, st);
 }
 
 /* The float32 naive kernel a user would write, in plain float with fma:
@@ -398,6 +409,83 @@ START_TEST(emulated_error_follows_the_format)
 }
 END_TEST
 
+/* The backward stages of the emulation, for every format and variant
+ * (case i: precision i / 5 + 1, variant i % 5, the last with heads
+ * sharing KV heads, whose parts of grad_k and grad_v are added in the
+ * format): numbers of the format, within a few hundred of its units of
+ * the double backward pass, and not exact in the narrow formats. */
+START_TEST(emulated_backward_follows_the_format)
+{
+	const enum attn_precision prec = (enum attn_precision)(_i / 5 + 1);
+	static const double ulp[] = { 0, 0x1p-23, 0x1p-10, 0x1p-7 };
+	static const enum attn_stage grads[] = { ATTN_STAGE_GRAD_WEIGHTS,
+	    ATTN_STAGE_DELTA, ATTN_STAGE_GRAD_SCALED, ATTN_STAGE_GRAD_Q,
+	    ATTN_STAGE_GRAD_K, ATTN_STAGE_GRAD_V };
+	struct problem pb;
+	struct attn_stages ref, emu;
+	double worst = 0, big;
+	size_t k, i, n;
+
+	problem_make(&pb, _i % 5, 2.0);
+	run_ok(ATTN_KERNEL_REFERENCE, &pb.cfg, &pb.in, ATTN_STAGES_ALL |
+	    ATTN_STAGES_GRAD, &ref);
+	emulate_set(&pb, prec, ATTN_STAGES_ALL | ATTN_STAGES_GRAD, &emu);
+	for (k = 0; k < sizeof grads / sizeof grads[0]; k++) {
+		const struct attn_matrix *e = &emu.stage[grads[k]];
+		const struct attn_matrix *r = &ref.stage[grads[k]];
+
+		ck_assert_uint_eq(e->rows, r->rows);
+		ck_assert_uint_eq(e->cols, r->cols);
+		n = e->rows * e->cols;
+		big = 1;
+		for (i = 0; i < n; i++)
+			big = fmax(big, fabs(r->data[i]));
+		for (i = 0; i < n; i++) {
+			ck_assert_msg(attn_round(e->data[i], prec) == e->data[i],
+			    "%s[%zu] = %a is no number of the format",
+			    attn_stage_table[grads[k]].name, i, e->data[i]);
+			worst = fmax(worst, fabs(e->data[i] - r->data[i]) / big);
+		}
+	}
+	ck_assert_msg(worst < 256 * ulp[prec], "precision %d: backward off by "
+	    "%g of its largest value", (int)prec, worst);
+	if (prec != ATTN_PREC_FP32)
+		ck_assert_msg(worst > 0, "a narrow format made no error");
+	attn_stages_free(&ref);
+	attn_stages_free(&emu);
+	problem_free(&pb);
+}
+END_TEST
+
+/* The fp32 emulation's grad_v is what plain float code computes: the
+ * weights as it stores them times dO, summed query after query with
+ * fma (one head, variant 0). */
+START_TEST(fp32_emulated_grad_v_is_plain_float)
+{
+	struct problem pb;
+	struct attn_stages st;
+	size_t i, j, c;
+
+	problem_make(&pb, 0, 2.0);
+	emulate_set(&pb, ATTN_PREC_FP32, STAGE(WEIGHTS) | STAGE(GRAD_V), &st);
+	for (j = 0; j < pb.k.rows; j++)
+		for (c = 0; c < pb.v.cols; c++) {
+			float acc = 0.0f;
+
+			for (i = 0; i < pb.q.rows; i++)
+				acc = fmaf((float)stage_at(&st,
+				    ATTN_STAGE_WEIGHTS, i, j),
+				    (float)*attn_at(&pb.d_out, i, c), acc);
+			ck_assert_msg((double)acc == stage_at(&st,
+			    ATTN_STAGE_GRAD_V, j, c), "grad_v[%zu][%zu]: float "
+			    "%.9g, emulated %.9g", j, c, (double)acc,
+			    stage_at(&st, ATTN_STAGE_GRAD_V, j, c));
+		}
+	attn_stages_free(&st);
+	problem_free(&pb);
+}
+END_TEST
+
 /* Scores past 65504 are inf in float16, and the softmax of an inf is
  * nan: the baseline fails as a naive fp16 kernel would, without an
  * error; float32 and bfloat16 hold them. */
@@ -437,6 +525,9 @@ emulate_suite(void)
 	    0, 15);
 	tcase_add_loop_test(kernel, emulated_error_follows_the_format, 0, 15);
 	tcase_add_test(kernel, float16_overflow_is_inf_not_an_error);
+	tcase_add_loop_test(kernel, emulated_backward_follows_the_format, 0,
+	    15);
+	tcase_add_test(kernel, fp32_emulated_grad_v_is_plain_float);
 	suite_add_tcase(s, kernel);
 	return s;
 }
