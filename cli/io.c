@@ -395,11 +395,12 @@ unwatch_signals(struct sink *s)
 	sigaction(SIGXFSZ, &saved_xfsz, NULL);
 }
 
-/* Hold off the cleanup signals (hold 1) while the temporary files are
- * renamed, so that one arriving then finds all of them renamed, not
- * some; let them in again (hold 0), when a pending one kills attn. */
+/* Hold off the cleanup signals while the temporary files are renamed
+ * (the mask before in *old), so that one arriving then finds all of
+ * them renamed, not some; release_signals puts *old back, when a
+ * pending one kills attn. */
 static void
-hold_signals(int hold)
+hold_signals(sigset_t *old)
 {
 	sigset_t set;
 	size_t i;
@@ -407,7 +408,13 @@ hold_signals(int hold)
 	sigemptyset(&set);
 	for (i = 0; i < NCLEANUP; i++)
 		sigaddset(&set, cleanup_sigs[i]);
-	sigprocmask(hold ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void
+release_signals(const sigset_t *old)
+{
+	sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 /* ---------------------------------------------------------------- sinks */
@@ -889,6 +896,7 @@ enum attn_status
 sink_commit_all(struct sink *const *s, size_t n, struct attn_error *err)
 {
 	enum attn_status st = ATTN_OK;
+	sigset_t old;
 	size_t i;
 	int rank;
 
@@ -898,10 +906,10 @@ sink_commit_all(struct sink *const *s, size_t n, struct attn_error *err)
 			if (finish_rank(s[i]) == rank)
 				st = sink_finish(s[i], err);
 	if (st == ATTN_OK) {
-		hold_signals(1);
+		hold_signals(&old);
 		for (i = 0; i < n && st == ATTN_OK; i++)
 			st = sink_rename(s[i], err);
-		hold_signals(0);
+		release_signals(&old);
 	}
 	for (i = 0; i < n; i++)
 		sink_abort(s[i]);
