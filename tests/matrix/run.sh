@@ -147,7 +147,7 @@ add() {
 
 # The combinations attn refuses (a usage error, 64): npy holds one
 # stage, not all of them, nor the statistics' table; the heatmap is
-# drawn as a table only; --emulate computes the forward stages.
+# drawn as a table only.
 refuse() {
 	add 64 none - "$@" -s all -f npy -o out.npy
 	add 64 none - "$@" --stats -f npy -o out.npy
@@ -221,7 +221,8 @@ for l in 2d 3d bhsd bshd 2dl; do
 	stages=$forward
 	printers $opt $labels --sinks $sinks $qkv
 	printers $opt $labels --emulate fp16 $qkv
-	add 64 none - $opt $labels --emulate fp16 --grad $dout -s grad_q $qkv
+	stages="$forward $backward"
+	printers $opt $labels --emulate fp16 --grad $dout $qkv
 	# printers that do not go together: a page or --explain shows every
 	# stage, --header is csv's and tsv's, npy needs a stage to write
 	add 64 none - $opt $labels -f html -s weights $qkv
