@@ -11,7 +11,7 @@
 #             have them, T != S everywhere;
 #   variant   the forward stages; --causal; --grad (the backward ones);
 #             --proj with W_O, --rope and --grad (q, k, v, q_rot, k_rot
-#             and projected besides); --rope; --sinks; --emulate fp16;
+#             and projected besides); --rope; --sinks; --emulate fp16, alone and with --grad;
 #   printer   for each stage of the variant, npy (-o) and csv --header;
 #             for all of them at once (-s all), a table (with --stats
 #             and --heatmap), csv, csv --header, tsv --header and json
