@@ -775,9 +775,9 @@ static const struct option_row rows[] = {
 	    "top-left (offset 0, default) or bottom-right\n"
 	    "(offset S - T): where positions line up",
 	    rules_align_names, set_align, 0 },
-	{ "mask", 'm', "FILE", "T x S keep-mask: nonzero or true may attend",
+	{ "mask", 'm', "FILE", "T x S keep-mask: 1 or true may attend",
 	    NULL, NULL, FIELD(mask) },
-	{ "mask-invert", 0, NULL, "nonzero in the mask means masked out",
+	{ "mask-invert", 0, NULL, "1 in the mask means masked out",
 	    NULL, NULL, FIELD(cfg.mask_invert) },
 	{ "bias", 0, "FILE", "T x S bias added to the logits (-inf allowed)",
 	    NULL, NULL, FIELD(bias) },

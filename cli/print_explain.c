@@ -179,8 +179,7 @@ print_conventions(const struct printer *p)
 	if (p->nm->mask != NULL) {
 		fputs(sep, p->fp);
 		io_put_text(p->fp, p->nm->mask);
-		fprintf(p->fp, " (%s keeps)", c->mask_invert ? "zero" :
-		    "nonzero");
+		fprintf(p->fp, " (%s keeps)", c->mask_invert ? "0" : "1");
 		sep = ", ";
 	}
 	if (*sep == '\0')
