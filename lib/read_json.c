@@ -758,6 +758,12 @@ plain_read(const char *b, size_t len, size_t i, struct attn_array *out,
 			else if (count[k] != shape[k])
 				goto not_plain;
 			if (k == 0) {
+				/* Give back the slack of the doubling, as
+				 * json_array does; keep it if realloc
+				 * fails. */
+				if ((nd = realloc(data, nv * sizeof *data)) !=
+				    NULL)
+					data = nd;
 				*end = i + 1;
 				out->ndim = ndim;
 				memcpy(out->shape, shape, sizeof shape);
