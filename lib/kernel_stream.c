@@ -20,16 +20,25 @@
  * 1, o = 0 instead (attn_row_max_start, attn_sink_term): the sink is one
  * more logit with a value of 0, seen before the first block.
  *
- * Tiling.  A task is TASK_ROWS = 96 query rows of one batch and head; it
- * walks the keys in blocks of BLOCK_KEYS = 128.  For each block, Q K^T
- * goes into a 96 x 128 tile (96 KB, in L2 with the K and V blocks of
- * 64 KB each), the online step turns it into exp(x - m') in place, and
- * P V adds it into o; the register tiles are in lib/simd_loops.h.
- * Measured on a 2-core EPYC (Zen 4, 1 MB L2 a core) at T = S = 4096,
- * d = 64, one thread: tasks of 48, 96 and 192 rows and blocks of 64, 128
- * and 256 keys all ran within 10% of each other (44 to 49 GFLOP/s); 96
- * rows give 2 threads 43 tasks a head to share at n = 4096, and 128 keys
- * make the rescaling of o (d_v x 96 products a block) 0.2% of the work.
+ * Tiling.  A task is TASK_ROWS = 144 query rows of one batch and head;
+ * it walks the keys in blocks of BLOCK_KEYS = 128.  For each block, the
+ * block's rows of K and V are first copied into the worker's own arrays
+ * (64 KB each at d = 64), Q K^T goes into a 144 x 128 tile (144 KB), the
+ * online step turns it into exp(x - m') in place, and P V adds it into o
+ * (72 KB): with Q^T, 416 KB, in a 512 KB L2.  The register tiles are in
+ * lib/simd_loops.h.  Measured on a 2-core AMD EPYC (Zen 3, AVX2, 512 KB
+ * L2 a core), T = S = 4096, d = 64, one thread, each variant in turn in
+ * one process (the machine was shared): the copy made the kernel 3 to 6%
+ * faster than reading K and V where they lie (read once, in order, they
+ * come from L3 faster than the tiles' loops fetch them, 4 rows at a
+ * time; it also keeps the loops' loads off the L1 sets that rows 512
+ * bytes apart share); tasks of 144 rows ran 5 to 10% faster than 96 and
+ * 48 (which fetch K and V more often for the same work), and 168 and 192
+ * no faster (their tiles no longer fit in L2).  On a Zen 4 (1 MB L2) with
+ * AVX-512, tasks of 48, 96 and 192 rows and blocks of 64, 128 and 256
+ * keys all ran within 10% of each other.  128 keys make the rescaling of
+ * o (d_v x 144 products a block) 0.2% of the work.  144 rows give 2
+ * threads 29 tasks a head to share at n = 4096.
  * The rows of a task are independent, but BLOCK_KEYS decides where the
  * rescaling happens, so it is a constant: never a function of the thread
  * count or the CPU.
@@ -71,7 +80,7 @@
 
 #include "internal.h"
 
-#define TASK_ROWS 96	/* query rows of a task: a multiple of ATTN_SIMD_ROWS */
+#define TASK_ROWS 144	/* query rows of a task: a multiple of ATTN_SIMD_ROWS */
 #define BLOCK_KEYS 128	/* keys of a block */
 
 _Static_assert(TASK_ROWS % ATTN_SIMD_ROWS == 0,
@@ -97,6 +106,7 @@ struct workspace {
 	double *qt;		/* d_k x rows: Q^T of the task */
 	double *st;		/* keys x rows: the tile */
 	double *ot;		/* d_v x rows: o^T */
+	double *kb, *vb;	/* keys x d_k, keys x d_v: the block's K and V */
 	double *m, *l, *mb, *alpha;	/* rows each */
 	unsigned char *flags;		/* rows */
 };
@@ -369,6 +379,19 @@ rows_finish(const struct stream *s, const struct attn_head *hd,
 	return big;
 }
 
+/* Rows j0 .. j0+nk of m, cols columns each, packed into buf. */
+static const double *
+block_copy(const struct attn_matrix *m, size_t j0, size_t nk, size_t cols,
+    double *buf)
+{
+	size_t j;
+
+	for (j = 0; j < nk; j++)
+		memcpy(buf + j * cols, attn_at(m, j0 + j, 0),
+		    cols * sizeof *buf);
+	return buf;
+}
+
 /* Whether some score of the task could overflow, so that each must be
  * checked. */
 static int
@@ -435,6 +458,7 @@ task_keys(const struct stream *s, const struct attn_head *hd,
 	const int stores = pass == PASS_ONLINE && (p->keep & TXS_STAGES) != 0;
 	const int plain = cfg->softcap <= 0.0 && !cfg->alibi &&
 	    p->in->bias.data == NULL;
+	const double *kb;
 	int bad = 0;
 	size_t j0;
 
@@ -449,12 +473,13 @@ task_keys(const struct stream *s, const struct attn_head *hd,
 		 * must be checked. */
 		if (tile == TILE_EMPTY && !stores && !checked)
 			continue;
+		kb = block_copy(&hd->k, j0, nk, p->d_k, w->kb);
 		if (tile == TILE_FULL && plain && !stores && !checked) {
-			s->simd->scores(w->qt, br, p->d_k, attn_at(&hd->k, j0, 0),
-			    hd->k.stride, nk, p->scale, w->st, w->mb);
+			s->simd->scores(w->qt, br, p->d_k, kb, p->d_k, nk,
+			    p->scale, w->st, w->mb);
 		} else {
-			s->simd->scores(w->qt, br, p->d_k, attn_at(&hd->k, j0, 0),
-			    hd->k.stride, nk, 1.0, w->st, w->mb);
+			s->simd->scores(w->qt, br, p->d_k, kb, p->d_k, nk, 1.0,
+			    w->st, w->mb);
 			if (tile_logits(s, hd, w, m, br, rows, i0, j0, nk,
 			    checked, e) != 0)
 				bad = 1;
@@ -468,8 +493,9 @@ task_keys(const struct stream *s, const struct attn_head *hd,
 			rescue_weights(w, br, nk);
 		if (m[ATTN_STAGE_OUTPUT].data != NULL ||
 		    pass == PASS_RESCUE)
-			s->simd->accumulate(w->st, br, nk, attn_at(&hd->v, j0, 0),
-			    hd->v.stride, p->d_v, w->alpha, w->ot);
+			s->simd->accumulate(w->st, br, nk, block_copy(&hd->v,
+			    j0, nk, p->d_v, w->vb), p->d_v, p->d_v, w->alpha,
+			    w->ot);
 	}
 	return bad ? -1 : 0;
 }
@@ -558,7 +584,10 @@ stream_stop(void *ctx, size_t t)
 /* ---------------------------------------------------------------- set-up */
 
 /* The workspace arrays, in struct workspace's order. */
-enum { WS_QT, WS_ST, WS_OT, WS_M, WS_L, WS_MB, WS_ALPHA, WS_FLAGS, WS_COUNT };
+enum {
+	WS_QT, WS_ST, WS_OT, WS_KB, WS_VB, WS_M, WS_L, WS_MB, WS_ALPHA,
+	WS_FLAGS, WS_COUNT
+};
 
 /*
  * Where each workspace array starts in its allocation (off[WS_COUNT] is
@@ -573,8 +602,11 @@ stream_layout(const struct attn_problem *p, size_t *tasks,
 	const size_t rows = p->T < TASK_ROWS ? (p->T + ATTN_SIMD_ROWS - 1) /
 	    ATTN_SIMD_ROWS * ATTN_SIMD_ROWS : TASK_ROWS;
 	const size_t keys = p->S < BLOCK_KEYS ? p->S : BLOCK_KEYS;
-	const size_t per_row[WS_COUNT] = {
-		p->d_k, keys, p->d_v, 1, 1, 1, 1, 0,
+	/* each array's size: doubles (flags: bytes) as a product */
+	const size_t dims[WS_COUNT][2] = {
+		{ p->d_k, rows }, { keys, rows }, { p->d_v, rows },
+		{ keys, p->d_k }, { keys, p->d_v }, { rows, 1 }, { rows, 1 },
+		{ rows, 1 }, { rows, 1 }, { rows, 1 },
 	};
 	size_t heads, a, i;
 
@@ -584,10 +616,9 @@ stream_layout(const struct attn_problem *p, size_t *tasks,
 		return -1;
 	off[0] = 0;
 	for (i = 0; i < WS_COUNT; i++) {
-		if (i == WS_FLAGS)
-			a = rows;
-		else if (attn_size_mul(per_row[i], rows, &a) != 0 ||
-		    attn_size_mul(a, sizeof(double), &a) != 0)
+		if (attn_size_mul(dims[i][0], dims[i][1], &a) != 0 ||
+		    attn_size_mul(a, i == WS_FLAGS ? 1 : sizeof(double),
+		    &a) != 0)
 			return -1;
 		if (a > SIZE_MAX - 128 || off[i] > SIZE_MAX - 128 - a)
 			return -1;
@@ -638,6 +669,8 @@ workspace_alloc(struct workspace *w, const size_t off[WS_COUNT + 1])
 	w->qt = (double *)(void *)(m + off[WS_QT]);
 	w->st = (double *)(void *)(m + off[WS_ST]);
 	w->ot = (double *)(void *)(m + off[WS_OT]);
+	w->kb = (double *)(void *)(m + off[WS_KB]);
+	w->vb = (double *)(void *)(m + off[WS_VB]);
 	w->m = (double *)(void *)(m + off[WS_M]);
 	w->l = (double *)(void *)(m + off[WS_L]);
 	w->mb = (double *)(void *)(m + off[WS_MB]);

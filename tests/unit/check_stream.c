@@ -445,10 +445,10 @@ START_TEST(progress_counts_blocks_of_queries)
 	cfg.kernel = ATTN_KERNEL_STREAM;
 	run_ok(ATTN_KERNEL_STREAM, &cfg, &(struct attn_inputs){ .batches = 1,
 	    .q = q, .k = k, .v = v }, STAGE(OUTPUT), &st);
-	/* 2 heads of ceil(1000 / 96) = 11 blocks */
-	ck_assert_uint_eq(log.calls, 22);
-	ck_assert_uint_eq(log.last, 22);
-	ck_assert_uint_eq(log.total, 22);
+	/* 2 heads of ceil(1000 / 144) = 7 blocks */
+	ck_assert_uint_eq(log.calls, 14);
+	ck_assert_uint_eq(log.last, 14);
+	ck_assert_uint_eq(log.total, 14);
 	ck_assert_int_eq(log.overlapped, 0);
 	ck_assert_int_eq(log.backwards, 0);
 	ck_assert_str_eq(log.what, "query blocks");
