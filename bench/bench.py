@@ -4,12 +4,15 @@
 
   bench.py --attn ATTN --compute BENCH_COMPUTE --work DIR
            [--numbers BENCH_NUMBERS] [--python PY] [--time GNU_TIME]
-           [--quick]
+           [--quick | --compute-only]
            [--sizes N,..] [--compute-sizes N,..] [--runs R] [--big N]
            [--dgemm N] [--numbers-rows N]
 
 --quick is n = 512 and 2048, the kernel at 4096, and no n = 65536 run;
-the other options (for tests/bench.sh) set one part of a run each.
+--compute-only is the kernel against dgemm alone (the line "compute
+alone", at 4096 and 8192 unless --compute-sizes says), for work on the
+kernel; the other options (for tests/bench.sh) set one part of a run
+each.
 
 Inputs are attn gen's (standard normal; Q, K and V seeds 1, 2 and 3),
 T = S = n, d_k = d_v = 64, in separate files, and each program writes its
@@ -334,6 +337,7 @@ def main():
     ap.add_argument('--python')
     ap.add_argument('--time', default='/usr/bin/time')
     ap.add_argument('--quick', action='store_true')
+    ap.add_argument('--compute-only', action='store_true')
     ap.add_argument('--sizes', type=sizes_arg)
     ap.add_argument('--compute-sizes', type=sizes_arg)
     ap.add_argument('--runs', type=int)
@@ -348,12 +352,15 @@ def main():
 
     b = Bench(a)
     b.header()
-    b.table(a.sizes or ((512, 2048) if a.quick else (512, 2048, 4096, 8192)))
+    if not a.compute_only:
+        b.table(a.sizes or ((512, 2048) if a.quick else
+                            (512, 2048, 4096, 8192)))
     b.compute(a.compute_sizes or ((4096,) if a.quick else (4096, 8192)))
-    b.numbers()
     big = a.big if a.big is not None else 0 if a.quick else BIG
-    if big:
-        b.big(big)
+    if not a.compute_only:
+        b.numbers()
+        if big:
+            b.big(big)
     with open(os.path.join(WORK, 'table.txt'), 'w') as f:
         f.write('\n'.join(b.lines) + '\n')
     if b.disagree:

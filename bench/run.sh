@@ -2,7 +2,8 @@
 # run.sh BUILD [QUICK] - what `make bench` runs: bench/bench.py (which
 # says what it measures) on BUILD/attn and BUILD/bench-compute, with
 # BUILD/bench-numbers when the build has it.  QUICK non-empty (make bench
-# BENCH_QUICK=1) runs the fast subset.
+# BENCH_QUICK=1) runs the fast subset; QUICK "compute" (make bench
+# BENCH_QUICK=compute) only the kernel against dgemm.
 #
 # The NumPy side runs on the Python tests/python.sh finds; without one,
 # attn is measured alone and the table says so.
@@ -19,5 +20,9 @@ set -- --attn "$build/attn" --compute "$build/bench-compute" \
     --work "$build/bench"
 [ -x "$build/bench-numbers" ] && set -- "$@" --numbers "$build/bench-numbers"
 [ -n "$py" ] && set -- "$@" --python "$py"
-[ -n "$quick" ] && set -- "$@" --quick
+case $quick in
+'') ;;
+compute) set -- "$@" --compute-only ;;
+*) set -- "$@" --quick ;;
+esac
 exec "$driver" "$here/bench.py" "$@"
