@@ -64,7 +64,9 @@ CLI_SRC  = $(wildcard cli/*.c)
 UNIT_SRC = $(wildcard tests/unit/*.c) $(wildcard tests/ref/*.c)
 
 LIB_OBJ  = $(patsubst %.cc,$(BUILD)/%.o,$(LIB_SRC:%.c=$(BUILD)/%.o))
-CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
+# The HTML page's script is a JavaScript file of its own,
+# cli/print_html.js, which tools/js2c.sh makes into C strings.
+CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/print_html_js.o
 UNIT_OBJ = $(UNIT_SRC:%.c=$(BUILD)/%.o)
 
 LIBATTN = $(BUILD)/libattn.a
@@ -116,6 +118,14 @@ $(BUILD)/%.o: %.cc $(BUILD)/flags
 	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%.o: ALL_CFLAGS += $(CHECK_CFLAGS) -Itests/unit -Itests/ref
+
+%/gen/print_html_js.c: cli/print_html.js tools/js2c.sh
+	@mkdir -p $(@D)
+	sh tools/js2c.sh print_html_js cli/print_html.js >$@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/gen/print_html_js.o: $(BUILD)/gen/print_html_js.c $(BUILD)/flags
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIBATTN): $(LIB_OBJ)
 	rm -f $@

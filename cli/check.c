@@ -321,16 +321,6 @@ num(char *buf, double x, int digits)
 	return buf;
 }
 
-/* A number as a JSON value: non-finite ones as attn's strings. */
-static void
-json_num(FILE *fp, double x)
-{
-	char buf[ATTN_NUM_MAX];
-
-	attn_format_number(buf, x, 0, 0);
-	fprintf(fp, isfinite(x) ? "%s" : "\"%s\"", buf);
-}
-
 /* "1, 2, 3": element n of FILE by its own NumPy index (from 0), as
  * FILE[1, 2, 3] in the table and [1, 2, 3] in JSON. */
 static void
@@ -488,9 +478,9 @@ json_worst(FILE *fp, const struct attn_stages *st, const struct check *c,
 	fprintf(fp, "{\"batch\": %zu, \"head\": %zu, \"row\": %zu, "
 	    "\"column\": %zu, \"index\": [%s], \"attn\": ", w.batch + 1,
 	    w.head + 1, w.row + 1, w.col + 1, idx);
-	json_num(fp, c->ref[m->worst]);
+	print_json_double(fp, c->ref[m->worst]);
 	fprintf(fp, ", \"%s\": ", key);
-	json_num(fp, other[m->worst]);
+	print_json_double(fp, other[m->worst]);
 	putc('}', fp);
 }
 
@@ -512,23 +502,23 @@ report_json(FILE *fp, const struct options *o, const struct attn_stages *st,
 	for (d = 0; d < c->shape.ndim; d++)
 		fprintf(fp, "%s%zu", d > 0 ? ", " : "", c->shape.dim[d]);
 	fprintf(fp, "],\n  \"elements\": %zu,\n  \"rtol\": ", m->count);
-	json_num(fp, m->rtol);
+	print_json_double(fp, m->rtol);
 	fputs(",\n  \"atol\": ", fp);
-	json_num(fp, m->atol);
+	print_json_double(fp, m->atol);
 	fputs(",\n  \"max_abs_error\": ", fp);
-	json_num(fp, m->max_abs);
+	print_json_double(fp, m->max_abs);
 	fputs(",\n  \"max_rel_error\": ", fp);
-	json_num(fp, m->max_rel);
+	print_json_double(fp, m->max_rel);
 	fputs(",\n  \"rms_error\": ", fp);
-	json_num(fp, m->rms_abs);
+	print_json_double(fp, m->rms_abs);
 	fputs(",\n  \"worst\": ", fp);
 	json_worst(fp, st, c, m, c->file.data, "file");
 	fputs(",\n  \"correlation\": ", fp);
-	json_num(fp, m->corr);
+	print_json_double(fp, m->corr);
 	fprintf(fp, ",\n  \"failing\": %zu,\n  \"nonfinite\": %zu,\n"
 	    "  \"spread_bound\": ", m->failing, m->nonfinite);
 	if (m->spread_applies)
-		json_num(fp, m->spread_bound);
+		print_json_double(fp, m->spread_bound);
 	else
 		fputs("null", fp);
 	fputs(",\n  \"baseline\": ", fp);
@@ -538,14 +528,14 @@ report_json(FILE *fp, const struct options *o, const struct attn_stages *st,
 		fputs("{\"emulate\": ", fp);
 		print_json_string(fp, check_emulate_names[o->emulate - 1]);
 		fputs(", \"max_abs_error\": ", fp);
-		json_num(fp, c->base.max_abs);
+		print_json_double(fp, c->base.max_abs);
 		fputs(", \"worst\": ", fp);
 		json_worst(fp, st, c, &c->base, c->emu, "baseline");
 		fprintf(fp, ", \"nonfinite\": %zu, \"factor\": ",
 		    c->base.nonfinite);
-		json_num(fp, m->factor);
+		print_json_double(fp, m->factor);
 		fputs(", \"bound\": ", fp);
-		json_num(fp, m->factor_bound);
+		print_json_double(fp, m->factor_bound);
 		putc('}', fp);
 	}
 	fputs(",\n  \"fails\": [", fp);

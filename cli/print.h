@@ -235,13 +235,15 @@ enum attn_status print_html(const struct printer *p);
 /* print_json.c.  print_json_blocks nests the blocks of stage s as
  * [batch][head], leaving out the levels of one, and writes each with
  * block(p, s, n, indent); print_json_number writes x (non-finite as a
- * string, null when not defined), print_json_string a string with its
- * escapes. */
+ * string, null when not defined), print_json_double the same with the
+ * shortest text that reads back to x whatever --digits says,
+ * print_json_string a string with its escapes. */
 enum attn_status print_json(const struct printer *p);
 void print_json_blocks(const struct printer *p, enum attn_stage s, int ind,
     void (*block)(const struct printer *p, enum attn_stage s, size_t n,
     int ind));
 void print_json_number(const struct printer *p, int defined, double x);
+void print_json_double(FILE *fp, double x);
 void print_json_string(FILE *fp, const char *s);
 
 /* print_npy.c: one stage, float64 (float32 with --npy-dtype f4); and a

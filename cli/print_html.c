@@ -14,6 +14,21 @@
  *
  * Readable on a phone: tables scroll sideways inside their section, text
  * wraps, and the arithmetic panel sticks to the bottom of the screen.
+ *
+ * The workbench.  Above the stages, controls change the computation
+ * (the 1/sqrt(d_k) scaling on or off, a temperature that multiplies the
+ * scale, the causal mask), choose a query row to follow, hide the
+ * weights until the reader predicts which way they move, and step
+ * through the stages one at a time for a projector.  The page's script
+ * (print_html.js, made into C strings at build time) recomputes every
+ * stage in double precision from Q, K, V, the mask and the bias as the
+ * run read them, which html_data embeds as the shortest text that reads
+ * back to each double, and writes the numbers, colours and arithmetic
+ * again as attn writes them.  What the script cannot recompute (a
+ * layer's passes, RoPE, --emulate, the backward stages) leaves the
+ * controls off, with a note saying why (html_bench_off).  Texts that
+ * the controls change and C words (the scale and conventions lines, the
+ * formulas) are written here for each state, as data-* attributes.
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +36,7 @@
 
 #include "attn.h"
 #include "print.h"
+#include "rules.h"
 
 static const char html_style[] =
     "*{box-sizing:border-box}"
@@ -62,25 +78,51 @@ static const char html_style[] =
     "max-height:40vh;overflow-y:auto}"
     "#work h2{margin:0 0 .25rem;font-size:1rem}"
     "#work-text{margin:0;white-space:pre-wrap;overflow-wrap:anywhere;"
-    "font:.9rem/1.4 ui-monospace,'DejaVu Sans Mono',monospace}";
+    "font:.9rem/1.4 ui-monospace,'DejaVu Sans Mono',monospace}"
+    /* the workbench */
+    "[hidden]{display:none!important}"
+    ".bench{border:1px solid #ccc;border-radius:4px;background:#fafaf7;"
+    "padding:.5rem .75rem;margin:.75rem 0}"
+    ".bench fieldset{border:0;margin:0;padding:0;min-width:0;display:flex;"
+    "flex-wrap:wrap;gap:.4rem 1.25rem;align-items:center}"
+    ".bench legend{font-weight:bold;padding:0 0 .25rem}"
+    ".bench label{white-space:nowrap}"
+    ".bench input[type=range]{width:9rem;max-width:100%%;"
+    "vertical-align:middle}"
+    ".bench button{font:inherit;padding:.2rem .6rem}"
+    ".bench :focus-visible,#stepper :focus-visible{outline:3px solid "
+    "#e8590c;outline-offset:2px}"
+    ".mono{font-family:ui-monospace,'DejaVu Sans Mono',monospace;"
+    "font-size:.9rem;overflow-wrap:anywhere}"
+    ".note{color:#8a3b00}"
+    "#bench-cmd,#bench-note,#predict-result{margin:.4rem 0 0}"
+    "#predict{margin:.5rem 0 0;padding:.5rem;border-left:4px solid #e8590c;"
+    "background:#fff}"
+    "#predict p{margin:0 0 .4rem}"
+    "#focus h2{font-size:1rem;margin:.6rem 0 .25rem}"
+    "#focus td.pct{text-align:left;min-width:7rem}"
+    ".pbar{display:inline-block;height:.8rem;background:#3b528b;"
+    "vertical-align:middle;margin-right:.35rem}"
+    "tr.chosen>th{color:#b33d00}"
+    "tr.chosen>th::before{content:'\\25b8 '}"
+    "tr.chosen>td{box-shadow:inset 0 2px #e8590c,inset 0 -2px #e8590c}"
+    ".concealed .blocks,.concealed .check,.concealed .stats,"
+    ".concealed .legend,.concealed h3,.concealed .pct,.concealed .w"
+    "{visibility:hidden}"
+    ".concealed h2::after{content:' (hidden until you predict)';"
+    "color:#b33d00;font-weight:normal}"
+    "#stepper{position:sticky;top:0;z-index:1;background:#fff;"
+    "border-bottom:2px solid #e8590c;padding:.4rem 0;display:flex;"
+    "flex-wrap:wrap;gap:.5rem;align-items:center}"
+    "#stepper button{font:inherit;padding:.2rem .8rem}"
+    "body.steps{max-width:none;font-size:1.6rem}"
+    "body.steps h2{font-size:2rem}"
+    "body.steps main>section.off{display:none}"
+    "body.steps #work{font-size:1.1rem}";
 
-/* Shows a cell's data-a in the panel, on hover and on focus. */
-static const char html_script[] =
-    "(function () {\n"
-    "  var text = document.getElementById('work-text');\n"
-    "  var current = null;\n"
-    "  function show(event) {\n"
-    "    var cell = event.target.closest ? "
-    "event.target.closest('[data-a]') : null;\n"
-    "    if (!cell) return;\n"
-    "    if (current) current.classList.remove('current');\n"
-    "    current = cell;\n"
-    "    cell.classList.add('current');\n"
-    "    text.textContent = cell.getAttribute('data-a');\n"
-    "  }\n"
-    "  document.addEventListener('mouseover', show);\n"
-    "  document.addEventListener('focusin', show);\n"
-    "})();\n";
+/* The page's script, cli/print_html.js, a line a string (the build
+ * makes print_html_js.c from it), ending with NULL. */
+extern const char *const print_html_js[];
 
 /* A cell's worked arithmetic as the value of its data-a attribute. */
 static void
@@ -224,18 +266,352 @@ html_worked(const struct printer *p, enum attn_stage s, size_t n)
 	render_free(&r);
 }
 
-/* Stage s: its title, its blocks, and what --explain adds under it. */
-static enum attn_status
-html_stage(const struct printer *p, enum attn_stage s, int arith)
+/* ------------------------------------------------------------ workbench */
+
+/*
+ * Why the page's script cannot recompute this run, for the note that
+ * replaces the controls; NULL when it can.  The script knows the kernel
+ * (scores, scale, softcap, bias, ALiBi, masks, sinks, the masked-row
+ * policy) over the inputs the kernel read, and nothing before or after
+ * it.
+ */
+static const char *
+html_bench_off(const struct printer *p)
 {
-	char f[128];
+	if (p->st->proj)
+		return "--proj (the layer's projections)";
+	if (p->o->cfg.rope)
+		return "--rope";
+	if (p->st->precision != ATTN_PREC_FP64)
+		return "--emulate";
+	if (p->o->grad != NULL)
+		return "--grad (the backward stages)";
+	return NULL;
+}
+
+/* The text fn writes for the run with causal masking c, in *r. */
+static enum attn_status
+html_render_causal(const struct printer *p, void (*fn)(const struct printer *),
+    int c, struct render *r)
+{
+	struct options o = *p->o;
+	struct printer q = *p;
+	enum attn_status st;
+
+	o.cfg.causal = c;
+	q.o = &o;
+	if ((st = render_open(r, p->err)) != ATTN_OK)
+		return st;
+	q.fp = r->fp;
+	fn(&q);
+	return render_close(r, ATTN_OK, p->err);
+}
+
+/* The line of text at *s (up to a newline, which becomes a NUL); *s
+ * then points past it, or is NULL after the last. */
+static char *
+html_next_line(char **s)
+{
+	char *line = *s, *nl;
+
+	if (line == NULL || *line == '\0')
+		return *s = NULL;
+	if ((nl = strchr(line, '\n')) != NULL) {
+		*nl = '\0';
+		*s = nl + 1;
+	} else {
+		*s = NULL;
+	}
+	return line;
+}
+
+/* data-c0 and data-c1: a text as it reads with causal off and on, when
+ * the two differ. */
+static void
+html_causal_attrs(const struct printer *p, const char *c0, const char *c1)
+{
+	if (c0 == NULL || c1 == NULL || strcmp(c0, c1) == 0)
+		return;
+	fputs(" data-c0=\"", p->fp);
+	print_xml(p->fp, c0);
+	fputs("\" data-c1=\"", p->fp);
+	print_xml(p->fp, c1);
+	putc('"', p->fp);
+}
+
+/* The lines --explain starts with, a paragraph each; with the
+ * workbench, each line that the causal control changes carries both
+ * texts (the script writes the scale line itself). */
+static void
+html_head(const struct printer *p, int bench)
+{
+	struct render run, v[2] = { { NULL, NULL, 0 }, { NULL, NULL, 0 } };
+	char *s, *s0, *s1, *line;
+	int ok = 1, c;
+
+	if (print_explain_head_text(p, &run) != ATTN_OK) {
+		render_free(&run);
+		return;
+	}
+	for (c = 0; c < 2 && bench && ok; c++)
+		ok = html_render_causal(p, print_explain_head, c, &v[c]) ==
+		    ATTN_OK;
+	s = run.text;
+	s0 = bench && ok ? v[0].text : NULL;
+	s1 = bench && ok ? v[1].text : NULL;
+	while ((line = html_next_line(&s)) != NULL) {
+		fputs("<p class=\"head\"", p->fp);
+		html_causal_attrs(p, html_next_line(&s0), html_next_line(&s1));
+		putc('>', p->fp);
+		print_xml(p->fp, line);
+		fputs("</p>\n", p->fp);
+	}
+	render_free(&run);
+	render_free(&v[0]);
+	render_free(&v[1]);
+}
+
+/* The formula of stage s in a span, with its texts for causal off and
+ * on when the workbench can change it. */
+static void
+html_formula(const struct printer *p, enum attn_stage s, int bench)
+{
+	char f[128], f0[128], f1[128];
+	struct options o[2];
+	struct printer q[2];
+	int c;
+
+	fputs("<span class=\"formula\"", p->fp);
+	if (bench) {
+		for (c = 0; c < 2; c++) {
+			o[c] = *p->o;
+			o[c].cfg.causal = c;
+			q[c] = *p;
+			q[c].o = &o[c];
+		}
+		html_causal_attrs(p, print_formula(&q[0], s, f0, sizeof f0),
+		    print_formula(&q[1], s, f1, sizeof f1));
+	}
+	putc('>', p->fp);
+	print_xml(p->fp, print_formula(p, s, f, sizeof f));
+	fputs("</span>", p->fp);
+}
+
+/* The controls, above the stages: the form the script shows (hidden
+ * until it runs, so that a page without scripts shows no dead
+ * controls); off, with a note, when why says the script cannot
+ * recompute the run. */
+static void
+html_controls(const struct printer *p, const char *why)
+{
+	const char *off = why != NULL ? " disabled" : "";
+	char where[64];
+	struct attn_shape sh;
+	size_t i, n;
+
+	fputs("<form id=\"bench\" class=\"bench\" hidden>\n<fieldset>"
+	    "<legend>Change the computation: every number below is worked out "
+	    "again</legend>\n", p->fp);
+	fprintf(p->fp, "<label><input type=\"checkbox\" id=\"ctl-scale\"%s> "
+	    "scale by 1/sqrt(d<sub>k</sub>)</label>\n"
+	    "<label for=\"ctl-temp\">scale &#215; <output id=\"ctl-temp-out\""
+	    " for=\"ctl-temp\">1</output> (1/temperature)</label>"
+	    "<input type=\"range\" id=\"ctl-temp\"%s>\n"
+	    "<label><input type=\"checkbox\" id=\"ctl-causal\"%s> causal"
+	    "</label>\n<label>query <select id=\"ctl-query\"%s>", off, off,
+	    off, off);
+	for (i = 0; i < p->st->T; i++) {
+		fprintf(p->fp, "<option value=\"%zu\">", i);
+		print_xml(p->fp, p->nm->query[i]);
+		fputs("</option>", p->fp);
+	}
+	fputs("</select></label>\n", p->fp);
+	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
+	if (sh.blocks > 1) {
+		fprintf(p->fp, "<label>of <select id=\"ctl-block\"%s>", off);
+		for (n = 0; n < sh.blocks; n++) {
+			print_block_name(p, ATTN_STAGE_WEIGHTS, n, where,
+			    sizeof where);
+			fprintf(p->fp, "<option value=\"%zu\">%s</option>", n,
+			    where + 2);
+		}
+		fputs("</select></label>\n", p->fp);
+	}
+	fprintf(p->fp, "<label><input type=\"checkbox\" id=\"ctl-predict\"%s>"
+	    " predict first</label>\n"
+	    "<button type=\"button\" id=\"ctl-reset\"%s>as attn ran it</button>"
+	    "\n<button type=\"button\" id=\"ctl-steps\">step through the "
+	    "stages</button>\n</fieldset>\n", off, off);
+	if (why != NULL)
+		fprintf(p->fp, "<p id=\"bench-note\" class=\"note\">The controls "
+		    "are off: this page shows %s, which it cannot work out "
+		    "again; run attn with the options you want instead.</p>\n",
+		    why);
+	else
+		fputs("<p id=\"bench-cmd\" class=\"mono\" aria-live=\"polite\">"
+		    "</p>\n<div id=\"predict\" hidden>\n<p id=\"predict-q\">"
+		    "</p>\n<button type=\"button\" id=\"predict-m\">more "
+		    "concentrated (m)</button>\n<button type=\"button\" "
+		    "id=\"predict-s\">more spread (s)</button>\n</div>\n"
+		    "<p id=\"predict-result\" aria-live=\"polite\"></p>\n"
+		    "<div id=\"focus\"></div>\n", p->fp);
+	fputs("</form>\n<nav id=\"stepper\" aria-label=\"stages\" hidden>"
+	    "<button type=\"button\" id=\"step-prev\">Prev</button>"
+	    "<span id=\"step-where\" aria-live=\"polite\"></span>"
+	    "<button type=\"button\" id=\"step-next\">Next</button>"
+	    "<button type=\"button\" id=\"step-exit\">all stages</button>"
+	    "</nav>\n", p->fp);
+}
+
+/* The rows x cols matrix m as a JSON array of rows (a mask or bias
+ * through attn_input_at, which broadcasts it); null without data. */
+static void
+html_json_matrix(FILE *fp, const struct attn_matrix *m, size_t rows,
+    size_t cols, int input)
+{
+	size_t i, j;
+
+	if (m->data == NULL) {
+		fputs("null", fp);
+		return;
+	}
+	putc('[', fp);
+	for (i = 0; i < rows; i++) {
+		fputs(i > 0 ? ",[" : "[", fp);
+		for (j = 0; j < cols; j++) {
+			if (j > 0)
+				putc(',', fp);
+			print_json_double(fp, input ? attn_input_at(m, i, j) :
+			    *attn_at(m, i, j));
+		}
+		putc(']', fp);
+	}
+	putc(']', fp);
+}
+
+/*
+ * What the script recomputes from, as JSON in a script element: the
+ * dims, the options of the kernel, each query row's place in Q (with
+ * --query), and for each block of the per-head stages (in their order)
+ * its batch, head and inputs as the kernel read them (attn_head_inputs:
+ * Q, K, V, and the mask and bias broadcast to T x S); for each block of
+ * output, the batch, head and column of each of its columns.
+ */
+static void
+html_data(const struct printer *p)
+{
+	const struct attn_stages *st = p->st;
+	const struct attn_config *c = &p->o->cfg;
+	struct attn_head_inputs hi;
+	struct attn_shape sh;
+	struct attn_where w;
+	FILE *fp = p->fp;
+	size_t i, j, n;
+
+	fprintf(fp, "<script type=\"application/json\" id=\"attn-data\">\n"
+	    "{\"T\":%zu,\"Tq\":%zu,\"S\":%zu,\"dk\":%zu,\"dv\":%zu,\"H\":%zu,"
+	    "\"digits\":%d,\"mode\":\"%s\",\"scale\":", st->T, print_queries(p),
+	    st->S, st->d_k, st->d_v, st->heads, p->o->digits,
+	    c->scale_mode == ATTN_SCALE_DEFAULT ? "default" :
+	    c->scale_mode == ATTN_SCALE_NONE ? "none" : "value");
+	print_json_double(fp, st->scale);
+	fputs(",\"softcap\":", fp);
+	print_json_double(fp, c->softcap);
+	fprintf(fp, ",\"causal\":%d,\"window\":", c->causal);
+	if (c->window)
+		fprintf(fp, "[%zu,%zu]", c->window_left, c->window_right);
+	else
+		fputs("null", fp);
+	fprintf(fp, ",\"bottomRight\":%d,\"invert\":%d,\"maskedRows\":%d,"
+	    "\"maskedRowsName\":\"%s\",\"maskFile\":%d,\"biasFile\":%d,"
+	    "\"arithmetic\":%d,\"rows\":[",
+	    c->align == ATTN_ALIGN_BOTTOM_RIGHT, c->mask_invert != 0,
+	    (int)c->masked_rows, rules_masked_rows_names[c->masked_rows],
+	    p->nm->mask != NULL, p->nm->bias != NULL, p->o->arithmetic);
+	for (i = 0; i < st->T; i++)
+		fprintf(fp, "%s%zu", i > 0 ? "," : "", print_query_row(p, i));
+	fputs("],\"alibi\":", fp);
+	for (i = 0; i < st->heads && c->alibi; i++) {
+		fputs(i > 0 ? "," : "[", fp);
+		print_json_double(fp, attn_alibi_slope(i, st->heads));
+	}
+	fputs(c->alibi ? "]" : "null", fp);
+	fputs(",\"sinks\":", fp);
+	for (i = 0; i < st->heads && st->sinks.data != NULL; i++) {
+		fputs(i > 0 ? "," : "[", fp);
+		print_json_double(fp, *attn_at(&st->sinks, 0, i));
+	}
+	fputs(st->sinks.data != NULL ? "]" : "null", fp);
+	fputs(",\n\"blocks\":[", fp);
+	attn_stage_shape(st, ATTN_STAGE_WEIGHTS, &sh);
+	for (n = 0; n < sh.blocks; n++) {
+		attn_shape_block_where(st, ATTN_STAGE_WEIGHTS, n, 0, 0, &w);
+		attn_head_inputs(st, p->in, w.batch, w.head, &hi);
+		fprintf(fp, "%s{\"b\":%zu,\"h\":%zu,\"q\":", n > 0 ? ",\n" : "",
+		    w.batch, w.head);
+		html_json_matrix(fp, &hi.q, st->T, st->d_k, 0);
+		fputs(",\"k\":", fp);
+		html_json_matrix(fp, &hi.k, st->S, st->d_k, 0);
+		fputs(",\"v\":", fp);
+		html_json_matrix(fp, &hi.v, st->S, st->d_v, 0);
+		fputs(",\"mask\":", fp);
+		html_json_matrix(fp, &hi.mask, st->T, st->S, 1);
+		fputs(",\"bias\":", fp);
+		html_json_matrix(fp, &hi.bias, st->T, st->S, 1);
+		putc('}', fp);
+	}
+	fputs("],\n\"output\":[", fp);
+	attn_stage_shape(st, ATTN_STAGE_OUTPUT, &sh);
+	for (n = 0; n < sh.blocks; n++) {
+		fputs(n > 0 ? ",[" : "[", fp);
+		for (j = 0; j < sh.cols; j++) {
+			attn_shape_block_where(st, ATTN_STAGE_OUTPUT, n, 0, j,
+			    &w);
+			fprintf(fp, "%s[%zu,%zu,%zu]", j > 0 ? "," : "",
+			    w.batch, w.head, w.col);
+		}
+		putc(']', fp);
+	}
+	fputs("],\n\"stops\":[", fp);
+	/* the colour map's stops, from heatmap_rgb, as the legend has them */
+	for (i = 0; i <= 8; i++) {
+		unsigned char rgb[3];
+
+		heatmap_rgb((double)i / 8.0, rgb);
+		fprintf(fp, "%s[%d,%d,%d]", i > 0 ? "," : "", rgb[0], rgb[1],
+		    rgb[2]);
+	}
+	fputs("]}\n</script>\n", fp);
+}
+
+/* The page's script, line by line. */
+static void
+html_script(const struct printer *p)
+{
+	size_t i;
+
+	fputs("<script>\n", p->fp);
+	for (i = 0; print_html_js[i] != NULL; i++)
+		fputs(print_html_js[i], p->fp);
+	fputs("</script>\n", p->fp);
+}
+
+/* ---------------------------------------------------------------- page */
+
+/* Stage s: its title, its blocks, and what --explain adds under it;
+ * hidden (for the workbench to show) when hidden. */
+static enum attn_status
+html_stage(const struct printer *p, enum attn_stage s, int arith, int bench,
+    int hidden)
+{
 	struct attn_shape sh;
 	size_t n;
 
 	attn_stage_shape(p->st, s, &sh);
-	fprintf(p->fp, "<section id=\"%s\">\n<h2>%s = ",
-	    attn_stage_table[s].name, attn_stage_table[s].name);
-	print_xml(p->fp, print_formula(p, s, f, sizeof f));
+	fprintf(p->fp, "<section id=\"%s\"%s>\n<h2>%s = ",
+	    attn_stage_table[s].name, hidden ? " hidden" : "",
+	    attn_stage_table[s].name);
+	html_formula(p, s, bench);
 	fprintf(p->fp, " <span class=\"shape\">[%s = %zux%zu]</span></h2>\n"
 	    "<div class=\"blocks\">\n", sh.legend, sh.rows, sh.cols);
 	for (n = 0; n < sh.blocks; n++) {
@@ -262,7 +638,10 @@ enum attn_status
 print_html(const struct printer *p)
 {
 	const int arith = print_arith_check(p, NULL) == ATTN_OK;
+	const char *why = html_bench_off(p);
+	const int bench = why == NULL;
 	enum attn_status st = ATTN_OK;
+	enum attn_stage s;
 	int k;
 	size_t n;
 
@@ -289,21 +668,29 @@ print_html(const struct printer *p)
 	fputs("</style>\n</head>\n<body>\n<header>\n<h1>Attention, stage by "
 	    "stage</h1>\n<p>Attention(Q, K, V) = softmax(Q K<sup>T</sup> / "
 	    "sqrt(d<sub>k</sub>)) V, as attn computes it</p>\n", p->fp);
-	html_para(p, print_explain_head, "head");
-	fprintf(p->fp, "<p class=\"hint\">%s</p>\n</header>\n<main>\n", arith ?
+	html_head(p, bench);
+	fprintf(p->fp, "<p class=\"hint\">%s</p>\n</header>\n", arith ?
 	    "Point at a number, or move to it with Tab, to see how it was "
 	    "worked out." : "The input is too large to write each number's "
 	    "arithmetic out (as --arithmetic refuses to).");
-	for (n = 0; n < ATTN_STAGE_COUNT && st == ATTN_OK; n++)
-		if (print_explains(p->o, attn_stage_order[n]) &&
-		    (attn_stage_order[n] != ATTN_STAGE_MASK ||
-		    print_masking(p)))
-			st = html_stage(p, attn_stage_order[n], arith);
+	html_controls(p, why);
+	fputs("<main>\n", p->fp);
+	/* the mask is there, hidden, for the causal control to show */
+	for (n = 0; n < ATTN_STAGE_COUNT && st == ATTN_OK; n++) {
+		s = attn_stage_order[n];
+		if (print_explains(p->o, s) && (s != ATTN_STAGE_MASK ||
+		    print_masking(p) || bench))
+			st = html_stage(p, s, arith, bench, s ==
+			    ATTN_STAGE_MASK && !print_masking(p));
+	}
 	fputs("</main>\n<aside id=\"work\" aria-live=\"polite\">"
 	    "<h2>Worked arithmetic</h2><pre id=\"work-text\">", p->fp);
 	fputs(arith ? "Point at a number to see its arithmetic here." :
 	    "Too large to write out.", p->fp);
-	fprintf(p->fp, "</pre></aside>\n<script>\n%s</script>\n</body>\n"
-	    "</html>\n", html_script);
+	fputs("</pre></aside>\n", p->fp);
+	if (bench)
+		html_data(p);
+	html_script(p);
+	fputs("</body>\n</html>\n", p->fp);
 	return st;
 }

@@ -32,6 +32,15 @@ print_json_number(const struct printer *p, int defined, double x)
 }
 
 void
+print_json_double(FILE *fp, double x)
+{
+	char buf[ATTN_NUM_MAX];
+
+	attn_format_number(buf, x, 0, 0);
+	fprintf(fp, isfinite(x) ? "%s" : "\"%s\"", buf);
+}
+
+void
 print_json_string(FILE *fp, const char *s)
 {
 	size_t len = strlen(s), n;

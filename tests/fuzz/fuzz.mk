@@ -81,7 +81,8 @@ FUZZ_CLI_LDLIBS   = -lunistring
 
 FUZZ_LIB_OBJ = $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard lib/*.c)) \
                $(patsubst %.cc,$(FUZZ_DIR)/%.o,$(wildcard lib/*.cc))
-FUZZ_CLI_OBJ = $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard cli/*.c))
+FUZZ_CLI_OBJ = $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard cli/*.c)) \
+               $(FUZZ_DIR)/gen/print_html_js.o
 FUZZ_HARNESS_OBJ = $(FUZZ_NAMES:%=$(FUZZ_DIR)/tests/fuzz/%.o)
 
 .PHONY: fuzz fuzz-ci fuzz-regress fuzz-build fuzz-deps fuzz-cli-seeds \
@@ -110,6 +111,11 @@ $(FUZZ_CLI_OBJ): FUZZ_DEFS = -Dmain=attn_main
 $(FUZZ_DIR)/%.o: %.c $(FUZZ_DIR)/flags
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_ALL_CFLAGS) $(FUZZ_DEFS) -c -o $@ $<
+
+# The page's script as C strings (the Makefile's rule makes the .c).
+$(FUZZ_DIR)/gen/print_html_js.o: $(FUZZ_DIR)/gen/print_html_js.c \
+    $(FUZZ_DIR)/flags
+	$(FUZZ_CC) $(FUZZ_ALL_CFLAGS) -c -o $@ $<
 
 $(FUZZ_DIR)/%.o: %.cc $(FUZZ_DIR)/flags
 	@mkdir -p $(@D)

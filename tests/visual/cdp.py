@@ -186,6 +186,28 @@ class Browser:
         self.call("Input.dispatchMouseEvent",
                   {"type": "mouseMoved", "x": x, "y": y})
 
+    # key: (code, Windows key code, the text it types or None)
+    KEYS = {" ": ("Space", 32, " "), "Enter": ("Enter", 13, "\r"),
+            "Tab": ("Tab", 9, None), "Escape": ("Escape", 27, None),
+            "ArrowLeft": ("ArrowLeft", 37, None),
+            "ArrowUp": ("ArrowUp", 38, None),
+            "ArrowRight": ("ArrowRight", 39, None),
+            "ArrowDown": ("ArrowDown", 40, None),
+            "m": ("KeyM", 77, "m"), "s": ("KeyS", 83, "s")}
+
+    def press(self, key, shift=False):
+        """Press and release a key of KEYS as a keyboard does: keys that
+        type something send it (so Space and Enter activate what has
+        the focus), Shift held when shift."""
+        code, keycode, text = self.KEYS[key]
+        event = {"key": key, "code": code, "windowsVirtualKeyCode": keycode,
+                 "modifiers": 8 if shift else 0}
+        down = dict(event, type="keyDown" if text else "rawKeyDown")
+        if text:
+            down["text"] = down["unmodifiedText"] = text
+        self.call("Input.dispatchKeyEvent", down)
+        self.call("Input.dispatchKeyEvent", dict(event, type="keyUp"))
+
     def key(self, key, code, keycode):
         for kind in ("rawKeyDown", "keyUp"):
             self.call("Input.dispatchKeyEvent",

@@ -2,7 +2,10 @@
 # html.sh ATTN - -f html as a person sees it, in headless Chromium
 # (Debian's chromium, driven by html-check.py over the DevTools protocol):
 # no console errors, nothing fetched, a screenshot, each number's
-# arithmetic on hover and on keyboard focus, readable at a phone's width.
+# arithmetic on hover and on keyboard focus, readable at a phone's width;
+# and the workbench (html-bench.py), by keyboard, against attn's own
+# pages for the options its controls stand for, on every variant the
+# page shows, and off, with its note, where the page cannot recompute.
 # Screenshots stay in $ATTN_SHOTS when that names a directory.
 set -u
 
@@ -57,5 +60,51 @@ page heads-and-stats '--stats --heads 4 --kv-heads 2 data/examples/gqa/q.csv
 "$bin" gen 40x4 --seed 2 >"$work/k.txt"
 page too-large-for-arithmetic "$work/q.txt $work/k.txt $work/k.txt" \
     --no-arithmetic
+
+# The workbench, each case --case NAME ATTN-ARGS (html-bench.py).  T = 6
+# queries over S = 4 keys, bottom-right, causal: q1 and q2 see no key.
+d=data/examples
+"$bin" gen 6x2 --seed 3 >"$work/q6.txt"
+"$bin" gen 4x2 --seed 4 >"$work/k4.txt"
+mkdir -p "$work/bench"
+python3 "$here/html-bench.py" "$bin" "$work/bench" \
+    --case worked-example $d/apple-cheese.json \
+    --case mask-bias-stats-arithmetic --stats -e --arithmetic \
+	-m $d/t3s4-mask.csv --bias $d/t3s4-bias.json $d/t3s4.json \
+    --case gqa-stats --stats --heads 4 --kv-heads 2 $d/gqa/q.csv \
+	$d/gqa/k.csv $d/gqa/v.csv \
+    --case batches-3d-mask --stats $d/batch.json \
+    --case sinks-alibi-softcap-query --sinks $d/sink0.txt --alibi \
+	--softcap 5 --align bottom-right --query 3,1 -e --arithmetic \
+	$d/t3s4.json \
+    --case scale-given-causal-window --scale 1/8 --causal --window 1,0 \
+	--masked-rows uniform -d 3 $d/t3s4.json \
+    --case bottom-right-rows-with-no-key --stats --align bottom-right \
+	--masked-rows nan -e --arithmetic "$work/q6.txt" "$work/k4.txt" \
+	"$work/k4.txt" \
+    --case bshd-no-arithmetic --layout bshd $d/kernel/q.npy \
+	$d/kernel/k.npy $d/kernel/v.npy \
+    --case off-rope --off --rope --rope --self $d/rope/same-row.csv \
+    --case off-proj --off --proj --proj $d/raschka/sa_v1.json \
+	$d/raschka/inputs.csv \
+    --case off-emulate --off --emulate --emulate fp16 $d/t3s4.json \
+    --case off-grad --off --grad --grad $d/t3s4-do.csv $d/t3s4.json \
+    >"$work/bench.out" 2>&1
+status=$?
+# a line a case, counted; a failing case with its checks
+while IFS= read -r line; do
+	case $line in
+	"PASS case "*) ok; shown=0 ;;
+	"FAIL case "*) bad "bench: ${line#FAIL case }"; shown=1 ;;
+	"    "*) [ "$shown" -eq 1 ] && printf '%s\n' "$line" ;;
+	*) bad "bench: $line" ;;
+	esac
+done <"$work/bench.out"
+if [ $status -ne 0 ] && ! grep -q '^FAIL case ' "$work/bench.out"; then
+	bad "html-bench.py exited $status"
+fi
+if [ -n "${ATTN_SHOTS:-}" ] && [ -d "$ATTN_SHOTS" ]; then
+	cp "$work/bench"/*.png "$ATTN_SHOTS/" 2>/dev/null
+fi
 
 visual_end
