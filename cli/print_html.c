@@ -16,8 +16,8 @@
  * wraps, and the arithmetic panel sticks to the bottom of the screen.
  *
  * The workbench.  Above the stages, controls change the computation
- * (the 1/sqrt(d_k) scaling on or off, a temperature that multiplies the
- * scale, the causal mask), choose a query row to follow, hide the
+ * (the 1/sqrt(d_k) scaling on or off, a slider that multiplies the scale,
+ * 1/temperature, the causal mask), choose a query row to follow, hide the
  * weights until the reader predicts which way they move, and step
  * through the stages one at a time for a projector.  The page's script
  * (print_html.js, made into C strings at build time) recomputes every
@@ -27,8 +27,8 @@
  * again as attn writes them.  What the script cannot recompute (a
  * layer's passes, RoPE, --emulate, the backward stages) leaves the
  * controls off, with a note saying why (html_bench_off).  Texts that
- * the controls change and C words (the scale and conventions lines, the
- * formulas) are written here for each state, as data-* attributes.
+ * the causal control changes and C words (the conventions line, the
+ * formulas) are written here for both states, as data-c0 and data-c1.
  */
 #include <math.h>
 #include <stdio.h>
