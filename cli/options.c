@@ -35,7 +35,7 @@ const char options_usage[] =
     "       attn [options] --proj LAYER XQ XKV\n";
 
 const char options_gen_usage[] =
-    "usage: attn gen ROWSxCOLS [--seed N] [--dist normal|uniform]\n";
+    "usage: attn gen ROWSxCOLS[xN..] [--seed N] [--dist normal|uniform]\n";
 
 /* --help: this, then a line per option from the table. */
 static const char help_head[] =
@@ -47,7 +47,7 @@ static const char help_head[] =
     "       attn [options] --self X\n"
     "       attn [options] --proj LAYER X\n"
     "       attn [options] --proj LAYER XQ XKV\n"
-    "       attn gen ROWSxCOLS [--seed N] [--dist normal|uniform]\n"
+    "       attn gen ROWSxCOLS[xN..] [--seed N] [--dist normal|uniform]\n"
     "\n"
     "Q, K and V are JSON, CSV, TSV, whitespace-separated text or NumPy\n"
     ".npy files;\n"
@@ -60,10 +60,11 @@ static const char help_head[] =
 
 /* attn gen --help: this, then a line per option of attn gen. */
 static const char gen_help_head[] =
-    "attn gen - a matrix of seeded random numbers, the same on every\n"
-    "platform: standard normal (the default) or uniform in [0, 1).\n"
+    "attn gen - a matrix (or an array of up to 4 dims) of seeded random\n"
+    "numbers, the same on every platform: standard normal (the default)\n"
+    "or uniform in [0, 1).  2x4x3x8 holds the numbers of 24x8.\n"
     "\n"
-    "usage: attn gen ROWSxCOLS [--seed N] [--dist normal|uniform]\n"
+    "usage: attn gen ROWSxCOLS[xN..] [--seed N] [--dist normal|uniform]\n"
     "\n"
     "options:\n";
 

@@ -246,10 +246,12 @@ void print_json_number(const struct printer *p, int defined, double x);
 void print_json_double(FILE *fp, double x);
 void print_json_string(FILE *fp, const char *s);
 
-/* print_npy.c: one stage, float64 (float32 with --npy-dtype f4); and a
- * matrix (attn gen's) as a rows x cols .npy, float32 when f4. */
+/* print_npy.c: one stage, float64 (float32 with --npy-dtype f4); and an
+ * array of dims dim[0..ndim) (attn gen's) whose numbers are the rows of
+ * m in order, float32 when f4. */
 enum attn_status print_npy(const struct printer *p);
-void print_npy_matrix(FILE *fp, const struct attn_matrix *m, int f4);
+void print_npy_array(FILE *fp, const struct attn_matrix *m,
+    const size_t *dim, size_t ndim, int f4);
 
 /* print_explain.c: every stage in order, with shapes, the scale, the
  * conventions in force and the row-sum check. */

@@ -161,12 +161,13 @@ print_npy(const struct printer *p)
 }
 
 void
-print_npy_matrix(FILE *fp, const struct attn_matrix *m, int f4)
+print_npy_array(FILE *fp, const struct attn_matrix *m, const size_t *dim,
+    size_t ndim, int f4)
 {
-	const size_t dim[2] = { m->rows, m->cols }, size = f4 ? 4 : 8;
+	const size_t size = f4 ? 4 : 8;
 	size_t i;
 
-	put_header(fp, dim, 2, size);
+	put_header(fp, dim, ndim, size);
 	for (i = 0; i < m->rows; i++)
 		put_values(fp, attn_at(m, i, 0), m->cols, size);
 }

@@ -199,7 +199,8 @@ rules_check_gen(const struct options *o, const struct given *g,
 	if (o->noperands != 1)
 		return usage_error(err, o->noperands == 0 ?
 		    "attn gen wants the shape of the matrix, ROWSxCOLS, such "
-		    "as 4x64" : "attn gen takes one operand, ROWSxCOLS");
+		    "as 4x64 (or up to 4 dims, 2x4x3x8)" : "attn gen takes one "
+		    "operand, ROWSxCOLS[xN..]");
 	return ATTN_OK;
 }
 

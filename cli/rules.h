@@ -47,9 +47,9 @@ struct given {
 enum attn_status rules_check_options(const struct options *o,
     const struct given *g, struct attn_error *err);
 
-/* attn gen: one operand, ROWSxCOLS, and the rules of the output that
- * attn has too (--npy-dtype with npy, no npy to a terminal).  A usage
- * error. */
+/* attn gen: one operand, ROWSxCOLS[xN..], and the rules of the output
+ * that attn has too (--npy-dtype with npy, no npy to a terminal).  A
+ * usage error. */
 enum attn_status rules_check_gen(const struct options *o,
     const struct given *g, struct attn_error *err);
 

@@ -172,6 +172,26 @@ attn('gen', '3000x3', '--seed', '5', '-f', 'npy', '-o', 'gen.npy')
 check(same_bits(np.load(path('gen.npy')),
                 csv_of('gen', '3000x3', '--seed', '5', '-f', 'csv')),
       'attn gen 3000x3 -f npy differs from its csv')
+# attn gen of 3 and 4 dims: numpy.load gives the array's shape, and its
+# numbers are those of the 2-D gen of its rows (24x8 for 2x4x3x8) in C
+# order, in npy, in json, and in the stacked csv that numpy.loadtxt reads
+# past its "# gen DIMS" line.
+for shape in ((2, 4, 3, 8), (3, 2, 5)):
+    dims = 'x'.join(str(d) for d in shape)
+    flat = '%dx%d' % (int(np.prod(shape[:-1])), shape[-1])
+    want = csv_of('gen', flat, '--seed', '11', '-f', 'csv').reshape(shape)
+    attn('gen', dims, '--seed', '11', '-o', 'nd.npy')
+    got = np.load(path('nd.npy'))
+    check(same_bits(got, want), 'attn gen %s -f npy is not gen %s '
+          'reshaped' % (dims, flat))
+    got = np.array(json.loads(attn('gen', dims, '--seed', '11', '-f',
+                                   'json')))
+    check(same_bits(got, want), 'attn gen %s -f json is not gen %s '
+          'reshaped' % (dims, flat))
+    attn('gen', dims, '--seed', '11', '-o', 'nd.csv')
+    got = np.loadtxt(path('nd.csv'), delimiter=',', ndmin=2)
+    check(same_bits(got.reshape(shape), want), 'numpy.loadtxt of attn gen '
+          '%s -o nd.csv is not gen %s' % (dims, flat))
 np.save(path('x.npy'), rng.standard_normal((100, 2)))
 want = csv_of('--self', 'x.npy', '-s', 'weights', '-f', 'csv')
 for dtype, flag in ((np.float64, 'f8'), (np.float32, 'f4')):

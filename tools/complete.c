@@ -233,7 +233,7 @@ zsh(FILE *fp)
 	    "\tshift words\n\t(( CURRENT-- ))\n"
 	    "\t_arguments -s -S \\\n", fp);
 	zsh_specs(fp, 1);
-	fputs("\t\t'1:ROWSxCOLS: '\n"
+	fputs("\t\t'1:ROWSxCOLS[xN..]: '\n"
 	    "else\n"
 	    "\t_arguments -s -S \\\n", fp);
 	zsh_specs(fp, 0);
