@@ -10,7 +10,10 @@
  * otherwise, or with NO_COLOR set, or --color never; --color
  * always colours whatever stdout is.  The colours are viridis
  * (heatmap_rgb), which the SVG and HTML pages share, so that 0 and 1
- * differ in lightness as well as hue.
+ * differ in lightness as well as hue.  Where a weight falls on that
+ * scale is --color-range's rule, heatmap_position, which every picture
+ * asks: 0 to 1, 0 to the largest weight, or each row 0 to its own
+ * largest, so that near-uniform rows (0.10 to 0.24) are not one shade.
  *
  * The width is COLUMNS, else the terminal's, else 80.  A grid wider than
  * that shows its first and last keys around a column of U+2026, and more
@@ -69,6 +72,74 @@ heatmap_rgb(double w, unsigned char rgb[3])
 	for (c = 0; c < 3; c++)
 		rgb[c] = (unsigned char)lround((1.0 - f) * viridis[k][c] +
 		    f * viridis[k + 1][c]);
+}
+
+/* The largest weight of rows i0..i1-1 of block n of the weights that a
+ * key may take (the mask's kept cells, not nan): 0 when there is none. */
+static double
+heat_max(const struct printer *p, size_t n, size_t i0, size_t i1)
+{
+	const struct attn_matrix w = print_block(p, ATTN_STAGE_WEIGHTS, n);
+	const struct attn_matrix keep = print_block(p, ATTN_STAGE_MASK, n);
+	double top = 0.0;
+	size_t i, j;
+
+	for (i = i0; i < i1; i++)
+		for (j = 0; j < w.cols; j++)
+			if (*attn_at(&keep, i, j) != 0.0 &&
+			    *attn_at(&w, i, j) > top)
+				top = *attn_at(&w, i, j);
+	return top;
+}
+
+void
+heatmap_scale_init(struct heat_scale *hs, const struct printer *p)
+{
+	struct attn_shape sh;
+	size_t n;
+
+	hs->range = p->o->color_range;
+	hs->top = 1.0;
+	hs->n = hs->i = (size_t)-1;
+	if (hs->range != RANGE_MAX)
+		return;
+	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
+	hs->top = 0.0;
+	for (n = 0; n < sh.blocks; n++)
+		hs->top = fmax(hs->top, heat_max(p, n, 0, p->st->T));
+}
+
+double
+heatmap_position(struct heat_scale *hs, const struct printer *p, size_t n,
+    size_t i, double w)
+{
+	if (hs->range == RANGE_ROW && (n != hs->n || i != hs->i)) {
+		hs->top = heat_max(p, n, i, i + 1);
+		hs->n = n;
+		hs->i = i;
+	}
+	if (isnan(w) || hs->top <= 0.0)
+		return isnan(w) ? w : 0.0;
+	return w / hs->top;
+}
+
+const char *
+heatmap_top_text(const struct heat_scale *hs, const struct printer *p,
+    char *buf, size_t size)
+{
+	char num[ATTN_NUM_MAX];
+
+	switch (hs->range) {
+	case RANGE_UNIT:
+		break;
+	case RANGE_MAX:
+		print_number(p, num, hs->top);
+		snprintf(buf, size, "%s, the largest weight", num);
+		return buf;
+	case RANGE_ROW:
+		return "each row's largest weight";
+	}
+	return "1";
 }
 
 int
@@ -266,7 +337,8 @@ put_times(FILE *fp, const char *s, size_t n)
 		fputs(s, fp);
 }
 
-/* One cell: weight w, kept or masked. */
+/* One cell: at position w of the colour scale (heatmap_position), kept
+ * or masked. */
 static void
 put_cell(FILE *fp, const struct heat *h, double w, int kept)
 {
@@ -303,8 +375,8 @@ put_cell(FILE *fp, const struct heat *h, double w, int kept)
  * labels, or a row of cells.
  */
 static void
-heat_line(const struct printer *p, const struct heat *h, size_t n,
-    size_t l, int pad)
+heat_line(const struct printer *p, const struct heat *h,
+    struct heat_scale *hs, size_t n, size_t l, int pad)
 {
 	const size_t S = p->st->S, T = p->st->T;
 	const size_t cells = h->c_head + h->c_tail + (h->c_tail > 0);
@@ -368,25 +440,29 @@ heat_line(const struct printer *p, const struct heat *h, size_t n,
 			print_pad(p->fp, h->W - 1);
 			fputs("\u2026", p->fp);
 		} else {
-			put_cell(p->fp, h, *attn_at(&w, i, j),
-			    *attn_at(&keep, i, j) != 0.0);
+			put_cell(p->fp, h, heatmap_position(hs, p, n, i,
+			    *attn_at(&w, i, j)), *attn_at(&keep, i, j) != 0.0);
 		}
 	}
 }
 
-/* The legend: the scale from 0 to 1 and what a masked cell looks like. */
+/* The legend: the scale from 0 to its top (1, the largest weight or each
+ * row's) and what a masked cell looks like. */
 static void
-heat_legend(const struct printer *p, const struct heat *h)
+heat_legend(const struct printer *p, const struct heat *h,
+    const struct heat_scale *hs)
 {
 	struct heat one = *h;
 	size_t k, steps = h->color ? 9 : 5;
+	char top[ATTN_NUM_MAX + 32];
 
 	/* Shades are bracketed, so that the blank of 0 shows. */
 	one.W = 2;
 	fputs(h->color ? "0 " : "0 [", p->fp);
 	for (k = 0; k < steps; k++)
 		put_cell(p->fp, &one, (double)k / (double)(steps - 1), 1);
-	fputs(h->color ? " 1   " : "] 1   ", p->fp);
+	fprintf(p->fp, "%s%s   ", h->color ? " " : "] ",
+	    heatmap_top_text(hs, p, top, sizeof top));
 	put_cell(p->fp, &one, 0.0, 0);
 	fputs(" masked\n", p->fp);
 }
@@ -396,10 +472,12 @@ print_heatmap(const struct printer *p)
 {
 	const size_t T = p->st->T, S = p->st->S;
 	struct attn_shape sh;
+	struct heat_scale hs;
 	struct heat h;
 	size_t b, g, l, k, lines;
 
 	heat_layout(p, &h);
+	heatmap_scale_init(&hs, p);
 	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
 	fprintf(p->fp, "heatmap of weights   [%s = %zux%zu]\n", sh.legend, T,
 	    S);
@@ -416,8 +494,8 @@ print_heatmap(const struct printer *p)
 				for (k = 0; k < m; k++) {
 					if (k > 0)
 						print_pad(p->fp, HEAT_GAP);
-					heat_line(p, &h, b * sh.heads + g + k,
-					    l, k + 1 < m);
+					heat_line(p, &h, &hs,
+					    b * sh.heads + g + k, l, k + 1 < m);
 				}
 				putc('\n', p->fp);
 			}
@@ -426,6 +504,6 @@ print_heatmap(const struct printer *p)
 		fprintf(p->fp, "(%zu of %zu key%s, %zu of %zu %s shown)\n",
 		    h.c_head + h.c_tail, S, S == 1 ? "" : "s",
 		    h.r_head + h.r_tail, T, T == 1 ? "query" : "queries");
-	heat_legend(p, &h);
+	heat_legend(p, &h, &hs);
 	return ATTN_OK;
 }

@@ -508,6 +508,24 @@ set_color(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* --color-range unit|max|row, by enum color_range */
+static const char *const color_range_names[] = {
+	[RANGE_UNIT] = "unit",
+	[RANGE_MAX] = "max",
+	[RANGE_ROW] = "row",
+	NULL
+};
+
+static enum attn_status
+set_color_range(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->given.color_range = 1;
+	ps->o->color_range = (enum color_range)ps->choice;
+	return ATTN_OK;
+}
+
 /* --rtol, --atol, --factor: finite numbers, at least 0 (above 0 for the
  * factor). */
 static enum attn_status
@@ -834,6 +852,10 @@ static const struct option_row rows[] = {
 	{ "color", 0, "WHEN", "colour the heatmap: auto (when stdout is a\n"
 	    "terminal and NO_COLOR is unset), always, never",
 	    color_names, set_color, 0 },
+	{ "color-range", 0, "R", "the colours of --heatmap, --svg and -f html\n"
+	    "span 0 to 1 (unit, default), 0 to the largest\n"
+	    "weight (max), or each row 0 to its largest (row)",
+	    color_range_names, set_color_range, 0 },
 	{ "seed", 0, "N", "the seed, 0 to 2^64 - 1 (default 0)",
 	    NULL, set_seed, 0 },
 	{ "dist", 0, "D", "normal (default) or uniform in [0, 1)",

@@ -20,6 +20,11 @@ enum out_format { OUT_TABLE, OUT_CSV, OUT_TSV, OUT_JSON, OUT_HTML,
  * unset), always, or never. */
 enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 
+/* --color-range: what the colour scale of the heatmap, the SVG and the
+ * page spans: 0 to 1, 0 to the largest weight, or each row 0 to its own
+ * largest (heatmap_position, heatmap.c, applies it). */
+enum color_range { RANGE_UNIT, RANGE_MAX, RANGE_ROW };
+
 struct options {
 	int help, version;
 	int explain;
@@ -61,6 +66,7 @@ struct options {
 	unsigned long long seed;	/* attn gen --seed */
 	enum attn_dist dist;		/* attn gen --dist */
 	enum color_mode color;	/* --color */
+	enum color_range color_range;	/* --color-range */
 	enum progress_mode progress;	/* --progress, --no-progress */
 	const char *proj;	/* --proj LAYER */
 	const char *sinks;	/* --sinks FILE */

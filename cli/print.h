@@ -290,13 +290,36 @@ void print_arith_cell(const struct printer *p, enum attn_stage s, size_t n,
     size_t i, size_t j);
 
 /* heatmap.c: --heatmap, the weights drawn in the terminal; heatmap_rgb
- * is the colour of weight w (0 to 1) there, in SVG and in HTML. */
+ * is the colour at position w (0 to 1) of the colour scale there, in SVG
+ * and in HTML. */
 enum attn_status print_heatmap(const struct printer *p);
 void heatmap_rgb(double w, unsigned char rgb[3]);
 
-/* Whether text on weight w's colour reads best dark (viridis is light
- * towards 1). */
+/* Whether text on the colour at position w reads best dark (viridis is
+ * light towards 1). */
 int heatmap_dark(double w);
+
+/*
+ * The colour scale of a picture of the weights, as --color-range says
+ * (the one place its rule lives): heatmap_scale_init once a picture,
+ * then heatmap_position(hs, p, n, i, w) is where weight w of row i of
+ * block n falls on it, 0 to 1 (w / top; nan stays nan), for heatmap_rgb.
+ * top is 1 (unit), the largest weight a key may take in the picture
+ * (max), or that of the row asked for (row, found when the row changes,
+ * so ask row by row).  heatmap_top_text names the top for a legend:
+ * "1", "0.2379, the largest weight", "each row's largest weight" (in buf
+ * or static).
+ */
+struct heat_scale {
+	enum color_range range;
+	double top;		/* the weight drawn as position 1 */
+	size_t n, i;		/* the row top is of, with RANGE_ROW */
+};
+void heatmap_scale_init(struct heat_scale *hs, const struct printer *p);
+double heatmap_position(struct heat_scale *hs, const struct printer *p,
+    size_t n, size_t i, double w);
+const char *heatmap_top_text(const struct heat_scale *hs,
+    const struct printer *p, char *buf, size_t size);
 
 /* print_svg.c: the weights as an SVG heatmap. */
 enum attn_status print_svg(const struct printer *p);

@@ -196,9 +196,11 @@ html_block(const struct printer *p, enum attn_stage s, size_t n, int arith)
 {
 	const struct attn_matrix m = print_block(p, s, n);
 	char buf[PRINT_LABEL_MAX], where[64];
+	struct heat_scale hs;
 	size_t i, j;
 
 	print_block_name(p, s, n, where, sizeof where);
+	heatmap_scale_init(&hs, p);
 	fputs("<div class=\"scroll\"><table>", p->fp);
 	if (where[0] != '\0')
 		fprintf(p->fp, "<caption>%s</caption>", where + 2);
@@ -221,12 +223,14 @@ html_block(const struct printer *p, enum attn_stage s, size_t n, int arith)
 			if (s == ATTN_STAGE_WEIGHTS && strcmp(buf, "-") == 0) {
 				fputs(" class=\"masked\"", p->fp);
 			} else if (s == ATTN_STAGE_WEIGHTS && !isnan(x)) {
+				/* where --color-range puts it */
+				double pos = heatmap_position(&hs, p, n, i, x);
 				unsigned char rgb[3];
 
-				heatmap_rgb(x, rgb);
+				heatmap_rgb(pos, rgb);
 				fprintf(p->fp, " style=\"background:#%02x%02x%02x;"
 				    "color:#%s\"", rgb[0], rgb[1], rgb[2],
-				    heatmap_dark(x) ? "000" : "fff");
+				    heatmap_dark(pos) ? "000" : "fff");
 			}
 			if (arith && print_arith_has(s))
 				html_arith(p, s, n, i, j);
@@ -237,12 +241,20 @@ html_block(const struct printer *p, enum attn_stage s, size_t n, int arith)
 	fputs("</tbody></table></div>\n", p->fp);
 }
 
-/* The colour scale under the weights. */
+/* The colour scale under the weights: 0 to 1, or as --color-range says
+ * (then its word in data-range, for a script that colours cells again). */
 static void
 html_legend(const struct printer *p)
 {
-	fputs("<p class=\"legend\">0 <span class=\"bar\"></span> 1 "
-	    "<span class=\"swatch\"></span> masked</p>\n", p->fp);
+	static const char *const range[] = { "", " data-range=\"max\"",
+		" data-range=\"row\"" };
+	char top[ATTN_NUM_MAX + 32];
+	struct heat_scale hs;
+
+	heatmap_scale_init(&hs, p);
+	fprintf(p->fp, "<p class=\"legend\"%s>0 <span class=\"bar\"></span> "
+	    "%s <span class=\"swatch\"></span> masked</p>\n",
+	    range[hs.range], heatmap_top_text(&hs, p, top, sizeof top));
 }
 
 /* The worked arithmetic of block n of stage s as --explain --arithmetic

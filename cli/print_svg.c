@@ -6,8 +6,10 @@
  * on the left and key labels on top, each cell's value printed in it
  * when the cells are large enough and as a tooltip (<title>) always;
  * masked cells are hatched, not coloured as a weight of 0; a colour bar
- * runs from 0 to 1.  Colours are heatmap_rgb's (viridis), as in the
- * terminal and the HTML page.
+ * runs from 0 to 1, or as --color-range says to the largest weight or
+ * to each row's (which the title then says too).  Colours are
+ * heatmap_rgb's (viridis) at heatmap_position's place on that scale, as
+ * in the terminal and the HTML page.
  *
  * SVG cannot measure text, so label widths are estimated at 0.6 em a
  * character, which errs on the side of room.  The file is plain XML:
@@ -77,7 +79,9 @@ svg_layout(const struct printer *p, struct svg *g, size_t head_chars)
 	g->grid_h = g->block_title + g->head_h + (double)T * g->cell;
 	g->top = SVG_MARGIN + SVG_TITLE + 3.0 * SVG_LINE + 16.0;
 	grids_w = (double)sh.heads * (g->grid_w + SVG_GAP);
-	bar_w = SVG_BAR_W + 8.0 + text_width(6, SVG_FONT);
+	/* the ticks: "0.25", or with --color-range row "row max" */
+	bar_w = SVG_BAR_W + 8.0 + text_width(p->o->color_range == RANGE_ROW ?
+	    7 : 6, SVG_FONT);
 	g->width = 2.0 * SVG_MARGIN + fmax(grids_w + bar_w,
 	    text_width(head_chars, SVG_FONT) + 8.0);
 	g->height = g->top + (double)sh.batches * (g->grid_h + SVG_GAP) +
@@ -90,7 +94,7 @@ svg_layout(const struct printer *p, struct svg *g, size_t head_chars)
 	g->height = ceil(g->height);
 }
 
-/* A colour as #rrggbb. */
+/* The colour at position w of the scale as #rrggbb. */
 static void
 put_rgb(FILE *fp, double w)
 {
@@ -102,8 +106,8 @@ put_rgb(FILE *fp, double w)
 
 /* One grid: block n at (x, y). */
 static void
-svg_grid(const struct printer *p, const struct svg *g, size_t n, double x,
-    double y)
+svg_grid(const struct printer *p, const struct svg *g,
+    struct heat_scale *hs, size_t n, double x, double y)
 {
 	const struct attn_matrix w = print_block(p, ATTN_STAGE_WEIGHTS, n);
 	const struct attn_matrix keep = print_block(p, ATTN_STAGE_MASK, n);
@@ -139,6 +143,7 @@ svg_grid(const struct printer *p, const struct svg *g, size_t n, double x,
 		fputs("</text>\n", p->fp);
 		for (j = 0; j < w.cols; j++) {
 			double v = *attn_at(&w, i, j);
+			double pos = heatmap_position(hs, p, n, i, v);
 			int kept = *attn_at(&keep, i, j) != 0.0;
 
 			fprintf(p->fp, "<rect x=\"%g\" y=\"%g\" width=\"%g\" "
@@ -149,7 +154,7 @@ svg_grid(const struct printer *p, const struct svg *g, size_t n, double x,
 			else if (isnan(v))
 				fputs("#ffffff", p->fp);
 			else
-				put_rgb(p->fp, v);
+				put_rgb(p->fp, pos);
 			fputs("\"><title>", p->fp);
 			print_xml(p->fp, p->nm->query[i]);
 			fputs(", ", p->fp);
@@ -164,16 +169,21 @@ svg_grid(const struct printer *p, const struct svg *g, size_t n, double x,
 			fprintf(p->fp, "<text x=\"%g\" y=\"%g\" "
 			    "class=\"%s\">%s</text>\n",
 			    gx + ((double)j + 0.5) * g->cell,
-			    cy + g->cell / 2.0, !isnan(v) && !heatmap_dark(v) ?
+			    cy + g->cell / 2.0, !isnan(v) && !heatmap_dark(pos) ?
 			    "v w" : "v", buf);
 		}
 	}
 }
 
-/* The colour bar from 0 (bottom) to 1, and the masked swatch. */
+/* The colour bar from 0 (bottom) to the top of the scale, its ticks the
+ * weights they stand for (per cent of the row's largest with
+ * --color-range row), and the masked swatch. */
 static void
-svg_bar(FILE *fp, double x, double y)
+svg_bar(const struct printer *p, const struct heat_scale *hs, double x,
+    double y)
 {
+	FILE *fp = p->fp;
+	char buf[ATTN_NUM_MAX];
 	int k;
 
 	fputs("<defs><linearGradient id=\"scale\" x1=\"0\" y1=\"1\" "
@@ -187,11 +197,18 @@ svg_bar(FILE *fp, double x, double y)
 	fprintf(fp, "<rect x=\"%g\" y=\"%g\" width=\"%d\" height=\"%d\" "
 	    "fill=\"url(#scale)\" stroke=\"#888888\"/>\n", x, y, SVG_BAR_W,
 	    SVG_BAR_H);
-	for (k = 0; k <= 4; k++)
+	for (k = 0; k <= 4; k++) {
+		if (hs->range == RANGE_ROW)
+			snprintf(buf, sizeof buf, k == 4 ? "row max" : "%d%%",
+			    25 * k);
+		else if (hs->range == RANGE_MAX)
+			attn_format_number(buf, hs->top * k / 4.0, 3, 0);
+		else
+			snprintf(buf, sizeof buf, "%g", k / 4.0);
 		fprintf(fp, "<text x=\"%g\" y=\"%g\" "
-		    "dominant-baseline=\"central\">%g</text>\n",
-		    x + SVG_BAR_W + 6.0, y + SVG_BAR_H * (1.0 - k / 4.0),
-		    k / 4.0);
+		    "dominant-baseline=\"central\">%s</text>\n",
+		    x + SVG_BAR_W + 6.0, y + SVG_BAR_H * (1.0 - k / 4.0), buf);
+	}
 	fprintf(fp, "<rect x=\"%g\" y=\"%g\" width=\"%d\" height=\"%d\" "
 	    "fill=\"url(#masked)\" stroke=\"#888888\"/>\n", x,
 	    y + SVG_BAR_H + SVG_LINE, SVG_BAR_W, SVG_BAR_W);
@@ -204,10 +221,12 @@ enum attn_status
 print_svg(const struct printer *p)
 {
 	struct attn_shape sh;
+	struct heat_scale hs;
 	struct render head;
 	enum attn_status st;
-	char *line, *nl, suffix[64] = "";
-	size_t n, chars = 0;
+	char *line, *nl, suffix[64] = "", top[ATTN_NUM_MAX + 32];
+	char title[320], range[ATTN_NUM_MAX + 64] = "";
+	size_t n, chars = 0, len;
 	struct svg g;
 
 	/* --explain's first lines, rendered into memory first. */
@@ -220,20 +239,31 @@ print_svg(const struct printer *p)
 			chars = (size_t)(nl - line);
 
 	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
-	svg_layout(p, &g, chars);
+	heatmap_scale_init(&hs, p);
 	if (sh.batches > 1 && sh.heads > 1)
 		snprintf(suffix, sizeof suffix, "; %zu batches of %zu heads",
 		    sh.batches, sh.heads);
 	else if (sh.blocks > 1)
 		snprintf(suffix, sizeof suffix, "; %zu %s", sh.blocks,
 		    sh.heads > 1 ? "heads" : "batches");
+	/* --color-range max and row: the title says what the colours span */
+	if (hs.range != RANGE_UNIT)
+		snprintf(range, sizeof range, "   colours 0 to %s",
+		    heatmap_top_text(&hs, p, top, sizeof top));
+	snprintf(title, sizeof title, "weights = %s   [T x S = %zux%zu%s]%s",
+	    attn_stage_table[ATTN_STAGE_WEIGHTS].formula, p->st->T, p->st->S,
+	    suffix, range);
+	/* room for the title too, in larger type than the lines under it,
+	 * once it says more than the shape */
+	len = strlen(title) * SVG_TITLE / SVG_FONT;
+	if (range[0] != '\0' && len > chars)
+		chars = len;
+	svg_layout(p, &g, chars);
 	fprintf(p->fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 	    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" "
 	    "height=\"%g\" viewBox=\"0 0 %g %g\">\n", g.width, g.height,
 	    g.width, g.height);
-	fprintf(p->fp, "<title>weights = %s   [T x S = %zux%zu%s]</title>\n",
-	    attn_stage_table[ATTN_STAGE_WEIGHTS].formula, p->st->T, p->st->S,
-	    suffix);
+	fprintf(p->fp, "<title>%s</title>\n", title);
 	fputs("<style>text { font-family: 'DejaVu Sans', Verdana, Arial, "
 	    "sans-serif; font-size: 12px; fill: #222222; } "
 	    ".t { font-size: 16px; font-weight: bold; } "
@@ -245,10 +275,8 @@ print_svg(const struct printer *p)
 	    "fill=\"#eeeeee\"/><path d=\"M0,6 L6,0\" stroke=\"#999999\" "
 	    "stroke-width=\"1\"/></pattern></defs>\n", p->fp);
 	fprintf(p->fp, "<rect width=\"100%%\" height=\"100%%\" "
-	    "fill=\"#ffffff\"/>\n<text x=\"%d\" y=\"%d\" class=\"t\">weights "
-	    "= %s   [T x S = %zux%zu%s]</text>\n", SVG_MARGIN,
-	    SVG_MARGIN + SVG_TITLE - 2, attn_stage_table[
-	    ATTN_STAGE_WEIGHTS].formula, p->st->T, p->st->S, suffix);
+	    "fill=\"#ffffff\"/>\n<text x=\"%d\" y=\"%d\" class=\"t\">%s"
+	    "</text>\n", SVG_MARGIN, SVG_MARGIN + SVG_TITLE - 2, title);
 	for (n = 0, line = head.text; (nl = strchr(line, '\n')) != NULL;
 	    line = nl + 1, n++) {
 		*nl = '\0';
@@ -260,10 +288,10 @@ print_svg(const struct printer *p)
 	}
 	render_free(&head);
 	for (n = 0; n < sh.blocks; n++)
-		svg_grid(p, &g, n, SVG_MARGIN + (double)(n % sh.heads) *
+		svg_grid(p, &g, &hs, n, SVG_MARGIN + (double)(n % sh.heads) *
 		    (g.grid_w + SVG_GAP), g.top + (double)(n / sh.heads) *
 		    (g.grid_h + SVG_GAP));
-	svg_bar(p->fp, SVG_MARGIN + (double)sh.heads * (g.grid_w + SVG_GAP),
+	svg_bar(p, &hs, SVG_MARGIN + (double)sh.heads * (g.grid_w + SVG_GAP),
 	    g.top + g.block_title + g.head_h);
 	fputs("</svg>\n", p->fp);
 	return ATTN_OK;

@@ -292,6 +292,10 @@ rules_check_options(const struct options *o, const struct given *g,
 		    "extension)" : "", o->nstages);
 	if ((st = check_output(o, g, err)) != ATTN_OK)
 		return st;
+	if (g->color_range && !o->heatmap && o->svg == NULL &&
+	    o->format != OUT_HTML)
+		return usage_error(err, "--color-range sets the colours of "
+		    "--heatmap, --svg and -f html: add one of them");
 	if ((st = rules_check(o, g, err)) != ATTN_OK)
 		return st;
 	if (o->self != NULL && o->noperands != 0)

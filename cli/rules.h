@@ -39,7 +39,7 @@ extern const struct like_preset rules_like[];
 /* Which options were given, besides what struct options records. */
 struct given {
 	int stage, scale, no_scale, rope_style, npy_dtype, tolerance,
-	    factor, format;
+	    factor, format, color_range;
 };
 
 /* Every rule between options alone: contradictions, what goes with

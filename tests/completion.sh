@@ -44,6 +44,7 @@ attn --like ''	flash jax torch
 attn --align b	bottom-right
 attn --masked-rows ''	nan uniform zero
 attn --color a	always auto
+attn --color-range ''	max row unit
 attn --mask q	q.json queries.csv
 attn --self d	data/
 attn --proj q	q.json queries.csv

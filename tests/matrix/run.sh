@@ -18,7 +18,8 @@
 #             (with --stats) and txt (-o); -f html (with --stats);
 #             --explain (with --stats and --heatmap); --explain
 #             --arithmetic; --stats as a table, csv, json and txt (-o);
-#             --heatmap; --svg FILE,
+#             --heatmap; --svg FILE; the heatmap, the SVG and the page
+#             with --color-range max and row,
 #
 # run under LC_ALL=C and timeout 20.  A case passes when the exit status
 # is the one wanted, standard error holds no sanitizer report (make check
@@ -179,6 +180,11 @@ printers() {
 	add 0 file - "$@" --stats -o out.txt
 	add 0 none - "$@" --heatmap
 	add 0 svg - "$@" --svg out.svg
+	for range in max row; do
+		add 0 none - "$@" --heatmap --color-range $range
+		add 0 svg - "$@" --svg out.svg --color-range $range
+		add 0 html - "$@" -f html --color-range $range
+	done
 	refuse "$@"
 }
 

@@ -120,4 +120,21 @@ show 80 "" --heatmap -o "$work/out.txt" data/examples/apple-cheese.json
 grep -q "$esc" "$work/out.txt" && bad_screen "escapes in -o FILE" || ok
 grep -q '^query ▓▓░░$' "$work/out.txt" && ok || bad_screen "no shades in -o FILE"
 
+# 7. --color-range row on a terminal: Raschka's near-uniform row "with"
+#    (0.13 to 0.21) is one or two of the nine colours on the 0 to 1
+#    scale, and at least four when each row spans 0 to its largest.
+colours() {
+	grep 'with ' "$work/screen.e" | grep -o "${esc}\\[48;5;[0-9]*m" |
+	    sort -u | wc -l
+}
+show 80 "" --heatmap --no-scale --self data/examples/raschka/inputs.csv
+unit=$(colours)
+show 80 "" --heatmap --color-range row --no-scale --self \
+    data/examples/raschka/inputs.csv
+row=$(colours)
+[ "$unit" -le 2 ] && [ "$row" -ge 4 ] && ok ||
+    bad_screen "the row 'with' has $unit colours on 0..1, $row with --color-range row"
+grep -q "each row's largest weight" "$work/screen" && ok ||
+    bad_screen "the legend does not name --color-range row's scale"
+
 visual_end

@@ -52,4 +52,35 @@ picture batches --no-scale data/examples/batch.json
 "$bin" gen 30x4 --seed 2 >"$work/k.txt"
 picture large --causal "$work/q.txt" "$work/k.txt" "$work/k.txt"
 
+# --color-range: Raschka's weights without scaling are near uniform (0.10
+# to 0.24).  On the 0 to 1 scale a row's cells are a few neighbouring
+# purples; each row 0 to its own largest spreads the row over the scale,
+# its largest weight yellow; 0 to the largest weight of all (0.2379, not
+# in the row "with", whose largest is 0.2074) lies between.  The title
+# says which.
+raschka="--no-scale --self data/examples/raschka/inputs.csv"
+for range in unit max row; do
+	# shellcheck disable=SC2086
+	picture "range-$range" --color-range $range $raschka
+	python3 "$here/svg-range.py" "$work/range-$range.svg" \
+	    "$work/range-$range.png" with >"$work/range-$range" 2>&1 ||
+	    bad "range-$range: $(cat "$work/range-$range")"
+done
+spread() { sed -n 's/^spread //p' "$work/range-$1"; }
+[ "$(spread unit)" -lt 60 ] && ok ||
+    bad "unit: the row 'with' spreads $(spread unit), not under 60"
+[ "$(spread row)" -gt 150 ] && [ "$(spread row)" -gt "$(spread max)" ] &&
+    [ "$(spread max)" -gt "$(spread unit)" ] && ok ||
+    bad "spreads of the row 'with': unit $(spread unit), max $(spread max), row $(spread row)"
+grep -qx 'top-yellow' "$work/range-row" && ok ||
+    bad "row: the row's largest weight is not yellow: $(cat "$work/range-row")"
+grep -qx 'top-yellow' "$work/range-max" &&
+    bad "max: the largest weight of the row 'with' is yellow" || ok
+grep -q '<title>.*colours 0 to each row.s largest weight</title>' \
+    "$work/range-row.svg" && ok || bad "row: the title does not say so"
+grep -q '<title>.*colours 0 to 0.2379, the largest weight</title>' \
+    "$work/range-max.svg" && ok || bad "max: the title does not say so"
+grep -q 'colours 0 to' "$work/range-unit.svg" &&
+    bad "unit: the title names a range" || ok
+
 visual_end
