@@ -55,9 +55,15 @@ ALL_CFLAGS  = $(BASE_CFLAGS) $(STRICT)
 BASE_CXXFLAGS = $(CXXFLAGS) $(SAN) $(CXX_WARNINGS) -Ilib -MMD -MP
 ALL_CXXFLAGS  = $(BASE_CXXFLAGS) $(STRICT)
 ATTN_LIBS  = $(CJSON_LIBS) -lstdc++ -lm -lpthread
-# The CLI alone adds libunistring (display widths of labels in tables);
-# libattn never prints, so it does not need it.
-CLI_LIBS   = -lunistring
+# The CLI alone adds libunistring (display widths of labels in tables)
+# and ncurses (attn workbench; ncursesw, the wide-character build, where
+# pkg-config knows it); libattn never prints, so it needs neither.  Only
+# the file that draws the workbench includes curses.h.
+CURSES_PC     = $(shell pkg-config --exists ncursesw 2>/dev/null && \
+                  echo ncursesw || echo ncurses)
+CURSES_CFLAGS = $(shell pkg-config --cflags $(CURSES_PC))
+CURSES_LIBS   = $(shell pkg-config --libs $(CURSES_PC))
+CLI_LIBS   = -lunistring $(CURSES_LIBS)
 
 LIB_SRC  = $(wildcard lib/*.c) $(wildcard lib/*.cc)
 CLI_SRC  = $(wildcard cli/*.c)
@@ -80,7 +86,8 @@ COMPLETE_OBJ = $(BUILD)/tools/complete.o
 COMPLETIONS  = $(BUILD)/attn.bash $(BUILD)/_attn
 
 # Packages on Debian: what building needs, and what the tests add.
-BUILD_PKGS = pkg-config g++ libcjson-dev check libunistring-dev
+BUILD_PKGS = pkg-config g++ libcjson-dev check libunistring-dev \
+             libncurses-dev
 TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
              librsvg2-bin chromium zsh python3-numpy time
 
@@ -118,6 +125,7 @@ $(BUILD)/%.o: %.cc $(BUILD)/flags
 	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%.o: ALL_CFLAGS += $(CHECK_CFLAGS) -Itests/unit -Itests/ref
+$(BUILD)/cli/workbench_draw.o: ALL_CFLAGS += $(CURSES_CFLAGS)
 
 %/gen/print_html_js.c: cli/print_html.js tools/js2c.sh
 	@mkdir -p $(@D)

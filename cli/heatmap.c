@@ -61,6 +61,25 @@ static const unsigned char viridis[9][3] = {
 static const unsigned char xterm256[9] = { 53, 54, 60, 24, 30, 36, 77, 148,
 	220 };
 
+/* w within 0..1. */
+static double
+clamp01(double w)
+{
+	return w < 0.0 ? 0.0 : w > 1.0 ? 1.0 : w;
+}
+
+int
+heatmap_xterm256(double w)
+{
+	return xterm256[lround(clamp01(w) * 8.0)];
+}
+
+const char *
+heatmap_shade(double w)
+{
+	return shades[lround(clamp01(w) * 4.0)];
+}
+
 void
 heatmap_rgb(double w, unsigned char rgb[3])
 {
@@ -353,17 +372,14 @@ put_cell(FILE *fp, const struct heat *h, double w, int kept)
 		return;
 	}
 	if (h->color == 0) {
-		double x = w < 0.0 ? 0.0 : w > 1.0 ? 1.0 : w;
-
-		put_times(fp, shades[lround(x * 4.0)], h->W);
+		put_times(fp, heatmap_shade(w), h->W);
 		return;
 	}
 	if (h->color == 24) {
 		heatmap_rgb(w, rgb);
 		fprintf(fp, "\033[48;2;%d;%d;%dm", rgb[0], rgb[1], rgb[2]);
 	} else {
-		fprintf(fp, "\033[48;5;%dm", xterm256[lround((w < 0.0 ? 0.0 :
-		    w > 1.0 ? 1.0 : w) * 8.0)]);
+		fprintf(fp, "\033[48;5;%dm", heatmap_xterm256(w));
 	}
 	print_pad(fp, h->W);
 	fputs("\033[0m", fp);

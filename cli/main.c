@@ -25,6 +25,7 @@
 #include "query.h"
 #include "render.h"
 #include "rules.h"
+#include "workbench.h"
 
 /* The exit code of SPEC for each status: the one place they meet. */
 static int
@@ -53,13 +54,15 @@ exit_code(enum attn_status st)
 
 /* One line: "attn: FILE:LINE:COL: message", or "attn: FILE: byte N:
  * message" for a binary file, with the parts that apply; a usage error
- * is followed by the synopsis of the command (attn, or attn gen). */
+ * is followed by the synopsis of the command (attn, attn gen or attn
+ * workbench). */
 static void
 report(const struct attn_error *err, const struct options *o)
 {
 	io_report("", err);
 	if (err->status == ATTN_ERR_USAGE)
-		fputs(o->gen ? options_gen_usage : options_usage, stderr);
+		fputs(o->gen ? options_gen_usage : o->workbench ?
+		    options_workbench_usage : options_usage, stderr);
 }
 
 /*
@@ -209,6 +212,11 @@ main(int argc, char **argv)
 	}
 	if (o.gen) {		/* attn gen: a seeded random matrix */
 		if ((st = gen_main(&o, &err)) != ATTN_OK)
+			report(&err, &o);
+		return exit_code(st);
+	}
+	if (o.workbench) {	/* attn workbench: the terminal's */
+		if ((st = workbench_main(&o, &err)) != ATTN_OK)
 			report(&err, &o);
 		return exit_code(st);
 	}

@@ -37,6 +37,9 @@ const char options_usage[] =
 const char options_gen_usage[] =
     "usage: attn gen ROWSxCOLS[xN..] [--seed N] [--dist normal|uniform]\n";
 
+const char options_workbench_usage[] =
+    "usage: attn workbench [options] [Q K V | BUNDLE | --self X]\n";
+
 /* --help: this, then a line per option from the table. */
 static const char help_head[] =
     "attn - scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V,\n"
@@ -48,6 +51,7 @@ static const char help_head[] =
     "       attn [options] --proj LAYER X\n"
     "       attn [options] --proj LAYER XQ XKV\n"
     "       attn gen ROWSxCOLS[xN..] [--seed N] [--dist normal|uniform]\n"
+    "       attn workbench [options] [Q K V | BUNDLE | --self X]\n"
     "\n"
     "Q, K and V are JSON, CSV, TSV, whitespace-separated text or NumPy\n"
     ".npy files;\n"
@@ -67,6 +71,22 @@ static const char gen_help_head[] =
     "usage: attn gen ROWSxCOLS[xN..] [--seed N] [--dist normal|uniform]\n"
     "\n"
     "options:\n";
+
+/* attn workbench --help: this, then attn's options. */
+static const char workbench_help_head[] =
+    "attn workbench - attention one query at a time, in a terminal: keys\n"
+    "change the query (up, down), the scaling (s), d_k (+, -), the causal\n"
+    "mask (c) and the head (h); p asks for a guess before the weights\n"
+    "show; ? helps; q quits.  Without operands, three tokens whose Q and\n"
+    "K are attn gen matrices.\n"
+    "\n"
+    "usage: attn workbench [options] [Q K V | BUNDLE | --self X]\n"
+    "\n"
+    "options: attn's, those that say how to compute; it refuses those\n"
+    "that choose or write output (-e, -s, -f, -o, --svg, --heatmap,\n"
+    "--stats, --check, --grad, --query, --arithmetic, --header, --full,\n"
+    "--emulate, --npy-dtype).\n"
+    "\n";
 
 /* The column where --help's descriptions start. */
 #define HELP_COLUMN 25
@@ -997,7 +1017,8 @@ options_print_help(const struct options *o, FILE *fp)
 	const char *h, *nl;
 
 	stage_names(names, sizeof names, ATTN_STAGES_ALL | ATTN_STAGES_PROJ);
-	fputs(o->gen ? gen_help_head : help_head, fp);
+	fputs(o->gen ? gen_help_head : o->workbench ? workbench_help_head :
+	    help_head, fp);
 	for (i = 0; i < NROWS; i++) {
 		const struct option_row *r = &rows[i];
 
@@ -1257,9 +1278,14 @@ options_parse(int argc, char **argv, struct options *o,
 	int c, li = -1;		/* getopt_long's index of a long option */
 
 	options_init(o);
-	/* attn gen: its own options, from the same table */
+	/* attn gen: its own options, from the same table; attn
+	 * workbench: attn's */
 	if (argc > 1 && strcmp(argv[1], "gen") == 0) {
 		o->gen = 1;
+		argc--;
+		argv++;
+	} else if (argc > 1 && strcmp(argv[1], "workbench") == 0) {
+		o->workbench = 1;
 		argc--;
 		argv++;
 	}

@@ -63,6 +63,7 @@ struct options {
 	int heatmap;		/* --heatmap: the weights in the terminal */
 	const char *svg;	/* --svg FILE ("-": standard output) */
 	int gen;		/* the command is attn gen */
+	int workbench;		/* the command is attn workbench */
 	unsigned long long seed;	/* attn gen --seed */
 	enum attn_dist dist;		/* attn gen --dist */
 	enum color_mode color;	/* --color */
@@ -90,9 +91,11 @@ void options_offer(struct options *o, unsigned avail);
 enum attn_status options_parse(int argc, char **argv, struct options *o,
     struct attn_error *err);
 
-/* The usage synopsis, as in the man page: of attn, and of attn gen. */
+/* The usage synopsis, as in the man page: of attn, of attn gen and of
+ * attn workbench. */
 extern const char options_usage[];
 extern const char options_gen_usage[];
+extern const char options_workbench_usage[];
 
 /* What an option's argument is, for shell completion. */
 enum option_value {
@@ -119,8 +122,8 @@ struct option_info {
 size_t options_count(void);
 void options_info(size_t i, struct option_info *out);
 
-/* Print the --help text (synopsis and every option) of attn, or of attn
- * gen when o->gen. */
+/* Print the --help text (synopsis and every option) of attn, of attn
+ * gen when o->gen, of attn workbench (attn's options) when o->workbench. */
 void options_print_help(const struct options *o, FILE *fp);
 
 #endif

@@ -81,9 +81,8 @@ print_wants(const struct options *o)
 	return printed | (f->wants != NULL ? f->wants(printed) : 0);
 }
 
-/* The printer of a run, writing into fp. */
-static void
-printer_init(struct printer *p, FILE *fp, const struct options *o,
+void
+print_init(struct printer *p, FILE *fp, const struct options *o,
     const struct attn_stages *st, const struct names *nm,
     const struct attn_inputs *in, struct attn_error *err)
 {
@@ -105,7 +104,7 @@ print_run(FILE *fp, const struct options *o, const struct attn_stages *st,
 {
 	struct printer p;
 
-	printer_init(&p, fp, o, st, nm, in, err);
+	print_init(&p, fp, o, st, nm, in, err);
 	return o->explain && !(print_formats[o->format].flags & PRINT_PAGE) ?
 	    print_explain(&p) : print_formats[o->format].print(&p);
 }
@@ -117,7 +116,7 @@ print_svg_run(FILE *fp, const struct options *o,
 {
 	struct printer p;
 
-	printer_init(&p, fp, o, st, nm, in, err);
+	print_init(&p, fp, o, st, nm, in, err);
 	return print_svg(&p);
 }
 

@@ -76,6 +76,12 @@ unsigned print_wants(const struct options *o);
  * v with a layer, ...). */
 int print_explains(const struct options *o, enum attn_stage s);
 
+/* The printer of a run for o's format, writing into fp (NULL for a
+ * caller that only asks for text: cells, numbers, labels). */
+void print_init(struct printer *p, FILE *fp, const struct options *o,
+    const struct attn_stages *st, const struct names *nm,
+    const struct attn_inputs *in, struct attn_error *err);
+
 /* Print what o asks for (--explain, or the --stage list in --format)
  * into fp.  Fails only when out of memory; write errors are left in
  * fp's error flag for the caller to check. */
@@ -299,6 +305,12 @@ void heatmap_rgb(double w, unsigned char rgb[3]);
  * light towards 1). */
 int heatmap_dark(double w);
 
+/* The colour at position w in xterm's 256 colours (one of nine steps),
+ * and the shade character that stands for it without colour (' ',
+ * U+2591 to U+2588, to the nearest 1/4). */
+int heatmap_xterm256(double w);
+const char *heatmap_shade(double w);
+
 /*
  * The colour scale of a picture of the weights, as --color-range says
  * (the one place its rule lives): heatmap_scale_init once a picture,
@@ -328,6 +340,18 @@ enum attn_status print_svg(const struct printer *p);
  * csv or tsv (a header row, then a row per query, with batch and head
  * columns when there are several), or as JSON at indent ind. */
 enum attn_status print_stats(const struct printer *p);
+
+/* The statistics of row i of block n, from the weights and mask stages
+ * (the entropy is the one number made there, since no stage holds it). */
+struct stats_row {
+	size_t keys;		/* keys it may attend */
+	int defined;		/* whether it has a softmax (keys > 0) */
+	double max;		/* the largest weight */
+	size_t argmax;		/* its key (the first, on a tie); S: none */
+	double entropy;		/* -sum w log w, in nats */
+};
+void print_stats_row(const struct printer *p, size_t n, size_t i,
+    struct stats_row *r);
 void print_stats_delim(const struct printer *p, char sep);
 void print_stats_json(const struct printer *p, int ind);
 void print_stats_html(const struct printer *p);

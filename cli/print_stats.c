@@ -5,7 +5,8 @@
  * the weight, S when the weights are uniform), and how many keys the row
  * may attend, in every output format.
  *
- * Everything is read from the weights and mask stages (stats_row); the
+ * Everything is read from the weights and mask stages (print_stats_row,
+ * which the workbench shows too); the
  * entropy -sum w log w is the one number made here, since no stage holds
  * it.  A row that may attend no key has no softmax, whatever
  * --masked-rows put in its weights: its statistics are undefined ("-" in
@@ -29,18 +30,9 @@ static const char *const stat_heads[STAT_COUNT] = {
 	"max weight", "at key", "entropy", "exp(entropy)", "may attend"
 };
 
-/* The statistics of one query row. */
-struct stats_row {
-	size_t keys;		/* keys it may attend */
-	int defined;		/* whether it has a softmax (keys > 0) */
-	double max;		/* the largest weight */
-	size_t argmax;		/* its key (the first, on a tie); S: none */
-	double entropy;		/* -sum w log w, in nats */
-};
-
-/* Row i of block n, from the weights and mask stages. */
-static void
-stats_row(const struct printer *p, size_t n, size_t i, struct stats_row *r)
+void
+print_stats_row(const struct printer *p, size_t n, size_t i,
+    struct stats_row *r)
 {
 	const struct attn_matrix w = print_block(p, ATTN_STAGE_WEIGHTS, n);
 	const struct attn_matrix keep = print_block(p, ATTN_STAGE_MASK, n);
@@ -124,7 +116,7 @@ stats_table_block(const struct printer *p, enum attn_stage s, size_t n)
 	for (l = 0; l < nr; l++) {
 		if ((i = print_pick(l, r.head, r.tail, T)) == T)
 			continue;
-		stats_row(p, n, i, &rows[i]);
+		print_stats_row(p, n, i, &rows[i]);
 		if (print_width(p->nm->query[i]) > w0)
 			w0 = print_width(p->nm->query[i]);
 		for (c = 0; c < STAT_COUNT; c++) {
@@ -200,7 +192,7 @@ print_stats_html(const struct printer *p)
 			    stat_heads[c]);
 		fputs("</tr></thead>\n<tbody>\n", p->fp);
 		for (i = 0; i < sh.rows; i++) {
-			stats_row(p, n, i, &r);
+			print_stats_row(p, n, i, &r);
 			fputs("<tr><th scope=\"row\">", p->fp);
 			print_xml(p->fp, p->nm->query[i]);
 			fputs("</th>", p->fp);
@@ -246,7 +238,7 @@ print_stats_delim(const struct printer *p, char sep)
 	putc('\n', p->fp);
 	for (n = 0; n < sh.blocks; n++)
 		for (i = 0; i < sh.rows; i++) {
-			stats_row(p, n, i, &r);
+			print_stats_row(p, n, i, &r);
 			if (sh.batches > 1)
 				fprintf(p->fp, "%zu%c", n / sh.heads + 1, sep);
 			if (sh.heads > 1)
@@ -278,7 +270,7 @@ stats_json_block(const struct printer *p, enum attn_stage s, size_t n,
 	(void)s;
 	fputs("[\n", p->fp);
 	for (i = 0; i < p->st->T; i++) {
-		stats_row(p, n, i, &r);
+		print_stats_row(p, n, i, &r);
 		fprintf(p->fp, "%*s{\"query\": ", ind + 2, "");
 		print_json_string(p->fp, p->nm->query[i]);
 		fprintf(p->fp, ", \"%s\": ", stat_names[STAT_MAX]);

@@ -169,6 +169,52 @@ rules_check(const struct options *o, const struct given *g,
 	return ATTN_OK;
 }
 
+/*
+ * attn workbench draws its own screen from attn's stages: the options
+ * that choose or write output are not its, standard input is the
+ * keyboard, and its toy (no operands) is three tokens in one head, so
+ * the options that describe inputs want the user's own.
+ */
+static enum attn_status
+check_workbench(const struct options *o, const struct given *g,
+    struct attn_error *err)
+{
+	const char *out = o->explain ? "--explain" : g->stage ? "--stage" :
+	    g->format ? "--format" : o->output != NULL ? "-o" :
+	    o->svg != NULL ? "--svg" : o->heatmap ? "--heatmap" :
+	    o->stats ? "--stats" : o->check != NULL ? "--check" :
+	    o->grad != NULL ? "--grad" : o->query != NULL ? "--query" :
+	    o->arithmetic ? "--arithmetic" : o->header ? "--header" :
+	    o->full ? "--full" : o->emulate != ATTN_PREC_FP64 ? "--emulate" :
+	    g->npy_dtype ? "--npy-dtype" : NULL;
+	const char *input = o->cfg.heads > 1 ? "--heads" :
+	    o->cfg.kv_heads != 0 ? "--kv-heads" : o->proj != NULL ? "--proj" :
+	    o->cfg.layout != ATTN_LAYOUT_NONE ? "--layout" :
+	    o->mask != NULL ? "--mask" : o->bias != NULL ? "--bias" :
+	    o->sinks != NULL ? "--sinks" : NULL;
+	size_t i;
+
+	if (out != NULL)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "attn "
+		    "workbench draws its own screen: leave out %s", out);
+	for (i = 0; i < o->noperands; i++)
+		if (strcmp(o->operands[i], "-") == 0)
+			break;
+	if (i < o->noperands || (o->self != NULL &&
+	    strcmp(o->self, "-") == 0) || (o->mask != NULL &&
+	    strcmp(o->mask, "-") == 0) || (o->bias != NULL &&
+	    strcmp(o->bias, "-") == 0) || (o->proj != NULL &&
+	    strcmp(o->proj, "-") == 0) || (o->sinks != NULL &&
+	    strcmp(o->sinks, "-") == 0))
+		return usage_error(err, "attn workbench reads its keys from "
+		    "standard input: give the inputs as files, not -");
+	if (o->noperands == 0 && o->self == NULL && input != NULL)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "attn "
+		    "workbench's toy is three tokens in one head: %s wants "
+		    "your own Q K V (or a BUNDLE, or --self X)", input);
+	return ATTN_OK;
+}
+
 /* What goes with the output format, for attn and attn gen alike:
  * --npy-dtype with npy, and npy (binary) never to a terminal. */
 static enum attn_status
@@ -212,6 +258,8 @@ rules_check_options(const struct options *o, const struct given *g,
 	enum attn_status st;
 	size_t i, nstdin = 0;
 
+	if (o->workbench && (st = check_workbench(o, g, err)) != ATTN_OK)
+		return st;
 	/* Only a BUNDLE (one operand) may bring a mask besides --mask. */
 	if ((st = rules_mask_invert(o, o->mask != NULL || o->noperands == 1,
 	    err)) != ATTN_OK)
@@ -293,7 +341,7 @@ rules_check_options(const struct options *o, const struct given *g,
 	if ((st = check_output(o, g, err)) != ATTN_OK)
 		return st;
 	if (g->color_range && !o->heatmap && o->svg == NULL &&
-	    o->format != OUT_HTML)
+	    o->format != OUT_HTML && !o->workbench)
 		return usage_error(err, "--color-range sets the colours of "
 		    "--heatmap, --svg and -f html: add one of them");
 	if ((st = rules_check(o, g, err)) != ATTN_OK)
@@ -316,9 +364,13 @@ rules_check_options(const struct options *o, const struct given *g,
 		    "standard input ('-') can be read only once");
 	if (o->proj != NULL)
 		return ATTN_OK;
-	if (o->self == NULL && o->noperands != 1 && o->noperands != 3)
+	/* attn workbench without operands shows its toy */
+	if (o->self == NULL && o->noperands != 1 && o->noperands != 3 &&
+	    !(o->workbench && o->noperands == 0))
 		return usage_error(err, o->noperands == 0 ?
 		    "no input: give Q K V, a BUNDLE, or --self X" :
+		    o->workbench ? "attn workbench takes three operands (Q K "
+		    "V), one (a BUNDLE) or none (its toy)" :
 		    "give three operands (Q K V) or one (a BUNDLE)");
 	return ATTN_OK;
 }

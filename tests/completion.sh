@@ -55,7 +55,11 @@ attn -d ''
 attn --heads ''	
 attn q	q.json queries.csv
 attn g	gen
-attn ''	data/ gen q.json queries.csv
+attn w	workbench
+attn ''	data/ gen q.json queries.csv workbench
+attn workbench --color-r	--color-range
+attn workbench --color-range ''	max row unit
+attn workbench q	q.json queries.csv
 attn -e ''	data/ q.json queries.csv
 attn gen --d	--digits --dist
 attn gen --dist ''	normal uniform

@@ -20,6 +20,9 @@ for pkg in "$@"; do
 	libunistring-dev) printf '#include <uniwidth.h>\nint main(void) '\
 '{ return u8_width((const unsigned char *)"", 0, "UTF-8"); }\n' |
 	    ${CC:-cc} -x c -o /dev/null - -lunistring >/dev/null 2>&1 ;;
+	# ncursesw (the wide-character build) where pkg-config knows it
+	libncurses-dev) pkg-config --exists ncursesw 2>/dev/null ||
+	    pkg-config --exists ncurses 2>/dev/null ;;
 	groff-base) command -v groff >/dev/null 2>&1 ;;
 	jq) command -v jq >/dev/null 2>&1 ;;
 	tmux) command -v tmux >/dev/null 2>&1 ;;

@@ -8,8 +8,8 @@
  * What completes: options (of attn, or of attn gen after the word gen),
  * their words (--like, --align, ..., -f's formats from the table of
  * formats), stage names for --stage (each piece of a comma-separated
- * list, and all), files for FILE arguments and operands, and gen as the
- * first word.  Bash gets one function, _attn, that needs nothing but
+ * list, and all), files for FILE arguments and operands, and gen and
+ * workbench as the first word (attn workbench takes attn's options).  Bash gets one function, _attn, that needs nothing but
  * bash itself (not the bash-completion package); zsh gets an
  * _arguments spec.
  */
@@ -155,8 +155,9 @@ bash(FILE *fp)
 	    "\tfi\n"
 	    "\t[[ $mode == gen ]] && { COMPREPLY=(); return 0; }\n"
 	    "\t_attn_files \"$cur\"\n"
-	    "\t(( cword == 1 )) && [[ gen == \"$cur\"* ]] && "
-	    "COMPREPLY+=(gen)\n"
+	    "\t(( cword == 1 )) && for c in gen workbench; do\n"
+	    "\t\t[[ $c == \"$cur\"* ]] && COMPREPLY+=(\"$c\")\n"
+	    "\tdone\n"
 	    "\treturn 0\n}\n\n"
 	    "complete -F _attn attn\n", fp);
 }
@@ -235,10 +236,13 @@ zsh(FILE *fp)
 	zsh_specs(fp, 1);
 	fputs("\t\t'1:ROWSxCOLS[xN..]: '\n"
 	    "else\n"
+	    "\t# attn workbench takes attn's options\n"
+	    "\tif [[ $words[2] == workbench ]] && (( CURRENT > 2 )); then\n"
+	    "\t\tshift words\n\t\t(( CURRENT-- ))\n\tfi\n"
 	    "\t_arguments -s -S \\\n", fp);
 	zsh_specs(fp, 0);
 	fputs("\t\t'1:Q, K, V or BUNDLE:{_alternative \"files:file:_files\" "
-	    "\"commands:command:(gen)\"}' \\\n"
+	    "\"commands:command:(gen workbench)\"}' \\\n"
 	    "\t\t'*:file:_files'\n"
 	    "fi\n", fp);
 }

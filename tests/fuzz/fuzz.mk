@@ -76,8 +76,9 @@ FUZZ_ALL_CXXFLAGS = $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
                     -std=c++17 -Wall -Wextra -Wpedantic -Wshadow \
                     -Wconversion $(WERROR) -Ilib -MMD -MP
 FUZZ_LDLIBS       = $(FUZZ_CJSON_LIBS) -lstdc++ -lm -lpthread
-# The CLI alone adds libunistring, as in the Makefile (CLI_LIBS).
-FUZZ_CLI_LDLIBS   = -lunistring
+# The CLI alone adds libunistring and ncurses, as in the Makefile
+# (CLI_LIBS).
+FUZZ_CLI_LDLIBS   = -lunistring $(CURSES_LIBS)
 
 FUZZ_LIB_OBJ = $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard lib/*.c)) \
                $(patsubst %.cc,$(FUZZ_DIR)/%.o,$(wildcard lib/*.cc))
@@ -90,7 +91,8 @@ FUZZ_HARNESS_OBJ = $(FUZZ_NAMES:%=$(FUZZ_DIR)/tests/fuzz/%.o)
 
 # Debian packages: clang and its libFuzzer runtime, and what attn builds
 # with (tests/install-deps.sh installs the missing ones).
-FUZZ_PKGS = pkg-config libcjson-dev libunistring-dev clang libclang-rt-dev
+FUZZ_PKGS = pkg-config libcjson-dev libunistring-dev libncurses-dev clang \
+            libclang-rt-dev
 
 fuzz-deps:
 	@sh tests/install-deps.sh $(FUZZ_PKGS)
@@ -107,6 +109,7 @@ fuzz-FORCE:
 
 # main() becomes attn_main(), which fuzz_cli calls; nothing else changes.
 $(FUZZ_CLI_OBJ): FUZZ_DEFS = -Dmain=attn_main
+$(FUZZ_DIR)/cli/workbench_draw.o: FUZZ_DEFS += $(CURSES_CFLAGS)
 
 $(FUZZ_DIR)/%.o: %.c $(FUZZ_DIR)/flags
 	@mkdir -p $(@D)

@@ -1,0 +1,333 @@
+/*
+ * workbench.c - attn workbench: a few tokens, one query row at a time,
+ * for a learner to change the query, the scaling, d_k, the causal mask
+ * and the head and see what each does to the weights, or to guess first
+ * (predict mode).
+ *
+ * This file is the workbench's logic, with no terminal in it: what it
+ * holds (struct workbench, workbench.h), how it starts (workbench_main)
+ * and what each key does (workbench_key).  workbench_screen.c says what
+ * the screen shows, and workbench_draw.c puts that on a terminal
+ * through ncurses.
+ *
+ * Every number shown is one of attn's stages from attn_run with the
+ * options of the moment, written by the printers' own functions
+ * (print_cell, print_stats_row, heatmap_position): a key changes the
+ * options and runs again, so that the screen after any key shows what
+ * `attn -s scores,scaled,weights --stats` prints for the same options.
+ * A key whose run fails (d_k odd with --rope, say) is undone, and the
+ * note line says why.
+ *
+ * The toy, without operands: three tokens whose Q and K are `attn gen
+ * 3xD --seed 1` and `attn gen 3xD --seed 2` at the current d_k = D (8 to
+ * start, doubled by + and halved by -, 1 to 1024), so that raw dot
+ * products grow like sqrt(d_k), and V = [[1, 0], [0, 1], [1, 1]].
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attn.h"
+#include "inputs.h"
+#include "labels.h"
+#include "memory.h"
+#include "print.h"
+#include "workbench.h"
+
+/* The toy's tokens, seeds, and d_k: where it starts and its bounds. */
+#define TOY_T 3
+#define TOY_LABELS "the,cat,sat"
+#define TOY_DK 8
+#define TOY_DK_MAX 1024
+static const double toy_v[TOY_T][2] = { { 1, 0 }, { 0, 1 }, { 1, 1 } };
+
+/* The stages on screen (lse comes with them). */
+#define WB_STAGES (ATTN_STAGE_BIT(ATTN_STAGE_SCORES) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_SCALED) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT) | ATTN_STAGE_BIT(ATTN_STAGE_MASK))
+
+/* -------------------------------------------------------------- running */
+
+void
+wb_printer(const struct workbench *wb, struct printer *p,
+    struct attn_error *err)
+{
+	print_init(p, NULL, wb->o, &wb->st, &wb->nm, &wb->in.in, err);
+}
+
+/* The statistics of the row on screen (entropy, effective keys). */
+static void
+wb_row_stats(const struct workbench *wb, struct stats_row *r)
+{
+	struct attn_error err = { 0 };
+	struct printer p;
+
+	wb_printer(wb, &p, &err);
+	print_stats_row(&p, wb->block, wb->query, r);
+}
+
+/* The toy's Q and K at d_k columns, as attn gen draws them. */
+static enum attn_status
+toy_fill(struct workbench *wb, struct attn_error *err)
+{
+	enum attn_status st;
+
+	attn_matrix_free(&wb->tq);
+	attn_matrix_free(&wb->tk);
+	if ((st = attn_matrix_alloc(&wb->tq, TOY_T, wb->d_k, err)) !=
+	    ATTN_OK ||
+	    (st = attn_matrix_alloc(&wb->tk, TOY_T, wb->d_k, err)) != ATTN_OK)
+		return st;
+	attn_random_fill(&wb->tq, WB_TOY_SEED_Q, ATTN_DIST_NORMAL);
+	attn_random_fill(&wb->tk, WB_TOY_SEED_K, ATTN_DIST_NORMAL);
+	wb->in.in.q = wb->tq;
+	wb->in.in.k = wb->tk;
+	wb->in.in.v = wb->tv;
+	wb->in.in.batches = 1;
+	return ATTN_OK;
+}
+
+/* Compute the stages for the options of the moment, and name their
+ * rows; on success they replace those on screen. */
+static enum attn_status
+wb_run(struct workbench *wb, struct attn_error *err)
+{
+	struct attn_stages st = { 0 };
+	struct attn_labels q = { 0 }, k = { 0 };
+	enum attn_status s;
+	struct attn_shape sh;
+
+	if (wb->toy && (s = toy_fill(wb, err)) != ATTN_OK)
+		return s;
+	if ((s = attn_run(&wb->o->cfg, &wb->in.in, WB_STAGES, &st, err)) !=
+	    ATTN_OK)
+		return s;
+	if ((s = name_rows(wb->o, &wb->in, &st, &q, &k, err)) != ATTN_OK) {
+		attn_stages_free(&st);
+		return s;
+	}
+	attn_stages_free(&wb->st);
+	attn_labels_free(&wb->qlab);
+	attn_labels_free(&wb->klab);
+	wb->st = st;
+	wb->qlab = q;
+	wb->klab = k;
+	wb->nm.query = q.names;
+	wb->nm.key = k.names;
+	wb->nm.value = name_values(&wb->in, &wb->st);
+	attn_stage_shape(&wb->st, ATTN_STAGE_WEIGHTS, &sh);
+	if (wb->query >= st.T)
+		wb->query = st.T - 1;
+	if (wb->block >= sh.blocks)
+		wb->block = 0;
+	return ATTN_OK;
+}
+
+/* The note line: printf-like. */
+static void
+wb_note(struct workbench *wb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(wb->note, sizeof wb->note, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * A key that changes what is shown: s, +, -, c (which run again), the
+ * query and h (which only move).  In predict mode the weights then hide
+ * until a guess (asking), the row's statistics before the change kept
+ * to answer it.
+ */
+static void
+wb_change(struct workbench *wb, int key)
+{
+	const struct attn_config cfg = wb->o->cfg;
+	const size_t d_k = wb->d_k, blocks = wb->st.batches * wb->st.heads;
+	struct attn_error err = { 0 };
+	struct stats_row before;
+	int run = 1;
+
+	wb_row_stats(wb, &before);
+	switch (key) {
+	case WB_KEY_UP:
+	case 'k':
+		wb->query = (wb->query + wb->st.T - 1) % wb->st.T;
+		run = 0;
+		break;
+	case WB_KEY_DOWN:
+	case 'j':
+		wb->query = (wb->query + 1) % wb->st.T;
+		run = 0;
+		break;
+	case 'h':
+		if (blocks == 1) {
+			wb_note(wb, "one head: h has no other to show");
+			return;
+		}
+		wb->block = (wb->block + 1) % blocks;
+		run = 0;
+		break;
+	case 's':
+		wb->o->cfg.scale_mode = cfg.scale_mode == ATTN_SCALE_NONE ?
+		    wb->scale_on : ATTN_SCALE_NONE;
+		break;
+	case 'c':
+		wb->o->cfg.causal = !cfg.causal;
+		break;
+	case '+':
+	case '-':
+		if (!wb->toy) {
+			wb_note(wb, "d_k is %zu, fixed by your inputs: + and - "
+			    "change the toy's (attn workbench alone)",
+			    wb->st.d_k);
+			return;
+		}
+		if ((key == '+' && d_k >= TOY_DK_MAX) ||
+		    (key == '-' && d_k <= 1)) {
+			wb_note(wb, "the toy's d_k goes from 1 to %d",
+			    TOY_DK_MAX);
+			return;
+		}
+		wb->d_k = key == '+' ? 2 * d_k : d_k / 2;
+		break;
+	}
+	if (run && wb_run(wb, &err) != ATTN_OK) {
+		/* undone: the stages on screen are still those of cfg */
+		wb->o->cfg = cfg;
+		wb->d_k = d_k;
+		if (wb->toy)
+			(void)toy_fill(wb, &err);
+		wb_note(wb, "attn: %s (the key is undone)", err.msg);
+		return;
+	}
+	wb->guess = 0;
+	if (wb->predict) {
+		wb->asking = 1;
+		wb->before = before;
+	}
+}
+
+int
+workbench_key(struct workbench *wb, int key)
+{
+	wb->note[0] = '\0';
+	if (key == 'q')
+		return 1;
+	if (key == WB_KEY_RESIZE)
+		return 0;
+	if (wb->asking) {
+		/* predict mode: m and s answer; p leaves it */
+		if (key == 'm' || key == 's') {
+			wb->asking = 0;
+			wb->guess = key;
+			wb_row_stats(wb, &wb->after);
+		} else if (key == 'p') {
+			wb->asking = wb->predict = 0;
+		} else {
+			wb_note(wb, "first your guess: m (more concentrated) or "
+			    "s (more spread)");
+		}
+		return 0;
+	}
+	switch (key) {
+	case WB_KEY_UP:
+	case WB_KEY_DOWN:
+	case 'k':
+	case 'j':
+	case 'h':
+	case 's':
+	case 'c':
+	case '+':
+	case '-':
+		wb_change(wb, key);
+		break;
+	case 'p':
+		wb->predict = !wb->predict;
+		wb->guess = 0;
+		break;
+	case '?':
+		wb->help = !wb->help;
+		break;
+	default:
+		wb_note(wb, "that key does nothing here: ? lists the keys");
+		break;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ the start */
+
+/* The user's inputs, checked against the memory limit for every stage
+ * the workbench holds, as attn checks a run. */
+static enum attn_status
+wb_load(struct workbench *wb, struct attn_error *err)
+{
+	enum attn_status st;
+	size_t need;
+
+	if ((st = inputs_load(wb->o, &wb->in, err)) != ATTN_OK ||
+	    (st = attn_plan(&wb->o->cfg, &wb->in.in, WB_STAGES, &need,
+	    err)) != ATTN_OK)
+		return st;
+	return memory_admit_run(&wb->in, need, err);
+}
+
+/* The toy: V, and the tokens' names unless the options give others. */
+static enum attn_status
+wb_toy(struct workbench *wb, struct attn_error *err)
+{
+	enum attn_status st;
+	size_t i;
+
+	wb->toy = 1;
+	wb->d_k = TOY_DK;
+	if ((st = attn_matrix_alloc(&wb->tv, TOY_T, 2, err)) != ATTN_OK)
+		return st;
+	for (i = 0; i < TOY_T; i++) {
+		*attn_at(&wb->tv, i, 0) = toy_v[i][0];
+		*attn_at(&wb->tv, i, 1) = toy_v[i][1];
+	}
+	if (wb->o->query_labels == NULL)
+		wb->o->query_labels = TOY_LABELS;
+	if (wb->o->key_labels == NULL)
+		wb->o->key_labels = wb->o->query_labels;
+	return ATTN_OK;
+}
+
+enum attn_status
+workbench_main(struct options *o, struct attn_error *err)
+{
+	struct workbench wb;
+	enum attn_status st;
+
+	/* before any input is read: a terminal is what it needs */
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "attn "
+		    "workbench is interactive: it needs a terminal on standard "
+		    "input and output (to print stages, run attn itself)");
+	memset(&wb, 0, sizeof wb);
+	wb.o = o;
+	wb.scale_on = o->cfg.scale_mode == ATTN_SCALE_NONE ?
+	    ATTN_SCALE_DEFAULT : o->cfg.scale_mode;
+	st = o->noperands == 0 && o->self == NULL ? wb_toy(&wb, err) :
+	    wb_load(&wb, err);
+	if (st == ATTN_OK)
+		st = wb_run(&wb, err);
+	if (st == ATTN_OK)
+		st = workbench_draw(&wb, o, err);
+	attn_stages_free(&wb.st);
+	attn_labels_free(&wb.qlab);
+	attn_labels_free(&wb.klab);
+	attn_matrix_free(&wb.tq);
+	attn_matrix_free(&wb.tk);
+	attn_matrix_free(&wb.tv);
+	if (!wb.toy)
+		inputs_free(&wb.in);
+	return st;
+}

@@ -1,0 +1,108 @@
+/*
+ * workbench.h - attn workbench, the teaching workbench in a terminal: its
+ * logic, with no terminal in it (workbench.c: what it holds and what a
+ * key does; workbench_screen.c: what the screen says, as lines of text
+ * and spans), and its drawing (workbench_draw.c: the terminal, through
+ * ncurses).
+ */
+#ifndef ATTN_WORKBENCH_H
+#define ATTN_WORKBENCH_H
+
+#include <stddef.h>
+
+#include "attn.h"
+#include "inputs.h"
+#include "options.h"
+#include "print.h"
+
+/* Read what o names (or make the toy), check that the terminal is one,
+ * and run the workbench until q.  Returns the status for the exit code,
+ * with the message in err: a usage error when standard input or output
+ * is not a terminal. */
+enum attn_status workbench_main(struct options *o, struct attn_error *err);
+
+/* ---------------------------------------------------- workbench.c */
+
+/* The toy's seeds: its Q and K are attn gen 3xD --seed these. */
+#define WB_TOY_SEED_Q 1
+#define WB_TOY_SEED_K 2
+
+/* What the workbench holds: the inputs, the options of the moment, the
+ * stages computed for them (names included), and where the learner is. */
+struct workbench {
+	struct options *o;	/* how to compute: keys change o->cfg */
+	struct inputs in;	/* the user's, or the toy's views */
+	int toy;
+	size_t d_k;			/* the toy's */
+	struct attn_matrix tq, tk, tv;	/* the toy's Q, K (3 x d_k), V */
+	enum attn_scale_mode scale_on;	/* what s turns back on */
+	struct attn_stages st;	/* the run on screen */
+	struct attn_labels qlab, klab;
+	struct names nm;
+	size_t query, block;	/* the query row and the (batch, head) */
+	int help;		/* ? shows the keys */
+	int predict;		/* p: guess before the weights show */
+	int asking;		/* the weights hidden until m or s */
+	int guess;		/* 'm' or 's' once given, else 0 */
+	struct stats_row before, after;	/* the row's, around a change */
+	char note[ATTN_MSG_MAX + 64];	/* errors and notes */
+};
+
+/* A printer of the stages on screen, for their cells, numbers and
+ * statistics (print.h). */
+void wb_printer(const struct workbench *wb, struct printer *p,
+    struct attn_error *err);
+
+/* Keys besides characters, as the drawing reads them. */
+enum {
+	WB_KEY_UP = 0x110000,	/* past Unicode: no character */
+	WB_KEY_DOWN,
+	WB_KEY_RESIZE
+};
+
+/* Do what key says; returns 1 when it is q (quit), else 0. */
+int workbench_key(struct workbench *wb, int key);
+
+/* How a span of a line looks. */
+enum wb_look {
+	WB_BOLD,		/* a heading */
+	WB_MARK,		/* the chosen query (reverse video) */
+	WB_HEAT			/* a heatmap cell: colour at pos (0 to 1) */
+};
+
+/* A span of line `line`, `width` columns from column `col`. */
+struct wb_span {
+	size_t line, col, width;
+	enum wb_look look;
+	double pos;		/* WB_HEAT: heatmap_position's */
+};
+
+/* The screen: `rows` lines of UTF-8 text, each at most `cols` columns
+ * (the last is the key help), and the spans that colour or stress
+ * parts of them. */
+struct wb_screen {
+	size_t rows, cols;
+	char **line;		/* rows lines, each owned */
+	struct wb_span *span;
+	size_t nspans, cap;
+};
+
+/* ---------------------------------------------- workbench_screen.c */
+
+/* What the screen of rows x cols says now; with color, heatmap cells are
+ * blanks that WB_HEAT spans colour, else shade characters.  Fails only
+ * when out of memory.  wb_screen_free frees it. */
+enum attn_status workbench_screen(const struct workbench *wb, size_t rows,
+    size_t cols, int color, struct wb_screen *scr, struct attn_error *err);
+void wb_screen_free(struct wb_screen *scr);
+
+/* --------------------------------------------- workbench_draw.c */
+
+/* Take the terminal (standard input and output, which must be one),
+ * draw wb's screen, pass each key to workbench_key until it says quit,
+ * and give the terminal back as it was, whatever happens (a signal
+ * included).  o says whether to colour (--color, NO_COLOR). */
+enum attn_status workbench_draw(struct workbench *wb,
+    const struct options *o, struct attn_error *err);
+
+#endif

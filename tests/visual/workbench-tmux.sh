@@ -1,0 +1,310 @@
+#!/bin/sh
+# workbench-tmux.sh ATTN - attn workbench as a person uses it: tmux runs
+# it in a pane of a known size, send-keys presses each key, and
+# capture-pane reads the screen after it.  What the screen says is
+# checked against attn itself for the same options: the weights of the
+# chosen query against `attn -s weights`, its entropy against --stats.
+# After the workbench ends (q, SIGINT, SIGTERM, a crash's SIGABRT and
+# SIGSEGV) the pane runs `stty -a`: the terminal must be back in
+# canonical mode with echo.
+#
+# A key is followed by polling the screen for what it must show (at
+# most 20 s, for the sanitizer build); the server runs on its own socket
+# in a temporary directory and is killed at the end.
+set -u
+
+name=workbench-tmux
+. "$(dirname "$0")/lib.sh"
+cleanup='tmux -L attn-wb kill-server >/dev/null 2>&1'
+visual_start tmux python3
+TMUX_TMPDIR=$work
+export TMUX_TMPDIR
+unset TMUX
+tm() { tmux -L attn-wb "$@"; }
+
+# The toy's Q, K and V as files: attn gen at d_k 8 and 16, full
+# precision, as the workbench draws them.
+for d in 8 16; do
+	"$bin" gen 3x$d --seed 1 -o "$work/q$d.csv"
+	"$bin" gen 3x$d --seed 2 -o "$work/k$d.csv"
+done
+printf '1,0\n0,1\n1,1\n' >"$work/v.csv"
+toy="--query-labels the,cat,sat --key-labels the,cat,sat"
+
+# bad with the screen: what went wrong, and what it looked like.
+bad_screen() {
+	bad "$1"
+	sed 's/^/    /' "$work/screen" | head -40
+}
+
+# start ENV ARGS...: attn workbench ARGS (words without blanks) in a pane
+# 80 x 24, with NO_COLOR and COLORTERM unset and ENV set, its pid in
+# $work/pid; after it ends the pane shows its status and the terminal's
+# icanon and echo flags.  The shell lives through C-c (a trap, which
+# the workbench does not inherit).
+start() {
+	env=$1
+	shift
+	cat >"$work/run.sh" <<RUN
+unset NO_COLOR COLORTERM COLUMNS LINES
+$env
+export NO_COLOR 2>/dev/null
+ulimit -c 0
+trap 'true' INT
+cd "$top"
+sh -c 'echo \$\$ >"$work/pid"; exec "\$0" workbench "\$@"' "$bin" $* \
+    2>"$work/stderr"
+echo "status \$?"
+stty -a | tr ' ;' '\n\n' | grep -x -e '-*icanon' -e '-*echo' | tr '\n' ' '
+echo
+tmux -L attn-wb wait-for -S wb-done
+exec cat
+RUN
+	rm -f "$work/pid"
+	tm -f /dev/null new-session -d -s wb -x 80 -y 24 "sh $work/run.sh"
+}
+
+# capture: the screen into $work/screen (text) and screen.e (colours).
+capture() {
+	tm capture-pane -t wb -p >"$work/screen"
+	tm capture-pane -t wb -p -e >"$work/screen.e"
+}
+
+# await ERE: capture until a line of the screen matches, at most 20 s;
+# fails (returns 1) otherwise.
+await() {
+	i=0
+	while [ $i -lt 200 ]; do
+		capture
+		grep -Eq -- "$1" "$work/screen" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# key K... EXPECT: press the keys, then await EXPECT.
+key() {
+	while [ $# -gt 1 ]; do
+		tm send-keys -t wb "$1"
+		shift
+	done
+	await "$1"
+}
+
+# The weights of the chosen query on screen: "key=weight ...", from the
+# lines between the column heads and the entropy.
+shown() {
+	awk '/^key +scores +scaled +weights/ { on = 1; next }
+	    /^entropy/ { on = 0 }
+	    on && NF >= 4 { printf "%s%s=%s", (n++ ? " " : ""), $1, $4 }
+	    END { print "" }' "$work/screen"
+}
+
+# attn's weights of query Q for options ARGS...: "key=weight ..." from
+# the table of -s weights.
+want() {
+	q=$1
+	shift
+	"$bin" -s weights "$@" | awk -v q="$q" '
+	    NR == 2 { for (i = 1; i <= NF; i++) k[i] = $i }
+	    NR > 2 && $1 == q { for (i = 2; i <= NF; i++)
+		printf "%s%s=%s", (i > 2 ? " " : ""), k[i - 1], $i; print "" }'
+}
+
+# same WHAT Q ARGS...: the screen's weights are attn's for Q and ARGS.
+same() {
+	what=$1
+	got=$(shown)
+	shift
+	exp=$(want "$@")
+	[ -n "$got" ] && [ "$got" = "$exp" ] && ok ||
+	    bad_screen "$what: the screen shows '$got', attn -s weights '$exp'"
+}
+
+# The entropy of query Q for options ARGS..., as --stats prints it.
+entropy() {
+	q=$1
+	shift
+	"$bin" --stats "$@" | awk -v q="$q" '$1 == q { print $4 }'
+}
+
+# ended STATUS WHAT: the workbench ended with STATUS, wrote nothing on
+# stderr, and the terminal is back in canonical mode with echo.
+ended() {
+	if ! timeout 20 tmux -L attn-wb wait-for wb-done; then
+		bad "$2: the workbench did not end"
+	fi
+	capture
+	grep -q "^status $1\$" "$work/screen" && ok ||
+	    bad_screen "$2: not status $1"
+	grep -q '^icanon echo *$' "$work/screen" && ok ||
+	    bad_screen "$2: the terminal is not given back (icanon, echo)"
+	# nothing on stderr, no message and no sanitizer report, but the
+	# shell's word for the signal that ended it
+	grep -v -x -e Terminated -e Aborted -e 'Segmentation fault' \
+	    "$work/stderr" >"$work/stderr.rest"
+	[ ! -s "$work/stderr.rest" ] && ok ||
+	    bad "$2: stderr: $(head -c 2000 "$work/stderr.rest")"
+	tm kill-session -t wb
+}
+
+q8="$work/q8.csv $work/k8.csv $work/v.csv"
+q16="$work/q16.csv $work/k16.csv $work/v.csv"
+
+# 1. The toy: its header, and the first query's weights as attn's.
+start ""
+await '^key +scores' || bad_screen "the toy did not start"
+grep -q 'the toy, Q and K are attn gen 3x8 --seed 1 and --seed 2' \
+    "$work/screen" && ok || bad_screen "no toy title"
+grep -q '^scaling on   d_k 8   causal off   head 1 of 1' "$work/screen" &&
+    ok || bad_screen "no conventions line"
+# shellcheck disable=SC2086
+same "at the start" the $toy $q8
+grep -q '^▶ the' "$work/screen" && ok || bad_screen "the first row not marked"
+grep -q "$(printf '\033')\[48;5;[0-9]*m" "$work/screen.e" && ok ||
+    bad_screen "no colour in the heatmap"
+grep -q '^↑↓/k j query  s scaling' "$work/screen" && ok ||
+    bad_screen "no key help on the last line"
+
+# 2. down (and j): the marker moves, the row is the next query's.
+key Down '^▶ cat' || bad_screen "Down does not mark cat"
+grep -q '^query cat (row 2 of 3)' "$work/screen" && ok ||
+    bad_screen "Down does not choose cat"
+# shellcheck disable=SC2086
+same "after Down" cat $toy $q8
+key j '^▶ sat' && ok || bad_screen "j does not move to sat"
+key k k '^▶ the' && ok || bad_screen "k does not move back up"
+key j '^▶ cat' || bad_screen "j does not move to cat"
+
+# 3. s: no scaling, the weights of --no-scale; scaled equals scores.
+key s '^scaling off' && ok || bad_screen "s does not turn scaling off"
+# shellcheck disable=SC2086
+same "after s" cat --no-scale $toy $q8
+awk '/^key +scores/ { on = 1; next } /^entropy/ { on = 0 }
+    on && $2 != $3 { bad = 1 } END { exit bad }' "$work/screen" && ok ||
+    bad_screen "without scaling, scaled differs from scores"
+
+# 4. s again, then +: d_k 16 in the header, the toy made again at 16.
+key s '^scaling on' || bad_screen "s does not turn scaling back on"
+key + '^scaling on   d_k 16' && ok || bad_screen "+ does not double d_k"
+grep -q 'attn gen 3x16 --seed 1' "$work/screen" && ok ||
+    bad_screen "+ does not make the toy at d_k 16"
+# shellcheck disable=SC2086
+same "after +" cat $toy $q16
+key - '^scaling on   d_k 8' && ok || bad_screen "- does not halve d_k"
+
+# 5. c: causal; masked keys are "-" as in attn's table.
+key c 'causal on' && ok || bad_screen "c does not turn causal on"
+# shellcheck disable=SC2086
+same "after c" cat --causal $toy $q8
+key c 'causal off' || bad_screen "c does not turn causal off"
+
+# 6. Predict mode: s hides the weights and asks; m shows them and the
+#    entropy before and after, as --stats gives them.
+key p 'predict on' && ok || bad_screen "p does not turn predict mode on"
+key s '^Predict: the weights of cat, more concentrated or more spread than before\?' &&
+    ok || bad_screen "predict mode does not ask"
+grep -q '%' "$work/screen" && bad_screen "weights shown before the guess" ||
+    ok
+[ "$(shown)" = "the=? cat=? sat=?" ] && ok ||
+    bad_screen "the weights are not hidden: $(shown)"
+# shellcheck disable=SC2086
+e0=$(entropy cat $toy $q8)
+# shellcheck disable=SC2086
+e1=$(entropy cat --no-scale $toy $q8)
+key m "^entropy $e0 → $e1 nats" && ok ||
+    bad_screen "m does not show the entropy $e0 → $e1"
+# shellcheck disable=SC2086
+same "after the guess" cat --no-scale $toy $q8
+# without scaling the logits are larger: the weights concentrate
+grep -q '^You said more concentrated: right\.$' "$work/screen" && ok ||
+    bad_screen "the answer to m is not right"
+key p 'predict off' || bad_screen "p does not turn predict mode off"
+key s '^scaling on' || bad_screen "s does not turn scaling back on"
+
+# 7. ? shows the keys, and back.
+key '?' '^  p +predict mode' && ok || bad_screen "? shows no help"
+key '?' '^key +scores' && ok || bad_screen "? does not come back"
+
+# 8. A resize redraws for the new size: the key help on the last of 30
+#    lines, and no line past 60 columns.
+tm resize-window -t wb -x 60 -y 30
+i=0
+while [ $i -lt 200 ]; do
+	capture
+	[ "$(sed -n 30p "$work/screen")" != "" ] && break
+	sleep 0.1
+	i=$((i + 1))
+done
+sed -n 30p "$work/screen" | grep -q '^↑↓/k j query' && ok ||
+    bad_screen "no redraw at 60 x 30"
+python3 -c 'import sys
+sys.exit(any(len(l.rstrip("\n")) > 60 for l in open(sys.argv[1],
+    encoding="utf-8")))' "$work/screen" && ok ||
+    bad_screen "a line past 60 columns"
+
+# 9. q: status 0, the terminal as it was.
+tm send-keys -t wb q
+ended 0 q
+
+# 10. The user's inputs: + and - say d_k is theirs; h shows head 2,
+#     whose weights are attn's head 2.
+gqa="--heads 4 --kv-heads 2 data/examples/gqa/q.csv data/examples/gqa/k.csv data/examples/gqa/v.csv"
+# shellcheck disable=SC2086
+start "" $gqa
+await '^key +scores' || bad_screen "the workbench did not start on files"
+key + 'd_k is 1, fixed by your inputs' && ok ||
+    bad_screen "+ does not say d_k is fixed"
+key h 'head 2 of 4' && ok || bad_screen "h does not show head 2"
+got=$(shown)
+# shellcheck disable=SC2086
+exp=$("$bin" -s weights $gqa | awk '/^weights, head 2/ { on = 1; next }
+    on && /^ / { split($0, k) } on && $1 == "q1" {
+	for (i = 2; i <= NF; i++) printf "%s%s=%s", (i > 2 ? " " : ""), k[i - 1], $i
+	print ""; exit }')
+[ -n "$got" ] && [ "$got" = "$exp" ] && ok ||
+    bad_screen "head 2: the screen shows '$got', attn '$exp'"
+tm send-keys -t wb q
+ended 0 "q on files"
+
+# 11. The screen README.md and the man page show is this one: the toy
+#     with NO_COLOR after j, p, s and the guess m.
+start "NO_COLOR=1"
+await '^key +scores' || bad_screen "the workbench did not start"
+key j p s '^Predict' || bad_screen "no question for the documents' screen"
+key m '^You said' || bad_screen "no answer for the documents' screen"
+python3 "$here/workbench-doc.py" "$work/screen" README.md man/attn.1 \
+    >"$work/doc" 2>&1 && ok || { bad "the documents' screen:"; cat "$work/doc"; }
+tm send-keys -t wb q
+ended 0 "q after the documents' screen"
+
+# 12. NO_COLOR: shade characters; --color-range row says so.
+start "NO_COLOR=1" --color-range row
+await '^key +scores' || bad_screen "the workbench did not start"
+grep -q '^0 \[ .*\] each row.s largest weight' "$work/screen" && ok ||
+    bad_screen "no shaded legend of --color-range row"
+grep -q "$(printf '\033')\[48;5;" "$work/screen.e" &&
+    bad_screen "colour with NO_COLOR" || ok
+grep -Eq '^▶ the +.*█' "$work/screen" && ok ||
+    bad_screen "the largest weight of the row is not a full block"
+
+# 13. Signals: SIGINT (C-c), SIGTERM and a crash's SIGABRT end it with
+#     their status and give the terminal back; SIGSEGV too, but for the
+#     sanitizer build, whose own handler reports it.
+tm send-keys -t wb C-c
+ended 130 SIGINT
+for sig in TERM ABRT SEGV; do
+	case $sig in
+	TERM) st=143 ;;
+	ABRT) st=134 ;;
+	SEGV) st=139
+	      ldd "$bin" 2>/dev/null | grep -q libasan && continue ;;
+	esac
+	start ""
+	await '^key +scores' || bad_screen "the workbench did not start"
+	kill -$sig "$(cat "$work/pid")"
+	ended $st SIG$sig
+done
+
+visual_end
