@@ -16,12 +16,15 @@
  * Colour: heatmap cells take one of the nine 256-colour steps of
  * heatmap_xterm256 as a colour pair, where the terminal has 256 colours
  * and --color and NO_COLOR allow; otherwise workbench_screen writes
- * shade characters.  LC_CTYPE is the user's, for UTF-8; LC_NUMERIC is
- * never touched.
+ * shade characters.  The screen is UTF-8 whatever the locale, as
+ * --heatmap's output is: ncursesw passes it through with LC_CTYPE the
+ * user's when that is UTF-8, else C.UTF-8.  LC_NUMERIC is never
+ * touched.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <curses.h>
 #include <errno.h>
+#include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -143,7 +146,9 @@ workbench_draw(struct workbench *wb, const struct options *o,
 	int color, rows, cols, key;
 	size_t k;
 
-	setlocale(LC_CTYPE, "");
+	if (setlocale(LC_CTYPE, "") == NULL ||
+	    strcmp(nl_langinfo(CODESET), "UTF-8") != 0)
+		setlocale(LC_CTYPE, "C.UTF-8");
 	if ((term = newterm(NULL, stdout, stdin)) == NULL)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "attn "
 		    "workbench cannot drive this terminal (TERM=%s)",

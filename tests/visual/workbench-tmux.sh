@@ -48,7 +48,7 @@ start() {
 	cat >"$work/run.sh" <<RUN
 unset NO_COLOR COLORTERM COLUMNS LINES
 $env
-export NO_COLOR 2>/dev/null
+export NO_COLOR LC_ALL LANG 2>/dev/null
 ulimit -c 0
 trap 'true' INT
 cd "$top"
@@ -279,8 +279,9 @@ python3 "$here/workbench-doc.py" "$work/screen" README.md man/attn.1 \
 tm send-keys -t wb q
 ended 0 "q after the documents' screen"
 
-# 12. NO_COLOR: shade characters; --color-range row says so.
-start "NO_COLOR=1" --color-range row
+# 12. NO_COLOR: shade characters; --color-range row says so.  In the C
+#     locale, whose characters are bytes, the screen is UTF-8 still.
+start "NO_COLOR=1 LC_ALL=C LANG=C" --color-range row
 await '^key +scores' || bad_screen "the workbench did not start"
 grep -q '^0 \[ .*\] each row.s largest weight' "$work/screen" && ok ||
     bad_screen "no shaded legend of --color-range row"
