@@ -622,6 +622,39 @@
     }
   }
 
+  /* --color-range, as heatmap_position: a weight is drawn at w / top,
+   * top being 1, the largest weight the masks keep on the page, or the
+   * largest its row keeps; the legend names top under "max". */
+  var legends = Array.prototype.slice.call(
+      document.querySelectorAll('p.legend'));
+  var range = legends.length && legends[0].getAttribute('data-range') ||
+      'unit';
+  function heatMax(R, i0, i1) {
+    var top = 0, i, j;
+    for (i = i0; i < i1; i++)
+      for (j = 0; j < R.weights[i].length; j++)
+        if (R.keep[i][j] !== 0 && R.weights[i][j] > top)
+          top = R.weights[i][j];
+    return top;
+  }
+  function heatTop(res, n, i) {
+    if (range === 'row') return heatMax(res[n], i, i + 1);
+    if (range !== 'max') return 1;
+    return res.reduce(function (top, R) {
+      return Math.max(top, heatMax(R, 0, R.weights.length));
+    }, 0);
+  }
+  function heatPosition(top, w) {
+    return isNaN(w) ? w : top <= 0 ? 0 : w / top;
+  }
+  function renderLegends(res) {
+    if (range !== 'max') return;
+    legends.forEach(function (p) {
+      p.childNodes[2].textContent = ' ' + num(heatTop(res, 0, 0)) +
+          ', the largest weight ';
+    });
+  }
+
   function setWeight(td, w, masked) {
     var rgb;
     td.classList.toggle('masked', masked);
@@ -654,7 +687,8 @@
             masked = R.weights[i][j] === 0 && R.keep[i][j] === 0;
             setCell(td, masked ? '-' : num(R.weights[i][j]), head,
                 arithCell(id, B, R, i, j, 0, '', scale));
-            setWeight(td, R.weights[i][j], masked);
+            setWeight(td, heatPosition(heatTop(res, o.n, i),
+                R.weights[i][j]), masked);
             break;
           case 'mask':
             setCell(td, num(R.keep[i][j]), head, null);
@@ -836,6 +870,7 @@
       renderStage(id, res, scale);
     });
     if (sec.weights.check) sec.weights.check.textContent = checkLine(res);
+    renderLegends(res);
     renderStats(res);
     describe(state, scale);
     renderFocus();
