@@ -95,7 +95,7 @@ attn_round(double x, enum attn_precision prec)
 	y = ldexp(f, e - formats[prec].bits + 1);
 	if (fabs(y) > formats[prec].max)
 		return copysign(INFINITY, x);
-	/* An underflow to zero keeps the sign, as IEEE does. */
+	/* An underflow to zero has the sign of x, as in IEEE arithmetic. */
 	return y == 0.0 ? copysign(0.0, x) : y;
 }
 
@@ -126,7 +126,7 @@ emulate_head(const struct attn_problem *p, const struct attn_head *hd,
 	struct attn_matrix *scores = &m[ATTN_STAGE_SCORES];
 	struct attn_matrix *scaled = &m[ATTN_STAGE_SCALED];
 	struct attn_matrix *weights = &m[ATTN_STAGE_WEIGHTS];
-	struct attn_matrix *keep = &m[ATTN_STAGE_MASK];
+	struct attn_matrix *mask = &m[ATTN_STAGE_MASK];
 	struct attn_matrix *row_max = &m[ATTN_STAGE_ROW_MAX];
 	struct attn_matrix *row_sum = &m[ATTN_STAGE_ROW_SUM];
 	struct attn_matrix *lse = &m[ATTN_STAGE_LSE];
@@ -154,8 +154,8 @@ emulate_head(const struct attn_problem *p, const struct attn_head *hd,
 		for (j = 0; j < S; j++) {
 			double x = attn_round(acc32(*attn_at(scores, i, j) *
 			    scale), prec);
-			const double dist = fabs((double)(i + p->s_off) -
-			    (double)(j + p->t_off));
+			const double dist = fabs((double)(i + p->q_pos0) -
+			    (double)(j + p->k_pos0));
 
 			if (cap > 0.0)
 				x = attn_round(acc32(cap * acc32(tanh(acc32(x /
@@ -170,12 +170,12 @@ emulate_head(const struct attn_problem *p, const struct attn_head *hd,
 			if (!attn_keeps(p, hd, i, j))
 				x = -INFINITY;
 			*attn_at(scaled, i, j) = x;
-			if (keep->data != NULL)
-				*attn_at(keep, i, j) = x == -INFINITY ? 0.0 :
+			if (mask->data != NULL)
+				*attn_at(mask, i, j) = x == -INFINITY ? 0.0 :
 				    1.0;
 		}
 	*done |= ATTN_STAGE_BIT(ATTN_STAGE_SCALED);
-	if (keep->data != NULL)
+	if (mask->data != NULL)
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_MASK);
 
 	/* 5-8. softmax in the accumulator, key after key. */

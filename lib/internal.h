@@ -218,14 +218,15 @@ void attn_shape_layout(const struct attn_stages *st, enum attn_stage s,
 /*
  * What every kernel needs, derived and checked once by attn_problem_init
  * (in lib/problem.c), so that a second kernel calls it instead of copying
- * it: the dims, the scale, where positions line up, the stages to keep
+ * it: the dims, the scale, where positions line up, the stages to hold
  * and to compute, and per batch and head the input blocks, the ALiBi
  * slope and the rule that keeps or masks one logit.
  *
- * Positions: query i sits at key position i + offset, offset 0 (top-left)
- * or S - T (bottom-right).  Offsets can be negative, so positions are
- * compared as pos_q = i + s_off against pos_k = j + t_off, with
- * (s_off, t_off) = (0, 0) or (S, T): both sides stay unsigned.
+ * Positions: query i sits at position i + q_pos0 and key j at j + k_pos0.
+ * Top-left alignment puts both at 0; bottom-right puts query i at key
+ * position i + S - T, written as (q_pos0, k_pos0) = (S, T) so that
+ * positions stay unsigned when T > S.  Only differences of positions
+ * mean anything.
  *
  * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
  * and d_v columns per head.
@@ -235,10 +236,10 @@ struct attn_problem {
 	const struct attn_inputs *in;
 	size_t B, H, G, T, S, d_k, d_v;
 	double scale;		/* the scale in force */
-	size_t s_off, t_off;	/* see above */
+	size_t q_pos0, k_pos0;	/* see above */
 	size_t threads;		/* workers the kernel may use, >= 1 */
-	unsigned keep;		/* stages held whole in struct attn_stages */
-	unsigned need;		/* keep and what they depend on */
+	unsigned hold;		/* stages held whole in attn_stages */
+	unsigned need;		/* hold and what they depend on */
 };
 
 /* One batch and head of a problem: the blocks of the inputs it reads. */
@@ -255,7 +256,7 @@ struct attn_head {
 
 /*
  * Check cfg and the shapes of in (errors name both shapes and the rule),
- * and fill *p for a run that keeps want and lse.
+ * and fill *p for a run that holds want and lse.
  */
 enum attn_status attn_problem_init(struct attn_problem *p,
     const struct attn_config *cfg, const struct attn_inputs *in,
@@ -288,8 +289,8 @@ attn_add_bias(const struct attn_problem *p, const struct attn_head *hd,
 	if (hd->bias.data != NULL)
 		x += attn_input_at(&hd->bias, i, j);
 	if (p->cfg->alibi)
-		x -= hd->slope * fabs((double)(i + p->s_off) -
-		    (double)(j + p->t_off));
+		x -= hd->slope * fabs((double)(i + p->q_pos0) -
+		    (double)(j + p->k_pos0));
 	return x;
 }
 
@@ -299,7 +300,7 @@ attn_keeps(const struct attn_problem *p, const struct attn_head *hd,
     size_t i, size_t j)
 {
 	const struct attn_config *c = p->cfg;
-	const size_t pos_q = i + p->s_off, pos_k = j + p->t_off;
+	const size_t pos_q = i + p->q_pos0, pos_k = j + p->k_pos0;
 
 	if (c->causal && pos_k > pos_q)
 		return 0;
@@ -368,7 +369,7 @@ enum attn_status attn_error_output(struct attn_error *err,
     size_t c);
 
 /*
- * Scratch for the stages a run needs but does not keep: one T-row block
+ * Scratch for the stages a run needs but does not hold: one T-row block
  * of each, for one batch and head at a time (a threaded kernel holds one
  * per worker).
  */
@@ -387,8 +388,8 @@ void attn_scratch_free(struct attn_scratch *sc);
 
 /*
  * The T-row block of every stage p needs, for head hd: a view into out's
- * stack for a kept stage, into sc for the others, data NULL for stages
- * not needed.  Scratch output is zeroed, as a kept output starts.
+ * stack for a held stage, into sc for the others, data NULL for stages
+ * not needed.  Scratch output is zeroed, as a held output starts.
  */
 void attn_head_stages(const struct attn_problem *p,
     const struct attn_stages *out, const struct attn_scratch *sc,
@@ -423,17 +424,17 @@ double attn_random_log(double x);
 struct attn_kernel_ops {
 	const char *name;	/* "reference" */
 	unsigned stages;	/* the stages it can compute */
-	/* The bytes it holds besides the kept stages, for p. */
+	/* The bytes it holds besides the held stages, for p. */
 	enum attn_status (*plan)(const struct attn_problem *p, size_t *bytes,
 	    struct attn_error *err);
-	/* Compute p->need into out, whose p->keep stages are allocated
+	/* Compute p->need into out, whose p->hold stages are allocated
 	 * and zeroed; record in out->computed what it computed. */
 	enum attn_status (*run)(const struct attn_problem *p,
 	    struct attn_stages *out, struct attn_error *err);
 };
 
 /* lib/run.c: fill out's dims for p and allocate (zeroed) the stacks of
- * the stages p keeps, as attn_run does before its kernel runs. */
+ * the stages p holds, as attn_run does before its kernel runs. */
 enum attn_status attn_stages_alloc(const struct attn_problem *p,
     struct attn_stages *out, struct attn_error *err);
 
@@ -512,9 +513,9 @@ extern const double attn_exp_hi[16], attn_exp_lo[16];
  * in lib/simd_c.c, the vector ones in lib/simd_loops.h, instantiated by
  * lib/simd_avx2.c and lib/simd_avx512.c.  Tiles
  * are stored query-minor: element (i, j) of a block of br query rows and
- * nk keys is st[j * br + i], so that a vector holds consecutive queries
- * and every per-row reduction (max, sum, the dot products) runs in plain
- * key or column order in each lane.  That is why every set, the plain C
+ * nk keys is tile[j * br + i], so that a vector holds consecutive
+ * queries and every per-row reduction (max, sum, the dot products) runs
+ * in plain key or column order in each lane.  That is why every set, the plain C
  * one included, gives the same bytes: lane i does what the C loop does
  * for row i, with the same fused multiply-adds in the same order.
  * br is a multiple of ATTN_SIMD_ROWS; qt is d_k x br (Q^T, query-minor),
@@ -524,20 +525,20 @@ extern const double attn_exp_hi[16], attn_exp_lo[16];
 
 struct attn_simd {
 	const char *name;	/* "avx512", "avx2", "c" */
-	/* st = (Q K^T) * scale for keys k[0..nk) (row stride ldk), each dot
-	 * product summed over c in order by fma from 0; mb[i] = max of row
-	 * i of the tile. */
+	/* tile = (Q K^T) * scale for keys k[0..nk) (row stride ldk), each
+	 * dot product summed over c in order by fma from 0; mb[i] = max of
+	 * row i of the tile. */
 	void (*scores)(const double *qt, size_t br, size_t d_k,
-	    const double *k, size_t ldk, size_t nk, double scale, double *st,
+	    const double *k, size_t ldk, size_t nk, double scale, double *tile,
 	    double *mb);
 	/* The online-softmax step for a tile whose row maxima are mb: m, l
 	 * and the tile become m', l' and p (see lib/kernel_stream.c);
 	 * alpha[i] = exp(m - m'). */
-	void (*softmax)(double *st, size_t br, size_t nk, double *m,
+	void (*softmax)(double *tile, size_t br, size_t nk, double *m,
 	    double *l, const double *mb, double *alpha);
 	/* ot = ot * alpha + P V for the tile's values v[0..nk) (row stride
 	 * ldv), summed over the keys in order by fma. */
-	void (*accumulate)(const double *st, size_t br, size_t nk,
+	void (*accumulate)(const double *tile, size_t br, size_t nk,
 	    const double *v, size_t ldv, size_t d_v, const double *alpha,
 	    double *ot);
 	/* w[j] = attn_exp(w[j] - m) / l for j < n: a row of weights from
@@ -663,7 +664,7 @@ enum attn_status attn_passes_prepare(const struct attn_config *cfg,
     const struct attn_inputs *in, unsigned want, struct attn_passes *ps,
     struct attn_problem *p, struct attn_error *err);
 
-/* The bytes the passes hold for a run of p (prepared from in) keeping
+/* The bytes the passes hold for a run of p (prepared from in) holding
  * want: q, k, v, q_rot, k_rot and projected, as the run makes them. */
 enum attn_status attn_passes_bytes(const struct attn_problem *p,
     const struct attn_inputs *in, unsigned want, size_t *bytes,
@@ -676,7 +677,7 @@ enum attn_status attn_passes_before(const struct attn_problem *p,
     struct attn_error *err);
 
 /* After it: grad_q and grad_k rotated back to q and k with RoPE,
- * projected from out's output (dropping output unless want keeps it),
+ * projected from out's output (dropping output unless want holds it),
  * then the stages of want that the passes made move into out, and out
  * learns the layer's dims. */
 enum attn_status attn_passes_after(const struct attn_problem *p,

@@ -4,11 +4,11 @@
  *	softmax(mask(softcap(Q K^T * scale) + bias + ALiBi)) V
  *
  * (with sinks, each row's softmax denominator gains exp(sink))
- * in plain numbered passes over whole T x S blocks, kept simple enough to
+ * in plain numbered passes over whole T x S blocks, simple enough to
  * check by eye, for each batch and head in turn.  It is the oracle that
  * every other kernel is tested against, so its arithmetic does not change
  * for speed.  A pass runs only when its stage is needed (p->need): a
- * stage that is kept is written into the caller's stacks, one that is
+ * stage that is held is written into the caller's stacks, one that is
  * only needed into scratch of one block (lib/problem.c).
  *
  * What every kernel shares (shape checks, scale, positions, the rule
@@ -90,7 +90,7 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 	struct attn_matrix *scores = &m[ATTN_STAGE_SCORES];
 	struct attn_matrix *scaled = &m[ATTN_STAGE_SCALED];
 	struct attn_matrix *weights = &m[ATTN_STAGE_WEIGHTS];
-	struct attn_matrix *keep = &m[ATTN_STAGE_MASK];
+	struct attn_matrix *mask = &m[ATTN_STAGE_MASK];
 	struct attn_matrix *row_max = &m[ATTN_STAGE_ROW_MAX];
 	struct attn_matrix *row_sum = &m[ATTN_STAGE_ROW_SUM];
 	struct attn_matrix *lse = &m[ATTN_STAGE_LSE];
@@ -151,12 +151,12 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 
 				if (!attn_keeps(p, hd, i, j))
 					*x = -INFINITY;
-				if (keep->data != NULL)
-					*attn_at(keep, i, j) =
+				if (mask->data != NULL)
+					*attn_at(mask, i, j) =
 					    *x == -INFINITY ? 0.0 : 1.0;
 			}
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_SCALED);
-		if (keep->data != NULL)
+		if (mask->data != NULL)
 			*done |= ATTN_STAGE_BIT(ATTN_STAGE_MASK);
 	}
 
@@ -182,7 +182,7 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 	}
 
 	/* 6. row_sum = sum of exp(scaled - row_max), plus exp(sink -
-	 * row_max) with sinks: subtracting the maximum keeps exp from
+	 * row_max) with sinks: subtracting the maximum stops exp
 	 * overflowing.  The terms are kept in weights when weights are
 	 * needed.  A row with no key left and no sink (its maximum is -inf)
 	 * sums to 0; a nan row to nan. */

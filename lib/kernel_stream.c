@@ -5,7 +5,7 @@
  * results that do not depend on the thread count or the instruction set.
  *
  * Online softmax (Milakov and Gimelshein 2018; arXiv 2112.05682).  Each
- * query row keeps the largest logit so far m, the sum l of exp(x - m) and
+ * query row carries the largest logit so far m, the sum l of exp(x - m) and
  * the accumulator o of exp(x - m) v, starting from m = -inf, l = 0, o = 0.
  * A block of keys with logits x_j and value rows v_j updates them as
  *
@@ -31,7 +31,7 @@
  * one process (the machine was shared): the copy made the kernel 3 to 6%
  * faster than reading K and V where they lie (read once, in order, they
  * come from L3 faster than the tiles' loops fetch them, 4 rows at a
- * time; it also keeps the loops' loads off the L1 sets that rows 512
+ * time; it also spares the loops' loads the L1 sets that rows 512
  * bytes apart share); tasks of 144 rows ran 5 to 10% faster than 96 and
  * 48 (which fetch K and V more often for the same work), and 168 and 192
  * no faster (their tiles no longer fit in L2).  On a Zen 4 (1 MB L2) with
@@ -51,7 +51,7 @@
  * tile is finished element by element with the rules every kernel shares
  * (internal.h), so the logits are the reference kernel's to the bit.
  *
- * T x S stages, when kept (printing weights), are written as the tiles
+ * T x S stages, when held (printing weights), are written as the tiles
  * pass, and weights get a second pass over each row once m and l are
  * final: w = exp(x - m) / l.  The same run with or without them gives the
  * same output, to the bit.
@@ -104,7 +104,7 @@ enum { ROW_NAN = 1, ROW_INF = 2, ROW_BIG = 4 };
 struct workspace {
 	void *mem;
 	double *qt;		/* d_k x rows: Q^T of the task */
-	double *st;		/* keys x rows: the tile */
+	double *tile;		/* keys x rows: the tile */
 	double *ot;		/* d_v x rows: o^T */
 	double *kb, *vb;	/* keys x d_k, keys x d_v: the block's K and V */
 	double *m, *l, *mb, *alpha;	/* rows each */
@@ -144,8 +144,8 @@ tile_positions(const struct attn_problem *p, size_t i0, size_t i1, size_t j0,
     size_t j1)
 {
 	const struct attn_config *c = p->cfg;
-	const size_t qlo = i0 + p->s_off, qhi = i1 - 1 + p->s_off;
-	const size_t klo = j0 + p->t_off, khi = j1 - 1 + p->t_off;
+	const size_t qlo = i0 + p->q_pos0, qhi = i1 - 1 + p->q_pos0;
+	const size_t klo = j0 + p->k_pos0, khi = j1 - 1 + p->k_pos0;
 	int all = 1;
 
 	if (c->causal) {
@@ -182,7 +182,7 @@ tile_mask(const struct attn_problem *p, const struct attn_head *hd,
 
 /* ---------------------------------------------------------------- a task */
 
-/* The stage blocks of head hd that are kept (data NULL for the rest). */
+/* The stage blocks of head hd that are held (data NULL for the rest). */
 static void
 head_blocks(const struct attn_problem *p, const struct attn_stages *out,
     const struct attn_head *hd, struct attn_matrix m[ATTN_STAGE_COUNT])
@@ -190,7 +190,7 @@ head_blocks(const struct attn_problem *p, const struct attn_stages *out,
 	size_t s;
 
 	for (s = 0; s < ATTN_STAGE_COUNT; s++)
-		if (p->keep & ATTN_STAGE_BIT(s))
+		if (p->hold & ATTN_STAGE_BIT(s))
 			m[s] = attn_stage_block(out, (enum attn_stage)s,
 			    hd->b, hd->h);
 		else
@@ -214,7 +214,7 @@ rows_start(const struct attn_head *hd, struct workspace *w, size_t br,
 	}
 }
 
-/* Keep the bad value (kind, i, j) in *e when it comes first (see struct
+/* Record the bad value (kind, i, j) in *e when it comes first (see struct
  * task_error). */
 static void
 note_error(struct task_error *e, enum bad kind, size_t i, size_t j)
@@ -231,7 +231,7 @@ note_error(struct task_error *e, enum bad kind, size_t i, size_t j)
  * Finish the logits of a tile element by element from its raw scores
  * (queries i0.., keys j0..; rows beyond `rows` are padding): scale, check,
  * softcap, bias and ALiBi, masks, as the reference kernel does; write the
- * kept T x S stages; and take the row maxima again.  A kept logit that
+ * held T x S stages; and take the row maxima again.  A kept logit that
  * the bias takes beyond the doubles is bad, as a bad score is; a nan or
  * +inf logit of a nan or +inf bias flags its row (it will be nan) and
  * counts as -inf here.  Returns 0, or -1 when a value is bad (recorded
@@ -251,7 +251,7 @@ tile_logits(const struct stream *s, const struct attn_head *hd,
 		w->mb[i] = -INFINITY;
 	for (j = 0; j < nk; j++)
 		for (i = 0; i < br; i++) {
-			double *x = &w->st[j * br + i];
+			double *x = &w->tile[j * br + i];
 			const size_t qi = i0 + i, kj = j0 + j;
 			double raw = *x, y;
 
@@ -312,7 +312,7 @@ masked_value(const struct attn_problem *p)
 }
 
 /* Write output, lse, row_max and row_sum of the task's rows, and its
- * weights when they are kept.  A row whose output overflowed is flagged
+ * weights when they are held.  A row whose output overflowed is flagged
  * ROW_BIG, for task_rescue; returns whether there is one. */
 static int
 rows_finish(const struct stream *s, const struct attn_head *hd,
@@ -432,7 +432,7 @@ rescue_weights(struct workspace *w, size_t br, size_t nk)
 		w->alpha[i] = 1.0;
 	for (j = 0; j < nk; j++)
 		for (i = 0; i < br; i++) {
-			double *x = &w->st[j * br + i];
+			double *x = &w->tile[j * br + i];
 
 			*x = w->flags[i] & ROW_BIG ? attn_exp(*x - w->m[i]) /
 			    w->l[i] * 0.5 : 0.0;
@@ -455,7 +455,7 @@ task_keys(const struct stream *s, const struct attn_head *hd,
 {
 	const struct attn_problem *p = s->p;
 	const struct attn_config *cfg = p->cfg;
-	const int stores = pass == PASS_ONLINE && (p->keep & TXS_STAGES) != 0;
+	const int stores = pass == PASS_ONLINE && (p->hold & TXS_STAGES) != 0;
 	const int plain = cfg->softcap <= 0.0 && !cfg->alibi &&
 	    p->in->bias.data == NULL;
 	const double *kb;
@@ -476,10 +476,10 @@ task_keys(const struct stream *s, const struct attn_head *hd,
 		kb = block_copy(&hd->k, j0, nk, p->d_k, w->kb);
 		if (tile == TILE_FULL && plain && !stores && !checked) {
 			s->simd->scores(w->qt, br, p->d_k, kb, p->d_k, nk,
-			    p->scale, w->st, w->mb);
+			    p->scale, w->tile, w->mb);
 		} else {
 			s->simd->scores(w->qt, br, p->d_k, kb, p->d_k, nk, 1.0,
-			    w->st, w->mb);
+			    w->tile, w->mb);
 			if (tile_logits(s, hd, w, m, br, rows, i0, j0, nk,
 			    checked, e) != 0)
 				bad = 1;
@@ -487,13 +487,13 @@ task_keys(const struct stream *s, const struct attn_head *hd,
 		if (tile == TILE_EMPTY || bad)
 			continue;
 		if (pass == PASS_ONLINE)
-			s->simd->softmax(w->st, br, nk, w->m, w->l, w->mb,
+			s->simd->softmax(w->tile, br, nk, w->m, w->l, w->mb,
 			    w->alpha);
 		else
 			rescue_weights(w, br, nk);
 		if (m[ATTN_STAGE_OUTPUT].data != NULL ||
 		    pass == PASS_RESCUE)
-			s->simd->accumulate(w->st, br, nk, block_copy(&hd->v,
+			s->simd->accumulate(w->tile, br, nk, block_copy(&hd->v,
 			    j0, nk, p->d_v, w->vb), p->d_v, p->d_v, w->alpha,
 			    w->ot);
 	}
@@ -585,7 +585,7 @@ stream_stop(void *ctx, size_t t)
 
 /* The workspace arrays, in struct workspace's order. */
 enum {
-	WS_QT, WS_ST, WS_OT, WS_KB, WS_VB, WS_M, WS_L, WS_MB, WS_ALPHA,
+	WS_QT, WS_TILE, WS_OT, WS_KB, WS_VB, WS_M, WS_L, WS_MB, WS_ALPHA,
 	WS_FLAGS, WS_COUNT
 };
 
@@ -667,7 +667,7 @@ workspace_alloc(struct workspace *w, const size_t off[WS_COUNT + 1])
 		return -1;
 	m = (char *)w->mem + (64 - (uintptr_t)w->mem % 64) % 64;
 	w->qt = (double *)(void *)(m + off[WS_QT]);
-	w->st = (double *)(void *)(m + off[WS_ST]);
+	w->tile = (double *)(void *)(m + off[WS_TILE]);
 	w->ot = (double *)(void *)(m + off[WS_OT]);
 	w->kb = (double *)(void *)(m + off[WS_KB]);
 	w->vb = (double *)(void *)(m + off[WS_VB]);
@@ -775,7 +775,7 @@ attn_stream_run(const struct attn_problem *p, const struct attn_simd *simd,
 	if (atomic_load(&s.stop_head) != SIZE_MAX)
 		st = stream_error(&s, tasks, err);
 	else
-		out->computed |= p->keep;
+		out->computed |= p->hold;
 	goto done;
 nomem:
 	st = attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0, "out of memory");

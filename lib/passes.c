@@ -82,7 +82,7 @@ attn_passes_prepare(const struct attn_config *cfg,
 	    ~ATTN_STAGES_PROJ;
 
 	memset(ps, 0, sizeof *ps);
-	/* projected is made from output, which the kernel must then keep */
+	/* projected is made from output, which the kernel must then hold */
 	if (want & BIT(ATTN_STAGE_PROJECTED))
 		kernel_want |= BIT(ATTN_STAGE_OUTPUT);
 	if ((st = check_available(cfg, in, want, err)) != ATTN_OK ||
@@ -177,13 +177,13 @@ attn_passes_before(const struct attn_problem *p,
 		ps->in.v = m[ATTN_STAGE_V];
 	}
 
-	/* 2. RoPE: query i at i + offset (offset = s_off - t_off, S - T
+	/* 2. RoPE: query i at i + offset (offset = q_pos0 - k_pos0, S - T
 	 * bottom-right), key j at j, each head of d_k on its own. */
 	if (p->cfg->rope) {
 		if ((st = copy_matrix(&ps->in.q, &m[ATTN_STAGE_Q_ROT], err)) !=
 		    ATTN_OK ||
 		    (st = attn_rope_rotate(p->cfg, &m[ATTN_STAGE_Q_ROT], p->T,
-		    p->H, p->d_k, (double)p->s_off - (double)p->t_off, 1.0,
+		    p->H, p->d_k, (double)p->q_pos0 - (double)p->k_pos0, 1.0,
 		    err)) != ATTN_OK ||
 		    (st = copy_matrix(&ps->in.k, &m[ATTN_STAGE_K_ROT], err)) !=
 		    ATTN_OK ||
@@ -211,7 +211,7 @@ attn_passes_after(const struct attn_problem *p, const struct attn_inputs *in,
 	 * gives them with respect to q and k. */
 	if (p->cfg->rope && (out->have & ATTN_STAGE_BIT(ATTN_STAGE_GRAD_Q)) &&
 	    (st = attn_rope_rotate(p->cfg, &out->stage[ATTN_STAGE_GRAD_Q],
-	    p->T, p->H, p->d_k, (double)p->s_off - (double)p->t_off, -1.0,
+	    p->T, p->H, p->d_k, (double)p->q_pos0 - (double)p->k_pos0, -1.0,
 	    err)) != ATTN_OK)
 		return st;
 	if (p->cfg->rope && (out->have & ATTN_STAGE_BIT(ATTN_STAGE_GRAD_K)) &&
@@ -231,7 +231,7 @@ attn_passes_after(const struct attn_problem *p, const struct attn_inputs *in,
 			out->have &= ~BIT(ATTN_STAGE_OUTPUT);
 		}
 	}
-	/* what the passes made and want keeps moves into the stages */
+	/* what the passes made and want holds moves into the stages */
 	for (s = 0; s < ATTN_STAGE_COUNT; s++)
 		if ((want & BIT(s)) && ps->made[s].data != NULL) {
 			out->stage[s] = ps->made[s];

@@ -1,9 +1,10 @@
 /*
  * problem.c - what every kernel needs, whichever way it computes: the
  * shape checks (one message per rule, naming both shapes), the scale, the
- * position offsets, the stages to keep and to compute, the input blocks
- * of each batch and head, ALiBi slopes, the errors a kernel reports, and
- * scratch for stages that are computed but not kept.  The per-logit rules
+ * positions of the first query and key, the stages to hold and to
+ * compute, the input blocks of each batch and head, ALiBi slopes, the
+ * errors a kernel reports, and scratch for stages that are computed but
+ * not held.  The per-logit rules
  * (softcap, bias and ALiBi, masks) are inline in internal.h, next to
  * struct attn_problem, so that a fast kernel pays no call for them.
  *
@@ -270,7 +271,7 @@ check_grad_wanted(const struct attn_problem *p, struct attn_error *err)
 	if (p->in->d_out.data != NULL)
 		return ATTN_OK;
 	for (s = 0; s < ATTN_STAGE_COUNT; s++)
-		if (p->keep & ATTN_STAGES_GRAD & ATTN_STAGE_BIT(s))
+		if (p->hold & ATTN_STAGES_GRAD & ATTN_STAGE_BIT(s))
 			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 			    "stage %s needs dO, the gradient of the output",
 			    attn_stage_table[s].name);
@@ -289,12 +290,12 @@ attn_problem_init(struct attn_problem *p, const struct attn_config *cfg,
 	if ((st = check_shapes(cfg, in, p, err)) != ATTN_OK)
 		return st;
 	p->scale = scale_of(cfg, p->d_k);
-	p->s_off = cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ? p->S : 0;
-	p->t_off = cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ? p->T : 0;
+	p->q_pos0 = cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ? p->S : 0;
+	p->k_pos0 = cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ? p->T : 0;
 	p->threads = cfg->threads != 0 ? cfg->threads : attn_cpu_count();
-	/* lse is always kept: the rows with no key are read from it. */
-	p->keep = (want & ATTN_STAGES_EVERY) | ATTN_STAGE_BIT(ATTN_STAGE_LSE);
-	p->need = attn_stage_closure(p->keep);
+	/* lse is always held: the rows with no key are read from it. */
+	p->hold = (want & ATTN_STAGES_EVERY) | ATTN_STAGE_BIT(ATTN_STAGE_LSE);
+	p->need = attn_stage_closure(p->hold);
 	return check_grad_wanted(p, err);
 }
 
@@ -444,11 +445,11 @@ attn_error_output(struct attn_error *err, const struct attn_problem *p,
 
 /* ---------------------------------------------------------------- scratch */
 
-/* The stages in scratch: needed, not kept. */
+/* The stages in scratch: needed, not held. */
 static unsigned
 scratch_set(const struct attn_problem *p)
 {
-	return p->need & ~p->keep;
+	return p->need & ~p->hold;
 }
 
 /* The rows and columns of a block of stage s in p. */
@@ -526,7 +527,7 @@ attn_head_stages(const struct attn_problem *p, const struct attn_stages *out,
 		const unsigned bit = ATTN_STAGE_BIT(s);
 
 		memset(&m[s], 0, sizeof m[s]);
-		if (p->keep & bit) {
+		if (p->hold & bit) {
 			m[s] = attn_stage_block(out, (enum attn_stage)s, hd->b,
 			    hd->h);
 		} else if (p->need & bit) {

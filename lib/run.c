@@ -1,7 +1,7 @@
 /*
  * run.c - attn_run and attn_plan (and attn_emulate and attn_emulate_plan,
  * the same in a lower precision): check the problem once
- * (lib/problem.c), pick a kernel, allocate the stages the caller keeps,
+ * (lib/problem.c), pick a kernel, allocate the stages the caller holds,
  * run the passes before it (projections, RoPE: lib/passes.c), let the
  * kernel compute, run the passes after it (the output projection), then
  * list the rows that may attend no key.  This is the one place where
@@ -24,7 +24,7 @@ static const struct attn_kernel_ops *const kernels[ATTN_KERNEL_COUNT] = {
 };
 
 /* What AUTO tries, fastest first: the first that can compute what a run
- * keeps is used. */
+ * holds is used. */
 static const enum attn_kernel auto_order[] = {
 	ATTN_KERNEL_STREAM, ATTN_KERNEL_REFERENCE,
 };
@@ -76,7 +76,7 @@ attn_kernel_name(enum attn_kernel k)
 }
 
 /* The kernel for p, and its enum value in *id; a usage error when the one
- * asked for cannot compute what p keeps. */
+ * asked for cannot compute what p holds. */
 static enum attn_status
 kernel_pick(const struct attn_problem *p, enum attn_kernel *id,
     const struct attn_kernel_ops **ops, struct attn_error *err)
@@ -86,7 +86,7 @@ kernel_pick(const struct attn_problem *p, enum attn_kernel *id,
 
 	if (k == ATTN_KERNEL_AUTO) {
 		for (i = 0; i < sizeof auto_order / sizeof auto_order[0]; i++)
-			if ((p->keep & ~attn_kernel_stages(auto_order[i])) ==
+			if ((p->hold & ~attn_kernel_stages(auto_order[i])) ==
 			    0)
 				break;
 		k = i < sizeof auto_order / sizeof auto_order[0] ?
@@ -96,7 +96,7 @@ kernel_pick(const struct attn_problem *p, enum attn_kernel *id,
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "no kernel number %u", (unsigned)k);
 	for (s = 0; s < ATTN_STAGE_COUNT; s++)
-		if ((p->keep & ATTN_STAGE_BIT(s)) &&
+		if ((p->hold & ATTN_STAGE_BIT(s)) &&
 		    !(kernels[k]->stages & ATTN_STAGE_BIT(s)))
 			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 			    "the %s kernel cannot compute %s",
@@ -148,7 +148,7 @@ pick(const struct attn_problem *p, enum attn_precision prec,
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "no precision number %u", (unsigned)prec);
 	for (s = 0; s < ATTN_STAGE_COUNT; s++)
-		if ((p->keep & ATTN_STAGE_BIT(s)) &&
+		if ((p->hold & ATTN_STAGE_BIT(s)) &&
 		    !((*ops)->stages & ATTN_STAGE_BIT(s)))
 			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 			    "the emulation cannot compute %s",
@@ -174,7 +174,7 @@ plan_in(const struct attn_config *cfg, const struct attn_inputs *in,
 	    (st = pick(&p, prec, &id, &ops, err)) != ATTN_OK)
 		return st;
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
-		if (!(p.keep & ATTN_STAGE_BIT(s)))
+		if (!(p.hold & ATTN_STAGE_BIT(s)))
 			continue;
 		if (!stack_size(&p, (enum attn_stage)s, &rows, &cols) ||
 		    attn_size_mul(rows, cols, &n) != 0 ||
@@ -219,7 +219,7 @@ find_masked_rows(struct attn_stages *out, struct attn_error *err)
 
 /* A copy of the sinks in force, 1 x H, for printers that name them. */
 static enum attn_status
-keep_sinks(const struct attn_problem *p, struct attn_stages *out,
+copy_sinks(const struct attn_problem *p, struct attn_stages *out,
     struct attn_error *err)
 {
 	struct attn_head hd;
@@ -254,9 +254,9 @@ attn_stages_alloc(const struct attn_problem *p, struct attn_stages *out,
 	out->d_v = p->d_v;
 	out->scale = p->scale;
 	out->layout = p->cfg->layout;
-	out->have = p->keep;
+	out->have = p->hold;
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
-		if (!(p->keep & ATTN_STAGE_BIT(s)))
+		if (!(p->hold & ATTN_STAGE_BIT(s)))
 			continue;
 		if (!stack_size(p, (enum attn_stage)s, &rows, &cols)) {
 			st = too_large(p, err);
@@ -294,7 +294,7 @@ run_in(const struct attn_config *cfg, const struct attn_inputs *in,
 	if ((st = attn_passes_before(&p, in, &ps, err)) != ATTN_OK ||
 	    (st = ops->run(&p, out, err)) != ATTN_OK ||
 	    (st = find_masked_rows(out, err)) != ATTN_OK ||
-	    (st = keep_sinks(&p, out, err)) != ATTN_OK ||
+	    (st = copy_sinks(&p, out, err)) != ATTN_OK ||
 	    (st = attn_passes_after(&p, in, want, &ps, out, err)) != ATTN_OK)
 		goto fail;
 	attn_passes_free(&ps);

@@ -35,7 +35,7 @@
 
 /*
  * attn_exp (lib/exp.c) of XU vectors of 4, in place, step by step across
- * the vectors: each step is XU independent operations, which keeps the
+ * the vectors: each step is XU independent operations, which feeds the
  * FMA units busy through exp's long chain of dependent steps.
  *
  * n mod 16 and k = floor(n / 16) are read from the bits of t = n + 1.5 *

@@ -21,7 +21,7 @@ max_of(double a, double b)
 
 static void
 c_scores(const double *qt, size_t br, size_t d_k, const double *k,
-    size_t ldk, size_t nk, double scale, double *st, double *mb)
+    size_t ldk, size_t nk, double scale, double *tile, double *mb)
 {
 	size_t i, j, c;
 
@@ -33,13 +33,13 @@ c_scores(const double *qt, size_t br, size_t d_k, const double *k,
 
 			for (c = 0; c < d_k; c++)
 				dot = fma(qt[c * br + i], k[j * ldk + c], dot);
-			st[j * br + i] = dot * scale;
-			mb[i] = max_of(mb[i], st[j * br + i]);
+			tile[j * br + i] = dot * scale;
+			mb[i] = max_of(mb[i], tile[j * br + i]);
 		}
 }
 
 static void
-c_softmax(double *st, size_t br, size_t nk, double *m, double *l,
+c_softmax(double *tile, size_t br, size_t nk, double *m, double *l,
     const double *mb, double *alpha)
 {
 	size_t i, j;
@@ -50,9 +50,9 @@ c_softmax(double *st, size_t br, size_t nk, double *m, double *l,
 		double a = attn_exp(m[i] - mu), s = l[i] * a;
 
 		for (j = 0; j < nk; j++) {
-			double e = attn_exp(st[j * br + i] - mu);
+			double e = attn_exp(tile[j * br + i] - mu);
 
-			st[j * br + i] = e;
+			tile[j * br + i] = e;
 			s = s + e;
 		}
 		m[i] = mn;
@@ -62,7 +62,7 @@ c_softmax(double *st, size_t br, size_t nk, double *m, double *l,
 }
 
 static void
-c_accumulate(const double *st, size_t br, size_t nk, const double *v,
+c_accumulate(const double *tile, size_t br, size_t nk, const double *v,
     size_t ldv, size_t d_v, const double *alpha, double *ot)
 {
 	size_t i, j, c;
@@ -72,7 +72,7 @@ c_accumulate(const double *st, size_t br, size_t nk, const double *v,
 			double o = ot[c * br + i] * alpha[i];
 
 			for (j = 0; j < nk; j++)
-				o = fma(st[j * br + i], v[j * ldv + c], o);
+				o = fma(tile[j * br + i], v[j * ldv + c], o);
 			ot[c * br + i] = o;
 		}
 }

@@ -42,7 +42,7 @@ _Static_assert(ATTN_SIMD_ROWS % (RT * VL) == 0 &&
 
 SIMD_TARGET static void
 simd_scores(const double *qt, size_t br, size_t d_k, const double *k,
-    size_t ldk, size_t nk, double scale, double *st, double *mb)
+    size_t ldk, size_t nk, double scale, double *tile, double *mb)
 {
 	const VEC sc = vset1(scale);
 	size_t i0, j0, c, jj, u;
@@ -80,7 +80,7 @@ simd_scores(const double *qt, size_t br, size_t d_k, const double *k,
 			}
 #pragma GCC unroll 8
 			for (jj = 0; jj < KT; jj++) {
-				double *sp = st + (j0 + jj) * br + i0;
+				double *sp = tile + (j0 + jj) * br + i0;
 
 #pragma GCC unroll 8
 				FOR_R(u) {
@@ -93,7 +93,7 @@ simd_scores(const double *qt, size_t br, size_t d_k, const double *k,
 		}
 		/* The last keys of a block, one at a time. */
 		for (; j0 < nk; j0++) {
-			double *sp = st + j0 * br + i0;
+			double *sp = tile + j0 * br + i0;
 			VEC a[RT];
 
 #pragma GCC unroll 8
@@ -121,7 +121,7 @@ simd_scores(const double *qt, size_t br, size_t d_k, const double *k,
 }
 
 SIMD_TARGET static void
-simd_softmax(double *st, size_t br, size_t nk, double *m, double *l,
+simd_softmax(double *tile, size_t br, size_t nk, double *m, double *l,
     const double *mb, double *alpha)
 {
 	size_t i, j, u;
@@ -144,7 +144,7 @@ simd_softmax(double *st, size_t br, size_t nk, double *m, double *l,
 			vstore(alpha + i + u * VL, x[u]);
 		}
 		for (j = 0; j < nk; j++) {
-			double *sp = st + j * br + i;
+			double *sp = tile + j * br + i;
 
 #pragma GCC unroll 8
 			FOR_X(u)
@@ -165,7 +165,7 @@ simd_softmax(double *st, size_t br, size_t nk, double *m, double *l,
 }
 
 SIMD_TARGET static void
-simd_accumulate(const double *st, size_t br, size_t nk, const double *v,
+simd_accumulate(const double *tile, size_t br, size_t nk, const double *v,
     size_t ldv, size_t d_v, const double *alpha, double *ot)
 {
 	size_t i0, c0, j, cc, u;
@@ -188,7 +188,7 @@ simd_accumulate(const double *st, size_t br, size_t nk, const double *v,
 					a[cc][u] = vmul(vload(op + u * VL), al[u]);
 			}
 			for (j = 0; j < nk; j++) {
-				const double *pp = st + j * br + i0;
+				const double *pp = tile + j * br + i0;
 				const double *vp = v + j * ldv + c0;
 				VEC p[RT];
 
@@ -222,7 +222,7 @@ simd_accumulate(const double *st, size_t br, size_t nk, const double *v,
 			FOR_R(u)
 				a[u] = vmul(vload(op + u * VL), al[u]);
 			for (j = 0; j < nk; j++) {
-				const double *pp = st + j * br + i0;
+				const double *pp = tile + j * br + i0;
 				const VEC b = vbcast(v + j * ldv + c0);
 
 #pragma GCC unroll 8
