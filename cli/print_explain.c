@@ -129,8 +129,7 @@ print_scale_line(const struct printer *p)
 int
 print_masking(const struct printer *p)
 {
-	return p->o->cfg.causal || p->o->cfg.window || p->nm->mask != NULL ||
-	    p->nm->bias != NULL;
+	return attn_masking(&p->o->cfg, p->in) != 0;
 }
 
 /* The conventions in force, every one named, so that a reader can tell

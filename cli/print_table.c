@@ -120,7 +120,7 @@ print_formula(const struct printer *p, enum attn_stage s, char *buf, size_t size
 	snprintf(buf, size, "%s%s%s%s%s", attn_stage_table[s].formula,
 	    c->softcap > 0.0 ? ", softcapped" : "",
 	    p->nm->bias != NULL ? " + bias" : "", c->alibi ? " + ALiBi" : "",
-	    c->causal || c->window || p->nm->mask != NULL ?
+	    attn_masking(c, p->in) & ATTN_MASKING_RULE ?
 	    ", masked entries -inf" : "");
 	return buf;
 }

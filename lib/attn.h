@@ -551,6 +551,22 @@ int attn_input_blocks_fit(const struct attn_matrix *m, size_t blocks,
     size_t B, size_t H, size_t T, size_t S);
 
 /*
+ * What may mask logits in a run of cfg on in: ATTN_MASKING_RULE when a
+ * masking rule is in force (causal, a window, a mask: the rule every
+ * kernel asks sets each logit it masks to -inf), ATTN_MASKING_BIAS when
+ * a bias is added (a -inf in it masks too); 0 when nothing may.  For
+ * printers that say whether anything is masked: they ask here, never
+ * the options.
+ */
+enum {
+	ATTN_MASKING_RULE = 1,
+	ATTN_MASKING_BIAS = 2
+};
+
+unsigned attn_masking(const struct attn_config *cfg,
+    const struct attn_inputs *in);
+
+/*
  * The stages of a run, computed once; printers and checks read these
  * numbers and never re-derive them.  Only the stages in `have` are held
  * (stage[s].data is NULL for the others).  Per-head stages (scores,

@@ -296,8 +296,8 @@ emulate_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 			const double w = *attn_at(weights, i, j);
 			double *g = attn_at(ds, i, j);
 
-			if (!attn_grad_scaled_fixed(p, *attn_at(row_max, i, 0),
-			    w, g))
+			if (!attn_grad_scaled_fixed(p, hd, i, j,
+			    *attn_at(row_max, i, 0), w, g))
 				*g = attn_round(acc32(w * acc32(*attn_at(dp, i,
 				    j) - d)), prec);
 		}

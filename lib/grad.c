@@ -20,8 +20,11 @@
  * before them (RoPE, --proj) can apply its own chain rule to them.
  *
  * Decisions:
- * - Masked entries have P = 0: their dS is +0 and nothing flows through
- *   them to Q, K or the bias.
+ * - Entries the masking rule masks have P = 0: their dS is +0 and
+ *   nothing flows through them to Q, K or the bias, even in a row whose
+ *   weights are nan because one of its kept logits is (a nan bias, or an
+ *   overflow of the emulated format), as autograd's masked_fill gives
+ *   them no gradient either.
  * - A row with no key (row_max -inf) has weights that do not depend on
  *   its logits (0, or 1/S with --masked-rows uniform), so its dS is 0
  *   and it gives Q, K and the bias no gradient; uniform's output, the
@@ -191,7 +194,7 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 				const double w = *attn_at(weights, i, j);
 				double *g = attn_at(ds, i, j);
 
-				if (!attn_grad_scaled_fixed(p,
+				if (!attn_grad_scaled_fixed(p, hd, i, j,
 				    *attn_at(row_max, i, 0), w, g))
 					*g = w * (*attn_at(dp, i, j) - d);
 			}

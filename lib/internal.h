@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "attn.h"
 
@@ -219,8 +220,8 @@ void attn_shape_layout(const struct attn_stages *st, enum attn_stage s,
  * What every kernel needs, derived and checked once by attn_problem_init
  * (in lib/problem.c), so that a second kernel calls it instead of copying
  * it: the dims, the scale, where positions line up, the stages to hold
- * and to compute, and per batch and head the input blocks, the ALiBi
- * slope and the rule that keeps or masks one logit.
+ * and to compute, and per batch and head the input blocks and the ALiBi
+ * slope.  Which logits the masks keep is lib/mask.c's (below).
  *
  * Positions: query i sits at position i + q_pos0 and key j at j + k_pos0.
  * Top-left alignment puts both at 0; bottom-right puts query i at key
@@ -251,6 +252,7 @@ struct attn_head {
 				 * sinks, which adds exp(-inf) = 0 */
 	struct attn_matrix q, k, v;	/* T x d_k, S x d_k, S x d_v views */
 	struct attn_matrix mask, bias;	/* T x S views; data NULL if absent */
+	size_t mask_row0;	/* the row of in->mask where mask starts */
 	struct attn_matrix d_out;	/* T x d_v view of dO; likewise */
 };
 
@@ -294,25 +296,123 @@ attn_add_bias(const struct attn_problem *p, const struct attn_head *hd,
 	return x;
 }
 
-/* Whether the masks (causal, window, --mask) let query i see key j. */
+/* ---------------------------------------------------------------- mask.c */
+
+/*
+ * The masking rule: which logits survive the masks ("are kept").  Every
+ * kernel, the emulation and the backward pass ask it, for one logit
+ * (attn_keeps) or for a tile of them (attn_tile_keeps, which answers
+ * exactly: wholly kept, wholly masked or mixed); a fast path asks the
+ * coarser question and never works the answer out itself.  Printers ask
+ * attn_masking (attn.h).
+ *
+ * The rules come in two kinds.  Position rules (causal, window) each
+ * leave a query an interval of key positions, so together they leave
+ * query i the keys [lo, hi) of attn_row_keys.  Pattern rules (the mask
+ * of attn_inputs, with cfg->mask_invert) say per logit; a tile counts
+ * the keys they keep in a row from prefix counts (struct
+ * attn_mask_counts), so that a 1 x S key-padding mask classifies a tile
+ * from S numbers and a T x S one from two numbers a row, never a read of
+ * every logit.
+ *
+ * A new rule is added here and nowhere else: a position rule narrows
+ * [lo, hi) in attn_row_keys (the keys of the query's own sequence in a
+ * packed batch of variable-length sequences; keys below a batch's count
+ * of used keys), a pattern rule adds its test to attn_pattern_keeps and
+ * its count to mask.c's row_kept; both add their clause to attn_masking
+ * and their cases to tests/unit/check_mask.c, which holds the tile
+ * answer to the element rule.  Every kernel then follows.
+ */
+
+/* The keys [*lo, *hi) that the position rules leave query i of head hd
+ * (*lo == *hi when none). */
+static inline void
+attn_row_keys(const struct attn_problem *p, const struct attn_head *hd,
+    size_t i, size_t *lo, size_t *hi)
+{
+	const struct attn_config *c = p->cfg;
+	const size_t pos = i + p->q_pos0;	/* query i's position */
+	size_t first = 0, end = SIZE_MAX;	/* positions [first, end) */
+
+	(void)hd;	/* the rules to come are per batch */
+	/* Distances, not sums, so that a huge L or R cannot wrap. */
+	if (c->window) {
+		first = pos > c->window_left ? pos - c->window_left : 0;
+		end = c->window_right < SIZE_MAX - pos ?
+		    pos + c->window_right + 1 : SIZE_MAX;
+	}
+	if (c->causal && pos + 1 < end)
+		end = pos + 1;
+	/* key j sits at position j + k_pos0 */
+	*hi = end > p->k_pos0 ? end - p->k_pos0 : 0;
+	if (*hi > p->S)
+		*hi = p->S;
+	*lo = first > p->k_pos0 ? first - p->k_pos0 : 0;
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+/* Whether the pattern rules (the mask) keep logit (i, j) of head hd. */
+static inline int
+attn_pattern_keeps(const struct attn_problem *p, const struct attn_head *hd,
+    size_t i, size_t j)
+{
+	return hd->mask.data == NULL || (attn_input_at(&hd->mask, i, j) !=
+	    0.0) != (p->cfg->mask_invert != 0);
+}
+
+/* Whether the masks (causal, window, the mask) let query i of head hd
+ * see key j: the rule every kernel asks of one logit. */
 static inline int
 attn_keeps(const struct attn_problem *p, const struct attn_head *hd,
     size_t i, size_t j)
 {
-	const struct attn_config *c = p->cfg;
-	const size_t pos_q = i + p->q_pos0, pos_k = j + p->k_pos0;
+	size_t lo, hi;
 
-	if (c->causal && pos_k > pos_q)
-		return 0;
-	/* Distances, not sums, so that a huge L or R cannot wrap. */
-	if (c->window && ((pos_q > pos_k && pos_q - pos_k > c->window_left) ||
-	    (pos_k > pos_q && pos_k - pos_q > c->window_right)))
-		return 0;
-	if (hd->mask.data != NULL &&
-	    (attn_input_at(&hd->mask, i, j) != 0.0) == (c->mask_invert != 0))
-		return 0;
-	return 1;
+	attn_row_keys(p, hd, i, &lo, &hi);
+	return j >= lo && j < hi && attn_pattern_keeps(p, hd, i, j);
 }
+
+/* What the masks leave of a tile of logits. */
+enum attn_tile {
+	ATTN_TILE_MASKED,	/* no logit kept (and an empty tile) */
+	ATTN_TILE_MIXED,	/* some kept, some masked */
+	ATTN_TILE_KEPT		/* every logit kept */
+};
+
+/*
+ * Prefix counts of the keys a mask of S columns keeps, for
+ * attn_tile_keeps: row r of in->mask has n[r * (S + 1) + j] = the keys
+ * it keeps among its first j, modulo 2^32 (a difference of two is exact
+ * for fewer than 2^32 keys, which is what a count needs).  n is NULL
+ * without a mask, and for a mask of one column, which says per row.
+ */
+struct attn_mask_counts {
+	uint32_t *n;
+	size_t width;		/* S + 1 */
+};
+
+/* The bytes attn_mask_counts_init allocates for p; ATTN_ERR_NOMEM when
+ * the size overflows. */
+enum attn_status attn_mask_counts_bytes(const struct attn_problem *p,
+    size_t *bytes, struct attn_error *err);
+
+/* Count the keys p's mask keeps, for a kernel that asks about tiles;
+ * free with attn_mask_counts_free. */
+enum attn_status attn_mask_counts_init(const struct attn_problem *p,
+    struct attn_mask_counts *mc, struct attn_error *err);
+void attn_mask_counts_free(struct attn_mask_counts *mc);
+
+/*
+ * What the masks leave of the tile of queries [i0, i1) and keys [j0, j1)
+ * of head hd: the answer attn_keeps gives for each of its logits, found
+ * a row at a time from the position rules' interval and the mask's
+ * counts (mc from attn_mask_counts_init; NULL reads the mask logit by
+ * logit instead).
+ */
+enum attn_tile attn_tile_keeps(const struct attn_problem *p,
+    const struct attn_mask_counts *mc, const struct attn_head *hd,
+    size_t i0, size_t i1, size_t j0, size_t j1);
 
 /*
  * The sink in a row's softmax: every kernel starts the row maximum from
@@ -457,18 +557,20 @@ enum attn_status attn_grad_head(const struct attn_problem *p,
     const struct attn_head *hd, struct attn_matrix *m, unsigned *done,
     struct attn_error *err);
 
-/* grad_scaled where the weight has no say (grad.c says why), for the
- * backward pass and its emulation alike: a row with no key (its maximum
- * -inf) gets 0, or nan with --masked-rows nan; a masked entry (weight 0)
- * gets +0.  Returns 1 with *ds set, or 0 when the entry is weight * (dP
- * - delta). */
+/* grad_scaled of entry (i, j) where the weight w has no say (grad.c
+ * says why), for the backward pass and its emulation alike: a row with
+ * no key (its maximum -inf) gets 0, or nan with --masked-rows nan; an
+ * entry the masking rule masks, or whose weight is 0 (it underflowed),
+ * gets +0.  Returns 1 with *ds set, or 0 when the entry is w * (dP -
+ * delta). */
 static inline int
-attn_grad_scaled_fixed(const struct attn_problem *p, double row_max,
+attn_grad_scaled_fixed(const struct attn_problem *p,
+    const struct attn_head *hd, size_t i, size_t j, double row_max,
     double w, double *ds)
 {
 	if (row_max == -INFINITY)
 		*ds = p->cfg->masked_rows == ATTN_MASKED_NAN ? NAN : 0.0;
-	else if (w == 0.0)
+	else if (w == 0.0 || !attn_keeps(p, hd, i, j))
 		*ds = 0.0;
 	else
 		return 0;

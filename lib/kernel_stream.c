@@ -43,10 +43,12 @@
  * rescaling happens, so it is a constant: never a function of the thread
  * count or the CPU.
  *
- * Variants.  A tile of queries and keys that the position rules (causal,
- * window) or the mask leave entirely masked is skipped, which changes no
- * bit (its step would multiply by exp(0) = 1 and add 0), so causal
- * attention costs about half.  A tile wholly kept, with no softcap, bias
+ * Variants.  Each tile asks the masking rule (lib/mask.c) what the masks
+ * leave of it: a question of the rule, never answered here.  A tile they
+ * leave wholly masked is skipped, which changes no bit (its step would
+ * multiply by exp(0) = 1 and add 0, or with no key yet multiply 0 by 0),
+ * so causal attention costs about half, and a key-padding mask only the
+ * blocks it keeps.  A tile wholly kept, with no softcap, bias
  * or ALiBi, takes its logits straight from the vector loop; any other
  * tile is finished element by element with the rules every kernel shares
  * (internal.h), so the logits are the reference kernel's to the bit.
@@ -85,9 +87,6 @@
 
 _Static_assert(TASK_ROWS % ATTN_SIMD_ROWS == 0,
     "a task is a whole number of register tiles");
-
-/* What the position rules and the mask leave of a tile. */
-enum tile { TILE_EMPTY, TILE_PARTIAL, TILE_FULL };
 
 /* Row flags: a nan logit, a +inf logit (only a bias of nan or +inf
  * brings them, which the readers refuse), an output that overflowed and
@@ -129,56 +128,13 @@ struct stream {
 	const struct attn_problem *p;
 	const struct attn_simd *simd;
 	struct attn_stages *out;
+	struct attn_mask_counts counts;	/* for the tiles of the rule */
 	size_t tasks_per_head;
 	double *k_max;		/* max |K| of each batch and KV head */
 	struct workspace *ws;	/* one per worker */
 	struct task_error *errors;	/* one per task */
 	atomic_size_t stop_head;	/* the first head with an error */
 };
-
-/* ---------------------------------------------------------------- tiles */
-
-/* How the position rules treat queries [i0, i1) and keys [j0, j1). */
-static enum tile
-tile_positions(const struct attn_problem *p, size_t i0, size_t i1, size_t j0,
-    size_t j1)
-{
-	const struct attn_config *c = p->cfg;
-	const size_t qlo = i0 + p->q_pos0, qhi = i1 - 1 + p->q_pos0;
-	const size_t klo = j0 + p->k_pos0, khi = j1 - 1 + p->k_pos0;
-	int all = 1;
-
-	if (c->causal) {
-		if (klo > qhi)
-			return TILE_EMPTY;
-		if (khi > qlo)
-			all = 0;
-	}
-	/* As in attn_keeps: distances, so that a huge L or R cannot wrap. */
-	if (c->window) {
-		if ((qlo > khi && qlo - khi > c->window_left) ||
-		    (klo > qhi && klo - qhi > c->window_right))
-			return TILE_EMPTY;
-		if ((qhi > klo && qhi - klo > c->window_left) ||
-		    (khi > qlo && khi - qlo > c->window_right))
-			all = 0;
-	}
-	return all ? TILE_FULL : TILE_PARTIAL;
-}
-
-/* The same with the mask too: every element asked. */
-static enum tile
-tile_mask(const struct attn_problem *p, const struct attn_head *hd,
-    size_t i0, size_t i1, size_t j0, size_t j1)
-{
-	size_t i, j, kept = 0;
-
-	for (i = i0; i < i1; i++)
-		for (j = j0; j < j1; j++)
-			kept += (size_t)attn_keeps(p, hd, i, j);
-	return kept == 0 ? TILE_EMPTY :
-	    kept == (i1 - i0) * (j1 - j0) ? TILE_FULL : TILE_PARTIAL;
-}
 
 /* ---------------------------------------------------------------- a task */
 
@@ -465,16 +421,15 @@ task_keys(const struct stream *s, const struct attn_head *hd,
 	for (j0 = 0; j0 < p->S; j0 += BLOCK_KEYS) {
 		const size_t nk = p->S - j0 < BLOCK_KEYS ? p->S - j0 :
 		    BLOCK_KEYS;
-		enum tile tile = tile_positions(p, i0, i0 + rows, j0, j0 + nk);
+		const enum attn_tile tile = attn_tile_keeps(p, &s->counts, hd,
+		    i0, i0 + rows, j0, j0 + nk);
 
-		if (tile != TILE_EMPTY && hd->mask.data != NULL)
-			tile = tile_mask(p, hd, i0, i0 + rows, j0, j0 + nk);
 		/* Skipped unless its T x S stages are printed or its scores
 		 * must be checked. */
-		if (tile == TILE_EMPTY && !stores && !checked)
+		if (tile == ATTN_TILE_MASKED && !stores && !checked)
 			continue;
 		kb = block_copy(&hd->k, j0, nk, p->d_k, w->kb);
-		if (tile == TILE_FULL && plain && !stores && !checked) {
+		if (tile == ATTN_TILE_KEPT && plain && !stores && !checked) {
 			s->simd->scores(w->qt, br, p->d_k, kb, p->d_k, nk,
 			    p->scale, w->tile, w->mb);
 		} else {
@@ -484,7 +439,7 @@ task_keys(const struct stream *s, const struct attn_head *hd,
 			    checked, e) != 0)
 				bad = 1;
 		}
-		if (tile == TILE_EMPTY || bad)
+		if (tile == ATTN_TILE_MASKED || bad)
 			continue;
 		if (pass == PASS_ONLINE)
 			s->simd->softmax(w->tile, br, nk, w->m, w->l, w->mb,
@@ -634,13 +589,15 @@ workers_of(const struct attn_problem *p, size_t tasks)
 	return p->threads < tasks ? p->threads : tasks;
 }
 
-/* The workspace of each worker, the error record of each task and the
- * largest |K| of each batch and KV head. */
+/* The workspace of each worker, the error record of each task, the
+ * largest |K| of each batch and KV head, and the mask's counts for the
+ * masking rule's tiles. */
 static enum attn_status
 stream_plan(const struct attn_problem *p, size_t *bytes,
     struct attn_error *err)
 {
-	size_t tasks, off[WS_COUNT + 1], n, e, k;
+	size_t tasks, off[WS_COUNT + 1], n, e, k, c;
+	enum attn_status st;
 
 	if (stream_layout(p, &tasks, off) != 0 ||
 	    attn_size_mul(off[WS_COUNT] + 64, workers_of(p, tasks), &n) != 0 ||
@@ -650,7 +607,13 @@ stream_plan(const struct attn_problem *p, size_t *bytes,
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "the blocks of %zu queries and %zu keys are too large to "
 		    "address", p->T, p->S);
-	*bytes = n + e + k;
+	if ((st = attn_mask_counts_bytes(p, &c, err)) != ATTN_OK)
+		return st;
+	if (c > SIZE_MAX - n - e - k)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "the blocks of %zu queries and %zu keys are too large to "
+		    "address", p->T, p->S);
+	*bytes = n + e + k + c;
 	return ATTN_OK;
 }
 
@@ -760,6 +723,8 @@ attn_stream_run(const struct attn_problem *p, const struct attn_simd *simd,
 	for (i = 0; i < workers; i++)
 		if (workspace_alloc(&s.ws[i], off) != 0)
 			goto nomem;
+	if ((st = attn_mask_counts_init(p, &s.counts, err)) != ATTN_OK)
+		goto done;
 	find_k_max(p, s.k_max);
 
 	memset(&job, 0, sizeof job);
@@ -785,6 +750,7 @@ done:
 	free(s.ws);
 	free(s.errors);
 	free(s.k_max);
+	attn_mask_counts_free(&s.counts);
 	return st;
 }
 

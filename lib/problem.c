@@ -4,9 +4,9 @@
  * positions of the first query and key, the stages to hold and to
  * compute, the input blocks of each batch and head, ALiBi slopes, the
  * errors a kernel reports, and scratch for stages that are computed but
- * not held.  The per-logit rules
- * (softcap, bias and ALiBi, masks) are inline in internal.h, next to
- * struct attn_problem, so that a fast kernel pays no call for them.
+ * not held.  The per-logit rules (softcap, bias and ALiBi, masks) are
+ * inline in internal.h, next to struct attn_problem, so that a fast
+ * kernel pays no call for them; lib/mask.c answers the masks for tiles.
  *
  * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
  * and d_v columns per head.
@@ -299,16 +299,27 @@ attn_problem_init(struct attn_problem *p, const struct attn_config *cfg,
 	return check_grad_wanted(p, err);
 }
 
-/* Block b, h of a mask or bias stack of `blocks` blocks, in a run of B
- * batches of H heads, as a T x S view for attn_input_at: a block of one
- * row is that row T times over (stride 0); one of one column stays so. */
+/* The first row of block b, h of a mask or bias stack of `blocks`
+ * blocks, in a run of B batches of H heads. */
+static size_t
+input_block_row0(const struct attn_matrix *m, size_t blocks, size_t B,
+    size_t H, size_t b, size_t h)
+{
+	const size_t i = blocks == 1 ? 0 : blocks == B ? b : b * H + h;
+
+	return i * block_rows(m, blocks);
+}
+
+/* Block b, h of a mask or bias stack as a T x S view for attn_input_at:
+ * a block of one row is that row T times over (stride 0); one of one
+ * column stays so. */
 static struct attn_matrix
 input_block(const struct attn_matrix *m, size_t blocks, size_t B, size_t H,
     size_t T, size_t b, size_t h)
 {
-	const size_t i = blocks == 1 ? 0 : blocks == B ? b : b * H + h;
 	const size_t r = block_rows(m, blocks);
-	struct attn_matrix v = attn_matrix_view(m, i * r, r, 0, m->cols);
+	struct attn_matrix v = attn_matrix_view(m,
+	    input_block_row0(m, blocks, B, H, b, h), r, 0, m->cols);
 
 	if (r == 1) {
 		v.rows = T;
@@ -358,6 +369,9 @@ attn_problem_head(const struct attn_problem *p, size_t b, size_t h,
 	hd->k = v.k;
 	hd->v = v.v;
 	hd->mask = v.mask;
+	if (in->mask.data != NULL)
+		hd->mask_row0 = input_block_row0(&in->mask, in->mask_blocks,
+		    in->batches, p->H, b, h);
 	hd->bias = v.bias;
 	if (in->d_out.data != NULL)
 		hd->d_out = attn_matrix_view(&in->d_out, b * p->T, p->T,

@@ -32,5 +32,6 @@ Suite *npy_suite(void);
 Suite *layout_suite(void);
 Suite *emulate_suite(void);
 Suite *compare_suite(void);
+Suite *mask_suite(void);
 
 #endif
