@@ -437,6 +437,25 @@ unsigned attn_kernel_stages(enum attn_kernel k);
 const char *attn_kernel_name(enum attn_kernel k);
 
 /*
+ * The instruction sets the streaming kernel's inner loops are written
+ * for, plainest first.  Every one gives the same bytes.  A run uses the
+ * best one this CPU runs, or with attn_config.isa the best one that is
+ * no better than the one named (for tests and timings that compare
+ * them).
+ */
+enum attn_isa {
+	ATTN_ISA_AUTO,		/* the best this CPU runs */
+	ATTN_ISA_C,		/* plain C */
+	ATTN_ISA_AVX2,		/* AVX2 and FMA */
+	ATTN_ISA_AVX512,	/* AVX-512F */
+	ATTN_ISA_COUNT
+};
+
+/* The name of an instruction set: "c", "avx2", "avx512"; "auto" for
+ * AUTO, "unknown" for a value beyond them. */
+const char *attn_isa_name(enum attn_isa isa);
+
+/*
  * Which pairs of columns rotary position embedding rotates in a head of
  * d columns, pair m (0 <= m < d/2) by the angle pos * base^(-2m/d).
  */
@@ -463,6 +482,8 @@ struct attn_config {
 	size_t heads;		/* H >= 1 */
 	size_t kv_heads;	/* G: divides H; 0 means G = H */
 	enum attn_kernel kernel;	/* ATTN_KERNEL_AUTO by default */
+	enum attn_isa isa;	/* the best instruction set the kernel's
+				 * loops may use: ATTN_ISA_AUTO by default */
 	size_t threads;		/* worker threads; 0: attn_cpu_count()
 				 * (the reference kernel uses one) */
 	/* When not NULL, called as the work of a long phase is done (from

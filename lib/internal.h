@@ -650,26 +650,20 @@ struct attn_simd {
 	void (*exp)(const double *x, double *y, size_t n);
 };
 
-/* The instruction sets, plainest first. */
-enum attn_simd_level {
-	ATTN_SIMD_C,
-	ATTN_SIMD_AVX2,		/* AVX2 and FMA */
-	ATTN_SIMD_AVX512,	/* AVX-512F */
-	ATTN_SIMD_COUNT
-};
+/* The loops for exactly isa (not AUTO), or NULL when this CPU cannot
+ * run them. */
+const struct attn_simd *attn_simd_get(enum attn_isa isa);
 
-/* The loops for level, or NULL when this CPU cannot run them. */
-const struct attn_simd *attn_simd_get(enum attn_simd_level level);
-
-/* The fastest loops this CPU runs. */
-const struct attn_simd *attn_simd_best(void);
+/* The loops of the best instruction set this CPU runs that is no better
+ * than most (any for ATTN_ISA_AUTO): the plain C ones at worst. */
+const struct attn_simd *attn_simd_best(enum attn_isa most);
 
 extern const struct attn_simd attn_simd_c, attn_simd_avx2, attn_simd_avx512;
 
 /*
- * The streaming kernel with the loops of simd, whatever the CPU prefers:
- * what attn_kernel_stream runs with attn_simd_best(), for the tests that
- * hold every instruction set to the same bytes.
+ * The streaming kernel with the loops of simd, whatever cfg->isa says:
+ * what attn_kernel_stream runs with attn_simd_best(cfg->isa), for the
+ * tests that hold every instruction set to the same bytes.
  */
 enum attn_status attn_stream_run(const struct attn_problem *p,
     const struct attn_simd *simd, struct attn_stages *out,

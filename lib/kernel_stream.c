@@ -758,7 +758,7 @@ static enum attn_status
 stream_run(const struct attn_problem *p, struct attn_stages *out,
     struct attn_error *err)
 {
-	return attn_stream_run(p, attn_simd_best(), out, err);
+	return attn_stream_run(p, attn_simd_best(p->cfg->isa), out, err);
 }
 
 const struct attn_kernel_ops attn_kernel_stream = {

@@ -40,6 +40,7 @@ attn_config_init(struct attn_config *cfg)
 	cfg->heads = 1;
 	cfg->kv_heads = 0;
 	cfg->kernel = ATTN_KERNEL_AUTO;
+	cfg->isa = ATTN_ISA_AUTO;
 	cfg->threads = 0;
 	cfg->rope = 0;
 	cfg->rope_base = 10000.0;

@@ -4,21 +4,22 @@
  * that the OS saves the wide registers), so that one portable binary,
  * built without -march, uses AVX-512 or AVX2 where present and plain C
  * elsewhere.  Under valgrind, which emulates no AVX-512, the CPU reports
- * AVX2 and that is what runs.
+ * AVX2 and that is what runs.  A caller may cap the set (attn_config's
+ * isa), which every set allows since they give the same bytes.
  */
 #include "internal.h"
 
 static int
-cpu_has(enum attn_simd_level level)
+cpu_has(enum attn_isa isa)
 {
-	switch (level) {
-	case ATTN_SIMD_C:
+	switch (isa) {
+	case ATTN_ISA_C:
 		return 1;
 #if defined(__x86_64__) && defined(__GNUC__)
-	case ATTN_SIMD_AVX2:
+	case ATTN_ISA_AVX2:
 		return __builtin_cpu_supports("avx2") &&
 		    __builtin_cpu_supports("fma");
-	case ATTN_SIMD_AVX512:
+	case ATTN_ISA_AVX512:
 		return __builtin_cpu_supports("avx512f");
 #endif
 	default:
@@ -26,27 +27,36 @@ cpu_has(enum attn_simd_level level)
 	}
 }
 
-const struct attn_simd *
-attn_simd_get(enum attn_simd_level level)
-{
-	static const struct attn_simd *const sets[ATTN_SIMD_COUNT] = {
-		[ATTN_SIMD_C] = &attn_simd_c,
-		[ATTN_SIMD_AVX2] = &attn_simd_avx2,
-		[ATTN_SIMD_AVX512] = &attn_simd_avx512,
-	};
+static const struct attn_simd *const sets[ATTN_ISA_COUNT] = {
+	[ATTN_ISA_C] = &attn_simd_c,
+	[ATTN_ISA_AVX2] = &attn_simd_avx2,
+	[ATTN_ISA_AVX512] = &attn_simd_avx512,
+};
 
-	if ((unsigned)level >= ATTN_SIMD_COUNT || !cpu_has(level))
-		return NULL;
-	return sets[level];
+const char *
+attn_isa_name(enum attn_isa isa)
+{
+	if (isa == ATTN_ISA_AUTO)
+		return "auto";
+	return (unsigned)isa < ATTN_ISA_COUNT ? sets[isa]->name : "unknown";
 }
 
 const struct attn_simd *
-attn_simd_best(void)
+attn_simd_get(enum attn_isa isa)
 {
-	int level;
+	if ((unsigned)isa >= ATTN_ISA_COUNT || !cpu_has(isa))
+		return NULL;
+	return sets[isa];
+}
 
-	for (level = ATTN_SIMD_COUNT - 1; level > ATTN_SIMD_C; level--)
-		if (cpu_has((enum attn_simd_level)level))
+const struct attn_simd *
+attn_simd_best(enum attn_isa most)
+{
+	int isa = (unsigned)most >= ATTN_ISA_COUNT || most == ATTN_ISA_AUTO ?
+	    ATTN_ISA_COUNT - 1 : (int)most;
+
+	for (; isa > ATTN_ISA_C; isa--)
+		if (cpu_has((enum attn_isa)isa))
 			break;
-	return attn_simd_get((enum attn_simd_level)level);
+	return sets[isa];
 }

@@ -70,9 +70,9 @@ START_TEST(exp_edges_are_exact)
 		ck_assert_msg(attn_exp(edge[n].x) == edge[n].want,
 		    "exp(%a) = %a, want %a", edge[n].x, attn_exp(edge[n].x),
 		    edge[n].want);
-		for (level = 0; level < ATTN_SIMD_COUNT; level++) {
+		for (level = ATTN_ISA_C; level < ATTN_ISA_COUNT; level++) {
 			const struct attn_simd *s = attn_simd_get(
-			    (enum attn_simd_level)level);
+			    (enum attn_isa)level);
 			double x[9], y[9];
 			size_t i;
 
@@ -132,9 +132,9 @@ START_TEST(exp_is_within_one_ulp_of_expl)
 				at = x[i];
 			}
 		}
-		for (level = 0; level < ATTN_SIMD_COUNT; level++) {
+		for (level = ATTN_ISA_C; level < ATTN_ISA_COUNT; level++) {
 			const struct attn_simd *s = attn_simd_get(
-			    (enum attn_simd_level)level);
+			    (enum attn_isa)level);
 
 			if (s == NULL || s == &attn_simd_c)
 				continue;
@@ -196,6 +196,33 @@ expect_bytes(const struct vcase *c, const char *what,
 	}
 }
 
+/* attn_config.isa caps the loops: the plain C ones for ATTN_ISA_C, the
+ * best the CPU runs at or below any other, the best of all for AUTO;
+ * attn_isa_name names each as ATTN_ISA spells it. */
+START_TEST(an_instruction_set_caps_the_loops)
+{
+	static const char *const names[ATTN_ISA_COUNT] = {
+		"auto", "c", "avx2", "avx512",
+	};
+	const struct attn_simd *best = NULL;
+	int isa;
+
+	for (isa = ATTN_ISA_C; isa < ATTN_ISA_COUNT; isa++) {
+		const struct attn_simd *s = attn_simd_get((enum attn_isa)isa);
+
+		if (s != NULL)
+			best = s;
+		ck_assert_ptr_eq(attn_simd_best((enum attn_isa)isa), best);
+		ck_assert_str_eq(attn_isa_name((enum attn_isa)isa),
+		    names[isa]);
+	}
+	ck_assert_ptr_eq(attn_simd_best(ATTN_ISA_C), &attn_simd_c);
+	ck_assert_ptr_eq(attn_simd_best(ATTN_ISA_AUTO), best);
+	ck_assert_str_eq(attn_isa_name(ATTN_ISA_AUTO), "auto");
+	ck_assert_str_eq(attn_isa_name(ATTN_ISA_COUNT), "unknown");
+}
+END_TEST
+
 #define LARGE_SEED 0x57EA0000u
 #define LARGE_CASES 24
 
@@ -209,9 +236,9 @@ START_TEST(every_instruction_set_gives_the_same_bytes)
 
 	vcase_make_large(&c, LARGE_SEED + (uint64_t)_i);
 	stream_ok(&c, &attn_simd_c, 1, ATTN_STAGES_ALL, &want);
-	for (level = 0; level < ATTN_SIMD_COUNT; level++) {
+	for (level = ATTN_ISA_C; level < ATTN_ISA_COUNT; level++) {
 		const struct attn_simd *s = attn_simd_get(
-		    (enum attn_simd_level)level);
+		    (enum attn_isa)level);
 
 		if (s == NULL || s == &attn_simd_c)
 			continue;
@@ -236,9 +263,9 @@ START_TEST(the_thread_count_changes_no_bit)
 	size_t level, t, n;
 
 	vcase_make_large(&c, LARGE_SEED + 100 + (uint64_t)_i);
-	for (level = 0; level < ATTN_SIMD_COUNT; level++) {
+	for (level = ATTN_ISA_C; level < ATTN_ISA_COUNT; level++) {
 		const struct attn_simd *simd = attn_simd_get(
-		    (enum attn_simd_level)level);
+		    (enum attn_isa)level);
 
 		if (simd == NULL)
 			continue;
@@ -570,6 +597,7 @@ stream_suite(void)
 
 	tc = tcase_create("kernel");
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, an_instruction_set_caps_the_loops);
 	tcase_add_loop_test(tc, every_instruction_set_gives_the_same_bytes, 0,
 	    LARGE_CASES);
 	tcase_add_loop_test(tc, the_thread_count_changes_no_bit, 0, 8);
