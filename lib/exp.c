@@ -8,7 +8,10 @@
  * element against 1.02 ns for SLEEF's Sleef_expd8_u10avx512f and 5.4 ns
  * for glibc's scalar exp; it is also more accurate here (0.76 ulp at
  * most against SLEEF's 0.89; tests/unit/check_stream.c measures it against
- * expl).
+ * expl).  The reference kernel takes its exponentials here too (one
+ * arithmetic: lib/kernel.c), so that both kernels give the same bytes;
+ * --emulate, which models a plain kernel in another format, takes
+ * libm's exp rounded to that format.
  *
  * The method, x = n ln2/16 + r with n = k*16 + i:
  *
@@ -52,6 +55,7 @@ const double attn_exp_lo[16] = {
 	-0x1.e9c23179c2893p-54,
 };
 
+ATTN_FMA_CLONES
 double
 attn_exp(double x)
 {

@@ -35,7 +35,17 @@
  * - c' is 1 / cosh^2(x / C), not 1 - tanh^2(x / C), which loses the
  *   derivative's relative precision where tanh is near 1.
  * - dK and dV add up the query heads that share a KV head: the caller
- *   runs those heads in order, so each sum has one fixed order.
+ *   runs those heads in order, and each head adds its own sum over its
+ *   queries, as autograd adds the gradients of an expanded K or V, so
+ *   each sum has one fixed order.
+ *
+ * The arithmetic is the forward kernel's (lib/kernel.c): every product
+ * summed is an fma, in the order of its index, from 0, so that a tiled
+ * backward kernel with vector loops can give the same bytes.  The same
+ * passes in a lower precision are the emulated backward pass
+ * (lib/emulate.c): each step rounded as autograd rounds it in that
+ * dtype (internal.h's attn_prec_*), products accumulated in float32 and
+ * stored in the format.
  *
  * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
  * and d_v columns per head.
@@ -44,22 +54,48 @@
 
 #include "internal.h"
 
-/* Whether stage s is needed. */
-#define NEED(p, s) (((p)->need & ATTN_STAGE_BIT(s)) != 0)
-
-/* The softcap's derivative at x = score * scale: d/dx C tanh(x / C) =
- * 1 / cosh^2(x / C).  When cosh^2 overflows, 1 / inf = 0 is what the
- * derivative rounds to anyway. */
+/* The softcap's derivative at x = score * scale in precision prec: d/dx
+ * C tanh(x / C) = 1 / cosh^2(x / C).  When cosh^2 overflows, 1 / inf = 0
+ * is what the derivative rounds to anyway. */
 static double
-softcap_slope(const struct attn_problem *p, double score)
+softcap_slope(const struct attn_problem *p, enum attn_precision prec,
+    double score)
 {
-	const double c = p->cfg->softcap;
-	double h;
+	const double c = attn_prec_acc(prec, p->cfg->softcap);
+	double x, h;
 
 	if (!(c > 0.0))
 		return 1.0;
-	h = cosh(score * p->scale / c);
-	return 1.0 / (h * h);
+	x = attn_prec_store(prec, attn_prec_acc(prec, score *
+	    attn_prec_acc(prec, p->scale)));
+	h = attn_prec_acc(prec, cosh(attn_prec_acc(prec, x / c)));
+	return attn_prec_acc(prec, 1.0 / attn_prec_acc(prec, h * h));
+}
+
+/* g = dS * c' * scale for entry (i, j): what the entry sends back to the
+ * dot product of query i and key j. */
+static double
+grad_dot(const struct attn_problem *p, enum attn_precision prec,
+    const struct attn_matrix *ds, const struct attn_matrix *scores,
+    size_t i, size_t j)
+{
+	return attn_prec_store(prec, attn_prec_acc(prec, attn_prec_acc(prec,
+	    *attn_at(ds, i, j) * softcap_slope(p, prec, *attn_at(scores, i,
+	    j))) * attn_prec_acc(prec, p->scale)));
+}
+
+/* Row j of grad_k or grad_v gains a query head's sums acc[0..n), each
+ * stored in the format, then added in it: as autograd adds the heads of
+ * an expanded K or V. */
+static void
+add_head(enum attn_precision prec, double *row, const double *acc,
+    size_t n)
+{
+	size_t c;
+
+	for (c = 0; c < n; c++)
+		row[c] = attn_prec_store(prec, attn_prec_acc(prec, row[c] +
+		    attn_prec_store(prec, acc[c])));
 }
 
 /* Element (i, j) of backward stage s of head hd overflowed. */
@@ -98,15 +134,16 @@ nan_row(const struct attn_problem *p, const struct attn_matrix *row_max,
  * is meant in the rows of nan rows (rows: a T-row stage), or anywhere
  * when any is set (dK and dV, which every query row adds into, once a
  * nan row of this head or an earlier one sharing the KV head has).
+ * Only FP64 checks: below it, overflow is what the format gives.
  */
 static enum attn_status
 check_finite(struct attn_error *err, const struct attn_problem *p,
-    const struct attn_head *hd, enum attn_stage s,
+    const struct attn_head *hd, enum attn_precision prec, enum attn_stage s,
     const struct attn_matrix *m, const struct attn_matrix *rows, int any)
 {
 	size_t i, j;
 
-	for (i = 0; i < m->rows; i++)
+	for (i = 0; prec == ATTN_PREC_FP64 && i < m->rows; i++)
 		for (j = 0; j < m->cols; j++) {
 			const double x = *attn_at(m, i, j);
 
@@ -117,9 +154,31 @@ check_finite(struct attn_error *err, const struct attn_problem *p,
 	return ATTN_OK;
 }
 
+/*
+ * grad_scaled of entry (i, j) where the weight w has no say: a row with
+ * no key (its maximum -inf) gets 0, or nan with --masked-rows nan; an
+ * entry the masking rule masks, or whose weight is 0 (it underflowed),
+ * gets +0 (not -0, which w * (dP - delta) could give).  Returns 1 with
+ * *ds set, or 0 when the entry is w * (dP - delta).
+ */
+static int
+grad_scaled_fixed(const struct attn_problem *p, const struct attn_head *hd,
+    size_t i, size_t j, double row_max, double w, double *ds)
+{
+	if (row_max == -INFINITY)
+		*ds = p->cfg->masked_rows == ATTN_MASKED_NAN ? NAN : 0.0;
+	else if (w == 0.0 || !attn_keeps(p, hd, i, j))
+		*ds = 0.0;
+	else
+		return 0;
+	return 1;
+}
+
+ATTN_FMA_CLONES
 enum attn_status
 attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
-    struct attn_matrix *m, unsigned *done, struct attn_error *err)
+    enum attn_precision prec, struct attn_matrix *m, double *acc,
+    unsigned *done, struct attn_error *err)
 {
 	const struct attn_matrix *scores = &m[ATTN_STAGE_SCORES];
 	const struct attn_matrix *weights = &m[ATTN_STAGE_WEIGHTS];
@@ -132,61 +191,61 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 	struct attn_matrix *dq = &m[ATTN_STAGE_GRAD_Q];
 	struct attn_matrix *dk = &m[ATTN_STAGE_GRAD_K];
 	struct attn_matrix *dv = &m[ATTN_STAGE_GRAD_V];
-	const int want_q = NEED(p, ATTN_STAGE_GRAD_Q);
-	const int want_k = NEED(p, ATTN_STAGE_GRAD_K);
 	const size_t T = p->T, S = p->S;
 	enum attn_status st;
 	size_t i, j, c;
 	int nan_rows = 0, nan_k, nan_v;
+
+#define DO(i, c) attn_prec_store(prec, *attn_at(d_out, (i), (c)))
+#define IN(m, i, c) attn_prec_store(prec, *attn_at(&hd->m, (i), (c)))
 
 	/* dK and dV add up the heads of a KV head: a nan row of an earlier
 	 * one has made them all nan already (its dS is nan for every key),
 	 * which is meant, as is one of this head. */
 	for (i = 0; i < T && !nan_rows; i++)
 		nan_rows = nan_row(p, row_max, i);
-	nan_k = nan_rows || (want_k && S > 0 && p->d_k > 0 &&
-	    isnan(*attn_at(dk, 0, 0)));
-	nan_v = nan_rows || (NEED(p, ATTN_STAGE_GRAD_V) && S > 0 &&
-	    p->d_v > 0 && isnan(*attn_at(dv, 0, 0)));
+	nan_k = nan_rows || (attn_problem_needs(p, ATTN_STAGE_GRAD_K) &&
+	    S > 0 && p->d_k > 0 && isnan(*attn_at(dk, 0, 0)));
+	nan_v = nan_rows || (attn_problem_needs(p, ATTN_STAGE_GRAD_V) &&
+	    S > 0 && p->d_v > 0 && isnan(*attn_at(dv, 0, 0)));
 
 	/* 1. grad_weights: dP = dO V^T, what each weight adds to L. */
-	if (NEED(p, ATTN_STAGE_GRAD_WEIGHTS)) {
+	if (attn_problem_needs(p, ATTN_STAGE_GRAD_WEIGHTS)) {
 		for (i = 0; i < T; i++)
 			for (j = 0; j < S; j++) {
 				double dot = 0.0;
 
 				for (c = 0; c < p->d_v; c++)
-					dot += *attn_at(d_out, i, c) *
-					    *attn_at(&hd->v, j, c);
-				*attn_at(dp, i, j) = dot;
+					dot = attn_prec_fma(prec, DO(i, c),
+					    IN(v, j, c), dot);
+				*attn_at(dp, i, j) = attn_prec_store(prec, dot);
 			}
-		if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_WEIGHTS,
-		    dp, NULL, 0)) != ATTN_OK)
+		if ((st = check_finite(err, p, hd, prec,
+		    ATTN_STAGE_GRAD_WEIGHTS, dp, NULL, 0)) != ATTN_OK)
 			return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_WEIGHTS);
 	}
 
 	/* 2. delta = rowsum(dO * output), the weighted mean of the row of
 	 * dP that the softmax's normalisation takes back. */
-	if (NEED(p, ATTN_STAGE_DELTA)) {
+	if (attn_problem_needs(p, ATTN_STAGE_DELTA)) {
 		for (i = 0; i < T; i++) {
 			double sum = 0.0;
 
 			for (c = 0; c < p->d_v; c++)
-				sum += *attn_at(d_out, i, c) *
-				    *attn_at(output, i, c);
-			*attn_at(delta, i, 0) = sum;
+				sum = attn_prec_fma(prec, DO(i, c),
+				    *attn_at(output, i, c), sum);
+			*attn_at(delta, i, 0) = attn_prec_store(prec, sum);
 		}
-		if ((st = check_finite(err, p, hd, ATTN_STAGE_DELTA,
+		if ((st = check_finite(err, p, hd, prec, ATTN_STAGE_DELTA,
 		    delta, row_max, 0)) != ATTN_OK)
 			return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_DELTA);
 	}
 
-	/* 3. grad_scaled: dS = P * (dP - delta).  A weight of 0 (a masked
-	 * key, or one that underflowed) gives +0, not -0; a row with no key
-	 * gets 0, or nan with --masked-rows nan (see the top). */
-	if (NEED(p, ATTN_STAGE_GRAD_SCALED)) {
+	/* 3. grad_scaled: dS = P * (dP - delta), but where the weight has
+	 * no say (grad_scaled_fixed). */
+	if (attn_problem_needs(p, ATTN_STAGE_GRAD_SCALED)) {
 		for (i = 0; i < T; i++) {
 			const double d = *attn_at(delta, i, 0);
 
@@ -194,73 +253,96 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 				const double w = *attn_at(weights, i, j);
 				double *g = attn_at(ds, i, j);
 
-				if (!attn_grad_scaled_fixed(p, hd, i, j,
+				if (!grad_scaled_fixed(p, hd, i, j,
 				    *attn_at(row_max, i, 0), w, g))
-					*g = w * (*attn_at(dp, i, j) - d);
+					*g = attn_prec_store(prec,
+					    attn_prec_acc(prec, w *
+					    attn_prec_acc(prec, *attn_at(dp, i,
+					    j) - d)));
 			}
 		}
-		if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_SCALED,
-		    ds, row_max, 0)) != ATTN_OK)
+		if ((st = check_finite(err, p, hd, prec,
+		    ATTN_STAGE_GRAD_SCALED, ds, row_max, 0)) != ATTN_OK)
 			return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_SCALED);
 	}
 
 	/* 4. Back through the softcap and the scale to the dot products:
-	 * grad_q = (dS * c') K * scale, and grad_k adds (dS * c')^T Q *
-	 * scale.  An entry with dS = 0 (masked) adds nothing, exactly. */
-	if (want_q || want_k) {
+	 * grad_q = (dS * c' * scale) K, each (i, c) summed over the keys in
+	 * order.  An entry with dS = 0 (masked) adds nothing, exactly. */
+	if (attn_problem_needs(p, ATTN_STAGE_GRAD_Q)) {
 		for (i = 0; i < T; i++) {
-			if (want_q)
-				for (c = 0; c < p->d_k; c++)
-					*attn_at(dq, i, c) = 0.0;
-			for (j = 0; j < S; j++) {
-				double g = *attn_at(ds, i, j);
+			double *row = attn_at(dq, i, 0);
 
-				if (g == 0.0)
+			for (c = 0; c < p->d_k; c++)
+				row[c] = 0.0;
+			for (j = 0; j < S; j++) {
+				double g;
+
+				if (*attn_at(ds, i, j) == 0.0)
 					continue;
-				g *= softcap_slope(p, *attn_at(scores, i, j)) *
-				    p->scale;
-				for (c = 0; c < p->d_k; c++) {
-					if (want_q)
-						*attn_at(dq, i, c) += g *
-						    *attn_at(&hd->k, j, c);
-					if (want_k)
-						*attn_at(dk, j, c) += g *
-						    *attn_at(&hd->q, i, c);
-				}
+				g = grad_dot(p, prec, ds, scores, i, j);
+				for (c = 0; c < p->d_k; c++)
+					row[c] = attn_prec_fma(prec, g,
+					    IN(k, j, c), row[c]);
 			}
+			for (c = 0; c < p->d_k; c++)
+				row[c] = attn_prec_store(prec, row[c]);
 		}
-		if (want_q) {
-			if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_Q,
-			    dq, row_max, 0)) != ATTN_OK)
-				return st;
-			*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_Q);
-		}
-		if (want_k) {
-			if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_K,
-			    dk, NULL, nan_k)) != ATTN_OK)
-				return st;
-			*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_K);
-		}
+		if ((st = check_finite(err, p, hd, prec, ATTN_STAGE_GRAD_Q,
+		    dq, row_max, 0)) != ATTN_OK)
+			return st;
+		*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_Q);
 	}
 
-	/* 5. grad_v adds P^T dO: each key's value moves the outputs of the
-	 * queries that weigh it. */
-	if (NEED(p, ATTN_STAGE_GRAD_V)) {
-		for (i = 0; i < T; i++)
-			for (j = 0; j < S; j++) {
+	/* 5. grad_k adds this head's (dS * c' * scale)^T Q, each (j, c)
+	 * summed over the queries in order (in acc), to what the heads
+	 * before it gave. */
+	if (attn_problem_needs(p, ATTN_STAGE_GRAD_K)) {
+		for (j = 0; j < S; j++) {
+			for (c = 0; c < p->d_k; c++)
+				acc[c] = 0.0;
+			for (i = 0; i < T; i++) {
+				double g;
+
+				if (*attn_at(ds, i, j) == 0.0)
+					continue;
+				g = grad_dot(p, prec, ds, scores, i, j);
+				for (c = 0; c < p->d_k; c++)
+					acc[c] = attn_prec_fma(prec, g,
+					    IN(q, i, c), acc[c]);
+			}
+			add_head(prec, attn_at(dk, j, 0), acc, p->d_k);
+		}
+		if ((st = check_finite(err, p, hd, prec, ATTN_STAGE_GRAD_K,
+		    dk, NULL, nan_k)) != ATTN_OK)
+			return st;
+		*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_K);
+	}
+
+	/* 6. grad_v adds this head's P^T dO likewise: each key's value
+	 * moves the outputs of the queries that weigh it. */
+	if (attn_problem_needs(p, ATTN_STAGE_GRAD_V)) {
+		for (j = 0; j < S; j++) {
+			for (c = 0; c < p->d_v; c++)
+				acc[c] = 0.0;
+			for (i = 0; i < T; i++) {
 				const double w = *attn_at(weights, i, j);
 
 				if (w == 0.0)
 					continue;
 				for (c = 0; c < p->d_v; c++)
-					*attn_at(dv, j, c) += w *
-					    *attn_at(d_out, i, c);
+					acc[c] = attn_prec_fma(prec, w,
+					    DO(i, c), acc[c]);
 			}
-		if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_V,
+			add_head(prec, attn_at(dv, j, 0), acc, p->d_v);
+		}
+		if ((st = check_finite(err, p, hd, prec, ATTN_STAGE_GRAD_V,
 		    dv, NULL, nan_v)) != ATTN_OK)
 			return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_V);
 	}
+#undef DO
+#undef IN
 	return ATTN_OK;
 }

@@ -243,13 +243,20 @@ struct attn_problem {
 	unsigned need;		/* hold and what they depend on */
 };
 
+/* Whether stage s is computed in a run of p (held or in scratch). */
+static inline int
+attn_problem_needs(const struct attn_problem *p, enum attn_stage s)
+{
+	return (p->need & ATTN_STAGE_BIT(s)) != 0;
+}
+
 /* One batch and head of a problem: the blocks of the inputs it reads. */
 struct attn_head {
 	size_t b, h, g;		/* batch, query head, the KV head it reads */
 	size_t n;		/* its block in the per-head stacks: b*H + h */
 	double slope;		/* ALiBi slope of head h; 0 without ALiBi */
 	double sink;		/* the sink logit of head h; -inf without
-				 * sinks, which adds exp(-inf) = 0 */
+				 * sinks */
 	struct attn_matrix q, k, v;	/* T x d_k, S x d_k, S x d_v views */
 	struct attn_matrix mask, bias;	/* T x S views; data NULL if absent */
 	size_t mask_row0;	/* the row of in->mask where mask starts */
@@ -273,26 +280,125 @@ const char *attn_stack_shape(char *buf, size_t size,
 void attn_problem_head(const struct attn_problem *p, size_t b, size_t h,
     struct attn_head *hd);
 
-/* Softcap after the scaling: softcap * tanh(x / softcap), or x. */
-static inline double
-attn_softcap(const struct attn_problem *p, double x)
-{
-	double c = p->cfg->softcap;
+/* ---------------------------------------------------------------- exp.c */
 
-	return c > 0.0 ? c * tanh(x / c) : x;
+/*
+ * exp(x) for x <= 0, the range softmax uses, within 1 ulp (0.76 measured
+ * against expl); 0 for x below -746 and for -inf.  Every instruction set
+ * computes it with the same operations (lib/exp.c explains them), so the
+ * vector versions in lib/simd_*.c give these bytes too.
+ */
+double attn_exp(double x);
+
+/* Its table: 2^(i/16) as a double (hi) and the rest of it (lo). */
+extern const double attn_exp_hi[16], attn_exp_lo[16];
+
+/* Its constants: 1.5 * 2^52 (adding it rounds to an integer), 16/ln 2,
+ * ln 2 / 16 in two parts, the argument below which exp is 0, and the
+ * Taylor coefficients 1/k! of expm1 on |r| <= ln 2 / 32. */
+#define ATTN_EXP_SHIFT 0x1.8p52
+#define ATTN_EXP_INV_STEP 0x1.71547652b82fep+4
+#define ATTN_EXP_STEP_HI 0x1.62e42fefa39efp-5
+#define ATTN_EXP_STEP_LO 0x1.abc9e3b39803fp-60
+#define ATTN_EXP_MIN (-746.0)
+#define ATTN_EXP_C2 0x1p-1
+#define ATTN_EXP_C3 0x1.5555555555555p-3
+#define ATTN_EXP_C4 0x1.5555555555555p-5
+#define ATTN_EXP_C5 0x1.1111111111111p-7
+#define ATTN_EXP_C6 0x1.6c16c16c16c17p-10
+#define ATTN_EXP_C7 0x1.a01a01a01a01ap-13
+
+/* ------------------------------------------------------------ arithmetic */
+
+/*
+ * For the scalar loops that call fma() (the reference kernel's passes,
+ * attn_exp): on x86-64 with GCC, a second copy of the function compiled
+ * for FMA, picked when the program loads where the CPU has it, so that
+ * each fma() is one instruction rather than a call into libm.  The
+ * numbers are the same, since fma rounds once either way, and GCC does
+ * not fuse a * b + c of its own in ISO C (-std=c11 sets
+ * -ffp-contract=off), so nothing else changes.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ATTN_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define ATTN_FMA_CLONES
+#endif
+
+/*
+ * The arithmetic of a precision, in which the passes that the reference
+ * kernel and its emulation share (lib/kernel.c, lib/grad.c) compute:
+ * attn_prec_store rounds a value to the format a stage is stored in,
+ * attn_prec_acc to the accumulator (float32 below FP64), attn_prec_fma
+ * is a multiply-add rounded once in the accumulator and attn_prec_exp
+ * the exponential there (of x <= 0).  In ATTN_PREC_FP64 the roundings
+ * are the identity, the multiply-add fma and the exponential attn_exp:
+ * the operations of the streaming kernel's loops, so that the reference
+ * kernel gives its bytes.  Below it they are those of a plain kernel in
+ * the format (lib/emulate.c says which).
+ */
+static inline double
+attn_prec_store(enum attn_precision prec, double x)
+{
+	return prec == ATTN_PREC_FP64 ? x : attn_round(x, prec);
 }
 
-/* The additive terms of logit (i, j): + bias, then + ALiBi's
- * -slope * |pos_q - pos_k|, in that order. */
+static inline double
+attn_prec_acc(enum attn_precision prec, double x)
+{
+	return prec == ATTN_PREC_FP64 ? x : attn_round(x, ATTN_PREC_FP32);
+}
+
+static inline double
+attn_prec_fma(enum attn_precision prec, double a, double b, double c)
+{
+	return prec == ATTN_PREC_FP64 ? fma(a, b, c) :
+	    (double)fmaf((float)a, (float)b, (float)c);
+}
+
+static inline double
+attn_prec_exp(enum attn_precision prec, double x)
+{
+	return prec == ATTN_PREC_FP64 ? attn_exp(x) : attn_prec_acc(prec,
+	    exp(x));
+}
+
+/*
+ * The keys between two rescalings of the online softmax: each row's sum
+ * of exp(x - m) is summed in blocks of this many keys, from key 0, and
+ * rescaled when a block raises the row's maximum (lib/kernel_stream.c
+ * gives the equations).  It is part of the arithmetic, not a tuning
+ * knob: the reference kernel sums its rows in the same blocks, so that
+ * it gives the streaming kernel's bytes, and no thread count or CPU
+ * changes it.  128 keys: see kernel_stream.c's tiling.
+ */
+#define ATTN_SOFTMAX_BLOCK 128
+
+/* Softcap after the scaling, in precision prec: C tanh(x / C) with C =
+ * cfg->softcap, or x without a softcap. */
+static inline double
+attn_softcap(const struct attn_problem *p, enum attn_precision prec,
+    double x)
+{
+	const double c = attn_prec_acc(prec, p->cfg->softcap);
+
+	return c > 0.0 ? attn_prec_store(prec, attn_prec_acc(prec, c *
+	    attn_prec_acc(prec, tanh(attn_prec_acc(prec, x / c))))) : x;
+}
+
+/* The additive terms of logit (i, j) in precision prec: + bias, then +
+ * ALiBi's -slope * |pos_q - pos_k|, in that order. */
 static inline double
 attn_add_bias(const struct attn_problem *p, const struct attn_head *hd,
-    size_t i, size_t j, double x)
+    enum attn_precision prec, size_t i, size_t j, double x)
 {
 	if (hd->bias.data != NULL)
-		x += attn_input_at(&hd->bias, i, j);
+		x = attn_prec_store(prec, attn_prec_acc(prec, x +
+		    attn_prec_store(prec, attn_input_at(&hd->bias, i, j))));
 	if (p->cfg->alibi)
-		x -= hd->slope * fabs((double)(i + p->q_pos0) -
-		    (double)(j + p->k_pos0));
+		x = attn_prec_store(prec, attn_prec_acc(prec, x -
+		    attn_prec_acc(prec, attn_prec_acc(prec, hd->slope) *
+		    fabs((double)(i + p->q_pos0) - (double)(j + p->k_pos0)))));
 	return x;
 }
 
@@ -414,13 +520,16 @@ enum attn_tile attn_tile_keeps(const struct attn_problem *p,
     const struct attn_mask_counts *mc, const struct attn_head *hd,
     size_t i0, size_t i1, size_t j0, size_t j1);
 
+/* ---------------------------------------------------------------- rows */
+
 /*
  * The sink in a row's softmax: every kernel starts the row maximum from
  * attn_row_max_start (the sink, -inf without one) instead of -inf, and
- * the sum of exp(x - max) from attn_sink_term(hd, max) = exp(sink - max)
- * instead of 0, for the streaming kernel m = sink and l = 1.  Without
- * sinks both are exactly what they were (-inf and +0.0), so the
- * arithmetic of such a run does not change by a bit.
+ * the sum of exp(x - max) from attn_row_sum_start: 1, exp(sink - sink),
+ * with a sink, 0 without.  The sink is one more logit, with a value of
+ * 0, seen before the first key.  Without sinks both are what they would
+ * be anyway (-inf and +0.0), so the arithmetic of such a run does not
+ * change by a bit.
  */
 static inline double
 attn_row_max_start(const struct attn_head *hd)
@@ -429,10 +538,29 @@ attn_row_max_start(const struct attn_head *hd)
 }
 
 static inline double
-attn_sink_term(const struct attn_head *hd, double max)
+attn_row_sum_start(const struct attn_head *hd)
 {
-	return hd->sink == -INFINITY ? 0.0 : exp(hd->sink - max);
+	return hd->sink == -INFINITY ? 0.0 : 1.0;
 }
+
+/* The weight of every key in a row with no key left (its maximum -inf,
+ * no sink), in precision prec: what cfg->masked_rows says. */
+static inline double
+attn_masked_weight(const struct attn_problem *p, enum attn_precision prec)
+{
+	switch (p->cfg->masked_rows) {
+	case ATTN_MASKED_NAN:
+		return NAN;
+	case ATTN_MASKED_UNIFORM:
+		return attn_prec_store(prec, attn_prec_acc(prec,
+		    1.0 / (double)p->S));
+	case ATTN_MASKED_ZERO:
+		break;
+	}
+	return 0.0;
+}
+
+/* ------------------------------------------------------ problem.c: errors */
 
 /*
  * Whether logit x of (i, j), made by attn_add_bias from a finite scaled
@@ -541,72 +669,41 @@ enum attn_status attn_stages_alloc(const struct attn_problem *p,
 /* lib/kernel.c */
 extern const struct attn_kernel_ops attn_kernel_reference;
 
+/*
+ * The reference kernel's passes in precision prec (lib/kernel.c), for
+ * every batch and head of p in turn: p->need into out, whose p->hold
+ * stages are allocated and zeroed, the backward stages of p->need too
+ * (attn_grad_head).  In ATTN_PREC_FP64 that is the reference kernel,
+ * whose overflow is a data error; below it the emulation (lib/emulate.c),
+ * whose overflow gives what the format gives.  attn_reference_plan
+ * counts what it holds besides the held stages.
+ */
+enum attn_status attn_reference_run(const struct attn_problem *p,
+    enum attn_precision prec, struct attn_stages *out,
+    struct attn_error *err);
+enum attn_status attn_reference_plan(const struct attn_problem *p,
+    size_t *bytes, struct attn_error *err);
+
 /* ---------------------------------------------------------------- grad.c */
 
 /*
- * The backward pass of one batch and head (lib/grad.c), for a kernel that
- * holds the forward stages of that block: from the blocks m of the
- * stages p needs (as attn_head_stages gives them, with weights, output
- * and row_max computed) and hd's inputs and dO, compute the backward
- * stages in p->need into m.  grad_k and grad_v are added to, since the
- * query heads that share a KV head add up there; run the heads of a KV
- * head in order on zeroed blocks.  *done collects the stages computed.
- * Gradients that overflow are a data error.
+ * The backward pass of one batch and head (lib/grad.c) in precision
+ * prec, for a kernel that holds the forward stages of that block: from
+ * the blocks m of the stages p needs (as attn_head_stages gives them,
+ * with scores, weights, output and row_max computed) and hd's inputs and
+ * dO, compute the backward stages in p->need into m.  grad_k and grad_v
+ * are added to, since the query heads that share a KV head add up
+ * there; run the heads of a KV head in order on zeroed blocks.  acc
+ * holds max(d_k, d_v) doubles of scratch.  *done collects the stages
+ * computed.  In ATTN_PREC_FP64 gradients that overflow are a data error.
  */
 enum attn_status attn_grad_head(const struct attn_problem *p,
-    const struct attn_head *hd, struct attn_matrix *m, unsigned *done,
+    const struct attn_head *hd, enum attn_precision prec,
+    struct attn_matrix *m, double *acc, unsigned *done,
     struct attn_error *err);
-
-/* grad_scaled of entry (i, j) where the weight w has no say (grad.c
- * says why), for the backward pass and its emulation alike: a row with
- * no key (its maximum -inf) gets 0, or nan with --masked-rows nan; an
- * entry the masking rule masks, or whose weight is 0 (it underflowed),
- * gets +0.  Returns 1 with *ds set, or 0 when the entry is w * (dP -
- * delta). */
-static inline int
-attn_grad_scaled_fixed(const struct attn_problem *p,
-    const struct attn_head *hd, size_t i, size_t j, double row_max,
-    double w, double *ds)
-{
-	if (row_max == -INFINITY)
-		*ds = p->cfg->masked_rows == ATTN_MASKED_NAN ? NAN : 0.0;
-	else if (w == 0.0 || !attn_keeps(p, hd, i, j))
-		*ds = 0.0;
-	else
-		return 0;
-	return 1;
-}
 
 /* lib/kernel_stream.c */
 extern const struct attn_kernel_ops attn_kernel_stream;
-
-/* ---------------------------------------------------------------- exp.c */
-
-/*
- * exp(x) for x <= 0, the range softmax uses, within 1 ulp (0.76 measured
- * against expl); 0 for x below -746 and for -inf.  Every instruction set
- * computes it with the same operations (lib/exp.c explains them), so the
- * vector versions in lib/simd_*.c give these bytes too.
- */
-double attn_exp(double x);
-
-/* Its table: 2^(i/16) as a double (hi) and the rest of it (lo). */
-extern const double attn_exp_hi[16], attn_exp_lo[16];
-
-/* Its constants: 1.5 * 2^52 (adding it rounds to an integer), 16/ln 2,
- * ln 2 / 16 in two parts, the argument below which exp is 0, and the
- * Taylor coefficients 1/k! of expm1 on |r| <= ln 2 / 32. */
-#define ATTN_EXP_SHIFT 0x1.8p52
-#define ATTN_EXP_INV_STEP 0x1.71547652b82fep+4
-#define ATTN_EXP_STEP_HI 0x1.62e42fefa39efp-5
-#define ATTN_EXP_STEP_LO 0x1.abc9e3b39803fp-60
-#define ATTN_EXP_MIN (-746.0)
-#define ATTN_EXP_C2 0x1p-1
-#define ATTN_EXP_C3 0x1.5555555555555p-3
-#define ATTN_EXP_C4 0x1.5555555555555p-5
-#define ATTN_EXP_C5 0x1.1111111111111p-7
-#define ATTN_EXP_C6 0x1.6c16c16c16c17p-10
-#define ATTN_EXP_C7 0x1.a01a01a01a01ap-13
 
 /* ---------------------------------------------------------------- simd*.c */
 
@@ -617,9 +714,13 @@ extern const double attn_exp_hi[16], attn_exp_lo[16];
  * are stored query-minor: element (i, j) of a block of br query rows and
  * nk keys is tile[j * br + i], so that a vector holds consecutive
  * queries and every per-row reduction (max, sum, the dot products) runs
- * in plain key or column order in each lane.  That is why every set, the plain C
- * one included, gives the same bytes: lane i does what the C loop does
- * for row i, with the same fused multiply-adds in the same order.
+ * in plain key or column order in each lane.  That is why every set, the
+ * plain C one included, gives the same bytes: lane i does what the C
+ * loop does for row i, with the same fused multiply-adds in the same
+ * order; and why the reference kernel, which sums each row in that order
+ * with the same operations (lib/kernel.c), gives them too.  A maximum
+ * keeps the first of equal values, as the reference kernel's x > max
+ * does (only the sign of a zero maximum could tell).
  * br is a multiple of ATTN_SIMD_ROWS; qt is d_k x br (Q^T, query-minor),
  * ot is d_v x br.
  */

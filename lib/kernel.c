@@ -5,87 +5,159 @@
  *
  * (with sinks, each row's softmax denominator gains exp(sink))
  * in plain numbered passes over whole T x S blocks, simple enough to
- * check by eye, for each batch and head in turn.  It is the oracle that
- * every other kernel is tested against, so its arithmetic does not change
- * for speed.  A pass runs only when its stage is needed (p->need): a
- * stage that is held is written into the caller's stacks, one that is
- * only needed into scratch of one block (lib/problem.c).
+ * check by eye, for each batch and head in turn.  It is the oracle the
+ * streaming kernel is tested against; the long double reference in
+ * tests/ref is the independent check on both.  A pass runs only when its
+ * stage is needed (p->need): a stage that is held is written into the
+ * caller's stacks, one that is only needed into scratch of one block
+ * (lib/problem.c).
  *
- * What every kernel shares (shape checks, scale, positions, the rule
- * that masks a logit, softcap, bias and ALiBi, input blocks) is in
- * lib/problem.c and internal.h.  The backward stages are lib/grad.c's
- * pass over the forward stages of each block, run after them.
+ * One arithmetic.  Its operations, and their order for each element, are
+ * the streaming kernel's, so that a stage is the same bytes whichever
+ * kernel computes it (SPEC: a stage prints the same digits whatever else
+ * a run computes or prints): every dot product is a chain of fma over
+ * its columns in order, from 0; exp is attn_exp; a row's sum of
+ * exp(x - m) runs over blocks of ATTN_SOFTMAX_BLOCK keys, rescaled by
+ * exp(m - m') where a block raises the row's maximum from m to m', as
+ * the online softmax does (lib/kernel_stream.c has the equations); and
+ * output is the sum of exp(x - m') v over the same blocks, rescaled
+ * likewise, divided by the row's sum at the end.  The passes that need
+ * the running maximum (6 and 9) replay it block by block (online_block).
+ *
+ * One set of passes.  The same passes in a lower precision are
+ * --emulate's baseline (lib/emulate.c): there each step rounds as a
+ * plain kernel in that format rounds (internal.h's attn_prec_*, the
+ * identity in FP64), and a row is one block, the naive order, in which
+ * the sum starts from the row's final maximum and output is the stored
+ * weights times V.  So the kernel and its emulation cannot drift apart.
+ *
+ * What every kernel shares (shape checks, scale, positions, the masking
+ * rule, softcap, bias and ALiBi, input blocks) is in lib/problem.c,
+ * lib/mask.c and internal.h.  The backward stages are lib/grad.c's
+ * passes over the forward stages of each block, run after them.
  *
  * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
  * and d_v columns per head.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-/* Whether stage s is needed. */
-#define NEED(p, s) (((p)->need & ATTN_STAGE_BIT(s)) != 0)
-
-/* Add row i of weights times V, each value times f (1, or 1/2 to stay
- * within the doubles), into row i of output. */
-static void
-output_sum(const struct attn_problem *p, const struct attn_head *hd,
-    const struct attn_matrix *weights, struct attn_matrix *output, size_t i,
-    double f)
+/* The keys of a row summed between two rescalings: the streaming
+ * kernel's blocks in FP64, the whole row (the naive order) below. */
+static size_t
+softmax_block(const struct attn_problem *p, enum attn_precision prec)
 {
-	size_t j, c;
+	return prec == ATTN_PREC_FP64 ? ATTN_SOFTMAX_BLOCK : p->S;
+}
 
-	for (j = 0; j < p->S; j++) {
-		double w = *attn_at(weights, i, j);
-
-		for (c = 0; c < p->d_v; c++)
-			*attn_at(output, i, c) += w * (*attn_at(&hd->v, j, c) *
-			    f);
-	}
+/* Whether a row whose maximum is max is nan throughout: it has a nan
+ * logit, or in FP64 a +inf one (only a bias of nan or +inf brings
+ * them, which the readers refuse), as the streaming kernel makes such a
+ * row.  Below FP64 an overflow to inf is part of the format, and IEEE
+ * arithmetic carries it. */
+static int
+nan_row(enum attn_precision prec, double max)
+{
+	return isnan(max) || (prec == ATTN_PREC_FP64 && max == INFINITY);
 }
 
 /*
- * Row i of output = weights V.  The weights sum to 1, so no partial sum
- * exceeds max |v| but by rounding: a row overflows only when V's values
- * lie within rounding of the largest double.  Such a row is summed again
- * over v / 2, which is exact, and doubled; what overflows still lies
- * beyond the doubles, a data error (SPEC: an output whose exact value is
- * finite is computed finite, or refused naming where).  A row whose
- * weights are nan (--masked-rows nan) is nan, as it is meant to be.
+ * The online softmax over row x of scaled: m is the maximum of the sink
+ * and the keys so far.  online_block moves it over the keys [j0, j1) and
+ * gives mu, the value the block's terms are taken against (m, or 0 while
+ * m is -inf, so that exp sees -inf and gives 0, not nan), and alpha =
+ * exp(m_before - mu), by which the sums so far are rescaled.  The block's
+ * maximum is the first of equal values, as the vector loops have it.
  */
+struct online {
+	double m, mu, alpha;
+};
+
+static void
+online_block(enum attn_precision prec, const double *x, size_t j0,
+    size_t j1, struct online *o)
+{
+	double mb = -INFINITY, mn;
+	size_t j;
+
+	for (j = j0; j < j1; j++)
+		if (x[j] > mb)
+			mb = x[j];
+	mn = mb > o->m ? mb : o->m;
+	o->mu = mn == -INFINITY ? 0.0 : mn;
+	o->alpha = attn_prec_exp(prec, attn_prec_acc(prec, o->m - o->mu));
+	o->m = mn;
+}
+
+/*
+ * Row i of output, FP64, for a row with keys left: the sum of exp(x -
+ * mu) v over the blocks, each block's start rescaled by alpha, then
+ * divided by row_sum.  o / l can overflow where output does not (o is
+ * up to S times larger, with values near DBL_MAX): such a row is summed
+ * again from its final weights halved, w / 2 (exact), and doubled, as
+ * the streaming kernel rescues it; what still overflows lies beyond the
+ * doubles, a data error (SPEC: an output whose exact value is finite is
+ * computed finite, or refused naming where).
+ */
+ATTN_FMA_CLONES
 static enum attn_status
-output_row(const struct attn_problem *p, const struct attn_head *hd,
-    const struct attn_matrix *weights, struct attn_matrix *output, size_t i,
+output_online(const struct attn_problem *p, const struct attn_head *hd,
+    const double *x, double max, double sum, double *out, size_t i,
     struct attn_error *err)
 {
-	size_t j, c;
+	const size_t S = p->S, d_v = p->d_v;
+	struct online o;
+	size_t j0, j, c;
 
-	output_sum(p, hd, weights, output, i, 1.0);
-	for (c = 0; c < p->d_v && isfinite(*attn_at(output, i, c)); c++)
+	o.m = attn_row_max_start(hd);
+	for (j0 = 0; j0 < S; j0 += ATTN_SOFTMAX_BLOCK) {
+		const size_t j1 = S - j0 < ATTN_SOFTMAX_BLOCK ? S :
+		    j0 + ATTN_SOFTMAX_BLOCK;
+
+		online_block(ATTN_PREC_FP64, x, j0, j1, &o);
+		for (c = 0; c < d_v; c++)
+			out[c] *= o.alpha;
+		for (j = j0; j < j1; j++) {
+			const double e = attn_exp(x[j] - o.mu);
+
+			for (c = 0; c < d_v; c++)
+				out[c] = fma(e, *attn_at(&hd->v, j, c), out[c]);
+		}
+	}
+	for (c = 0; c < d_v; c++)
+		out[c] /= sum;
+	for (c = 0; c < d_v && isfinite(out[c]); c++)
 		;
-	if (c == p->d_v)
+	if (c == d_v)
 		return ATTN_OK;
-	for (j = 0; j < p->S; j++)
-		if (isnan(*attn_at(weights, i, j)))
-			return ATTN_OK;
-	for (c = 0; c < p->d_v; c++)
-		*attn_at(output, i, c) = 0.0;
-	output_sum(p, hd, weights, output, i, 0.5);
-	for (c = 0; c < p->d_v; c++) {
-		*attn_at(output, i, c) *= 2.0;
-		if (!isfinite(*attn_at(output, i, c)))
+	for (c = 0; c < d_v; c++)
+		out[c] = 0.0;
+	for (j = 0; j < S; j++) {
+		const double w = attn_exp(x[j] - max) / sum * 0.5;
+
+		for (c = 0; c < d_v; c++)
+			out[c] = fma(w, *attn_at(&hd->v, j, c), out[c]);
+	}
+	for (c = 0; c < d_v; c++) {
+		out[c] *= 2.0;
+		if (!isfinite(out[c]))
 			return attn_error_output(err, p, hd, i, c);
 	}
 	return ATTN_OK;
 }
 
-/* One batch and head: its inputs in hd, its stage blocks in m (T x S,
- * T x d_v or T x 1; data NULL when not needed).  *done collects the
+/* One batch and head in precision prec: its inputs in hd, its stage
+ * blocks in m (T x S, T x d_v or T x 1; data NULL when not needed).
+ * Inputs are rounded to prec as they are read.  *done collects the
  * stages computed. */
+ATTN_FMA_CLONES
 static enum attn_status
 reference_head(const struct attn_problem *p, const struct attn_head *hd,
-    struct attn_matrix *m, unsigned *done, struct attn_error *err)
+    enum attn_precision prec, struct attn_matrix *m, unsigned *done,
+    struct attn_error *err)
 {
 	struct attn_matrix *scores = &m[ATTN_STAGE_SCORES];
 	struct attn_matrix *scaled = &m[ATTN_STAGE_SCALED];
@@ -95,55 +167,67 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 	struct attn_matrix *row_sum = &m[ATTN_STAGE_ROW_SUM];
 	struct attn_matrix *lse = &m[ATTN_STAGE_LSE];
 	struct attn_matrix *output = &m[ATTN_STAGE_OUTPUT];
-	const size_t T = p->T, S = p->S;
+	/* only FP64 checks overflow: below it, it is the format's */
+	const int checked = prec == ATTN_PREC_FP64;
+	const size_t T = p->T, S = p->S, block = softmax_block(p, prec);
 	enum attn_status st;
 	size_t i, j, c;
 
-	/* 1. scores = Q K^T: the dot product of each query with each key. */
-	if (NEED(p, ATTN_STAGE_SCORES)) {
+	/* 1. scores = Q K^T: the dot product of each query with each key,
+	 * an fma at a time in the order of the columns. */
+	if (attn_problem_needs(p, ATTN_STAGE_SCORES)) {
 		for (i = 0; i < T; i++)
 			for (j = 0; j < S; j++) {
 				double dot = 0.0;
 
 				for (c = 0; c < p->d_k; c++)
-					dot += *attn_at(&hd->q, i, c) *
-					    *attn_at(&hd->k, j, c);
-				if (!isfinite(dot))
+					dot = attn_prec_fma(prec,
+					    attn_prec_store(prec,
+					    *attn_at(&hd->q, i, c)),
+					    attn_prec_store(prec,
+					    *attn_at(&hd->k, j, c)), dot);
+				if (checked && !isfinite(dot))
 					return attn_error_score(err, p, hd, i,
 					    j);
-				*attn_at(scores, i, j) = dot;
+				*attn_at(scores, i, j) = attn_prec_store(prec,
+				    dot);
 			}
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_SCORES);
 	}
 
-	if (NEED(p, ATTN_STAGE_SCALED)) {
+	if (attn_problem_needs(p, ATTN_STAGE_SCALED)) {
+		const double scale = attn_prec_acc(prec, p->scale);
+
 		/* 2. scaled = scores * scale (a large scale can overflow),
 		 * then softcap * tanh(scaled / softcap). */
 		for (i = 0; i < T; i++)
 			for (j = 0; j < S; j++) {
-				double x = *attn_at(scores, i, j) * p->scale;
+				const double x = attn_prec_store(prec,
+				    attn_prec_acc(prec, *attn_at(scores, i, j) *
+				    scale));
 
-				if (!isfinite(x))
+				if (checked && !isfinite(x))
 					return attn_error_scaled(err, p, hd, i,
 					    j);
-				*attn_at(scaled, i, j) = attn_softcap(p, x);
+				*attn_at(scaled, i, j) = attn_softcap(p, prec,
+				    x);
 			}
 
 		/* 3. + bias, + ALiBi's -slope * |pos_q - pos_k|; a kept
 		 * logit they take beyond the doubles is a data error. */
 		for (i = 0; i < T; i++)
 			for (j = 0; j < S; j++) {
-				double x = attn_add_bias(p, hd, i, j,
-				    *attn_at(scaled, i, j));
+				const double x = attn_add_bias(p, hd, prec, i,
+				    j, *attn_at(scaled, i, j));
 
-				if (attn_logit_overflows(hd, i, j, x) &&
-				    attn_keeps(p, hd, i, j))
+				if (checked && attn_logit_overflows(hd, i, j,
+				    x) && attn_keeps(p, hd, i, j))
 					return attn_error_logit(err, p, hd, i,
 					    j);
 				*attn_at(scaled, i, j) = x;
 			}
 
-		/* 4. Masks: causal, window and --mask set -inf; the mask
+		/* 4. Masks: what the masking rule masks is -inf; the mask
 		 * stage records what survives (a -inf bias masks too). */
 		for (i = 0; i < T; i++)
 			for (j = 0; j < S; j++) {
@@ -161,20 +245,24 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 	}
 
 	/* 5. row_max, starting at -inf, or at the head's sink logit when
-	 * there are sinks (the sink is one more logit of every row); a nan
-	 * logit (only a bias can bring one) makes the maximum nan, as IEEE
+	 * there are sinks (the sink is one more logit of every row); the
+	 * first of equal values stays.  A nan logit (only a bias or an
+	 * emulated overflow brings one) makes the maximum nan, as IEEE
 	 * arithmetic would, rather than being skipped by the comparison. */
-	if (NEED(p, ATTN_STAGE_ROW_MAX)) {
+	if (attn_problem_needs(p, ATTN_STAGE_ROW_MAX)) {
 		for (i = 0; i < T; i++) {
-			double max = attn_row_max_start(hd);
+			double max = attn_prec_store(prec,
+			    attn_row_max_start(hd));
 
 			for (j = 0; j < S; j++) {
-				double x = *attn_at(scaled, i, j);
+				const double x = *attn_at(scaled, i, j);
 
-				if (isnan(x) || x > max)
-					max = x;
-				if (isnan(x))
+				if (isnan(x)) {
+					max = checked ? NAN : x;
 					break;
+				}
+				if (x > max)
+					max = x;
 			}
 			*attn_at(row_max, i, 0) = max;
 		}
@@ -183,25 +271,34 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 
 	/* 6. row_sum = sum of exp(scaled - row_max), plus exp(sink -
 	 * row_max) with sinks: subtracting the maximum stops exp
-	 * overflowing.  The terms are kept in weights when weights are
-	 * needed.  A row with no key left and no sink (its maximum is -inf)
-	 * sums to 0; a nan row to nan. */
-	if (NEED(p, ATTN_STAGE_ROW_SUM)) {
+	 * overflowing.  Summed online, in blocks (see the top): the sink
+	 * first, as 1 against itself, then each block against the maximum
+	 * so far, what came before rescaled to it.  A row with no key left
+	 * and no sink (its maximum is -inf) sums to 0; a nan row to nan. */
+	if (attn_problem_needs(p, ATTN_STAGE_ROW_SUM)) {
 		for (i = 0; i < T; i++) {
-			double max = *attn_at(row_max, i, 0), sum;
+			const double *x = attn_at(scaled, i, 0);
+			const double max = *attn_at(row_max, i, 0);
+			double sum = attn_row_sum_start(hd);
+			struct online o;
+			size_t j0;
 
-			if (isnan(max) || max == -INFINITY) {
-				*attn_at(row_sum, i, 0) = isnan(max) ? NAN :
-				    0.0;
+			if (nan_row(prec, max) || max == -INFINITY) {
+				*attn_at(row_sum, i, 0) = max == -INFINITY ?
+				    0.0 : NAN;
 				continue;
 			}
-			sum = attn_sink_term(hd, max);
-			for (j = 0; j < S; j++) {
-				double e = exp(*attn_at(scaled, i, j) - max);
+			o.m = attn_prec_store(prec, attn_row_max_start(hd));
+			for (j0 = 0; j0 < S; j0 += block) {
+				const size_t j1 = S - j0 < block ? S :
+				    j0 + block;
 
-				if (weights->data != NULL)
-					*attn_at(weights, i, j) = e;
-				sum += e;
+				online_block(prec, x, j0, j1, &o);
+				sum = attn_prec_acc(prec, sum * o.alpha);
+				for (j = j0; j < j1; j++)
+					sum = attn_prec_acc(prec, sum +
+					    attn_prec_exp(prec, attn_prec_acc(
+					    prec, x[j] - o.mu)));
 			}
 			*attn_at(row_sum, i, 0) = sum;
 		}
@@ -211,88 +308,157 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 	/* 7. weights = exp(scaled - row_max) / row_sum.  A row with no key
 	 * left (and no sink) gets what masked_rows says; a nan row is nan.
 	 * With a sink, a row whose keys are all masked has weights 0. */
-	if (NEED(p, ATTN_STAGE_WEIGHTS)) {
-		const enum attn_masked_rows policy = p->cfg->masked_rows;
-
+	if (attn_problem_needs(p, ATTN_STAGE_WEIGHTS)) {
 		for (i = 0; i < T; i++) {
-			double max = *attn_at(row_max, i, 0);
-			double sum = *attn_at(row_sum, i, 0);
-			double w = isnan(max) ? NAN :
-			    policy == ATTN_MASKED_NAN ? NAN :
-			    policy == ATTN_MASKED_UNIFORM ? 1.0 / (double)S :
-			    0.0;
+			const double max = *attn_at(row_max, i, 0);
+			const double sum = *attn_at(row_sum, i, 0);
+			const double w = nan_row(prec, max) ? NAN :
+			    attn_masked_weight(p, prec);
 
-			if (isnan(max) || max == -INFINITY) {
+			if (nan_row(prec, max) || max == -INFINITY) {
 				for (j = 0; j < S; j++)
 					*attn_at(weights, i, j) = w;
 				continue;
 			}
-			for (j = 0; j < S; j++)
-				*attn_at(weights, i, j) /= sum;
+			for (j = 0; j < S; j++) {
+				double *x = attn_at(weights, i, j);
+
+				*x = attn_prec_store(prec, attn_prec_acc(prec,
+				    attn_prec_exp(prec, attn_prec_acc(prec,
+				    *attn_at(scaled, i, j) - max)) / sum));
+			}
 		}
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS);
 	}
 
 	/* 8. lse = row_max + log(row_sum), the sink's term included; -inf
 	 * for a row with no key and no sink. */
-	if (NEED(p, ATTN_STAGE_LSE)) {
+	if (attn_problem_needs(p, ATTN_STAGE_LSE)) {
 		for (i = 0; i < T; i++) {
-			double max = *attn_at(row_max, i, 0);
+			const double max = *attn_at(row_max, i, 0);
 
-			*attn_at(lse, i, 0) = isnan(max) ? NAN :
+			*attn_at(lse, i, 0) = nan_row(prec, max) ? NAN :
 			    max == -INFINITY ? -INFINITY :
-			    max + log(*attn_at(row_sum, i, 0));
+			    attn_prec_store(prec, attn_prec_acc(prec, max +
+			    attn_prec_acc(prec, log(*attn_at(row_sum, i,
+			    0)))));
 		}
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_LSE);
 	}
 
-	/* 9. output = weights V: each query's weighted mix of value rows. */
-	if (NEED(p, ATTN_STAGE_OUTPUT)) {
-		for (i = 0; i < T; i++)
-			if ((st = output_row(p, hd, weights, output, i, err)) !=
-			    ATTN_OK)
-				return st;
+	/* 9. output = weights V: each query's weighted mix of value rows.
+	 * In FP64 a row with keys left sums online (output_online); the
+	 * others, and every row below FP64, are the weights times V, an
+	 * fma at a time in the order of the keys. */
+	if (attn_problem_needs(p, ATTN_STAGE_OUTPUT)) {
+		for (i = 0; i < T; i++) {
+			const double max = *attn_at(row_max, i, 0);
+
+			if (checked && !nan_row(prec, max) &&
+			    max != -INFINITY) {
+				if ((st = output_online(p, hd, attn_at(scaled,
+				    i, 0), max, *attn_at(row_sum, i, 0),
+				    attn_at(output, i, 0), i, err)) != ATTN_OK)
+					return st;
+				continue;
+			}
+			for (c = 0; c < p->d_v; c++) {
+				double o = 0.0;
+
+				for (j = 0; j < S; j++)
+					o = attn_prec_fma(prec,
+					    *attn_at(weights, i, j),
+					    attn_prec_store(prec,
+					    *attn_at(&hd->v, j, c)), o);
+				*attn_at(output, i, c) = attn_prec_store(prec,
+				    o);
+			}
+		}
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT);
 	}
 	return ATTN_OK;
 }
 
-/* One block of each stage that is needed and not kept. */
-static enum attn_status
-reference_plan(const struct attn_problem *p, size_t *bytes,
+enum attn_status
+attn_reference_plan(const struct attn_problem *p, size_t *bytes,
     struct attn_error *err)
 {
-	return attn_scratch_bytes(p, bytes, err);
+	enum attn_status st;
+	size_t acc;
+
+	if ((st = attn_scratch_bytes(p, bytes, err)) != ATTN_OK)
+		return st;
+	/* the backward pass's accumulators */
+	acc = (p->need & ATTN_STAGES_GRAD) ? (p->d_k > p->d_v ? p->d_k :
+	    p->d_v) * sizeof(double) : 0;
+	if (*bytes > SIZE_MAX - acc)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "a block of %zu queries and %zu keys is too large to "
+		    "address", p->T, p->S);
+	*bytes += acc;
+	return ATTN_OK;
+}
+
+/* What progress calls the blocks of a run in precision prec. */
+static const char *
+progress_what(const struct attn_problem *p, enum attn_precision prec)
+{
+	static const char *const emulated[] = {
+		[ATTN_PREC_FP32] = "heads of the emulated fp32 kernel",
+		[ATTN_PREC_FP16] = "heads of the emulated fp16 kernel",
+		[ATTN_PREC_BF16] = "heads of the emulated bf16 kernel",
+	};
+
+	if (prec != ATTN_PREC_FP64 && (unsigned)prec < sizeof emulated /
+	    sizeof emulated[0])
+		return emulated[prec];
+	return p->need & ATTN_STAGES_GRAD ? "heads, forward and backward" :
+	    "heads";
+}
+
+enum attn_status
+attn_reference_run(const struct attn_problem *p, enum attn_precision prec,
+    struct attn_stages *out, struct attn_error *err)
+{
+	struct attn_matrix m[ATTN_STAGE_COUNT];
+	struct attn_scratch sc;
+	struct attn_head hd;
+	enum attn_status st;
+	double *acc = NULL;
+	size_t b, h;
+
+	if ((p->need & ATTN_STAGES_GRAD) && (acc = attn_alloc_array(
+	    p->d_k > p->d_v ? p->d_k : p->d_v, sizeof *acc)) == NULL)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory");
+	if ((st = attn_scratch_alloc(p, &sc, err)) != ATTN_OK) {
+		free(acc);
+		return st;
+	}
+	for (b = 0; b < p->B && st == ATTN_OK; b++)
+		for (h = 0; h < p->H && st == ATTN_OK; h++) {
+			attn_problem_head(p, b, h, &hd);
+			attn_head_stages(p, out, &sc, &hd, m);
+			st = reference_head(p, &hd, prec, m, &out->computed,
+			    err);
+			if (st == ATTN_OK && (p->need & ATTN_STAGES_GRAD))
+				st = attn_grad_head(p, &hd, prec, m, acc,
+				    &out->computed, err);
+			attn_progress_block(p, progress_what(p, prec),
+			    b * p->H + h);
+		}
+	attn_scratch_free(&sc);
+	free(acc);
+	return st;
 }
 
 static enum attn_status
 reference_run(const struct attn_problem *p, struct attn_stages *out,
     struct attn_error *err)
 {
-	struct attn_matrix m[ATTN_STAGE_COUNT];
-	struct attn_scratch sc;
-	struct attn_head hd;
-	enum attn_status st;
-	size_t b, h;
-
-	if ((st = attn_scratch_alloc(p, &sc, err)) != ATTN_OK)
-		return st;
-	for (b = 0; b < p->B && st == ATTN_OK; b++)
-		for (h = 0; h < p->H && st == ATTN_OK; h++) {
-			attn_problem_head(p, b, h, &hd);
-			attn_head_stages(p, out, &sc, &hd, m);
-			st = reference_head(p, &hd, m, &out->computed, err);
-			if (st == ATTN_OK && (p->need & ATTN_STAGES_GRAD))
-				st = attn_grad_head(p, &hd, m, &out->computed,
-				    err);
-			attn_progress_block(p, p->need & ATTN_STAGES_GRAD ?
-			    "heads, forward and backward" : "heads",
-			    b * p->H + h);
-		}
-	attn_scratch_free(&sc);
-	return st;
+	return attn_reference_run(p, ATTN_PREC_FP64, out, err);
 }
 
 const struct attn_kernel_ops attn_kernel_reference = {
-	"reference", ATTN_STAGES_EVERY, reference_plan, reference_run,
+	"reference", ATTN_STAGES_EVERY, attn_reference_plan, reference_run,
 };

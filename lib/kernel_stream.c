@@ -17,8 +17,15 @@
  * row_sum = l.  While every key so far is masked (m' = -inf), 0 stands in
  * for m' on the right, so that exp sees -inf and gives 0 rather than nan.
  * With attention sinks a row starts at m = sink, l = exp(sink - sink) =
- * 1, o = 0 instead (attn_row_max_start, attn_sink_term): the sink is one
- * more logit with a value of 0, seen before the first block.
+ * 1, o = 0 instead (attn_row_max_start, attn_row_sum_start): the sink is
+ * one more logit with a value of 0, seen before the first block.
+ *
+ * One arithmetic.  The reference kernel (lib/kernel.c) takes its row
+ * sums and outputs in the same blocks of keys with the same operations
+ * (each dot product an fma chain in column order, attn_exp, the same
+ * rescaling), so the two give the same bytes for every stage both
+ * compute (SPEC: a stage prints the same digits whatever else a run
+ * computes or prints); tests/unit/check_stream.c holds them to it.
  *
  * Tiling.  A task is TASK_ROWS = 144 query rows of one batch and head;
  * it walks the keys in blocks of BLOCK_KEYS = 128.  For each block, the
@@ -40,18 +47,20 @@
  * o (d_v x 144 products a block) 0.2% of the work.  144 rows give 2
  * threads 29 tasks a head to share at n = 4096.
  * The rows of a task are independent, but BLOCK_KEYS decides where the
- * rescaling happens, so it is a constant: never a function of the thread
- * count or the CPU.
+ * rescaling happens, so it is part of the arithmetic (internal.h's
+ * ATTN_SOFTMAX_BLOCK, which the reference kernel sums in too): never a
+ * function of the thread count or the CPU.
  *
  * Variants.  Each tile asks the masking rule (lib/mask.c) what the masks
  * leave of it: a question of the rule, never answered here.  A tile they
  * leave wholly masked is skipped, which changes no bit (its step would
  * multiply by exp(0) = 1 and add 0, or with no key yet multiply 0 by 0),
  * so causal attention costs about half, and a key-padding mask only the
- * blocks it keeps.  A tile wholly kept, with no softcap, bias
- * or ALiBi, takes its logits straight from the vector loop; any other
- * tile is finished element by element with the rules every kernel shares
- * (internal.h), so the logits are the reference kernel's to the bit.
+ * blocks it keeps.
+ * A tile wholly kept, with no softcap, bias or ALiBi, takes its logits
+ * straight from the vector loop; any other tile is finished element by
+ * element with the rules every kernel shares (internal.h), so the logits
+ * are the reference kernel's to the bit.
  *
  * T x S stages, when held (printing weights), are written as the tiles
  * pass, and weights get a second pass over each row once m and l are
@@ -83,7 +92,7 @@
 #include "internal.h"
 
 #define TASK_ROWS 144	/* query rows of a task: a multiple of ATTN_SIMD_ROWS */
-#define BLOCK_KEYS 128	/* keys of a block */
+#define BLOCK_KEYS ATTN_SOFTMAX_BLOCK	/* keys of a block */
 
 _Static_assert(TASK_ROWS % ATTN_SIMD_ROWS == 0,
     "a task is a whole number of register tiles");
@@ -166,7 +175,7 @@ rows_start(const struct attn_head *hd, struct workspace *w, size_t br,
 	memset(w->flags, 0, br);
 	for (i = 0; i < br; i++) {
 		w->m[i] = attn_row_max_start(hd);
-		w->l[i] = attn_sink_term(hd, w->m[i]);
+		w->l[i] = attn_row_sum_start(hd);
 	}
 }
 
@@ -224,7 +233,8 @@ tile_logits(const struct stream *s, const struct attn_head *hd,
 				bad = 1;
 				continue;
 			}
-			y = attn_add_bias(p, hd, qi, kj, attn_softcap(p, y));
+			y = attn_add_bias(p, hd, ATTN_PREC_FP64, qi, kj,
+			    attn_softcap(p, ATTN_PREC_FP64, y));
 			if (!attn_keeps(p, hd, qi, kj)) {
 				y = -INFINITY;
 			} else if (attn_logit_overflows(hd, qi, kj, y)) {
@@ -246,25 +256,10 @@ tile_logits(const struct stream *s, const struct attn_head *hd,
 				y = -INFINITY;
 			}
 			*x = y;
-			/* As the vector max: y unless the maximum is larger. */
-			w->mb[i] = w->mb[i] > y ? w->mb[i] : y;
+			/* As the vector max: the first of equal values. */
+			w->mb[i] = y > w->mb[i] ? y : w->mb[i];
 		}
 	return bad ? -1 : 0;
-}
-
-/* What a row that may attend no key gets as its weights and output. */
-static double
-masked_value(const struct attn_problem *p)
-{
-	switch (p->cfg->masked_rows) {
-	case ATTN_MASKED_NAN:
-		return NAN;
-	case ATTN_MASKED_UNIFORM:
-		return 1.0 / (double)p->S;
-	case ATTN_MASKED_ZERO:
-		break;
-	}
-	return 0.0;
 }
 
 /* Write output, lse, row_max and row_sum of the task's rows, and its
@@ -297,7 +292,7 @@ rows_finish(const struct stream *s, const struct attn_head *hd,
 		} else if (max == -INFINITY) {
 			/* No key: what masked_rows says; for uniform the
 			 * mean of V, summed as the reference kernel does. */
-			const double v = masked_value(p);
+			const double v = attn_masked_weight(p, ATTN_PREC_FP64);
 
 			sum = 0.0;
 			lse = -INFINITY;
@@ -308,7 +303,8 @@ rows_finish(const struct stream *s, const struct attn_head *hd,
 					o = v;
 				else
 					for (j = 0; j < p->S; j++)
-						o += v * *attn_at(&hd->v, j, c);
+						o = fma(v, *attn_at(&hd->v, j,
+						    c), o);
 				*attn_at(out, qi, c) = o;
 			}
 			for (j = 0; wt->data != NULL && j < p->S; j++)

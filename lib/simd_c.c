@@ -7,7 +7,9 @@
  * to it).
  *
  * fma() is the fused multiply-add the vector code uses; max_of(a, b)
- * mirrors the vector max instructions, which return b unless a > b.
+ * mirrors the vector max instructions, which return b unless a > b, and
+ * a row's maximum is max_of(x, m), which stays with the first of equal
+ * values as the reference kernel's x > max does.
  */
 #include <math.h>
 
@@ -34,7 +36,7 @@ c_scores(const double *qt, size_t br, size_t d_k, const double *k,
 			for (c = 0; c < d_k; c++)
 				dot = fma(qt[c * br + i], k[j * ldk + c], dot);
 			tile[j * br + i] = dot * scale;
-			mb[i] = max_of(mb[i], tile[j * br + i]);
+			mb[i] = max_of(tile[j * br + i], mb[i]);
 		}
 }
 

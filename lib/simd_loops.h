@@ -26,7 +26,9 @@
  *	vload(p) vstore(p, v)			aligned; vloadu, vstoreu not
  *	vadd vsub vmul vdiv (a, b)		lane by lane, rounded once
  *	vfma(a, b, c)				a * b + c, rounded once
- *	vmax(a, b)				b unless a > b (as MAXPD)
+ *	vmax(a, b)				b unless a > b (as MAXPD);
+ *						vmax(x, m) stays with the
+ *						first of equal maxima
  *	vzero_ninf(x)				0 where x is -inf, else x
  *	vexp(x)					attn_exp of the XU vectors
  *						x[0..XU), lane by lane, in
@@ -87,7 +89,7 @@ simd_scores(const double *qt, size_t br, size_t d_k, const double *k,
 					const VEC x = vmul(a[jj][u], sc);
 
 					vstore(sp + u * VL, x);
-					m[u] = vmax(m[u], x);
+					m[u] = vmax(x, m[u]);
 				}
 			}
 		}
@@ -111,7 +113,7 @@ simd_scores(const double *qt, size_t br, size_t d_k, const double *k,
 			FOR_R(u) {
 				a[u] = vmul(a[u], sc);
 				vstore(sp + u * VL, a[u]);
-				m[u] = vmax(m[u], a[u]);
+				m[u] = vmax(a[u], m[u]);
 			}
 		}
 #pragma GCC unroll 8

@@ -149,7 +149,9 @@ expect_keeps(enum attn_kernel kernel, const struct fixture *f, unsigned set,
 }
 
 /* attn_plan of set: the kept stacks and, for the reference kernel, one
- * block of each stage computed but not kept, worked out from sizes. */
+ * block of each stage computed but not kept, and with a backward stage
+ * the backward pass's max(d_k, d_v) accumulators, worked out from
+ * sizes. */
 static void
 expect_plan(enum attn_kernel kernel, const struct fixture *f, unsigned set)
 {
@@ -168,6 +170,8 @@ expect_plan(enum attn_kernel kernel, const struct fixture *f, unsigned set)
 	}
 	memset(&err, 0, sizeof err);
 	ck_assert_int_eq(attn_plan(&cfg, &f->in, set, &bytes, &err), ATTN_OK);
+	if (closure & ATTN_STAGES_GRAD)
+		scratch += D_K > D_V ? D_K : D_V;
 	if (kernel == ATTN_KERNEL_REFERENCE)
 		ck_assert_uint_eq(bytes, (kept + scratch) * sizeof(double));
 	else
