@@ -68,7 +68,7 @@ int attn_chars_to_double(const char *s, size_t len, double *out);
  * a NUL; returns the length. */
 size_t attn_double_to_chars(char *buf, double x);
 
-/* ---------------------------------------------------------------- text.c */
+/* ---------------------------------------------------------------- utf8.c */
 
 /* The length of a UTF-8 byte order mark at the start of buf: 3 or 0. */
 size_t attn_bom_len(const char *buf, size_t len);
@@ -87,6 +87,8 @@ size_t attn_ascii_len(const char *s, size_t len);
 /* Whether buf starts with a UTF-16 byte order mark, either byte order
  * (UTF-32's little-endian mark starts the same way). */
 int attn_utf16_bom(const char *buf, size_t len);
+
+/* ---------------------------------------------------------------- text.c */
 
 /* The name among names[0..n) that word most likely meant: the same but
  * for ASCII case, else the nearest by edit distance (insertions,
@@ -202,17 +204,14 @@ size_t attn_stage_block_cols(enum attn_stage s, size_t S, size_t d_k,
  * and V (k, v, k_rot, grad_k, grad_v). */
 size_t attn_stage_block_rows(enum attn_stage s, size_t T, size_t S);
 
+/* The columns of one block of stage s in st: attn_stage_block_cols, and
+ * for projected W_O's, which only st knows. */
+size_t attn_stage_cols(const struct attn_stages *st, enum attn_stage s);
+
 /* How many blocks stage s has side by side in its columns: 1 for a
  * per-head stage and for projected, G for one laid out as K and V, else
  * H. */
 size_t attn_stage_col_heads(enum attn_stage s, size_t H, size_t G);
-
-/* ---------------------------------------------------------------- layout.c */
-
-/* Finish sh for attn_stage_shape: the dims of st->layout, and every
- * dim's step. */
-void attn_shape_layout(const struct attn_stages *st, enum attn_stage s,
-    struct attn_shape *sh);
 
 /* ---------------------------------------------------------------- problem.c */
 

@@ -1,6 +1,7 @@
 /*
  * layout.c - how the stages and the inputs are laid out beyond rows and
- * columns: the strides that let any printer walk a stage in C order of
+ * columns: the shape of a computed stage as every printer shows it
+ * (attn_stage_shape), the strides that let any printer walk a stage in C order of
  * its shape, the 4-D layouts (BHSD as PyTorch, BSHD as FlashAttention and
  * JAX) on the way in and out, the place of an element for messages, and
  * NumPy broadcasting of a mask or bias (2-D, 3-D or 4-D).
@@ -8,7 +9,7 @@
  * Inside the library nothing changes with the layout: a 4-D input folds
  * into the stack of rows with the heads side by side in the columns that
  * every kernel reads, and a layout only changes the shape in which the
- * stages are shown (attn_stage_shape ends in attn_shape_layout).  So the
+ * stages are shown (attn_stage_shape ends in shape_layout).  So the
  * kernels, and their tests, never see a layout.
  *
  * Dims: B batches, H query heads, T query rows, S keys, d_v value
@@ -50,8 +51,8 @@ dim_role(const struct attn_shape *sh, size_t d)
  * R*C, row -> C); the others B blocks of R rows of heads*w side by side
  * (batch -> R*heads*w, row -> heads*w, head -> w); columns are 1.
  */
-void
-attn_shape_layout(const struct attn_stages *st, enum attn_stage s,
+static void
+shape_layout(const struct attn_stages *st, enum attn_stage s,
     struct attn_shape *sh)
 {
 	const struct attn_stage_info *info = &attn_stage_table[s];
@@ -104,6 +105,35 @@ attn_shape_layout(const struct attn_stages *st, enum attn_stage s,
 	}
 	for (d = 0; d < sh->ndim; d++)
 		sh->step[d] = step[dim_role(sh, d)];
+}
+
+void
+attn_stage_shape(const struct attn_stages *st, enum attn_stage s,
+    struct attn_shape *sh)
+{
+	const struct attn_stage_info *info = &attn_stage_table[s];
+
+	memset(sh, 0, sizeof *sh);
+	sh->batches = st->batches;
+	sh->heads = info->per_head ? st->heads : 1;
+	sh->blocks = sh->batches * sh->heads;
+	sh->col_heads = attn_stage_col_heads(s, st->heads, st->kv_heads);
+	sh->rows = attn_stage_block_rows(s, st->T, st->S);
+	sh->cols = attn_stage_cols(st, s) * sh->col_heads;
+	sh->legend = sh->col_heads > 1 ? info->wide : info->shape;
+	if (sh->batches > 1) {
+		sh->dim[sh->ndim] = sh->batches;
+		sh->axis[sh->ndim++] = ATTN_AXIS_BATCH;
+	}
+	if (sh->heads > 1) {
+		sh->dim[sh->ndim] = sh->heads;
+		sh->axis[sh->ndim++] = ATTN_AXIS_HEAD;
+	}
+	sh->dim[sh->ndim] = sh->rows;
+	sh->axis[sh->ndim++] = info->rows;
+	sh->dim[sh->ndim] = sh->cols;
+	sh->axis[sh->ndim++] = info->cols;
+	shape_layout(st, s, sh);
 }
 
 size_t

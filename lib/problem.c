@@ -18,14 +18,6 @@
 
 #include "internal.h"
 
-size_t
-attn_kv_head(size_t h, size_t heads, size_t kv_heads)
-{
-	if (kv_heads == 0 || kv_heads >= heads)
-		return h;
-	return h / (heads / kv_heads);
-}
-
 double
 attn_alibi_slope(size_t h, size_t heads)
 {

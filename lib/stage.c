@@ -1,8 +1,11 @@
 /*
  * stage.c - the stage table: the single source of truth for stage names,
  * formulas, shapes and dependencies, read by --stage, --explain, the JSON
- * keys, attn_run's choice of what to compute and the tests; and the shape
- * of a computed stage, which every printer lays out the same way.
+ * keys, attn_run's choice of what to compute and the tests; the rows and
+ * columns of a stage's blocks, which KV head a query head reads, and the
+ * view of one block.  It calls nothing of the library but matrix views:
+ * the shape printers show (layout.c) and the problem a kernel solves
+ * (problem.c) stand on it.
  *
  * A stage's `needs` are what its definition reads, so that the closure of
  * a set is what the reference kernel computes for it.  lse is defined
@@ -159,10 +162,8 @@ attn_stage_closure(unsigned want)
 	return set;
 }
 
-/* The columns of one block of stage s in st: projected's are W_O's,
- * which only st knows. */
-static size_t
-block_cols(const struct attn_stages *st, enum attn_stage s)
+size_t
+attn_stage_cols(const struct attn_stages *st, enum attn_stage s)
 {
 	if (attn_stage_table[s].cols == ATTN_AXIS_MODEL)
 		return st->d_proj;
@@ -175,7 +176,7 @@ attn_stage_block(const struct attn_stages *st, enum attn_stage s, size_t b,
 {
 	const struct attn_matrix *m = &st->stage[s];
 	const size_t rows = attn_stage_block_rows(s, st->T, st->S);
-	const size_t cols = block_cols(st, s);
+	const size_t cols = attn_stage_cols(st, s);
 	struct attn_matrix none = { 0, 0, 0, NULL };
 
 	if (m->data == NULL)
@@ -225,33 +226,12 @@ attn_stage_col_heads(enum attn_stage s, size_t H, size_t G)
 	return attn_stage_table[s].kv ? G : H;
 }
 
-void
-attn_stage_shape(const struct attn_stages *st, enum attn_stage s,
-    struct attn_shape *sh)
+size_t
+attn_kv_head(size_t h, size_t heads, size_t kv_heads)
 {
-	const struct attn_stage_info *info = &attn_stage_table[s];
-
-	memset(sh, 0, sizeof *sh);
-	sh->batches = st->batches;
-	sh->heads = info->per_head ? st->heads : 1;
-	sh->blocks = sh->batches * sh->heads;
-	sh->col_heads = attn_stage_col_heads(s, st->heads, st->kv_heads);
-	sh->rows = attn_stage_block_rows(s, st->T, st->S);
-	sh->cols = block_cols(st, s) * sh->col_heads;
-	sh->legend = sh->col_heads > 1 ? info->wide : info->shape;
-	if (sh->batches > 1) {
-		sh->dim[sh->ndim] = sh->batches;
-		sh->axis[sh->ndim++] = ATTN_AXIS_BATCH;
-	}
-	if (sh->heads > 1) {
-		sh->dim[sh->ndim] = sh->heads;
-		sh->axis[sh->ndim++] = ATTN_AXIS_HEAD;
-	}
-	sh->dim[sh->ndim] = sh->rows;
-	sh->axis[sh->ndim++] = info->rows;
-	sh->dim[sh->ndim] = sh->cols;
-	sh->axis[sh->ndim++] = info->cols;
-	attn_shape_layout(st, s, sh);
+	if (kv_heads == 0 || kv_heads >= heads)
+		return h;
+	return h / (heads / kv_heads);
 }
 
 void

@@ -1,12 +1,11 @@
 /*
- * text.c - the text helpers every reader and message shares: byte order
- * marks, UTF-8 (the one decoder, attn_utf8_char, and well-formedness),
- * case-blind words, labels without control characters, the rules a value
- * must meet for its role (mask, bias, Q, K and V), numbers spelt as attn
- * does not read them (a Unicode dash where a number needs '-', Fortran's
- * exponent D, a decimal comma), the names of ragged sub-arrays, and names
- * and input
- * text escaped for messages (attn_text_escape, attn_text_preview).
+ * text.c - the rules every reader shares: the encoding of an input
+ * (UTF-16, NUL bytes, ill-formed UTF-8), labels without control
+ * characters, the rules a value must meet for its role (mask, bias, Q, K
+ * and V), numbers spelt as attn does not read them (a Unicode dash where
+ * a number needs '-', Fortran's exponent D, a decimal comma), the names
+ * of ragged sub-arrays, and "did you mean" for keys.  Bytes and UTF-8
+ * themselves are utf8.c's.
  *
  * They sit apart from read.c, which only dispatches to the readers, so
  * that a reader depends on this file and read.c on the readers, never in
@@ -23,173 +22,6 @@
 /* How many bytes of a value a message quotes. */
 #define PREVIEW_MAX 32
 
-size_t
-attn_bom_len(const char *buf, size_t len)
-{
-	if (len >= 3 && (unsigned char)buf[0] == 0xEF &&
-	    (unsigned char)buf[1] == 0xBB && (unsigned char)buf[2] == 0xBF)
-		return 3;
-	return 0;
-}
-
-int
-attn_word_is(const char *s, size_t len, const char *w)
-{
-	size_t i;
-
-	if (strlen(w) != len)
-		return 0;
-	for (i = 0; i < len; i++) {
-		char c = s[i];
-
-		if (c >= 'A' && c <= 'Z')
-			c = (char)(c - 'A' + 'a');
-		if (c != w[i])
-			return 0;
-	}
-	return 1;
-}
-
-/*
- * One decoder of UTF-8 for every reader and writer (Unicode 15, table
- * 3-7): overlong forms, UTF-16 surrogates and code points past U+10FFFF
- * are ill-formed, as is a character cut off by the end.
- */
-size_t
-attn_utf8_char(const char *s, size_t len, long *code)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t n, k;
-	unsigned char lo = 0x80, hi = 0xBF;
-	long c;
-
-	*code = -1;
-	if (u[0] < 0x80) {
-		*code = u[0];
-		return 1;
-	}
-	if (u[0] >= 0xC2 && u[0] <= 0xDF) {
-		n = 1;
-	} else if (u[0] >= 0xE0 && u[0] <= 0xEF) {
-		n = 2;
-		if (u[0] == 0xE0)
-			lo = 0xA0;	/* overlong */
-		else if (u[0] == 0xED)
-			hi = 0x9F;	/* surrogates */
-	} else if (u[0] >= 0xF0 && u[0] <= 0xF4) {
-		n = 3;
-		if (u[0] == 0xF0)
-			lo = 0x90;	/* overlong */
-		else if (u[0] == 0xF4)
-			hi = 0x8F;	/* past U+10FFFF */
-	} else {
-		return 1;	/* 0x80-0xC1 or 0xF5-0xFF */
-	}
-	if (len <= n || u[1] < lo || u[1] > hi)
-		return 1;
-	c = u[0] & (0x3F >> n);
-	for (k = 1; k <= n; k++) {
-		if (u[k] < 0x80 || u[k] > 0xBF)
-			return 1;
-		c = c << 6 | (u[k] & 0x3F);
-	}
-	*code = c;
-	return n + 1;
-}
-
-int
-attn_char_is_control(long code)
-{
-	return (code >= 0 && code < 0x20) || (code >= 0x7F && code <= 0x9F);
-}
-
-/* Eight bytes at a time, since every line a reader reads is checked this
- * way, and nearly every one is all ASCII. */
-size_t
-attn_ascii_len(const char *s, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0;
-	uint64_t w;
-
-	for (; len - i >= sizeof w; i += sizeof w) {
-		memcpy(&w, u + i, sizeof w);
-		if (w & 0x8080808080808080ULL)
-			break;
-	}
-	while (i < len && u[i] < 0x80)
-		i++;
-	return i;
-}
-
-/*
- * Escapes are \xHH of each byte, the bytes being what a user renames a
- * file by; a backslash stays as it is, so that escaping twice changes
- * nothing and a Windows path reads as itself.
- */
-size_t
-attn_text_escape(char *buf, size_t size, const char *s, size_t len,
-    size_t *used)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t i = 0, n = 0, k, w;
-	long code;
-
-	while (i < len) {
-		w = attn_utf8_char(s + i, len - i, &code);
-		if (code >= 0 && !attn_char_is_control(code)) {
-			if (n + w >= size)
-				break;
-			memcpy(buf + n, s + i, w);
-			n += w;
-		} else {
-			if (n + 4 * w >= size)
-				break;
-			for (k = 0; k < w; k++) {
-				unsigned char c = (unsigned char)s[i + k];
-
-				buf[n++] = '\\';
-				buf[n++] = 'x';
-				buf[n++] = hex[c >> 4];
-				buf[n++] = hex[c & 0xF];
-			}
-		}
-		i += w;
-	}
-	if (size > 0)
-		buf[n] = '\0';
-	if (used != NULL)
-		*used = i;
-	return n;
-}
-
-void
-attn_text_preview(char *buf, size_t max, const char *s, size_t len)
-{
-	size_t used, n;
-
-	n = attn_text_escape(buf, max + 1, s, len, &used);
-	if (used < len)
-		memcpy(buf + n, "...", 4);
-}
-
-size_t
-attn_utf8_invalid(const char *s, size_t len)
-{
-	size_t i = 0;
-	long code;
-
-	while (i < len) {
-		/* ASCII, most of any input */
-		i += attn_ascii_len(s + i, len - i);
-		if (i == len)
-			break;
-		i += attn_utf8_char(s + i, len - i, &code);
-		if (code < 0)
-			return i - 1;
-	}
-	return len;
-}
 
 /*
  * A label holding a control character (an ESC or a CSI starts an escape
@@ -526,15 +358,4 @@ attn_suggest(const char *word, const char *const *names, size_t n)
 		}
 	}
 	return best;
-}
-
-/* Spreadsheets on Windows save "Unicode text" as UTF-16 with a byte order
- * mark; the readers name it rather than trip on its NUL bytes. */
-int
-attn_utf16_bom(const char *buf, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)buf;
-
-	return len >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) ||
-	    (u[0] == 0xFE && u[1] == 0xFF));
 }

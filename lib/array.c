@@ -1,0 +1,58 @@
+/*
+ * array.c - arrays as the readers return them: their 2-D view and their
+ * release.  Every reader, read.c and the schemas of layers and bundles
+ * build and free arrays and labels, so these sit below all of them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/*
+ * A 1-D array of n numbers is a 1 x n row; a 3-D or 4-D array is seen as
+ * its matrices stacked on top of each other (blocks of rows, as the csv
+ * output writes stacks), since C order lays them out that way.
+ */
+struct attn_matrix
+attn_array_matrix(const struct attn_array *a)
+{
+	struct attn_matrix m;
+	size_t d;
+
+	memset(&m, 0, sizeof m);
+	if (a->ndim == 0)
+		return m;
+	if (a->ndim == 1) {
+		m.rows = 1;
+		m.cols = a->shape[0];
+	} else {
+		/* The product counts values the reader stored: no overflow. */
+		m.rows = 1;
+		for (d = 0; d + 1 < a->ndim; d++)
+			m.rows *= a->shape[d];
+		m.cols = a->shape[a->ndim - 1];
+	}
+	m.stride = m.cols;
+	m.data = a->data;
+	return m;
+}
+
+void
+attn_labels_free(struct attn_labels *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->count; i++)
+		free(l->names[i]);
+	free(l->names);
+	memset(l, 0, sizeof *l);
+}
+
+void
+attn_array_free(struct attn_array *a)
+{
+	free(a->data);
+	attn_labels_free(&a->row_labels);
+	attn_labels_free(&a->col_labels);
+	memset(a, 0, sizeof *a);
+}
