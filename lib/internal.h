@@ -70,6 +70,10 @@ size_t attn_double_to_chars(char *buf, double x);
 
 /* ---------------------------------------------------------------- utf8.c */
 
+/* How many bytes of the user's text (a bad token, a key, a value) a
+ * message quotes, through attn_text_preview. */
+#define ATTN_PREVIEW_MAX 32
+
 /* The length of a UTF-8 byte order mark at the start of buf: 3 or 0. */
 size_t attn_bom_len(const char *buf, size_t len);
 
@@ -185,6 +189,61 @@ size_t attn_repr_call(const char *buf, size_t len, size_t i);
 enum attn_status attn_read_npy(const char *name, const char *buf,
     size_t len, unsigned flags, struct attn_array *out,
     struct attn_error *err);
+
+/* ---------------------------------------------------------------- json_lex.c */
+
+/* The nesting of arrays and objects JSON text may have: cJSON's
+ * CJSON_NESTING_LIMIT, past which its tree is refused (read_json.c holds
+ * the two to the same number). */
+#define ATTN_JSON_DEPTH_MAX 1000
+
+/*
+ * A token of JSON text, buf[start, end): kind is the character of
+ * [ ] { } , and :, '"' for a string (end past its closing quote), '0'
+ * for a number that attn_json_scan checked, 'w' for any other bare word
+ * (true, false, null, or one JSON has not), and 0 at the end of the text.
+ */
+struct attn_json_token {
+	size_t start, end;
+	char kind;
+};
+
+/* The token at or after offset i, as it stands: nothing is checked (a
+ * number is a word, 'w'), every byte up to the space is passed over as
+ * white space.  For walking text attn_json_scan has checked. */
+void attn_json_token(const char *buf, size_t len, size_t i,
+    struct attn_json_token *t);
+
+/* An array attn_json_scan read itself: its place (path[0..depth), the
+ * member indices from the top object, as json_array's path names it),
+ * its bytes buf[start, end) and its numbers. */
+struct attn_json_plain {
+	size_t path[2], depth;
+	size_t start, end;
+	struct attn_array a;
+};
+
+struct attn_json_plains {
+	struct attn_json_plain *v;
+	size_t n, cap;
+};
+
+/*
+ * Check buf[0..len) as JSON text (RFC 8259, UTF-8, nested at most
+ * ATTN_JSON_DEPTH_MAX deep, one value and white space after it): the
+ * first fault in the text is a data error at its place.  The plain
+ * arrays met on the way are read into *plain (json_lex.c says which),
+ * also when the scan fails; free them with attn_json_plains_free.
+ */
+enum attn_status attn_json_scan(const char *name, const char *buf,
+    size_t len, struct attn_json_plains *plain, struct attn_error *err);
+
+/* Move the plain array read at path[0..n) into *out: 1 when there is
+ * one, else 0. */
+int attn_json_plain_take(struct attn_json_plains *ps, const size_t *path,
+    size_t n, struct attn_array *out);
+
+void attn_json_plains_free(struct attn_json_plains *ps);
 
 /* ---------------------------------------------------------------- stage.c */
 

@@ -343,32 +343,3 @@ attn_read_array(const char *name, const char *buf, size_t len,
 	return attn_error_set(err, ATTN_ERR_INTERNAL, name, 0, 0,
 	    "unknown input format %d", (int)fmt);
 }
-
-/* Whether c is JSON's white space. */
-static int
-json_space(unsigned c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-int
-attn_is_bundle(const char *buf, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)buf;
-	size_t i = attn_bom_len(buf, len);
-
-	/* A UTF-16 object too (a BOM, then code units of two bytes): a
-	 * BUNDLE all the same, whose reader says it must be UTF-8. */
-	if (attn_utf16_bom(buf, len)) {
-		const int le = u[0] == 0xFF;
-		unsigned c = ' ';
-
-		for (i = 2; i + 1 < len && json_space(c); i += 2)
-			c = le ? u[i] | (unsigned)u[i + 1] << 8 :
-			    (unsigned)u[i] << 8 | u[i + 1];
-		return c == '{';
-	}
-	while (i < len && json_space((unsigned char)buf[i]))
-		i++;
-	return i < len && buf[i] == '{';
-}

@@ -22,8 +22,6 @@
 
 #include "internal.h"
 
-/* How many bytes of a bad token a message quotes. */
-#define PREVIEW_MAX 32
 
 /* A number as printed: most fit on the stack with their point removed. */
 #define NUMBER_MAX 64
@@ -163,7 +161,7 @@ element(struct repr_reader *r, size_t off, int list)
 static enum attn_status
 number(struct repr_reader *r, size_t i, size_t j)
 {
-	char msg[ATTN_MSG_MAX], p[PREVIEW_MAX + 4];
+	char msg[ATTN_MSG_MAX], p[ATTN_PREVIEW_MAX + 4];
 	const char *s = r->buf + i;
 	size_t n = j - i, at;
 	double x, *nv;
@@ -187,7 +185,7 @@ number(struct repr_reader *r, size_t i, size_t j)
 		if (rc < 0 && (at = attn_number_fault(s, n, msg,
 		    sizeof msg)) < n)
 			return fail_at(r, i + at, msg);
-		attn_text_preview(p, PREVIEW_MAX, s, n);
+		attn_text_preview(p, ATTN_PREVIEW_MAX, s, n);
 		snprintf(msg, sizeof msg, "%s: '%s'", rc > 0 ?
 		    "number out of range" : "not a number", p);
 		return fail_at(r, i, msg);

@@ -36,8 +36,6 @@
 
 #include "internal.h"
 
-/* How many bytes of a bad field a message quotes. */
-#define PREVIEW_MAX 32
 
 /* A field of a line: buf[off, off + len), quotes included when quoted. */
 struct field {
@@ -107,9 +105,9 @@ static enum attn_status
 fail_field(struct text_reader *r, const struct field *f, const char *before,
     const char *after)
 {
-	char p[PREVIEW_MAX + 4];
+	char p[ATTN_PREVIEW_MAX + 4];
 
-	attn_text_preview(p, PREVIEW_MAX, r->buf + f->off, f->len);
+	attn_text_preview(p, ATTN_PREVIEW_MAX, r->buf + f->off, f->len);
 	return attn_error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len,
 	    f->off, "%s'%s'%s", before, p, after);
 }
@@ -803,7 +801,7 @@ header_labels(struct text_reader *r, struct attn_labels *out)
 static enum attn_status
 index_row_end(struct text_reader *r, struct attn_error *notice)
 {
-	char p[PREVIEW_MAX + 4];
+	char p[ATTN_PREVIEW_MAX + 4];
 
 	if (!r->range_row)
 		return ATTN_OK;
@@ -813,7 +811,7 @@ index_row_end(struct text_reader *r, struct attn_error *notice)
 	    sizeof *r->vals);
 	r->nvals -= r->cols;
 	r->rows--;
-	attn_text_preview(p, PREVIEW_MAX, r->buf + r->range_off,
+	attn_text_preview(p, ATTN_PREVIEW_MAX, r->buf + r->range_off,
 	    r->range_end - r->range_off);
 	attn_error_at(notice, ATTN_OK, r->name, r->buf, r->len, r->range_off,
 	    "'%s' (0, 1, .., n-1 over other numbers) was read as the "
@@ -844,7 +842,7 @@ attn_read_text(const char *name, const char *buf, size_t len,
 {
 	struct text_reader r;
 	const char *nul, *nl, *cr;
-	char p[PREVIEW_MAX + 4];
+	char p[ATTN_PREVIEW_MAX + 4];
 	size_t i = 0, ls, le, end, bad;
 	enum attn_status st;
 	double *shrunk;
@@ -910,7 +908,7 @@ attn_read_text(const char *name, const char *buf, size_t len,
 	if (r.rows == 0 && r.have_header) {
 		/* A first line without a number is a header, so a lone "-",
 		 * "0x10" or "1;2" lands here: quote it. */
-		attn_text_preview(p, PREVIEW_MAX, buf + r.header_start,
+		attn_text_preview(p, ATTN_PREVIEW_MAX, buf + r.header_start,
 		    r.header_end - r.header_start);
 		reader_free(&r);
 		return attn_error_at(err, ATTN_ERR_DATA, name, buf, len,
@@ -938,7 +936,7 @@ attn_read_text(const char *name, const char *buf, size_t len,
 	out->shape[1] = r.cols;
 	out->data = r.vals;
 	if (r.have_header && r.header.n == 1 && r.cols == 1 && !r.labelled) {
-		attn_text_preview(p, PREVIEW_MAX, buf + r.header.v[0].off,
+		attn_text_preview(p, ATTN_PREVIEW_MAX, buf + r.header.v[0].off,
 		    r.header.v[0].len);
 		attn_error_at(&out->notice, ATTN_OK, name, buf, len,
 		    r.header.v[0].off, "'%s' is not a number, so it was read "

@@ -19,9 +19,6 @@
 
 #include "internal.h"
 
-/* How many bytes of a value a message quotes. */
-#define PREVIEW_MAX 32
-
 
 /*
  * A label holding a control character (an ESC or a CSI starts an escape
@@ -63,11 +60,11 @@ int
 attn_value_fault(unsigned flags, double x, const char *s, size_t n,
     char *msg, size_t size)
 {
-	char p[PREVIEW_MAX + 4];
+	char p[ATTN_PREVIEW_MAX + 4];
 
 	if (attn_value_plain(flags, x))
 		return 0;
-	attn_text_preview(p, PREVIEW_MAX, s, n);
+	attn_text_preview(p, ATTN_PREVIEW_MAX, s, n);
 	if (flags & ATTN_READ_BOOL)
 		snprintf(msg, size, MASK_VALUE_MSG, p);
 	else if (flags & (ATTN_READ_LAYER | ATTN_READ_SINKS))
@@ -130,7 +127,7 @@ dash_at(const char *s, size_t n)
 size_t
 attn_dash_fault(const char *s, size_t n, char *msg, size_t size)
 {
-	char p[PREVIEW_MAX + 4], *copy;
+	char p[ATTN_PREVIEW_MAX + 4], *copy;
 	size_t i, k, first = n, d, fd = 0;
 	double x;
 	int rc;
@@ -158,7 +155,7 @@ attn_dash_fault(const char *s, size_t n, char *msg, size_t size)
 	free(copy);
 	if (rc < 0)
 		return n;
-	attn_text_preview(p, PREVIEW_MAX, s, n);
+	attn_text_preview(p, ATTN_PREVIEW_MAX, s, n);
 	snprintf(msg, size, "'%s' has U+%04X %s where a number needs the "
 	    "ASCII '-': replace it, e.g. with sed 's/%s/-/g'", p,
 	    dashes[fd].code, dashes[fd].name, dashes[fd].utf8);
@@ -196,13 +193,13 @@ number_with(const char *s, size_t n, size_t at, char c)
 size_t
 attn_number_fault(const char *s, size_t n, char *msg, size_t size)
 {
-	char p[PREVIEW_MAX + 4];
+	char p[ATTN_PREVIEW_MAX + 4];
 	size_t at, k;
 	const char *comma;
 
 	if ((at = attn_dash_fault(s, n, msg, size)) < n)
 		return at;
-	attn_text_preview(p, PREVIEW_MAX, s, n);
+	attn_text_preview(p, ATTN_PREVIEW_MAX, s, n);
 	/* Fortran's double-precision exponent, 1d0 or 1.5D-03: after a
 	 * digit or a point, before a digit or a sign. */
 	for (at = 1; at + 1 < n; at++)

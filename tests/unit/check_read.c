@@ -1848,6 +1848,13 @@ static const struct error_case hostile_json[] = {
 	    "invalid escape in JSON string" },
 	{ ATTN_FMT_JSON, 0, "[\"x\\udc00\"]", 0, 1, 4,
 	    "invalid escape in JSON string" },
+	/* a string where none may stand is told as that, however it ends */
+	{ ATTN_FMT_JSON, 0, "[[1, 2]\"]", 0, 1, 8,
+	    "invalid JSON: expected ',' or ']', found '\"]'" },
+	/* the first fault in the text, also in a string before a syntax
+	 * error */
+	{ ATTN_FMT_JSON, 0, "[\"a\tb\" 1]", 0, 1, 4, "invalid JSON: control "
+	    "character 0x09 in a string (JSON needs it escaped)" },
 	/* a surrogate pair is fine: the string is refused for being one */
 	{ ATTN_FMT_JSON, 0, "[\"\\ud83d\\ude00\", \"\\\\u0000\"]", 0, 1, 2,
 	    "expected a number, found a string" },

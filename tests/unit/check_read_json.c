@@ -1,5 +1,5 @@
 /*
- * check_read_json.c - JSON's plain arrays, which read_json.c reads
+ * check_read_json.c - JSON's plain arrays, which json_lex.c reads
  * without cJSON: every number of random arrays of 1 to 4 dimensions,
  * written every way JSON allows, read back exactly, at the top and as the
  * members of bundles and layers; cJSON left with no number of them to
@@ -338,6 +338,33 @@ START_TEST(cjson_parses_no_number_of_a_plain_array)
 }
 END_TEST
 
+/* The numbers of a plain array, and of the same array read through the
+ * tree (a bias's "-inf" first makes it no plain array): the same. */
+START_TEST(plain_and_tree_read_the_same_numbers)
+{
+	char *plain = matrix_text(NULL), *word = matrix_text("\"-inf\"");
+	struct attn_array a, b;
+	struct attn_error err;
+	size_t k;
+
+	ck_assert_int_eq(attn_read_array("p.json", plain, strlen(plain),
+	    ATTN_FMT_JSON, ATTN_READ_BIAS, &a, &err), ATTN_OK);
+	ck_assert_int_eq(attn_read_array("w.json", word, strlen(word),
+	    ATTN_FMT_JSON, ATTN_READ_BIAS, &b, &err), ATTN_OK);
+	ck_assert_uint_eq(a.shape[0], b.shape[0]);
+	ck_assert_uint_eq(a.shape[1], b.shape[1]);
+	ck_assert(b.data[0] == -INFINITY);
+	for (k = 1; k < a.shape[0] * a.shape[1]; k++)
+		ck_assert_msg(memcmp(&a.data[k], &b.data[k], sizeof a.data[k]) ==
+		    0, "number %zu: %a plain, %a through the tree", k, a.data[k],
+		    b.data[k]);
+	attn_array_free(&a);
+	attn_array_free(&b);
+	free(word);
+	free(plain);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- not plain */
 
 /* A text, the reader (array, bundle or layer), and what comes out: the
@@ -464,6 +491,7 @@ read_json_suite(void)
 	tcase_add_loop_test(tc,
 	    plain_members_of_bundles_and_layers_read_every_number, 0, 4);
 	tcase_add_test(tc, cjson_parses_no_number_of_a_plain_array);
+	tcase_add_test(tc, plain_and_tree_read_the_same_numbers);
 	tcase_add_loop_test(tc, arrays_not_quite_plain_read_as_cjson_reads_them,
 	    0, NNEAR);
 	suite_add_tcase(s, tc);
