@@ -356,6 +356,7 @@ install: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 	install -m 755 $(ATTN) $(DESTDIR)$(BINDIR)/attn
 	install -m 644 $(LIBATTN) $(DESTDIR)$(LIBDIR)/libattn.a
 	install -m 644 lib/attn.h $(DESTDIR)$(INCLUDEDIR)/attn.h
+	install -m 644 lib/attn_io.h $(DESTDIR)$(INCLUDEDIR)/attn_io.h
 	install -m 644 man/attn.1 $(DESTDIR)$(MANDIR)/man1/attn.1
 	install -m 644 $(BUILD)/attn.bash $(DESTDIR)$(BASHCOMPDIR)/attn
 	install -m 644 $(BUILD)/_attn $(DESTDIR)$(ZSHCOMPDIR)/_attn
@@ -366,7 +367,8 @@ install: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/attn $(DESTDIR)$(LIBDIR)/libattn.a \
-	    $(DESTDIR)$(INCLUDEDIR)/attn.h $(DESTDIR)$(MANDIR)/man1/attn.1 \
+	    $(DESTDIR)$(INCLUDEDIR)/attn.h $(DESTDIR)$(INCLUDEDIR)/attn_io.h \
+	    $(DESTDIR)$(MANDIR)/man1/attn.1 \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/libattn.pc \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/attn.pc \
 	    $(DESTDIR)$(BASHCOMPDIR)/attn $(DESTDIR)$(ZSHCOMPDIR)/_attn

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "clock.h"
 
 /* Rounds of each measurement: parsing and printing are fast, reading

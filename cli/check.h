@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "options.h"
 
 /* --emulate's words, by enum attn_precision - 1; NULL-terminated. */

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "gen.h"
 #include "io.h"
 #include "memory.h"

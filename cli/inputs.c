@@ -21,6 +21,7 @@
 
 #include "inputs.h"
 #include "attn.h"
+#include "attn_io.h"
 #include "io.h"
 #include "layout.h"
 #include "rules.h"

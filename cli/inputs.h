@@ -8,6 +8,7 @@
 #define ATTN_INPUTS_H
 
 #include "attn.h"
+#include "attn_io.h"
 #include "options.h"
 
 /* With embeddings, IN_Q holds X or XQ and IN_K holds XKV. */

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "io.h"
 #include "memory.h"
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "attn.h"
+#include "attn_io.h"
 
 /* The name standard input goes by in messages. */
 #define STDIN_NAME "<stdin>"

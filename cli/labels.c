@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "labels.h"
 
 /* s[0..len) escaped, owned by the caller; NULL when out of memory.  It

@@ -7,6 +7,7 @@
 #define ATTN_LABELS_H
 
 #include "attn.h"
+#include "attn_io.h"
 #include "inputs.h"
 #include "options.h"
 

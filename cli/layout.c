@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "inputs.h"
 #include "layout.h"
 #include "options.h"

@@ -6,6 +6,7 @@
 #define ATTN_LAYOUT_H
 
 #include "attn.h"
+#include "attn_io.h"
 #include "inputs.h"
 #include "options.h"
 

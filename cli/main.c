@@ -14,6 +14,7 @@
 
 #include "inputs.h"
 #include "attn.h"
+#include "attn_io.h"
 #include "gen.h"
 #include "check.h"
 #include "io.h"

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "memory.h"
 
 /* Charges per token of an input while it is parsed (see above). */

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "check.h"
 #include "layout.h"
 #include "options.h"

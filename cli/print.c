@@ -14,6 +14,7 @@
 #include <uniwidth.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "print.h"
 
 /* A table shows a weight that a mask removed as "-", read from the mask

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "options.h"
 #include "render.h"
 

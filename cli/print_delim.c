@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "print.h"
 
 /* s as one field: quoted (RFC 4180) when quoted is set or when it holds

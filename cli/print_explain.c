@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "check.h"
 #include "io.h"
 #include "print.h"

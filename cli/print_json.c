@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "print.h"
 
 void

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "print.h"
 
 /* The columns, as csv, tsv and JSON name them, and as a table heads

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "query.h"
 #include "whole.h"
 

@@ -11,6 +11,7 @@
 #define ATTN_QUERY_H
 
 #include "attn.h"
+#include "attn_io.h"
 #include "options.h"
 
 /* The rows of the list, checked as --query's value is: whole numbers

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "attn.h"
+#include "attn_io.h"
 
 /* ---------------------------------------------------------------- error.c */
 

@@ -1,8 +1,9 @@
 #!/bin/sh
 # boundary.sh LIBATTN - the one public boundary of libattn: every global
-# symbol that LIBATTN (libattn.a) defines starts with attn_, and cli/
-# includes lib/attn.h and nothing else of lib/ (its own headers are
-# cli/*.h, system headers come in <>).
+# symbol that LIBATTN (libattn.a) defines starts with attn_, cli/
+# includes lib/attn.h and lib/attn_io.h and nothing else of lib/ (its
+# own headers are cli/*.h, system headers come in <>), and neither public
+# header names a cJSON type or includes a header of lib/ but attn.h.
 set -u
 
 lib=$1
@@ -28,17 +29,29 @@ if [ "$count" -eq 0 ]; then
 	fail=1
 fi
 
-# Every quoted #include of cli/ names attn.h or a header of cli/ itself.
+# Every quoted #include of cli/ names attn.h, attn_io.h or a header of
+# cli/ itself.
 inc='s/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p'
 for f in "$top"/cli/*.c "$top"/cli/*.h; do
 	sed -n "$inc" "$f" | while read -r h; do
-		if [ "$h" != attn.h ] && [ ! -f "$top/cli/$h" ] ||
-		    [ "$h" != "${h##*/}" ]; then
+		if [ "$h" != attn.h ] && [ "$h" != attn_io.h ] &&
+		    [ ! -f "$top/cli/$h" ] || [ "$h" != "${h##*/}" ]; then
 			echo "FAIL boundary: cli/${f##*/} includes \"$h\":" \
-			    "cli/ may include only attn.h of lib/"
+			    "cli/ may include only attn.h and attn_io.h of lib/"
 		fi
 	done
 done | { grep . && exit 1; exit 0; } || fail=1
 
+# The public headers: no cJSON, no internal header.
+for h in attn.h attn_io.h; do
+	if grep -nE 'cJSON([ _*]|\.h)' "$top/lib/$h"; then
+		echo "FAIL boundary: lib/$h names cJSON"
+		fail=1
+	fi
+	sed -n "$inc" "$top/lib/$h" | grep -v '^attn\.h$' |
+	    sed "s|^|FAIL boundary: lib/$h includes |" | grep . && fail=1
+done
+
 [ $fail -eq 0 ] || exit 1
-echo "boundary: $count global symbols, all attn_; cli/ includes only attn.h"
+echo "boundary: $count global symbols, all attn_; cli/ includes only" \
+    "attn.h and attn_io.h"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # install.sh [BUILD] - `make install` into a scratch DESTDIR puts the
-# binary, the man page, libattn.a, attn.h and the pkg-config file where
+# binary, the man page, libattn.a, attn.h, attn_io.h and the pkg-config
+# file where
 # PREFIX says, copying the objects already built in BUILD (default
 # build/) and tested, without compiling anything, even when the build
 # asked for -Werror and the install does not; a C program builds with
@@ -15,7 +16,7 @@ trap 'rm -rf "$dest"' EXIT
 trap 'exit 130' INT TERM
 prefix=/opt/attn-test
 files="bin/attn share/man/man1/attn.1 lib/libattn.a include/attn.h
-lib/pkgconfig/libattn.pc lib/pkgconfig/attn.pc
+include/attn_io.h lib/pkgconfig/libattn.pc lib/pkgconfig/attn.pc
 share/bash-completion/completions/attn share/zsh/site-functions/_attn"
 
 # What make check built and tested, before the install.
@@ -55,6 +56,7 @@ cat >"$dest/use.c" <<'PROG'
 #include <stdio.h>
 #include <string.h>
 #include <attn.h>
+#include <attn_io.h>
 
 int
 main(void)

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "fuzz_check.h"
 
 #define FUZZ_NAME "fuzz.json"

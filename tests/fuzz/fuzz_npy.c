@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "fuzz_check.h"
 
 static const unsigned flag_choice[4] = {

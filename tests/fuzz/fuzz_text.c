@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "fuzz_check.h"
 
 /* How many numbers of one input go through the round trip. */

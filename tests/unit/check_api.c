@@ -1,8 +1,8 @@
 /*
- * check_api.c - libattn as a C program sees it, through attn.h alone (no
- * internal.h): read Q, K and V from text in memory, view them as
- * matrices, compute, read the stages, free everything; and get an error
- * back as a value with its file, line and column.
+ * check_api.c - libattn as a C program sees it, through attn.h and
+ * attn_io.h alone (no internal.h): read Q, K and V from text in memory,
+ * view them as matrices, compute, read the stages, free everything; and
+ * get an error back as a value with its file, line and column.
  *
  * Inputs are handed over in heap buffers with no NUL after them, as a
  * program that read a file would, so AddressSanitizer sees any read past
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "suites.h"
 #include "testutil.h"
 

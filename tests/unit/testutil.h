@@ -17,6 +17,7 @@
 #include <check.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "ref.h"
 
 /* The kernels under test: every enum attn_kernel value after AUTO. */

@@ -1,0 +1,260 @@
+/*
+ * attn_io.h - libattn's inputs and text: matrices read from files (JSON,
+ * JSON Lines, CSV, TSV, white space, NumPy's .npy and printed arrays),
+ * layers and BUNDLEs; 4-D inputs and broadcast masks made into what
+ * struct attn_inputs takes; numbers read and written without the locale;
+ * text made safe for a terminal.  The computation is attn.h's, which this
+ * header includes.
+ *
+ * Ownership.  A reader fills a caller-provided struct (attn_array,
+ * attn_layer, attn_bundle) that then owns its numbers and labels, also
+ * the labels' strings, and is released with the matching *_free function
+ * (attn_array_free, attn_labels_free, attn_layer_free, attn_bundle_free),
+ * which also accepts a zeroed struct; on failure the struct is left
+ * zeroed, holding nothing.  The buffer read stays the caller's: no
+ * result points into it, so it may be freed as soon as the reader
+ * returns.  attn_array_matrix and attn_layer_proj give views that borrow
+ * the array's numbers and must not outlive it or be freed.  The functions
+ * that reshape an array (attn_array_fold_heads, attn_array_broadcast)
+ * replace its numbers in place; the array still owns them.  Text and
+ * number functions write into the caller's buffers and allocate nothing.
+ *
+ * Errors are values, as attn.h says: a struct attn_error with the file,
+ * and the line and column (or the byte offset of a binary file) where
+ * the input is wrong.  Readers never print; a warning about a read that
+ * succeeded comes back in struct attn_array's notice.
+ */
+#ifndef LIBATTN_IO_H
+#define LIBATTN_IO_H
+
+#include <stddef.h>
+
+#include "attn.h"
+
+/* ---------------------------------------------------------------- input */
+
+/* Input formats; ATTN_FMT_AUTO means "by extension, else by content". */
+enum attn_format {
+	ATTN_FMT_AUTO,
+	ATTN_FMT_JSON,
+	ATTN_FMT_CSV,	/* comma-separated */
+	ATTN_FMT_TSV,	/* tab-separated */
+	ATTN_FMT_TEXT,	/* whitespace-separated, as numpy.savetxt writes */
+	ATTN_FMT_NPY,
+	ATTN_FMT_REPR,	/* an array as NumPy or PyTorch prints it:
+			 * [[1. 0.] ..], array([[1., 0.], ..]), tensor(..) */
+	ATTN_FMT_JSONL	/* JSON Lines: one JSON array a line (jq -c), a
+			 * row each (a matrix) or a matrix each (a stack) */
+};
+
+/* A list of names (token labels). */
+struct attn_labels {
+	size_t count;
+	char **names;
+};
+
+/*
+ * An array as read from a file: 1 to 4 dimensions in C order.  A 1-D
+ * array of n numbers is one row.  row_labels are the names from a first
+ * column of non-numbers in text input, col_labels those of the columns
+ * from a header row (count 0 when absent, or when a column's is empty).
+ *
+ * notice is a warning about a read that succeeded, for the caller to
+ * show, since the library never prints: notice.msg[0] is '\0' when there
+ * is none.  It has a file and position as an error has, and status
+ * ATTN_OK.  The text reader gives one when a one-column file's first line
+ * was taken as a header (it is not a number), since a mistyped value
+ * ("l" for "1") looks the same and would drop a row silently, and when a
+ * first CSV or TSV row 0,1,..,n-1 was taken for the header pandas'
+ * to_csv(index=False) writes.
+ */
+struct attn_array {
+	size_t ndim;
+	size_t shape[ATTN_MAX_DIMS];
+	double *data;
+	struct attn_labels row_labels;
+	struct attn_labels col_labels;
+	struct attn_error notice;
+};
+
+/* Reader flags. */
+enum {
+	ATTN_READ_FINITE = 1,	/* nan and inf are data errors (Q, K, V) */
+	ATTN_READ_BOOL = 2,	/* true and false read as 1 and 0 (masks) */
+	ATTN_READ_BIAS = 4,	/* nan and +inf are data errors, -inf is
+				 * allowed (biases: -inf masks a key) */
+	ATTN_READ_LAYER = 8,	/* as FINITE, worded for a layer's weights */
+	ATTN_READ_SINKS = 16	/* as FINITE, worded for sinks */
+};
+
+/* Choose a format from the name's extension, else from the content.
+ * Never fails: content that is not JSON (or JSON Lines: a first line that
+ * is one JSON array, with more lines after it) or .npy is taken as text,
+ * and the text reader reports what is wrong with it. */
+enum attn_format attn_format_guess(const char *name, const char *buf,
+    size_t len);
+
+/*
+ * Parse buf[0..len) (which need not be NUL-terminated) as an array in the
+ * given format; name is used in error messages only.  A JSON object is
+ * refused here: see attn_read_bundle.  On success *out owns its memory.
+ */
+enum attn_status attn_read_array(const char *name, const char *buf,
+    size_t len, enum attn_format fmt, unsigned flags,
+    struct attn_array *out, struct attn_error *err);
+
+/* The 2-D view of a 1-D or 2-D array: n numbers are a 1 x n row. */
+struct attn_matrix attn_array_matrix(const struct attn_array *a);
+
+void attn_array_free(struct attn_array *a);
+void attn_labels_free(struct attn_labels *l);
+
+/*
+ * A projection layer as JSON holds it: {"W_Q": .., "W_K": .., "W_V": ..,
+ * "W_O": .., "b_Q": .., "b_K": .., "b_V": .., "b_O": ..}, each W a
+ * matrix (2-D) and each b a vector (1-D, or 2-D with one row or column).
+ * W_Q, W_K and W_V are required; the others have ndim 0 when absent,
+ * and b_O needs W_O.  Every value must be finite.
+ */
+struct attn_layer {
+	struct attn_array w_q, w_k, w_v, w_o;
+	struct attn_array b_q, b_k, b_v, b_o;
+};
+
+/* Parse a layer object; unknown, repeated or missing keys are data
+ * errors at their position.  On success *out owns its memory. */
+enum attn_status attn_read_layer(const char *name, const char *buf,
+    size_t len, struct attn_layer *out, struct attn_error *err);
+
+/* The matrices of l for attn_inputs.proj: views of l, absent ones with
+ * data NULL. */
+struct attn_proj attn_layer_proj(const struct attn_layer *l);
+
+void attn_layer_free(struct attn_layer *l);
+
+/*
+ * A JSON BUNDLE: {"Q": .., "K": .., "V": .., "mask": .., "bias": ..,
+ * "labels": {"query": [..], "key": [..]}}.  A mask or bias absent from
+ * the file has ndim 0; labels absent have count 0.  The mask is read with
+ * ATTN_READ_BOOL and the bias without ATTN_READ_FINITE, whatever flags
+ * say for Q, K and V.
+ *
+ * A bundle may hold embeddings instead of Q, K and V: "X" for
+ * self-attention, or "XQ" and "XKV" for cross-attention, with the layer
+ * that projects them under "proj" (or none, for a layer given apart).
+ * Then embeddings is 1, q holds X or XQ, k holds XKV (ndim 0 for X) and
+ * v is empty; labels "key" name the rows of XKV, or of X.
+ */
+struct attn_bundle {
+	struct attn_array q, k, v, mask, bias;
+	struct attn_labels query_labels, key_labels;
+	int embeddings;			/* X, or XQ and XKV */
+	struct attn_layer proj;		/* w_q.ndim 0 when absent */
+};
+
+/* True when buf holds a JSON object (after a BOM and white space), in
+ * UTF-8 or, with its byte order mark, UTF-16, which attn_read_bundle
+ * then refuses with a message that says to convert it. */
+int attn_is_bundle(const char *buf, size_t len);
+
+/* Parse a BUNDLE; unknown or repeated keys are data errors. */
+enum attn_status attn_read_bundle(const char *name, const char *buf,
+    size_t len, unsigned flags, struct attn_bundle *out,
+    struct attn_error *err);
+
+void attn_bundle_free(struct attn_bundle *b);
+
+/* ---------------------------------------------------------------- inputs made to fit */
+
+/*
+ * Fold a 4-D array laid out as layout (B x H x S x D, or B x S x H x D)
+ * into the 3-D stack B x S x H*D that struct attn_inputs takes, heads
+ * side by side in the columns, in place (BHSD moves the numbers, BSHD
+ * only merges the last two dims); *heads is H.  An array that is not 4-D,
+ * or ATTN_LAYOUT_NONE, is an internal error.
+ */
+enum attn_status attn_array_fold_heads(struct attn_array *a,
+    enum attn_layout layout, size_t *heads, struct attn_error *err);
+
+/*
+ * A mask or bias a, for scores of B batches, H heads, T queries and S
+ * keys, broadcast as NumPy does (each dim must be 1 or the scores' own;
+ * any other is a data error naming both shapes), becomes in place the
+ * stack that struct attn_inputs takes: one block in all (2-D), one a
+ * batch (B x t x s) or one a batch and head (B x H x t x s), where each
+ * block keeps the array's own t x s (T or 1 rows, S or 1 columns: a
+ * key-padding mask 1 x S stays S numbers).  Only blocks repeated over the
+ * batches (1 x H x t x s with B > 1) are written out.  a is 4-D
+ * (b x h x t x s), 2-D (t x s), 1-D (a row, 1 x s) or 3-D: b x t x s, a
+ * block per batch, unless inputs_4d says Q, K and V were 4-D (laid out
+ * in heads), where it is h x t x s, as NumPy lines it up; there a first
+ * dim that is B (and also H, or only B) is a data error that names both
+ * readings and the 4-D shape to write instead (B x 1 x T x S, or
+ * 1 x H x T x S).
+ */
+enum attn_status attn_array_broadcast(struct attn_array *a, size_t B,
+    size_t H, size_t T, size_t S, int inputs_4d, struct attn_error *err);
+
+/* ---------------------------------------------------------------- text */
+
+/*
+ * Names from the command line and from files (file names, labels,
+ * option values, quoted input) reach a terminal in messages and tables.
+ * attn_text_escape writes s[0..len) into buf (size bytes, NUL-terminated)
+ * with every byte of a control character (C0, DEL, C1: U+0080 to U+009F,
+ * which a terminal may read as CSI) and of what is not well-formed UTF-8
+ * written as \xHH, so that the text is one line of UTF-8 that moves no
+ * cursor.  It writes whole characters and escapes while they fit, sets
+ * *used (when not NULL) to the bytes of s written, and returns the
+ * length written.  At most 4 * len + 1 bytes are needed.
+ */
+size_t attn_text_escape(char *buf, size_t size, const char *s, size_t len,
+    size_t *used);
+
+/* A short preview of s[0..len) for messages, escaped as
+ * attn_text_escape does: at most max bytes, "..." when cut.  buf has room
+ * for max + 4 bytes. */
+void attn_text_preview(char *buf, size_t max, const char *s, size_t len);
+
+/* The first character of s[0..len), len > 0: returns its length in bytes
+ * with its code point in *code, or 1 with *code = -1 when s[0] does not
+ * start a well-formed UTF-8 character (overlong, surrogate, past
+ * U+10FFFF, cut off by the end). */
+size_t attn_utf8_char(const char *s, size_t len, long *code);
+
+/* Whether code is a control character: C0, DEL or C1 (U+0000 to U+001F,
+ * U+007F to U+009F). */
+int attn_char_is_control(long code);
+
+/* ---------------------------------------------------------------- numbers */
+
+/* Longest text attn_format_number writes, with its NUL. */
+#define ATTN_NUM_MAX 40
+
+/*
+ * Parse the len bytes at s as one number in the C locale, correctly
+ * rounded: [+-]digits[.digits][(e|E)[+-]digits], or inf, infinity, nan
+ * (any case, with a sign).  Returns 0 on success; -1 when the text is not
+ * a number; 1 when it is a finite number too large for a double (*out is
+ * then +-inf).  Never reads past s[len - 1].
+ */
+int attn_parse_number(const char *s, size_t len, double *out);
+
+/* attn_format_number flags. */
+enum {
+	/* For tables: keep trailing zeros (%#.*g, so 0.670 shows its three
+	 * digits), but write an integer below 10^digits plainly (1, not
+	 * 1.00), since it is exact, and -0 as 0; never end in a bare point
+	 * (one digit writes 7 and 2e+02, not "7." and "2.e+02"). */
+	ATTN_NUM_FIXED = 1
+};
+
+/*
+ * Write x into buf (ATTN_NUM_MAX bytes) in the C locale.  digits == 0:
+ * the shortest of %.15g, %.16g, %.17g that reads back to x.  digits from
+ * 1 to 17: that many significant digits (%.*g).  Non-finite values are
+ * written inf, -inf and nan.  Returns the length written.
+ */
+size_t attn_format_number(char *buf, double x, int digits, unsigned flags);
+
+#endif /* LIBATTN_IO_H */
