@@ -69,10 +69,6 @@ static struct {
 	struct sigaction saved;
 } mapped;
 
-/* Bytes counted at a time in a mapped file, so that an input over the
- * memory limit is refused before much more of it is touched. */
-#define COUNT_STEP ((size_t)1 << 20)
-
 static void
 write_line(const char *s)
 {
@@ -116,8 +112,8 @@ unmap(char *p, size_t span)
 }
 
 /*
- * Map the regular file fd of size bytes (io_slurp's charges made as for a
- * read of the whole file, then counted COUNT_STEP bytes at a time): 1 when
+ * Map the regular file fd of size bytes (charged as a read of the whole
+ * file would be): 1 when
  * in holds it or *st says why not, 0 when it cannot be mapped (another
  * mapping held, mmap refusing) and must be read instead.
  */
@@ -126,13 +122,13 @@ map_input(int fd, const char *name, size_t size, struct memory_read *mr,
     struct io_input *in, enum attn_status *st, struct attn_error *err)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t span, off, n, least = size + 2, ncap = size + 2;
+	size_t span, off, least = size + 2, ncap = size + 2;
 	struct sigaction sa;
 	char *p;
 
 	if (mapped.start != NULL || size > SIZE_MAX - 2 * page)
 		return 0;
-	if ((*st = memory_read_grow(mr, 0, least, &ncap, 0, err)) != ATTN_OK)
+	if ((*st = memory_read_grow(mr, 0, least, &ncap, err)) != ATTN_OK)
 		return 1;
 	/* The file's pages, then at least one of zeros. */
 	span = (size + page - 1) / page * page + page;
@@ -156,14 +152,11 @@ map_input(int fd, const char *name, size_t size, struct memory_read *mr,
 	sa.sa_sigaction = bus_error;
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGBUS, &sa, &mapped.saved);
-	for (off = 0; off < size; off += n) {
-		n = size - off < COUNT_STEP ? size - off : COUNT_STEP;
-		if ((*st = memory_read_count(mr, p + off, n, size + 2, off + n,
-		    err)) != ATTN_OK) {
-			unmap(p, span);
-			return 1;
-		}
-	}
+	/* Every page touched now, as a read would touch it: a file that
+	 * shrinks meanwhile is told by the handler, not by what a parser
+	 * meets in the zeros past its new end. */
+	for (off = 0; off < size; off += page)
+		(void)*(volatile const char *)(p + off);
 	memory_read_end(mr);
 	in->buf = p;
 	in->len = size;
@@ -174,6 +167,7 @@ map_input(int fd, const char *name, size_t size, struct memory_read *mr,
 void
 io_release(struct io_input *in)
 {
+	memory_read_release();
 	if (in->span != 0) {
 		close(mapped.fd);
 		unmap(in->buf, in->span);
@@ -214,7 +208,7 @@ read_input(int fd, const char *name, struct memory_read *mr,
 	/* Every buffer, and every read into it, is charged before parsing
 	 * can run out of memory on it. */
 	ncap = first_cap(fd, &least);
-	if ((st = memory_read_grow(mr, 0, least, &ncap, 0, err)) != ATTN_OK)
+	if ((st = memory_read_grow(mr, 0, least, &ncap, err)) != ATTN_OK)
 		return st;
 	cap = ncap;
 	if ((p = malloc(cap)) == NULL)
@@ -222,7 +216,7 @@ read_input(int fd, const char *name, struct memory_read *mr,
 	for (;;) {
 		if (cap - n < 2) {
 			ncap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
-			if ((st = memory_read_grow(mr, cap, n + 2, &ncap, n,
+			if ((st = memory_read_grow(mr, cap, n + 2, &ncap,
 			    err)) != ATTN_OK)
 				goto fail;
 			if ((q = realloc(p, ncap)) == NULL)
@@ -241,9 +235,6 @@ read_input(int fd, const char *name, struct memory_read *mr,
 			goto fail;
 		}
 		n += (size_t)r;
-		if ((st = memory_read_count(mr, p + n - (size_t)r, (size_t)r,
-		    cap, n, err)) != ATTN_OK)
-			goto fail;
 	}
 	p[n] = '\0';
 	in->buf = p;

@@ -129,7 +129,8 @@ check_memory(const struct options *o, const struct inputs *in,
 		emu = emu > SIZE_MAX / 3 ? SIZE_MAX : emu * 3;
 		need = need > SIZE_MAX - emu ? SIZE_MAX : need + emu;
 	}
-	return memory_admit_run(in, need, err);
+	return memory_admit_run(&in->query, &in->key, in->in.q.rows +
+	    in->in.k.rows, need, err);
 }
 
 /*

@@ -2,14 +2,14 @@
  * memory.h - what a run may hold, and the account of what it holds.
  *
  * The limit is the lowest of ATTN_MAX_MEMORY, the machine's physical
- * memory and the memory limit of attn's cgroup.  Charged against it, as
- * the run goes: each input while it is read and parsed (its buffer, and
- * what the readers will build from it, bounded from the text as it
- * arrives), then the parsed inputs and the stages before the kernel runs,
- * then the output text, which is rendered into memory before a byte is
- * written.  A charge over the limit is ATTN_ERR_NOMEM with one message
- * naming the limit, before the memory is taken, so that attn stops
- * cleanly rather than being killed or failing halfway.
+ * memory and the memory limit of attn's cgroup.  It bounds libattn's
+ * memory account of the run (attn.h), which the first call below makes
+ * and which this thread then uses: libattn charges what it allocates,
+ * and this CLI what it holds itself, each input's buffer while it is
+ * read and parsed, the names of the rows, the output text.  A charge
+ * over the limit is ATTN_ERR_NOMEM with one message naming the limit,
+ * before the memory is taken, so that attn stops cleanly rather than
+ * being killed or failing halfway.
  */
 #ifndef ATTN_MEMORY_H
 #define ATTN_MEMORY_H
@@ -17,7 +17,7 @@
 #include <stdio.h>
 
 #include "attn.h"
-#include "inputs.h"
+#include "attn_io.h"
 
 struct memory_limit {
 	unsigned long long bytes;
@@ -35,55 +35,47 @@ enum attn_status memory_limit(struct memory_limit *lim,
     struct attn_error *err);
 
 /*
- * One input being read: the limit, and the counts of its text that bound
- * what parsing it will take.  memory_read_begin before the first read,
- * memory_read_grow before the buffer grows, memory_read_count after each
- * read, memory_read_end once it is all read.
+ * One input being read into a buffer: memory_read_begin before the
+ * first read, memory_read_grow before the buffer is made or grows,
+ * memory_read_end once it is all read; memory_read_release when the
+ * buffer is given back, after it is parsed.
  */
 struct memory_read {
 	const char *name;	/* for messages */
-	struct memory_limit lim;
-	int json;		/* -1 until the first byte that is not blank */
-	size_t tokens;		/* separators, brackets and quotes */
-	size_t lines, first_line_tokens, quotes;
-	size_t label_bytes;	/* bytes that may become labels */
-	int quoted, field;	/* inside "..."; field index on the line */
-	unsigned char last;	/* the byte before */
-	int npy;		/* a NumPy .npy file, by its magic */
-	size_t bytes;		/* read so far */
+	size_t cap;		/* the buffer's size, as last granted */
 };
 
-/* Start reading the input name (its extension tells JSON). */
+/* Start reading the input name. */
 enum attn_status memory_read_begin(struct memory_read *r, const char *name,
     struct attn_error *err);
 
-/* May the buffer of cap bytes, n of them read, become *ncap bytes?  Sets
+/* May the buffer of cap bytes become *ncap bytes?  Charges and sets
  * *ncap to what fits, at most what was asked, or refuses when that is
  * less than least. */
-enum attn_status memory_read_grow(const struct memory_read *r, size_t cap,
-    size_t least, size_t *ncap, size_t n, struct attn_error *err);
+enum attn_status memory_read_grow(struct memory_read *r, size_t cap,
+    size_t least, size_t *ncap, struct attn_error *err);
 
-/* Count the len new bytes at p; refuse when the cap-byte buffer holding
- * the n bytes read so far, and what parsing them takes, pass the limit. */
-enum attn_status memory_read_count(struct memory_read *r, const char *p,
-    size_t len, size_t cap, size_t n, struct attn_error *err);
-
-/* The input is read: what its parsed form will hold stays charged while
- * the next input is read. */
+/* The input is read: its buffer stays charged, at its last size, while
+ * it is parsed. */
 void memory_read_end(const struct memory_read *r);
 
+/* The input's buffer is given back. */
+void memory_read_release(void);
+
 /*
- * Before the kernel runs: refuse when the parsed inputs, the labels attn
- * makes for their rows and the stages (stage_bytes, from attn_plan) pass
- * the limit.  What they take stays charged for the output.
+ * Before the kernel runs: refuse when the inputs as libattn holds them,
+ * the names made for their rows (from the labels query and key, rows in
+ * all) and the stages (stage_bytes, from attn_plan) pass the limit.
+ * The names and the room rendering needs stay charged for the output.
  */
-enum attn_status memory_admit_run(const struct inputs *in, size_t stage_bytes,
+enum attn_status memory_admit_run(const struct attn_labels *query,
+    const struct attn_labels *key, size_t rows, size_t stage_bytes,
     struct attn_error *err);
 
 /*
  * A stream that collects the rendered output in memory, as
  * open_memstream does, but whose buffer may not grow past what the limit
- * leaves beside the inputs and stages.  NULL when out of memory.
+ * leaves beside what the account holds.  NULL when out of memory.
  */
 FILE *memory_stream_open(char **buf, size_t *len);
 
@@ -95,8 +87,8 @@ FILE *memory_stream_open(char **buf, size_t *len);
 enum attn_status memory_stream_close(FILE *fp, enum attn_status st,
     struct attn_error *err);
 
-/* Forget what earlier runs charged: for a program that runs main() more
- * than once in one process (the fuzz harness). */
+/* Forget the run's account: for a program that runs main() more than
+ * once in one process (the fuzz harness). */
 void memory_reset(void);
 
 #endif

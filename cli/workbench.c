@@ -275,7 +275,8 @@ wb_load(struct workbench *wb, struct attn_error *err)
 	    (st = attn_plan(&wb->o->cfg, &wb->in.in, WB_STAGES, &need,
 	    err)) != ATTN_OK)
 		return st;
-	return memory_admit_run(&wb->in, need, err);
+	return memory_admit_run(&wb->in.query, &wb->in.key, wb->in.in.q.rows +
+	    wb->in.in.k.rows, need, err);
 }
 
 /* The toy: V, and the tokens' names unless the options give others. */

@@ -1,7 +1,10 @@
 /*
- * array.c - arrays as the readers return them: their 2-D view and their
- * release.  Every reader, read.c and the schemas of layers and bundles
- * build and free arrays and labels, so these sit below all of them.
+ * array.c - arrays as the readers return them: their 2-D view, their
+ * count and their release.  Every reader, read.c and the schemas of
+ * layers and bundles build and free arrays and labels, so these sit
+ * below all of them.  What an array holds was charged to the memory
+ * account by size (memory.c): its numbers exactly its shape, each label
+ * its own length, and that is what is given back.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,21 +40,37 @@ attn_array_matrix(const struct attn_array *a)
 	return m;
 }
 
+/* The readers make labels of count names, each a string of its own
+ * length: that is what is given back. */
 void
 attn_labels_free(struct attn_labels *l)
 {
 	size_t i;
 
 	for (i = 0; i < l->count; i++)
-		free(l->names[i]);
-	free(l->names);
+		if (l->names[i] != NULL)
+			attn_mem_free(l->names[i], strlen(l->names[i]) + 1);
+	attn_mem_free(l->names, l->count * sizeof *l->names);
 	memset(l, 0, sizeof *l);
 }
 
+size_t
+attn_array_count(const struct attn_array *a)
+{
+	size_t d, n = 1;
+
+	/* The reader allocated them: the product fits. */
+	for (d = 0; d < a->ndim; d++)
+		n *= a->shape[d];
+	return n;
+}
+
+/* The readers hold an array's numbers in a block of exactly its shape. */
 void
 attn_array_free(struct attn_array *a)
 {
-	free(a->data);
+	if (a->data != NULL)
+		attn_mem_free(a->data, attn_array_count(a) * sizeof *a->data);
 	attn_labels_free(&a->row_labels);
 	attn_labels_free(&a->col_labels);
 	memset(a, 0, sizeof *a);

@@ -86,6 +86,50 @@ enum attn_status attn_error_set(struct attn_error *err,
 size_t attn_error_position(char *buf, size_t size,
     const struct attn_error *err);
 
+/* ---------------------------------------------------------------- memory */
+
+/*
+ * A memory account and its limit.  While a thread uses an account
+ * (attn_memory_use), what libattn allocates on it, and on the threads it
+ * starts for a run, is charged to the account: the numbers and labels
+ * read, what reading takes on the way (the JSON tree too: libattn sets
+ * cJSON's allocation hooks once, the first time it reads JSON), the
+ * stages and scratch of a run.  Each allocation is charged what malloc
+ * takes for it, and what is freed is given back.  An allocation that
+ * would take the account past its limit is not made: the call fails
+ * with ATTN_ERR_NOMEM and a message that names the limit ("input too
+ * large: reading and parsing it takes more than ATTN_MAX_MEMORY (1048576
+ * bytes)").  Without an account nothing is counted.
+ *
+ * An object is given back to the account in use when it is freed, so
+ * keep one account for the objects' life.  attn_alloc_array's memory is
+ * never charged.  attn_plan counts a run before it starts, so that a
+ * caller can refuse it whole rather than halfway.
+ */
+struct attn_memory;
+
+/* A new account of limit bytes (SIZE_MAX for none), the limit called
+ * what in messages ("ATTN_MAX_MEMORY"; a string that outlives the
+ * account); NULL when out of memory.  Free it with attn_memory_free once
+ * no thread uses it. */
+struct attn_memory *attn_memory_new(size_t limit, const char *what);
+void attn_memory_free(struct attn_memory *m);
+
+/* Charge what libattn allocates on the calling thread to m from now on
+ * (NULL: to none); returns the account used until now. */
+struct attn_memory *attn_memory_use(struct attn_memory *m);
+
+/* The bytes charged to m now; its limit and the limit's name. */
+size_t attn_memory_held(const struct attn_memory *m);
+size_t attn_memory_limit(const struct attn_memory *m);
+const char *attn_memory_what(const struct attn_memory *m);
+
+/* Charge m for bytes its user holds itself (its own buffers): 0, or -1,
+ * charging nothing, when they would take m past its limit.
+ * attn_memory_release gives them back. */
+int attn_memory_charge(struct attn_memory *m, size_t bytes);
+void attn_memory_release(struct attn_memory *m, size_t bytes);
+
 /* ---------------------------------------------------------------- matrices */
 
 /*
@@ -97,8 +141,9 @@ struct attn_matrix {
 	double *data;
 };
 
-/* Allocate a zeroed rows x cols matrix, checking rows * cols for overflow.
- * Fails with ATTN_ERR_NOMEM.  Free with attn_matrix_free. */
+/* Allocate a zeroed rows x cols matrix, checking rows * cols for overflow
+ * (charged to the thread's memory account).  Fails with ATTN_ERR_NOMEM.
+ * Free with attn_matrix_free. */
 enum attn_status attn_matrix_alloc(struct attn_matrix *m, size_t rows,
     size_t cols, struct attn_error *err);
 
@@ -114,7 +159,7 @@ struct attn_matrix attn_matrix_view(const struct attn_matrix *m, size_t r0,
 int attn_size_mul(size_t a, size_t b, size_t *out);
 
 /* malloc(n * size) with the product checked; NULL on overflow or failure.
- * Free with free(). */
+ * Free with free(); no memory account is charged for it. */
 void *attn_alloc_array(size_t n, size_t size);
 
 /* The most dimensions an array read from a file, or a stage as it is

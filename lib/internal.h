@@ -39,19 +39,63 @@ enum attn_status attn_error_at_byte(struct attn_error *err,
 void attn_pos_from_offset(const char *buf, size_t len, size_t offset,
     size_t *line, size_t *col);
 
-/* ---------------------------------------------------------------- matrix.c */
+/* ---------------------------------------------------------------- memory.c */
 
-/* A copy of s[0..len) as a NUL-terminated string; NULL when out of memory
- * (C11 has no strndup). */
-char *attn_str_ndup(const char *s, size_t len);
+/* The calling thread's memory account (attn_memory_use), or NULL. */
+struct attn_memory *attn_memory_current(void);
+
+/* What malloc takes for a block of bytes, its header and rounding
+ * included: what the account is charged for it. */
+size_t attn_mem_cost(size_t bytes);
+
+/*
+ * The library's allocations, charged to the calling thread's account:
+ * NULL when out of memory, or when the charge would pass the account's
+ * limit (attn_error_nomem then says which).  Free with attn_mem_free and
+ * the size asked for, or resize with attn_mem_realloc and the size the
+ * block has, so that the account is given back what it was charged.  A
+ * block that cannot shrink is kept, counted as if it had.
+ */
+void *attn_mem_alloc(size_t bytes);
+void *attn_mem_zalloc(size_t bytes);
+void *attn_mem_array(size_t n, size_t size);	/* n * size, checked */
+void *attn_mem_realloc(void *p, size_t old, size_t bytes);
+void attn_mem_free(void *p, size_t bytes);
+
+/* A charge of cost (attn_mem_cost) made or given back by hand, for
+ * allocations made elsewhere (cJSON's): 0, or -1 when refused. */
+int attn_mem_take(size_t cost);
+void attn_mem_give(size_t cost);
+
+/* Whether the account refused a charge of the thread's since the last
+ * refusal was told (attn_error_nomem, attn_error_input_nomem). */
+int attn_mem_refused(void);
 
 /*
  * Grow p, which has room for *cap elements of elsize bytes, to hold at
  * least need, doubling so that n appends cost O(n) in all.  Returns the
  * new pointer, or NULL with p untouched when out of memory or when the
- * size overflows.
+ * size overflows.  Charged: free with attn_mem_free(p, *cap * elsize).
  */
 void *attn_grow_array(void *p, size_t *cap, size_t need, size_t elsize);
+
+/* A copy of s[0..len) as a NUL-terminated string; NULL when out of memory
+ * (C11 has no strndup).  Charged: free with attn_mem_free(p, len + 1). */
+char *attn_str_ndup(const char *s, size_t len);
+
+/* ATTN_ERR_NOMEM for a call that could not allocate while `doing` (for
+ * "out of memory doing"), naming the account's limit when it refused;
+ * for a reader, "input too large: reading and parsing it takes more
+ * than ATTN_MAX_MEMORY (N bytes)". */
+enum attn_status attn_error_nomem(struct attn_error *err, const char *file,
+    const char *doing);
+enum attn_status attn_error_input_nomem(struct attn_error *err,
+    const char *file, const char *doing);
+
+/* ---------------------------------------------------------------- array.c */
+
+/* The numbers of a, the product of its shape (1 for ndim 0). */
+size_t attn_array_count(const struct attn_array *a);
 
 /* ---------------------------------------------------------------- charconv.cc */
 

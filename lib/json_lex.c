@@ -28,7 +28,6 @@
  * this way, 450 ns through the tree.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -414,8 +413,9 @@ plain_number(const char *b, size_t len, size_t i, double *x)
 
 /*
  * Read the array at b[i] == '[' into *out when it is plain: returns 1
- * with *end just past it, or 0 (out then holds nothing).  Its shape is
- * that of its first elements at each depth, as json_array's.
+ * with *end just past it, 0 when it is not, -1 when out of memory (out
+ * then holds nothing).  Its shape is that of its first elements at each
+ * depth, as json_array's.
  */
 static int
 plain_read(const char *b, size_t len, size_t i, struct attn_array *out,
@@ -445,8 +445,10 @@ plain_read(const char *b, size_t len, size_t i, struct attn_array *out,
 			goto not_plain;
 		if (nv == cap) {
 			if ((nd = attn_grow_array(data, &cap, nv + 1,
-			    sizeof *data)) == NULL)
-				goto not_plain;	/* the tree will run out too */
+			    sizeof *data)) == NULL) {
+				attn_mem_free(data, cap * sizeof *data);
+				return -1;
+			}
 			data = nd;
 		}
 		data[nv++] = x;
@@ -460,16 +462,12 @@ plain_read(const char *b, size_t len, size_t i, struct attn_array *out,
 			else if (count[k] != shape[k])
 				goto not_plain;
 			if (k == 0) {
-				/* Give back the slack of the doubling, as
-				 * json_array does; keep it if realloc
-				 * fails. */
-				if ((nd = realloc(data, nv * sizeof *data)) !=
-				    NULL)
-					data = nd;
 				*end = i + 1;
 				out->ndim = ndim;
 				memcpy(out->shape, shape, sizeof shape);
-				out->data = data;
+				/* exactly its numbers, as arrays hold them */
+				out->data = attn_mem_realloc(data, cap *
+				    sizeof *data, nv * sizeof *data);
 				return 1;
 			}
 		}
@@ -478,13 +476,12 @@ plain_read(const char *b, size_t len, size_t i, struct attn_array *out,
 			goto not_plain;
 	}
 not_plain:
-	free(data);
+	attn_mem_free(data, cap * sizeof *data);
 	return 0;
 }
 
-/* Keep p, or free its numbers when there is no room to (the tree then
- * reads the array). */
-static void
+/* Keep p: 0, or -1 (its numbers freed) when out of memory. */
+static int
 plain_keep(struct attn_json_plains *ps, struct attn_json_plain *p)
 {
 	struct attn_json_plain *nv;
@@ -493,11 +490,12 @@ plain_keep(struct attn_json_plains *ps, struct attn_json_plain *p)
 		if ((nv = attn_grow_array(ps->v, &ps->cap, ps->n + 1,
 		    sizeof *nv)) == NULL) {
 			attn_array_free(&p->a);
-			return;
+			return -1;
 		}
 		ps->v = nv;
 	}
 	ps->v[ps->n++] = *p;
+	return 0;
 }
 
 void
@@ -507,7 +505,7 @@ attn_json_plains_free(struct attn_json_plains *ps)
 
 	for (k = 0; k < ps->n; k++)
 		attn_array_free(&ps->v[k].a);
-	free(ps->v);
+	attn_mem_free(ps->v, ps->cap * sizeof *ps->v);
 	memset(ps, 0, sizeof *ps);
 }
 
@@ -602,7 +600,7 @@ attn_json_scan(const char *name, const char *buf, size_t len,
 	struct attn_json_token t;
 	struct attn_json_plain p;
 	enum attn_status st;
-	int proj = 0;
+	int proj = 0, got;
 	char prev = 0;
 
 	memset(plain, 0, sizeof *plain);
@@ -636,12 +634,15 @@ attn_json_scan(const char *name, const char *buf, size_t len,
 				if (t.kind == '[' && (depth == 0 ||
 				    (prev == ':' && object[0] && (depth == 1 ||
 				    (depth == 2 && object[1] && proj)))) &&
-				    plain_read(buf, len, t.start, &p.a,
-				    &p.end)) {
+				    (got = plain_read(buf, len, t.start, &p.a,
+				    &p.end)) != 0) {
 					memcpy(p.path, member, sizeof member);
 					p.depth = depth;
 					p.start = t.start;
-					plain_keep(plain, &p);
+					if (got < 0 || plain_keep(plain, &p) != 0)
+						return attn_error_input_nomem(
+						    err, name, "reading JSON "
+						    "input");
 					t.end = p.end;
 					break;
 				}

@@ -266,16 +266,19 @@ attn_array_fold_heads(struct attn_array *a, enum attn_layout layout,
 	D = a->shape[3];
 	if (layout == ATTN_LAYOUT_BHSD) {
 		/* The reader counted these numbers: no overflow. */
-		if ((to = attn_alloc_array(B * H * S * D, sizeof *to)) == NULL)
-			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-			    "out of memory arranging %zu heads", H);
+		if ((to = attn_mem_array(B * H * S * D, sizeof *to)) == NULL) {
+			char doing[64];
+
+			snprintf(doing, sizeof doing, "arranging %zu heads", H);
+			return attn_error_nomem(err, NULL, doing);
+		}
 		for (b = 0; b < B; b++)
 			for (h = 0; h < H; h++)
 				for (s = 0; s < S; s++)
 					memcpy(to + ((b * S + s) * H + h) * D,
 					    a->data + ((b * H + h) * S + s) * D,
 					    D * sizeof *to);
-		free(a->data);
+		attn_mem_free(a->data, B * H * S * D * sizeof *to);
 		a->data = to;
 	}
 	a->ndim = 3;
@@ -430,14 +433,15 @@ attn_array_broadcast(struct attn_array *a, size_t B, size_t H, size_t T,
 	if (dims[1] > 1 && dims[0] != B) {
 		/* The heads' blocks repeat for every batch: write them out. */
 		if (attn_size_mul(n, block, &count) != 0 ||
-		    (to = attn_alloc_array(count, sizeof *to)) == NULL)
-			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-			    "out of memory broadcasting to %zu blocks of "
-			    "%zux%zu", n, dims[2], dims[3]);
+		    (to = attn_mem_array(count, sizeof *to)) == NULL) {
+			snprintf(msg, sizeof msg, "broadcasting to %zu blocks "
+			    "of %zux%zu", n, dims[2], dims[3]);
+			return attn_error_nomem(err, NULL, msg);
+		}
 		for (b = 0; b < B; b++)
 			memcpy(to + b * H * block, a->data,
 			    H * block * sizeof *to);
-		free(a->data);
+		attn_mem_free(a->data, attn_array_count(a) * sizeof *a->data);
 		a->data = to;
 	}
 	/* The stack as struct attn_inputs reads it, by its block count. */

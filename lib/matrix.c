@@ -1,8 +1,11 @@
 /*
  * matrix.c - matrices as (rows, cols, stride, data), views that borrow,
  * and the overflow-checked size arithmetic every allocation goes through.
+ * A matrix's numbers are charged to the memory account (memory.c);
+ * attn_alloc_array's are not, since its callers free them with free().
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,36 +30,6 @@ attn_alloc_array(size_t n, size_t size)
 	return malloc(bytes != 0 ? bytes : 1);
 }
 
-char *
-attn_str_ndup(const char *s, size_t len)
-{
-	char *p = malloc(len + 1);
-
-	if (p == NULL)
-		return NULL;
-	memcpy(p, s, len);
-	p[len] = '\0';
-	return p;
-}
-
-/* Doubling keeps every reader linear however its input is shaped. */
-void *
-attn_grow_array(void *p, size_t *cap, size_t need, size_t elsize)
-{
-	size_t ncap = *cap != 0 ? *cap : 16, bytes;
-	void *np;
-
-	while (ncap < need)
-		if (attn_size_mul(ncap, 2, &ncap) != 0)
-			return NULL;
-	if (attn_size_mul(ncap, elsize, &bytes) != 0)
-		return NULL;
-	if ((np = realloc(p, bytes)) == NULL)
-		return NULL;
-	*cap = ncap;
-	return np;
-}
-
 enum attn_status
 attn_matrix_alloc(struct attn_matrix *m, size_t rows, size_t cols,
     struct attn_error *err)
@@ -68,21 +41,27 @@ attn_matrix_alloc(struct attn_matrix *m, size_t rows, size_t cols,
 	    attn_size_mul(n, sizeof(double), &bytes) != 0)
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "a %zux%zu matrix is too large to address", rows, cols);
-	m->data = calloc(n != 0 ? n : 1, sizeof(double));
-	if (m->data == NULL)
-		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "out of memory allocating a %zux%zu matrix (%zu bytes)",
-		    rows, cols, bytes);
+	if ((m->data = attn_mem_zalloc(bytes != 0 ? bytes : 1)) == NULL) {
+		char doing[96];
+
+		snprintf(doing, sizeof doing, "allocating a %zux%zu matrix "
+		    "(%zu bytes)", rows, cols, bytes);
+		return attn_error_nomem(err, NULL, doing);
+	}
 	m->rows = rows;
 	m->cols = cols;
 	m->stride = cols;
 	return ATTN_OK;
 }
 
+/* Given back as attn_matrix_alloc charged it: rows * cols doubles, at
+ * least one byte. */
 void
 attn_matrix_free(struct attn_matrix *m)
 {
-	free(m->data);
+	size_t bytes = m->rows * m->cols * sizeof(double);
+
+	attn_mem_free(m->data, bytes != 0 ? bytes : 1);
 	memset(m, 0, sizeof *m);
 }
 

@@ -15,7 +15,6 @@
 
 #include "read_json.h"
 
-
 /* Labels: an array of strings, member m of the labels object, which is
  * member lm of the bundle. */
 static enum attn_status
@@ -35,7 +34,7 @@ json_labels(struct attn_json *js, const cJSON *arr, const char *which,
 	}
 	/*
 	 * Escapes such as \u001b and \t decode to control characters,
-	 * which string_content_fault cannot see in the text: look in the
+	 * which the scan cannot see in the text: look in the
 	 * decoded strings, and point at the label.  A cursor walks the
 	 * elements alongside, since locating each from the top would make
 	 * many labels quadratic.
@@ -58,20 +57,19 @@ json_labels(struct attn_json *js, const cJSON *arr, const char *which,
 	}
 	if (n == 0)
 		return ATTN_OK;
-	if ((out->names = attn_alloc_array(n, sizeof *out->names)) == NULL)
+	/* n names, NULL until each is made: attn_labels_free frees as many
+	 * as there are */
+	if ((out->names = attn_mem_zalloc(n * sizeof *out->names)) == NULL)
 		goto nomem;
-	for (j = arr->child; j != NULL; j = j->next) {
-		out->names[out->count] = attn_str_ndup(j->valuestring,
-		    strlen(j->valuestring));
-		if (out->names[out->count] == NULL)
+	out->count = n;
+	for (n = 0, j = arr->child; j != NULL; j = j->next, n++)
+		if ((out->names[n] = attn_str_ndup(j->valuestring,
+		    strlen(j->valuestring))) == NULL)
 			goto nomem;
-		out->count++;
-	}
 	return ATTN_OK;
 nomem:
 	attn_labels_free(out);
-	return attn_error_set(js->err, ATTN_ERR_NOMEM, js->name, 0, 0,
-	    "out of memory reading labels");
+	return attn_error_input_nomem(js->err, js->name, "reading labels");
 }
 
 /* The "labels" member (member lm of the bundle): {"query": [..], "key":

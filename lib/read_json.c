@@ -19,6 +19,7 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,17 +179,63 @@ tree_fault(const struct attn_json *js, size_t off)
 		return attn_error_at(js->err, ATTN_ERR_DATA, js->name, js->buf,
 		    js->len, t.start, "number too long: %zu characters (cJSON "
 		    "reads at most %d)", t.end - t.start, CJSON_NUMBER_MAX);
-	return attn_error_set(js->err, ATTN_ERR_NOMEM, js->name, 0, 0,
-	    "out of memory reading JSON input");
+	return attn_error_input_nomem(js->err, js->name, "reading JSON input");
+}
+
+/*
+ * cJSON allocates through these, set once for the process: they charge
+ * the thread's memory account (memory.c) and count what this thread's
+ * tree was charged, which attn_json_close gives back once cJSON_Delete
+ * has freed it, since a free hook is told no size.
+ */
+static _Thread_local size_t tree_cost;
+
+static void *
+tree_alloc(size_t n)
+{
+	const size_t cost = attn_mem_cost(n);
+	void *p;
+
+	if (attn_mem_take(cost) != 0)
+		return NULL;
+	if ((p = malloc(n)) == NULL) {
+		attn_mem_give(cost);
+		return NULL;
+	}
+	tree_cost += cost;
+	return p;
+}
+
+static void
+tree_free(void *p)
+{
+	free(p);
+}
+
+static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
+
+static void
+hooks_init(void)
+{
+	cJSON_Hooks hooks = { tree_alloc, tree_free };
+
+	cJSON_InitHooks(&hooks);
 }
 
 /* cJSON's tree of s[0..n) (NUL-terminated, the NUL counted in the
- * length, so that cJSON never reads past it); *end where it stopped. */
+ * length, so that cJSON never reads past it), charged to js; *end where
+ * it stopped. */
 static cJSON *
-tree(const char *s, size_t n, const char **end)
+tree(struct attn_json *js, const char *s, size_t n, const char **end)
 {
+	cJSON *root;
+
+	pthread_once(&hooks_once, hooks_init);
 	*end = NULL;
-	return cJSON_ParseWithLengthOpts(s, n + 1, end, 0);
+	tree_cost = 0;
+	root = cJSON_ParseWithLengthOpts(s, n + 1, end, 0);
+	js->tree_bytes += tree_cost;
+	return root;
 }
 
 enum attn_status
@@ -211,9 +258,8 @@ attn_json_parse(struct attn_json *js, const char *name, const char *buf,
 	/* The text with each plain array cut down to "[]", and a NUL. */
 	for (k = 0; k < ps->n; k++)
 		cut += ps->v[k].end - ps->v[k].start - 2;
-	if ((copy = malloc(len - cut + 1)) == NULL)
-		return attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
-		    "out of memory reading JSON input");
+	if ((copy = attn_mem_alloc(len - cut + 1)) == NULL)
+		return attn_error_input_nomem(err, name, "reading JSON input");
 	for (k = 0; k < ps->n; k++) {
 		memcpy(copy + o, buf + from, ps->v[k].start - from);
 		o += ps->v[k].start - from;
@@ -224,19 +270,19 @@ attn_json_parse(struct attn_json *js, const char *name, const char *buf,
 	memcpy(copy + o, buf + from, len - from);
 	o += len - from;
 	copy[o] = '\0';
-	if ((js->root = tree(copy, o, &end)) == NULL) {
-		/* Where it fails, in the whole text. */
-		if (ps->n > 0 && o < len) {
-			free(copy);
-			if ((copy = malloc(len + 1)) == NULL)
+	if ((js->root = tree(js, copy, o, &end)) == NULL) {
+		/* Where it fails, in the whole text, unless out of memory. */
+		if (ps->n > 0 && o < len && !attn_mem_refused()) {
+			attn_mem_free(copy, o + 1);
+			if ((copy = attn_mem_alloc((o = len) + 1)) == NULL)
 				return tree_fault(js, len);
 			memcpy(copy, buf, len);
 			copy[len] = '\0';
-			cJSON_Delete(tree(copy, len, &end));
+			cJSON_Delete(tree(js, copy, len, &end));
 		}
 		st = tree_fault(js, end != NULL ? (size_t)(end - copy) : len);
 	}
-	free(copy);
+	attn_mem_free(copy, o + 1);
 	return st;
 }
 
@@ -245,6 +291,8 @@ attn_json_close(struct attn_json *js)
 {
 	cJSON_Delete(js->root);
 	js->root = NULL;
+	attn_mem_give(js->tree_bytes);
+	js->tree_bytes = 0;
 	attn_json_plains_free(&js->plain);
 }
 
@@ -260,12 +308,11 @@ static enum attn_status
 plain_values(const struct attn_json *js, const size_t *base, size_t nbase,
     unsigned flags, struct attn_array *a)
 {
-	size_t path[ATTN_JSON_PATH_MAX] = { 0 }, n = 1, f, k, d, off;
+	size_t path[ATTN_JSON_PATH_MAX] = { 0 }, n = attn_array_count(a), f, k;
+	size_t d, off;
 	struct attn_json_token t;
 	char msg[ATTN_MSG_MAX];
 
-	for (d = 0; d < a->ndim; d++)
-		n *= a->shape[d];
 	for (f = 0; f < n && attn_value_plain(flags, a->data[f]); f++)
 		;
 	if (f == n)
@@ -445,9 +492,8 @@ attn_json_array(struct attn_json *js, const cJSON *root, const size_t *base,
 		if (nv == cap) {
 			if ((nd = attn_grow_array(data, &cap, nv + 1,
 			    sizeof *data)) == NULL) {
-				st = attn_error_set(js->err, ATTN_ERR_NOMEM,
-				    js->name, 0, 0,
-				    "out of memory reading JSON input");
+				st = attn_error_input_nomem(js->err, js->name,
+				    "reading JSON input");
 				goto fail;
 			}
 			data = nd;
@@ -457,9 +503,8 @@ attn_json_array(struct attn_json *js, const cJSON *root, const size_t *base,
 		idx[d]++;
 	}
 
-	/* Give back the slack of the doubling; keep it if realloc fails. */
-	if ((nd = realloc(data, nv * sizeof *data)) != NULL)
-		data = nd;
+	/* Give back the slack of the doubling: exactly its numbers. */
+	data = attn_mem_realloc(data, cap * sizeof *data, nv * sizeof *data);
 	out->ndim = ndim;
 	memcpy(out->shape, shape, sizeof shape);
 	out->data = data;
@@ -474,7 +519,7 @@ ragged:
 	idx[d] = shape[d] < c ? shape[d] : c;
 	st = attn_json_fail(js, path, nbase + d + 1, 0, msg);
 fail:
-	free(data);
+	attn_mem_free(data, cap * sizeof *data);
 	return st;
 }
 

@@ -93,8 +93,8 @@ read_line(const char *name, const char *buf, size_t len, size_t ls,
 		if ((nd = attn_grow_array(l->data, &l->cap, l->n + count,
 		    sizeof *nd)) == NULL) {
 			attn_array_free(&a);
-			return attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
-			    "out of memory reading JSON Lines");
+			return attn_error_input_nomem(err, name,
+			    "reading JSON Lines");
 		}
 		l->data = nd;
 	}
@@ -131,7 +131,7 @@ attn_read_jsonl(const char *name, const char *buf, size_t len,
 			continue;
 		if ((st = read_line(name, buf, len, i, le, lineno, flags, &l,
 		    err)) != ATTN_OK) {
-			free(l.data);
+			attn_mem_free(l.data, l.cap * sizeof *l.data);
 			return st;
 		}
 	}
@@ -142,6 +142,8 @@ attn_read_jsonl(const char *name, const char *buf, size_t len,
 	out->shape[0] = l.count;
 	out->shape[1] = l.shape[0];
 	out->shape[2] = l.ndim == 2 ? l.shape[1] : 0;
-	out->data = l.data;
+	/* exactly its numbers, as arrays hold them */
+	out->data = attn_mem_realloc(l.data, l.cap * sizeof *l.data,
+	    l.n * sizeof *l.data);
 	return ATTN_OK;
 }

@@ -594,9 +594,14 @@ attn_read_npy(const char *name, const char *buf, size_t len, unsigned flags,
 		    h.end + bytes, "%zu bytes of trailing data after the %zu "
 		    "of shape %s of %s", have - bytes, bytes, sh, h.descr);
 
-	if ((out->data = attn_alloc_array(count, sizeof(double))) == NULL)
-		return attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
-		    "out of memory reading %zu numbers", count);
+	if ((out->data = attn_mem_array(count, sizeof(double))) == NULL) {
+		char doing[64];
+
+		snprintf(doing, sizeof doing, "reading %zu numbers", count);
+		return attn_error_input_nomem(err, name, doing);
+	}
+	out->ndim = h.ndim;
+	memcpy(out->shape, h.shape, sizeof out->shape);
 	for (i = 0; i < count; i++) {
 		const size_t off = h.end + i * size;
 
@@ -607,7 +612,5 @@ attn_read_npy(const char *name, const char *buf, size_t len, unsigned flags,
 			return st;
 		}
 	}
-	out->ndim = h.ndim;
-	memcpy(out->shape, h.shape, sizeof out->shape);
 	return ATTN_OK;
 }

@@ -112,14 +112,14 @@ repr_number(const struct repr_reader *r, const char *s, size_t n,
 	}
 	if (k == n)
 		return attn_parse_number(s, n, x);
-	copy = n <= sizeof small ? small : malloc(n);
+	copy = n <= sizeof small ? small : attn_mem_alloc(n);
 	if (copy == NULL)
 		return -1;
 	memcpy(copy, s, k);
 	memcpy(copy + k, s + k + 1, n - k - 1);
 	rc = attn_parse_number(copy, n - 1, x);
 	if (copy != small)
-		free(copy);
+		attn_mem_free(copy, n);
 	return rc;
 }
 
@@ -195,8 +195,8 @@ number(struct repr_reader *r, size_t i, size_t j)
 	if (r->nvals == r->cap) {
 		if ((nv = attn_grow_array(r->vals, &r->cap, r->nvals + 1,
 		    sizeof *nv)) == NULL)
-			return attn_error_set(r->err, ATTN_ERR_NOMEM, r->name,
-			    0, 0, "out of memory reading a printed array");
+			return attn_error_input_nomem(r->err, r->name,
+			    "reading a printed array");
 		r->vals = nv;
 	}
 	r->vals[r->nvals++] = x;
@@ -350,7 +350,6 @@ attn_read_repr(const char *name, const char *buf, size_t len,
 	};
 	enum attn_status st;
 	size_t i, call, d;
-	double *shrunk;
 
 	memset(out, 0, sizeof *out);
 
@@ -375,15 +374,14 @@ attn_read_repr(const char *name, const char *buf, size_t len,
 		goto fail;
 	}
 
-	/* Give back the slack of the doubling; keep it if realloc fails. */
-	if ((shrunk = realloc(r.vals, r.nvals * sizeof *shrunk)) != NULL)
-		r.vals = shrunk;
+	/* Give back the slack of the doubling: exactly its numbers. */
+	out->data = attn_mem_realloc(r.vals, r.cap * sizeof *r.vals,
+	    r.nvals * sizeof *r.vals);
 	out->ndim = r.ndim;
 	for (d = 0; d < r.ndim; d++)
 		out->shape[d] = r.shape[d];
-	out->data = r.vals;
 	return ATTN_OK;
 fail:
-	free(r.vals);
+	attn_mem_free(r.vals, r.cap * sizeof *r.vals);
 	return st;
 }

@@ -88,8 +88,7 @@ struct text_reader {
 static enum attn_status
 nomem(struct text_reader *r)
 {
-	return attn_error_set(r->err, ATTN_ERR_NOMEM, r->name, 0, 0,
-	    "out of memory reading text input");
+	return attn_error_input_nomem(r->err, r->name, "reading text input");
 }
 
 /* Report the data error msg at byte offset off. */
@@ -352,7 +351,7 @@ field_label(const struct text_reader *r, const struct field *f)
 	if (!f->quoted)
 		return attn_str_ndup(s, len);
 	/* Quoted: s[0] and s[len - 1] are the quotes. */
-	if ((p = malloc(len)) == NULL)
+	if ((p = attn_mem_alloc(len)) == NULL)
 		return NULL;
 	for (i = 1; i + 1 < len; i++) {
 		p[n++] = s[i];
@@ -360,7 +359,8 @@ field_label(const struct text_reader *r, const struct field *f)
 			i++;	/* the second quote of "" */
 	}
 	p[n] = '\0';
-	return p;
+	/* a label holds exactly its string, as attn_labels_free gives back */
+	return attn_mem_realloc(p, len, n + 1);
 }
 
 /* A label may hold no control character: it is written to the terminal.
@@ -370,6 +370,12 @@ check_label(struct text_reader *r, const struct field *f)
 {
 	return attn_label_control(r->err, r->name, r->buf, r->len, f->off,
 	    r->buf + f->off, f->len);
+}
+
+static void
+free_label(char *s)
+{
+	attn_mem_free(s, strlen(s) + 1);
 }
 
 static enum attn_status
@@ -606,12 +612,12 @@ data_row(struct text_reader *r, size_t le)
 
 fail:
 	if (r->labelled)
-		free(r->labels[r->rows]);
+		free_label(r->labels[r->rows]);
 	return st;
 
 ragged:
 	if (r->labelled)
-		free(r->labels[r->rows]);
+		free_label(r->labels[r->rows]);
 	/* At the first extra field, or at the end of a short line. */
 	return attn_error_at(r->err, ATTN_ERR_DATA, r->name, r->buf, r->len,
 	    nv > r->cols ? f[first + r->cols].off : le,
@@ -776,17 +782,18 @@ header_labels(struct text_reader *r, struct attn_labels *out)
 	for (k = first; k < r->header.n; k++)
 		if (is_empty(&r->header.v[k]))
 			return ATTN_OK;
-	if ((out->names = attn_alloc_array(r->cols, sizeof *out->names)) ==
+	/* count names, NULL until each is made: attn_labels_free frees as
+	 * many as there are */
+	if ((out->names = attn_mem_zalloc(r->cols * sizeof *out->names)) ==
 	    NULL)
 		return nomem(r);
-	for (k = first; k < r->header.n; k++) {
-		if ((out->names[out->count] = field_label(r,
+	out->count = r->cols;
+	for (k = first; k < r->header.n; k++)
+		if ((out->names[k - first] = field_label(r,
 		    &r->header.v[k])) == NULL) {
 			attn_labels_free(out);
 			return nomem(r);
 		}
-		out->count++;
-	}
 	return ATTN_OK;
 }
 
@@ -826,13 +833,13 @@ reader_free(struct text_reader *r)
 {
 	size_t i;
 
-	free(r->line.v);
-	free(r->header.v);
-	free(r->vals);
+	attn_mem_free(r->line.v, r->line.cap * sizeof *r->line.v);
+	attn_mem_free(r->header.v, r->header.cap * sizeof *r->header.v);
+	attn_mem_free(r->vals, r->capvals * sizeof *r->vals);
 	if (r->labelled)
 		for (i = 0; i < r->rows; i++)
-			free(r->labels[i]);
-	free(r->labels);
+			free_label(r->labels[i]);
+	attn_mem_free(r->labels, r->caplabels * sizeof *r->labels);
 }
 
 enum attn_status
@@ -845,7 +852,6 @@ attn_read_text(const char *name, const char *buf, size_t len,
 	char p[ATTN_PREVIEW_MAX + 4];
 	size_t i = 0, ls, le, end, bad;
 	enum attn_status st;
-	double *shrunk;
 
 	memset(out, 0, sizeof *out);
 	memset(&r, 0, sizeof r);
@@ -928,9 +934,10 @@ attn_read_text(const char *name, const char *buf, size_t len,
 		memset(out, 0, sizeof *out);
 		return st;
 	}
-	/* Give back the slack of the doubling; keep it if realloc fails. */
-	if ((shrunk = realloc(r.vals, r.nvals * sizeof *shrunk)) != NULL)
-		r.vals = shrunk;
+	/* Give back the slack of the doubling: exactly its numbers. */
+	r.vals = attn_mem_realloc(r.vals, r.capvals * sizeof *r.vals,
+	    r.nvals * sizeof *r.vals);
+	r.capvals = r.nvals;
 	out->ndim = 2;
 	out->shape[0] = r.rows;
 	out->shape[1] = r.cols;
@@ -951,12 +958,14 @@ attn_read_text(const char *name, const char *buf, size_t len,
 		return st;
 	}
 	if (r.labelled) {
+		/* exactly its names, as attn_labels_free gives back */
 		out->row_labels.count = r.rows;
-		out->row_labels.names = r.labels;
+		out->row_labels.names = attn_mem_realloc(r.labels,
+		    r.caplabels * sizeof *r.labels, r.rows * sizeof *r.labels);
 	} else {
-		free(r.labels);
+		attn_mem_free(r.labels, r.caplabels * sizeof *r.labels);
 	}
-	free(r.line.v);
-	free(r.header.v);
+	attn_mem_free(r.line.v, r.line.cap * sizeof *r.line.v);
+	attn_mem_free(r.header.v, r.header.cap * sizeof *r.header.v);
 	return ATTN_OK;
 }

@@ -69,9 +69,8 @@ attn_rope_rotate(const struct attn_config *cfg, struct attn_matrix *x,
 	double *theta;
 	size_t r, h, m, a, b;
 
-	if ((theta = attn_alloc_array(half + 1, sizeof *theta)) == NULL)
-		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "out of memory for %zu RoPE frequencies", half);
+	if ((theta = attn_mem_array(half + 1, sizeof *theta)) == NULL)
+		return attn_error_nomem(err, NULL, "for RoPE's frequencies");
 	/* inv_freq = 1.0 / (base ** (arange(0, d, 2) / d)) */
 	for (m = 0; m < half; m++)
 		theta[m] = 1.0 / pow(cfg->rope_base,
@@ -94,6 +93,6 @@ attn_rope_rotate(const struct attn_config *cfg, struct attn_matrix *x,
 			}
 		}
 	}
-	free(theta);
+	attn_mem_free(theta, (half + 1) * sizeof *theta);
 	return ATTN_OK;
 }

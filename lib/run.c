@@ -55,7 +55,7 @@ attn_stages_free(struct attn_stages *s)
 	for (i = 0; i < ATTN_STAGE_COUNT; i++)
 		attn_matrix_free(&s->stage[i]);
 	attn_matrix_free(&s->sinks);
-	free(s->masked);
+	attn_mem_free(s->masked, s->nmasked * sizeof *s->masked);
 	memset(s, 0, sizeof *s);
 }
 
@@ -209,9 +209,9 @@ find_masked_rows(struct attn_stages *out, struct attn_error *err)
 		n += *attn_at(lse, i, 0) == -INFINITY;
 	if (n == 0)
 		return ATTN_OK;
-	if ((out->masked = attn_alloc_array(n, sizeof *out->masked)) == NULL)
-		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "out of memory");
+	if ((out->masked = attn_mem_array(n, sizeof *out->masked)) == NULL)
+		return attn_error_nomem(err, NULL, "listing the rows with no "
+		    "key");
 	for (i = 0; i < lse->rows; i++)
 		if (*attn_at(lse, i, 0) == -INFINITY)
 			out->masked[out->nmasked++] = i;

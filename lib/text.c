@@ -136,7 +136,7 @@ attn_dash_fault(const char *s, size_t n, char *msg, size_t size)
 	for (i = attn_ascii_len(s, n); i < n; i++)
 		if (dash_at(s + i, n - i) < NDASHES)
 			break;
-	if (i == n || (copy = malloc(n)) == NULL)
+	if (i == n || (copy = attn_mem_alloc(n)) == NULL)
 		return n;
 	memcpy(copy, s, i);	/* what comes before the first dash */
 	for (k = i; i < n; i++) {
@@ -152,7 +152,7 @@ attn_dash_fault(const char *s, size_t n, char *msg, size_t size)
 		}
 	}
 	rc = attn_parse_number(copy, k, &x);
-	free(copy);
+	attn_mem_free(copy, n);
 	if (rc < 0)
 		return n;
 	attn_text_preview(p, ATTN_PREVIEW_MAX, s, n);

@@ -8,6 +8,9 @@
  * depend on the thread count.  A thread that cannot be started is done
  * without, since the caller's thread runs tasks too.
  *
+ * A worker charges its allocations to the memory account of the thread
+ * that started it.
+ *
  * The CPU count is the online CPUs, narrowed by the affinity mask
  * (taskset, cpusets) and by a cgroup CPU quota (containers, systemd's
  * CPUQuota), rounded up: more threads than that only take turns.
@@ -27,6 +30,7 @@
 
 struct pool {
 	const struct attn_pool_job *job;
+	struct attn_memory *account;	/* the caller's, for its workers */
 	atomic_size_t next;		/* the next task to hand out */
 	pthread_mutex_t lock;		/* guards done and progress calls */
 	size_t done;
@@ -63,6 +67,7 @@ worker_main(void *arg)
 {
 	struct worker *w = arg;
 
+	attn_memory_use(w->pool->account);
 	pool_work(w->pool, w->index);
 	return NULL;
 }
@@ -85,10 +90,11 @@ attn_pool_run(const struct attn_pool_job *job)
 	size_t i, started = 0;
 
 	pl.job = job;
+	pl.account = attn_memory_current();
 	atomic_init(&pl.next, 0);
 	pthread_mutex_init(&pl.lock, NULL);
 	pl.done = 0;
-	if (n > 1 && (w = attn_alloc_array(n, sizeof *w)) != NULL)
+	if (n > 1 && (w = attn_mem_array(n, sizeof *w)) != NULL)
 		for (i = 1; i < n; i++) {
 			w[started].pool = &pl;
 			w[started].index = i;
@@ -100,7 +106,7 @@ attn_pool_run(const struct attn_pool_job *job)
 	pool_work(&pl, 0);
 	for (i = 0; i < started; i++)
 		pthread_join(w[i].thread, NULL);
-	free(w);
+	attn_mem_free(w, n * sizeof *w);
 	pthread_mutex_destroy(&pl.lock);
 }
 

@@ -238,7 +238,7 @@ prlimit_part() {
 		case $kind in
 		stages|output) sizes="100 300 500 700 1000 2000" ;;
 		stream) sizes="1000 4000 10000 20000" ;;
-		csv-matrix) sizes="1000 4000 10000 20000 40000" ;;
+		csv-matrix) sizes="1000 4000 10000 40000 120000" ;;
 		# 2 bytes a value on disk, 8 once read
 		npy-f2) sizes="$((limit / 100)) $((limit / 20)) $((limit / 8))
 		    $((limit / 4)) $((limit / 2))" ;;

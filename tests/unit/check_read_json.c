@@ -3,8 +3,8 @@
  * without cJSON: every number of random arrays of 1 to 4 dimensions,
  * written every way JSON allows, read back exactly, at the top and as the
  * members of bundles and layers; cJSON left with no number of them to
- * parse (counted through its allocation hooks); and the arrays that are
- * not quite plain read, or refused, as cJSON's way reads them.
+ * parse (counted through libattn's allocation hooks); and the arrays
+ * that are not quite plain read, or refused, as cJSON's way reads them.
  *
  * Inputs are copied into buffers of exactly their length, so that
  * AddressSanitizer catches a read one byte too far.
@@ -17,7 +17,7 @@
 
 #include <cJSON.h>
 
-#include "internal.h"
+#include "read_json.h"
 #include "ref.h"
 #include "suites.h"
 
@@ -244,33 +244,28 @@ END_TEST
 
 /* ---------------------------------------------------------------- cJSON */
 
-/* What cJSON allocates while hooked. */
-static size_t cjson_allocs;
-
-static void *
-counting_malloc(size_t n)
-{
-	cjson_allocs++;
-	return malloc(n);
-}
-
-/* How many allocations cJSON makes while text is read with flags, as an
- * array (bundle 0) or as a bundle; the read must succeed. */
+/* The cJSON nodes of the tree of text (as many as its bytes charged to
+ * the memory account would hold: cJSON allocates through libattn's
+ * hooks), read as an array (bundle 0) or as a bundle, which must read. */
 static size_t
-cjson_allocs_reading(const char *text, unsigned flags, int bundle)
+cjson_nodes_reading(const char *text, unsigned flags, int bundle)
 {
-	cJSON_Hooks hooks = { counting_malloc, free };
+	const size_t node = attn_mem_cost(sizeof(cJSON));
+	struct attn_json js;
 	struct attn_array a;
 	struct attn_bundle b;
 	struct attn_error err;
-	size_t len = strlen(text);
+	size_t len = strlen(text), bytes;
 	char *buf = malloc(len);
 	enum attn_status st;
 
 	ck_assert_ptr_nonnull(buf);
 	memcpy(buf, text, len);
-	cjson_allocs = 0;
-	cJSON_InitHooks(&hooks);
+	ck_assert_int_eq(attn_json_parse(&js, "in.json", buf, len, &err),
+	    ATTN_OK);
+	bytes = js.tree_bytes;
+	attn_json_close(&js);
+	/* and it reads */
 	if (bundle) {
 		st = attn_read_bundle("in.json", buf, len, flags, &b, &err);
 		if (st == ATTN_OK)
@@ -281,10 +276,9 @@ cjson_allocs_reading(const char *text, unsigned flags, int bundle)
 		if (st == ATTN_OK)
 			attn_array_free(&a);
 	}
-	cJSON_InitHooks(NULL);
 	free(buf);
 	ck_assert_msg(st == ATTN_OK, "%s", err.msg);
-	return cjson_allocs;
+	return bytes / node;
 }
 
 /* A 40 x 25 matrix of numbers; with a word, its first one is "true". */
@@ -321,17 +315,17 @@ START_TEST(cjson_parses_no_number_of_a_plain_array)
 	ck_assert_ptr_nonnull(bundle);
 	sprintf(bundle, "{\"Q\": %s, \"K\": %s,\n \"V\": %s}", plain, plain,
 	    plain);
-	as_array = cjson_allocs_reading(plain, ATTN_READ_FINITE, 0);
-	as_bundle = cjson_allocs_reading(bundle, ATTN_READ_FINITE, 1);
+	as_array = cjson_nodes_reading(plain, ATTN_READ_FINITE, 0);
+	as_bundle = cjson_nodes_reading(bundle, ATTN_READ_FINITE, 1);
 	/* a bias's "-inf" is no plain number: cJSON reads all 1000, which
 	 * shows that the count sees them */
-	with_word = cjson_allocs_reading(word, ATTN_READ_BIAS, 0);
-	ck_assert_msg(as_array <= 2, "cJSON allocated %zu times for a plain "
-	    "array of 1000 numbers", as_array);
-	ck_assert_msg(as_bundle <= 10, "cJSON allocated %zu times for a "
-	    "bundle of 3000 plain numbers", as_bundle);
-	ck_assert_msg(with_word >= 1000, "cJSON allocated only %zu times for "
-	    "1000 values", with_word);
+	with_word = cjson_nodes_reading(word, ATTN_READ_BIAS, 0);
+	ck_assert_msg(as_array <= 2, "cJSON's tree of a plain array of 1000 "
+	    "numbers took %zu nodes' worth", as_array);
+	ck_assert_msg(as_bundle <= 10, "cJSON's tree of a bundle of 3000 "
+	    "plain numbers took %zu nodes' worth", as_bundle);
+	ck_assert_msg(with_word >= 1000, "cJSON's tree of 1000 values took "
+	    "only %zu nodes' worth", with_word);
 	free(bundle);
 	free(word);
 	free(plain);

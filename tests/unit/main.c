@@ -15,7 +15,7 @@ main(void)
 		stream_suite, props_suite, api_suite, grad_suite, random_suite,
 		sinks_suite, layer_suite, rope_suite, project_suite,
 		npy_suite, layout_suite,
-		emulate_suite, compare_suite, mask_suite,
+		emulate_suite, compare_suite, mask_suite, memory_suite,
 	};
 	SRunner *sr = srunner_create(NULL);
 	size_t i;

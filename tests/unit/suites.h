@@ -33,5 +33,6 @@ Suite *layout_suite(void);
 Suite *emulate_suite(void);
 Suite *compare_suite(void);
 Suite *mask_suite(void);
+Suite *memory_suite(void);
 
 #endif
