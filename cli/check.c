@@ -66,18 +66,6 @@ squeeze(const size_t *dim, size_t ndim, size_t *out)
 	return n;
 }
 
-/* "2x3x4" */
-static void
-dims_text(char *buf, size_t size, const size_t *dim, size_t ndim)
-{
-	size_t d, n = 0;
-
-	buf[0] = '\0';
-	for (d = 0; d < ndim && n < size; d++)
-		n += (size_t)snprintf(buf + n, size - n, d > 0 ? "x%zu" : "%zu",
-		    dim[d]);
-}
-
 /* "B x H x T x d_v": the dims of stage s in symbols, each from its axis
  * (the KV heads of grad_k and grad_v are G; several heads' columns side
  * by side are H*d_v or G*d_k). */
@@ -156,9 +144,9 @@ shape_error(const struct options *o, const struct attn_stages *st,
 	char want[96], got[96], legend[64], hint[200];
 	size_t swap[ATTN_MAX_DIMS];
 
-	dims_text(want, sizeof want, sh->dim, nd);
+	attn_dims_text(want, sizeof want, sh->dim, nd);
 	dims_legend(legend, sizeof legend, c->stage, sh);
-	dims_text(got, sizeof got, c->file.shape, c->file.ndim);
+	attn_dims_text(got, sizeof got, c->file.shape, c->file.ndim);
 	snprintf(hint, sizeof hint, ": it needs the stage's shape (dims of 1 "
 	    "aside) or its blocks one under another (%zux%zu)",
 	    attn_shape_count(sh) / sh->dim[nd - 1], sh->dim[nd - 1]);
@@ -405,7 +393,7 @@ report_table(FILE *fp, const struct options *o, const struct attn_stages *st,
 	char dims[96], a[ATTN_NUM_MAX], b[ATTN_NUM_MAX], e[ATTN_NUM_MAX];
 	char at[96], why[1024], legend[64];
 
-	dims_text(dims, sizeof dims, c->shape.dim, c->shape.ndim);
+	attn_dims_text(dims, sizeof dims, c->shape.dim, c->shape.ndim);
 	dims_legend(legend, sizeof legend, c->stage, &c->shape);
 	fprintf(fp, "check %s [%s = %s] against ",
 	    attn_stage_table[c->stage].name, legend, dims);

@@ -56,18 +56,6 @@ display_name(const char *path)
 	return strcmp(path, "-") == 0 ? STDIN_NAME : path;
 }
 
-/* "2x3x4": the shape of an array as written. */
-static void
-shape_str(char *buf, size_t size, const struct attn_array *a)
-{
-	size_t d, n = 0;
-
-	buf[0] = '\0';
-	for (d = 0; d < a->ndim && n < size; d++)
-		n += (size_t)snprintf(buf + n, size - n, d ? "x%zu" : "%zu",
-		    a->shape[d]);
-}
-
 /* The readers' notices (a one-column file's first line read as its
  * header), one warning line each; the run goes on. */
 static void
@@ -247,7 +235,7 @@ load_sinks(const char *path, struct inputs *in, struct attn_error *err)
 	    ATTN_READ_SINKS, a, err)) != ATTN_OK)
 		return st;
 	if (a->ndim > 2) {
-		shape_str(shape, sizeof shape, a);
+		attn_dims_text(shape, sizeof shape, a->shape, a->ndim);
 		return attn_error_set(err, ATTN_ERR_DATA, in->name[IN_SINKS], 0,
 		    0, "the sinks are %s: give one sink logit per head, in a "
 		    "row or a column", shape);
@@ -269,7 +257,7 @@ batches_of(struct inputs *in, size_t n, size_t *batches,
 		const struct attn_array *a = &in->arr[i];
 
 		if (a->ndim > 3) {
-			shape_str(s0, sizeof s0, a);
+			attn_dims_text(s0, sizeof s0, a->shape, a->ndim);
 			return attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0, 0,
 			    "%s is %zu-D (%s): embeddings are 2-D, or a 3-D "
 			    "stack of them (4-D is for Q, K and V, laid out as "
@@ -279,8 +267,10 @@ batches_of(struct inputs *in, size_t n, size_t *batches,
 	}
 	for (i = 1; i < n; i++)
 		if (b[i] != b[0]) {
-			shape_str(s0, sizeof s0, &in->arr[0]);
-			shape_str(s1, sizeof s1, &in->arr[i]);
+			attn_dims_text(s0, sizeof s0, in->arr[0].shape,
+			    in->arr[0].ndim);
+			attn_dims_text(s1, sizeof s1, in->arr[i].shape,
+			    in->arr[i].ndim);
 			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 			    "batch mismatch: %s is %s but %s is %s: %s must "
 			    "all be 2-D, or all 3-D stacks of the same number "
@@ -300,8 +290,8 @@ check_grad_batches(const struct inputs *in, struct attn_error *err)
 
 	if (a->ndim <= 2 || (a->ndim == 3 && a->shape[0] == in->in.batches))
 		return ATTN_OK;
-	shape_str(got, sizeof got, a);
-	shape_str(q, sizeof q, &in->arr[IN_Q]);
+	attn_dims_text(got, sizeof got, a->shape, a->ndim);
+	attn_dims_text(q, sizeof q, in->arr[IN_Q].shape, in->arr[IN_Q].ndim);
 	return attn_error_set(err, ATTN_ERR_DATA, in->name[IN_DO], 0, 0,
 	    "shape mismatch: dO is %s but %s is %s: dO, the gradient of the "
 	    "output, holds a block per batch of %s (B x T x H*d_v)", got,
@@ -336,7 +326,7 @@ blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
 	    (a->ndim <= 2 || a->shape[0] == B) &&
 	    (a->ndim <= 3 || a->shape[1] == heads))
 		return ATTN_OK;
-	shape_str(got, sizeof got, a);
+	attn_dims_text(got, sizeof got, a->shape, a->ndim);
 	stacks[0] = '\0';
 	if (B > 1 && heads > 1)
 		snprintf(stacks, sizeof stacks, ", or B = %zu or B*H = %zu of "

@@ -237,13 +237,9 @@ print_dims(const struct printer *p, enum attn_stage s, char *buf,
     size_t size)
 {
 	struct attn_shape sh;
-	size_t d, n = 0;
 
 	attn_stage_shape(p->st, s, &sh);
-	buf[0] = '\0';
-	for (d = 0; d < sh.ndim && n < size; d++)
-		n += (size_t)snprintf(buf + n, size - n, d > 0 ? "x%zu" : "%zu",
-		    sh.dim[d]);
+	attn_dims_text(buf, size, sh.dim, sh.ndim);
 }
 
 const char *

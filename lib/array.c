@@ -1,11 +1,13 @@
 /*
  * array.c - arrays as the readers return them: their 2-D view, their
- * count and their release.  Every reader, read.c and the schemas of
+ * count and their release, and the dims of any shape counted and written
+ * out ("2x3x4").  Every reader, read.c and the schemas of
  * layers and bundles build and free arrays and labels, so these sit
  * below all of them.  What an array holds was charged to the memory
  * account by size (memory.c): its numbers exactly its shape, each label
  * its own length, and that is what is given back.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,14 +57,31 @@ attn_labels_free(struct attn_labels *l)
 }
 
 size_t
+attn_dims_count(const size_t *dims, size_t n)
+{
+	size_t d, count = 1;
+
+	for (d = 0; d < n; d++)
+		count *= dims[d];
+	return count;
+}
+
+void
+attn_dims_text(char *buf, size_t size, const size_t *dims, size_t n)
+{
+	size_t d, len = 0;
+
+	buf[0] = '\0';
+	for (d = 0; d < n && len < size; d++)
+		len += (size_t)snprintf(buf + len, size - len, d > 0 ? "x%zu" :
+		    "%zu", dims[d]);
+}
+
+/* The reader allocated them: the product fits. */
+size_t
 attn_array_count(const struct attn_array *a)
 {
-	size_t d, n = 1;
-
-	/* The reader allocated them: the product fits. */
-	for (d = 0; d < a->ndim; d++)
-		n *= a->shape[d];
-	return n;
+	return attn_dims_count(a->shape, a->ndim);
 }
 
 /* The readers hold an array's numbers in a block of exactly its shape. */

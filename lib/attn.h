@@ -618,7 +618,7 @@ void attn_stages_free(struct attn_stages *s);
  * for k, v, k_rot, grad_k and grad_v, the S x d_k or S x d_v columns of
  * the KV head that h reads (attn_kv_head); for projected, all of batch
  * b.  Empty (0 x 0, data NULL) when s is not held. */
-struct attn_matrix attn_stage_block(const struct attn_stages *st,
+struct attn_matrix attn_stage_block(const struct attn_stages *stages,
     enum attn_stage s, size_t b, size_t h);
 
 /*
@@ -657,18 +657,18 @@ struct attn_shape {
 					 * else 1 */
 };
 
-void attn_stage_shape(const struct attn_stages *st, enum attn_stage s,
+void attn_stage_shape(const struct attn_stages *stages, enum attn_stage s,
     struct attn_shape *sh);
 
 /*
- * The blocks of the inputs that batch b and head h of a run read, as views
- * of in (which st was computed from): q is T x d_k, k is S x d_k and v is
- * S x d_v (of the KV head that h reads), mask and bias are T x S (data
- * NULL when absent), read with attn_input_at since they may broadcast.
- * With a projection layer or RoPE the kernel read what the passes made:
- * q, k and v are then views of st's q_rot, k_rot, q, k and v, the first
- * of them held (so a caller keeps them).  For printers that write the
- * arithmetic out.
+ * The blocks of the inputs that batch b and head h of a run read, as
+ * views of in (which stages was computed from): q is T x d_k, k is
+ * S x d_k and v is S x d_v (of the KV head that h reads), mask and bias
+ * are T x S (data NULL when absent), read with attn_input_at since they
+ * may broadcast.  With a projection layer or RoPE the kernel read what
+ * the passes made: q, k and v are then views of stages' q_rot, k_rot, q,
+ * k and v, the first of them held (so a caller keeps them).  For
+ * printers that write the arithmetic out.
  */
 struct attn_head_inputs {
 	struct attn_matrix q, k, v, mask, bias;
@@ -683,7 +683,7 @@ attn_input_at(const struct attn_matrix *m, size_t i, size_t j)
 	return *attn_at(m, i, m->cols == 1 ? 0 : j);
 }
 
-void attn_head_inputs(const struct attn_stages *st,
+void attn_head_inputs(const struct attn_stages *stages,
     const struct attn_inputs *in, size_t b, size_t h,
     struct attn_head_inputs *out);
 
@@ -691,12 +691,12 @@ void attn_head_inputs(const struct attn_stages *st,
 size_t attn_shape_count(const struct attn_shape *sh);
 
 /* Block n of stage s as attn_stage_shape counts blocks: an R x C view. */
-struct attn_matrix attn_shape_block(const struct attn_stages *st,
+struct attn_matrix attn_shape_block(const struct attn_stages *stages,
     enum attn_stage s, size_t n);
 
 /* Copy stage s (held) into out, attn_shape_count elements, in C order of
  * its shape: what numpy.save of the stage would hold. */
-void attn_stage_flatten(const struct attn_stages *st, enum attn_stage s,
+void attn_stage_flatten(const struct attn_stages *stages, enum attn_stage s,
     double *out);
 
 /* Where an element of a stage sits, counted from 0: for output the head
@@ -706,14 +706,14 @@ struct attn_where {
 };
 
 /* The place of element `flat` (in C order of the shape) of stage s. */
-void attn_stage_where(const struct attn_stages *st, enum attn_stage s,
+void attn_stage_where(const struct attn_stages *stages, enum attn_stage s,
     size_t flat, struct attn_where *w);
 
 /* The place of element (i, j) of block n of stage s (attn_shape_block's
  * blocks, in any layout): the batch of the block, the head of its column
  * j (a KV head for the stages laid out as K and V; 0 for projected),
  * row i, and j's column within that head. */
-void attn_shape_block_where(const struct attn_stages *st,
+void attn_shape_block_where(const struct attn_stages *stages,
     enum attn_stage s, size_t n, size_t i, size_t j, struct attn_where *w);
 
 /* The KV head that query head h of H reads with G KV heads: h / (H / G). */
@@ -725,6 +725,10 @@ size_t attn_kv_head(size_t h, size_t heads, size_t kv_heads);
  * followed by every other slope of 2n (Press et al., get_slopes).
  */
 double attn_alibi_slope(size_t h, size_t heads);
+
+/* Write dims[0..n) into buf (size bytes, NUL-terminated) as messages
+ * write a shape: "2x3x4". */
+void attn_dims_text(char *buf, size_t size, const size_t *dims, size_t n);
 
 /*
  * Name block n of a stack of B batches of H heads (block n is batch

@@ -94,7 +94,9 @@ enum attn_status attn_error_input_nomem(struct attn_error *err,
 
 /* ---------------------------------------------------------------- array.c */
 
-/* The numbers of a, the product of its shape (1 for ndim 0). */
+/* The product of dims[0..n) (1 for n 0): the numbers of a shape whose
+ * numbers were allocated, so that it fits; of a's shape. */
+size_t attn_dims_count(const size_t *dims, size_t n);
 size_t attn_array_count(const struct attn_array *a);
 
 /* ---------------------------------------------------------------- charconv.cc */
@@ -308,9 +310,9 @@ size_t attn_stage_block_cols(enum attn_stage s, size_t S, size_t d_k,
  * and V (k, v, k_rot, grad_k, grad_v). */
 size_t attn_stage_block_rows(enum attn_stage s, size_t T, size_t S);
 
-/* The columns of one block of stage s in st: attn_stage_block_cols, and
- * for projected W_O's, which only st knows. */
-size_t attn_stage_cols(const struct attn_stages *st, enum attn_stage s);
+/* The columns of one block of stage s in stages: attn_stage_block_cols,
+ * and for projected W_O's, which only stages knows. */
+size_t attn_stage_cols(const struct attn_stages *stages, enum attn_stage s);
 
 /* How many blocks stage s has side by side in its columns: 1 for a
  * per-head stage and for projected, G for one laid out as K and V, else

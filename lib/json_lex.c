@@ -482,7 +482,7 @@ not_plain:
 
 /* Keep p: 0, or -1 (its numbers freed) when out of memory. */
 static int
-plain_keep(struct attn_json_plains *ps, struct attn_json_plain *p)
+plain_push(struct attn_json_plains *ps, struct attn_json_plain *p)
 {
 	struct attn_json_plain *nv;
 
@@ -639,7 +639,7 @@ attn_json_scan(const char *name, const char *buf, size_t len,
 					memcpy(p.path, member, sizeof member);
 					p.depth = depth;
 					p.start = t.start;
-					if (got < 0 || plain_keep(plain, &p) != 0)
+					if (got < 0 || plain_push(plain, &p) != 0)
 						return attn_error_input_nomem(
 						    err, name, "reading JSON "
 						    "input");

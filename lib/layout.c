@@ -52,12 +52,12 @@ dim_role(const struct attn_shape *sh, size_t d)
  * (batch -> R*heads*w, row -> heads*w, head -> w); columns are 1.
  */
 static void
-shape_layout(const struct attn_stages *st, enum attn_stage s,
+shape_layout(const struct attn_stages *stages, enum attn_stage s,
     struct attn_shape *sh)
 {
 	const struct attn_stage_info *info = &attn_stage_table[s];
 	const size_t ch = sh->col_heads, w = sh->cols / ch, R = sh->rows;
-	const size_t stack_cols = sh->cols, H = st->heads;
+	const size_t stack_cols = sh->cols, H = stages->heads;
 	size_t d, step[4];
 
 	/* Strides by role, from the stack as it is. */
@@ -65,7 +65,8 @@ shape_layout(const struct attn_stages *st, enum attn_stage s,
 	step[ROLE_HEAD] = info->per_head ? R * stack_cols : w;
 	step[ROLE_ROW] = stack_cols;
 	step[ROLE_COL] = 1;
-	if (st->layout != ATTN_LAYOUT_NONE && info->cols == ATTN_AXIS_MODEL) {
+	if (stages->layout != ATTN_LAYOUT_NONE &&
+	    info->cols == ATTN_AXIS_MODEL) {
 		/* projected has no heads left to lay out: B x T x d_out. */
 		sh->ndim = 3;
 		sh->dim[0] = sh->batches;
@@ -74,14 +75,14 @@ shape_layout(const struct attn_stages *st, enum attn_stage s,
 		sh->axis[1] = info->rows;
 		sh->dim[2] = sh->cols;
 		sh->axis[2] = info->cols;
-	} else if (st->layout != ATTN_LAYOUT_NONE) {
+	} else if (stages->layout != ATTN_LAYOUT_NONE) {
 		const size_t heads = info->per_head ? sh->heads : ch;
 		const int split = !info->per_head;
 
 		sh->ndim = 4;
 		sh->dim[0] = sh->batches;
 		sh->axis[0] = ATTN_AXIS_BATCH;
-		if (!split || st->layout == ATTN_LAYOUT_BHSD) {
+		if (!split || stages->layout == ATTN_LAYOUT_BHSD) {
 			sh->dim[1] = heads;
 			sh->axis[1] = ATTN_AXIS_HEAD;
 			sh->dim[2] = R;
@@ -95,7 +96,7 @@ shape_layout(const struct attn_stages *st, enum attn_stage s,
 		sh->dim[3] = split ? w : sh->cols;
 		sh->axis[3] = info->cols;
 		/* Blocks of one head each, as the dims run, for BHSD. */
-		if (split && st->layout == ATTN_LAYOUT_BHSD) {
+		if (split && stages->layout == ATTN_LAYOUT_BHSD) {
 			sh->heads = heads;
 			sh->blocks = sh->batches * heads;
 			sh->cols = w;
@@ -108,18 +109,19 @@ shape_layout(const struct attn_stages *st, enum attn_stage s,
 }
 
 void
-attn_stage_shape(const struct attn_stages *st, enum attn_stage s,
+attn_stage_shape(const struct attn_stages *stages, enum attn_stage s,
     struct attn_shape *sh)
 {
 	const struct attn_stage_info *info = &attn_stage_table[s];
 
 	memset(sh, 0, sizeof *sh);
-	sh->batches = st->batches;
-	sh->heads = info->per_head ? st->heads : 1;
+	sh->batches = stages->batches;
+	sh->heads = info->per_head ? stages->heads : 1;
 	sh->blocks = sh->batches * sh->heads;
-	sh->col_heads = attn_stage_col_heads(s, st->heads, st->kv_heads);
-	sh->rows = attn_stage_block_rows(s, st->T, st->S);
-	sh->cols = attn_stage_cols(st, s) * sh->col_heads;
+	sh->col_heads = attn_stage_col_heads(s, stages->heads,
+	    stages->kv_heads);
+	sh->rows = attn_stage_block_rows(s, stages->T, stages->S);
+	sh->cols = attn_stage_cols(stages, s) * sh->col_heads;
 	sh->legend = sh->col_heads > 1 ? info->wide : info->shape;
 	if (sh->batches > 1) {
 		sh->dim[sh->ndim] = sh->batches;
@@ -133,30 +135,26 @@ attn_stage_shape(const struct attn_stages *st, enum attn_stage s,
 	sh->axis[sh->ndim++] = info->rows;
 	sh->dim[sh->ndim] = sh->cols;
 	sh->axis[sh->ndim++] = info->cols;
-	shape_layout(st, s, sh);
+	shape_layout(stages, s, sh);
 }
 
+/* A held stage was allocated: its count fits. */
 size_t
 attn_shape_count(const struct attn_shape *sh)
 {
-	size_t d, n = 1;
-
-	/* A held stage was allocated: its count fits. */
-	for (d = 0; d < sh->ndim; d++)
-		n *= sh->dim[d];
-	return n;
+	return attn_dims_count(sh->dim, sh->ndim);
 }
 
 struct attn_matrix
-attn_shape_block(const struct attn_stages *st, enum attn_stage s, size_t n)
+attn_shape_block(const struct attn_stages *stages, enum attn_stage s, size_t n)
 {
 	struct attn_shape sh;
 
-	attn_stage_shape(st, s, &sh);
+	attn_stage_shape(stages, s, &sh);
 	if (attn_stage_table[s].per_head)
-		return attn_matrix_view(&st->stage[s], n * sh.rows, sh.rows, 0,
-		    sh.cols);
-	return attn_matrix_view(&st->stage[s], n / sh.heads * sh.rows,
+		return attn_matrix_view(&stages->stage[s], n * sh.rows,
+		    sh.rows, 0, sh.cols);
+	return attn_matrix_view(&stages->stage[s], n / sh.heads * sh.rows,
 	    sh.rows, n % sh.heads * sh.cols, sh.cols);
 }
 
@@ -165,13 +163,13 @@ attn_shape_block(const struct attn_stages *st, enum attn_stage s, size_t n)
  * head (col_heads of them side by side) starts at head 0.  So the head of
  * column j is the block's first head plus the heads before j. */
 void
-attn_shape_block_where(const struct attn_stages *st, enum attn_stage s,
+attn_shape_block_where(const struct attn_stages *stages, enum attn_stage s,
     size_t n, size_t i, size_t j, struct attn_where *w)
 {
 	struct attn_shape sh;
 	size_t wd;
 
-	attn_stage_shape(st, s, &sh);
+	attn_stage_shape(stages, s, &sh);
 	wd = sh.cols / sh.col_heads;
 	w->batch = n / sh.heads;
 	w->head = n % sh.heads * sh.col_heads + j / wd;
@@ -196,14 +194,14 @@ shape_offset(const struct attn_shape *sh, size_t flat,
 }
 
 void
-attn_stage_flatten(const struct attn_stages *st, enum attn_stage s,
+attn_stage_flatten(const struct attn_stages *stages, enum attn_stage s,
     double *out)
 {
-	const double *data = st->stage[s].data;
+	const double *data = stages->stage[s].data;
 	size_t idx[ATTN_MAX_DIMS], i, n, last;
 	struct attn_shape sh;
 
-	attn_stage_shape(st, s, &sh);
+	attn_stage_shape(stages, s, &sh);
 	n = attn_shape_count(&sh);
 	last = sh.dim[sh.ndim - 1];
 	/* A row of the last dim is contiguous (its step is 1). */
@@ -213,14 +211,14 @@ attn_stage_flatten(const struct attn_stages *st, enum attn_stage s,
 }
 
 void
-attn_stage_where(const struct attn_stages *st, enum attn_stage s,
+attn_stage_where(const struct attn_stages *stages, enum attn_stage s,
     size_t flat, struct attn_where *w)
 {
 	size_t idx[ATTN_MAX_DIMS], d, wd;
 	struct attn_shape sh;
 	int head_dim = 0;
 
-	attn_stage_shape(st, s, &sh);
+	attn_stage_shape(stages, s, &sh);
 	memset(w, 0, sizeof *w);
 	(void)shape_offset(&sh, flat, idx);
 	for (d = 0; d < sh.ndim; d++)
@@ -290,18 +288,6 @@ attn_array_fold_heads(struct attn_array *a, enum attn_layout layout,
 	return ATTN_OK;
 }
 
-/* "2x1x5": n dims. */
-static void
-dims_text(char *buf, size_t size, const size_t *dims, size_t n)
-{
-	size_t d, len = 0;
-
-	buf[0] = '\0';
-	for (d = 0; d < n && len < size; d++)
-		len += (size_t)snprintf(buf + len, size - len, d > 0 ? "x%zu" :
-		    "%zu", dims[d]);
-}
-
 /* For a 3-D mask or bias of 3-D inputs (a block per batch) whose first
  * dim is not B but H, and whose others fit: how to write a block per
  * head instead, into buf; "" otherwise.  Returns buf. */
@@ -315,7 +301,7 @@ head_hint(char *buf, size_t size, const struct attn_array *a,
 	if (want[1] > 1 && a->shape[0] == want[1] &&
 	    (a->shape[1] == 1 || a->shape[1] == want[2]) &&
 	    (a->shape[2] == 1 || a->shape[2] == want[3])) {
-		dims_text(h, sizeof h, (const size_t[]){ 1, want[1],
+		attn_dims_text(h, sizeof h, (const size_t[]){ 1, want[1],
 		    a->shape[1], a->shape[2] }, 4);
 		snprintf(buf, size, "; for a block per head write it 4-D, %s "
 		    "(1 x H x T x S)", h);
@@ -344,11 +330,11 @@ dims_of_3d(const struct attn_array *a, const size_t want[4], int inputs_4d,
 	if (d0 != B || d0 == 1 || (dims[2] != 1 && dims[2] != want[2]) ||
 	    (dims[3] != 1 && dims[3] != want[3]))
 		return 0;	/* one reading at most: the caller checks it */
-	dims_text(got, sizeof got, a->shape, 3);
-	dims_text(scores, sizeof scores, want, 4);
-	dims_text(as_b, sizeof as_b, (const size_t[]){ B, 1, dims[2],
+	attn_dims_text(got, sizeof got, a->shape, 3);
+	attn_dims_text(scores, sizeof scores, want, 4);
+	attn_dims_text(as_b, sizeof as_b, (const size_t[]){ B, 1, dims[2],
 	    dims[3] }, 4);
-	dims_text(as_h, sizeof as_h, (const size_t[]){ 1, H, dims[2],
+	attn_dims_text(as_h, sizeof as_h, (const size_t[]){ 1, H, dims[2],
 	    dims[3] }, 4);
 	if (d0 == H)
 		snprintf(msg, size, "%s is ambiguous with 4-D inputs (B x H x "
@@ -398,9 +384,10 @@ attn_array_broadcast(struct attn_array *a, size_t B, size_t H, size_t T,
 	}
 	for (d = 0; d < 4; d++)
 		if (dims[d] != 1 && dims[d] != want[d]) {
-			dims_text(got, sizeof got, a->shape, a->ndim);
+			attn_dims_text(got, sizeof got, a->shape, a->ndim);
 			if (a->ndim == 3 && inputs_4d) {
-				dims_text(to_dims, sizeof to_dims, want + 1, 3);
+				attn_dims_text(to_dims, sizeof to_dims, want + 1,
+				    3);
 				return attn_error_set(err, ATTN_ERR_DATA, NULL,
 				    0, 0, "shape mismatch: %s does not "
 				    "broadcast to the scores' H x T x S = %s "
@@ -409,7 +396,7 @@ attn_array_broadcast(struct attn_array *a, size_t B, size_t H, size_t T,
 				    "dim 1 or the scores' own", got, to_dims, B);
 			}
 			if (a->ndim == 3) {
-				dims_text(to_dims, sizeof to_dims,
+				attn_dims_text(to_dims, sizeof to_dims,
 				    (const size_t[]){ B, T, S }, 3);
 				return attn_error_set(err, ATTN_ERR_DATA, NULL,
 				    0, 0, "shape mismatch: %s does not fit the "
@@ -418,8 +405,8 @@ attn_array_broadcast(struct attn_array *a, size_t B, size_t H, size_t T,
 				    "scores' own%s", got, to_dims,
 				    head_hint(msg, sizeof msg, a, want));
 			}
-			dims_text(to_dims, sizeof to_dims, want + 4 - a->ndim,
-			    a->ndim);
+			attn_dims_text(to_dims, sizeof to_dims,
+			    want + 4 - a->ndim, a->ndim);
 			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 			    "shape mismatch: %s does not broadcast to the "
 			    "scores' %s = %s: each dim must be 1 or the "

@@ -371,7 +371,7 @@ attn_problem_head(const struct attn_problem *p, size_t b, size_t h,
 }
 
 void
-attn_head_inputs(const struct attn_stages *st, const struct attn_inputs *in,
+attn_head_inputs(const struct attn_stages *stages, const struct attn_inputs *in,
     size_t b, size_t h, struct attn_head_inputs *out)
 {
 	/* what the kernel read: with RoPE q_rot and k_rot, with a layer
@@ -384,12 +384,13 @@ attn_head_inputs(const struct attn_stages *st, const struct attn_inputs *in,
 	struct attn_matrix *m[3] = { &out->q, &out->k, &out->v };
 	size_t i, r;
 
-	head_views(in, st->heads, st->kv_heads, st->T, st->S, st->d_k,
-	    st->d_v, b, h, out);
+	head_views(in, stages->heads, stages->kv_heads, stages->T, stages->S,
+	    stages->d_k, stages->d_v, b, h, out);
 	for (i = 0; i < 3; i++)
 		for (r = 0; r < 2; r++)
-			if (st->have & ATTN_STAGE_BIT(read[i][r])) {
-				*m[i] = attn_stage_block(st, read[i][r], b, h);
+			if (stages->have & ATTN_STAGE_BIT(read[i][r])) {
+				*m[i] = attn_stage_block(stages, read[i][r],
+				    b, h);
 				break;
 			}
 }

@@ -217,23 +217,15 @@ attn_layer_proj(const struct attn_layer *l)
 {
 	struct attn_proj w;
 
-	memset(&w, 0, sizeof w);
-	if (l->w_q.ndim != 0)
-		w.w_q = attn_array_matrix(&l->w_q);
-	if (l->w_k.ndim != 0)
-		w.w_k = attn_array_matrix(&l->w_k);
-	if (l->w_v.ndim != 0)
-		w.w_v = attn_array_matrix(&l->w_v);
-	if (l->w_o.ndim != 0)
-		w.w_o = attn_array_matrix(&l->w_o);
-	if (l->b_q.ndim != 0)
-		w.b_q = attn_array_matrix(&l->b_q);
-	if (l->b_k.ndim != 0)
-		w.b_k = attn_array_matrix(&l->b_k);
-	if (l->b_v.ndim != 0)
-		w.b_v = attn_array_matrix(&l->b_v);
-	if (l->b_o.ndim != 0)
-		w.b_o = attn_array_matrix(&l->b_o);
+	/* An absent array (ndim 0) is an absent matrix (data NULL). */
+	w.w_q = attn_array_matrix(&l->w_q);
+	w.w_k = attn_array_matrix(&l->w_k);
+	w.w_v = attn_array_matrix(&l->w_v);
+	w.w_o = attn_array_matrix(&l->w_o);
+	w.b_q = attn_array_matrix(&l->b_q);
+	w.b_k = attn_array_matrix(&l->b_k);
+	w.b_v = attn_array_matrix(&l->b_v);
+	w.b_o = attn_array_matrix(&l->b_o);
 	return w;
 }
 

@@ -163,31 +163,31 @@ attn_stage_closure(unsigned want)
 }
 
 size_t
-attn_stage_cols(const struct attn_stages *st, enum attn_stage s)
+attn_stage_cols(const struct attn_stages *stages, enum attn_stage s)
 {
 	if (attn_stage_table[s].cols == ATTN_AXIS_MODEL)
-		return st->d_proj;
-	return attn_stage_block_cols(s, st->S, st->d_k, st->d_v);
+		return stages->d_proj;
+	return attn_stage_block_cols(s, stages->S, stages->d_k, stages->d_v);
 }
 
 struct attn_matrix
-attn_stage_block(const struct attn_stages *st, enum attn_stage s, size_t b,
+attn_stage_block(const struct attn_stages *stages, enum attn_stage s, size_t b,
     size_t h)
 {
-	const struct attn_matrix *m = &st->stage[s];
-	const size_t rows = attn_stage_block_rows(s, st->T, st->S);
-	const size_t cols = attn_stage_cols(st, s);
+	const struct attn_matrix *m = &stages->stage[s];
+	const size_t rows = attn_stage_block_rows(s, stages->T, stages->S);
+	const size_t cols = attn_stage_cols(stages, s);
 	struct attn_matrix none = { 0, 0, 0, NULL };
 
 	if (m->data == NULL)
 		return none;
 	if (attn_stage_table[s].per_head)
-		return attn_matrix_view(m, (b * st->heads + h) * rows, rows, 0,
-		    cols);
-	if (attn_stage_col_heads(s, st->heads, st->kv_heads) == 1)
+		return attn_matrix_view(m, (b * stages->heads + h) * rows,
+		    rows, 0, cols);
+	if (attn_stage_col_heads(s, stages->heads, stages->kv_heads) == 1)
 		return attn_matrix_view(m, b * rows, rows, 0, cols);
 	if (attn_stage_table[s].kv)
-		h = attn_kv_head(h, st->heads, st->kv_heads);
+		h = attn_kv_head(h, stages->heads, stages->kv_heads);
 	return attn_matrix_view(m, b * rows, rows, h * cols, cols);
 }
 
