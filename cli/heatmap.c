@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "print.h"
 
 /* Queries shown before rows are elided. */

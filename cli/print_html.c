@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "print.h"
 #include "rules.h"
 

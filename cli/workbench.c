@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "inputs.h"
 #include "labels.h"
 #include "memory.h"

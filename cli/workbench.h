@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "inputs.h"
 #include "options.h"
 #include "print.h"

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "print.h"
 #include "workbench.h"
 
