@@ -25,9 +25,7 @@
 #include "check.h"
 #include "io.h"
 #include "print.h"
-
-/* --emulate's words, by enum attn_precision - 1. */
-const char *const check_emulate_names[] = { "fp32", "fp16", "bf16", NULL };
+#include "words.h"
 
 /* ---------------------------------------------------------------- reading */
 
@@ -164,7 +162,8 @@ shape_error(const struct options *o, const struct attn_stages *st,
 		    == 0)
 			snprintf(hint, sizeof hint, ": its dims 2 and 3 are "
 			    "swapped; is it laid out as --layout %s?",
-			    st->layout == ATTN_LAYOUT_BSHD ? "bhsd" : "bshd");
+			    words_layout[st->layout == ATTN_LAYOUT_BSHD ?
+			    ATTN_LAYOUT_BHSD - 1 : ATTN_LAYOUT_BSHD - 1]);
 	}
 	/* 4-D where attn has heads side by side: a layout was meant. */
 	if (st->layout == ATTN_LAYOUT_NONE && c->file.ndim == 4 &&
@@ -174,8 +173,8 @@ shape_error(const struct options *o, const struct attn_stages *st,
 	    c->file.shape[2] == sh->rows) || (c->file.shape[1] == sh->rows &&
 	    c->file.shape[2] == sh->col_heads)))
 		snprintf(hint, sizeof hint, ": it is 4-D; give --layout %s "
-		    "to have attn's in that shape", c->file.shape[1] ==
-		    sh->col_heads ? "bhsd" : "bshd");
+		    "to have attn's in that shape", words_layout[c->file.shape[1] ==
+		    sh->col_heads ? ATTN_LAYOUT_BHSD - 1 : ATTN_LAYOUT_BSHD - 1]);
 	(void)o;
 	return attn_error_set(err, ATTN_ERR_DATA, c->name, 0, 0, "shape "
 	    "mismatch: %s is %s but attn's %s is %s (%s)%s", c->name, got,
@@ -222,8 +221,7 @@ find_hint(const struct options *o, const struct attn_stages *st,
 			    "%s laid out as --layout %s: does the kernel "
 			    "write that layout?", c->name,
 			    attn_stage_table[c->stage].name,
-			    other.layout == ATTN_LAYOUT_BSHD ? "bshd" :
-			    "bhsd");
+			    words_layout[other.layout - 1]);
 			return;
 		}
 	}
@@ -364,7 +362,7 @@ reasons(char *buf, size_t size, const struct options *o,
 		    "emulated %s baseline's, more than --factor %s",
 		    k > 0 ? "; " : "", num(a, m->base_max_abs > 0 ?
 		    m->max_abs / m->base_max_abs : INFINITY, 3),
-		    check_emulate_names[o->emulate - 1], num(b, m->factor, 0));
+		    words_emulate[o->emulate - 1], num(b, m->factor, 0));
 }
 
 /* The worst element: where, both values, FILE's own index. */
@@ -422,7 +420,7 @@ report_table(FILE *fp, const struct options *o, const struct attn_stages *st,
 		    num(e, m->ref_min, 4), num(at, m->ref_max, 4));
 	if (o->emulate != ATTN_PREC_FP64) {
 		fprintf(fp, "  baseline        emulated %s: max abs error %s",
-		    check_emulate_names[o->emulate - 1],
+		    words_emulate[o->emulate - 1],
 		    num(a, c->base.max_abs, 3));
 		if (c->base.worst < c->base.count) {
 			place(at, sizeof at, st, c->stage, c->base.worst);
@@ -515,7 +513,7 @@ report_json(FILE *fp, const struct options *o, const struct attn_stages *st,
 		fputs("null", fp);
 	} else {
 		fputs("{\"emulate\": ", fp);
-		print_json_string(fp, check_emulate_names[o->emulate - 1]);
+		print_json_string(fp, words_emulate[o->emulate - 1]);
 		fputs(", \"max_abs_error\": ", fp);
 		print_json_double(fp, c->base.max_abs);
 		fputs(", \"worst\": ", fp);

@@ -13,9 +13,6 @@
 #include "attn_io.h"
 #include "options.h"
 
-/* --emulate's words, by enum attn_precision - 1; NULL-terminated. */
-extern const char *const check_emulate_names[];
-
 struct check {
 	const char *name;		/* FILE as messages name it */
 	struct attn_array file;		/* FILE as read */

@@ -35,6 +35,7 @@
 #include "print.h"
 #include "render.h"
 #include "whole.h"
+#include "words.h"
 
 /* Bytes held per number: the double and its text. */
 #define GEN_BYTES_PER_NUMBER (sizeof(double) + ATTN_NUM_MAX)
@@ -196,7 +197,7 @@ static void
 gen_html(FILE *fp, const struct options *o, const struct gen_shape *sh,
     const struct attn_matrix *m)
 {
-	const char *dist = o->dist == ATTN_DIST_UNIFORM ? "uniform" : "normal";
+	const char *dist = words_dist[o->dist];
 	char buf[ATTN_NUM_MAX];
 	size_t i, j, d;
 

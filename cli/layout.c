@@ -21,17 +21,9 @@
 #include "inputs.h"
 #include "layout.h"
 #include "options.h"
-
-const char *const layout_names[] = { "bhsd", "bshd", NULL };
+#include "words.h"
 
 static const char *const role[3] = { "Q", "K", "V" };
-
-/* --layout's word for a layout. */
-static const char *
-layout_word(enum attn_layout l)
-{
-	return l == ATTN_LAYOUT_BSHD ? "bshd" : "bhsd";
-}
 
 /* "2x4x3x8" */
 static void
@@ -210,8 +202,8 @@ layout_fold(struct options *o, struct inputs *in, size_t n,
 		if (shapes_fault(in, n, other, other_msg, sizeof other_msg) ==
 		    0)
 			snprintf(msg + len, sizeof msg - len, "; as --layout %s "
-			    "they would fit: are they %s?", layout_word(other),
-			    layout_word(other));
+			    "they would fit: are they %s?", words_layout[other - 1],
+			    words_layout[other - 1]);
 		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0, "%s",
 		    msg);
 	}

@@ -10,9 +10,6 @@
 #include "inputs.h"
 #include "options.h"
 
-/* --layout's words, by enum attn_layout - 1; NULL-terminated. */
-extern const char *const layout_names[];
-
 /*
  * When Q, K and V (the first n operands: --self reads one) are 4-D,
  * check that their shapes go together in the layout o->cfg.layout says

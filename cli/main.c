@@ -25,7 +25,7 @@
 #include "progress.h"
 #include "query.h"
 #include "render.h"
-#include "rules.h"
+#include "words.h"
 #include "workbench.h"
 
 /* The exit code of SPEC for each status: the one place they meet. */
@@ -94,8 +94,8 @@ warn_masked_rows(const struct options *o, const struct attn_stages *st,
 		fprintf(stderr, " and %zu more", st->nmasked - shown);
 	fprintf(stderr, "; %s %s (--masked-rows %s)\n",
 	    st->nmasked == 1 ? "it gets" : "they get",
-	    rules_masked_rows_effect[o->cfg.masked_rows],
-	    rules_masked_rows_names[o->cfg.masked_rows]);
+	    words_masked_rows_effect[o->cfg.masked_rows],
+	    words_masked_rows[o->cfg.masked_rows]);
 }
 
 /*

@@ -20,13 +20,13 @@
 
 #include "attn.h"
 #include "attn_io.h"
-#include "check.h"
-#include "layout.h"
+#include "formats.h"
 #include "options.h"
 #include "print.h"
 #include "query.h"
 #include "rules.h"
 #include "whole.h"
+#include "words.h"
 
 const char options_usage[] =
     "usage: attn [options] Q K V\n"
@@ -261,14 +261,14 @@ set_format(struct parse *ps, const char *arg, struct attn_error *err)
 
 	ps->given.format = 1;
 	for (i = 0; i < OUT_COUNT; i++)
-		if (strcmp(arg, print_formats[i].name) == 0) {
+		if (strcmp(arg, formats[i].name) == 0) {
 			o->format = (enum out_format)i;
 			return ATTN_OK;
 		}
 	names[0] = '\0';
 	for (i = 0; i < OUT_COUNT && n < sizeof names; i++)
 		n += (size_t)snprintf(names + n, sizeof names - n, "%s%s",
-		    i > 0 ? ", " : "", print_formats[i].name);
+		    i > 0 ? ", " : "", formats[i].name);
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 	    "unknown format '%s' (formats: %s)", arg, names);
 }
@@ -314,7 +314,7 @@ format_by_extension(struct options *o, const struct given *g,
 		return ATTN_OK;
 	for (i = 0; i < OUT_COUNT; i++)
 		if (i != OUT_TABLE &&
-		    has_extension(o->output, print_formats[i].name)) {
+		    has_extension(o->output, formats[i].name)) {
 			o->format = (enum out_format)i;
 			o->format_by_name = 1;
 		}
@@ -333,9 +333,7 @@ format_by_extension(struct options *o, const struct given *g,
 	return ATTN_OK;
 }
 
-/* --npy-dtype: the words, and what -f npy writes. */
-static const char *const npy_dtype_names[] = { "f8", "f4", NULL };
-
+/* --npy-dtype: what -f npy writes. */
 static enum attn_status
 set_npy_dtype(struct parse *ps, const char *arg, struct attn_error *err)
 {
@@ -512,14 +510,11 @@ set_like(struct parse *ps, const char *arg, struct attn_error *err)
 	(void)arg;
 	(void)err;
 	ps->like = ps->choice;
-	ps->o->like = rules_like_names[ps->choice];
+	ps->o->like = words_like[ps->choice];
 	return ATTN_OK;
 }
 
 /* --color WHEN */
-static const char *const color_names[] = { "auto", "always", "never",
-	NULL };
-
 static enum attn_status
 set_color(struct parse *ps, const char *arg, struct attn_error *err)
 {
@@ -529,14 +524,7 @@ set_color(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
-/* --color-range unit|max|row, by enum color_range */
-static const char *const color_range_names[] = {
-	[RANGE_UNIT] = "unit",
-	[RANGE_MAX] = "max",
-	[RANGE_ROW] = "row",
-	NULL
-};
-
+/* --color-range unit|max|row */
 static enum attn_status
 set_color_range(struct parse *ps, const char *arg, struct attn_error *err)
 {
@@ -767,12 +755,6 @@ set_seed(struct parse *ps, const char *arg, struct attn_error *err)
 }
 
 /* --dist normal|uniform */
-static const char *const dist_names[] = {
-	[ATTN_DIST_NORMAL] = "normal",
-	[ATTN_DIST_UNIFORM] = "uniform",
-	NULL
-};
-
 static enum attn_status
 set_dist(struct parse *ps, const char *arg, struct attn_error *err)
 {
@@ -820,7 +802,7 @@ static const struct option_row rows[] = {
 	    "numbers, the first and last 3 by default)",
 	    NULL, NULL, FIELD(full) },
 	{ "npy-dtype", 0, "T", "-f npy writes f8 (float64, default) or f4",
-	    npy_dtype_names, set_npy_dtype, 0 },
+	    words_npy_dtype, set_npy_dtype, 0 },
 	{ "digits", 'd', "N",
 	    "significant digits, 1 to 17 (default 4 for\n"
 	    "table; csv, tsv, txt and json default to\n"
@@ -837,7 +819,7 @@ static const struct option_row rows[] = {
 	{ "align", 0, "A",
 	    "top-left (offset 0, default) or bottom-right\n"
 	    "(offset S - T): where positions line up",
-	    rules_align_names, set_align, 0 },
+	    words_align, set_align, 0 },
 	{ "mask", 'm', "FILE", "T x S keep-mask: 1 or true may attend",
 	    NULL, NULL, FIELD(mask) },
 	{ "mask-invert", 0, NULL, "1 in the mask means masked out",
@@ -852,9 +834,9 @@ static const struct option_row rows[] = {
 	    NULL, set_softcap, 0 },
 	{ "masked-rows", 0, "P",
 	    "a row with no key: zero (default), nan, uniform",
-	    rules_masked_rows_names, set_masked_rows, 0 },
+	    words_masked_rows, set_masked_rows, 0 },
 	{ "like", 0, "SYS", "torch, flash or jax: their --align and\n"
-	    "--masked-rows", rules_like_names, set_like, 0 },
+	    "--masked-rows", words_like, set_like, 0 },
 	{ "heads", 0, "H", "split the columns into H heads",
 	    NULL, set_heads, 0 },
 	{ "kv-heads", 0, "G", "K and V hold G heads (grouped-query)",
@@ -872,11 +854,11 @@ static const struct option_row rows[] = {
 	    NULL, set_rope, 0 },
 	{ "rope-style", 0, "S", "half (default; GPT-NeoX, HF Llama) or\n"
 	    "interleaved (RoFormer, GPT-J)",
-	    rules_rope_style_names, set_rope_style, 0 },
+	    words_rope_style, set_rope_style, 0 },
 	{ "sinks", 0, "FILE", "one logit per head, adding exp(sink) to\n"
 	    "each softmax denominator", NULL, NULL, FIELD(sinks) },
 	{ "layout", 0, "L", "4-D arrays are bhsd (default, as PyTorch) or\n"
-	    "bshd (as FlashAttention and JAX)", layout_names, set_layout, 0 },
+	    "bshd (as FlashAttention and JAX)", words_layout, set_layout, 0 },
 	{ "query-labels", 0, "L", "names of the query rows, comma-separated",
 	    NULL, NULL, FIELD(query_labels) },
 	{ "key-labels", 0, "L", "names of the keys, comma-separated",
@@ -895,15 +877,15 @@ static const struct option_row rows[] = {
 	    NULL, set_svg, 0 },
 	{ "color", 0, "WHEN", "colour the heatmap: auto (when stdout is a\n"
 	    "terminal and NO_COLOR is unset), always, never",
-	    color_names, set_color, 0 },
+	    words_color, set_color, 0 },
 	{ "color-range", 0, "R", "the colours of --heatmap, --svg and -f html\n"
 	    "span 0 to 1 (unit, default), 0 to the largest\n"
 	    "weight (max), or each row 0 to its largest (row)",
-	    color_range_names, set_color_range, 0 },
+	    words_color_range, set_color_range, 0 },
 	{ "seed", 0, "N", "the seed, 0 to 2^64 - 1 (default 0)",
 	    NULL, set_seed, 0 },
 	{ "dist", 0, "D", "normal (default) or uniform in [0, 1)",
-	    dist_names, set_dist, 0 },
+	    words_dist, set_dist, 0 },
 	{ "check", 0, "FILE", "compare the stage (-s, default output) with\n"
 	    "FILE, a kernel's result; exit 1 when it fails",
 	    NULL, NULL, FIELD(check) },
@@ -913,7 +895,7 @@ static const struct option_row rows[] = {
 	    NULL, set_atol, 0 },
 	{ "emulate", 0, "P", "fp32, fp16 or bf16: compute a naive kernel in\n"
 	    "that precision; with --check, the baseline",
-	    check_emulate_names, set_emulate, 0 },
+	    words_emulate, set_emulate, 0 },
 	{ "factor", 0, "X", "--check --emulate passes within X times the\n"
 	    "baseline's error (default 2)", NULL, set_factor, 0 },
 	{ "output", 'o', "FILE", "write to FILE atomically instead of stdout;\n"
@@ -1022,7 +1004,7 @@ options_info(size_t i, struct option_info *out)
 		out->value = OPTION_STAGES;
 	} else if (r->set == set_format) {
 		for (k = 0; k < OUT_COUNT; k++)
-			format_names[k] = print_formats[k].name;
+			format_names[k] = formats[k].name;
 		out->value = OPTION_WORDS;
 		out->words = format_names;
 	} else if (r->choices != NULL) {
@@ -1368,13 +1350,13 @@ options_parse(int argc, char **argv, struct options *o,
 		return st;
 	if (o->gen) {
 		if (o->digits < 0)
-			o->digits = print_formats[o->format].digits;
+			o->digits = formats[o->format].digits;
 		return rules_check_gen(o, &ps.given, err);
 	}
 	/* --like sets what --align and --masked-rows leave unsaid. */
 	if (ps.like >= 0) {
-		o->cfg.align = rules_like[ps.like].align;
-		o->cfg.masked_rows = rules_like[ps.like].masked_rows;
+		o->cfg.align = words_like_preset[ps.like].align;
+		o->cfg.masked_rows = words_like_preset[ps.like].masked_rows;
 		o->like_align = ps.align < 0;
 		o->like_masked_rows = ps.masked_rows < 0;
 	}
@@ -1403,6 +1385,6 @@ options_parse(int argc, char **argv, struct options *o,
 	if ((st = rules_check_options(o, &ps.given, err)) != ATTN_OK)
 		return st;
 	if (o->digits < 0)
-		o->digits = print_formats[o->format].digits;
+		o->digits = formats[o->format].digits;
 	return ATTN_OK;
 }

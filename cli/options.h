@@ -10,13 +10,10 @@
 #include <stdio.h>
 
 #include "attn.h"
+#include "formats.h"
 #include "progress.h"
 
-/* The output formats; print_formats (print.h) has a row for each. */
-enum out_format { OUT_TABLE, OUT_CSV, OUT_TSV, OUT_JSON, OUT_HTML,
-	OUT_NPY, OUT_TXT, OUT_COUNT };
-
-/* --color: colour heatmaps when stdout is a terminal (and NO_COLOR is
+/* --color (words_color, words.h): colour heatmaps when stdout is a terminal (and NO_COLOR is
  * unset), always, or never. */
 enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 

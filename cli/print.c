@@ -17,36 +17,16 @@
 #include "attn_io.h"
 #include "print.h"
 
-/* A table shows a weight that a mask removed as "-", read from the mask
- * stage. */
-static unsigned
-table_wants(unsigned printed)
-{
-	return printed & ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS) ?
-	    ATTN_STAGE_BIT(ATTN_STAGE_MASK) : 0;
-}
-
-/* The page shows every stage (print_wants counts them, as for
- * --explain), and each number's arithmetic, which reads row_max and
- * row_sum. */
-static unsigned
-html_wants(unsigned printed)
-{
-	(void)printed;
-	return ATTN_STAGE_BIT(ATTN_STAGE_ROW_MAX) |
-	    ATTN_STAGE_BIT(ATTN_STAGE_ROW_SUM);
-}
-
-const struct print_format print_formats[OUT_COUNT] = {
-	[OUT_TABLE] = { "table", print_table, PRINT_FIXED | PRINT_EXPLAIN, 4,
-	    table_wants },
-	[OUT_CSV] = { "csv", print_csv, PRINT_HEADER, 0, NULL },
-	[OUT_TSV] = { "tsv", print_tsv, PRINT_HEADER, 0, NULL },
-	[OUT_JSON] = { "json", print_json, 0, 0, NULL },
-	[OUT_HTML] = { "html", print_html, PRINT_FIXED | PRINT_EXPLAIN |
-	    PRINT_PAGE, 4, html_wants },
-	[OUT_NPY] = { "npy", print_npy, PRINT_ONE_STAGE, 0, NULL },
-	[OUT_TXT] = { "txt", print_txt, 0, 0, NULL },
+/* The printer of each format (formats.h has the rest of its row). */
+static enum attn_status (*const printers[OUT_COUNT])(const struct printer *p) =
+    {
+	[OUT_TABLE] = print_table,
+	[OUT_CSV] = print_csv,
+	[OUT_TSV] = print_tsv,
+	[OUT_JSON] = print_json,
+	[OUT_HTML] = print_html,
+	[OUT_NPY] = print_npy,
+	[OUT_TXT] = print_txt,
 };
 
 int
@@ -59,11 +39,11 @@ print_explains(const struct options *o, enum attn_stage s)
 unsigned
 print_wants(const struct options *o)
 {
-	const struct print_format *f = &print_formats[o->format];
+	const struct format *f = &formats[o->format];
 	unsigned printed = 0;
 	size_t k, s;
 
-	if (o->explain || (f->flags & PRINT_PAGE)) {
+	if (o->explain || (f->flags & FORMAT_PAGE)) {
 		for (s = 0; s < ATTN_STAGE_COUNT; s++)
 			if (print_explains(o, (enum attn_stage)s))
 				printed |= ATTN_STAGE_BIT(s);
@@ -76,7 +56,7 @@ print_wants(const struct options *o)
 		    ATTN_STAGE_BIT(ATTN_STAGE_MASK);
 	/* the arithmetic reads what the kernel read: the passes' q, k
 	 * and v when a layer or RoPE makes them (attn_head_inputs) */
-	if (o->arithmetic || (f->flags & PRINT_PAGE))
+	if (o->arithmetic || (f->flags & FORMAT_PAGE))
 		printed |= ATTN_STAGES_ALL | (o->avail & ATTN_STAGES_PROJ &
 		    ~ATTN_STAGE_BIT(ATTN_STAGE_PROJECTED));
 	return printed | (f->wants != NULL ? f->wants(printed) : 0);
@@ -87,14 +67,14 @@ print_init(struct printer *p, FILE *fp, const struct options *o,
     const struct attn_stages *st, const struct names *nm,
     const struct attn_inputs *in, struct attn_error *err)
 {
-	const struct print_format *f = &print_formats[o->format];
+	const struct format *f = &formats[o->format];
 
 	p->fp = fp;
 	p->o = o;
 	p->st = st;
 	p->nm = nm;
 	p->in = in;
-	p->numflags = f->flags & PRINT_FIXED ? ATTN_NUM_FIXED : 0;
+	p->numflags = f->flags & FORMAT_FIXED ? ATTN_NUM_FIXED : 0;
 	p->err = err;
 }
 
@@ -106,8 +86,8 @@ print_run(FILE *fp, const struct options *o, const struct attn_stages *st,
 	struct printer p;
 
 	print_init(&p, fp, o, st, nm, in, err);
-	return o->explain && !(print_formats[o->format].flags & PRINT_PAGE) ?
-	    print_explain(&p) : print_formats[o->format].print(&p);
+	return o->explain && !(formats[o->format].flags & FORMAT_PAGE) ?
+	    print_explain(&p) : printers[o->format](&p);
 }
 
 enum attn_status

@@ -4,14 +4,15 @@
  * --explain walk-through (print_explain.c), the printers that are not
  * formats (print_stats.c, print_arith.c, heatmap.c, print_svg.c),
  * and what they share (print.c): the shape and labels
- * of a stage (from attn_stage_shape), numbers, padding, and the table of
- * formats.  Printers read the numbers in struct attn_stages and never
- * compute a stage themselves.
+ * of a stage (from attn_stage_shape), numbers, padding.  Printers read
+ * the numbers in struct attn_stages and never compute a stage
+ * themselves.
  *
  * A new format is a file print_NAME.c defining its print function, a
- * value in enum out_format (options.h) and a row in print_formats
- * (print.c); a printer that reads stages besides those it prints says so
- * in its row's `wants`, so that attn_run keeps them.
+ * value in enum out_format and a row in formats (formats.h), and its
+ * printer in print.c's printers; a printer that reads stages besides
+ * those it prints says so in its row's `wants`, so that attn_run keeps
+ * them.
  */
 #ifndef ATTN_PRINT_H
 #define ATTN_PRINT_H
@@ -20,6 +21,7 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "formats.h"
 #include "options.h"
 #include "render.h"
 
@@ -43,30 +45,6 @@ struct printer {
 	unsigned numflags;	/* attn_format_number flags of the format */
 	struct attn_error *err;
 };
-
-/* print_format flags. */
-enum {
-	PRINT_FIXED = 1,	/* numbers keep their trailing zeros */
-	PRINT_HEADER = 2,	/* --header labels rows and columns */
-	PRINT_EXPLAIN = 4,	/* --explain prints in this format */
-	PRINT_PAGE = 8,		/* shows every stage itself, with or without
-				 * --explain */
-	PRINT_ONE_STAGE = 16	/* a file holds one stage (npy) */
-};
-
-/* One output format: a row of print_formats. */
-struct print_format {
-	const char *name;	/* as -f names it */
-	/* Print every stage of p->o->stages; fails only when out of
-	 * memory (write errors stay in p->fp's error flag). */
-	enum attn_status (*print)(const struct printer *p);
-	unsigned flags;		/* PRINT_* */
-	int digits;		/* default --digits; 0: shortest round trip */
-	/* The stages it reads besides those in `printed`; NULL: none. */
-	unsigned (*wants)(unsigned printed);
-};
-
-extern const struct print_format print_formats[OUT_COUNT];
 
 /* The stages the printers will read for o: attn_run must keep them. */
 unsigned print_wants(const struct options *o);

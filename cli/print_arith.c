@@ -27,7 +27,7 @@
 #include "attn.h"
 #include "attn_io.h"
 #include "print.h"
-#include "rules.h"
+#include "words.h"
 
 /* What a reader can follow: at most this many terms a line (d_k for a
  * dot product, S for a sum) and this many lines in all. */
@@ -215,7 +215,7 @@ arith_row(const struct printer *p, const struct arith_block *a, size_t i)
 	else if (max == -INFINITY)
 		fprintf(p->fp, "every key is masked, so there is no softmax: "
 		    "--masked-rows %s gives its weights\n",
-		    rules_masked_rows_names[p->o->cfg.masked_rows]);
+		    words_masked_rows[p->o->cfg.masked_rows]);
 	else
 		fprintf(p->fp, "subtract the maximum %s, exponentiate, divide "
 		    "by the sum\n", num(p, buf, max));
@@ -375,7 +375,7 @@ arith_output(const struct printer *p, const struct arith_block *a,
 	if (!has_softmax(a, i)) {
 		fprintf(p->fp, " %s (no key may be attended: --masked-rows "
 		    "%s)\n", num(p, buf, *attn_at(&out, i, c)),
-		    rules_masked_rows_names[p->o->cfg.masked_rows]);
+		    words_masked_rows[p->o->cfg.masked_rows]);
 		return;
 	}
 	for (j = 0; j < a->weights.cols; j++) {

@@ -16,11 +16,10 @@
 
 #include "attn.h"
 #include "attn_io.h"
-#include "check.h"
 #include "io.h"
 #include "print.h"
 #include "render.h"
-#include "rules.h"
+#include "words.h"
 
 /*
  * What row i of stage s (weights, or grad_scaled) should sum to: 1 and
@@ -155,7 +154,7 @@ print_conventions(const struct printer *p)
 		fprintf(p->fp, ", --like %s", p->o->like);
 	putc(')', p->fp);
 	fprintf(p->fp, "; masked rows %s",
-	    rules_masked_rows_names[c->masked_rows]);
+	    words_masked_rows[c->masked_rows]);
 	if (p->o->like != NULL && p->o->like_masked_rows)
 		fprintf(p->fp, " (--like %s)", p->o->like);
 	fputs("; softcap ", p->fp);
@@ -199,7 +198,7 @@ print_conventions(const struct printer *p)
 	if (c->rope) {
 		attn_format_number(buf, c->rope_base, 0, 0);
 		fprintf(p->fp, "; RoPE %s, base %s",
-		    rules_rope_style_names[c->rope_style], buf);
+		    words_rope_style[c->rope_style], buf);
 	}
 	if (p->st->sinks.data != NULL) {
 		fputs("; sinks", p->fp);
@@ -301,8 +300,7 @@ print_shapes(const struct printer *p)
 	if (p->o->grad != NULL)
 		print_operand(p, ", dO", print_queries(p), st->heads, st->d_v);
 	if (st->layout != ATTN_LAYOUT_NONE)
-		fprintf(p->fp, " (%s)", st->layout == ATTN_LAYOUT_BHSD ?
-		    "bhsd" : "bshd");
+		fprintf(p->fp, " (%s)", words_layout[st->layout - 1]);
 	fputs(": ", p->fp);
 	if (st->batches > 1)
 		fprintf(p->fp, "B=%zu batches of ", st->batches);
@@ -339,7 +337,7 @@ print_explain_head(const struct printer *p)
 		fprintf(p->fp, "precision: %s, emulated (--emulate): Q, K, V%s "
 		    "and the bias rounded to it, float32 sums, every stage "
 		    "stored in it\n",
-		    check_emulate_names[p->st->precision - 1],
+		    words_emulate[p->st->precision - 1],
 		    p->st->have & ATTN_STAGES_GRAD ? ", dO" : "");
 	print_scale_line(p);
 	print_conventions(p);

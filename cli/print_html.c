@@ -37,7 +37,7 @@
 #include "attn.h"
 #include "attn_io.h"
 #include "print.h"
-#include "rules.h"
+#include "words.h"
 
 static const char html_style[] =
     "*{box-sizing:border-box}"
@@ -539,7 +539,7 @@ html_data(const struct printer *p)
 	    "\"maskedRowsName\":\"%s\",\"maskFile\":%d,\"biasFile\":%d,"
 	    "\"arithmetic\":%d,\"rows\":[",
 	    c->align == ATTN_ALIGN_BOTTOM_RIGHT, c->mask_invert != 0,
-	    (int)c->masked_rows, rules_masked_rows_names[c->masked_rows],
+	    (int)c->masked_rows, words_masked_rows[c->masked_rows],
 	    p->nm->mask != NULL, p->nm->bias != NULL, p->o->arithmetic);
 	for (i = 0; i < st->T; i++)
 		fprintf(fp, "%s%zu", i > 0 ? "," : "", print_query_row(p, i));

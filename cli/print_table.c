@@ -12,7 +12,7 @@
 #include "attn.h"
 #include "attn_io.h"
 #include "print.h"
-#include "rules.h"
+#include "words.h"
 
 /*
  * The text of element (i, j) of block n of stage s.  A weight that a mask
@@ -73,7 +73,7 @@ layer_formula(const struct printer *p, enum attn_stage s, char *buf,
 		snprintf(buf, size, "%s rotated by position %s (RoPE %s, base "
 		    "%s)", s == ATTN_STAGE_Q_ROT ? st->proj ? "q" : "Q" :
 		    st->proj ? "k" : "K", s == ATTN_STAGE_Q_ROT ?
-		    "i + offset" : "j", rules_rope_style_names[c->rope_style],
+		    "i + offset" : "j", words_rope_style[c->rope_style],
 		    base);
 		return buf;
 	case ATTN_STAGE_SCORES:

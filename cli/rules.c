@@ -1,52 +1,14 @@
 /*
- * rules.c - the conventions attn names, and every rule that involves more
- * than one option, each written once (see rules.h).  Messages name the
+ * rules.c - every rule that involves more than one option, each written
+ * once (see rules.h).  Messages name the
  * options as the user wrote them and say what to do.
  */
 #include <string.h>
 
 #include "attn.h"
+#include "formats.h"
 #include "io.h"
-#include "print.h"
 #include "rules.h"
-
-const char *const rules_align_names[] = {
-	[ATTN_ALIGN_TOP_LEFT] = "top-left",
-	[ATTN_ALIGN_BOTTOM_RIGHT] = "bottom-right",
-	NULL
-};
-
-const char *const rules_masked_rows_names[] = {
-	[ATTN_MASKED_ZERO] = "zero",
-	[ATTN_MASKED_NAN] = "nan",
-	[ATTN_MASKED_UNIFORM] = "uniform",
-	NULL
-};
-
-const char *const rules_masked_rows_effect[] = {
-	[ATTN_MASKED_ZERO] = "weights 0 and output 0",
-	[ATTN_MASKED_NAN] = "weights nan and output nan",
-	[ATTN_MASKED_UNIFORM] = "weights 1/S and the mean of V",
-};
-
-const char *const rules_rope_style_names[] = {
-	[ATTN_ROPE_HALF] = "half",
-	[ATTN_ROPE_INTERLEAVED] = "interleaved",
-	NULL
-};
-
-/* Which alignment a causal mask or window uses when T != S, and what a
- * row that may attend no key gets, in each system. */
-const char *const rules_like_names[] = { "torch", "flash", "jax", NULL };
-const struct like_preset rules_like[] = {
-	{ ATTN_ALIGN_TOP_LEFT, ATTN_MASKED_ZERO },
-	{ ATTN_ALIGN_BOTTOM_RIGHT, ATTN_MASKED_ZERO },
-	{ ATTN_ALIGN_TOP_LEFT, ATTN_MASKED_UNIFORM },
-};
-
-_Static_assert(sizeof rules_like / sizeof rules_like[0] ==
-    sizeof rules_like_names / sizeof rules_like_names[0] - 1,
-    "a --like system needs its name and its preset");
 
 static enum attn_status
 usage_error(struct attn_error *err, const char *msg)
@@ -62,7 +24,7 @@ by_extension(const struct options *o, const char *what, const char *fix,
 {
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "-o %s writes "
 	    "%s (by its extension), and %s: %s", o->output,
-	    print_formats[o->format].name, what, fix);
+	    formats[o->format].name, what, fix);
 }
 
 enum attn_status
@@ -254,7 +216,7 @@ enum attn_status
 rules_check_options(const struct options *o, const struct given *g,
     struct attn_error *err)
 {
-	const struct print_format *f = &print_formats[o->format];
+	const struct format *f = &formats[o->format];
 	enum attn_status st;
 	size_t i, nstdin = 0;
 
@@ -312,11 +274,11 @@ rules_check_options(const struct options *o, const struct given *g,
 		return o->format_by_name ? by_extension(o, "--heatmap draws "
 		    "as a table does", "give -f table", err) : usage_error(err,
 		    "--heatmap draws in the terminal: leave out --format");
-	if (o->explain && !(f->flags & PRINT_EXPLAIN))
+	if (o->explain && !(f->flags & FORMAT_EXPLAIN))
 		return o->format_by_name ? by_extension(o, "--explain prints "
 		    "tables", "give -f table or -f html", err) : usage_error(err,
 		    "--explain prints tables; leave out --format");
-	if (o->header && !(f->flags & PRINT_HEADER))
+	if (o->header && !(f->flags & FORMAT_HEADER))
 		return usage_error(err,
 		    "--header goes with --format csv or tsv");
 	if (o->full && o->format != OUT_TABLE)
@@ -325,14 +287,14 @@ rules_check_options(const struct options *o, const struct given *g,
 		    "leave out --full", f->name);
 	/* npy holds one array of numbers: not the statistics' table of
 	 * named columns beside a stage, nor instead of it */
-	if ((f->flags & PRINT_ONE_STAGE) && o->stats)
+	if ((f->flags & FORMAT_ONE_STAGE) && o->stats)
 		return o->format_by_name ? by_extension(o, "--stats is a "
 		    "table of named columns, not an array", "name a .csv, "
 		    ".tsv or .json file", err) : attn_error_set(err,
 		    ATTN_ERR_USAGE, NULL, 0, 0, "-f %s writes one stage as "
 		    "an array, and --stats is a table of named columns: "
 		    "write it with -f csv, -f tsv or -f json", f->name);
-	if ((f->flags & PRINT_ONE_STAGE) && o->nstages != 1)
+	if ((f->flags & FORMAT_ONE_STAGE) && o->nstages != 1)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "%s%s%s "
 		    "writes one stage, not %zu: choose it with --stage",
 		    o->format_by_name ? "-o " : "-f ", o->format_by_name ?

@@ -14,28 +14,6 @@
 #include "attn.h"
 #include "options.h"
 
-/* --align's words, by enum attn_align; NULL-terminated. */
-extern const char *const rules_align_names[];
-
-/* --masked-rows's words, by enum attn_masked_rows; NULL-terminated. */
-extern const char *const rules_masked_rows_names[];
-
-/* What a row with no key gets under each policy, for the warning:
- * "weights 0 and output 0". */
-extern const char *const rules_masked_rows_effect[];
-
-/* --rope-style's words, by enum attn_rope_style; NULL-terminated. */
-extern const char *const rules_rope_style_names[];
-
-/* --like's words; NULL-terminated.  rules_like[i] is what system i does
- * (the man page says which version of each this follows). */
-extern const char *const rules_like_names[];
-struct like_preset {
-	enum attn_align align;
-	enum attn_masked_rows masked_rows;
-};
-extern const struct like_preset rules_like[];
-
 /* Which options were given, besides what struct options records. */
 struct given {
 	int stage, scale, no_scale, rope_style, npy_dtype, tolerance,

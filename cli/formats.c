@@ -1,0 +1,60 @@
+/*
+ * formats.c - the table of output formats (see formats.h), and the lists
+ * of their names that --help and messages show, made from it so that a
+ * new format is a row here and shows up in every one of them.
+ */
+#include <stdio.h>
+
+#include "attn.h"
+#include "formats.h"
+
+/* A table shows a weight that a mask removed as "-", read from the mask
+ * stage. */
+static unsigned
+table_wants(unsigned printed)
+{
+	return printed & ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS) ?
+	    ATTN_STAGE_BIT(ATTN_STAGE_MASK) : 0;
+}
+
+/* The page shows every stage (print_wants counts them, as for
+ * --explain), and each number's arithmetic, which reads row_max and
+ * row_sum. */
+static unsigned
+html_wants(unsigned printed)
+{
+	(void)printed;
+	return ATTN_STAGE_BIT(ATTN_STAGE_ROW_MAX) |
+	    ATTN_STAGE_BIT(ATTN_STAGE_ROW_SUM);
+}
+
+const struct format formats[OUT_COUNT] = {
+	[OUT_TABLE] = { "table", FORMAT_FIXED | FORMAT_EXPLAIN, 4,
+	    table_wants },
+	[OUT_CSV] = { "csv", FORMAT_HEADER, 0, NULL },
+	[OUT_TSV] = { "tsv", FORMAT_HEADER, 0, NULL },
+	[OUT_JSON] = { "json", 0, 0, NULL },
+	[OUT_HTML] = { "html", FORMAT_FIXED | FORMAT_EXPLAIN | FORMAT_PAGE, 4,
+	    html_wants },
+	[OUT_NPY] = { "npy", FORMAT_ONE_STAGE, 0, NULL },
+	[OUT_TXT] = { "txt", 0, 0, NULL },
+};
+
+void
+formats_list(char *buf, size_t size, unsigned how)
+{
+	const int ext = (how & FORMATS_EXTENSIONS) != 0;
+	size_t i, n = 0, k = 0, count = OUT_COUNT - (ext ? 1 : 0);
+
+	buf[0] = '\0';
+	for (i = 0; i < OUT_COUNT && n < size; i++) {
+		if (ext && i == OUT_TABLE)
+			continue;
+		n += (size_t)snprintf(buf + n, size - n, "%s%s%s%s",
+		    k == 0 ? "" : k + 1 == count && (how & FORMATS_OR) ?
+		    " or " : ", ", ext ? "." : "", formats[i].name,
+		    i == OUT_TABLE && (how & FORMATS_DEFAULT) ? " (default)" :
+		    "");
+		k++;
+	}
+}
