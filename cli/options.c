@@ -89,8 +89,10 @@ static const char workbench_help_head[] =
     "--emulate, --npy-dtype).\n"
     "\n";
 
-/* The column where --help's descriptions start. */
+/* The column where --help's descriptions start, and the one no line
+ * passes. */
 #define HELP_COLUMN 25
+#define HELP_WIDTH 72
 
 /* What parsing knows besides the options themselves. */
 struct parse {
@@ -257,7 +259,7 @@ set_format(struct parse *ps, const char *arg, struct attn_error *err)
 {
 	struct options *o = ps->o;
 	char names[128];
-	size_t i, n = 0;
+	size_t i;
 
 	ps->given.format = 1;
 	for (i = 0; i < OUT_COUNT; i++)
@@ -265,10 +267,7 @@ set_format(struct parse *ps, const char *arg, struct attn_error *err)
 			o->format = (enum out_format)i;
 			return ATTN_OK;
 		}
-	names[0] = '\0';
-	for (i = 0; i < OUT_COUNT && n < sizeof names; i++)
-		n += (size_t)snprintf(names + n, sizeof names - n, "%s%s",
-		    i > 0 ? ", " : "", formats[i].name);
+	formats_list(names, sizeof names, 0);
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 	    "unknown format '%s' (formats: %s)", arg, names);
 }
@@ -308,6 +307,7 @@ static enum attn_status
 format_by_extension(struct options *o, const struct given *g,
     struct attn_error *err)
 {
+	char names[128];
 	size_t i;
 
 	if (g->format || o->output == NULL)
@@ -321,11 +321,11 @@ format_by_extension(struct options *o, const struct given *g,
 	if (o->format == OUT_TXT && (o->explain || o->heatmap || o->full ||
 	    o->check != NULL))
 		o->format = OUT_TABLE;
+	formats_list(names, sizeof names, FORMATS_OR);
 	if (has_extension(o->output, "svg") && o->gen)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-		    "-o %s: attn gen writes numbers (a table, csv, tsv, txt, "
-		    "json, html or npy), not an SVG picture: give -f FORMAT, or "
-		    "another extension", o->output);
+		    "-o %s: attn gen writes numbers (a %s), not an SVG picture: "
+		    "give -f FORMAT, or another extension", o->output, names);
 	if (has_extension(o->output, "svg") && o->svg == NULL)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "-o %s: the SVG heatmap of the weights is --svg %s (-o "
@@ -793,9 +793,7 @@ static const struct option_row rows[] = {
 	{ "stage", 's', "LIST",
 	    "stages to print, comma-separated, or all:\n{stages}\n"
 	    "(default output)", NULL, set_stage, 0 },
-	{ "format", 'f', "FMT", "table (default), csv, tsv, json, html, npy\n"
-	    "or txt",
-	    NULL, set_format, 0 },
+	{ "format", 'f', "FMT", "{formats}", NULL, set_format, 0 },
 	{ "header", 0, NULL, "with csv or tsv: label rows and columns",
 	    NULL, NULL, FIELD(header) },
 	{ "full", 0, NULL, "tables show every row and column (over 1000\n"
@@ -899,8 +897,7 @@ static const struct option_row rows[] = {
 	{ "factor", 0, "X", "--check --emulate passes within X times the\n"
 	    "baseline's error (default 2)", NULL, set_factor, 0 },
 	{ "output", 'o', "FILE", "write to FILE atomically instead of stdout;\n"
-	    "without -f, .json, .csv, .tsv, .npy or .html\n"
-	    "picks the format",
+	    "without -f, its extension picks the format:\n{extensions}",
 	    NULL, set_output, 0 },
 	{ "threads", 'j', "N", "worker threads (default: one per CPU, or\n"
 	    "ATTN_THREADS)", NULL, set_threads, 0 },
@@ -962,26 +959,55 @@ options_count(void)
 	return NROWS;
 }
 
-/* A list "a, b, c" at HELP_COLUMN (where the caller has put the first
- * line), broken after a comma so that no line passes column 79. */
+/*
+ * What a line of a help text (len bytes at line) stands for when it is
+ * "{stages}", "{formats}" or "{extensions}": the stages --stage offers
+ * (from the stage table), the formats or -o's extensions (from the
+ * table of formats), in static storage; NULL for a line of text.
+ */
+static const char *
+help_list(const char *line, size_t len)
+{
+	static char list[128];
+
+	if (len == 8 && strncmp(line, "{stages}", len) == 0)
+		stage_names(list, sizeof list, ATTN_STAGES_ALL |
+		    ATTN_STAGES_PROJ);
+	else if (len == 9 && strncmp(line, "{formats}", len) == 0)
+		formats_list(list, sizeof list, FORMATS_OR | FORMATS_DEFAULT);
+	else if (len == 12 && strncmp(line, "{extensions}", len) == 0)
+		formats_list(list, sizeof list, FORMATS_OR |
+		    FORMATS_EXTENSIONS);
+	else
+		return NULL;
+	return list;
+}
+
+/* A list "a, b or c" at HELP_COLUMN (where the caller has put the first
+ * line), broken after a comma or before " or " so that no line passes
+ * HELP_WIDTH. */
 static void
 print_wrapped(FILE *fp, const char *list)
 {
 	size_t w = HELP_COLUMN;
 
 	while (*list != '\0') {
+		const char *or = strstr(list + 1, " or ");
 		size_t len = strcspn(list, ",");
 
-		if (w > HELP_COLUMN && w + len + 1 > 79) {
+		len += list[len] == ',';
+		if (or != NULL && (size_t)(or - list) < len)
+			len = (size_t)(or - list);
+		if (w > HELP_COLUMN && w + len > HELP_WIDTH) {
 			putc('\n', fp);
 			print_pad(fp, HELP_COLUMN);
 			w = HELP_COLUMN;
 			while (*list == ' ')
 				list++, len--;
 		}
-		fwrite(list, 1, len + (list[len] == ','), fp);
-		w += len + (list[len] == ',');
-		list += len + (list[len] == ',');
+		fwrite(list, 1, len, fp);
+		w += len;
+		list += len;
 	}
 }
 
@@ -989,6 +1015,7 @@ void
 options_info(size_t i, struct option_info *out)
 {
 	const struct option_row *r = &rows[i];
+	const char *list;
 	size_t k;
 
 	memset(out, 0, sizeof *out);
@@ -997,6 +1024,10 @@ options_info(size_t i, struct option_info *out)
 	out->arg = r->arg;
 	out->help = r->help;
 	out->help_len = strcspn(r->help, "\n");
+	if ((list = help_list(r->help, out->help_len)) != NULL) {
+		out->help = list;
+		out->help_len = strlen(list);
+	}
 	out->attn = applies(r, 0);
 	out->gen = applies(r, 1);
 	out->value = r->arg == NULL ? OPTION_NONE : OPTION_TEXT;
@@ -1018,11 +1049,9 @@ options_info(size_t i, struct option_info *out)
 void
 options_print_help(const struct options *o, FILE *fp)
 {
-	char names[128];
 	size_t i, w;
-	const char *h, *nl;
+	const char *h, *nl, *list;
 
-	stage_names(names, sizeof names, ATTN_STAGES_ALL | ATTN_STAGES_PROJ);
 	fputs(o->gen ? gen_help_head : o->workbench ? workbench_help_head :
 	    help_head, fp);
 	for (i = 0; i < NROWS; i++) {
@@ -1047,8 +1076,8 @@ options_print_help(const struct options *o, FILE *fp)
 				w = 0;
 			}
 			print_pad(fp, HELP_COLUMN - w);
-			if (len == 8 && strncmp(h, "{stages}", 8) == 0)
-				print_wrapped(fp, names);
+			if ((list = help_list(h, len)) != NULL)
+				print_wrapped(fp, list);
 			else
 				fwrite(h, 1, len, fp);
 			putc('\n', fp);
