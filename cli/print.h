@@ -315,24 +315,9 @@ const char *heatmap_top_text(const struct heat_scale *hs,
 /* print_svg.c: the weights as an SVG heatmap. */
 enum attn_status print_svg(const struct printer *p);
 
-/* print_stats.c: --stats, per query row of the weights, as a table, as
- * csv or tsv (a header row, then a row per query, with batch and head
- * columns when there are several), or as JSON at indent ind. */
+/* print_stats.c: --stats (stats.h's rows) as a table, and as the HTML
+ * page's table; csv, tsv, txt and JSON print them themselves. */
 enum attn_status print_stats(const struct printer *p);
-
-/* The statistics of row i of block n, from the weights and mask stages
- * (the entropy is the one number made there, since no stage holds it). */
-struct stats_row {
-	size_t keys;		/* keys it may attend */
-	int defined;		/* whether it has a softmax (keys > 0) */
-	double max;		/* the largest weight */
-	size_t argmax;		/* its key (the first, on a tie); S: none */
-	double entropy;		/* -sum w log w, in nats */
-};
-void print_stats_row(const struct printer *p, size_t n, size_t i,
-    struct stats_row *r);
-void print_stats_delim(const struct printer *p, char sep);
-void print_stats_json(const struct printer *p, int ind);
 void print_stats_html(const struct printer *p);
 
 #endif

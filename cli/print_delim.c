@@ -5,8 +5,8 @@
  * each of several stages, gets a comment line "# NAME DIMS" first, which
  * attn and numpy.loadtxt skip;
  * --header adds a row of column labels and a column of row labels, and
- * the output reads back into attn.  --stats adds its table last, with a
- * header row (print_stats.c).
+ * the output reads back into attn.  --stats adds its rows (stats.h)
+ * last, with a header row.
  */
 #define _POSIX_C_SOURCE 200809L	/* strcasecmp */
 #include <stdio.h>
@@ -16,6 +16,7 @@
 #include "attn.h"
 #include "attn_io.h"
 #include "print.h"
+#include "stats.h"
 
 /* s as one field: quoted (RFC 4180) when quoted is set or when it holds
  * the separator, a quote or a line break, or has blanks around it (which
@@ -128,6 +129,54 @@ print_stage(const struct printer *p, enum attn_stage s, char sep)
 	}
 }
 
+/* The --stats rows (stats.h), after the stages: a header row always,
+ * since the columns are not all numbers, then a row per query, with
+ * batch and head columns when there are several. */
+static void
+print_stats_rows(const struct printer *p, char sep)
+{
+	char buf[ATTN_NUM_MAX], dims[96];
+	struct attn_shape sh;
+	struct stats_row r;
+	size_t n, i;
+	int c;
+
+	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
+	if (print_sections(p) > 1) {
+		/* the dims of the weights without their key axis */
+		print_dims(p, ATTN_STAGE_WEIGHTS, dims, sizeof dims);
+		*strrchr(dims, 'x') = '\0';
+		fprintf(p->fp, "# stats %s\n", dims);
+	}
+	if (sh.batches > 1)
+		fprintf(p->fp, "batch%c", sep);
+	if (sh.heads > 1)
+		fprintf(p->fp, "head%c", sep);
+	fputs("query", p->fp);
+	for (c = 0; c < STAT_COUNT; c++)
+		fprintf(p->fp, "%c%s", sep, stats_names[c]);
+	putc('\n', p->fp);
+	for (n = 0; n < sh.blocks; n++)
+		for (i = 0; i < sh.rows; i++) {
+			stats_row(p, n, i, &r);
+			if (sh.batches > 1)
+				fprintf(p->fp, "%zu%c", n / sh.heads + 1, sep);
+			if (sh.heads > 1)
+				fprintf(p->fp, "%zu%c", n % sh.heads + 1, sep);
+			print_label(p->fp, p->nm->query[i], sep);
+			for (c = 0; c < STAT_COUNT; c++) {
+				putc(sep, p->fp);
+				if (c == STAT_KEY)	/* a label */
+					print_label(p->fp, stats_cell(p, &r, c,
+					    buf), sep);
+				else
+					print_field(p->fp, stats_cell(p, &r, c,
+					    buf), sep);
+			}
+			putc('\n', p->fp);
+		}
+}
+
 /* Every stage of the list, separated by sep. */
 static enum attn_status
 print_delimited(const struct printer *p, char sep)
@@ -137,7 +186,7 @@ print_delimited(const struct printer *p, char sep)
 	for (k = 0; k < p->o->nstages; k++)
 		print_stage(p, p->o->stages[k], sep);
 	if (p->o->stats)
-		print_stats_delim(p, sep);
+		print_stats_rows(p, sep);
 	return ATTN_OK;
 }
 

@@ -6,7 +6,7 @@
  * the order of a 4-D layout, walked by the shape's steps.  JSON
  * cannot spell infinities, so non-finite values are the strings "inf",
  * "-inf" and "nan", which attn reads back.  With --stats, the statistics
- * are one more member, "stats", nested the same way (print_stats.c).
+ * are one more member, "stats", nested the same way (stats.h's rows).
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@
 #include "attn.h"
 #include "attn_io.h"
 #include "print.h"
+#include "stats.h"
 
 void
 print_json_number(const struct printer *p, int defined, double x)
@@ -130,6 +131,46 @@ print_json_blocks(const struct printer *p, enum attn_stage s, int ind,
 		fprintf(p->fp, "%*s]", ind, "");
 }
 
+/* Block n of the --stats rows as an array of objects, one a row, one a
+ * line. */
+static void
+stats_json_block(const struct printer *p, enum attn_stage s, size_t n,
+    int ind)
+{
+	struct stats_row r;
+	size_t i;
+
+	(void)s;
+	fputs("[\n", p->fp);
+	for (i = 0; i < p->st->T; i++) {
+		stats_row(p, n, i, &r);
+		fprintf(p->fp, "%*s{\"query\": ", ind + 2, "");
+		print_json_string(p->fp, p->nm->query[i]);
+		fprintf(p->fp, ", \"%s\": ", stats_names[STAT_MAX]);
+		print_json_number(p, r.defined, r.max);
+		fprintf(p->fp, ", \"%s\": ", stats_names[STAT_KEY]);
+		if (r.defined && r.argmax < p->st->S)
+			print_json_string(p->fp, p->nm->key[r.argmax]);
+		else
+			fputs("null", p->fp);
+		fprintf(p->fp, ", \"%s\": ", stats_names[STAT_ENTROPY]);
+		print_json_number(p, r.defined, r.entropy);
+		fprintf(p->fp, ", \"%s\": ", stats_names[STAT_EXP]);
+		print_json_number(p, r.defined, exp(r.entropy));
+		fprintf(p->fp, ", \"%s\": %zu}%s\n", stats_names[STAT_KEYS],
+		    r.keys, i + 1 < p->st->T ? "," : "");
+	}
+	fprintf(p->fp, "%*s]", ind, "");
+}
+
+/* The --stats rows (stats.h) nested as the weights' blocks are, at
+ * indent ind. */
+static void
+print_stats_rows(const struct printer *p, int ind)
+{
+	print_json_blocks(p, ATTN_STAGE_WEIGHTS, ind, stats_json_block);
+}
+
 /* Stage s nested as its shape says: [batch][head][row][column] without
  * the levels of one, or the 4-D order of a layout. */
 static void
@@ -151,7 +192,7 @@ print_json(const struct printer *p)
 		if (p->o->nstages == 1)
 			print_stage(p, p->o->stages[0], 0);
 		else
-			print_stats_json(p, 0);
+			print_stats_rows(p, 0);
 		putc('\n', p->fp);
 		return ATTN_OK;
 	}
@@ -165,7 +206,7 @@ print_json(const struct printer *p)
 	}
 	if (p->o->stats) {
 		fputs("  \"stats\": ", p->fp);
-		print_stats_json(p, 2);
+		print_stats_rows(p, 2);
 		putc('\n', p->fp);
 	}
 	fputs("}\n", p->fp);

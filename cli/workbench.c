@@ -12,7 +12,7 @@
  *
  * Every number shown is one of attn's stages from attn_run with the
  * options of the moment, written by the printers' own functions
- * (print_cell, print_stats_row, heatmap_position): a key changes the
+ * (print_cell, stats_row, heatmap_position): a key changes the
  * options and runs again, so that the screen after any key shows what
  * `attn -s scores,scaled,weights --stats` prints for the same options.
  * A key whose run fails (d_k odd with --rope, say) is undone, and the
@@ -68,7 +68,7 @@ wb_row_stats(const struct workbench *wb, struct stats_row *r)
 	struct printer p;
 
 	wb_printer(wb, &p, &err);
-	print_stats_row(&p, wb->block, wb->query, r);
+	stats_row(&p, wb->block, wb->query, r);
 }
 
 /* The toy's Q and K at d_k columns, as attn gen draws them. */

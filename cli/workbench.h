@@ -15,6 +15,7 @@
 #include "inputs.h"
 #include "options.h"
 #include "print.h"
+#include "stats.h"
 
 /* Read what o names (or make the toy), check that the terminal is one,
  * and run the workbench until q.  Returns the status for the exit code,

@@ -13,7 +13,7 @@
  * the height gives way: blank lines first, then keys and heatmap rows
  * (the heatmap keeps a window of rows around the query).  Every number
  * is written by a printer's function (print_cell, print_number,
- * print_stats_row, heatmap_position), from the stages on screen.
+ * stats_row, heatmap_position), from the stages on screen.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -346,7 +346,7 @@ screen_row(const struct workbench *wb, const struct printer *p,
 	if (nkeys < S)
 		sb_line(b, 0, "\u2026 and %zu more key%s", S - nkeys,
 		    S - nkeys == 1 ? "" : "s");
-	print_stats_row(p, wb->block, wb->query, &r);
+	stats_row(p, wb->block, wb->query, &r);
 	if (wb->asking || !r.defined) {
 		sb_line(b, 0, "entropy %s   effective keys exp(entropy) %s   "
 		    "keys it may attend %zu", wb->asking ? "?" : "-",
