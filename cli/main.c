@@ -22,6 +22,7 @@
 #include "memory.h"
 #include "options.h"
 #include "print.h"
+#include "print_run.h"
 #include "progress.h"
 #include "query.h"
 #include "render.h"

@@ -1,12 +1,15 @@
 /*
- * print.c - what the printers share: the table of output formats and the
- * dispatch to them, the stages they read, and the shape, labels and
- * numbers of a stage, so that every format lays stages out the same way
- * (attn_stage_shape is the one source of their dims).
+ * print.c - what the printers share: the shape, labels and numbers of a
+ * stage, so that every format lays stages out the same way
+ * (attn_stage_shape is the one source of their dims), which stages
+ * --explain shows, the rows and columns a long table shows, display
+ * widths, and text escaped for XML and JSON.  A leaf below every
+ * printer: it calls none of them (print_run.c dispatches to them).
  *
  * Every number goes through attn_format_number, which ignores the
  * locale.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,49 +20,11 @@
 #include "attn_io.h"
 #include "print.h"
 
-/* The printer of each format (formats.h has the rest of its row). */
-static enum attn_status (*const printers[OUT_COUNT])(const struct printer *p) =
-    {
-	[OUT_TABLE] = print_table,
-	[OUT_CSV] = print_csv,
-	[OUT_TSV] = print_tsv,
-	[OUT_JSON] = print_json,
-	[OUT_HTML] = print_html,
-	[OUT_NPY] = print_npy,
-	[OUT_TXT] = print_txt,
-};
-
 int
 print_explains(const struct options *o, enum attn_stage s)
 {
 	return !attn_stage_table[s].internal &&
 	    (o->avail & ATTN_STAGE_BIT(s)) != 0;
-}
-
-unsigned
-print_wants(const struct options *o)
-{
-	const struct format *f = &formats[o->format];
-	unsigned printed = 0;
-	size_t k, s;
-
-	if (o->explain || (f->flags & FORMAT_PAGE)) {
-		for (s = 0; s < ATTN_STAGE_COUNT; s++)
-			if (print_explains(o, (enum attn_stage)s))
-				printed |= ATTN_STAGE_BIT(s);
-	} else {
-		for (k = 0; k < o->nstages; k++)
-			printed |= ATTN_STAGE_BIT(o->stages[k]);
-	}
-	if (o->stats || o->heatmap || o->svg != NULL)
-		printed |= ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS) |
-		    ATTN_STAGE_BIT(ATTN_STAGE_MASK);
-	/* the arithmetic reads what the kernel read: the passes' q, k
-	 * and v when a layer or RoPE makes them (attn_head_inputs) */
-	if (o->arithmetic || (f->flags & FORMAT_PAGE))
-		printed |= ATTN_STAGES_ALL | (o->avail & ATTN_STAGES_PROJ &
-		    ~ATTN_STAGE_BIT(ATTN_STAGE_PROJECTED));
-	return printed | (f->wants != NULL ? f->wants(printed) : 0);
 }
 
 void
@@ -76,29 +41,6 @@ print_init(struct printer *p, FILE *fp, const struct options *o,
 	p->in = in;
 	p->numflags = f->flags & FORMAT_FIXED ? ATTN_NUM_FIXED : 0;
 	p->err = err;
-}
-
-enum attn_status
-print_run(FILE *fp, const struct options *o, const struct attn_stages *st,
-    const struct names *nm, const struct attn_inputs *in,
-    struct attn_error *err)
-{
-	struct printer p;
-
-	print_init(&p, fp, o, st, nm, in, err);
-	return o->explain && !(formats[o->format].flags & FORMAT_PAGE) ?
-	    print_explain(&p) : printers[o->format](&p);
-}
-
-enum attn_status
-print_svg_run(FILE *fp, const struct options *o,
-    const struct attn_stages *st, const struct names *nm,
-    const struct attn_inputs *in, struct attn_error *err)
-{
-	struct printer p;
-
-	print_init(&p, fp, o, st, nm, in, err);
-	return print_svg(&p);
 }
 
 enum attn_status
@@ -354,6 +296,36 @@ print_xml(FILE *fp, const char *s)
 				fwrite(s, 1, n, fp);
 		}
 	}
+}
+
+void
+print_json_string(FILE *fp, const char *s)
+{
+	size_t len = strlen(s), n;
+	long code;
+
+	putc('"', fp);
+	for (; len > 0; s += n, len -= n) {
+		n = attn_utf8_char(s, len, &code);
+		if (code == '"' || code == '\\')
+			fprintf(fp, "\\%c", (int)code);
+		else if (attn_char_is_control(code))	/* C1 too */
+			fprintf(fp, "\\u%04lx", code);
+		else if (code < 0)	/* JSON is UTF-8: a file name may not be */
+			fputs("\\ufffd", fp);
+		else
+			fwrite(s, 1, n, fp);
+	}
+	putc('"', fp);
+}
+
+void
+print_json_double(FILE *fp, double x)
+{
+	char buf[ATTN_NUM_MAX];
+
+	attn_format_number(buf, x, 0, 0);
+	fprintf(fp, isfinite(x) ? "%s" : "\"%s\"", buf);
 }
 
 void

@@ -1,18 +1,20 @@
 /*
  * print.h - the printers over computed stages: one file per output format
- * (print_table.c, print_delim.c, print_json.c, print_npy.c), the
- * --explain walk-through (print_explain.c), the printers that are not
- * formats (print_stats.c, print_arith.c, heatmap.c, print_svg.c),
- * and what they share (print.c): the shape and labels
- * of a stage (from attn_stage_shape), numbers, padding.  Printers read
- * the numbers in struct attn_stages and never compute a stage
- * themselves.
+ * (print_table.c, print_delim.c, print_json.c, print_html.c,
+ * print_npy.c), the --explain walk-through (print_explain.c), the
+ * printers that are not formats (print_stats.c, print_arith.c,
+ * heatmap.c, print_svg.c), and what they share (print.c, a leaf below
+ * them all): the shape and labels of a stage (from attn_stage_shape),
+ * numbers, padding, escapes.  Printers read the numbers in struct
+ * attn_stages and never compute a stage themselves.  print_run.h is the
+ * dispatcher above them, which main calls.
  *
- * A new format is a file print_NAME.c defining its print function, a
- * value in enum out_format and a row in formats (formats.h), and its
- * printer in print.c's printers; a printer that reads stages besides
- * those it prints says so in its row's `wants`, so that attn_run keeps
- * them.
+ * A new format is a file print_NAME.c defining its print function,
+ * declared here; a value in enum out_format and a row in formats
+ * (formats.h); its printer in print_run.c's printers; and its case in
+ * gen.c, which writes attn gen's array in each format.
+ * A printer that reads stages besides those it prints says so in its
+ * row's `wants`, so that attn_run keeps them.
  */
 #ifndef ATTN_PRINT_H
 #define ATTN_PRINT_H
@@ -46,8 +48,7 @@ struct printer {
 	struct attn_error *err;
 };
 
-/* The stages the printers will read for o: attn_run must keep them. */
-unsigned print_wants(const struct options *o);
+/* ------------------------------------------------------------- print.c */
 
 /* Whether --explain prints stage s for o (the mask aside, which it
  * prints when a masking rule is in force): every stage offered by name
@@ -60,20 +61,6 @@ int print_explains(const struct options *o, enum attn_stage s);
 void print_init(struct printer *p, FILE *fp, const struct options *o,
     const struct attn_stages *st, const struct names *nm,
     const struct attn_inputs *in, struct attn_error *err);
-
-/* Print what o asks for (--explain, or the --stage list in --format)
- * into fp.  Fails only when out of memory; write errors are left in
- * fp's error flag for the caller to check. */
-enum attn_status print_run(FILE *fp, const struct options *o,
-    const struct attn_stages *st, const struct names *nm,
-    const struct attn_inputs *in, struct attn_error *err);
-
-/* The --svg picture of the weights, into fp (print_svg.c). */
-enum attn_status print_svg_run(FILE *fp, const struct options *o,
-    const struct attn_stages *st, const struct names *nm,
-    const struct attn_inputs *in, struct attn_error *err);
-
-/* ------------------------------------------------------------- print.c */
 
 /* x as the format writes it (o->digits, p->numflags); returns its
  * length.  buf has ATTN_NUM_MAX bytes. */
@@ -180,6 +167,14 @@ void print_index(char *buf, size_t size, const size_t *dim, size_t ndim,
  * not UTF-8) as U+FFFD. */
 void print_xml(FILE *fp, const char *s);
 
+/* s as a JSON string, with its escapes: control characters as \u,
+ * what is not UTF-8 as U+FFFD. */
+void print_json_string(FILE *fp, const char *s);
+
+/* x as a JSON value, the shortest text that reads back to x whatever
+ * --digits says; non-finite as attn's strings ("inf", "nan"). */
+void print_json_double(FILE *fp, double x);
+
 /* ------------------------------------------------------------- formats */
 
 /* print_table.c: every stage in o->stages as an aligned table, one
@@ -220,16 +215,12 @@ enum attn_status print_html(const struct printer *p);
 /* print_json.c.  print_json_blocks nests the blocks of stage s as
  * [batch][head], leaving out the levels of one, and writes each with
  * block(p, s, n, indent); print_json_number writes x (non-finite as a
- * string, null when not defined), print_json_double the same with the
- * shortest text that reads back to x whatever --digits says,
- * print_json_string a string with its escapes. */
+ * string, null when not defined). */
 enum attn_status print_json(const struct printer *p);
 void print_json_blocks(const struct printer *p, enum attn_stage s, int ind,
     void (*block)(const struct printer *p, enum attn_stage s, size_t n,
     int ind));
 void print_json_number(const struct printer *p, int defined, double x);
-void print_json_double(FILE *fp, double x);
-void print_json_string(FILE *fp, const char *s);
 
 /* print_npy.c: one stage, float64 (float32 with --npy-dtype f4); and an
  * array of dims dim[0..ndim) (attn gen's) whose numbers are the rows of

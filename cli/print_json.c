@@ -33,36 +33,6 @@ print_json_number(const struct printer *p, int defined, double x)
 		fprintf(p->fp, "\"%s\"", buf);
 }
 
-void
-print_json_double(FILE *fp, double x)
-{
-	char buf[ATTN_NUM_MAX];
-
-	attn_format_number(buf, x, 0, 0);
-	fprintf(fp, isfinite(x) ? "%s" : "\"%s\"", buf);
-}
-
-void
-print_json_string(FILE *fp, const char *s)
-{
-	size_t len = strlen(s), n;
-	long code;
-
-	putc('"', fp);
-	for (; len > 0; s += n, len -= n) {
-		n = attn_utf8_char(s, len, &code);
-		if (code == '"' || code == '\\')
-			fprintf(fp, "\\%c", (int)code);
-		else if (attn_char_is_control(code))	/* C1 too */
-			fprintf(fp, "\\u%04lx", code);
-		else if (code < 0)	/* JSON is UTF-8: a file name may not be */
-			fputs("\\ufffd", fp);
-		else
-			fwrite(s, 1, n, fp);
-	}
-	putc('"', fp);
-}
-
 /*
  * Level d of stage s's shape from element offset off of its data, as a
  * JSON array indented by ind spaces: the last level is one line of
