@@ -4,6 +4,7 @@
  * new format is a row here and shows up in every one of them.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "attn.h"
 #include "formats.h"
@@ -39,6 +40,49 @@ const struct format formats[OUT_COUNT] = {
 	[OUT_NPY] = { "npy", FORMAT_ONE_STAGE, 0, NULL },
 	[OUT_TXT] = { "txt", 0, 0, NULL },
 };
+
+enum out_format
+formats_named(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < OUT_COUNT; i++)
+		if (strcmp(name, formats[i].name) == 0)
+			return (enum out_format)i;
+	return OUT_COUNT;
+}
+
+int
+formats_has_extension(const char *path, const char *ext)
+{
+	const char *base = strrchr(path, '/'), *dot;
+	size_t i;
+
+	base = base != NULL ? base + 1 : path;
+	dot = strrchr(base, '.');
+	if (dot == NULL || dot == base || strlen(dot + 1) != strlen(ext))
+		return 0;
+	for (i = 0; ext[i] != '\0'; i++) {
+		char c = dot[1 + i];
+
+		if ((c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c) !=
+		    ext[i])
+			return 0;
+	}
+	return 1;
+}
+
+enum out_format
+formats_by_extension(const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < OUT_COUNT; i++)
+		if (i != OUT_TABLE && formats_has_extension(path,
+		    formats[i].name))
+			return (enum out_format)i;
+	return OUT_COUNT;
+}
 
 void
 formats_list(char *buf, size_t size, unsigned how)

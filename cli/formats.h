@@ -37,6 +37,17 @@ struct format {
 
 extern const struct format formats[OUT_COUNT];
 
+/* The format named name (as -f gives it), or OUT_COUNT. */
+enum out_format formats_named(const char *name);
+
+/* Whether the extension of the last component of path (after its last
+ * dot) is ext, in any case of ASCII letters, as the readers match them. */
+int formats_has_extension(const char *path, const char *ext);
+
+/* The format that path's extension names (.csv, .json, ...: each
+ * format's name but table's, which is no extension), or OUT_COUNT. */
+enum out_format formats_by_extension(const char *path);
+
 /* formats_list's ways of listing. */
 enum {
 	FORMATS_OR = 1,		/* "a, b or c" rather than "a, b, c" */

@@ -21,6 +21,7 @@
 #include "labels.h"
 #include "memory.h"
 #include "options.h"
+#include "options_table.h"
 #include "print.h"
 #include "print_run.h"
 #include "progress.h"

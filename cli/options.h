@@ -1,8 +1,8 @@
 /*
- * options.h - the command line as a struct.  options_parse() fills it from
- * argv through the table of options in options.c, with every default set
- * in one place and every rule that involves only options (rules.c)
- * checked before any input is read.
+ * options.h - the command line as a struct, which every module reads.
+ * options_parse (options_table.h) fills it from argv through the table
+ * of options, from the defaults of options_init, and checks every rule
+ * that involves only options (rules.c) before any input is read.
  */
 #ifndef ATTN_OPTIONS_H
 #define ATTN_OPTIONS_H
@@ -17,9 +17,10 @@
  * unset), always, or never. */
 enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 
-/* --color-range: what the colour scale of the heatmap, the SVG and the
- * page spans: 0 to 1, 0 to the largest weight, or each row 0 to its own
- * largest (heatmap_position, heatmap.c, applies it). */
+/* --color-range (words_color_range, words.h): what the colour scale of
+ * the heatmap, the SVG and the page spans: 0 to 1, 0 to the largest
+ * weight, or each row 0 to its own largest (heatmap_position, heatmap.c,
+ * applies it). */
 enum color_range { RANGE_UNIT, RANGE_MAX, RANGE_ROW };
 
 struct options {
@@ -83,44 +84,16 @@ struct options {
  * the offered ones among them, in attn_stage_order. */
 void options_offer(struct options *o, unsigned avail);
 
-/* Parse argv into *o.  On a usage error returns ATTN_ERR_USAGE with the
- * message in err. */
-enum attn_status options_parse(int argc, char **argv, struct options *o,
-    struct attn_error *err);
+/* Every default, in one place: o as no option sets it. */
+void options_init(struct options *o);
 
-/* The usage synopsis, as in the man page: of attn, of attn gen and of
- * attn workbench. */
-extern const char options_usage[];
-extern const char options_gen_usage[];
-extern const char options_workbench_usage[];
+/* The stages o offers: the backward ones only with --grad, q, k, v and
+ * projected with --proj (a BUNDLE that brings a layer offers them once
+ * it is read: options_offer), q_rot and k_rot with --rope. */
+unsigned options_offered(const struct options *o);
 
-/* What an option's argument is, for shell completion. */
-enum option_value {
-	OPTION_NONE,		/* the option takes no argument */
-	OPTION_TEXT,		/* a number or a name: nothing to offer */
-	OPTION_FILE,		/* a file */
-	OPTION_WORDS,		/* one of option_info.words */
-	OPTION_STAGES		/* stage names, comma-separated, or all */
-};
-
-/* One option of the table, as shell completion sees it. */
-struct option_info {
-	const char *name;	/* long name, without "--" */
-	char letter;		/* short name, or 0 */
-	const char *arg;	/* the argument's name in --help, or NULL */
-	const char *help;	/* the first line of its --help text */
-	size_t help_len;	/* its length */
-	enum option_value value;
-	const char *const *words;	/* OPTION_WORDS: NULL-terminated */
-	int attn, gen;		/* whether attn and attn gen take it */
-};
-
-/* The number of options, and option i of the table (i < that). */
-size_t options_count(void);
-void options_info(size_t i, struct option_info *out);
-
-/* Print the --help text (synopsis and every option) of attn, of attn
- * gen when o->gen, of attn workbench (attn's options) when o->workbench. */
-void options_print_help(const struct options *o, FILE *fp);
+/* The names of the stages of set that users may ask for, "scores,
+ * scaled, ...", from the stage table, into buf. */
+void options_stage_names(char *buf, size_t size, unsigned set);
 
 #endif

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "attn.h"
-#include "options.h"
+#include "options_table.h"
 
 /* The stage names --stage takes, space-separated, then "all". */
 static void
