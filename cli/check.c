@@ -23,8 +23,9 @@
 #include "attn.h"
 #include "attn_io.h"
 #include "check.h"
-#include "io.h"
 #include "print.h"
+#include "report.h"
+#include "slurp.h"
 #include "words.h"
 
 /* ---------------------------------------------------------------- reading */
@@ -33,11 +34,11 @@ enum attn_status
 check_load(const struct options *o, struct check *c, struct attn_error *err)
 {
 	enum attn_status st;
-	struct io_input f;
+	struct slurp f;
 
 	memset(c, 0, sizeof *c);
 	c->name = strcmp(o->check, "-") == 0 ? STDIN_NAME : o->check;
-	if ((st = io_slurp(o->check, &f, err)) != ATTN_OK)
+	if ((st = slurp_file(o->check, &f, err)) != ATTN_OK)
 		return st;
 	if (attn_is_bundle(f.buf, f.len))
 		st = attn_error_set(err, ATTN_ERR_DATA, c->name, 0, 0, "a JSON "
@@ -46,7 +47,7 @@ check_load(const struct options *o, struct check *c, struct attn_error *err)
 	else
 		st = attn_read_array(c->name, f.buf, f.len, ATTN_FMT_AUTO, 0,
 		    &c->file, err);
-	io_release(&f);
+	slurp_release(&f);
 	return st;
 }
 
@@ -395,7 +396,7 @@ report_table(FILE *fp, const struct options *o, const struct attn_stages *st,
 	dims_legend(legend, sizeof legend, c->stage, &c->shape);
 	fprintf(fp, "check %s [%s = %s] against ",
 	    attn_stage_table[c->stage].name, legend, dims);
-	io_put_text(fp, c->name);
+	report_text(fp, c->name);
 	putc('\n', fp);
 	fprintf(fp, "  elements        %zu\n", m->count);
 	fprintf(fp, "  max abs error   %s\n", num(a, m->max_abs, 3));
@@ -443,7 +444,7 @@ report_table(FILE *fp, const struct options *o, const struct attn_stages *st,
 	fprintf(fp, "FAIL: %s\n", why);
 	if (c->hint[0] != '\0') {
 		fputs("  hint: ", fp);	/* it may name FILE */
-		io_put_text(fp, c->hint);
+		report_text(fp, c->hint);
 		putc('\n', fp);
 	}
 }

@@ -30,7 +30,6 @@
 #include "attn.h"
 #include "attn_io.h"
 #include "gen.h"
-#include "io.h"
 #include "memory.h"
 #include "print.h"
 #include "render.h"

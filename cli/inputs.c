@@ -3,7 +3,7 @@
  * one is a JSON BUNDLE; --self X is all three.  With --proj LAYER the
  * operands are embeddings: X (self-attention), XQ XKV (cross-attention),
  * or a BUNDLE holding them; a BUNDLE may also bring its layer ("proj").
- * Files are read whole (io_slurp) and parsed by libattn; labels come
+ * Files are read whole (slurp_file) and parsed by libattn; labels come
  * from a first column of names (Q's or XQ's for queries, K's or XKV's
  * for keys, X's for both) or from the bundle.
  *
@@ -19,12 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inputs.h"
 #include "attn.h"
 #include "attn_io.h"
-#include "io.h"
+#include "inputs.h"
 #include "layout.h"
+#include "report.h"
 #include "rules.h"
+#include "slurp.h"
 
 static const char *const role[IN_COUNT] = {
 	"Q", "K", "V", "mask", "bias", "dO", "sinks"
@@ -66,7 +67,7 @@ warn_notices(const struct inputs *in)
 	for (i = 0; i < IN_COUNT; i++)
 		if (in->arr[i].notice.msg[0] != '\0' &&
 		    in->arr[i].notice.file != NULL)
-			io_report("warning: ", &in->arr[i].notice);
+			report_error("warning: ", &in->arr[i].notice);
 }
 
 /*
@@ -111,16 +112,16 @@ load_array(const char *path, const char *option, unsigned flags,
 {
 	const char *name = display_name(path);
 	enum attn_status st;
-	struct io_input f;
+	struct slurp f;
 
-	if ((st = io_slurp(path, &f, err)) != ATTN_OK)
+	if ((st = slurp_file(path, &f, err)) != ATTN_OK)
 		return st;
 	if (attn_is_bundle(f.buf, f.len))
 		st = bundle_misplaced(name, option, err);
 	else
 		st = attn_read_array(name, f.buf, f.len, ATTN_FMT_AUTO, flags,
 		    a, err);
-	io_release(&f);
+	slurp_release(&f);
 	return st;
 }
 
@@ -157,10 +158,10 @@ load_bundle(const char *path, const char *proj, struct inputs *in,
 	const char *name = display_name(path);
 	struct attn_bundle b;
 	enum attn_status st;
-	struct io_input f;
+	struct slurp f;
 	size_t i;
 
-	if ((st = io_slurp(path, &f, err)) != ATTN_OK)
+	if ((st = slurp_file(path, &f, err)) != ATTN_OK)
 		return st;
 	if (!attn_is_bundle(f.buf, f.len) && proj != NULL) {
 		/* --proj LAYER X: self-attention from embeddings */
@@ -168,20 +169,20 @@ load_bundle(const char *path, const char *proj, struct inputs *in,
 		in->embeddings = in->self = 1;
 		st = attn_read_array(name, f.buf, f.len, ATTN_FMT_AUTO,
 		    ATTN_READ_FINITE, &in->arr[IN_Q], err);
-		io_release(&f);
+		slurp_release(&f);
 		if (st == ATTN_OK)
 			labels_move(&in->query, &in->arr[IN_Q].row_labels);
 		return st;
 	}
 	if (!attn_is_bundle(f.buf, f.len)) {
-		io_release(&f);
+		slurp_release(&f);
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
 		    "one operand must be a JSON BUNDLE object "
 		    "{\"Q\": .., \"K\": .., \"V\": ..}; "
 		    "give Q K V as three files, or --self X");
 	}
 	st = attn_read_bundle(name, f.buf, f.len, ATTN_READ_FINITE, &b, err);
-	io_release(&f);
+	slurp_release(&f);
 	if (st != ATTN_OK)
 		return st;
 	in->arr[IN_Q] = b.q;
@@ -210,12 +211,12 @@ load_layer(const char *path, struct inputs *in, struct attn_error *err)
 {
 	const char *name = display_name(path);
 	enum attn_status st;
-	struct io_input f;
+	struct slurp f;
 
-	if ((st = io_slurp(path, &f, err)) != ATTN_OK)
+	if ((st = slurp_file(path, &f, err)) != ATTN_OK)
 		return st;
 	st = attn_read_layer(name, f.buf, f.len, &in->layer, err);
-	io_release(&f);
+	slurp_release(&f);
 	if (st == ATTN_OK)
 		in->layer_name = name;
 	return st;

@@ -12,21 +12,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "inputs.h"
 #include "attn.h"
 #include "attn_io.h"
-#include "gen.h"
 #include "check.h"
-#include "io.h"
+#include "gen.h"
+#include "inputs.h"
 #include "labels.h"
 #include "memory.h"
 #include "options.h"
 #include "options_table.h"
+#include "output.h"
 #include "print.h"
 #include "print_run.h"
 #include "progress.h"
 #include "query.h"
 #include "render.h"
+#include "report.h"
 #include "words.h"
 #include "workbench.h"
 
@@ -62,7 +63,7 @@ exit_code(enum attn_status st)
 static void
 report(const struct attn_error *err, const struct options *o)
 {
-	io_report("", err);
+	report_error("", err);
 	if (err->status == ATTN_ERR_USAGE)
 		fputs(o->gen ? options_gen_usage : o->workbench ?
 		    options_workbench_usage : options_usage, stderr);
@@ -202,14 +203,14 @@ main(int argc, char **argv)
 		return exit_code(st);
 	}
 	if (o.help || o.version) {
-		struct sink out;
+		struct output out;
 
-		sink_open(&out, NULL, &err);
+		output_open(&out, NULL, &err);
 		if (o.help)
 			options_print_help(&o, out.fp);
 		else
 			fputs("attn " ATTN_VERSION "\n", out.fp);
-		st = sink_commit(&out, &err);
+		st = output_commit(&out, &err);
 		if (st != ATTN_OK)
 			report(&err, &o);
 		return exit_code(st);

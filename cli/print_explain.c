@@ -16,9 +16,9 @@
 
 #include "attn.h"
 #include "attn_io.h"
-#include "io.h"
 #include "print.h"
 #include "render.h"
+#include "report.h"
 #include "words.h"
 
 /*
@@ -177,7 +177,7 @@ print_conventions(const struct printer *p)
 	/* the file names as given, escaped */
 	if (p->nm->mask != NULL) {
 		fputs(sep, p->fp);
-		io_put_text(p->fp, p->nm->mask);
+		report_text(p->fp, p->nm->mask);
 		fprintf(p->fp, " (%s keeps)", c->mask_invert ? "0" : "1");
 		sep = ", ";
 	}
@@ -185,7 +185,7 @@ print_conventions(const struct printer *p)
 		fputs("none", p->fp);
 	if (p->nm->bias != NULL) {
 		fputs("; bias ", p->fp);
-		io_put_text(p->fp, p->nm->bias);
+		report_text(p->fp, p->nm->bias);
 	}
 	if (c->alibi) {
 		fputs("; ALiBi slopes", p->fp);

@@ -1,7 +1,7 @@
 /*
  * render.c - output rendered into memory (memory_stream_open, which keeps
- * it within the memory limit), then written through io.c's sink, so that nothing reaches a file or the terminal
- * until all of it was made.  main.c's output and --svg, and attn gen, go
+ * it within the memory limit), then written through output.c, so that
+ * nothing reaches a file or the terminal until all of it was made.  main.c's output and --svg, and attn gen, go
  * this way.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "attn.h"
-#include "io.h"
 #include "memory.h"
+#include "output.h"
 #include "render.h"
 
 enum attn_status
@@ -44,23 +44,23 @@ enum attn_status
 render_write_both(const struct render *a, const char *path_a,
     const struct render *b, const char *path_b, struct attn_error *err)
 {
-	struct sink sa, sb;
-	struct sink *const both[2] = { &sa, &sb };
+	struct output out_a, out_b;
+	struct output *const both[2] = { &out_a, &out_b };
 	enum attn_status st;
 
-	if ((st = sink_open(&sa, path_a, err)) != ATTN_OK)
+	if ((st = output_open(&out_a, path_a, err)) != ATTN_OK)
 		return st;
-	if (b != NULL && (st = sink_open(&sb, path_b, err)) != ATTN_OK) {
-		sink_abort(&sa);
+	if (b != NULL && (st = output_open(&out_b, path_b, err)) != ATTN_OK) {
+		output_abort(&out_a);
 		return st;
 	}
-	sa.text = a->text;
-	sa.len = a->len;
+	out_a.text = a->text;
+	out_a.len = a->len;
 	if (b != NULL) {
-		sb.text = b->text;
-		sb.len = b->len;
+		out_b.text = b->text;
+		out_b.len = b->len;
 	}
-	return sink_commit_all(both, b != NULL ? 2 : 1, err);
+	return output_commit_all(both, b != NULL ? 2 : 1, err);
 }
 
 void

@@ -1,7 +1,7 @@
 /*
  * render.h - output made in memory, then written in one piece: a failed
  * run writes nothing, and -o FILE (or --svg FILE) is replaced atomically
- * (io.h's sink) or left as it was.
+ * (output.h) or left as it was.
  */
 #ifndef ATTN_RENDER_H
 #define ATTN_RENDER_H
@@ -24,12 +24,12 @@ enum attn_status render_open(struct render *r, struct attn_error *err);
 enum attn_status render_close(struct render *r, enum attn_status st,
     struct attn_error *err);
 
-/* Write the text to path (NULL: standard output) through a sink. */
+/* Write the text to path (NULL: standard output), as output.h writes. */
 enum attn_status render_write(const struct render *r, const char *path,
     struct attn_error *err);
 
 /* Write a to path_a and, unless b is NULL, b to path_b, together
- * (sink_commit_all): both written or neither, and nothing on standard
+ * (output_commit_all): both written or neither, and nothing on standard
  * output unless all the rest was written. */
 enum attn_status render_write_both(const struct render *a,
     const char *path_a, const struct render *b, const char *path_b,

@@ -7,7 +7,7 @@
 
 #include "attn.h"
 #include "formats.h"
-#include "io.h"
+#include "output.h"
 #include "rules.h"
 
 static enum attn_status
@@ -185,11 +185,11 @@ check_output(const struct options *o, const struct given *g,
 {
 	enum attn_status st;
 
-	if ((st = io_check_output(o->output, err)) != ATTN_OK)
+	if ((st = output_check(o->output, err)) != ATTN_OK)
 		return st;
 	if (g->npy_dtype && o->format != OUT_NPY)
 		return usage_error(err, "--npy-dtype goes with --format npy");
-	if (o->format == OUT_NPY && io_is_terminal(o->output))
+	if (o->format == OUT_NPY && output_is_terminal(o->output))
 		return usage_error(err, "-f npy is binary, not for a terminal: "
 		    "write it to a file with -o FILE, or redirect standard "
 		    "output");
@@ -259,10 +259,10 @@ rules_check_options(const struct options *o, const struct given *g,
 	 * without -o), and the SVG are two files (--svg ./w.svg -o w.svg, a
 	 * link, --svg - -o /dev/stdout). */
 	if (o->svg != NULL && strcmp(o->svg, "-") != 0 &&
-	    (st = io_check_output(o->svg, err)) != ATTN_OK)
+	    (st = output_check(o->svg, err)) != ATTN_OK)
 		return st;
 	if (o->svg != NULL && (o->output != NULL || g->stage || o->explain ||
-	    o->stats || o->heatmap) && io_same_output(o->svg, o->output))
+	    o->stats || o->heatmap) && output_same(o->svg, o->output))
 		return usage_error(err, o->output != NULL ? "--svg and -o name "
 		    "the same file: give two" : "--svg names the file standard "
 		    "output goes to: give the stages their own with -o FILE");

@@ -1,0 +1,20 @@
+/*
+ * report.h - messages on stderr, with the names in them escaped.
+ */
+#ifndef ATTN_REPORT_H
+#define ATTN_REPORT_H
+
+#include <stdio.h>
+
+#include "attn.h"
+
+/* s into fp with control characters and what is not UTF-8 escaped as
+ * attn_text_escape does: for file names, labels and option values. */
+void report_text(FILE *fp, const char *s);
+
+/* One line on stderr, "attn: KIND FILE:LINE:COL: message" with the parts
+ * that apply (kind "" or "warning: "), FILE and the message escaped by
+ * report_text. */
+void report_error(const char *kind, const struct attn_error *err);
+
+#endif

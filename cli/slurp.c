@@ -1,0 +1,215 @@
+/*
+ * slurp.c - input files read whole (see slurp.h).
+ *
+ * Inputs are held in memory in one piece: every reader then works on a
+ * buffer, and positions are byte offsets into it.  A regular file is
+ * mapped, so that no second copy of it is made beside the page cache;
+ * anything else (standard input, a pipe, a device) is read.  Each read is
+ * charged to the run's memory (memory.c) before the parse that would need
+ * it, a mapped file as if it were read.
+ */
+#define _DEFAULT_SOURCE		/* MAP_ANONYMOUS */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attn.h"
+#include "memory.h"
+#include "signals.h"
+#include "slurp.h"
+
+/* ---------------------------------------------------------------- mapped */
+
+/*
+ * A regular file is mapped rather than read, so that attn holds no copy
+ * of it beside the kernel's page cache, and reading costs no copy and no
+ * fresh pages.  The mapping is followed by a page of zeros, so that the
+ * text stays NUL-terminated whatever the file's size, and even when the
+ * file grows under it.  A file that shrinks under it raises SIGBUS,
+ * which signals.c turns into a read error while the mapping is held.
+ * One mapping at a time: inputs are read and parsed one after another.
+ */
+static struct {
+	const char *start;	/* the file's bytes, NULL when none mapped */
+	int fd;			/* kept open while mapped (signals.c reads
+				 * its size) */
+} mapped;
+
+/* Give back the mapping at p, span bytes, and SIGBUS's disposition. */
+static void
+unmap(char *p, size_t span)
+{
+	munmap(p, span);
+	signals_bus_release();
+	mapped.start = NULL;
+}
+
+/*
+ * Map the regular file fd of size bytes (charged as a read of the whole
+ * file would be): 1 when in holds it or *st says why not, 0 when it cannot be mapped (another
+ * mapping held, mmap refusing) and must be read instead.
+ */
+static int
+map_input(int fd, const char *name, size_t size, struct memory_read *mr,
+    struct slurp *in, enum attn_status *st, struct attn_error *err)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t span, off, least = size + 2, ncap = size + 2;
+	char *p;
+
+	if (mapped.start != NULL || size > SIZE_MAX - 2 * page)
+		return 0;
+	if ((*st = memory_read_grow(mr, 0, least, &ncap, err)) != ATTN_OK)
+		return 1;
+	/* The file's pages, then at least one of zeros. */
+	span = (size + page - 1) / page * page + page;
+	p = mmap(NULL, span, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 0;
+	if (mmap(p, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) ==
+	    MAP_FAILED) {
+		munmap(p, span);
+		return 0;
+	}
+	mapped.start = p;
+	mapped.fd = fd;
+	signals_bus_catch(p, size, fd, name);
+	/* Every page touched now, as a read would touch it: a file that
+	 * shrinks meanwhile is told by the handler, not by what a parser
+	 * meets in the zeros past its new end. */
+	for (off = 0; off < size; off += page)
+		(void)*(volatile const char *)(p + off);
+	memory_read_end(mr);
+	in->buf = p;
+	in->len = size;
+	in->span = span;
+	return 1;
+}
+
+void
+slurp_release(struct slurp *in)
+{
+	memory_read_release();
+	if (in->span != 0) {
+		close(mapped.fd);
+		unmap(in->buf, in->span);
+	} else {
+		free(in->buf);
+	}
+	memset(in, 0, sizeof *in);
+}
+
+/* ---------------------------------------------------------------- read */
+
+/* The first buffer for an input read with read(): the whole of a file
+ * whose size fstat tells, with room for its NUL and for a read that sees
+ * its end, which must all fit (*least); else 64 KiB that double as
+ * needed, or less that fits. */
+static size_t
+first_cap(int fd, size_t *least)
+{
+	struct stat sb;
+
+	*least = 2;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+	    (unsigned long long)sb.st_size < SIZE_MAX - 2)
+		return *least = (size_t)sb.st_size + 2;
+	return 65536;
+}
+
+/* Read fd to its end into in (see slurp_file). */
+static enum attn_status
+read_input(int fd, const char *name, struct memory_read *mr,
+    struct slurp *in, struct attn_error *err)
+{
+	size_t cap, n = 0, ncap, least;
+	enum attn_status st;
+	char *p = NULL, *q;
+	ssize_t r;
+
+	/* Every buffer, and every read into it, is charged before parsing
+	 * can run out of memory on it. */
+	ncap = first_cap(fd, &least);
+	if ((st = memory_read_grow(mr, 0, least, &ncap, err)) != ATTN_OK)
+		return st;
+	cap = ncap;
+	if ((p = malloc(cap)) == NULL)
+		goto nomem;
+	for (;;) {
+		if (cap - n < 2) {
+			ncap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
+			if ((st = memory_read_grow(mr, cap, n + 2, &ncap,
+			    err)) != ATTN_OK)
+				goto fail;
+			if ((q = realloc(p, ncap)) == NULL)
+				goto nomem;
+			p = q;
+			cap = ncap;
+		}
+		r = read(fd, p + n, cap - n - 1);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			st = attn_error_set(err, ATTN_ERR_IO, name, 0, 0,
+			    "read error: %s", strerror(errno));
+			goto fail;
+		}
+		n += (size_t)r;
+	}
+	p[n] = '\0';
+	in->buf = p;
+	in->len = n;
+	memory_read_end(mr);
+	return ATTN_OK;
+nomem:
+	st = attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
+	    "out of memory reading %zu bytes", n);
+fail:
+	free(p);
+	return st;
+}
+
+enum attn_status
+slurp_file(const char *path, struct slurp *in, struct attn_error *err)
+{
+	const int is_stdin = strcmp(path, "-") == 0;
+	const char *name = is_stdin ? STDIN_NAME : path;
+	struct memory_read mr;
+	enum attn_status st;
+	struct stat sb;
+	int fd;
+
+	memset(in, 0, sizeof *in);
+	if ((st = memory_read_begin(&mr, name, err)) != ATTN_OK)
+		return st;
+	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY);
+	if (fd < 0)
+		return attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
+		    "cannot open: %s", strerror(errno));
+	if (fstat(fd, &sb) != 0)
+		sb.st_mode = 0;		/* no stat: read() will tell */
+	/* Standard input is read even from a file: the shell may have left
+	 * its offset anywhere. */
+	if (S_ISDIR(sb.st_mode)) {
+		st = attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
+		    "is a directory");
+	} else if (!is_stdin && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+	    (unsigned long long)sb.st_size < SIZE_MAX &&
+	    map_input(fd, name, (size_t)sb.st_size, &mr, in, &st, err)) {
+		if (st == ATTN_OK)
+			return ATTN_OK;	/* fd stays open with the mapping */
+	} else {
+		st = read_input(fd, name, &mr, in, err);
+	}
+	if (!is_stdin)
+		close(fd);
+	return st;
+}

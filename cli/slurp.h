@@ -1,0 +1,37 @@
+/*
+ * slurp.h - an input file read whole into memory: a regular file mapped
+ * (read-only, with SIGBUS caught should it shrink meanwhile: one line on
+ * stderr, exit 74), anything else read, each charged to the run's memory
+ * as it arrives.
+ */
+#ifndef ATTN_SLURP_H
+#define ATTN_SLURP_H
+
+#include <stddef.h>
+
+#include "attn.h"
+
+/* The name standard input goes by in messages. */
+#define STDIN_NAME "<stdin>"
+
+/* An input file, whole: len bytes at buf, then a NUL. */
+struct slurp {
+	char *buf;
+	size_t len;
+	size_t span;	/* the bytes mapped; 0 when buf is malloc'd */
+};
+
+/*
+ * Read all of path ("-" for standard input) into in, to be given back
+ * with slurp_release.  An input that would not fit in the memory limit
+ * once parsed (memory.h) is refused with ATTN_ERR_NOMEM as soon as the
+ * bytes read show it, rather than read and parsed until the system
+ * kills attn.
+ */
+enum attn_status slurp_file(const char *path, struct slurp *in,
+    struct attn_error *err);
+
+/* Give back what slurp_file took (a zeroed in is fine). */
+void slurp_release(struct slurp *in);
+
+#endif
