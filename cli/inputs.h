@@ -1,15 +1,14 @@
 /*
- * inputs.h - the operands (Q K V, a BUNDLE, --self X, or with --proj the
- * embeddings X or XQ XKV) and the --mask, --bias, --grad, --proj and
- * --sinks files, read into stacks of matrices with the labels that came
- * with them.
+ * inputs.h - what the operands and files became: stacks of matrices with
+ * the labels that came with them (load.c reads them; layout.c folds 4-D
+ * ones; labels.c and memory.c read them).  A leaf: inputs.c names each
+ * operand and frees them.
  */
 #ifndef ATTN_INPUTS_H
 #define ATTN_INPUTS_H
 
 #include "attn.h"
 #include "attn_io.h"
-#include "options.h"
 
 /* With embeddings, IN_Q holds X or XQ and IN_K holds XKV. */
 enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_DO, IN_SINKS, IN_COUNT };
@@ -26,10 +25,9 @@ struct inputs {
 	const char *layer_name;		/* where it came from; NULL: none */
 };
 
-/* Read the operands and files that o names.  4-D operands set o->cfg's
- * heads, KV heads and layout from their shapes (layout.h). */
-enum attn_status inputs_load(struct options *o, struct inputs *in,
-    struct attn_error *err);
+/* What operand i is called in messages: Q, K and V (mask, bias, dO,
+ * sinks), or the embeddings X, XQ and XKV. */
+const char *inputs_role(const struct inputs *in, size_t i);
 
 void inputs_free(struct inputs *in);
 

@@ -23,8 +23,6 @@
 #include "options.h"
 #include "words.h"
 
-static const char *const role[3] = { "Q", "K", "V" };
-
 /* "2x4x3x8" */
 static void
 dims_text(char *buf, size_t size, const struct attn_array *a)
@@ -194,7 +192,8 @@ layout_fold(struct options *o, struct inputs *in, size_t n,
 			return attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0,
 			    0, "%s is %zu-D but %s is 4-D (%s): Q, K and V must "
 			    "all be 4-D, laid out as --layout says, or none",
-			    role[i], in->arr[i].ndim, role[four], s0);
+			    inputs_role(in, i), in->arr[i].ndim,
+			    inputs_role(in, four), s0);
 		}
 	if (shapes_fault(in, n, l, msg, sizeof msg) != 0) {
 		size_t len = strlen(msg);

@@ -18,6 +18,7 @@
 #include "gen.h"
 #include "inputs.h"
 #include "labels.h"
+#include "load.h"
 #include "memory.h"
 #include "options.h"
 #include "options_table.h"
@@ -226,7 +227,7 @@ main(int argc, char **argv)
 		return exit_code(st);
 	}
 
-	st = inputs_load(&o, &in, &err);
+	st = load_inputs(&o, &in, &err);
 	if (st == ATTN_OK && o.check != NULL)
 		st = check_load(&o, &chk, &err);
 	if (st == ATTN_OK) {

@@ -13,8 +13,8 @@
 #include "formats.h"
 #include "progress.h"
 
-/* --color (words_color, words.h): colour heatmaps when stdout is a terminal (and NO_COLOR is
- * unset), always, or never. */
+/* --color (words_color, words.h): colour heatmaps when stdout is a
+ * terminal (and NO_COLOR is unset), always, or never. */
 enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 
 /* --color-range (words_color_range, words.h): what the colour scale of

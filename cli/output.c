@@ -302,7 +302,8 @@ replaceable(const char *path, const struct stat *file)
 
 /* The output's stream on the open descriptor fd. */
 static enum attn_status
-output_fdopen(struct output *s, int fd, const char *verb, struct attn_error *err)
+output_fdopen(struct output *s, int fd, const char *verb,
+    struct attn_error *err)
 {
 	if (fd < 0)
 		return attn_error_set(err, ATTN_ERR_CANTCREAT, s->path, 0, 0,

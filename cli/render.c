@@ -1,8 +1,8 @@
 /*
  * render.c - output rendered into memory (memory_stream_open, which keeps
  * it within the memory limit), then written through output.c, so that
- * nothing reaches a file or the terminal until all of it was made.  main.c's output and --svg, and attn gen, go
- * this way.
+ * nothing reaches a file or the terminal until all of it was made.
+ * main.c's output and --svg, and attn gen, go this way.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

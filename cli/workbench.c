@@ -34,6 +34,7 @@
 #include "attn_io.h"
 #include "inputs.h"
 #include "labels.h"
+#include "load.h"
 #include "memory.h"
 #include "print.h"
 #include "workbench.h"
@@ -272,7 +273,7 @@ wb_load(struct workbench *wb, struct attn_error *err)
 	enum attn_status st;
 	size_t need;
 
-	if ((st = inputs_load(wb->o, &wb->in, err)) != ATTN_OK ||
+	if ((st = load_inputs(wb->o, &wb->in, err)) != ATTN_OK ||
 	    (st = attn_plan(&wb->o->cfg, &wb->in.in, WB_STAGES, &need,
 	    err)) != ATTN_OK)
 		return st;

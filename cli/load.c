@@ -1,0 +1,448 @@
+/*
+ * load.c - from operands to matrices (struct inputs, inputs.h).  Three
+ * operands are Q, K and V; one is a JSON BUNDLE; --self X is all three.
+ * With --proj LAYER the operands are embeddings: X (self-attention), XQ
+ * XKV (cross-attention), or a BUNDLE holding them; a BUNDLE may also
+ * bring its layer ("proj").
+ * Files are read whole (slurp_file) and parsed by libattn; labels come
+ * from a first column of names (Q's or XQ's for queries, K's or XKV's
+ * for keys, X's for both) or from the bundle.
+ *
+ * A 3-D array is a stack of B independent problems; Q, K and V must all
+ * be 2-D or all be 3-D with the same B.  A mask or bias is T x S, or one
+ * T x S block per batch (B x T x S; H x T x S when Q, K and V are 4-D,
+ * as NumPy aligns it), or per batch and head (B x H x T x S).
+ * dO (--grad) is shaped like output: T x H*d_v, or B of those as a 3-D
+ * array or stacked in 2-D, as attn's csv writes output; libattn checks
+ * the matrix, this file the batches of a 3-D one.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn.h"
+#include "attn_io.h"
+#include "inputs.h"
+#include "load.h"
+#include "layout.h"
+#include "report.h"
+#include "rules.h"
+#include "slurp.h"
+
+/* Labels move from one struct to another without copying. */
+static void
+labels_move(struct attn_labels *to, struct attn_labels *from)
+{
+	*to = *from;
+	memset(from, 0, sizeof *from);
+}
+
+static const char *
+display_name(const char *path)
+{
+	return strcmp(path, "-") == 0 ? STDIN_NAME : path;
+}
+
+/* The readers' notices (a one-column file's first line read as its
+ * header), one warning line each; the run goes on. */
+static void
+warn_notices(const struct inputs *in)
+{
+	size_t i;
+
+	for (i = 0; i < IN_COUNT; i++)
+		if (in->arr[i].notice.msg[0] != '\0' &&
+		    in->arr[i].notice.file != NULL)
+			report_error("warning: ", &in->arr[i].notice);
+}
+
+/*
+ * What to say when a BUNDLE (a JSON object) is given where the option
+ * (NULL: an operand) wants an array: what it wants, and what to do.
+ */
+static enum attn_status
+bundle_misplaced(const char *name, const char *option,
+    struct attn_error *err)
+{
+	static const struct {
+		const char *option, *want, *fix;
+	} roles[] = {
+		{ "--self", "a matrix X", "give the BUNDLE alone as the "
+		    "operand (attn FILE), without --self" },
+		{ "--mask", "the mask as an array", "give its array alone, or "
+		    "put it in the BUNDLE as \"mask\"" },
+		{ "--bias", "the bias as an array", "give its array alone, or "
+		    "put it in the BUNDLE as \"bias\"" },
+		{ "--grad", "dO as an array", "give its array alone" },
+		{ "--sinks", "one logit per head, an array", "give the array "
+		    "alone" },
+	};
+	size_t i;
+
+	for (i = 0; option != NULL && i < sizeof roles / sizeof roles[0]; i++)
+		if (strcmp(option, roles[i].option) == 0)
+			return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+			    "%s wants %s, and this is a JSON object (a "
+			    "BUNDLE): %s", option, roles[i].want,
+			    roles[i].fix);
+	return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "a JSON object "
+	    "(a BUNDLE) must be the only operand: give it alone (attn FILE), "
+	    "or give each operand as an array");
+}
+
+/* Read one file with the reader flags its role needs; option names the
+ * role (--self, --mask, ...), NULL for an operand. */
+static enum attn_status
+load_array(const char *path, const char *option, unsigned flags,
+    struct attn_array *a, struct attn_error *err)
+{
+	const char *name = display_name(path);
+	enum attn_status st;
+	struct slurp f;
+
+	if ((st = slurp_file(path, &f, err)) != ATTN_OK)
+		return st;
+	if (attn_is_bundle(f.buf, f.len))
+		st = bundle_misplaced(name, option, err);
+	else
+		st = attn_read_array(name, f.buf, f.len, ATTN_FMT_AUTO, flags,
+		    a, err);
+	slurp_release(&f);
+	return st;
+}
+
+/*
+ * A bundle and --proj must agree: embeddings go with a layer and Q, K and
+ * V with none, and only one of them may bring the layer.
+ */
+static enum attn_status
+check_layer_source(const char *proj, const char *name,
+    const struct inputs *in, struct attn_error *err)
+{
+	if (proj != NULL && in->layer_name != NULL)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "the bundle has a layer (\"proj\"), and --proj gives "
+		    "another");
+	if (proj != NULL && !in->embeddings)
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+		    "with --proj the bundle holds embeddings (\"X\", or "
+		    "\"XQ\" and \"XKV\"), not Q, K and V");
+	if (proj == NULL && in->embeddings && in->layer_name == NULL)
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+		    "the bundle holds embeddings (%s) but no layer: add "
+		    "\"proj\" to it, or give --proj LAYER",
+		    in->self ? "X" : "XQ and XKV");
+	return ATTN_OK;
+}
+
+/* The one operand: a BUNDLE, or with --proj (proj set) the embeddings
+ * X. */
+static enum attn_status
+load_bundle(const char *path, const char *proj, struct inputs *in,
+    struct attn_error *err)
+{
+	const char *name = display_name(path);
+	struct attn_bundle b;
+	enum attn_status st;
+	struct slurp f;
+	size_t i;
+
+	if ((st = slurp_file(path, &f, err)) != ATTN_OK)
+		return st;
+	if (!attn_is_bundle(f.buf, f.len) && proj != NULL) {
+		/* --proj LAYER X: self-attention from embeddings */
+		in->name[IN_Q] = in->name[IN_K] = name;
+		in->embeddings = in->self = 1;
+		st = attn_read_array(name, f.buf, f.len, ATTN_FMT_AUTO,
+		    ATTN_READ_FINITE, &in->arr[IN_Q], err);
+		slurp_release(&f);
+		if (st == ATTN_OK)
+			labels_move(&in->query, &in->arr[IN_Q].row_labels);
+		return st;
+	}
+	if (!attn_is_bundle(f.buf, f.len)) {
+		slurp_release(&f);
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+		    "one operand must be a JSON BUNDLE object "
+		    "{\"Q\": .., \"K\": .., \"V\": ..}; "
+		    "give Q K V as three files, or --self X");
+	}
+	st = attn_read_bundle(name, f.buf, f.len, ATTN_READ_FINITE, &b, err);
+	slurp_release(&f);
+	if (st != ATTN_OK)
+		return st;
+	in->arr[IN_Q] = b.q;
+	in->arr[IN_K] = b.k;
+	in->arr[IN_V] = b.v;
+	in->arr[IN_MASK] = b.mask;
+	in->arr[IN_BIAS] = b.bias;
+	for (i = 0; i < IN_COUNT; i++)
+		if (in->arr[i].ndim != 0)
+			in->name[i] = name;
+	labels_move(&in->query, &b.query_labels);
+	labels_move(&in->key, &b.key_labels);
+	in->embeddings = b.embeddings;
+	in->self = b.embeddings && b.k.ndim == 0;
+	in->layer = b.proj;
+	if (b.proj.w_q.ndim != 0)
+		in->layer_name = name;
+	if (in->self)
+		in->name[IN_K] = name;
+	return check_layer_source(proj, name, in, err);
+}
+
+/* --proj LAYER (when the bundle did not bring one) into in->layer. */
+static enum attn_status
+load_layer(const char *path, struct inputs *in, struct attn_error *err)
+{
+	const char *name = display_name(path);
+	enum attn_status st;
+	struct slurp f;
+
+	if ((st = slurp_file(path, &f, err)) != ATTN_OK)
+		return st;
+	st = attn_read_layer(name, f.buf, f.len, &in->layer, err);
+	slurp_release(&f);
+	if (st == ATTN_OK)
+		in->layer_name = name;
+	return st;
+}
+
+/* --sinks FILE: one logit per head, a row or a column (attn_run checks
+ * that there is one per head). */
+static enum attn_status
+load_sinks(const char *path, struct inputs *in, struct attn_error *err)
+{
+	struct attn_array *a = &in->arr[IN_SINKS];
+	enum attn_status st;
+	char shape[64];
+
+	in->name[IN_SINKS] = display_name(path);
+	if ((st = load_array(path, "--sinks", ATTN_READ_FINITE |
+	    ATTN_READ_SINKS, a, err)) != ATTN_OK)
+		return st;
+	if (a->ndim > 2) {
+		attn_dims_text(shape, sizeof shape, a->shape, a->ndim);
+		return attn_error_set(err, ATTN_ERR_DATA, in->name[IN_SINKS], 0,
+		    0, "the sinks are %s: give one sink logit per head, in a "
+		    "row or a column", shape);
+	}
+	in->in.sinks = attn_array_matrix(a);
+	return ATTN_OK;
+}
+
+/* Q, K and V (the first n of them: --self reads only Q): all 2-D (or
+ * 1-D), or all 3-D with the same B. */
+static enum attn_status
+batches_of(struct inputs *in, size_t n, size_t *batches,
+    struct attn_error *err)
+{
+	char s0[64], s1[64];
+	size_t i, b[3];
+
+	for (i = 0; i < n; i++) {
+		const struct attn_array *a = &in->arr[i];
+
+		if (a->ndim > 3) {
+			attn_dims_text(s0, sizeof s0, a->shape, a->ndim);
+			return attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0, 0,
+			    "%s is %zu-D (%s): embeddings are 2-D, or a 3-D "
+			    "stack of them (4-D is for Q, K and V, laid out as "
+			    "--layout says)", inputs_role(in, i), a->ndim, s0);
+		}
+		b[i] = a->ndim == 3 ? a->shape[0] : 0;
+	}
+	for (i = 1; i < n; i++)
+		if (b[i] != b[0]) {
+			attn_dims_text(s0, sizeof s0, in->arr[0].shape,
+			    in->arr[0].ndim);
+			attn_dims_text(s1, sizeof s1, in->arr[i].shape,
+			    in->arr[i].ndim);
+			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+			    "batch mismatch: %s is %s but %s is %s: %s must "
+			    "all be 2-D, or all 3-D stacks of the same number "
+			    "of matrices", inputs_role(in, 0), s0, inputs_role(in, i),
+			    s1, in->embeddings ? "XQ and XKV" : "Q, K and V");
+		}
+	*batches = b[0] != 0 ? b[0] : 1;
+	return ATTN_OK;
+}
+
+/* A 3-D dO holds a block per batch. */
+static enum attn_status
+check_grad_batches(const struct inputs *in, struct attn_error *err)
+{
+	const struct attn_array *a = &in->arr[IN_DO];
+	char got[64], q[64];
+
+	if (a->ndim <= 2 || (a->ndim == 3 && a->shape[0] == in->in.batches))
+		return ATTN_OK;
+	attn_dims_text(got, sizeof got, a->shape, a->ndim);
+	attn_dims_text(q, sizeof q, in->arr[IN_Q].shape,
+	    in->arr[IN_Q].ndim);
+	return attn_error_set(err, ATTN_ERR_DATA, in->name[IN_DO], 0, 0,
+	    "shape mismatch: dO is %s but %s is %s: dO, the gradient of the "
+	    "output, holds a block per batch of %s (B x T x H*d_v)", got,
+	    inputs_role(in, IN_Q), q, inputs_role(in, IN_Q));
+}
+
+/*
+ * A mask or bias, broadcast (layout_broadcast), is T x S, B x T x S or
+ * B x H x T x S, or 2-D blocks of those stacked: say which blocks it
+ * has, or name both shapes and the rule attn applies.  A 3-D or 4-D one
+ * that does not broadcast is told by attn_array_broadcast, so what fails
+ * here is 1-D or 2-D.
+ */
+static enum attn_status
+blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
+    struct attn_error *err)
+{
+	const struct attn_array *a = &in->arr[i];
+	const struct attn_matrix q = in->in.q, k = in->in.k;
+	const size_t B = in->in.batches, T = q.rows / B, S = k.rows / B;
+	struct attn_matrix m = attn_array_matrix(a);
+	char got[64], stacks[128];
+
+	/* As attn_array_broadcast leaves it.  2-D: one block (a row, or T
+	 * rows), or B*T or B*H*T rows stacked as attn's csv writes them;
+	 * 3-D: B blocks; 4-D: B x H.  The library's rule for the blocks,
+	 * and which dim is which where the array has them. */
+	*blocks = a->ndim == 3 ? a->shape[0] : a->ndim == 4 ?
+	    a->shape[0] * a->shape[1] : m.rows == 1 ? 1 : T == 0 ? 0 :
+	    m.rows / T;
+	if (attn_input_blocks_fit(&m, *blocks, B, heads, T, S) &&
+	    (a->ndim <= 2 || a->shape[0] == B) &&
+	    (a->ndim <= 3 || a->shape[1] == heads))
+		return ATTN_OK;
+	attn_dims_text(got, sizeof got, a->shape, a->ndim);
+	stacks[0] = '\0';
+	if (B > 1 && heads > 1)
+		snprintf(stacks, sizeof stacks, ", or B = %zu or B*H = %zu of "
+		    "them stacked", B, B * heads);
+	else if (B > 1 || heads > 1)
+		snprintf(stacks, sizeof stacks, ", or %s = %zu of them stacked",
+		    B > 1 ? "B" : "H", B * heads);
+	return attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0, 0,
+	    "shape mismatch: %s is %s but T x S = %zux%zu: a 2-D %s is T x S, "
+	    "1 x S or T x 1 (each dim 1 or the scores' own)%s; 3-D is "
+	    "B x T x S (H x T x S with 4-D inputs), 4-D B x H x T x S",
+	    inputs_role(in, i), got, T, S, inputs_role(in, i), stacks);
+}
+
+enum attn_status
+load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
+{
+	enum attn_status st;
+	size_t i;
+
+	memset(in, 0, sizeof *in);
+	if (o->self != NULL) {
+		in->name[IN_Q] = display_name(o->self);
+		if ((st = load_array(o->self, "--self", ATTN_READ_FINITE,
+		    &in->arr[IN_Q], err)) != ATTN_OK)
+			return st;
+		in->name[IN_K] = in->name[IN_V] = in->name[IN_Q];
+		labels_move(&in->query, &in->arr[IN_Q].row_labels);
+	} else if (o->noperands == 1) {
+		if ((st = load_bundle(o->operands[0], o->proj, in, err)) !=
+		    ATTN_OK)
+			return st;
+	} else {
+		/* Q K V, or with --proj LAYER the embeddings XQ XKV
+		 * (cross-attention) */
+		in->embeddings = o->proj != NULL;
+		for (i = 0; i < (in->embeddings ? 2u : 3u); i++) {
+			in->name[i] = display_name(o->operands[i]);
+			if ((st = load_array(o->operands[i], NULL,
+			    ATTN_READ_FINITE, &in->arr[i], err)) != ATTN_OK)
+				return st;
+		}
+		labels_move(&in->query, &in->arr[IN_Q].row_labels);
+		labels_move(&in->key, &in->arr[IN_K].row_labels);
+	}
+
+	/* --mask and --bias, unless the bundle brought them. */
+	if (o->mask != NULL || o->bias != NULL) {
+		const char *path[2] = { o->mask, o->bias };
+		const char *option[2] = { "--mask", "--bias" };
+		const unsigned flags[2] = { ATTN_READ_BOOL, ATTN_READ_BIAS };
+
+		for (i = 0; i < 2; i++) {
+			struct attn_array *a = &in->arr[IN_MASK + i];
+
+			if (path[i] == NULL)
+				continue;
+			if (a->ndim != 0)
+				return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0,
+				    0, "the bundle has a %s, and --%s gives "
+				    "another", inputs_role(in, IN_MASK + i),
+				    inputs_role(in, IN_MASK + i));
+			in->name[IN_MASK + i] = display_name(path[i]);
+			if ((st = load_array(path[i], option[i], flags[i], a,
+			    err)) != ATTN_OK)
+				return st;
+		}
+	}
+	if ((st = rules_mask_invert(o, in->arr[IN_MASK].ndim != 0, err)) !=
+	    ATTN_OK)
+		return st;
+	if (o->grad != NULL) {
+		in->name[IN_DO] = display_name(o->grad);
+		if ((st = load_array(o->grad, "--grad", ATTN_READ_FINITE,
+		    &in->arr[IN_DO], err)) != ATTN_OK)
+			return st;
+	}
+	if (o->proj != NULL && in->layer_name == NULL &&
+	    (st = load_layer(o->proj, in, err)) != ATTN_OK)
+		return st;
+	if (o->sinks != NULL && (st = load_sinks(o->sinks, in, err)) !=
+	    ATTN_OK)
+		return st;
+	in->self = in->self || o->self != NULL;
+	/* Every input read: a warning may explain a shape error to come. */
+	warn_notices(in);
+	/* 4-D Q, K and V: the heads and layout come from their shapes
+	 * (embeddings are not laid out in heads). */
+	if ((st = layout_fold(o, in, in->embeddings ? 0 : in->self ? 1 : 3,
+	    err)) != ATTN_OK || (st = rules_heads(o, err)) != ATTN_OK)
+		return st;
+
+	if ((st = batches_of(in, in->self ? 1 : in->embeddings ? 2 : 3,
+	    &in->in.batches, err)) != ATTN_OK)
+		return st;
+	in->in.q = attn_array_matrix(&in->arr[IN_Q]);
+	in->in.proj = attn_layer_proj(&in->layer);
+	if (in->self) {
+		in->in.k = in->in.v = in->in.q;
+	} else if (in->embeddings) {
+		/* XKV; v is not read, but it is K's rows for the mask */
+		in->in.k = in->in.v = attn_array_matrix(&in->arr[IN_K]);
+	} else {
+		in->in.k = attn_array_matrix(&in->arr[IN_K]);
+		in->in.v = attn_array_matrix(&in->arr[IN_V]);
+	}
+	if (o->grad != NULL) {
+		if ((st = check_grad_batches(in, err)) != ATTN_OK)
+			return st;
+		in->in.d_out = attn_array_matrix(&in->arr[IN_DO]);
+	}
+	if (in->in.k.rows != in->in.v.rows)
+		return ATTN_OK;	/* attn_run names both shapes */
+	if (in->arr[IN_MASK].ndim != 0) {
+		if ((st = layout_broadcast(in, IN_MASK, o->cfg.heads, err)) !=
+		    ATTN_OK ||
+		    (st = blocks_of(in, IN_MASK, o->cfg.heads,
+		    &in->in.mask_blocks, err)) != ATTN_OK)
+			return st;
+		in->in.mask = attn_array_matrix(&in->arr[IN_MASK]);
+	}
+	if (in->arr[IN_BIAS].ndim != 0) {
+		if ((st = layout_broadcast(in, IN_BIAS, o->cfg.heads, err)) !=
+		    ATTN_OK ||
+		    (st = blocks_of(in, IN_BIAS, o->cfg.heads,
+		    &in->in.bias_blocks, err)) != ATTN_OK)
+			return st;
+		in->in.bias = attn_array_matrix(&in->arr[IN_BIAS]);
+	}
+	return ATTN_OK;
+}
