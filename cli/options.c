@@ -1,6 +1,7 @@
 /*
  * options.c - struct options (see options.h): every default in one
- * function, and the stages a run offers to --stage and --explain.  The
+ * function, the stages a run offers to --stage and --explain, and the
+ * --stage list read against them.  The
  * table of options that fills it from argv is options_table.c's, what
  * each option sets options_set.c's.
  */
@@ -74,5 +75,49 @@ options_offer(struct options *o, unsigned avail)
 		if (!attn_stage_table[s].internal &&
 		    (avail & ATTN_STAGE_BIT(s)))
 			o->stages[o->nstages++] = s;
+	}
+}
+
+enum attn_status
+options_stages(struct options *o, const char *list, struct attn_error *err)
+{
+	const char *p = list;
+	size_t i;
+
+	if (strcmp(list, "all") == 0) {
+		o->all_stages = 1;
+		options_offer(o, options_offered(o));
+		return ATTN_OK;
+	}
+	o->nstages = 0;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		enum attn_stage s = attn_stage_lookup(p, len);
+		char name[64];
+
+		attn_text_preview(name, 40, p, len);
+		if (len == 0)
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "empty stage name in --stage");
+		if (len == 3 && strncmp(p, "all", 3) == 0)
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "--stage all stands alone, without other stages");
+		if (s == ATTN_STAGE_COUNT || attn_stage_table[s].internal) {
+			char names[256];
+
+			options_stage_names(names, sizeof names,
+			    options_offered(o));
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "unknown stage '%s' (stages: %s, or all)", name,
+			    names);
+		}
+		for (i = 0; i < o->nstages; i++)
+			if (o->stages[i] == s)
+				return attn_error_set(err, ATTN_ERR_USAGE, NULL,
+				    0, 0, "stage '%s' is listed twice", name);
+		o->stages[o->nstages++] = s;
+		if (p[len] == '\0')
+			return ATTN_OK;
+		p += len + 1;
 	}
 }

@@ -84,6 +84,12 @@ struct options {
  * the offered ones among them, in attn_stage_order. */
 void options_offer(struct options *o, unsigned avail);
 
+/* The --stage LIST into o->stages: names from the stage table,
+ * comma-separated, or all (every stage offered).  A usage error names
+ * what is wrong and, for an unknown name, the stages offered. */
+enum attn_status options_stages(struct options *o, const char *list,
+    struct attn_error *err);
+
 /* Every default, in one place: o as no option sets it. */
 void options_init(struct options *o);
 

@@ -41,52 +41,6 @@ set_stage(struct parse *ps, const char *list, struct attn_error *err)
 	return ATTN_OK;
 }
 
-/* The --stage LIST: names from the stage table, comma-separated, or all
- * (every stage offered). */
-static enum attn_status
-parse_stages(struct options *o, const char *list, struct attn_error *err)
-{
-	const char *p = list;
-	size_t i;
-
-	if (strcmp(list, "all") == 0) {
-		o->all_stages = 1;
-		options_offer(o, options_offered(o));
-		return ATTN_OK;
-	}
-	o->nstages = 0;
-	for (;;) {
-		size_t len = strcspn(p, ",");
-		enum attn_stage s = attn_stage_lookup(p, len);
-		char name[64];
-
-		attn_text_preview(name, 40, p, len);
-		if (len == 0)
-			return usage_error(err, "%s",
-			    "empty stage name in --stage");
-		if (len == 3 && strncmp(p, "all", 3) == 0)
-			return usage_error(err, "%s",
-			    "--stage all stands alone, without other stages");
-		if (s == ATTN_STAGE_COUNT || attn_stage_table[s].internal) {
-			char names[256];
-
-			options_stage_names(names, sizeof names,
-			    options_offered(o));
-			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-			    "unknown stage '%s' (stages: %s, or all)", name,
-			    names);
-		}
-		for (i = 0; i < o->nstages; i++)
-			if (o->stages[i] == s)
-				return usage_error(err,
-				    "stage '%s' is listed twice", name);
-		o->stages[o->nstages++] = s;
-		if (p[len] == '\0')
-			return ATTN_OK;
-		p += len + 1;
-	}
-}
-
 /* -f FMT: a name from the table of formats. */
 enum attn_status
 set_format(struct parse *ps, const char *arg, struct attn_error *err)
@@ -594,7 +548,7 @@ set_finish(struct parse *ps, struct attn_error *err)
 	if (ps->masked_rows >= 0)
 		o->cfg.masked_rows = (enum attn_masked_rows)ps->masked_rows;
 	if (ps->stage_list != NULL &&
-	    (st = parse_stages(o, ps->stage_list, err)) != ATTN_OK)
+	    (st = options_stages(o, ps->stage_list, err)) != ATTN_OK)
 		return st;
 	/* An empty ATTN_THREADS is as if unset, as shells make it easy to
 	 * leave one so. */
