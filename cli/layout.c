@@ -21,15 +21,8 @@
 #include "inputs.h"
 #include "layout.h"
 #include "options.h"
+#include "report.h"
 #include "words.h"
-
-/* "2x4x3x8" */
-static void
-dims_text(char *buf, size_t size, const struct attn_array *a)
-{
-	snprintf(buf, size, "%zux%zux%zux%zu", a->shape[0], a->shape[1],
-	    a->shape[2], a->shape[3]);
-}
 
 /* The heads and rows of a 4-D array in layout l. */
 static size_t
@@ -77,9 +70,9 @@ shapes_fault(const struct inputs *in, size_t n, enum attn_layout l,
 	    "B x S x H x D";
 	char qs[96], ks[96], vs[96], hint[128];
 
-	dims_text(qs, sizeof qs, q);
-	dims_text(ks, sizeof ks, k);
-	dims_text(vs, sizeof vs, v);
+	attn_dims_text(qs, sizeof qs, q->shape, q->ndim);
+	attn_dims_text(ks, sizeof ks, k->shape, k->ndim);
+	attn_dims_text(vs, sizeof vs, v->shape, v->ndim);
 	if (q->shape[0] != k->shape[0] || k->shape[0] != v->shape[0])
 		snprintf(msg, size, "batch mismatch: Q is %s, K is %s and V is "
 		    "%s (%s): they need the same B", qs, ks, vs, dim);
@@ -115,7 +108,7 @@ check_option(size_t given, size_t have, const char *option,
 
 	if (given == 0 || given == have)
 		return ATTN_OK;
-	dims_text(s, sizeof s, a);
+	attn_dims_text(s, sizeof s, a->shape, a->ndim);
 	return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0, "%s is %s: "
 	    "%zu head%s, but %s says %zu (leave it out with 4-D inputs)", who,
 	    s, have, have == 1 ? "" : "s", option, given);
@@ -141,7 +134,7 @@ fold_grad(const struct options *o, struct inputs *in, size_t n,
 
 	if (d->ndim != 4)
 		return ATTN_OK;
-	dims_text(got, sizeof got, d);
+	attn_dims_text(got, sizeof got, d->shape, d->ndim);
 	if (n == 0)
 		return attn_error_set(err, ATTN_ERR_DATA, in->name[IN_DO], 0, 0,
 		    "dO is 4-D (%s) but attention from embeddings is not laid "
@@ -188,7 +181,8 @@ layout_fold(struct options *o, struct inputs *in, size_t n,
 		return fold_grad(o, in, n, err);
 	for (i = 0; i < n; i++)
 		if (in->arr[i].ndim != 4) {
-			dims_text(s0, sizeof s0, &in->arr[four]);
+			attn_dims_text(s0, sizeof s0, in->arr[four].shape,
+			    in->arr[four].ndim);
 			return attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0,
 			    0, "%s is %zu-D but %s is 4-D (%s): Q, K and V must "
 			    "all be 4-D, laid out as --layout says, or none",

@@ -428,21 +428,20 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 	}
 	if (in->in.k.rows != in->in.v.rows)
 		return ATTN_OK;	/* attn_run names both shapes */
-	if (in->arr[IN_MASK].ndim != 0) {
-		if ((st = layout_broadcast(in, IN_MASK, o->cfg.heads, err)) !=
-		    ATTN_OK ||
-		    (st = blocks_of(in, IN_MASK, o->cfg.heads,
-		    &in->in.mask_blocks, err)) != ATTN_OK)
+	/* The mask, then the bias: broadcast, and their blocks counted. */
+	for (i = IN_MASK; i <= IN_BIAS; i++) {
+		struct attn_matrix *m = i == IN_MASK ? &in->in.mask :
+		    &in->in.bias;
+		size_t *blocks = i == IN_MASK ? &in->in.mask_blocks :
+		    &in->in.bias_blocks;
+
+		if (in->arr[i].ndim == 0)
+			continue;
+		if ((st = layout_broadcast(in, i, o->cfg.heads, err)) !=
+		    ATTN_OK || (st = blocks_of(in, i, o->cfg.heads, blocks,
+		    err)) != ATTN_OK)
 			return st;
-		in->in.mask = attn_array_matrix(&in->arr[IN_MASK]);
-	}
-	if (in->arr[IN_BIAS].ndim != 0) {
-		if ((st = layout_broadcast(in, IN_BIAS, o->cfg.heads, err)) !=
-		    ATTN_OK ||
-		    (st = blocks_of(in, IN_BIAS, o->cfg.heads,
-		    &in->in.bias_blocks, err)) != ATTN_OK)
-			return st;
-		in->in.bias = attn_array_matrix(&in->arr[IN_BIAS]);
+		*m = attn_array_matrix(&in->arr[i]);
 	}
 	return ATTN_OK;
 }

@@ -19,6 +19,7 @@
 #include "attn.h"
 #include "attn_io.h"
 #include "print.h"
+#include "report.h"
 
 int
 print_explains(const struct options *o, enum attn_stage s)

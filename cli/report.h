@@ -1,5 +1,6 @@
 /*
- * report.h - messages on stderr, with the names in them escaped.
+ * report.h - messages on stderr, with the names in them escaped, and
+ * shapes as every message and output writes them.
  */
 #ifndef ATTN_REPORT_H
 #define ATTN_REPORT_H
