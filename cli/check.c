@@ -33,22 +33,22 @@
 enum attn_status
 check_load(const struct options *o, struct check *c, struct attn_error *err)
 {
-	enum attn_status st;
+	enum attn_status status;
 	struct slurp f;
 
 	memset(c, 0, sizeof *c);
 	c->name = strcmp(o->check, "-") == 0 ? STDIN_NAME : o->check;
-	if ((st = slurp_file(o->check, &f, err)) != ATTN_OK)
-		return st;
+	if ((status = slurp_file(o->check, &f, err)) != ATTN_OK)
+		return status;
 	if (attn_is_bundle(f.buf, f.len))
-		st = attn_error_set(err, ATTN_ERR_DATA, c->name, 0, 0, "a JSON "
-		    "BUNDLE object is no --check FILE: give the stage's array "
-		    "alone");
+		status = attn_error_set(err, ATTN_ERR_DATA, c->name, 0, 0,
+		    "a JSON BUNDLE object is no --check FILE: give the stage's "
+		    "array alone");
 	else
-		st = attn_read_array(c->name, f.buf, f.len, ATTN_FMT_AUTO, 0,
-		    &c->file, err);
+		status = attn_read_array(c->name, f.buf, f.len, ATTN_FMT_AUTO,
+		    0, &c->file, err);
 	slurp_release(&f);
-	return st;
+	return status;
 }
 
 /* ---------------------------------------------------------------- shapes */
@@ -135,7 +135,7 @@ shape_fits(const struct attn_array *f, const struct attn_shape *sh)
 /* The shape error, with what the dims suggest: the last two swapped (a
  * transpose), or the two middle ones of 4-D (the other layout). */
 static enum attn_status
-shape_error(const struct options *o, const struct attn_stages *st,
+shape_error(const struct options *o, const struct attn_stages *stages,
     const struct check *c, struct attn_error *err)
 {
 	const struct attn_shape *sh = &c->shape;
@@ -163,12 +163,12 @@ shape_error(const struct options *o, const struct attn_stages *st,
 		    == 0)
 			snprintf(hint, sizeof hint, ": its dims 2 and 3 are "
 			    "swapped; is it laid out as --layout %s?",
-			    words_layout[st->layout == ATTN_LAYOUT_BSHD ?
+			    words_layout[stages->layout == ATTN_LAYOUT_BSHD ?
 			    ATTN_LAYOUT_BHSD - 1 : ATTN_LAYOUT_BSHD - 1]);
 	}
 	/* 4-D where attn has heads side by side: a layout was meant. */
-	if (st->layout == ATTN_LAYOUT_NONE && c->file.ndim == 4 &&
-	    sh->col_heads > 1 && c->file.shape[0] == st->batches &&
+	if (stages->layout == ATTN_LAYOUT_NONE && c->file.ndim == 4 &&
+	    sh->col_heads > 1 && c->file.shape[0] == stages->batches &&
 	    c->file.shape[3] == sh->cols / sh->col_heads &&
 	    ((c->file.shape[1] == sh->col_heads &&
 	    c->file.shape[2] == sh->rows) || (c->file.shape[1] == sh->rows &&
@@ -202,7 +202,7 @@ passes(const struct options *o, const struct check *c, const double *ref,
  * output shape, not in its numbers; say so.
  */
 static void
-find_hint(const struct options *o, const struct attn_stages *st,
+find_hint(const struct options *o, const struct attn_stages *stages,
     struct check *c, double *alt)
 {
 	const struct attn_shape *sh = &c->shape;
@@ -211,10 +211,10 @@ find_hint(const struct options *o, const struct attn_stages *st,
 	struct attn_stages other;
 	size_t b, i, j;
 
-	if (st->layout != ATTN_LAYOUT_NONE &&
+	if (stages->layout != ATTN_LAYOUT_NONE &&
 	    !attn_stage_table[c->stage].per_head) {
-		other = *st;
-		other.layout = st->layout == ATTN_LAYOUT_BHSD ?
+		other = *stages;
+		other.layout = stages->layout == ATTN_LAYOUT_BHSD ?
 		    ATTN_LAYOUT_BSHD : ATTN_LAYOUT_BHSD;
 		attn_stage_flatten(&other, c->stage, alt);
 		if (passes(o, c, alt, n)) {
@@ -244,7 +244,7 @@ find_hint(const struct options *o, const struct attn_stages *st,
 
 enum attn_status
 check_run(const struct options *o, const struct attn_inputs *in,
-    const struct attn_stages *st, struct check *c, struct attn_error *err)
+    const struct attn_stages *stages, struct check *c, struct attn_error *err)
 {
 	struct attn_stages emu;
 	enum attn_status status;
@@ -252,14 +252,14 @@ check_run(const struct options *o, const struct attn_inputs *in,
 	size_t n;
 
 	c->stage = o->stages[0];
-	attn_stage_shape(st, c->stage, &c->shape);
+	attn_stage_shape(stages, c->stage, &c->shape);
 	if (!shape_fits(&c->file, &c->shape))
-		return shape_error(o, st, c, err);
+		return shape_error(o, stages, c, err);
 	n = attn_shape_count(&c->shape);
 	if ((c->ref = attn_alloc_array(n, sizeof *c->ref)) == NULL)
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory comparing %zu numbers", n);
-	attn_stage_flatten(st, c->stage, c->ref);
+	attn_stage_flatten(stages, c->stage, c->ref);
 	attn_compare(c->file.data, c->ref, n, o->rtol, o->atol, &c->cmp);
 	if (o->emulate != ATTN_PREC_FP64) {
 		if ((status = attn_emulate(&o->cfg, in,
@@ -278,7 +278,7 @@ check_run(const struct options *o, const struct attn_inputs *in,
 	}
 	if (c->cmp.fails != 0 && (alt = attn_alloc_array(n, sizeof *alt)) !=
 	    NULL) {
-		find_hint(o, st, c, alt);
+		find_hint(o, stages, c, alt);
 		free(alt);
 	}
 	return ATTN_OK;
@@ -319,12 +319,12 @@ file_index(char *buf, size_t size, const struct attn_array *f, size_t n)
 
 /* "batch 1, head 2, row 3, column 4" (from 1), for element n. */
 static void
-place(char *buf, size_t size, const struct attn_stages *st,
+place(char *buf, size_t size, const struct attn_stages *stages,
     enum attn_stage s, size_t n)
 {
 	struct attn_where w;
 
-	attn_stage_where(st, s, n, &w);
+	attn_stage_where(stages, s, n, &w);
 	snprintf(buf, size, "batch %zu, head %zu, row %zu, column %zu",
 	    w.batch + 1, w.head + 1, w.row + 1, w.col + 1);
 }
@@ -332,7 +332,7 @@ place(char *buf, size_t size, const struct attn_stages *st,
 /* Why it failed, the reasons joined by "; ". */
 static void
 reasons(char *buf, size_t size, const struct options *o,
-    const struct attn_stages *st, const struct check *c)
+    const struct attn_stages *stages, const struct check *c)
 {
 	const struct attn_compare *m = &c->cmp;
 	char a[ATTN_NUM_MAX], b[ATTN_NUM_MAX], at[96];
@@ -340,7 +340,7 @@ reasons(char *buf, size_t size, const struct options *o,
 
 	buf[0] = '\0';
 	if (m->fails & ATTN_FAIL_NONFINITE) {
-		place(at, sizeof at, st, c->stage, m->first_nonfinite);
+		place(at, sizeof at, stages, c->stage, m->first_nonfinite);
 		k += (size_t)snprintf(buf + k, size - k, "%zu element%s nan "
 		    "or inf on one side only, the first at %s", m->nonfinite,
 		    m->nonfinite == 1 ? " is" : "s are", at);
@@ -368,7 +368,7 @@ reasons(char *buf, size_t size, const struct options *o,
 
 /* The worst element: where, both values, FILE's own index. */
 static void
-print_worst_table(FILE *fp, const struct attn_stages *st,
+print_worst_table(FILE *fp, const struct attn_stages *stages,
     const struct check *c)
 {
 	char at[96], idx[96], a[ATTN_NUM_MAX], b[ATTN_NUM_MAX];
@@ -378,15 +378,15 @@ print_worst_table(FILE *fp, const struct attn_stages *st,
 		fputs("  worst element   none: every element is attn's\n", fp);
 		return;
 	}
-	place(at, sizeof at, st, c->stage, n);
+	place(at, sizeof at, stages, c->stage, n);
 	file_index(idx, sizeof idx, &c->file, n);
 	fprintf(fp, "  worst element   %s (file[%s]): attn %s, file %s\n", at,
 	    idx, num(a, c->ref[n], 0), num(b, c->file.data[n], 0));
 }
 
 static void
-report_table(FILE *fp, const struct options *o, const struct attn_stages *st,
-    const struct check *c)
+report_table(FILE *fp, const struct options *o,
+    const struct attn_stages *stages, const struct check *c)
 {
 	const struct attn_compare *m = &c->cmp;
 	char dims[96], a[ATTN_NUM_MAX], b[ATTN_NUM_MAX], e[ATTN_NUM_MAX];
@@ -401,7 +401,7 @@ report_table(FILE *fp, const struct options *o, const struct attn_stages *st,
 	fprintf(fp, "  elements        %zu\n", m->count);
 	fprintf(fp, "  max abs error   %s\n", num(a, m->max_abs, 3));
 	fprintf(fp, "  max rel error   %s\n", num(a, m->max_rel, 3));
-	print_worst_table(fp, st, c);
+	print_worst_table(fp, stages, c);
 	fprintf(fp, "  correlation     %s\n", isnan(m->corr) ?
 	    "none (one side is constant)" : num(a, m->corr, 6));
 	fprintf(fp, "  failing         %zu of %zu over atol + rtol*|attn| "
@@ -424,7 +424,7 @@ report_table(FILE *fp, const struct options *o, const struct attn_stages *st,
 		    words_emulate[o->emulate - 1],
 		    num(a, c->base.max_abs, 3));
 		if (c->base.worst < c->base.count) {
-			place(at, sizeof at, st, c->stage, c->base.worst);
+			place(at, sizeof at, stages, c->stage, c->base.worst);
 			fprintf(fp, " at %s", at);
 		}
 		if (c->base.nonfinite > 0)
@@ -440,7 +440,7 @@ report_table(FILE *fp, const struct options *o, const struct attn_stages *st,
 		fputs("pass\n", fp);
 		return;
 	}
-	reasons(why, sizeof why, o, st, c);
+	reasons(why, sizeof why, o, stages, c);
 	fprintf(fp, "FAIL: %s\n", why);
 	if (c->hint[0] != '\0') {
 		fputs("  hint: ", fp);	/* it may name FILE */
@@ -451,7 +451,7 @@ report_table(FILE *fp, const struct options *o, const struct attn_stages *st,
 
 /* "worst": the place of element n, both values and FILE's index. */
 static void
-json_worst(FILE *fp, const struct attn_stages *st, const struct check *c,
+json_worst(FILE *fp, const struct attn_stages *stages, const struct check *c,
     const struct attn_compare *m, const double *other, const char *key)
 {
 	struct attn_where w;
@@ -461,7 +461,7 @@ json_worst(FILE *fp, const struct attn_stages *st, const struct check *c,
 		fputs("null", fp);
 		return;
 	}
-	attn_stage_where(st, c->stage, m->worst, &w);
+	attn_stage_where(stages, c->stage, m->worst, &w);
 	file_index(idx, sizeof idx, &c->file, m->worst);
 	fprintf(fp, "{\"batch\": %zu, \"head\": %zu, \"row\": %zu, "
 	    "\"column\": %zu, \"index\": [%s], \"attn\": ", w.batch + 1,
@@ -473,7 +473,7 @@ json_worst(FILE *fp, const struct attn_stages *st, const struct check *c,
 }
 
 static void
-report_json(FILE *fp, const struct options *o, const struct attn_stages *st,
+report_json(FILE *fp, const struct options *o, const struct attn_stages *stages,
     const struct check *c)
 {
 	static const char *const fail_names[] = { "elements", "nonfinite",
@@ -500,7 +500,7 @@ report_json(FILE *fp, const struct options *o, const struct attn_stages *st,
 	fputs(",\n  \"rms_error\": ", fp);
 	print_json_double(fp, m->rms_abs);
 	fputs(",\n  \"worst\": ", fp);
-	json_worst(fp, st, c, m, c->file.data, "file");
+	json_worst(fp, stages, c, m, c->file.data, "file");
 	fputs(",\n  \"correlation\": ", fp);
 	print_json_double(fp, m->corr);
 	fprintf(fp, ",\n  \"failing\": %zu,\n  \"nonfinite\": %zu,\n"
@@ -518,7 +518,7 @@ report_json(FILE *fp, const struct options *o, const struct attn_stages *st,
 		fputs(", \"max_abs_error\": ", fp);
 		print_json_double(fp, c->base.max_abs);
 		fputs(", \"worst\": ", fp);
-		json_worst(fp, st, c, &c->base, c->emu, "baseline");
+		json_worst(fp, stages, c, &c->base, c->emu, "baseline");
 		fprintf(fp, ", \"nonfinite\": %zu, \"factor\": ",
 		    c->base.nonfinite);
 		print_json_double(fp, m->factor);
@@ -535,7 +535,7 @@ report_json(FILE *fp, const struct options *o, const struct attn_stages *st,
 	if (check_passed(c)) {
 		fputs("null", fp);
 	} else {
-		reasons(why, sizeof why, o, st, c);
+		reasons(why, sizeof why, o, stages, c);
 		print_json_string(fp, why);
 	}
 	fputs(",\n  \"hint\": ", fp);
@@ -548,11 +548,11 @@ report_json(FILE *fp, const struct options *o, const struct attn_stages *st,
 }
 
 void
-check_print(FILE *fp, const struct options *o, const struct attn_stages *st,
+check_print(FILE *fp, const struct options *o, const struct attn_stages *stages,
     const struct check *c)
 {
 	if (o->format == OUT_JSON)
-		report_json(fp, o, st, c);
+		report_json(fp, o, stages, c);
 	else
-		report_table(fp, o, st, c);
+		report_table(fp, o, stages, c);
 }

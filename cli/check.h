@@ -34,12 +34,12 @@ enum attn_status check_load(const struct options *o, struct check *c,
  * error naming both), computing the emulated baseline of in with
  * --emulate. */
 enum attn_status check_run(const struct options *o,
-    const struct attn_inputs *in, const struct attn_stages *st,
+    const struct attn_inputs *in, const struct attn_stages *stages,
     struct check *c, struct attn_error *err);
 
 /* The report, as a table or as JSON (-f json). */
 void check_print(FILE *fp, const struct options *o,
-    const struct attn_stages *st, const struct check *c);
+    const struct attn_stages *stages, const struct check *c);
 
 /* Whether the check passed: exit 0, else 1. */
 int check_passed(const struct check *c);

@@ -281,13 +281,13 @@ gen_main(const struct options *o, struct attn_error *err)
 	struct render out = { 0 };
 	struct memory_limit lim;
 	struct gen_shape sh;
-	enum attn_status st;
+	enum attn_status status;
 	size_t n = 1, need, d;
 	int fits = 1;
 
-	if ((st = gen_shape(o->operands[0], &sh, err)) != ATTN_OK ||
-	    (st = memory_limit(&lim, err)) != ATTN_OK)
-		return st;
+	if ((status = gen_shape(o->operands[0], &sh, err)) != ATTN_OK ||
+	    (status = memory_limit(&lim, err)) != ATTN_OK)
+		return status;
 	for (d = 0; d < sh.ndim; d++)
 		fits &= attn_size_mul(n, sh.dim[d], &n) == 0;
 	if (!fits || attn_size_mul(n, GEN_BYTES_PER_NUMBER, &need) != 0 ||
@@ -297,15 +297,15 @@ gen_main(const struct options *o, struct attn_error *err)
 		    o->operands[0], sh.ndim > 2 ? "array" : "matrix", lim.what,
 		    lim.bytes);
 	sh.rows = n / sh.cols;
-	if ((st = attn_matrix_alloc(&m, sh.rows, sh.cols, err)) != ATTN_OK)
-		return st;
+	if ((status = attn_matrix_alloc(&m, sh.rows, sh.cols, err)) != ATTN_OK)
+		return status;
 	attn_random_fill(&m, o->seed, o->dist);
-	if ((st = render_open(&out, err)) == ATTN_OK)
-		st = render_close(&out, gen_render(out.fp, o, &sh, &m, err),
+	if ((status = render_open(&out, err)) == ATTN_OK)
+		status = render_close(&out, gen_render(out.fp, o, &sh, &m, err),
 		    err);
 	attn_matrix_free(&m);
-	if (st == ATTN_OK)
-		st = render_write(&out, o->output, err);
+	if (status == ATTN_OK)
+		status = render_write(&out, o->output, err);
 	render_free(&out);
-	return st;
+	return status;
 }

@@ -100,13 +100,13 @@ static double
 heat_max(const struct printer *p, size_t n, size_t i0, size_t i1)
 {
 	const struct attn_matrix w = print_block(p, ATTN_STAGE_WEIGHTS, n);
-	const struct attn_matrix keep = print_block(p, ATTN_STAGE_MASK, n);
+	const struct attn_matrix mask = print_block(p, ATTN_STAGE_MASK, n);
 	double top = 0.0;
 	size_t i, j;
 
 	for (i = i0; i < i1; i++)
 		for (j = 0; j < w.cols; j++)
-			if (*attn_at(&keep, i, j) != 0.0 &&
+			if (*attn_at(&mask, i, j) != 0.0 &&
 			    *attn_at(&w, i, j) > top)
 				top = *attn_at(&w, i, j);
 	return top;
@@ -123,10 +123,10 @@ heatmap_scale_init(struct heat_scale *hs, const struct printer *p)
 	hs->n = hs->i = (size_t)-1;
 	if (hs->range != RANGE_MAX)
 		return;
-	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
+	attn_stage_shape(p->stages, ATTN_STAGE_WEIGHTS, &sh);
 	hs->top = 0.0;
 	for (n = 0; n < sh.blocks; n++)
-		hs->top = fmax(hs->top, heat_max(p, n, 0, p->st->T));
+		hs->top = fmax(hs->top, heat_max(p, n, 0, p->stages->T));
 }
 
 double
@@ -263,11 +263,11 @@ label_chars(const char *s)
 static void
 heat_layout(const struct printer *p, struct heat *h)
 {
-	const size_t T = p->st->T, S = p->st->S;
+	const size_t T = p->stages->T, S = p->stages->S;
 	size_t j, i, lw = 0, lc = 0, cells, room;
 	struct attn_shape sh;
 
-	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
+	attn_stage_shape(p->stages, ATTN_STAGE_WEIGHTS, &sh);
 	h->color = heat_color(p->o);
 	h->width = heat_width();
 	for (j = 0; j < S; j++) {
@@ -395,16 +395,16 @@ static void
 heat_line(const struct printer *p, const struct heat *h,
     struct heat_scale *hs, size_t n, size_t l, int pad)
 {
-	const size_t S = p->st->S, T = p->st->T;
+	const size_t S = p->stages->S, T = p->stages->T;
 	const size_t cells = h->c_head + h->c_tail + (h->c_tail > 0);
 	const struct attn_matrix w = print_block(p, ATTN_STAGE_WEIGHTS, n);
-	const struct attn_matrix keep = print_block(p, ATTN_STAGE_MASK, n);
+	const struct attn_matrix mask = print_block(p, ATTN_STAGE_MASK, n);
 	char title[64];
 	size_t k, i, used;
 
 	if (l == 0) {		/* title */
-		attn_block_name(title, sizeof title, p->st->batches,
-		    p->st->heads, n, "", "");
+		attn_block_name(title, sizeof title, p->stages->batches,
+		    p->stages->heads, n, "", "");
 		used = put_label(p->fp, title, h->gridw);
 		if (pad)
 			print_pad(p->fp, h->gridw - used);
@@ -458,7 +458,7 @@ heat_line(const struct printer *p, const struct heat *h,
 			fputs("\u2026", p->fp);
 		} else {
 			put_cell(p->fp, h, heatmap_position(hs, p, n, i,
-			    *attn_at(&w, i, j)), *attn_at(&keep, i, j) != 0.0);
+			    *attn_at(&w, i, j)), *attn_at(&mask, i, j) != 0.0);
 		}
 	}
 }
@@ -487,7 +487,7 @@ heat_legend(const struct printer *p, const struct heat *h,
 enum attn_status
 print_heatmap(const struct printer *p)
 {
-	const size_t T = p->st->T, S = p->st->S;
+	const size_t T = p->stages->T, S = p->stages->S;
 	struct attn_shape sh;
 	struct heat_scale hs;
 	struct heat h;
@@ -495,7 +495,7 @@ print_heatmap(const struct printer *p)
 
 	heat_layout(p, &h);
 	heatmap_scale_init(&hs, p);
-	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
+	attn_stage_shape(p->stages, ATTN_STAGE_WEIGHTS, &sh);
 	fprintf(p->fp, "heatmap of weights   [%s = %zux%zu]\n", sh.legend, T,
 	    S);
 	lines = 1 + h.hdr + h.r_head + h.r_tail + (h.r_tail > 0);

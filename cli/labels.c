@@ -128,7 +128,7 @@ pick_labels(const char *option_value, const char *option,
 
 enum attn_status
 name_rows(const struct options *o, const struct inputs *in,
-    const struct attn_stages *st, struct attn_labels *query,
+    const struct attn_stages *stages, struct attn_labels *query,
     struct attn_labels *key, struct attn_error *err)
 {
 	const char *qopt = o->query_labels, *kopt = o->key_labels;
@@ -145,18 +145,18 @@ name_rows(const struct options *o, const struct inputs *in,
 		qopt = kopt;
 		qname = kname;
 	}
-	status = pick_labels(qopt, qname, &in->query, "q", st->T,
-	    st->T == 1 ? "query" : "queries", query, err);
+	status = pick_labels(qopt, qname, &in->query, "q", stages->T,
+	    stages->T == 1 ? "query" : "queries", query, err);
 	if (status != ATTN_OK)
 		return status;
 	return pick_labels(kopt, kname,
 	    in->self && in->key.count == 0 ? &in->query : &in->key, "k",
-	    st->S,
-	    st->S == 1 ? "key" : "keys", key, err);
+	    stages->S,
+	    stages->S == 1 ? "key" : "keys", key, err);
 }
 
 char **
-name_values(const struct inputs *in, const struct attn_stages *st)
+name_values(const struct inputs *in, const struct attn_stages *stages)
 {
 	/* V is X with --self; with a layer the operands are embeddings,
 	 * whose columns are not V's */
@@ -164,7 +164,7 @@ name_values(const struct inputs *in, const struct attn_stages *st)
 	    &in->arr[IN_V].col_labels;
 
 	if (in->embeddings || l->count == 0 ||
-	    l->count != st->kv_heads * st->d_v)
+	    l->count != stages->kv_heads * stages->d_v)
 		return NULL;
 	return l->names;
 }

@@ -172,7 +172,7 @@ layout_fold(struct options *o, struct inputs *in, size_t n,
 	    ATTN_LAYOUT_BSHD : ATTN_LAYOUT_BHSD;
 	char msg[1024], other_msg[1024], s0[96];
 	size_t i, four = n, H, G;
-	enum attn_status st;
+	enum attn_status status;
 
 	for (i = n; i-- > 0;)
 		if (in->arr[i].ndim == 4)
@@ -204,16 +204,16 @@ layout_fold(struct options *o, struct inputs *in, size_t n,
 	G = heads_of(&in->arr[n > 1 ? IN_K : IN_Q], l);
 	/* --heads 1 is the default, so only a count above 1 can
 	 * disagree with the shapes. */
-	if ((st = check_option(o->cfg.heads > 1 ? o->cfg.heads : 0, H,
+	if ((status = check_option(o->cfg.heads > 1 ? o->cfg.heads : 0, H,
 	    "--heads", &in->arr[IN_Q], "Q", err)) != ATTN_OK ||
-	    (st = check_option(o->cfg.kv_heads, G, "--kv-heads",
+	    (status = check_option(o->cfg.kv_heads, G, "--kv-heads",
 	    &in->arr[n > 1 ? IN_K : IN_Q], n > 1 ? "K" : "Q", err)) !=
 	    ATTN_OK)
-		return st;
+		return status;
 	for (i = 0; i < n; i++)
-		if ((st = attn_array_fold_heads(&in->arr[i], l, i == IN_Q ? &H :
-		    &G, err)) != ATTN_OK)
-			return st;
+		if ((status = attn_array_fold_heads(&in->arr[i], l,
+		    i == IN_Q ? &H : &G, err)) != ATTN_OK)
+			return status;
 	o->cfg.heads = H;
 	o->cfg.kv_heads = G;
 	o->cfg.layout = l;
@@ -227,16 +227,17 @@ layout_broadcast(struct inputs *in, size_t i, size_t heads,
 {
 	const size_t B = in->in.batches;
 	struct attn_error why = { 0 };
-	enum attn_status st;
+	enum attn_status status;
 
-	st = attn_array_broadcast(&in->arr[i], B, heads, in->in.q.rows / B,
+	status = attn_array_broadcast(&in->arr[i], B, heads, in->in.q.rows / B,
 	    in->in.k.rows / B, in->four_d, &why);
-	if (st == ATTN_OK || (st == ATTN_ERR_DATA && in->arr[i].ndim < 3))
+	if (status == ATTN_OK ||
+	    (status == ATTN_ERR_DATA && in->arr[i].ndim < 3))
 		return ATTN_OK;
 	if (err != NULL) {
 		*err = why;
 		if (err->file == NULL)
 			err->file = in->name[i];
 	}
-	return st;
+	return status;
 }

@@ -97,18 +97,18 @@ load_array(const char *path, const char *option, unsigned flags,
     struct attn_array *a, struct attn_error *err)
 {
 	const char *name = display_name(path);
-	enum attn_status st;
+	enum attn_status status;
 	struct slurp f;
 
-	if ((st = slurp_file(path, &f, err)) != ATTN_OK)
-		return st;
+	if ((status = slurp_file(path, &f, err)) != ATTN_OK)
+		return status;
 	if (attn_is_bundle(f.buf, f.len))
-		st = bundle_misplaced(name, option, err);
+		status = bundle_misplaced(name, option, err);
 	else
-		st = attn_read_array(name, f.buf, f.len, ATTN_FMT_AUTO, flags,
-		    a, err);
+		status = attn_read_array(name, f.buf, f.len, ATTN_FMT_AUTO,
+		    flags, a, err);
 	slurp_release(&f);
-	return st;
+	return status;
 }
 
 /*
@@ -143,22 +143,22 @@ load_bundle(const char *path, const char *proj, struct inputs *in,
 {
 	const char *name = display_name(path);
 	struct attn_bundle b;
-	enum attn_status st;
+	enum attn_status status;
 	struct slurp f;
 	size_t i;
 
-	if ((st = slurp_file(path, &f, err)) != ATTN_OK)
-		return st;
+	if ((status = slurp_file(path, &f, err)) != ATTN_OK)
+		return status;
 	if (!attn_is_bundle(f.buf, f.len) && proj != NULL) {
 		/* --proj LAYER X: self-attention from embeddings */
 		in->name[IN_Q] = in->name[IN_K] = name;
 		in->embeddings = in->self = 1;
-		st = attn_read_array(name, f.buf, f.len, ATTN_FMT_AUTO,
+		status = attn_read_array(name, f.buf, f.len, ATTN_FMT_AUTO,
 		    ATTN_READ_FINITE, &in->arr[IN_Q], err);
 		slurp_release(&f);
-		if (st == ATTN_OK)
+		if (status == ATTN_OK)
 			labels_move(&in->query, &in->arr[IN_Q].row_labels);
-		return st;
+		return status;
 	}
 	if (!attn_is_bundle(f.buf, f.len)) {
 		slurp_release(&f);
@@ -167,10 +167,11 @@ load_bundle(const char *path, const char *proj, struct inputs *in,
 		    "{\"Q\": .., \"K\": .., \"V\": ..}; "
 		    "give Q K V as three files, or --self X");
 	}
-	st = attn_read_bundle(name, f.buf, f.len, ATTN_READ_FINITE, &b, err);
+	status = attn_read_bundle(name, f.buf, f.len, ATTN_READ_FINITE, &b,
+	    err);
 	slurp_release(&f);
-	if (st != ATTN_OK)
-		return st;
+	if (status != ATTN_OK)
+		return status;
 	in->arr[IN_Q] = b.q;
 	in->arr[IN_K] = b.k;
 	in->arr[IN_V] = b.v;
@@ -196,16 +197,16 @@ static enum attn_status
 load_layer(const char *path, struct inputs *in, struct attn_error *err)
 {
 	const char *name = display_name(path);
-	enum attn_status st;
+	enum attn_status status;
 	struct slurp f;
 
-	if ((st = slurp_file(path, &f, err)) != ATTN_OK)
-		return st;
-	st = attn_read_layer(name, f.buf, f.len, &in->layer, err);
+	if ((status = slurp_file(path, &f, err)) != ATTN_OK)
+		return status;
+	status = attn_read_layer(name, f.buf, f.len, &in->layer, err);
 	slurp_release(&f);
-	if (st == ATTN_OK)
+	if (status == ATTN_OK)
 		in->layer_name = name;
-	return st;
+	return status;
 }
 
 /* --sinks FILE: one logit per head, a row or a column (attn_run checks
@@ -214,13 +215,13 @@ static enum attn_status
 load_sinks(const char *path, struct inputs *in, struct attn_error *err)
 {
 	struct attn_array *a = &in->arr[IN_SINKS];
-	enum attn_status st;
+	enum attn_status status;
 	char shape[64];
 
 	in->name[IN_SINKS] = display_name(path);
-	if ((st = load_array(path, "--sinks", ATTN_READ_FINITE |
+	if ((status = load_array(path, "--sinks", ATTN_READ_FINITE |
 	    ATTN_READ_SINKS, a, err)) != ATTN_OK)
-		return st;
+		return status;
 	if (a->ndim > 2) {
 		attn_dims_text(shape, sizeof shape, a->shape, a->ndim);
 		return attn_error_set(err, ATTN_ERR_DATA, in->name[IN_SINKS], 0,
@@ -332,30 +333,30 @@ blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
 enum attn_status
 load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 {
-	enum attn_status st;
+	enum attn_status status;
 	size_t i;
 
 	memset(in, 0, sizeof *in);
 	if (o->self != NULL) {
 		in->name[IN_Q] = display_name(o->self);
-		if ((st = load_array(o->self, "--self", ATTN_READ_FINITE,
+		if ((status = load_array(o->self, "--self", ATTN_READ_FINITE,
 		    &in->arr[IN_Q], err)) != ATTN_OK)
-			return st;
+			return status;
 		in->name[IN_K] = in->name[IN_V] = in->name[IN_Q];
 		labels_move(&in->query, &in->arr[IN_Q].row_labels);
 	} else if (o->noperands == 1) {
-		if ((st = load_bundle(o->operands[0], o->proj, in, err)) !=
+		if ((status = load_bundle(o->operands[0], o->proj, in, err)) !=
 		    ATTN_OK)
-			return st;
+			return status;
 	} else {
 		/* Q K V, or with --proj LAYER the embeddings XQ XKV
 		 * (cross-attention) */
 		in->embeddings = o->proj != NULL;
 		for (i = 0; i < (in->embeddings ? 2u : 3u); i++) {
 			in->name[i] = display_name(o->operands[i]);
-			if ((st = load_array(o->operands[i], NULL,
+			if ((status = load_array(o->operands[i], NULL,
 			    ATTN_READ_FINITE, &in->arr[i], err)) != ATTN_OK)
-				return st;
+				return status;
 		}
 		labels_move(&in->query, &in->arr[IN_Q].row_labels);
 		labels_move(&in->key, &in->arr[IN_K].row_labels);
@@ -378,38 +379,38 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 				    "another", inputs_role(in, IN_MASK + i),
 				    inputs_role(in, IN_MASK + i));
 			in->name[IN_MASK + i] = display_name(path[i]);
-			if ((st = load_array(path[i], option[i], flags[i], a,
-			    err)) != ATTN_OK)
-				return st;
+			if ((status = load_array(path[i], option[i], flags[i],
+			    a, err)) != ATTN_OK)
+				return status;
 		}
 	}
-	if ((st = rules_mask_invert(o, in->arr[IN_MASK].ndim != 0, err)) !=
+	if ((status = rules_mask_invert(o, in->arr[IN_MASK].ndim != 0, err)) !=
 	    ATTN_OK)
-		return st;
+		return status;
 	if (o->grad != NULL) {
 		in->name[IN_DO] = display_name(o->grad);
-		if ((st = load_array(o->grad, "--grad", ATTN_READ_FINITE,
+		if ((status = load_array(o->grad, "--grad", ATTN_READ_FINITE,
 		    &in->arr[IN_DO], err)) != ATTN_OK)
-			return st;
+			return status;
 	}
 	if (o->proj != NULL && in->layer_name == NULL &&
-	    (st = load_layer(o->proj, in, err)) != ATTN_OK)
-		return st;
-	if (o->sinks != NULL && (st = load_sinks(o->sinks, in, err)) !=
+	    (status = load_layer(o->proj, in, err)) != ATTN_OK)
+		return status;
+	if (o->sinks != NULL && (status = load_sinks(o->sinks, in, err)) !=
 	    ATTN_OK)
-		return st;
+		return status;
 	in->self = in->self || o->self != NULL;
 	/* Every input read: a warning may explain a shape error to come. */
 	warn_notices(in);
 	/* 4-D Q, K and V: the heads and layout come from their shapes
 	 * (embeddings are not laid out in heads). */
-	if ((st = layout_fold(o, in, in->embeddings ? 0 : in->self ? 1 : 3,
-	    err)) != ATTN_OK || (st = rules_heads(o, err)) != ATTN_OK)
-		return st;
+	if ((status = layout_fold(o, in, in->embeddings ? 0 : in->self ? 1 : 3,
+	    err)) != ATTN_OK || (status = rules_heads(o, err)) != ATTN_OK)
+		return status;
 
-	if ((st = batches_of(in, in->self ? 1 : in->embeddings ? 2 : 3,
+	if ((status = batches_of(in, in->self ? 1 : in->embeddings ? 2 : 3,
 	    &in->in.batches, err)) != ATTN_OK)
-		return st;
+		return status;
 	in->in.q = attn_array_matrix(&in->arr[IN_Q]);
 	in->in.proj = attn_layer_proj(&in->layer);
 	if (in->self) {
@@ -422,8 +423,8 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 		in->in.v = attn_array_matrix(&in->arr[IN_V]);
 	}
 	if (o->grad != NULL) {
-		if ((st = check_grad_batches(in, err)) != ATTN_OK)
-			return st;
+		if ((status = check_grad_batches(in, err)) != ATTN_OK)
+			return status;
 		in->in.d_out = attn_array_matrix(&in->arr[IN_DO]);
 	}
 	if (in->in.k.rows != in->in.v.rows)
@@ -437,10 +438,10 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 
 		if (in->arr[i].ndim == 0)
 			continue;
-		if ((st = layout_broadcast(in, i, o->cfg.heads, err)) !=
-		    ATTN_OK || (st = blocks_of(in, i, o->cfg.heads, blocks,
+		if ((status = layout_broadcast(in, i, o->cfg.heads, err)) !=
+		    ATTN_OK || (status = blocks_of(in, i, o->cfg.heads, blocks,
 		    err)) != ATTN_OK)
-			return st;
+			return status;
 		*m = attn_array_matrix(&in->arr[i]);
 	}
 	return ATTN_OK;

@@ -34,9 +34,9 @@
 
 /* The exit code of SPEC for each status: the one place they meet. */
 static int
-exit_code(enum attn_status st)
+exit_code(enum attn_status status)
 {
-	switch (st) {
+	switch (status) {
 	case ATTN_OK:
 		return 0;
 	case ATTN_ERR_USAGE:
@@ -75,29 +75,29 @@ report(const struct attn_error *err, const struct options *o)
  * them (the first few), and what --masked-rows gave them.
  */
 static void
-warn_masked_rows(const struct options *o, const struct attn_stages *st,
+warn_masked_rows(const struct options *o, const struct attn_stages *stages,
     const struct names *lab)
 {
 	const size_t shown = 8;
 	size_t i;
 
-	if (st->nmasked == 0)
+	if (stages->nmasked == 0)
 		return;
 	fprintf(stderr, "attn: warning: %zu quer%s may attend no key: ",
-	    st->nmasked, st->nmasked == 1 ? "y" : "ies");
-	for (i = 0; i < st->nmasked && i < shown; i++) {
-		size_t row = st->masked[i], block = row / st->T;
+	    stages->nmasked, stages->nmasked == 1 ? "y" : "ies");
+	for (i = 0; i < stages->nmasked && i < shown; i++) {
+		size_t row = stages->masked[i], block = row / stages->T;
 		char where[64];
 
-		attn_block_name(where, sizeof where, st->batches, st->heads,
-		    block, " (", ")");
+		attn_block_name(where, sizeof where, stages->batches,
+		    stages->heads, block, " (", ")");
 		fprintf(stderr, "%s%s%s", i > 0 ? ", " : "",
-		    lab->query[row % st->T], where);
+		    lab->query[row % stages->T], where);
 	}
-	if (st->nmasked > shown)
-		fprintf(stderr, " and %zu more", st->nmasked - shown);
+	if (stages->nmasked > shown)
+		fprintf(stderr, " and %zu more", stages->nmasked - shown);
 	fprintf(stderr, "; %s %s (--masked-rows %s)\n",
-	    st->nmasked == 1 ? "it gets" : "they get",
+	    stages->nmasked == 1 ? "it gets" : "they get",
 	    words_masked_rows_effect[o->cfg.masked_rows],
 	    words_masked_rows[o->cfg.masked_rows]);
 }
@@ -110,26 +110,26 @@ static enum attn_status
 check_memory(const struct options *o, const struct inputs *in,
     struct attn_error *err)
 {
-	enum attn_status st;
+	enum attn_status status;
 	size_t need = 0, emu = 0;
 
 	/* --emulate alone computes only the emulation; with --check, both. */
 	if ((o->emulate == ATTN_PREC_FP64 || o->check != NULL) &&
-	    (st = attn_plan(&o->cfg, &in->in, print_wants(o), &need, err)) !=
-	    ATTN_OK)
-		return st;
+	    (status = attn_plan(&o->cfg, &in->in, print_wants(o), &need,
+	    err)) != ATTN_OK)
+		return status;
 	if (o->emulate != ATTN_PREC_FP64 &&
-	    (st = attn_emulate_plan(&o->cfg, &in->in, print_wants(o),
+	    (status = attn_emulate_plan(&o->cfg, &in->in, print_wants(o),
 	    o->emulate, &emu, err)) != ATTN_OK)
-		return st;
+		return status;
 	need = need > SIZE_MAX - emu ? SIZE_MAX : need + emu;
 	/* --check's copies of the stage in C order: attn's, the
 	 * baseline's, and one to try the hints on (bounded by the plan of
 	 * that stage alone, its scratch included). */
 	if (o->check != NULL) {
-		if ((st = attn_plan(&o->cfg, &in->in,
+		if ((status = attn_plan(&o->cfg, &in->in,
 		    ATTN_STAGE_BIT(o->stages[0]), &emu, err)) != ATTN_OK)
-			return st;
+			return status;
 		emu = emu > SIZE_MAX / 3 ? SIZE_MAX : emu * 3;
 		need = need > SIZE_MAX - emu ? SIZE_MAX : need + emu;
 	}
@@ -140,12 +140,13 @@ check_memory(const struct options *o, const struct inputs *in,
 /*
  * Render everything into memory, then write it in one piece: the SVG and
  * the output both (render_write_both writes both before it replaces
- * either, and standard output last).  With --svg, an output with nothing in it (no stage asked
- * for) is not written, so that --svg - has standard output to itself.
+ * either, and standard output last).  With --svg, an output with nothing
+ * in it (no stage asked for) is not written, so that --svg - has
+ * standard output to itself.
  * With --check the output is its report.
  */
 static enum attn_status
-write_output(const struct options *o, const struct attn_stages *st,
+write_output(const struct options *o, const struct attn_stages *stages,
     const struct names *lab, const struct attn_inputs *in,
     const struct check *chk, struct attn_error *err)
 {
@@ -153,16 +154,16 @@ write_output(const struct options *o, const struct attn_stages *st,
 	enum attn_status status;
 
 	if ((status = render_open(&out, err)) == ATTN_OK && o->check != NULL) {
-		check_print(out.fp, o, st, chk);
+		check_print(out.fp, o, stages, chk);
 		status = render_close(&out, ATTN_OK, err);
 	} else if (status == ATTN_OK) {
-		status = render_close(&out, print_run(out.fp, o, st, lab, in,
-		    err), err);
+		status = render_close(&out, print_run(out.fp, o, stages, lab,
+		    in, err), err);
 	}
 	if (status == ATTN_OK && o->svg != NULL &&
 	    (status = render_open(&svg, err)) == ATTN_OK)
-		status = render_close(&svg, print_svg_run(svg.fp, o, st, lab,
-		    in, err), err);
+		status = render_close(&svg, print_svg_run(svg.fp, o, stages,
+		    lab, in, err), err);
 	if (status == ATTN_OK && o->svg == NULL)
 		status = render_write(&out, o->output, err);
 	else if (status == ATTN_OK)
@@ -176,12 +177,12 @@ write_output(const struct options *o, const struct attn_stages *st,
 /* attn_run; with --emulate alone, the emulation's stages. */
 static enum attn_status
 compute(const struct options *o, const struct inputs *in,
-    struct attn_stages *st, struct attn_error *err)
+    struct attn_stages *stages, struct attn_error *err)
 {
 	if (o->emulate != ATTN_PREC_FP64 && o->check == NULL)
 		return attn_emulate(&o->cfg, &in->in, print_wants(o),
-		    o->emulate, st, err);
-	return attn_run(&o->cfg, &in->in, print_wants(o), st, err);
+		    o->emulate, stages, err);
+	return attn_run(&o->cfg, &in->in, print_wants(o), stages, err);
 }
 
 int
@@ -196,12 +197,12 @@ main(int argc, char **argv)
 	struct progress pr;
 	struct options o;
 	struct names lab;
-	enum attn_status st;
+	enum attn_status status;
 	int failed;
 
-	if ((st = options_parse(argc, argv, &o, &err)) != ATTN_OK) {
+	if ((status = options_parse(argc, argv, &o, &err)) != ATTN_OK) {
 		report(&err, &o);
-		return exit_code(st);
+		return exit_code(status);
 	}
 	if (o.help || o.version) {
 		struct output out;
@@ -211,65 +212,65 @@ main(int argc, char **argv)
 			options_print_help(&o, out.fp);
 		else
 			fputs("attn " ATTN_VERSION "\n", out.fp);
-		st = output_commit(&out, &err);
-		if (st != ATTN_OK)
+		status = output_commit(&out, &err);
+		if (status != ATTN_OK)
 			report(&err, &o);
-		return exit_code(st);
+		return exit_code(status);
 	}
 	if (o.gen) {		/* attn gen: a seeded random matrix */
-		if ((st = gen_main(&o, &err)) != ATTN_OK)
+		if ((status = gen_main(&o, &err)) != ATTN_OK)
 			report(&err, &o);
-		return exit_code(st);
+		return exit_code(status);
 	}
 	if (o.workbench) {	/* attn workbench: the terminal's */
-		if ((st = workbench_main(&o, &err)) != ATTN_OK)
+		if ((status = workbench_main(&o, &err)) != ATTN_OK)
 			report(&err, &o);
-		return exit_code(st);
+		return exit_code(status);
 	}
 
-	st = load_inputs(&o, &in, &err);
-	if (st == ATTN_OK && o.check != NULL)
-		st = check_load(&o, &chk, &err);
-	if (st == ATTN_OK) {
+	status = load_inputs(&o, &in, &err);
+	if (status == ATTN_OK && o.check != NULL)
+		status = check_load(&o, &chk, &err);
+	if (status == ATTN_OK) {
 		/* a layer, its W_O and RoPE make stages of their own */
 		options_offer(&o, attn_stages_available(&o.cfg, &in.in));
-		st = check_memory(&o, &in, &err);
+		status = check_memory(&o, &in, &err);
 	}
 	/* A progress line on stderr while the long phases go on: attn's
 	 * run, --check's emulated baseline after it (progress.c). */
 	progress_start(&pr, progress_wanted(o.progress));
 	o.cfg.progress = progress_update;
 	o.cfg.progress_arg = &pr;
-	if (st == ATTN_OK)
-		st = compute(&o, &in, &stages, &err);
-	if (st == ATTN_OK)
-		st = name_rows(&o, &in, &stages, &query, &key, &err);
-	if (st == ATTN_OK && o.check != NULL)
-		st = check_run(&o, &in.in, &stages, &chk, &err);
+	if (status == ATTN_OK)
+		status = compute(&o, &in, &stages, &err);
+	if (status == ATTN_OK)
+		status = name_rows(&o, &in, &stages, &query, &key, &err);
+	if (status == ATTN_OK && o.check != NULL)
+		status = check_run(&o, &in.in, &stages, &chk, &err);
 	progress_end(&pr);
 	o.cfg.progress = NULL;
 	/* --query: the rows it names, of everything printed */
-	if (st == ATTN_OK)
-		st = query_select(&o, &in.in, &stages, &query, &sel, &err);
-	if (st == ATTN_OK) {
+	if (status == ATTN_OK)
+		status = query_select(&o, &in.in, &stages, &query, &sel, &err);
+	if (status == ATTN_OK) {
 		lab.query = query.names;
 		lab.key = key.names;
 		lab.value = name_values(&in, &stages);
 		lab.mask = in.name[IN_MASK];
 		lab.bias = in.name[IN_BIAS];
 		warn_masked_rows(&o, &stages, &lab);
-		st = write_output(&o, &stages, &lab, &sel.in, &chk, &err);
+		status = write_output(&o, &stages, &lab, &sel.in, &chk, &err);
 	}
-	if (st != ATTN_OK && err.msg[0] != '\0')
+	if (status != ATTN_OK && err.msg[0] != '\0')
 		report(&err, &o);
 	/* A check that fails is no error but SPEC's exit 1, after its
 	 * report. */
-	failed = st == ATTN_OK && o.check != NULL && !check_passed(&chk);
+	failed = status == ATTN_OK && o.check != NULL && !check_passed(&chk);
 	attn_labels_free(&query);
 	attn_labels_free(&key);
 	attn_stages_free(&stages);
 	inputs_free(&in);
 	check_free(&chk);
 	query_free(&sel);
-	return failed ? 1 : exit_code(st);
+	return failed ? 1 : exit_code(status);
 }

@@ -527,10 +527,10 @@ enum attn_status
 set_finish(struct parse *ps, struct attn_error *err)
 {
 	struct options *o = ps->o;
-	enum attn_status st;
+	enum attn_status status;
 
-	if ((st = format_by_extension(o, &ps->given, err)) != ATTN_OK)
-		return st;
+	if ((status = format_by_extension(o, &ps->given, err)) != ATTN_OK)
+		return status;
 	if (o->gen) {
 		if (o->digits < 0)
 			o->digits = formats[o->format].digits;
@@ -548,22 +548,22 @@ set_finish(struct parse *ps, struct attn_error *err)
 	if (ps->masked_rows >= 0)
 		o->cfg.masked_rows = (enum attn_masked_rows)ps->masked_rows;
 	if (ps->stage_list != NULL &&
-	    (st = options_stages(o, ps->stage_list, err)) != ATTN_OK)
-		return st;
+	    (status = options_stages(o, ps->stage_list, err)) != ATTN_OK)
+		return status;
 	/* An empty ATTN_THREADS is as if unset, as shells make it easy to
 	 * leave one so. */
 	if (!ps->threads && getenv("ATTN_THREADS") != NULL &&
 	    getenv("ATTN_THREADS")[0] != '\0' &&
-	    (st = threads_from("ATTN_THREADS", getenv("ATTN_THREADS"),
+	    (status = threads_from("ATTN_THREADS", getenv("ATTN_THREADS"),
 	    &o->cfg.threads, err)) != ATTN_OK)
-		return st;
+		return status;
 	/* A printer that is not a format takes the place of the default
 	 * stage: stages print beside it only when --stage names them.
 	 * Before the rules, which count the stages printed. */
 	if (!ps->given.stage && (o->stats || o->heatmap || o->svg != NULL))
 		o->nstages = 0;
-	if ((st = rules_check_options(o, &ps->given, err)) != ATTN_OK)
-		return st;
+	if ((status = rules_check_options(o, &ps->given, err)) != ATTN_OK)
+		return status;
 	if (o->digits < 0)
 		o->digits = formats[o->format].digits;
 	return ATTN_OK;

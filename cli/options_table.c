@@ -466,12 +466,12 @@ static enum attn_status
 apply(const struct option_row *r, struct parse *ps, const char *arg,
     struct attn_error *err)
 {
-	enum attn_status st;
+	enum attn_status status;
 	char *field = (char *)ps->o + r->field;
 
 	if (r->choices != NULL &&
-	    (st = check_choice(r, ps, arg, err)) != ATTN_OK)
-		return st;
+	    (status = check_choice(r, ps, arg, err)) != ATTN_OK)
+		return status;
 	if (r->set != NULL)
 		return r->set(ps, arg, err);
 	if (r->arg == NULL)
@@ -489,7 +489,7 @@ options_parse(int argc, char **argv, struct options *o,
 	struct hint_option hints[NROWS];
 	char shortopts[2 * NROWS + 2];
 	struct parse ps;
-	enum attn_status st;
+	enum attn_status status;
 	size_t i, n = 0, nl = 0;
 	int c, li = -1;		/* getopt_long's index of a long option */
 
@@ -540,18 +540,18 @@ options_parse(int argc, char **argv, struct options *o,
 			;
 		if (i == NROWS)
 			return hint_unknown(argv, o->gen, hints, NROWS, err);
-		if (li >= 0 && (st = hint_full_name(argv, &hints[i], optarg,
+		if (li >= 0 && (status = hint_full_name(argv, &hints[i], optarg,
 		    hints, NROWS, err)) != ATTN_OK)
-			return st;
+			return status;
 		/* The value given as the next word (not attached). */
 		if (optarg != NULL && optind >= 2 &&
 		    optarg == argv[optind - 1] &&
-		    (st = hint_value(&hints[i], li >= 0, optarg, err)) !=
+		    (status = hint_value(&hints[i], li >= 0, optarg, err)) !=
 		    ATTN_OK)
-			return st;
+			return status;
 		li = -1;
-		if ((st = apply(&rows[i], &ps, optarg, err)) != ATTN_OK)
-			return st;
+		if ((status = apply(&rows[i], &ps, optarg, err)) != ATTN_OK)
+			return status;
 		if (ps.stop)
 			return ATTN_OK;
 	}

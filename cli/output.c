@@ -202,14 +202,14 @@ follow_links(const char *path, char **end, int *fd, struct attn_error *err)
 enum attn_status
 output_check(const char *path, struct attn_error *err)
 {
-	enum attn_status st;
+	enum attn_status status;
 	char *end;
 	int fd;
 
 	if (path == NULL)
 		return ATTN_OK;
-	if ((st = follow_links(path, &end, &fd, err)) != ATTN_OK)
-		return st;
+	if ((status = follow_links(path, &end, &fd, err)) != ATTN_OK)
+		return status;
 	free(end);
 	return fd >= 0 ? check_descriptor(path, fd, err) : ATTN_OK;
 }
@@ -322,10 +322,10 @@ output_fdopen(struct output *s, int fd, const char *verb,
 static enum attn_status
 open_descriptor(struct output *s, int fd, struct attn_error *err)
 {
-	enum attn_status st;
+	enum attn_status status;
 
-	if ((st = check_descriptor(s->path, fd, err)) != ATTN_OK)
-		return st;
+	if ((status = check_descriptor(s->path, fd, err)) != ATTN_OK)
+		return status;
 	s->direct = 1;
 	s->fd = fd;
 	watch(s, NULL);
@@ -367,7 +367,7 @@ open_temp(struct output *s, const char *target, struct attn_error *err)
 enum attn_status
 output_open(struct output *s, const char *path, struct attn_error *err)
 {
-	enum attn_status st;
+	enum attn_status status;
 	const char *target;
 	struct stat sb;
 	int fd;
@@ -381,31 +381,31 @@ output_open(struct output *s, const char *path, struct attn_error *err)
 		return ATTN_OK;
 	}
 	s->path = path;
-	if ((st = follow_links(path, &s->real, &fd, err)) != ATTN_OK)
-		return st;
+	if ((status = follow_links(path, &s->real, &fd, err)) != ATTN_OK)
+		return status;
 	target = s->real != NULL ? s->real : path;
 	/* Error messages name the path as given, not the link's target. */
 	if (fd >= 0)
-		st = open_descriptor(s, fd, err);
+		status = open_descriptor(s, fd, err);
 	else if (stat(target, &sb) != 0)
-		st = errno == ENOENT ? open_temp(s, target, err) :
+		status = errno == ENOENT ? open_temp(s, target, err) :
 		    attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
 		    "cannot create: %s", strerror(errno));
 	else if (S_ISDIR(sb.st_mode))
-		st = attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
+		status = attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
 		    "cannot create: Is a directory");
 	else if (!S_ISREG(sb.st_mode))
-		st = open_in_place(s, target, err);	/* a device or FIFO */
+		status = open_in_place(s, target, err);	/* a device or FIFO */
 	else if (faccessat(AT_FDCWD, target, W_OK, AT_EACCESS) != 0)
-		st = attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
+		status = attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
 		    "cannot write: %s", strerror(errno));
 	else if (!replaceable(target, &sb))
-		st = open_in_place(s, target, err);
+		status = open_in_place(s, target, err);
 	else
-		st = open_temp(s, target, err);
-	if (st != ATTN_OK)
+		status = open_temp(s, target, err);
+	if (status != ATTN_OK)
 		output_abort(s);
-	return st;
+	return status;
 }
 
 /* The mode a new file would get: an existing target's, else 0666 less
@@ -537,25 +537,25 @@ finish_rank(const struct output *s)
 enum attn_status
 output_commit_all(struct output *const *s, size_t n, struct attn_error *err)
 {
-	enum attn_status st = ATTN_OK;
+	enum attn_status status = ATTN_OK;
 	sigset_t old;
 	size_t i;
 	int rank;
 
 	/* Everything written and checked before anything is replaced. */
-	for (rank = 0; rank <= 2 && st == ATTN_OK; rank++)
-		for (i = 0; i < n && st == ATTN_OK; i++)
+	for (rank = 0; rank <= 2 && status == ATTN_OK; rank++)
+		for (i = 0; i < n && status == ATTN_OK; i++)
 			if (finish_rank(s[i]) == rank)
-				st = output_finish(s[i], err);
-	if (st == ATTN_OK) {
+				status = output_finish(s[i], err);
+	if (status == ATTN_OK) {
 		signals_hold(&old);
-		for (i = 0; i < n && st == ATTN_OK; i++)
-			st = output_rename(s[i], err);
+		for (i = 0; i < n && status == ATTN_OK; i++)
+			status = output_rename(s[i], err);
 		signals_release(&old);
 	}
 	for (i = 0; i < n; i++)
 		output_abort(s[i]);
-	return st;
+	return status;
 }
 
 void

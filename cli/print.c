@@ -30,14 +30,14 @@ print_explains(const struct options *o, enum attn_stage s)
 
 void
 print_init(struct printer *p, FILE *fp, const struct options *o,
-    const struct attn_stages *st, const struct names *nm,
+    const struct attn_stages *stages, const struct names *nm,
     const struct attn_inputs *in, struct attn_error *err)
 {
 	const struct format *f = &formats[o->format];
 
 	p->fp = fp;
 	p->o = o;
-	p->st = st;
+	p->stages = stages;
 	p->nm = nm;
 	p->in = in;
 	p->numflags = f->flags & FORMAT_FIXED ? ATTN_NUM_FIXED : 0;
@@ -49,17 +49,17 @@ print_blocks(const struct printer *p, enum attn_stage s,
     enum attn_status (*block)(const struct printer *p, enum attn_stage s,
     size_t n))
 {
-	enum attn_status st = ATTN_OK;
+	enum attn_status status = ATTN_OK;
 	struct attn_shape sh;
 	size_t n;
 
-	attn_stage_shape(p->st, s, &sh);
-	for (n = 0; n < sh.blocks && st == ATTN_OK; n++) {
+	attn_stage_shape(p->stages, s, &sh);
+	for (n = 0; n < sh.blocks && status == ATTN_OK; n++) {
 		if (n > 0)
 			putc('\n', p->fp);
-		st = block(p, s, n);
+		status = block(p, s, n);
 	}
-	return st;
+	return status;
 }
 
 size_t
@@ -130,7 +130,7 @@ print_number(const struct printer *p, char *buf, double x)
 size_t
 print_queries(const struct printer *p)
 {
-	return p->o->query_row != NULL ? p->o->query_T : p->st->T;
+	return p->o->query_row != NULL ? p->o->query_T : p->stages->T;
 }
 
 size_t
@@ -142,7 +142,7 @@ print_query_row(const struct printer *p, size_t i)
 struct attn_matrix
 print_block(const struct printer *p, enum attn_stage s, size_t n)
 {
-	return attn_shape_block(p->st, s, n);
+	return attn_shape_block(p->stages, s, n);
 }
 
 void
@@ -151,7 +151,7 @@ print_block_name(const struct printer *p, enum attn_stage s, size_t n,
 {
 	struct attn_shape sh;
 
-	attn_stage_shape(p->st, s, &sh);
+	attn_stage_shape(p->stages, s, &sh);
 	attn_block_name(buf, size, sh.batches, sh.heads, n, ", ", "");
 }
 
@@ -161,7 +161,7 @@ print_dims(const struct printer *p, enum attn_stage s, char *buf,
 {
 	struct attn_shape sh;
 
-	attn_stage_shape(p->st, s, &sh);
+	attn_stage_shape(p->stages, s, &sh);
 	attn_dims_text(buf, size, sh.dim, sh.ndim);
 }
 
@@ -169,7 +169,7 @@ const char *
 print_col_label(const struct printer *p, enum attn_stage s, size_t n,
     size_t j, char *buf)
 {
-	const struct attn_stages *st = p->st;
+	const struct attn_stages *stages = p->stages;
 	const char *name = NULL;
 	struct attn_shape sh;
 	struct attn_where w;
@@ -181,30 +181,30 @@ print_col_label(const struct printer *p, enum attn_stage s, size_t n,
 	case ATTN_AXIS_VALUE:
 	case ATTN_AXIS_DK:
 	case ATTN_AXIS_MODEL:
-		attn_stage_shape(st, s, &sh);
+		attn_stage_shape(stages, s, &sh);
 		/* the head of column j: in its block's columns, or (in
 		 * bhsd, a block a head) the block's own */
-		attn_shape_block_where(st, s, n == PRINT_EVERY_BLOCK ? 0 : n,
-		    0, j, &w);
+		attn_shape_block_where(stages, s,
+		    n == PRINT_EVERY_BLOCK ? 0 : n, 0, j, &w);
 		/* V's names where its file has them: the columns of the
 		 * KV head that the column's head reads, the same in every
 		 * block unless blocks are heads of several KV heads */
 		kv = attn_stage_table[s].kv ? w.head :
-		    attn_kv_head(w.head, st->heads, st->kv_heads);
+		    attn_kv_head(w.head, stages->heads, stages->kv_heads);
 		if (attn_stage_table[s].cols == ATTN_AXIS_VALUE &&
 		    p->nm->value != NULL && (n != PRINT_EVERY_BLOCK ||
-		    sh.heads == 1 || st->kv_heads == 1))
-			name = p->nm->value[kv * st->d_v + w.col];
+		    sh.heads == 1 || stages->kv_heads == 1))
+			name = p->nm->value[kv * stages->d_v + w.col];
 		if (name != NULL && sh.col_heads == 1)
 			return name;
 		/* KV heads are "kv" where they are not the query heads;
 		 * a name too long for buf is numbered instead */
 		if (name == NULL || snprintf(buf, PRINT_LABEL_MAX, "%s%zu:%s",
-		    sh.col_heads != st->heads ? "kv" : "h", w.head + 1,
+		    sh.col_heads != stages->heads ? "kv" : "h", w.head + 1,
 		    name) >= PRINT_LABEL_MAX) {
 			if (sh.col_heads > 1)
 				snprintf(buf, PRINT_LABEL_MAX, "%s%zu:%zu",
-				    sh.col_heads != st->heads ? "kv" :
+				    sh.col_heads != stages->heads ? "kv" :
 				    "h", w.head + 1, w.col + 1);
 			else
 				snprintf(buf, PRINT_LABEL_MAX, "%zu", j + 1);

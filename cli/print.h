@@ -41,9 +41,9 @@ struct names {
 struct printer {
 	FILE *fp;
 	const struct options *o;
-	const struct attn_stages *st;
+	const struct attn_stages *stages;
 	const struct names *nm;
-	const struct attn_inputs *in;	/* what st was computed from */
+	const struct attn_inputs *in;	/* what stages was computed from */
 	unsigned numflags;	/* attn_format_number flags of the format */
 	struct attn_error *err;
 };
@@ -59,7 +59,7 @@ int print_explains(const struct options *o, enum attn_stage s);
 /* The printer of a run for o's format, writing into fp (NULL for a
  * caller that only asks for text: cells, numbers, labels). */
 void print_init(struct printer *p, FILE *fp, const struct options *o,
-    const struct attn_stages *st, const struct names *nm,
+    const struct attn_stages *stages, const struct names *nm,
     const struct attn_inputs *in, struct attn_error *err);
 
 /* x as the format writes it (o->digits, p->numflags); returns its
@@ -67,7 +67,7 @@ void print_init(struct printer *p, FILE *fp, const struct options *o,
 size_t print_number(const struct printer *p, char *buf, double x);
 
 /* The rows of Q (T of the inputs, which --query makes more than the
- * stages' p->st->T), and the row of Q that row i of a stage is: what a
+ * stages' p->stages->T), and the row of Q that row i of a stage is: what a
  * query's position (i + offset) counts from. */
 size_t print_queries(const struct printer *p);
 size_t print_query_row(const struct printer *p, size_t i);

@@ -87,7 +87,7 @@ put_term(const struct printer *p, double x, int more)
 struct arith_block {
 	size_t b, h;
 	struct attn_head_inputs in;
-	struct attn_matrix scores, scaled, weights, keep, row_max, row_sum,
+	struct attn_matrix scores, scaled, weights, mask, row_max, row_sum,
 	    lse;
 };
 
@@ -95,18 +95,18 @@ static void
 arith_block(const struct printer *p, size_t b, size_t h,
     struct arith_block *a)
 {
-	const struct attn_stages *st = p->st;
+	const struct attn_stages *stages = p->stages;
 
 	a->b = b;
 	a->h = h;
-	attn_head_inputs(st, p->in, b, h, &a->in);
-	a->scores = attn_stage_block(st, ATTN_STAGE_SCORES, b, h);
-	a->scaled = attn_stage_block(st, ATTN_STAGE_SCALED, b, h);
-	a->weights = attn_stage_block(st, ATTN_STAGE_WEIGHTS, b, h);
-	a->keep = attn_stage_block(st, ATTN_STAGE_MASK, b, h);
-	a->row_max = attn_stage_block(st, ATTN_STAGE_ROW_MAX, b, h);
-	a->row_sum = attn_stage_block(st, ATTN_STAGE_ROW_SUM, b, h);
-	a->lse = attn_stage_block(st, ATTN_STAGE_LSE, b, h);
+	attn_head_inputs(stages, p->in, b, h, &a->in);
+	a->scores = attn_stage_block(stages, ATTN_STAGE_SCORES, b, h);
+	a->scaled = attn_stage_block(stages, ATTN_STAGE_SCALED, b, h);
+	a->weights = attn_stage_block(stages, ATTN_STAGE_WEIGHTS, b, h);
+	a->mask = attn_stage_block(stages, ATTN_STAGE_MASK, b, h);
+	a->row_max = attn_stage_block(stages, ATTN_STAGE_ROW_MAX, b, h);
+	a->row_sum = attn_stage_block(stages, ATTN_STAGE_ROW_SUM, b, h);
+	a->lse = attn_stage_block(stages, ATTN_STAGE_LSE, b, h);
 }
 
 /* What column j of block n of stage s reads: the batch and head it
@@ -117,7 +117,7 @@ arith_block_of(const struct printer *p, enum attn_stage s, size_t n,
 {
 	struct attn_where w;
 
-	attn_shape_block_where(p->st, s, n, 0, j, &w);
+	attn_shape_block_where(p->stages, s, n, 0, j, &w);
 	arith_block(p, w.batch, w.head, a);
 	*col = w.col;
 }
@@ -126,7 +126,7 @@ arith_block_of(const struct printer *p, enum attn_stage s, size_t n,
 static int
 kept(const struct arith_block *a, size_t i, size_t j)
 {
-	return *attn_at(&a->keep, i, j) != 0.0;
+	return *attn_at(&a->mask, i, j) != 0.0;
 }
 
 /* Whether row i has a softmax: some key, and no nan. */
@@ -183,7 +183,7 @@ arith_scaled(const struct printer *p, const struct arith_block *a,
 	if (c->softcap > 0.0)
 		fprintf(p->fp, "%s tanh(", num(p, cap, c->softcap));
 	put_factor(p, *attn_at(&a->scores, i, j));
-	fprintf(p->fp, " x %s", num(p, buf, p->st->scale));
+	fprintf(p->fp, " x %s", num(p, buf, p->stages->scale));
 	if (c->softcap > 0.0)
 		fprintf(p->fp, " / %s)", cap);
 	if (a->in.bias.data != NULL)
@@ -191,10 +191,10 @@ arith_scaled(const struct printer *p, const struct arith_block *a,
 	if (c->alibi) {
 		/* query i sits at key position i + offset (SPEC) */
 		long long off = c->align == ATTN_ALIGN_BOTTOM_RIGHT ?
-		    (long long)p->st->S - (long long)print_queries(p) : 0;
+		    (long long)p->stages->S - (long long)print_queries(p) : 0;
 
 		fprintf(p->fp, " - %s x |%lld - %zu|", num(p, buf,
-		    attn_alibi_slope(a->h, p->st->heads)),
+		    attn_alibi_slope(a->h, p->stages->heads)),
 		    (long long)print_query_row(p, i) + off, j);
 	}
 	fprintf(p->fp, " = %s\n", num(p, buf, *attn_at(&a->scaled, i, j)));
@@ -244,13 +244,13 @@ arith_exp(const struct printer *p, const struct arith_block *a, size_t i,
 static int
 has_sink(const struct printer *p)
 {
-	return p->st->sinks.data != NULL;
+	return p->stages->sinks.data != NULL;
 }
 
 static double
 sink_of(const struct printer *p, const struct arith_block *a)
 {
-	return *attn_at(&p->st->sinks, 0, a->h);
+	return *attn_at(&p->stages->sinks, 0, a->h);
 }
 
 /* With sinks, "sink: exp(0 - 0.707) = exp(-0.707) = 0.4931": the sink's
@@ -366,7 +366,7 @@ static void
 arith_output(const struct printer *p, const struct arith_block *a,
     size_t i, size_t c, const char *label)
 {
-	const struct attn_matrix out = attn_stage_block(p->st,
+	const struct attn_matrix out = attn_stage_block(p->stages,
 	    ATTN_STAGE_OUTPUT, a->b, a->h);
 	char buf[ATTN_NUM_MAX];
 	size_t j, terms = 0;
@@ -445,21 +445,22 @@ arith_softmax(const struct printer *p, const struct arith_block *a,
 enum attn_status
 print_arith_check(const struct printer *p, struct attn_error *err)
 {
-	const struct attn_stages *st = p->st;
-	double lines = (double)st->batches * (double)st->heads *
-	    (double)st->T * (4.0 * (double)st->S + (double)st->d_v + 4.0);
+	const struct attn_stages *stages = p->stages;
+	double lines = (double)stages->batches * (double)stages->heads *
+	    (double)stages->T * (4.0 * (double)stages->S +
+	    (double)stages->d_v + 4.0);
 
-	if (st->d_k > ARITH_MAX_TERMS)
+	if (stages->d_k > ARITH_MAX_TERMS)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "--arithmetic writes every product out, and a dot product "
 		    "here has d_k = %zu terms (at most %d): give Q and K "
-		    "fewer columns, or split them with --heads", st->d_k,
+		    "fewer columns, or split them with --heads", stages->d_k,
 		    ARITH_MAX_TERMS);
-	if (st->S > ARITH_MAX_TERMS)
+	if (stages->S > ARITH_MAX_TERMS)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "--arithmetic writes every term out, and each softmax "
 		    "here sums S = %zu keys (at most %d): give fewer keys",
-		    st->S, ARITH_MAX_TERMS);
+		    stages->S, ARITH_MAX_TERMS);
 	if (lines > ARITH_MAX_LINES)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "--arithmetic would write %.0f lines here (at most %d): "
@@ -491,15 +492,15 @@ print_arith_block(const struct printer *p, enum attn_stage s, size_t n)
 
 	/* a block of output holds the heads side by side in its columns
 	 * (or, in bhsd, is one head): each head's in turn */
-	attn_stage_shape(p->st, s, &sh);
+	attn_stage_shape(p->stages, s, &sh);
 	width = sh.cols / sh.col_heads;
 	for (j0 = 0; j0 < sh.cols; j0 += width) {
 		arith_block_of(p, s, n, j0, &a, &c);
-		for (i = 0; i < p->st->T; i++)
+		for (i = 0; i < p->stages->T; i++)
 			switch (s) {
 			case ATTN_STAGE_SCORES:
 			case ATTN_STAGE_SCALED:
-				for (j = 0; j < p->st->S; j++) {
+				for (j = 0; j < p->stages->S; j++) {
 					fputs(ind, p->fp);
 					if (s == ATTN_STAGE_SCORES)
 						arith_dot(p, &a, i, j);

@@ -101,7 +101,7 @@ print_stage(const struct printer *p, enum attn_stage s, char sep)
 	struct attn_matrix m;
 	size_t i, j, n;
 
-	attn_stage_shape(p->st, s, &sh);
+	attn_stage_shape(p->stages, s, &sh);
 	/* the dims to reshape to when there are several blocks, and what
 	 * ends the stage before the next one */
 	if (print_sections(p) > 1 || sh.blocks > 1) {
@@ -141,7 +141,7 @@ print_stats_rows(const struct printer *p, char sep)
 	size_t n, i;
 	int c;
 
-	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
+	attn_stage_shape(p->stages, ATTN_STAGE_WEIGHTS, &sh);
 	if (print_sections(p) > 1) {
 		/* the dims of the weights without their key axis */
 		print_dims(p, ATTN_STAGE_WEIGHTS, dims, sizeof dims);

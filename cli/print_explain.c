@@ -28,17 +28,17 @@
  * from sum_j weights * (dP - delta)).
  */
 static double
-row_sum_target(const struct attn_stages *st, enum attn_stage s, size_t i)
+row_sum_target(const struct attn_stages *stages, enum attn_stage s, size_t i)
 {
-	const size_t h = (i / st->T) % st->heads;
+	const size_t h = (i / stages->T) % stages->heads;
 	double share;
 
-	if (st->sinks.data == NULL)
+	if (stages->sinks.data == NULL)
 		return s == ATTN_STAGE_WEIGHTS ? 1.0 : 0.0;
-	share = exp(*attn_at(&st->sinks, 0, h) -
-	    *attn_at(&st->stage[ATTN_STAGE_LSE], i, 0));
+	share = exp(*attn_at(&stages->sinks, 0, h) -
+	    *attn_at(&stages->stage[ATTN_STAGE_LSE], i, 0));
 	return s == ATTN_STAGE_WEIGHTS ? 1.0 - share :
-	    *attn_at(&st->stage[ATTN_STAGE_DELTA], i, 0) * share;
+	    *attn_at(&stages->stage[ATTN_STAGE_DELTA], i, 0) * share;
 }
 
 /* The line after the weights or grad_scaled: how far the worst row sum
@@ -47,8 +47,8 @@ row_sum_target(const struct attn_stages *st, enum attn_stage s, size_t i)
 void
 print_row_sum_check(const struct printer *p, enum attn_stage s)
 {
-	const struct attn_matrix *w = &p->st->stage[s];
-	const int sinks = p->st->sinks.data != NULL;
+	const struct attn_matrix *w = &p->stages->stage[s];
+	const int sinks = p->stages->sinks.data != NULL;
 	char buf[ATTN_NUM_MAX], lo_s[ATTN_NUM_MAX], hi_s[ATTN_NUM_MAX];
 	double worst = 0.0, lo = INFINITY, hi = -INFINITY;
 	size_t i, j, k = 0, nans = 0;
@@ -56,7 +56,7 @@ print_row_sum_check(const struct printer *p, enum attn_stage s)
 	for (i = 0; i < w->rows; i++) {
 		double sum = 0.0;
 
-		if (k < p->st->nmasked && p->st->masked[k] == i) {
+		if (k < p->stages->nmasked && p->stages->masked[k] == i) {
 			k++;
 			continue;
 		}
@@ -66,8 +66,8 @@ print_row_sum_check(const struct printer *p, enum attn_stage s)
 			nans++;
 			continue;
 		}
-		if (fabs(sum - row_sum_target(p->st, s, i)) > worst)
-			worst = fabs(sum - row_sum_target(p->st, s, i));
+		if (fabs(sum - row_sum_target(p->stages, s, i)) > worst)
+			worst = fabs(sum - row_sum_target(p->stages, s, i));
 		lo = sum < lo ? sum : lo;
 		hi = sum > hi ? sum : hi;
 	}
@@ -90,10 +90,10 @@ print_row_sum_check(const struct printer *p, enum attn_stage s)
 		    s == ATTN_STAGE_WEIGHTS, s == ATTN_STAGE_WEIGHTS ? " - 1" :
 		    "", buf);
 	}
-	if (p->st->nmasked > 0)
+	if (p->stages->nmasked > 0)
 		fprintf(p->fp, "; %zu row%s that attend%s no key left out",
-		    p->st->nmasked, p->st->nmasked == 1 ? "" : "s",
-		    p->st->nmasked == 1 ? "s" : "");
+		    p->stages->nmasked, p->stages->nmasked == 1 ? "" : "s",
+		    p->stages->nmasked == 1 ? "s" : "");
 	if (nans > 0)
 		fprintf(p->fp, "; %zu row%s nan (a nan or inf in the bias)",
 		    nans, nans == 1 ? " is" : "s are");
@@ -105,11 +105,11 @@ print_scale_line(const struct printer *p)
 {
 	char buf[ATTN_NUM_MAX];
 
-	print_number(p, buf, p->st->scale);
+	print_number(p, buf, p->stages->scale);
 	switch (p->o->cfg.scale_mode) {
 	case ATTN_SCALE_DEFAULT:
 		fprintf(p->fp, "scale = 1/sqrt(d_k) = 1/sqrt(%zu) = %s\n",
-		    p->st->d_k, buf);
+		    p->stages->d_k, buf);
 		break;
 	case ATTN_SCALE_NONE:
 		fprintf(p->fp, "scale = %s (--no-scale)\n", buf);
@@ -146,8 +146,8 @@ print_conventions(const struct printer *p)
 	fputs("conventions: alignment ", p->fp);
 	if (c->align == ATTN_ALIGN_BOTTOM_RIGHT)
 		fprintf(p->fp, "bottom-right (offset S - T = %s%zu",
-		    p->st->S >= T ? "" : "-", p->st->S >= T ? p->st->S - T :
-		    T - p->st->S);
+		    p->stages->S >= T ? "" : "-", p->stages->S >= T ?
+		    p->stages->S - T : T - p->stages->S);
 	else
 		fputs("top-left (offset 0", p->fp);
 	if (p->o->like != NULL && p->o->like_align)
@@ -189,8 +189,9 @@ print_conventions(const struct printer *p)
 	}
 	if (c->alibi) {
 		fputs("; ALiBi slopes", p->fp);
-		for (h = 0; h < p->st->heads; h++) {
-			print_number(p, buf, attn_alibi_slope(h, p->st->heads));
+		for (h = 0; h < p->stages->heads; h++) {
+			print_number(p, buf, attn_alibi_slope(h,
+			    p->stages->heads));
 			fprintf(p->fp, " %s", buf);
 		}
 	}
@@ -200,11 +201,11 @@ print_conventions(const struct printer *p)
 		fprintf(p->fp, "; RoPE %s, base %s",
 		    words_rope_style[c->rope_style], buf);
 	}
-	if (p->st->sinks.data != NULL) {
+	if (p->stages->sinks.data != NULL) {
 		fputs("; sinks", p->fp);
-		for (h = 0; h < p->st->heads; h++) {
-			attn_format_number(buf, *attn_at(&p->st->sinks, 0, h),
-			    0, 0);
+		for (h = 0; h < p->stages->heads; h++) {
+			attn_format_number(buf,
+			    *attn_at(&p->stages->sinks, 0, h), 0, 0);
 			fprintf(p->fp, " %s", buf);
 		}
 	}
@@ -217,12 +218,12 @@ static void
 print_operand(const struct printer *p, const char *name, size_t rows,
     size_t heads, size_t d)
 {
-	const size_t B = p->st->batches;
+	const size_t B = p->stages->batches;
 
 	fprintf(p->fp, "%s is ", name);
-	if (p->st->layout == ATTN_LAYOUT_BHSD)
+	if (p->stages->layout == ATTN_LAYOUT_BHSD)
 		fprintf(p->fp, "%zux%zux%zux%zu", B, heads, rows, d);
-	else if (p->st->layout == ATTN_LAYOUT_BSHD)
+	else if (p->stages->layout == ATTN_LAYOUT_BSHD)
 		fprintf(p->fp, "%zux%zux%zux%zu", B, rows, heads, d);
 	else if (B > 1)
 		fprintf(p->fp, "%zux%zux%zu", B, rows, heads * d);
@@ -234,36 +235,37 @@ print_operand(const struct printer *p, const char *name, size_t rows,
 static void
 print_layer_shapes(const struct printer *p)
 {
-	const struct attn_stages *st = p->st;
-	const size_t G = st->kv_heads;
+	const struct attn_stages *stages = p->stages;
+	const size_t G = stages->kv_heads;
 	char b[32] = "";
 
-	if (st->batches > 1)
-		snprintf(b, sizeof b, "%zux", st->batches);
-	if (st->proj_self)
+	if (stages->batches > 1)
+		snprintf(b, sizeof b, "%zux", stages->batches);
+	if (stages->proj_self)
 		fprintf(p->fp, "X is %s%zux%zu, ", b, print_queries(p),
-		    st->d_xq);
+		    stages->d_xq);
 	else
 		fprintf(p->fp, "XQ is %s%zux%zu, XKV is %s%zux%zu, ", b,
-		    print_queries(p), st->d_xq, b, st->S, st->d_xkv);
+		    print_queries(p), stages->d_xq, b, stages->S,
+		    stages->d_xkv);
 	fprintf(p->fp, "W_Q is %zux%zu, W_K is %zux%zu, W_V is %zux%zu",
-	    st->d_xq, st->heads * st->d_k, st->d_xkv, G * st->d_k,
-	    st->d_xkv, G * st->d_v);
-	if (st->d_proj != 0)
-		fprintf(p->fp, ", W_O is %zux%zu", st->heads * st->d_v,
-		    st->d_proj);
+	    stages->d_xq, stages->heads * stages->d_k, stages->d_xkv,
+	    G * stages->d_k, stages->d_xkv, G * stages->d_v);
+	if (stages->d_proj != 0)
+		fprintf(p->fp, ", W_O is %zux%zu", stages->heads * stages->d_v,
+		    stages->d_proj);
 }
 
 /* "Q is 2x3x8, K is ..." */
 static void
 print_qkv_shapes(const struct printer *p)
 {
-	const struct attn_stages *st = p->st;
-	const size_t G = st->kv_heads;
+	const struct attn_stages *stages = p->stages;
+	const size_t G = stages->kv_heads;
 
-	print_operand(p, "Q", print_queries(p), st->heads, st->d_k);
-	print_operand(p, ", K", st->S, G, st->d_k);
-	print_operand(p, ", V", st->S, G, st->d_v);
+	print_operand(p, "Q", print_queries(p), stages->heads, stages->d_k);
+	print_operand(p, ", K", stages->S, G, stages->d_k);
+	print_operand(p, ", V", stages->S, G, stages->d_v);
 }
 
 /* With --query, the queries shown: "; shown: q3, q1 (--query)", the
@@ -277,10 +279,10 @@ print_chosen(const struct printer *p)
 	if (p->o->query_row == NULL)
 		return;
 	fputs("; shown: ", p->fp);
-	for (i = 0; i < p->st->T && i < shown; i++)
+	for (i = 0; i < p->stages->T && i < shown; i++)
 		fprintf(p->fp, "%s%s", i > 0 ? ", " : "", p->nm->query[i]);
-	if (p->st->T > shown)
-		fprintf(p->fp, " and %zu more", p->st->T - shown);
+	if (p->stages->T > shown)
+		fprintf(p->fp, " and %zu more", p->stages->T - shown);
 	fputs(" (--query)", p->fp);
 }
 
@@ -290,29 +292,30 @@ print_chosen(const struct printer *p)
 static void
 print_shapes(const struct printer *p)
 {
-	const struct attn_stages *st = p->st;
-	const size_t G = st->kv_heads;
+	const struct attn_stages *stages = p->stages;
+	const size_t G = stages->kv_heads;
 
-	if (st->proj)
+	if (stages->proj)
 		print_layer_shapes(p);
 	else
 		print_qkv_shapes(p);
 	if (p->o->grad != NULL)
-		print_operand(p, ", dO", print_queries(p), st->heads, st->d_v);
-	if (st->layout != ATTN_LAYOUT_NONE)
-		fprintf(p->fp, " (%s)", words_layout[st->layout - 1]);
+		print_operand(p, ", dO", print_queries(p), stages->heads,
+		    stages->d_v);
+	if (stages->layout != ATTN_LAYOUT_NONE)
+		fprintf(p->fp, " (%s)", words_layout[stages->layout - 1]);
 	fputs(": ", p->fp);
-	if (st->batches > 1)
-		fprintf(p->fp, "B=%zu batches of ", st->batches);
+	if (stages->batches > 1)
+		fprintf(p->fp, "B=%zu batches of ", stages->batches);
 	size_t T = print_queries(p);
 	fprintf(p->fp, "T=%zu %s, S=%zu key%s, ", T, T == 1 ? "query" : "queries",
-	    st->S, st->S == 1 ? "" : "s");
-	if (G != st->heads)
+	    stages->S, stages->S == 1 ? "" : "s");
+	if (G != stages->heads)
 		fprintf(p->fp, "H=%zu heads sharing G=%zu KV head%s, per head ",
-		    st->heads, G, G == 1 ? "" : "s");
-	else if (st->heads > 1)
-		fprintf(p->fp, "H=%zu heads, per head ", st->heads);
-	fprintf(p->fp, "d_k=%zu, d_v=%zu", st->d_k, st->d_v);
+		    stages->heads, G, G == 1 ? "" : "s");
+	else if (stages->heads > 1)
+		fprintf(p->fp, "H=%zu heads, per head ", stages->heads);
+	fprintf(p->fp, "d_k=%zu, d_v=%zu", stages->d_k, stages->d_v);
 	print_chosen(p);
 	putc('\n', p->fp);
 }
@@ -322,23 +325,23 @@ print_shapes(const struct printer *p)
 static enum attn_status
 explain_block(const struct printer *p, enum attn_stage s, size_t n)
 {
-	enum attn_status st = print_table_block(p, s, n);
+	enum attn_status status = print_table_block(p, s, n);
 
-	if (st == ATTN_OK && p->o->arithmetic)
+	if (status == ATTN_OK && p->o->arithmetic)
 		print_arith_block(p, s, n);
-	return st;
+	return status;
 }
 
 void
 print_explain_head(const struct printer *p)
 {
 	print_shapes(p);
-	if (p->st->precision != ATTN_PREC_FP64)
+	if (p->stages->precision != ATTN_PREC_FP64)
 		fprintf(p->fp, "precision: %s, emulated (--emulate): Q, K, V%s "
 		    "and the bias rounded to it, float32 sums, every stage "
 		    "stored in it\n",
-		    words_emulate[p->st->precision - 1],
-		    p->st->have & ATTN_STAGES_GRAD ? ", dO" : "");
+		    words_emulate[p->stages->precision - 1],
+		    p->stages->have & ATTN_STAGES_GRAD ? ", dO" : "");
 	print_scale_line(p);
 	print_conventions(p);
 }
@@ -347,10 +350,10 @@ enum attn_status
 print_explain_head_text(const struct printer *p, struct render *r)
 {
 	struct printer q = *p;
-	enum attn_status st;
+	enum attn_status status;
 
-	if ((st = render_open(r, p->err)) != ATTN_OK)
-		return st;
+	if ((status = render_open(r, p->err)) != ATTN_OK)
+		return status;
 	q.fp = r->fp;
 	print_explain_head(&q);
 	return render_close(r, ATTN_OK, p->err);

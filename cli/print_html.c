@@ -291,11 +291,11 @@ html_worked(const struct printer *p, enum attn_stage s, size_t n)
 static const char *
 html_bench_off(const struct printer *p)
 {
-	if (p->st->proj)
+	if (p->stages->proj)
 		return "--proj (the layer's projections)";
 	if (p->o->cfg.rope)
 		return "--rope";
-	if (p->st->precision != ATTN_PREC_FP64)
+	if (p->stages->precision != ATTN_PREC_FP64)
 		return "--emulate";
 	if (p->o->grad != NULL)
 		return "--grad (the backward stages)";
@@ -309,12 +309,12 @@ html_render_causal(const struct printer *p, void (*fn)(const struct printer *),
 {
 	struct options o = *p->o;
 	struct printer q = *p;
-	enum attn_status st;
+	enum attn_status status;
 
 	o.cfg.causal = c;
 	q.o = &o;
-	if ((st = render_open(r, p->err)) != ATTN_OK)
-		return st;
+	if ((status = render_open(r, p->err)) != ATTN_OK)
+		return status;
 	q.fp = r->fp;
 	fn(&q);
 	return render_close(r, ATTN_OK, p->err);
@@ -433,13 +433,13 @@ html_controls(const struct printer *p, const char *why)
 	    "<label><input type=\"checkbox\" id=\"ctl-causal\"%s> causal"
 	    "</label>\n<label>query <select id=\"ctl-query\"%s>", off, off,
 	    off, off);
-	for (i = 0; i < p->st->T; i++) {
+	for (i = 0; i < p->stages->T; i++) {
 		fprintf(p->fp, "<option value=\"%zu\">", i);
 		print_xml(p->fp, p->nm->query[i]);
 		fputs("</option>", p->fp);
 	}
 	fputs("</select></label>\n", p->fp);
-	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
+	attn_stage_shape(p->stages, ATTN_STAGE_WEIGHTS, &sh);
 	if (sh.blocks > 1) {
 		fprintf(p->fp, "<label>of <select id=\"ctl-block\"%s>", off);
 		for (n = 0; n < sh.blocks; n++) {
@@ -513,7 +513,7 @@ html_json_matrix(FILE *fp, const struct attn_matrix *m, size_t rows,
 static void
 html_data(const struct printer *p)
 {
-	const struct attn_stages *st = p->st;
+	const struct attn_stages *stages = p->stages;
 	const struct attn_config *c = &p->o->cfg;
 	struct attn_head_inputs hi;
 	struct attn_shape sh;
@@ -523,11 +523,12 @@ html_data(const struct printer *p)
 
 	fprintf(fp, "<script type=\"application/json\" id=\"attn-data\">\n"
 	    "{\"T\":%zu,\"Tq\":%zu,\"S\":%zu,\"dk\":%zu,\"dv\":%zu,\"H\":%zu,"
-	    "\"digits\":%d,\"mode\":\"%s\",\"scale\":", st->T, print_queries(p),
-	    st->S, st->d_k, st->d_v, st->heads, p->o->digits,
+	    "\"digits\":%d,\"mode\":\"%s\",\"scale\":", stages->T,
+	    print_queries(p), stages->S, stages->d_k, stages->d_v,
+	    stages->heads, p->o->digits,
 	    c->scale_mode == ATTN_SCALE_DEFAULT ? "default" :
 	    c->scale_mode == ATTN_SCALE_NONE ? "none" : "value");
-	print_json_double(fp, st->scale);
+	print_json_double(fp, stages->scale);
 	fputs(",\"softcap\":", fp);
 	print_json_double(fp, c->softcap);
 	fprintf(fp, ",\"causal\":%d,\"window\":", c->causal);
@@ -541,45 +542,45 @@ html_data(const struct printer *p)
 	    c->align == ATTN_ALIGN_BOTTOM_RIGHT, c->mask_invert != 0,
 	    (int)c->masked_rows, words_masked_rows[c->masked_rows],
 	    p->nm->mask != NULL, p->nm->bias != NULL, p->o->arithmetic);
-	for (i = 0; i < st->T; i++)
+	for (i = 0; i < stages->T; i++)
 		fprintf(fp, "%s%zu", i > 0 ? "," : "", print_query_row(p, i));
 	fputs("],\"alibi\":", fp);
-	for (i = 0; i < st->heads && c->alibi; i++) {
+	for (i = 0; i < stages->heads && c->alibi; i++) {
 		fputs(i > 0 ? "," : "[", fp);
-		print_json_double(fp, attn_alibi_slope(i, st->heads));
+		print_json_double(fp, attn_alibi_slope(i, stages->heads));
 	}
 	fputs(c->alibi ? "]" : "null", fp);
 	fputs(",\"sinks\":", fp);
-	for (i = 0; i < st->heads && st->sinks.data != NULL; i++) {
+	for (i = 0; i < stages->heads && stages->sinks.data != NULL; i++) {
 		fputs(i > 0 ? "," : "[", fp);
-		print_json_double(fp, *attn_at(&st->sinks, 0, i));
+		print_json_double(fp, *attn_at(&stages->sinks, 0, i));
 	}
-	fputs(st->sinks.data != NULL ? "]" : "null", fp);
+	fputs(stages->sinks.data != NULL ? "]" : "null", fp);
 	fputs(",\n\"blocks\":[", fp);
-	attn_stage_shape(st, ATTN_STAGE_WEIGHTS, &sh);
+	attn_stage_shape(stages, ATTN_STAGE_WEIGHTS, &sh);
 	for (n = 0; n < sh.blocks; n++) {
-		attn_shape_block_where(st, ATTN_STAGE_WEIGHTS, n, 0, 0, &w);
-		attn_head_inputs(st, p->in, w.batch, w.head, &hi);
+		attn_shape_block_where(stages, ATTN_STAGE_WEIGHTS, n, 0, 0, &w);
+		attn_head_inputs(stages, p->in, w.batch, w.head, &hi);
 		fprintf(fp, "%s{\"b\":%zu,\"h\":%zu,\"q\":", n > 0 ? ",\n" : "",
 		    w.batch, w.head);
-		html_json_matrix(fp, &hi.q, st->T, st->d_k, 0);
+		html_json_matrix(fp, &hi.q, stages->T, stages->d_k, 0);
 		fputs(",\"k\":", fp);
-		html_json_matrix(fp, &hi.k, st->S, st->d_k, 0);
+		html_json_matrix(fp, &hi.k, stages->S, stages->d_k, 0);
 		fputs(",\"v\":", fp);
-		html_json_matrix(fp, &hi.v, st->S, st->d_v, 0);
+		html_json_matrix(fp, &hi.v, stages->S, stages->d_v, 0);
 		fputs(",\"mask\":", fp);
-		html_json_matrix(fp, &hi.mask, st->T, st->S, 1);
+		html_json_matrix(fp, &hi.mask, stages->T, stages->S, 1);
 		fputs(",\"bias\":", fp);
-		html_json_matrix(fp, &hi.bias, st->T, st->S, 1);
+		html_json_matrix(fp, &hi.bias, stages->T, stages->S, 1);
 		putc('}', fp);
 	}
 	fputs("],\n\"output\":[", fp);
-	attn_stage_shape(st, ATTN_STAGE_OUTPUT, &sh);
+	attn_stage_shape(stages, ATTN_STAGE_OUTPUT, &sh);
 	for (n = 0; n < sh.blocks; n++) {
 		fputs(n > 0 ? ",[" : "[", fp);
 		for (j = 0; j < sh.cols; j++) {
-			attn_shape_block_where(st, ATTN_STAGE_OUTPUT, n, 0, j,
-			    &w);
+			attn_shape_block_where(stages, ATTN_STAGE_OUTPUT, n, 0,
+			    j, &w);
 			fprintf(fp, "%s[%zu,%zu,%zu]", j > 0 ? "," : "",
 			    w.batch, w.head, w.col);
 		}
@@ -620,7 +621,7 @@ html_stage(const struct printer *p, enum attn_stage s, int arith, int bench,
 	struct attn_shape sh;
 	size_t n;
 
-	attn_stage_shape(p->st, s, &sh);
+	attn_stage_shape(p->stages, s, &sh);
 	fprintf(p->fp, "<section id=\"%s\"%s>\n<h2>%s = ",
 	    attn_stage_table[s].name, hidden ? " hidden" : "",
 	    attn_stage_table[s].name);
@@ -653,7 +654,7 @@ print_html(const struct printer *p)
 	const int arith = print_arith_check(p, NULL) == ATTN_OK;
 	const char *why = html_bench_off(p);
 	const int bench = why == NULL;
-	enum attn_status st = ATTN_OK;
+	enum attn_status status = ATTN_OK;
 	enum attn_stage s;
 	int k;
 	size_t n;
@@ -662,8 +663,9 @@ print_html(const struct printer *p)
 	    "<meta charset=\"utf-8\">\n<meta name=\"viewport\" "
 	    "content=\"width=device-width, initial-scale=1\">\n", p->fp);
 	fprintf(p->fp, "<title>attn: attention of %zu quer%s over %zu "
-	    "key%s</title>\n<style>", p->st->T, p->st->T == 1 ? "y" : "ies",
-	    p->st->S, p->st->S == 1 ? "" : "s");
+	    "key%s</title>\n<style>", p->stages->T,
+	    p->stages->T == 1 ? "y" : "ies", p->stages->S,
+	    p->stages->S == 1 ? "" : "s");
 	/* the colour bar's gradient, from heatmap_rgb */
 	{
 		char stops[9 * 10 + 1];
@@ -689,11 +691,11 @@ print_html(const struct printer *p)
 	html_controls(p, why);
 	fputs("<main>\n", p->fp);
 	/* the mask is there, hidden, for the causal control to show */
-	for (n = 0; n < ATTN_STAGE_COUNT && st == ATTN_OK; n++) {
+	for (n = 0; n < ATTN_STAGE_COUNT && status == ATTN_OK; n++) {
 		s = attn_stage_order[n];
 		if (print_explains(p->o, s) && (s != ATTN_STAGE_MASK ||
 		    print_masking(p) || bench))
-			st = html_stage(p, s, arith, bench, s ==
+			status = html_stage(p, s, arith, bench, s ==
 			    ATTN_STAGE_MASK && !print_masking(p));
 	}
 	fputs("</main>\n<aside id=\"work\" aria-live=\"polite\">"
@@ -705,5 +707,5 @@ print_html(const struct printer *p)
 		html_data(p);
 	html_script(p);
 	fputs("</body>\n</html>\n", p->fp);
-	return st;
+	return status;
 }

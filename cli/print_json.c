@@ -73,7 +73,7 @@ print_json_blocks(const struct printer *p, enum attn_stage s, int ind,
 	size_t b, h, B, H;
 	int in_b, in_h;
 
-	attn_stage_shape(p->st, s, &sh);
+	attn_stage_shape(p->stages, s, &sh);
 	B = sh.batches;
 	H = sh.heads;
 	in_b = ind + (B > 1 ? 2 : 0);
@@ -112,14 +112,14 @@ stats_json_block(const struct printer *p, enum attn_stage s, size_t n,
 
 	(void)s;
 	fputs("[\n", p->fp);
-	for (i = 0; i < p->st->T; i++) {
+	for (i = 0; i < p->stages->T; i++) {
 		stats_row(p, n, i, &r);
 		fprintf(p->fp, "%*s{\"query\": ", ind + 2, "");
 		print_json_string(p->fp, p->nm->query[i]);
 		fprintf(p->fp, ", \"%s\": ", stats_names[STAT_MAX]);
 		print_json_number(p, r.defined, r.max);
 		fprintf(p->fp, ", \"%s\": ", stats_names[STAT_KEY]);
-		if (r.defined && r.argmax < p->st->S)
+		if (r.defined && r.argmax < p->stages->S)
 			print_json_string(p->fp, p->nm->key[r.argmax]);
 		else
 			fputs("null", p->fp);
@@ -128,7 +128,7 @@ stats_json_block(const struct printer *p, enum attn_stage s, size_t n,
 		fprintf(p->fp, ", \"%s\": ", stats_names[STAT_EXP]);
 		print_json_number(p, r.defined, exp(r.entropy));
 		fprintf(p->fp, ", \"%s\": %zu}%s\n", stats_names[STAT_KEYS],
-		    r.keys, i + 1 < p->st->T ? "," : "");
+		    r.keys, i + 1 < p->stages->T ? "," : "");
 	}
 	fprintf(p->fp, "%*s]", ind, "");
 }
@@ -148,8 +148,8 @@ print_stage(const struct printer *p, enum attn_stage s, int ind)
 {
 	struct attn_shape sh;
 
-	attn_stage_shape(p->st, s, &sh);
-	print_level(p, &sh, p->st->stage[s].data, 0, 0, ind);
+	attn_stage_shape(p->stages, s, &sh);
+	print_level(p, &sh, p->stages->stage[s].data, 0, 0, ind);
 }
 
 enum attn_status

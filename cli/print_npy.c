@@ -143,17 +143,17 @@ print_npy(const struct printer *p)
 	double *flat;
 	size_t n, at;
 
-	attn_stage_shape(p->st, s, &sh);
+	attn_stage_shape(p->stages, s, &sh);
 	n = attn_shape_count(&sh);
 	if ((flat = attn_alloc_array(n, sizeof *flat)) == NULL)
 		return attn_error_set(p->err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory writing %zu numbers", n);
-	attn_stage_flatten(p->st, s, flat);
+	attn_stage_flatten(p->stages, s, flat);
 	if (size == 4 && (at = beyond_float32(flat, n)) < n) {
-		enum attn_status st = f4_overflow(p, s, &sh, at, flat[at]);
+		enum attn_status status = f4_overflow(p, s, &sh, at, flat[at]);
 
 		free(flat);
-		return st;
+		return status;
 	}
 	put_header(p->fp, sh.dim, sh.ndim, size);
 	put_values(p->fp, flat, n, size);

@@ -50,24 +50,24 @@ print_wants(const struct options *o)
 }
 
 enum attn_status
-print_run(FILE *fp, const struct options *o, const struct attn_stages *st,
+print_run(FILE *fp, const struct options *o, const struct attn_stages *stages,
     const struct names *nm, const struct attn_inputs *in,
     struct attn_error *err)
 {
 	struct printer p;
 
-	print_init(&p, fp, o, st, nm, in, err);
+	print_init(&p, fp, o, stages, nm, in, err);
 	return o->explain && !(formats[o->format].flags & FORMAT_PAGE) ?
 	    print_explain(&p) : printers[o->format](&p);
 }
 
 enum attn_status
 print_svg_run(FILE *fp, const struct options *o,
-    const struct attn_stages *st, const struct names *nm,
+    const struct attn_stages *stages, const struct names *nm,
     const struct attn_inputs *in, struct attn_error *err)
 {
 	struct printer p;
 
-	print_init(&p, fp, o, st, nm, in, err);
+	print_init(&p, fp, o, stages, nm, in, err);
 	return print_svg(&p);
 }

@@ -20,12 +20,12 @@ unsigned print_wants(const struct options *o);
  * into fp.  Fails only when out of memory; write errors are left in
  * fp's error flag for the caller to check. */
 enum attn_status print_run(FILE *fp, const struct options *o,
-    const struct attn_stages *st, const struct names *nm,
+    const struct attn_stages *stages, const struct names *nm,
     const struct attn_inputs *in, struct attn_error *err);
 
 /* The --svg picture of the weights, into fp (print_svg.c). */
 enum attn_status print_svg_run(FILE *fp, const struct options *o,
-    const struct attn_stages *st, const struct names *nm,
+    const struct attn_stages *stages, const struct names *nm,
     const struct attn_inputs *in, struct attn_error *err);
 
 #endif

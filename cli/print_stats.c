@@ -19,7 +19,7 @@
 static enum attn_status
 stats_table_block(const struct printer *p, enum attn_stage s, size_t n)
 {
-	const size_t T = p->st->T;
+	const size_t T = p->stages->T;
 	char buf[ATTN_NUM_MAX], where[64];
 	size_t width[STAT_COUNT], w0 = 0, i, l, nr;
 	struct print_span r, cols;
@@ -101,7 +101,7 @@ print_stats_html(const struct printer *p)
 	size_t n, i;
 	int c;
 
-	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
+	attn_stage_shape(p->stages, ATTN_STAGE_WEIGHTS, &sh);
 	fputs("<h3>stats: largest weight and its key, entropy -sum(w log w) "
 	    "in nats, exp(entropy), keys it may attend</h3>\n", p->fp);
 	for (n = 0; n < sh.blocks; n++) {

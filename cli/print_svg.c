@@ -56,12 +56,12 @@ struct svg {
 static void
 svg_layout(const struct printer *p, struct svg *g, size_t head_chars)
 {
-	const size_t T = p->st->T, S = p->st->S;
+	const size_t T = p->stages->T, S = p->stages->S;
 	struct attn_shape sh;
 	size_t i, qmax = 0, kmax = 0, big = T > S ? T : S;
 	double grids_w, bar_w;
 
-	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
+	attn_stage_shape(p->stages, ATTN_STAGE_WEIGHTS, &sh);
 	for (i = 0; i < T; i++)
 		if (print_width(p->nm->query[i]) > qmax)
 			qmax = print_width(p->nm->query[i]);
@@ -111,14 +111,14 @@ svg_grid(const struct printer *p, const struct svg *g,
     struct heat_scale *hs, size_t n, double x, double y)
 {
 	const struct attn_matrix w = print_block(p, ATTN_STAGE_WEIGHTS, n);
-	const struct attn_matrix keep = print_block(p, ATTN_STAGE_MASK, n);
+	const struct attn_matrix mask = print_block(p, ATTN_STAGE_MASK, n);
 	const double gx = x + g->label_w, gy = y + g->block_title + g->head_h;
 	char buf[ATTN_NUM_MAX], name[64];
 	size_t i, j;
 
 	if (g->block_title > 0.0) {
-		attn_block_name(name, sizeof name, p->st->batches,
-		    p->st->heads, n, "", "");
+		attn_block_name(name, sizeof name, p->stages->batches,
+		    p->stages->heads, n, "", "");
 		fprintf(p->fp, "<text x=\"%g\" y=\"%g\" class=\"b\">%s</text>\n",
 		    gx, y + SVG_LINE - 2.0, name);
 	}
@@ -145,7 +145,7 @@ svg_grid(const struct printer *p, const struct svg *g,
 		for (j = 0; j < w.cols; j++) {
 			double v = *attn_at(&w, i, j);
 			double pos = heatmap_position(hs, p, n, i, v);
-			int kept = *attn_at(&keep, i, j) != 0.0;
+			int kept = *attn_at(&mask, i, j) != 0.0;
 
 			fprintf(p->fp, "<rect x=\"%g\" y=\"%g\" width=\"%g\" "
 			    "height=\"%g\" fill=\"", gx + (double)j * g->cell,
@@ -224,22 +224,22 @@ print_svg(const struct printer *p)
 	struct attn_shape sh;
 	struct heat_scale hs;
 	struct render head;
-	enum attn_status st;
+	enum attn_status status;
 	char *line, *nl, suffix[64] = "", top[ATTN_NUM_MAX + 32];
 	char title[320], range[ATTN_NUM_MAX + 64] = "";
 	size_t n, chars = 0, len;
 	struct svg g;
 
 	/* --explain's first lines, rendered into memory first. */
-	if ((st = print_explain_head_text(p, &head)) != ATTN_OK) {
+	if ((status = print_explain_head_text(p, &head)) != ATTN_OK) {
 		render_free(&head);
-		return st;
+		return status;
 	}
 	for (line = head.text; (nl = strchr(line, '\n')) != NULL; line = nl + 1)
 		if ((size_t)(nl - line) > chars)
 			chars = (size_t)(nl - line);
 
-	attn_stage_shape(p->st, ATTN_STAGE_WEIGHTS, &sh);
+	attn_stage_shape(p->stages, ATTN_STAGE_WEIGHTS, &sh);
 	heatmap_scale_init(&hs, p);
 	if (sh.batches > 1 && sh.heads > 1)
 		snprintf(suffix, sizeof suffix, "; %zu batches of %zu heads",
@@ -252,8 +252,8 @@ print_svg(const struct printer *p)
 		snprintf(range, sizeof range, "   colours 0 to %s",
 		    heatmap_top_text(&hs, p, top, sizeof top));
 	snprintf(title, sizeof title, "weights = %s   [T x S = %zux%zu%s]%s",
-	    attn_stage_table[ATTN_STAGE_WEIGHTS].formula, p->st->T, p->st->S,
-	    suffix, range);
+	    attn_stage_table[ATTN_STAGE_WEIGHTS].formula, p->stages->T,
+	    p->stages->S, suffix, range);
 	/* room for the title too, in larger type than the lines under it,
 	 * once it says more than the shape */
 	len = strlen(title) * SVG_TITLE / SVG_FONT;

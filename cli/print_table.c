@@ -27,9 +27,9 @@ print_cell(const struct printer *p, enum attn_stage s, size_t n, size_t i,
 	double x = *attn_at(&m, i, j);
 
 	if (s == ATTN_STAGE_WEIGHTS && x == 0.0) {
-		struct attn_matrix keep = print_block(p, ATTN_STAGE_MASK, n);
+		struct attn_matrix mask = print_block(p, ATTN_STAGE_MASK, n);
 
-		if (*attn_at(&keep, i, j) == 0.0) {
+		if (*attn_at(&mask, i, j) == 0.0) {
 			strcpy(buf, "-");
 			return 1;
 		}
@@ -47,11 +47,11 @@ static const char *
 layer_formula(const struct printer *p, enum attn_stage s, char *buf,
     size_t size)
 {
-	const struct attn_stages *st = p->st;
+	const struct attn_stages *stages = p->stages;
 	const struct attn_config *c = &p->o->cfg;
-	const char *x = st->proj_self ? "X" : "XQ", *xkv = st->proj_self ?
-	    "X" : "XKV";
-	const int biased = (st->proj_biased & ATTN_STAGE_BIT(s)) != 0;
+	const char *x = stages->proj_self ? "X" : "XQ";
+	const char *xkv = stages->proj_self ? "X" : "XKV";
+	const int biased = (stages->proj_biased & ATTN_STAGE_BIT(s)) != 0;
 	char base[ATTN_NUM_MAX];
 
 	attn_format_number(base, c->rope_base, 0, 0);	/* as given */
@@ -71,20 +71,20 @@ layer_formula(const struct printer *p, enum attn_stage s, char *buf,
 	case ATTN_STAGE_Q_ROT:
 	case ATTN_STAGE_K_ROT:
 		snprintf(buf, size, "%s rotated by position %s (RoPE %s, base "
-		    "%s)", s == ATTN_STAGE_Q_ROT ? st->proj ? "q" : "Q" :
-		    st->proj ? "k" : "K", s == ATTN_STAGE_Q_ROT ?
+		    "%s)", s == ATTN_STAGE_Q_ROT ? stages->proj ? "q" : "Q" :
+		    stages->proj ? "k" : "K", s == ATTN_STAGE_Q_ROT ?
 		    "i + offset" : "j", words_rope_style[c->rope_style],
 		    base);
 		return buf;
 	case ATTN_STAGE_SCORES:
-		if (!c->rope && !st->proj)
+		if (!c->rope && !stages->proj)
 			return NULL;
 		return c->rope ? "q_rot k_rot^T" : "q k^T";
 	case ATTN_STAGE_WEIGHTS:
-		return st->sinks.data == NULL ? NULL : "exp(scaled) / (exp(sink)"
-		    " + sum(exp(scaled))), row by row";
+		return stages->sinks.data == NULL ? NULL : "exp(scaled) / "
+		    "(exp(sink) + sum(exp(scaled))), row by row";
 	case ATTN_STAGE_LSE:
-		return st->sinks.data == NULL ? NULL :
+		return stages->sinks.data == NULL ? NULL :
 		    "log(exp(sink) + sum(exp(scaled))), row by row";
 	default:
 		return NULL;
@@ -97,14 +97,15 @@ layer_formula(const struct printer *p, enum attn_stage s, char *buf,
  * back through; for grad_k and grad_v, the sum over the query heads that
  * share a KV head. */
 const char *
-print_formula(const struct printer *p, enum attn_stage s, char *buf, size_t size)
+print_formula(const struct printer *p, enum attn_stage s, char *buf,
+    size_t size)
 {
 	const struct attn_config *c = &p->o->cfg;
 	const int biased = s == ATTN_STAGE_GRAD_SCALED && p->nm->bias != NULL;
 	const int capped = c->softcap > 0.0 && (s == ATTN_STAGE_GRAD_Q ||
 	    s == ATTN_STAGE_GRAD_K);
 	const int shared = (ATTN_STAGES_GRAD & ATTN_STAGE_BIT(s)) &&
-	    attn_stage_table[s].kv && p->st->kv_heads < p->st->heads;
+	    attn_stage_table[s].kv && p->stages->kv_heads < p->stages->heads;
 	const char *f = layer_formula(p, s, buf, size);
 
 	if (f != NULL)
@@ -167,7 +168,7 @@ print_table_block(const struct printer *p, enum attn_stage s, size_t n)
 		w0 = strlen(PRINT_ELLIPSIS);
 
 	/* "weights, head 2 = softmax(scaled), row by row   [T x S = 2x3]" */
-	attn_stage_shape(p->st, s, &sh);
+	attn_stage_shape(p->stages, s, &sh);
 	print_block_name(p, s, n, where, sizeof where);
 	fprintf(p->fp, "%s%s = %s   [%s = %zux%zu]\n",
 	    attn_stage_table[s].name, where, print_formula(p, s, f, sizeof f),
@@ -221,23 +222,23 @@ print_table_stage(const struct printer *p, enum attn_stage s)
 enum attn_status
 print_table(const struct printer *p)
 {
-	enum attn_status st = ATTN_OK;
+	enum attn_status status = ATTN_OK;
 	size_t k;
 
-	for (k = 0; k < p->o->nstages && st == ATTN_OK; k++) {
+	for (k = 0; k < p->o->nstages && status == ATTN_OK; k++) {
 		if (k > 0)
 			putc('\n', p->fp);
-		st = print_table_stage(p, p->o->stages[k]);
+		status = print_table_stage(p, p->o->stages[k]);
 	}
-	if (p->o->stats && st == ATTN_OK) {
+	if (p->o->stats && status == ATTN_OK) {
 		if (p->o->nstages > 0)
 			putc('\n', p->fp);
-		st = print_stats(p);
+		status = print_stats(p);
 	}
-	if (p->o->heatmap && st == ATTN_OK) {
+	if (p->o->heatmap && status == ATTN_OK) {
 		if (p->o->nstages > 0 || p->o->stats)
 			putc('\n', p->fp);
-		st = print_heatmap(p);
+		status = print_heatmap(p);
 	}
-	return st;
+	return status;
 }

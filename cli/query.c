@@ -58,15 +58,15 @@ gather(const struct attn_matrix *m, size_t T, const size_t *row, size_t n,
     struct attn_matrix *out, struct attn_error *err)
 {
 	const size_t blocks = m->rows / T;
-	enum attn_status st;
+	enum attn_status status;
 	size_t b, k;
 
 	if (blocks > SIZE_MAX / n)
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory keeping the rows of --query");
-	if ((st = attn_matrix_alloc(out, blocks * n, m->cols, err)) !=
+	if ((status = attn_matrix_alloc(out, blocks * n, m->cols, err)) !=
 	    ATTN_OK)
-		return st;
+		return status;
 	for (b = 0; b < blocks; b++)
 		for (k = 0; k < n; k++)
 			if (m->cols > 0)
@@ -83,13 +83,13 @@ static enum attn_status
 gather_input(struct attn_matrix *m, size_t blocks, size_t T,
     const struct query *q, struct attn_matrix *own, struct attn_error *err)
 {
-	enum attn_status st;
+	enum attn_status status;
 
 	if (m->data == NULL || blocks == 0 || m->rows != blocks * T)
 		return ATTN_OK;
-	if ((st = gather(m, T, q->row, q->n, own, err)) == ATTN_OK)
+	if ((status = gather(m, T, q->row, q->n, own, err)) == ATTN_OK)
 		*m = *own;
-	return st;
+	return status;
 }
 
 static int
@@ -104,19 +104,22 @@ compare_size(const void *a, const void *b)
  * those chosen, in the order they are printed.  pos[r] is 1 + the place
  * of row r among the chosen, 0 when it is not one. */
 static void
-select_masked(struct attn_stages *st, const size_t *pos, size_t T, size_t n)
+select_masked(struct attn_stages *stages, const size_t *pos, size_t T,
+    size_t n)
 {
-	size_t i, kept = 0;
+	size_t i, chosen = 0;
 
-	for (i = 0; i < st->nmasked; i++) {
-		const size_t b = st->masked[i] / T, r = st->masked[i] % T;
+	for (i = 0; i < stages->nmasked; i++) {
+		const size_t b = stages->masked[i] / T;
+		const size_t r = stages->masked[i] % T;
 
 		if (pos[r] != 0)
-			st->masked[kept++] = b * n + pos[r] - 1;
+			stages->masked[chosen++] = b * n + pos[r] - 1;
 	}
-	st->nmasked = kept;
-	if (kept > 1)
-		qsort(st->masked, kept, sizeof *st->masked, compare_size);
+	stages->nmasked = chosen;
+	if (chosen > 1)
+		qsort(stages->masked, chosen, sizeof *stages->masked,
+		    compare_size);
 }
 
 /* The chosen labels, in their order; the others are freed. */
@@ -171,10 +174,10 @@ read_rows(const struct options *o, size_t T, struct query *q, size_t *pos,
 
 enum attn_status
 query_select(struct options *o, const struct attn_inputs *in,
-    struct attn_stages *st, struct attn_labels *labels, struct query *q,
+    struct attn_stages *stages, struct attn_labels *labels, struct query *q,
     struct attn_error *err)
 {
-	const size_t T = st->T, B = in->batches;
+	const size_t T = stages->T, B = in->batches;
 	enum attn_status status;
 	size_t *pos, s;
 
@@ -195,20 +198,20 @@ query_select(struct options *o, const struct attn_inputs *in,
 		return status;
 	}
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
-		struct attn_matrix kept;
+		struct attn_matrix rows;
 
-		if (st->stage[s].data == NULL ||
+		if (stages->stage[s].data == NULL ||
 		    attn_stage_table[s].rows != ATTN_AXIS_QUERY)
 			continue;
-		if ((status = gather(&st->stage[s], T, q->row, q->n, &kept,
+		if ((status = gather(&stages->stage[s], T, q->row, q->n, &rows,
 		    err)) != ATTN_OK) {
 			free(pos);
 			return status;
 		}
-		attn_matrix_free(&st->stage[s]);
-		st->stage[s] = kept;
+		attn_matrix_free(&stages->stage[s]);
+		stages->stage[s] = rows;
 	}
-	select_masked(st, pos, T, q->n);
+	select_masked(stages, pos, T, q->n);
 	free(pos);
 	if ((status = gather_input(&q->in.q, B, T, q, &q->own[0], err)) !=
 	    ATTN_OK ||
@@ -220,7 +223,7 @@ query_select(struct options *o, const struct attn_inputs *in,
 	    err)) != ATTN_OK ||
 	    (status = select_labels(labels, q, err)) != ATTN_OK)
 		return status;
-	st->T = q->n;
+	stages->T = q->n;
 	o->query_row = q->row;
 	o->query_T = T;
 	return ATTN_OK;

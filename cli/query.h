@@ -31,14 +31,14 @@ struct query {
 };
 
 /*
- * With --query (o->query), keep its rows of st and of labels and make q
+ * With --query (o->query), keep its rows of stages and of labels and make q
  * the inputs the printers read; o->query_row and o->query_T then say
  * where each row came from.  A row past T, or one listed twice, is a
  * usage error.  Without --query, q->in is a copy of *in and nothing
  * changes.
  */
 enum attn_status query_select(struct options *o, const struct attn_inputs *in,
-    struct attn_stages *st, struct attn_labels *labels, struct query *q,
+    struct attn_stages *stages, struct attn_labels *labels, struct query *q,
     struct attn_error *err);
 
 void query_free(struct query *q);

@@ -25,12 +25,12 @@ render_open(struct render *r, struct attn_error *err)
 }
 
 enum attn_status
-render_close(struct render *r, enum attn_status st, struct attn_error *err)
+render_close(struct render *r, enum attn_status status, struct attn_error *err)
 {
 	FILE *fp = r->fp;
 
 	r->fp = NULL;
-	return fp != NULL ? memory_stream_close(fp, st, err) : st;
+	return fp != NULL ? memory_stream_close(fp, status, err) : status;
 }
 
 enum attn_status
@@ -46,13 +46,14 @@ render_write_both(const struct render *a, const char *path_a,
 {
 	struct output out_a, out_b;
 	struct output *const both[2] = { &out_a, &out_b };
-	enum attn_status st;
+	enum attn_status status;
 
-	if ((st = output_open(&out_a, path_a, err)) != ATTN_OK)
-		return st;
-	if (b != NULL && (st = output_open(&out_b, path_b, err)) != ATTN_OK) {
+	if ((status = output_open(&out_a, path_a, err)) != ATTN_OK)
+		return status;
+	if (b != NULL &&
+	    (status = output_open(&out_b, path_b, err)) != ATTN_OK) {
 		output_abort(&out_a);
-		return st;
+		return status;
 	}
 	out_a.text = a->text;
 	out_a.len = a->len;

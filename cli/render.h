@@ -19,9 +19,9 @@ struct render {
 /* Start an empty text in memory. */
 enum attn_status render_open(struct render *r, struct attn_error *err);
 
-/* Finish it: returns st, or ATTN_ERR_NOMEM when st is ATTN_OK and memory
- * ran out. */
-enum attn_status render_close(struct render *r, enum attn_status st,
+/* Finish it: returns status, or ATTN_ERR_NOMEM when status is ATTN_OK
+ * and memory ran out. */
+enum attn_status render_close(struct render *r, enum attn_status status,
     struct attn_error *err);
 
 /* Write the text to path (NULL: standard output), as output.h writes. */

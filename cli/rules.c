@@ -183,10 +183,10 @@ static enum attn_status
 check_output(const struct options *o, const struct given *g,
     struct attn_error *err)
 {
-	enum attn_status st;
+	enum attn_status status;
 
-	if ((st = output_check(o->output, err)) != ATTN_OK)
-		return st;
+	if ((status = output_check(o->output, err)) != ATTN_OK)
+		return status;
 	if (g->npy_dtype && o->format != OUT_NPY)
 		return usage_error(err, "--npy-dtype goes with --format npy");
 	if (o->format == OUT_NPY && output_is_terminal(o->output))
@@ -200,10 +200,10 @@ enum attn_status
 rules_check_gen(const struct options *o, const struct given *g,
     struct attn_error *err)
 {
-	enum attn_status st;
+	enum attn_status status;
 
-	if ((st = check_output(o, g, err)) != ATTN_OK)
-		return st;
+	if ((status = check_output(o, g, err)) != ATTN_OK)
+		return status;
 	if (o->noperands != 1)
 		return usage_error(err, o->noperands == 0 ?
 		    "attn gen wants the shape of the matrix, ROWSxCOLS, such "
@@ -217,19 +217,19 @@ rules_check_options(const struct options *o, const struct given *g,
     struct attn_error *err)
 {
 	const struct format *f = &formats[o->format];
-	enum attn_status st;
+	enum attn_status status;
 	size_t i, nstdin = 0;
 
-	if (o->workbench && (st = check_workbench(o, g, err)) != ATTN_OK)
-		return st;
+	if (o->workbench && (status = check_workbench(o, g, err)) != ATTN_OK)
+		return status;
 	/* Only a BUNDLE (one operand) may bring a mask besides --mask. */
-	if ((st = rules_mask_invert(o, o->mask != NULL || o->noperands == 1,
+	if ((status = rules_mask_invert(o, o->mask != NULL || o->noperands == 1,
 	    err)) != ATTN_OK)
-		return st;
+		return status;
 	/* Without --heads (H 1), 4-D inputs may give H: checked once they
 	 * are read. */
-	if (o->cfg.heads > 1 && (st = rules_heads(o, err)) != ATTN_OK)
-		return st;
+	if (o->cfg.heads > 1 && (status = rules_heads(o, err)) != ATTN_OK)
+		return status;
 	if (g->scale && g->no_scale)
 		return usage_error(err,
 		    "--scale and --no-scale contradict each other");
@@ -259,8 +259,8 @@ rules_check_options(const struct options *o, const struct given *g,
 	 * without -o), and the SVG are two files (--svg ./w.svg -o w.svg, a
 	 * link, --svg - -o /dev/stdout). */
 	if (o->svg != NULL && strcmp(o->svg, "-") != 0 &&
-	    (st = output_check(o->svg, err)) != ATTN_OK)
-		return st;
+	    (status = output_check(o->svg, err)) != ATTN_OK)
+		return status;
 	if (o->svg != NULL && (o->output != NULL || g->stage || o->explain ||
 	    o->stats || o->heatmap) && output_same(o->svg, o->output))
 		return usage_error(err, o->output != NULL ? "--svg and -o name "
@@ -300,18 +300,18 @@ rules_check_options(const struct options *o, const struct given *g,
 		    o->format_by_name ? "-o " : "-f ", o->format_by_name ?
 		    o->output : f->name, o->format_by_name ? " (npy, by its "
 		    "extension)" : "", o->nstages);
-	if ((st = check_output(o, g, err)) != ATTN_OK)
-		return st;
+	if ((status = check_output(o, g, err)) != ATTN_OK)
+		return status;
 	if (g->color_range && !o->heatmap && o->svg == NULL &&
 	    o->format != OUT_HTML && !o->workbench)
 		return usage_error(err, "--color-range sets the colours of "
 		    "--heatmap, --svg and -f html: add one of them");
-	if ((st = rules_check(o, g, err)) != ATTN_OK)
-		return st;
+	if ((status = rules_check(o, g, err)) != ATTN_OK)
+		return status;
 	if (o->self != NULL && o->noperands != 0)
 		return usage_error(err, "--self X takes no other operands");
-	if ((st = check_embeddings(o, g, err)) != ATTN_OK)
-		return st;
+	if ((status = check_embeddings(o, g, err)) != ATTN_OK)
+		return status;
 	for (i = 0; i < o->noperands; i++)
 		nstdin += strcmp(o->operands[i], "-") == 0;
 	nstdin += o->self != NULL && strcmp(o->self, "-") == 0;

@@ -52,12 +52,13 @@ unmap(char *p, size_t span)
 
 /*
  * Map the regular file fd of size bytes (charged as a read of the whole
- * file would be): 1 when in holds it or *st says why not, 0 when it cannot be mapped (another
- * mapping held, mmap refusing) and must be read instead.
+ * file would be): 1 when in holds it or *status says why not, 0 when it
+ * cannot be mapped (another mapping held, mmap refusing) and must be read
+ * instead.
  */
 static int
 map_input(int fd, const char *name, size_t size, struct memory_read *mr,
-    struct slurp *in, enum attn_status *st, struct attn_error *err)
+    struct slurp *in, enum attn_status *status, struct attn_error *err)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t span, off, least = size + 2, ncap = size + 2;
@@ -65,7 +66,7 @@ map_input(int fd, const char *name, size_t size, struct memory_read *mr,
 
 	if (mapped.start != NULL || size > SIZE_MAX - 2 * page)
 		return 0;
-	if ((*st = memory_read_grow(mr, 0, least, &ncap, err)) != ATTN_OK)
+	if ((*status = memory_read_grow(mr, 0, least, &ncap, err)) != ATTN_OK)
 		return 1;
 	/* The file's pages, then at least one of zeros. */
 	span = (size + page - 1) / page * page + page;
@@ -129,22 +130,22 @@ read_input(int fd, const char *name, struct memory_read *mr,
     struct slurp *in, struct attn_error *err)
 {
 	size_t cap, n = 0, ncap, least;
-	enum attn_status st;
+	enum attn_status status;
 	char *p = NULL, *q;
 	ssize_t r;
 
 	/* Every buffer, and every read into it, is charged before parsing
 	 * can run out of memory on it. */
 	ncap = first_cap(fd, &least);
-	if ((st = memory_read_grow(mr, 0, least, &ncap, err)) != ATTN_OK)
-		return st;
+	if ((status = memory_read_grow(mr, 0, least, &ncap, err)) != ATTN_OK)
+		return status;
 	cap = ncap;
 	if ((p = malloc(cap)) == NULL)
 		goto nomem;
 	for (;;) {
 		if (cap - n < 2) {
 			ncap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
-			if ((st = memory_read_grow(mr, cap, n + 2, &ncap,
+			if ((status = memory_read_grow(mr, cap, n + 2, &ncap,
 			    err)) != ATTN_OK)
 				goto fail;
 			if ((q = realloc(p, ncap)) == NULL)
@@ -158,7 +159,7 @@ read_input(int fd, const char *name, struct memory_read *mr,
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			st = attn_error_set(err, ATTN_ERR_IO, name, 0, 0,
+			status = attn_error_set(err, ATTN_ERR_IO, name, 0, 0,
 			    "read error: %s", strerror(errno));
 			goto fail;
 		}
@@ -170,11 +171,11 @@ read_input(int fd, const char *name, struct memory_read *mr,
 	memory_read_end(mr);
 	return ATTN_OK;
 nomem:
-	st = attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
+	status = attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
 	    "out of memory reading %zu bytes", n);
 fail:
 	free(p);
-	return st;
+	return status;
 }
 
 enum attn_status
@@ -183,13 +184,13 @@ slurp_file(const char *path, struct slurp *in, struct attn_error *err)
 	const int is_stdin = strcmp(path, "-") == 0;
 	const char *name = is_stdin ? STDIN_NAME : path;
 	struct memory_read mr;
-	enum attn_status st;
+	enum attn_status status;
 	struct stat sb;
 	int fd;
 
 	memset(in, 0, sizeof *in);
-	if ((st = memory_read_begin(&mr, name, err)) != ATTN_OK)
-		return st;
+	if ((status = memory_read_begin(&mr, name, err)) != ATTN_OK)
+		return status;
 	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY);
 	if (fd < 0)
 		return attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
@@ -199,17 +200,17 @@ slurp_file(const char *path, struct slurp *in, struct attn_error *err)
 	/* Standard input is read even from a file: the shell may have left
 	 * its offset anywhere. */
 	if (S_ISDIR(sb.st_mode)) {
-		st = attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
+		status = attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
 		    "is a directory");
 	} else if (!is_stdin && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
 	    (unsigned long long)sb.st_size < SIZE_MAX &&
-	    map_input(fd, name, (size_t)sb.st_size, &mr, in, &st, err)) {
-		if (st == ATTN_OK)
+	    map_input(fd, name, (size_t)sb.st_size, &mr, in, &status, err)) {
+		if (status == ATTN_OK)
 			return ATTN_OK;	/* fd stays open with the mapping */
 	} else {
-		st = read_input(fd, name, &mr, in, err);
+		status = read_input(fd, name, &mr, in, err);
 	}
 	if (!is_stdin)
 		close(fd);
-	return st;
+	return status;
 }

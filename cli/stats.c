@@ -25,13 +25,13 @@ void
 stats_row(const struct printer *p, size_t n, size_t i, struct stats_row *r)
 {
 	const struct attn_matrix w = print_block(p, ATTN_STAGE_WEIGHTS, n);
-	const struct attn_matrix keep = print_block(p, ATTN_STAGE_MASK, n);
+	const struct attn_matrix mask = print_block(p, ATTN_STAGE_MASK, n);
 	size_t j;
 
 	memset(r, 0, sizeof *r);
 	r->argmax = w.cols;
-	for (j = 0; j < keep.cols; j++)
-		r->keys += *attn_at(&keep, i, j) != 0.0;
+	for (j = 0; j < mask.cols; j++)
+		r->keys += *attn_at(&mask, i, j) != 0.0;
 	r->defined = r->keys > 0;
 	if (!r->defined)
 		return;
@@ -64,7 +64,7 @@ stats_cell(const struct printer *p, const struct stats_row *r, int c,
 		print_number(p, buf, r->max);
 		break;
 	case STAT_KEY:
-		return r->argmax < p->st->S ? p->nm->key[r->argmax] : buf;
+		return r->argmax < p->stages->S ? p->nm->key[r->argmax] : buf;
 	case STAT_ENTROPY:
 		print_number(p, buf, r->entropy);
 		break;

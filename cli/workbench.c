@@ -58,7 +58,7 @@ void
 wb_printer(const struct workbench *wb, struct printer *p,
     struct attn_error *err)
 {
-	print_init(p, NULL, wb->o, &wb->st, &wb->nm, &wb->in.in, err);
+	print_init(p, NULL, wb->o, &wb->stages, &wb->nm, &wb->in.in, err);
 }
 
 /* The statistics of the row on screen (entropy, effective keys). */
@@ -76,14 +76,15 @@ wb_row_stats(const struct workbench *wb, struct stats_row *r)
 static enum attn_status
 toy_fill(struct workbench *wb, struct attn_error *err)
 {
-	enum attn_status st;
+	enum attn_status status;
 
 	attn_matrix_free(&wb->tq);
 	attn_matrix_free(&wb->tk);
-	if ((st = attn_matrix_alloc(&wb->tq, TOY_T, wb->d_k, err)) !=
+	if ((status = attn_matrix_alloc(&wb->tq, TOY_T, wb->d_k, err)) !=
 	    ATTN_OK ||
-	    (st = attn_matrix_alloc(&wb->tk, TOY_T, wb->d_k, err)) != ATTN_OK)
-		return st;
+	    (status = attn_matrix_alloc(&wb->tk, TOY_T, wb->d_k, err)) !=
+	    ATTN_OK)
+		return status;
 	attn_random_fill(&wb->tq, WB_TOY_SEED_Q, ATTN_DIST_NORMAL);
 	attn_random_fill(&wb->tk, WB_TOY_SEED_K, ATTN_DIST_NORMAL);
 	wb->in.in.q = wb->tq;
@@ -98,32 +99,32 @@ toy_fill(struct workbench *wb, struct attn_error *err)
 static enum attn_status
 wb_run(struct workbench *wb, struct attn_error *err)
 {
-	struct attn_stages st = { 0 };
+	struct attn_stages stages = { 0 };
 	struct attn_labels q = { 0 }, k = { 0 };
 	enum attn_status s;
 	struct attn_shape sh;
 
 	if (wb->toy && (s = toy_fill(wb, err)) != ATTN_OK)
 		return s;
-	if ((s = attn_run(&wb->o->cfg, &wb->in.in, WB_STAGES, &st, err)) !=
+	if ((s = attn_run(&wb->o->cfg, &wb->in.in, WB_STAGES, &stages, err)) !=
 	    ATTN_OK)
 		return s;
-	if ((s = name_rows(wb->o, &wb->in, &st, &q, &k, err)) != ATTN_OK) {
-		attn_stages_free(&st);
+	if ((s = name_rows(wb->o, &wb->in, &stages, &q, &k, err)) != ATTN_OK) {
+		attn_stages_free(&stages);
 		return s;
 	}
-	attn_stages_free(&wb->st);
+	attn_stages_free(&wb->stages);
 	attn_labels_free(&wb->qlab);
 	attn_labels_free(&wb->klab);
-	wb->st = st;
+	wb->stages = stages;
 	wb->qlab = q;
 	wb->klab = k;
 	wb->nm.query = q.names;
 	wb->nm.key = k.names;
-	wb->nm.value = name_values(&wb->in, &wb->st);
-	attn_stage_shape(&wb->st, ATTN_STAGE_WEIGHTS, &sh);
-	if (wb->query >= st.T)
-		wb->query = st.T - 1;
+	wb->nm.value = name_values(&wb->in, &wb->stages);
+	attn_stage_shape(&wb->stages, ATTN_STAGE_WEIGHTS, &sh);
+	if (wb->query >= stages.T)
+		wb->query = stages.T - 1;
 	if (wb->block >= sh.blocks)
 		wb->block = 0;
 	return ATTN_OK;
@@ -150,7 +151,8 @@ static void
 wb_change(struct workbench *wb, int key)
 {
 	const struct attn_config cfg = wb->o->cfg;
-	const size_t d_k = wb->d_k, blocks = wb->st.batches * wb->st.heads;
+	const size_t d_k = wb->d_k;
+	const size_t blocks = wb->stages.batches * wb->stages.heads;
 	struct attn_error err = { 0 };
 	struct stats_row before;
 	int run = 1;
@@ -159,12 +161,12 @@ wb_change(struct workbench *wb, int key)
 	switch (key) {
 	case WB_KEY_UP:
 	case 'k':
-		wb->query = (wb->query + wb->st.T - 1) % wb->st.T;
+		wb->query = (wb->query + wb->stages.T - 1) % wb->stages.T;
 		run = 0;
 		break;
 	case WB_KEY_DOWN:
 	case 'j':
-		wb->query = (wb->query + 1) % wb->st.T;
+		wb->query = (wb->query + 1) % wb->stages.T;
 		run = 0;
 		break;
 	case 'h':
@@ -187,7 +189,7 @@ wb_change(struct workbench *wb, int key)
 		if (!wb->toy) {
 			wb_note(wb, "d_k is %zu, fixed by your inputs: + and - "
 			    "change the toy's (attn workbench alone)",
-			    wb->st.d_k);
+			    wb->stages.d_k);
 			return;
 		}
 		if ((key == '+' && d_k >= TOY_DK_MAX) ||
@@ -270,13 +272,13 @@ workbench_key(struct workbench *wb, int key)
 static enum attn_status
 wb_load(struct workbench *wb, struct attn_error *err)
 {
-	enum attn_status st;
+	enum attn_status status;
 	size_t need;
 
-	if ((st = load_inputs(wb->o, &wb->in, err)) != ATTN_OK ||
-	    (st = attn_plan(&wb->o->cfg, &wb->in.in, WB_STAGES, &need,
+	if ((status = load_inputs(wb->o, &wb->in, err)) != ATTN_OK ||
+	    (status = attn_plan(&wb->o->cfg, &wb->in.in, WB_STAGES, &need,
 	    err)) != ATTN_OK)
-		return st;
+		return status;
 	return memory_admit_run(&wb->in.query, &wb->in.key, wb->in.in.q.rows +
 	    wb->in.in.k.rows, need, err);
 }
@@ -285,13 +287,13 @@ wb_load(struct workbench *wb, struct attn_error *err)
 static enum attn_status
 wb_toy(struct workbench *wb, struct attn_error *err)
 {
-	enum attn_status st;
+	enum attn_status status;
 	size_t i;
 
 	wb->toy = 1;
 	wb->d_k = TOY_DK;
-	if ((st = attn_matrix_alloc(&wb->tv, TOY_T, 2, err)) != ATTN_OK)
-		return st;
+	if ((status = attn_matrix_alloc(&wb->tv, TOY_T, 2, err)) != ATTN_OK)
+		return status;
 	for (i = 0; i < TOY_T; i++) {
 		*attn_at(&wb->tv, i, 0) = toy_v[i][0];
 		*attn_at(&wb->tv, i, 1) = toy_v[i][1];
@@ -307,7 +309,7 @@ enum attn_status
 workbench_main(struct options *o, struct attn_error *err)
 {
 	struct workbench wb;
-	enum attn_status st;
+	enum attn_status status;
 
 	/* before any input is read: a terminal is what it needs */
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
@@ -318,13 +320,13 @@ workbench_main(struct options *o, struct attn_error *err)
 	wb.o = o;
 	wb.scale_on = o->cfg.scale_mode == ATTN_SCALE_NONE ?
 	    ATTN_SCALE_DEFAULT : o->cfg.scale_mode;
-	st = o->noperands == 0 && o->self == NULL ? wb_toy(&wb, err) :
+	status = o->noperands == 0 && o->self == NULL ? wb_toy(&wb, err) :
 	    wb_load(&wb, err);
-	if (st == ATTN_OK)
-		st = wb_run(&wb, err);
-	if (st == ATTN_OK)
-		st = workbench_draw(&wb, o, err);
-	attn_stages_free(&wb.st);
+	if (status == ATTN_OK)
+		status = wb_run(&wb, err);
+	if (status == ATTN_OK)
+		status = workbench_draw(&wb, o, err);
+	attn_stages_free(&wb.stages);
 	attn_labels_free(&wb.qlab);
 	attn_labels_free(&wb.klab);
 	attn_matrix_free(&wb.tq);
@@ -332,5 +334,5 @@ workbench_main(struct options *o, struct attn_error *err)
 	attn_matrix_free(&wb.tv);
 	if (!wb.toy)
 		inputs_free(&wb.in);
-	return st;
+	return status;
 }

@@ -38,7 +38,7 @@ struct workbench {
 	size_t d_k;			/* the toy's */
 	struct attn_matrix tq, tk, tv;	/* the toy's Q, K (3 x d_k), V */
 	enum attn_scale_mode scale_on;	/* what s turns back on */
-	struct attn_stages st;	/* the run on screen */
+	struct attn_stages stages;	/* the run on screen */
 	struct attn_labels qlab, klab;
 	struct names nm;
 	size_t query, block;	/* the query row and the (batch, head) */

@@ -140,7 +140,7 @@ workbench_draw(struct workbench *wb, const struct options *o,
 {
 	static int registered;
 	struct sigaction sa, old[NSIGNALS];
-	enum attn_status st = ATTN_OK;
+	enum attn_status status = ATTN_OK;
 	struct wb_screen scr;
 	SCREEN *term;
 	int color, rows, cols, key;
@@ -168,7 +168,7 @@ workbench_draw(struct workbench *wb, const struct options *o,
 	color = draw_colors(o);
 	for (;;) {
 		getmaxyx(stdscr, rows, cols);
-		if ((st = workbench_screen(wb, rows > 0 ? (size_t)rows : 0,
+		if ((status = workbench_screen(wb, rows > 0 ? (size_t)rows : 0,
 		    cols > 0 ? (size_t)cols : 0, color, &scr, err)) !=
 		    ATTN_OK)
 			break;
@@ -185,5 +185,5 @@ workbench_draw(struct workbench *wb, const struct options *o,
 	delscreen(term);
 	for (k = 0; k < NSIGNALS; k++)
 		sigaction(signals[k], &old[k], NULL);
-	return st;
+	return status;
 }

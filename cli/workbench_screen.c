@@ -216,15 +216,15 @@ screen_head(const struct workbench *wb, const struct printer *p,
 		sb_span(b, 0, WB_BOLD, 0.0);
 		sb_end(b);
 	}
-	if (wb->st.batches > 1)
+	if (wb->stages.batches > 1)
 		snprintf(where, sizeof where, "batch %zu of %zu, head %zu of "
-		    "%zu", wb->block / wb->st.heads + 1, wb->st.batches,
-		    wb->block % wb->st.heads + 1, wb->st.heads);
+		    "%zu", wb->block / wb->stages.heads + 1, wb->stages.batches,
+		    wb->block % wb->stages.heads + 1, wb->stages.heads);
 	else
 		snprintf(where, sizeof where, "head %zu of %zu",
-		    wb->block + 1, wb->st.heads);
+		    wb->block + 1, wb->stages.heads);
 	sb_line(b, 0, "scaling %s   d_k %zu%s   causal %s   %s   predict %s",
-	    c->scale_mode == ATTN_SCALE_NONE ? "off" : "on", wb->st.d_k,
+	    c->scale_mode == ATTN_SCALE_NONE ? "off" : "on", wb->stages.d_k,
 	    wb->toy ? "" : " (your inputs')", c->causal ? "on" : "off",
 	    where, wb->predict ? "on" : "off");
 	/* --explain's first two lines: the shapes, the scale */
@@ -282,12 +282,12 @@ screen_row(const struct workbench *wb, const struct printer *p,
 		ATTN_STAGE_SCALED, ATTN_STAGE_WEIGHTS };
 	const struct attn_matrix w = print_block(p, ATTN_STAGE_WEIGHTS,
 	    wb->block);
-	const struct attn_matrix keep = print_block(p, ATTN_STAGE_MASK,
+	const struct attn_matrix mask = print_block(p, ATTN_STAGE_MASK,
 	    wb->block);
-	const size_t S = wb->st.S;
-	const struct attn_matrix out = attn_stage_block(&wb->st,
-	    ATTN_STAGE_OUTPUT, wb->block / wb->st.heads,
-	    wb->block % wb->st.heads);
+	const size_t S = wb->stages.S;
+	const struct attn_matrix out = attn_stage_block(&wb->stages,
+	    ATTN_STAGE_OUTPUT, wb->block / wb->stages.heads,
+	    wb->block % wb->stages.heads);
 	char buf[ATTN_NUM_MAX], f[3][128];
 	const char *formula[3];
 	size_t width[3], lw = 3, j, c, x;
@@ -300,7 +300,7 @@ screen_row(const struct workbench *wb, const struct printer *p,
 		width[c] = cell_width(wb, p, col[c], nkeys);
 	sb_line(b, 1, "query %s (row %zu of %zu), its row of each stage   "
 	    "[T x S = %zux%zu]", wb->nm.query[wb->query], wb->query + 1,
-	    wb->st.T, wb->st.T, S);
+	    wb->stages.T, wb->stages.T, S);
 	/* the formulas as in force, or the one keys change when they do
 	 * not fit */
 	for (c = 0, x = 0; c < 3; c++) {
@@ -333,7 +333,7 @@ screen_row(const struct workbench *wb, const struct printer *p,
 			sb_to(b, x - strlen(buf));
 			sb_put(b, buf);
 		}
-		if (wb->asking || *attn_at(&keep, wb->query, j) == 0.0 ||
+		if (wb->asking || *attn_at(&mask, wb->query, j) == 0.0 ||
 		    isnan(*attn_at(&w, wb->query, j))) {
 			sb_end(b);
 			continue;
@@ -360,7 +360,7 @@ screen_row(const struct workbench *wb, const struct printer *p,
 		    "%s of %zu", e, n, r.keys);
 	}
 	sb_printf(b, "output = weights V   [T x d_v = %zux%zu]:",
-	    wb->st.T, wb->st.d_v);
+	    wb->stages.T, wb->stages.d_v);
 	for (c = 0; c < out.cols; c++) {
 		if (wb->asking)
 			snprintf(buf, sizeof buf, "?");
@@ -379,9 +379,9 @@ screen_heatmap(const struct workbench *wb, const struct printer *p,
 {
 	const struct attn_matrix w = print_block(p, ATTN_STAGE_WEIGHTS,
 	    wb->block);
-	const struct attn_matrix keep = print_block(p, ATTN_STAGE_MASK,
+	const struct attn_matrix mask = print_block(p, ATTN_STAGE_MASK,
 	    wb->block);
-	const size_t T = wb->st.T, S = wb->st.S;
+	const size_t T = wb->stages.T, S = wb->stages.S;
 	size_t lw = 0, kw = 0, W, i, j, i0, ncols, col, k, x0;
 	struct heat_scale hs;
 	char top[ATTN_NUM_MAX + 32], cut[64];
@@ -431,7 +431,7 @@ screen_heatmap(const struct workbench *wb, const struct printer *p,
 		for (j = 0; j < ncols; j++) {
 			double x = *attn_at(&w, i, j);
 			double pos = heatmap_position(&hs, p, wb->block, i, x);
-			const char *cell = *attn_at(&keep, i, j) == 0.0 ?
+			const char *cell = *attn_at(&mask, i, j) == 0.0 ?
 			    "\u00b7" : isnan(x) ? "?" : color ? " " :
 			    heatmap_shade(pos);
 
@@ -439,7 +439,7 @@ screen_heatmap(const struct workbench *wb, const struct printer *p,
 			for (k = 0; k < W; k++)	/* hidden: "   ?" */
 				sb_put(b, !wb->asking ? cell : k + 1 < W ?
 				    " " : "?");
-			if (color && !wb->asking && *attn_at(&keep, i, j) != 0.0
+			if (color && !wb->asking && *attn_at(&mask, i, j) != 0.0
 			    && !isnan(x))
 				sb_span(b, col, WB_HEAT, pos);
 		}
@@ -565,15 +565,17 @@ workbench_screen(const struct workbench *wb, size_t rows, size_t cols,
 	 * left */
 	fixed = 4 + 5 + 3 + (wb->predict ? 2 : 0) + 1 + 1;
 	room = rows > fixed ? rows - fixed : 0;
-	blank = room > wb->st.S + wb->st.T ? room - wb->st.S - wb->st.T : 0;
+	blank = room > wb->stages.S + wb->stages.T ?
+	    room - wb->stages.S - wb->stages.T : 0;
 	blank = blank > 3 ? 3 : blank;
 	room -= blank;
-	nkeys = wb->st.S <= room / 2 || wb->st.S + wb->st.T <= room ?
-	    wb->st.S : room - (wb->st.T < room / 2 ? wb->st.T : room / 2);
-	if (nkeys < wb->st.S && nkeys > 0)
+	nkeys = wb->stages.S <= room / 2 ||
+	    wb->stages.S + wb->stages.T <= room ? wb->stages.S :
+	    room - (wb->stages.T < room / 2 ? wb->stages.T : room / 2);
+	if (nkeys < wb->stages.S && nkeys > 0)
 		nkeys--;	/* the line that says how many more */
-	nrows = room > nkeys + (nkeys < wb->st.S) ? room - nkeys -
-	    (nkeys < wb->st.S) : 1;
+	nrows = room > nkeys + (nkeys < wb->stages.S) ? room - nkeys -
+	    (nkeys < wb->stages.S) : 1;
 	screen_head(wb, &p, &b);
 	if (blank > 0)
 		sb_end(&b);
