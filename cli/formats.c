@@ -84,19 +84,31 @@ formats_by_extension(const char *path)
 	return OUT_COUNT;
 }
 
-void
-formats_list(char *buf, size_t size, unsigned how)
+/* Whether format i is listed: it has the flags `having`, and an
+ * extension when extensions are listed. */
+static int
+listed(size_t i, unsigned how, unsigned having)
 {
-	const int ext = (how & FORMATS_EXTENSIONS) != 0;
-	size_t i, n = 0, k = 0, count = OUT_COUNT - (ext ? 1 : 0);
+	return (formats[i].flags & having) == having &&
+	    !((how & FORMATS_EXTENSIONS) && i == OUT_TABLE);
+}
 
+void
+formats_list(char *buf, size_t size, unsigned how, unsigned having)
+{
+	const char *prefix = how & FORMATS_EXTENSIONS ? "." :
+	    how & FORMATS_OPTION ? "-f " : "";
+	size_t i, n = 0, k = 0, count = 0;
+
+	for (i = 0; i < OUT_COUNT; i++)
+		count += listed(i, how, having) ? 1 : 0;
 	buf[0] = '\0';
 	for (i = 0; i < OUT_COUNT && n < size; i++) {
-		if (ext && i == OUT_TABLE)
+		if (!listed(i, how, having))
 			continue;
 		n += (size_t)snprintf(buf + n, size - n, "%s%s%s%s",
 		    k == 0 ? "" : k + 1 == count && (how & FORMATS_OR) ?
-		    " or " : ", ", ext ? "." : "", formats[i].name,
+		    " or " : ", ", prefix, formats[i].name,
 		    i == OUT_TABLE && (how & FORMATS_DEFAULT) ? " (default)" :
 		    "");
 		k++;

@@ -52,12 +52,14 @@ enum out_format formats_by_extension(const char *path);
 enum {
 	FORMATS_OR = 1,		/* "a, b or c" rather than "a, b, c" */
 	FORMATS_DEFAULT = 2,	/* the default marked: "table (default)" */
-	FORMATS_EXTENSIONS = 4	/* as -o's extensions: ".csv", table (which
+	FORMATS_EXTENSIONS = 4,	/* as -o's extensions: ".csv", table (which
 				 * has none) left out */
+	FORMATS_OPTION = 8	/* as options: "-f csv" */
 };
 
-/* The formats' names in table order, listed as `how` says (FORMATS_*),
- * into buf. */
-void formats_list(char *buf, size_t size, unsigned how);
+/* The names of the formats that have the flags `having` (FORMAT_*; 0:
+ * every format), in table order, listed as `how` says (FORMATS_*), into
+ * buf. */
+void formats_list(char *buf, size_t size, unsigned how, unsigned having);
 
 #endif

@@ -316,10 +316,11 @@ help_list(const char *line, size_t len)
 		options_stage_names(list, sizeof list, ATTN_STAGES_ALL |
 		    ATTN_STAGES_PROJ);
 	else if (len == 9 && strncmp(line, "{formats}", len) == 0)
-		formats_list(list, sizeof list, FORMATS_OR | FORMATS_DEFAULT);
+		formats_list(list, sizeof list, FORMATS_OR | FORMATS_DEFAULT,
+		    0);
 	else if (len == 12 && strncmp(line, "{extensions}", len) == 0)
 		formats_list(list, sizeof list, FORMATS_OR |
-		    FORMATS_EXTENSIONS);
+		    FORMATS_EXTENSIONS, 0);
 	else
 		return NULL;
 	return list;

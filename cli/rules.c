@@ -3,6 +3,7 @@
  * once (see rules.h).  Messages name the
  * options as the user wrote them and say what to do.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "attn.h"
@@ -218,6 +219,7 @@ rules_check_options(const struct options *o, const struct given *g,
 {
 	const struct format *f = &formats[o->format];
 	enum attn_status status;
+	char names[128], fix[160];
 	size_t i, nstdin = 0;
 
 	if (o->workbench && (status = check_workbench(o, g, err)) != ATTN_OK)
@@ -274,13 +276,19 @@ rules_check_options(const struct options *o, const struct given *g,
 		return o->format_by_name ? by_extension(o, "--heatmap draws "
 		    "as a table does", "give -f table", err) : usage_error(err,
 		    "--heatmap draws in the terminal: leave out --format");
-	if (o->explain && !(f->flags & FORMAT_EXPLAIN))
+	if (o->explain && !(f->flags & FORMAT_EXPLAIN)) {
+		formats_list(names, sizeof names, FORMATS_OR | FORMATS_OPTION,
+		    FORMAT_EXPLAIN);
+		snprintf(fix, sizeof fix, "give %s", names);
 		return o->format_by_name ? by_extension(o, "--explain prints "
-		    "tables", "give -f table or -f html", err) : usage_error(err,
+		    "tables", fix, err) : usage_error(err,
 		    "--explain prints tables; leave out --format");
-	if (o->header && !(f->flags & FORMAT_HEADER))
-		return usage_error(err,
-		    "--header goes with --format csv or tsv");
+	}
+	if (o->header && !(f->flags & FORMAT_HEADER)) {
+		formats_list(names, sizeof names, FORMATS_OR, FORMAT_HEADER);
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "--header goes with --format %s", names);
+	}
 	if (o->full && o->format != OUT_TABLE)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "--full shows whole tables, and -f %s is always whole: "
