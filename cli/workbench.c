@@ -5,7 +5,7 @@
  * (predict mode).
  *
  * This file is the workbench's logic, with no terminal in it: what it
- * holds (struct workbench, workbench.h), how it starts (workbench_main)
+ * holds (struct workbench, workbench.h), how it starts (workbench_open)
  * and what each key does (workbench_key).  workbench_screen.c says what
  * the screen shows, and workbench_draw.c puts that on a terminal
  * through ncurses.
@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "attn.h"
 #include "attn_io.h"
@@ -306,33 +305,31 @@ wb_toy(struct workbench *wb, struct attn_error *err)
 }
 
 enum attn_status
-workbench_main(struct options *o, struct attn_error *err)
+workbench_open(struct workbench *wb, struct options *o,
+    struct attn_error *err)
 {
-	struct workbench wb;
 	enum attn_status status;
 
-	/* before any input is read: a terminal is what it needs */
-	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
-		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "attn "
-		    "workbench is interactive: it needs a terminal on standard "
-		    "input and output (to print stages, run attn itself)");
-	memset(&wb, 0, sizeof wb);
-	wb.o = o;
-	wb.scale_on = o->cfg.scale_mode == ATTN_SCALE_NONE ?
+	memset(wb, 0, sizeof *wb);
+	wb->o = o;
+	wb->scale_on = o->cfg.scale_mode == ATTN_SCALE_NONE ?
 	    ATTN_SCALE_DEFAULT : o->cfg.scale_mode;
-	status = o->noperands == 0 && o->self == NULL ? wb_toy(&wb, err) :
-	    wb_load(&wb, err);
+	status = o->noperands == 0 && o->self == NULL ? wb_toy(wb, err) :
+	    wb_load(wb, err);
 	if (status == ATTN_OK)
-		status = wb_run(&wb, err);
-	if (status == ATTN_OK)
-		status = workbench_draw(&wb, o, err);
-	attn_stages_free(&wb.stages);
-	attn_labels_free(&wb.qlab);
-	attn_labels_free(&wb.klab);
-	attn_matrix_free(&wb.tq);
-	attn_matrix_free(&wb.tk);
-	attn_matrix_free(&wb.tv);
-	if (!wb.toy)
-		inputs_free(&wb.in);
+		status = wb_run(wb, err);
 	return status;
+}
+
+void
+workbench_free(struct workbench *wb)
+{
+	attn_stages_free(&wb->stages);
+	attn_labels_free(&wb->qlab);
+	attn_labels_free(&wb->klab);
+	attn_matrix_free(&wb->tq);
+	attn_matrix_free(&wb->tk);
+	attn_matrix_free(&wb->tv);
+	if (!wb->toy)
+		inputs_free(&wb->in);
 }

@@ -17,12 +17,6 @@
 #include "print.h"
 #include "stats.h"
 
-/* Read what o names (or make the toy), check that the terminal is one,
- * and run the workbench until q.  Returns the status for the exit code,
- * with the message in err: a usage error when standard input or output
- * is not a terminal. */
-enum attn_status workbench_main(struct options *o, struct attn_error *err);
-
 /* ---------------------------------------------------- workbench.c */
 
 /* The toy's seeds: its Q and K are attn gen 3xD --seed these. */
@@ -49,6 +43,12 @@ struct workbench {
 	struct stats_row before, after;	/* the row's, around a change */
 	char note[ATTN_MSG_MAX + 64];	/* errors and notes */
 };
+
+/* Read what o names (or make the toy) into wb and run it once; wb is
+ * workbench_free'd afterwards, failed or not. */
+enum attn_status workbench_open(struct workbench *wb, struct options *o,
+    struct attn_error *err);
+void workbench_free(struct workbench *wb);
 
 /* A printer of the stages on screen, for their cells, numbers and
  * statistics (print.h). */
@@ -99,6 +99,12 @@ enum attn_status workbench_screen(const struct workbench *wb, size_t rows,
 void wb_screen_free(struct wb_screen *scr);
 
 /* --------------------------------------------- workbench_draw.c */
+
+/* Check that the terminal is one, read what o names (or make the toy),
+ * and run the workbench until q.  Returns the status for the exit code,
+ * with the message in err: a usage error when standard input or output
+ * is not a terminal. */
+enum attn_status workbench_main(struct options *o, struct attn_error *err);
 
 /* Take the terminal (standard input and output, which must be one),
  * draw wb's screen, pass each key to workbench_key until it says quit,

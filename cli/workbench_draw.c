@@ -2,7 +2,9 @@
  * workbench_draw.c - attn workbench on a terminal, through ncurses: the
  * screen that workbench_screen writes, drawn line by line with its spans
  * as attributes and colour pairs, and each key read handed to
- * workbench_key.  Nothing here knows what the workbench shows.
+ * workbench_key; and workbench_main, which checks for a terminal, opens
+ * the workbench (workbench.c) and draws it.  Nothing here knows what the
+ * workbench shows.
  *
  * The terminal is always given back as it was: endwin runs on q, at exit
  * (atexit), and from a handler on SIGINT, SIGTERM, SIGHUP and SIGQUIT and
@@ -29,6 +31,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attn.h"
 #include "print.h"
@@ -185,5 +188,23 @@ workbench_draw(struct workbench *wb, const struct options *o,
 	delscreen(term);
 	for (k = 0; k < NSIGNALS; k++)
 		sigaction(signals[k], &old[k], NULL);
+	return status;
+}
+
+enum attn_status
+workbench_main(struct options *o, struct attn_error *err)
+{
+	struct workbench wb;
+	enum attn_status status;
+
+	/* before any input is read: a terminal is what it needs */
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "attn "
+		    "workbench is interactive: it needs a terminal on standard "
+		    "input and output (to print stages, run attn itself)");
+	status = workbench_open(&wb, o, err);
+	if (status == ATTN_OK)
+		status = workbench_draw(&wb, o, err);
+	workbench_free(&wb);
 	return status;
 }
