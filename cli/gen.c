@@ -29,6 +29,7 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "formats.h"
 #include "gen.h"
 #include "memory.h"
 #include "print.h"
@@ -245,6 +246,8 @@ static enum attn_status
 gen_render(FILE *fp, const struct options *o, const struct gen_shape *sh,
     const struct attn_matrix *m, struct attn_error *err)
 {
+	char names[128];
+
 	switch (o->format) {
 	case OUT_TABLE:
 		return gen_table(fp, o, sh, m, err);
@@ -270,8 +273,9 @@ gen_render(FILE *fp, const struct options *o, const struct gen_shape *sh,
 	case OUT_COUNT:
 		break;
 	}
+	formats_list(names, sizeof names, FORMATS_OR, 0);
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-	    "attn gen writes table, csv, tsv, json, html, npy or txt");
+	    "attn gen writes %s", names);
 }
 
 enum attn_status
