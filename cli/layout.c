@@ -21,7 +21,6 @@
 #include "inputs.h"
 #include "layout.h"
 #include "options.h"
-#include "report.h"
 #include "words.h"
 
 /* The heads and rows of a 4-D array in layout l. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "options.h"
 
 /* Every default, in one place. */

@@ -427,6 +427,29 @@ threads_from(const char *what, const char *arg, size_t *threads,
 	return ATTN_OK;
 }
 
+/* ATTN_ISA: the best instruction set the kernel's loops may use, by the
+ * library's name for it; every one gives the same bytes, so it is for
+ * tests and timings that compare them, and the man page's ENVIRONMENT
+ * says so. */
+static enum attn_status
+isa_from(const char *arg, enum attn_isa *isa, struct attn_error *err)
+{
+	char names[64] = "";
+	int i;
+
+	for (i = ATTN_ISA_C; i < ATTN_ISA_COUNT; i++) {
+		if (strcmp(arg, attn_isa_name((enum attn_isa)i)) == 0) {
+			*isa = (enum attn_isa)i;
+			return ATTN_OK;
+		}
+		snprintf(names + strlen(names), sizeof names - strlen(names),
+		    "%s%s", i == ATTN_ISA_C ? "" : i + 1 == ATTN_ISA_COUNT ?
+		    " or " : ", ", attn_isa_name((enum attn_isa)i));
+	}
+	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+	    "ATTN_ISA is '%s': it names an instruction set: %s", arg, names);
+}
+
 enum attn_status
 set_threads(struct parse *ps, const char *arg, struct attn_error *err)
 {
@@ -556,6 +579,10 @@ set_finish(struct parse *ps, struct attn_error *err)
 	    getenv("ATTN_THREADS")[0] != '\0' &&
 	    (status = threads_from("ATTN_THREADS", getenv("ATTN_THREADS"),
 	    &o->cfg.threads, err)) != ATTN_OK)
+		return status;
+	if (getenv("ATTN_ISA") != NULL && getenv("ATTN_ISA")[0] != '\0' &&
+	    (status = isa_from(getenv("ATTN_ISA"), &o->cfg.isa, err)) !=
+	    ATTN_OK)
 		return status;
 	/* A printer that is not a format takes the place of the default
 	 * stage: stages print beside it only when --stage names them.

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "report.h"
 
 void
