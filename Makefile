@@ -36,6 +36,13 @@ CXXFLAGS ?= -O2 -g
 AR     ?= ar
 BUILD  ?= build
 
+# The version: VERSION's, and the commit's in a git checkout
+# (tools/version.sh says how).
+VERSION := $(shell sh tools/version.sh)
+ifeq ($(VERSION),)
+$(error tools/version.sh found no version)
+endif
+
 WARNINGS = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wconversion
 CXX_WARNINGS = -std=c++17 -Wall -Wextra -Wpedantic -Wshadow -Wconversion
 SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -134,6 +141,15 @@ $(BUILD)/cli/workbench_draw.o: ALL_CFLAGS += $(CURSES_CFLAGS)
 
 $(BUILD)/gen/print_html_js.o: $(BUILD)/gen/print_html_js.c $(BUILD)/flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# attn --version: main.o alone is compiled with the version, and again
+# when it changes ($(BUILD)/version holds the last one).
+$(BUILD)/cli/main.o: ALL_CFLAGS += -DATTN_VERSION='"$(VERSION)"'
+$(BUILD)/cli/main.o: $(BUILD)/version
+
+$(BUILD)/version: FORCE
+	@mkdir -p $(@D)
+	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' >$@
 
 $(LIBATTN): $(LIB_OBJ)
 	rm -f $@
@@ -338,9 +354,6 @@ bench-test: $(ATTN) $(BENCH_COMPUTE)
 	    ./$(BENCH_COMPUTE)
 
 # ---------------------------------------------------------------- install
-
-# The version, from the one place it is written.
-VERSION = $(shell sed -n 's/^\#define ATTN_VERSION "\(.*\)"/\1/p' lib/attn.h)
 
 # The .pc file's paths, as ${prefix}/... when they lie under PREFIX, so
 # that pkg-config --define-variable=prefix=DIR relocates them.

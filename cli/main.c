@@ -32,6 +32,11 @@
 #include "words.h"
 #include "workbench.h"
 
+/* attn --version: the Makefile passes what tools/version.sh says. */
+#ifndef ATTN_VERSION
+#error "ATTN_VERSION: build with make, which defines it"
+#endif
+
 /* The exit code of SPEC for each status: the one place they meet. */
 static int
 exit_code(enum attn_status status)

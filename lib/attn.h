@@ -36,8 +36,6 @@
 
 #include <stddef.h>
 
-#define ATTN_VERSION "0.1.0"
-
 /* ---------------------------------------------------------------- errors */
 
 /* One status per exit code of SPEC; the CLI maps them in one switch. */

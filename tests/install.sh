@@ -6,7 +6,8 @@
 # build/) and tested, without compiling anything, even when the build
 # asked for -Werror and the install does not; a C program builds with
 # `pkg-config --cflags --libs attn` alone and computes the worked
-# example; `make uninstall` removes all of it.
+# example; attn --version and the .pc file say tools/version.sh's
+# version; `make uninstall` removes all of it.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -100,7 +101,14 @@ pc=$(PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig" pkg-config \
 ${CC:-cc} -std=c11 -o "$dest/use" "$dest/use.c" $pc
 got=$("$dest/use")
 [ "$got" = "6.698 3.302" ] || { echo "install: program printed '$got'"; exit 1; }
-"$dest$prefix/bin/attn" --version >/dev/null
+# One version: the program's, the .pc file's and tools/version.sh's.
+version=$(sh "$top/tools/version.sh")
+got=$("$dest$prefix/bin/attn" --version)
+[ "$got" = "attn $version" ] ||
+    { echo "install: attn --version says '$got', not 'attn $version'"; exit 1; }
+got=$(PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig" pkg-config --modversion attn)
+[ "$got" = "$version" ] ||
+    { echo "install: the .pc file's version is '$got', not '$version'"; exit 1; }
 
 make -C "$top" --no-print-directory -s uninstall DESTDIR="$dest" \
     PREFIX=$prefix >/dev/null

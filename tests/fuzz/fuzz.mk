@@ -110,6 +110,8 @@ fuzz-FORCE:
 # main() becomes attn_main(), which fuzz_cli calls; nothing else changes.
 $(FUZZ_CLI_OBJ): FUZZ_DEFS = -Dmain=attn_main
 $(FUZZ_DIR)/cli/workbench_draw.o: FUZZ_DEFS += $(CURSES_CFLAGS)
+# attn --version, as the Makefile's main.o has it (tools/version.sh).
+$(FUZZ_DIR)/cli/main.o: FUZZ_DEFS += -DATTN_VERSION='"$(shell sh tools/version.sh)"'
 
 $(FUZZ_DIR)/%.o: %.c $(FUZZ_DIR)/flags
 	@mkdir -p $(@D)
