@@ -54,12 +54,13 @@ CJSON_LIBS   = $(shell pkg-config --libs libcjson)
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 
-BASE_CFLAGS = $(CFLAGS) $(SAN) $(WARNINGS) $(CJSON_CFLAGS) -Ilib -MMD -MP
+BASE_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARNINGS) $(CJSON_CFLAGS) -Ilib \
+              -MMD -MP
 # -Werror when this build directory's objects are made with it (read when
 # a recipe runs, after $(BUILD)/flags is up to date).
 STRICT      = $(shell sed -n 2p $(BUILD)/flags 2>/dev/null)
 ALL_CFLAGS  = $(BASE_CFLAGS) $(STRICT)
-BASE_CXXFLAGS = $(CXXFLAGS) $(SAN) $(CXX_WARNINGS) -Ilib -MMD -MP
+BASE_CXXFLAGS = $(CPPFLAGS) $(CXXFLAGS) $(SAN) $(CXX_WARNINGS) -Ilib -MMD -MP
 ALL_CXXFLAGS  = $(BASE_CXXFLAGS) $(STRICT)
 ATTN_LIBS  = $(CJSON_LIBS) -lstdc++ -lm -lpthread
 # The CLI alone adds libunistring (display widths of labels in tables)
@@ -103,7 +104,7 @@ TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
         install-test lint-man \
         visual-test completion-test progress-test npy-test kernel-test deps \
         test-deps install uninstall clean bench-numbers bench bench-test \
-          FORCE
+        dist dist-test deb-test FORCE
 
 all: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 
@@ -388,6 +389,29 @@ uninstall:
 
 clean:
 	rm -rf build
+
+# ---------------------------------------------------------------- release
+
+# make dist: attn-VERSION.tar.gz of the last commit, the same bytes
+# whoever makes it (tools/dist.sh says how); it builds outside git and
+# says its version there too.
+dist:
+	@sh tools/dist.sh
+
+# The tarball made twice, compared, read back, and built and tested
+# outside git (tests/dist.sh).
+dist-test: test-deps
+	$(TIMED) 'dist-test' sh tests/dist.sh
+
+# The Debian packages of debian/ built, linted, installed and used
+# (tests/deb.sh); CI installs them with dpkg (DEB_INSTALL=dpkg).
+DEB_PKGS = $(BUILD_PKGS) build-essential debhelper dpkg-dev lintian jq \
+           locales zsh
+
+deb-test:
+	@sh tests/install-deps.sh $(DEB_PKGS)
+	@$(MAKE) --no-print-directory $(ATTN)
+	$(TIMED) '$(BUILD) deb-test' sh tests/deb.sh ./$(ATTN)
 
 FORCE:
 

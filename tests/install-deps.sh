@@ -39,6 +39,12 @@ for pkg in "$@"; do
 	    [ -e /usr/share/i18n/locales/de_DE ] ;;
 	python3-numpy) /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 ;;
 	time) [ -x /usr/bin/time ] ;;
+	# what dpkg-checkbuilddeps asks of a package build besides debian/control's
+	build-essential) dpkg-query -W -f '${Status}' build-essential 2>/dev/null |
+	    grep -q ' installed$' ;;
+	debhelper) command -v dh >/dev/null 2>&1 ;;
+	dpkg-dev) command -v dpkg-buildpackage >/dev/null 2>&1 ;;
+	lintian) command -v lintian >/dev/null 2>&1 ;;
 	libopenblas0-pthread) ls /usr/lib/*/openblas-pthread/libblas.so.3 \
 	    >/dev/null 2>&1 ;;
 	*) false ;;

@@ -53,43 +53,6 @@ cmp -s "$top/$build/attn" "$dest$prefix/bin/attn" &&
     cmp -s "$top/$build/libattn.a" "$dest$prefix/lib/libattn.a" ||
     { echo "install: the installed files are not the ones built"; exit 1; }
 
-cat >"$dest/use.c" <<'PROG'
-#include <stdio.h>
-#include <string.h>
-#include <attn.h>
-#include <attn_io.h>
-
-int
-main(void)
-{
-	const char *q = "1,0\n", *k = "1,0\n0,1\n", *v = "[[10,0],[0,10]]";
-	struct attn_array a[3];
-	struct attn_matrix m[3];
-	struct attn_config cfg;
-	struct attn_stages st;
-	struct attn_error err;
-	int i;
-
-	if (attn_read_array("q.csv", q, strlen(q), ATTN_FMT_AUTO,
-	    ATTN_READ_FINITE, &a[0], &err) != ATTN_OK ||
-	    attn_read_array("k.csv", k, strlen(k), ATTN_FMT_AUTO,
-	    ATTN_READ_FINITE, &a[1], &err) != ATTN_OK ||
-	    attn_read_array("v.json", v, strlen(v), ATTN_FMT_AUTO,
-	    ATTN_READ_FINITE, &a[2], &err) != ATTN_OK)
-		return 1;
-	for (i = 0; i < 3; i++)
-		m[i] = attn_array_matrix(&a[i]);
-	attn_config_init(&cfg);
-	if (attn_compute(&cfg, &m[0], &m[1], &m[2], &st, &err) != ATTN_OK)
-		return 1;
-	printf("%.3f %.3f\n", *attn_at(&st.stage[ATTN_STAGE_OUTPUT], 0, 0),
-	    *attn_at(&st.stage[ATTN_STAGE_OUTPUT], 0, 1));
-	attn_stages_free(&st);
-	for (i = 0; i < 3; i++)
-		attn_array_free(&a[i]);
-	return 0;
-}
-PROG
 # What pkg-config says, with the prefix moved to where DESTDIR put it.
 pc=$(PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig" pkg-config \
     --define-variable=prefix="$dest$prefix" --cflags --libs attn) ||
@@ -98,7 +61,7 @@ pc=$(PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig" pkg-config \
     --define-variable=prefix="$dest$prefix" --cflags --libs libattn)" ] ||
     { echo "install: pkg-config attn and libattn differ"; exit 1; }
 # shellcheck disable=SC2086
-${CC:-cc} -std=c11 -o "$dest/use" "$dest/use.c" $pc
+${CC:-cc} -std=c11 -o "$dest/use" "$top/tests/use_libattn.c" $pc
 got=$("$dest/use")
 [ "$got" = "6.698 3.302" ] || { echo "install: program printed '$got'"; exit 1; }
 # One version: the program's, the .pc file's and tools/version.sh's.

@@ -1,0 +1,130 @@
+#!/bin/sh
+# deb.sh ATTN - the Debian packages, built, linted, installed and used.
+#
+# dpkg-buildpackage -us -uc -b builds attn and libattn-dev (debian/) in a
+# copy of the tree that holds no .git (the files git tracks or would
+# add; outside git, all but build/), running the quick suites as it
+# does; lintian finds no error and no warning (debian/*.lintian-overrides
+# say why for the ones that do not apply); then, from the installed
+# packages: attn --explain on the worked example prints what ATTN (the
+# build make check tested) prints, attn --version and the .pc file say
+# the tree's version, the completions work (tests/completion.sh), and a
+# C program builds against libattn-dev with pkg-config alone, and with
+# pkg-config --static, and computes.
+#
+# DEB_INSTALL=dpkg (CI, as root on a fresh machine) installs the
+# packages with dpkg -i and purges them afterwards; otherwise they are
+# unpacked with dpkg-deb -x into a scratch root, and this machine's
+# packages stay as they were.
+set -u
+
+ref=$1
+case $ref in /*) ;; *) ref=$(pwd)/$ref ;; esac
+top=$(cd "$(dirname "$0")/.." && pwd -P)
+work=$(mktemp -d) || exit 1
+installed=
+cleanup() {
+	[ -z "$installed" ] || dpkg --purge attn libattn-dev >/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+fail() {
+	echo "FAIL deb: $*"
+	exit 1
+}
+
+version=$(sh "$top/tools/version.sh") || exit 1
+src=$work/attn-$version
+mkdir "$src"
+if root=$(git -C "$top" rev-parse --show-toplevel 2>/dev/null) &&
+    [ "$(cd "$root" && pwd -P)" = "$top" ]; then
+	git -C "$top" ls-files --cached --others --exclude-standard |
+	    while IFS= read -r f; do
+		[ -e "$top/$f" ] || [ -L "$top/$f" ] && printf '%s\n' "$f"
+	done >"$work/files"
+	tar -C "$top" --no-recursion -T "$work/files" -cf - |
+	    tar -C "$src" -xf -
+else
+	tar -C "$top" --exclude=./build --exclude=./.git -cf - . |
+	    tar -C "$src" -xf -
+fi
+# The build says the tree's version, not the copy's (which is no checkout).
+printf '%s\n' "$version" >"$src/VERSION"
+[ ! -e "$src/.git" ] || fail "the copy holds .git"
+
+(cd "$src" && dpkg-checkbuilddeps) >"$work/deps.log" 2>&1 ||
+    { cat "$work/deps.log"; fail "build dependencies missing"; }
+(cd "$src" && dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 ||
+    { tail -n 60 "$work/build.log"; fail "dpkg-buildpackage failed"; }
+grep -E '^(cli|locale): ' "$work/build.log" | sed 's/^/package build: /'
+grep -q '^100%: Checks: ' "$work/build.log" ||
+    { tail -n 30 "$work/build.log"; fail "the unit suite did not pass"; }
+
+changes=$(ls "$work"/attn_*_*.changes)
+debs="$(ls "$work"/attn_*.deb) $(ls "$work"/libattn-dev_*.deb)"
+lintian --fail-on error,warning "$changes" >"$work/lintian.log" 2>&1
+status=$?
+grep -v '^running with root privileges' "$work/lintian.log"
+[ $status -eq 0 ] || fail "lintian: errors or warnings"
+echo "lintian: no errors, no warnings"
+
+if [ "${DEB_INSTALL:-}" = dpkg ]; then
+	dpkg-query -W -f '${Status}\n' attn libattn-dev 2>/dev/null |
+	    grep -q ' installed$' &&
+	    fail "attn or libattn-dev is installed already: not touching it"
+	# shellcheck disable=SC2086
+	dpkg -i $debs >"$work/dpkg.log" 2>&1 ||
+	    { cat "$work/dpkg.log"; installed=1; fail "dpkg -i failed"; }
+	installed=1
+	dest=
+	pcpath=
+	pcdefine=
+else
+	dest=$work/root
+	for deb in $debs; do
+		dpkg-deb -x "$deb" "$dest" || fail "dpkg-deb -x $deb failed"
+	done
+	multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+	pcpath=$dest/usr/lib/$multiarch/pkgconfig
+	pcdefine=--define-variable=prefix=$dest/usr
+fi
+attn=$dest/usr/bin/attn
+
+# The program, as the package installed it.
+(cd "$top" && "$attn" --explain data/examples/apple-cheese.json) \
+    >"$work/explain" 2>&1 || { cat "$work/explain"; fail "attn --explain"; }
+(cd "$top" && "$ref" --explain data/examples/apple-cheese.json) \
+    >"$work/explain.ref" 2>&1 || fail "$ref --explain"
+cmp -s "$work/explain.ref" "$work/explain" ||
+    { diff -u "$work/explain.ref" "$work/explain" | head -20;
+      fail "the installed attn --explain differs from $ref's"; }
+got=$("$attn" --version)
+[ "$got" = "attn $version" ] ||
+    fail "attn --version says '$got', not 'attn $version'"
+[ -f "$dest/usr/share/man/man1/attn.1.gz" ] || fail "no man page"
+sh "$top/tests/completion.sh" "$attn" \
+    "$dest/usr/share/bash-completion/completions/attn" \
+    "$dest/usr/share/zsh/vendor-completions/_attn" >"$work/completion.log" ||
+    { cat "$work/completion.log"; fail "the installed completions"; }
+
+# libattn-dev: the program of tests/install.sh, with pkg-config alone.
+pc() {
+	# shellcheck disable=SC2086
+	PKG_CONFIG_PATH=$pcpath pkg-config $pcdefine "$@"
+}
+got=$(pc --modversion attn) || fail "pkg-config does not find attn"
+[ "$got" = "$version" ] ||
+    fail "the .pc file's version is '$got', not '$version'"
+for how in "" --static; do
+	flags=$(pc $how --cflags --libs attn) || fail "pkg-config $how failed"
+	# shellcheck disable=SC2086
+	${CC:-cc} -std=c11 -o "$work/use" "$top/tests/use_libattn.c" $flags \
+	    >"$work/cc.log" 2>&1 ||
+	    { cat "$work/cc.log"; fail "cc ... \$(pkg-config $how --cflags --libs attn) failed: $flags"; }
+	got=$("$work/use")
+	[ "$got" = "6.698 3.302" ] ||
+	    fail "the program linked with pkg-config $how printed '$got'"
+done
+echo "deb: $(for d in $debs; do basename "$d"; done | tr '\n' ' ')built," \
+    "lint-clean, ${DEB_INSTALL:-unpacked}${DEB_INSTALL:+ installed} and used: 1 passed, 0 failed"
