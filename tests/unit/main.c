@@ -1,9 +1,33 @@
 /*
  * main.c - runs every unit suite; exits 0 only when all pass.
+ *
+ * Two settings make the run hold on a loaded machine (make -j8 check on
+ * two cores) and under the sanitizers, and the environment overrides
+ * both.  A test's timeout is 60 s, not Check's 4: Check times the wall
+ * clock, and a test of a second's CPU under AddressSanitizer that waits
+ * for a core behind seven other suites took more than 4 s and failed.
+ * No test takes more than a few seconds alone, so 60 s still means a
+ * hang.  Under AddressSanitizer the tests run in one process
+ * (CK_FORK=no): a fork per test, with its copy of the shadow memory's
+ * page tables and a leak check at each exit, made that run six times
+ * slower than its tests (7 minutes, not 1, for 1757 tests).  One
+ * process finds the same memory errors, and LeakSanitizer the same
+ * leaks when it exits; the plain run, which make check runs first,
+ * still forks, so a test that crashes or hangs is isolated and timed
+ * out there.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 
 #include "suites.h"
+
+#if defined(__SANITIZE_ADDRESS__)		/* gcc */
+#define UNDER_ASAN 1
+#elif defined(__has_feature)			/* clang */
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
 
 int
 main(void)
@@ -17,12 +41,19 @@ main(void)
 		npy_suite, layout_suite,
 		emulate_suite, compare_suite, mask_suite, memory_suite,
 	};
-	SRunner *sr = srunner_create(NULL);
+	SRunner *sr;
 	size_t i;
 	int failed;
 
+	/* read by tcase_create, so before the suites are made */
+	setenv("CK_DEFAULT_TIMEOUT", "60", 0);
+	sr = srunner_create(NULL);
 	for (i = 0; i < sizeof suites / sizeof suites[0]; i++)
 		srunner_add_suite(sr, suites[i]());
+#ifdef UNDER_ASAN
+	if (getenv("CK_FORK") == NULL)	/* which set_fork_status overrides */
+		srunner_set_fork_status(sr, CK_NOFORK);
+#endif
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
