@@ -33,6 +33,9 @@ fail() {
 	echo "FAIL deb: $*"
 	exit 1
 }
+# The package is built as Debian builds it, not with this make's jobs
+# and variables (WERROR, BUILD, SAN).
+unset MAKEFLAGS MFLAGS MAKELEVEL
 
 version=$(sh "$top/tools/version.sh") || exit 1
 src=$work/attn-$version
@@ -55,9 +58,10 @@ printf '%s\n' "$version" >"$src/VERSION"
 
 (cd "$src" && dpkg-checkbuilddeps) >"$work/deps.log" 2>&1 ||
     { cat "$work/deps.log"; fail "build dependencies missing"; }
-(cd "$src" && dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 ||
+(cd "$src" && dpkg-buildpackage -us -uc -b -Jauto) >"$work/build.log" 2>&1 ||
     { tail -n 60 "$work/build.log"; fail "dpkg-buildpackage failed"; }
-grep -E '^(cli|locale): ' "$work/build.log" | sed 's/^/package build: /'
+grep -E '^([0-9]+%: Checks|cli: |locale: )' "$work/build.log" |
+    sed 's/^/package build: /'
 grep -q '^100%: Checks: ' "$work/build.log" ||
     { tail -n 30 "$work/build.log"; fail "the unit suite did not pass"; }
 
@@ -126,5 +130,7 @@ for how in "" --static; do
 	[ "$got" = "6.698 3.302" ] ||
 	    fail "the program linked with pkg-config $how printed '$got'"
 done
-echo "deb: $(for d in $debs; do basename "$d"; done | tr '\n' ' ')built," \
-    "lint-clean, ${DEB_INSTALL:-unpacked}${DEB_INSTALL:+ installed} and used: 1 passed, 0 failed"
+how=${DEB_INSTALL:+installed with dpkg -i}
+echo "deb: $(cd "$work" && echo attn_*.deb libattn-dev_*.deb) built," \
+    "lintian clean, ${how:-unpacked with dpkg-deb -x} and used:" \
+    "1 passed, 0 failed"
