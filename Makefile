@@ -2,9 +2,12 @@
 #
 #   make demo      install missing packages, build, explain the worked example
 #   make check     install missing packages, run every test, also under
-#                  AddressSanitizer and UndefinedBehaviorSanitizer
+#                  AddressSanitizer and UndefinedBehaviorSanitizer (make
+#                  -jN check runs suites side by side, at any N)
 #   make install   PREFIX=/usr/local DESTDIR= (uninstall likewise)
 #   make check-valgrind   the CLI suite under valgrind memcheck
+#   make dist      attn-VERSION.tar.gz; dist-test and deb-test: the
+#                  tarball, and the Debian packages of debian/
 #   make fuzz      libFuzzer harnesses, FUZZ_SECONDS (60) each; fuzz-ci: 20 s
 #   make bench     attn against NumPy (BENCH_QUICK=1: a subset, a minute)
 #
@@ -99,9 +102,9 @@ BUILD_PKGS = pkg-config g++ libcjson-dev check libunistring-dev \
 TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
              librsvg2-bin chromium zsh python3-numpy time
 
-.PHONY: all demo check check-valgrind test unit cli-test bad-test \
-        matrix-test mem-test doc-test boundary-test cycles-test build-test \
-        install-test lint-man \
+.PHONY: all demo check check-plain check-asan check-valgrind \
+        valgrind-setup test unit cli-test bad-test matrix-test mem-test \
+        doc-test boundary-test cycles-test build-test install-test lint-man \
         visual-test completion-test progress-test npy-test kernel-test deps \
         test-deps install uninstall clean bench-numbers bench bench-test \
         dist dist-test deb-test FORCE
@@ -200,10 +203,17 @@ demo: deps
 # The whole suite: warnings are errors, then everything once more under
 # ASan and UBSan.
 check: test-deps
+	@$(MAKE) --no-print-directory check-plain check-asan
+	@echo 'make check: all suites passed'
+
+# The two halves of make check, which make -j runs side by side: they
+# share no file (build/ and build/asan/).
+check-plain:
 	@$(MAKE) --no-print-directory WERROR=-Werror test install-test
+
+check-asan:
 	@$(MAKE) --no-print-directory WERROR=-Werror BUILD=build/asan \
 	    SAN='$(SANFLAGS)' test
-	@echo 'make check: all suites passed'
 
 test: unit cli-test bad-test matrix-test mem-test doc-test visual-test \
     completion-test progress-test boundary-test cycles-test build-test \
@@ -304,10 +314,25 @@ VALGRIND = valgrind --quiet --error-exitcode=99 --leak-check=full \
            --errors-for-leak-kinds=definite,indirect \
            --log-file=$(CURDIR)/build/valgrind/%p.log
 
-check-valgrind: $(ATTN)
+# A run under valgrind costs most of a second of CPU before attn starts,
+# and the suite has some 700: it runs in VALGRIND_PARTS parts, each every
+# Nth case (tests/cli/run.sh), which make -j runs side by side.
+VALGRIND_PARTS = 4
+VALGRIND_RUNS  = $(addprefix check-valgrind-,$(shell seq $(VALGRIND_PARTS)))
+
+.PHONY: $(VALGRIND_RUNS)
+
+check-valgrind: $(VALGRIND_RUNS)
+
+$(VALGRIND_RUNS): $(ATTN) valgrind-setup
+	$(TIMED) 'valgrind cli-test $(@:check-valgrind-%=%)/$(VALGRIND_PARTS)' \
+	    env ATTN_TEST_WRAPPER='$(VALGRIND)' \
+	    ATTN_TEST_SHARD=$(@:check-valgrind-%=%)/$(VALGRIND_PARTS) \
+	    sh tests/cli/run.sh ./$(ATTN)
+
+valgrind-setup:
 	@sh tests/install-deps.sh valgrind
 	@rm -rf build/valgrind && mkdir -p build/valgrind
-	ATTN_TEST_WRAPPER='$(VALGRIND)' sh tests/cli/run.sh ./$(ATTN)
 
 # `make install` copies what this build made, compiling nothing.
 install-test: $(ATTN) $(LIBATTN) $(COMPLETIONS)

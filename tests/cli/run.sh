@@ -22,6 +22,8 @@
 # same, since attn's output must not depend on the locale.
 # $ATTN_TEST_WRAPPER, when set, is a command put before the binary (make
 # check-valgrind sets it to valgrind, whose errors change the status).
+# $ATTN_TEST_SHARD=K/N runs every Nth case from the Kth (1 <= K <= N), so
+# that N runs side by side make the whole suite (make check-valgrind).
 set -u
 
 bin=$1
@@ -42,11 +44,23 @@ export LC_ALL
 PATH=$work/bin:$PATH
 export PATH
 
+shard=${ATTN_TEST_SHARD:-1/1}
+part=${shard%/*}
+parts=${shard#*/}
+case $part/$parts in
+*[!0-9/]* | /* | */ | */*/*) echo "cli: ATTN_TEST_SHARD=$shard is not K/N"; exit 1 ;;
+esac
+[ "$part" -ge 1 ] && [ "$part" -le "$parts" ] ||
+    { echo "cli: ATTN_TEST_SHARD=$shard: K must be 1 to N"; exit 1; }
+
 pass=0
 fail=0
+n=0
 for dir in "$top"/tests/cli/*/; do
 	name=$(basename "$dir")
 	[ -f "$dir/cmd" ] || continue
+	n=$((n + 1))
+	[ $(((n - 1) % parts + 1)) -eq "$part" ] || continue
 	rm -rf "$work/case" "$work/statuses"
 	: >"$work/statuses"
 	cp -R "$dir" "$work/case"
@@ -101,5 +115,6 @@ for dir in "$top"/tests/cli/*/; do
 	fi
 done
 echo "locale: $LC_ALL"
+[ "$parts" -eq 1 ] || echo "cli: part $part of $parts"
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ] && [ $pass -gt 0 ]
