@@ -107,7 +107,7 @@ TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
         doc-test boundary-test cycles-test build-test install-test lint-man \
         visual-test completion-test progress-test npy-test kernel-test deps \
         test-deps install uninstall clean bench-numbers bench bench-test \
-        dist dist-test deb-test FORCE
+        dist dist-test deb-test ci-deps FORCE
 
 all: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 
@@ -437,6 +437,12 @@ deb-test:
 	@sh tests/install-deps.sh $(DEB_PKGS)
 	@$(MAKE) --no-print-directory $(ATTN)
 	$(TIMED) '$(BUILD) deb-test' sh tests/deb.sh ./$(ATTN)
+
+# Every package CI needs, in one apt-get: its later steps run side by
+# side, and two apt-gets at once would fight for dpkg's lock.
+ci-deps:
+	@sh tests/install-deps.sh $(sort $(BUILD_PKGS) $(TEST_PKGS) \
+	    $(DEB_PKGS) valgrind $(FUZZ_PKGS))
 
 FORCE:
 

@@ -3,8 +3,9 @@
 # (make -f tests/fuzz/fuzz.mk fuzz) from the top of the tree.
 #
 #   make fuzz                 build, then run each harness FUZZ_SECONDS
-#                             (default 60) in turn; exit non-zero when one
-#                             finds a crash, a leak, UB or a timeout
+#                             (default 60), side by side under make -j;
+#                             exit non-zero when one finds a crash, a
+#                             leak, UB or a timeout
 #   make fuzz-ci              the same, FUZZ_CI_SECONDS (default 20) each
 #   make fuzz-regress         run each harness once over its seeds and its
 #                             reproducers in tests/fuzz/regress/ (no fuzzing)
@@ -55,6 +56,8 @@ FUZZ_CC          ?= clang
 FUZZ_CXX         ?= clang++
 FUZZ_SECONDS     ?= 60
 FUZZ_CI_SECONDS  ?= 20
+# what one fuzz-run-NAME target runs for (fuzz and fuzz-ci set it)
+FUZZ_TIME        ?= $(FUZZ_SECONDS)
 FUZZ_CFLAGS      ?= -O1 -g
 # Passed to every harness run; a single input may take at most 10 s.
 FUZZ_FLAGS       ?= -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
@@ -146,63 +149,68 @@ $(FUZZ_DIR)/fuzz_cli: $(FUZZ_DIR)/tests/fuzz/fuzz_cli.o $(FUZZ_CLI_OBJ) \
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_CLI_OBJ:.o=.d) \
     $(FUZZ_HARNESS_OBJ:.o=.d)
 
-# fuzz_run SECONDS: each harness in turn on build/fuzz/corpus-NAME, seeded
-# from tests/fuzz/corpus/NAME, with NAME.dict when there is one.  The log
-# goes to build/fuzz/NAME.log; the summary (executions, coverage) or the
-# crash report is printed.  Fails when any harness failed.
-define fuzz_run
-status=0; \
-mkdir -p $(FUZZ_DIR)/crashes; \
-for h in $(FUZZ_NAMES); do \
+# Each harness runs as a target of its own, fuzz-run-NAME (for FUZZ_TIME
+# seconds) or fuzz-regress-NAME, so that make -j runs them side by side,
+# each with a core (CI runs make -j2: the four 20 s runs take 40 s); -k
+# lets the others finish when one fails, and the sub-make then fails.
+FUZZ_RUNS    = $(FUZZ_NAMES:%=fuzz-run-%)
+FUZZ_REGRESS = $(FUZZ_NAMES:%=fuzz-regress-%)
+
+.PHONY: $(FUZZ_RUNS) $(FUZZ_REGRESS)
+
+# A sub-make builds, so that pkg-config runs after fuzz-deps installed it.
+fuzz: fuzz-deps
+	@$(MAKE) --no-print-directory -f $(FUZZ_MK) fuzz-build
+	@$(MAKE) --no-print-directory -f $(FUZZ_MK) -k $(FUZZ_RUNS) \
+	    FUZZ_TIME=$(FUZZ_SECONDS)
+
+fuzz-ci: fuzz-deps
+	@$(MAKE) --no-print-directory -f $(FUZZ_MK) fuzz-build
+	@$(MAKE) --no-print-directory -f $(FUZZ_MK) -k $(FUZZ_RUNS) \
+	    FUZZ_TIME=$(FUZZ_CI_SECONDS)
+
+# fuzz-run-NAME: harness NAME for FUZZ_TIME s on build/fuzz/corpus-NAME,
+# seeded from tests/fuzz/corpus/NAME, with NAME.dict when there is one.
+# The log goes to build/fuzz/NAME.log; the summary (executions, coverage)
+# or the crash report is printed.
+$(FUZZ_RUNS):
+	@h=$(@:fuzz-run-%=%); \
 	corpus=$(FUZZ_DIR)/corpus-$$h; \
-	mkdir -p $$corpus; \
+	mkdir -p $(FUZZ_DIR)/crashes $$corpus; \
 	cp tests/fuzz/corpus/$$h/* $$corpus/; \
 	dict=; \
 	if [ -f tests/fuzz/$$h.dict ]; then dict=-dict=tests/fuzz/$$h.dict; fi; \
-	echo "$$h: fuzzing for $(1) s (log: $(FUZZ_DIR)/$$h.log)"; \
+	echo "$$h: fuzzing for $(FUZZ_TIME) s (log: $(FUZZ_DIR)/$$h.log)"; \
 	if ./$(FUZZ_DIR)/$$h $(FUZZ_FLAGS) $$dict -max_len=4096 \
-	    -max_total_time=$(1) \
+	    -max_total_time=$(FUZZ_TIME) \
 	    -artifact_prefix=$(FUZZ_DIR)/crashes/$$h- \
 	    $$corpus >$(FUZZ_DIR)/$$h.log 2>&1; then \
 		grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' \
 		    $(FUZZ_DIR)/$$h.log | sed "s/^/$$h: /"; \
 	else \
-		status=1; \
 		tail -n 60 $(FUZZ_DIR)/$$h.log; \
 		echo "$$h: FAILED (inputs in $(FUZZ_DIR)/crashes/)"; \
-	fi; \
-done; \
-exit $$status
-endef
-
-# A sub-make builds, so that pkg-config runs after fuzz-deps installed it.
-fuzz: fuzz-deps
-	@$(MAKE) --no-print-directory -f $(FUZZ_MK) fuzz-build
-	@$(call fuzz_run,$(FUZZ_SECONDS))
-
-fuzz-ci: fuzz-deps
-	@$(MAKE) --no-print-directory -f $(FUZZ_MK) fuzz-build
-	@$(call fuzz_run,$(FUZZ_CI_SECONDS))
+		exit 1; \
+	fi
 
 # Every seed and every saved reproducer, once: a quick regression test.
 fuzz-regress: fuzz-deps
 	@$(MAKE) --no-print-directory -f $(FUZZ_MK) fuzz-build
-	@status=0; \
-	for h in $(FUZZ_NAMES); do \
-		set -- tests/fuzz/corpus/$$h/*; \
-		for f in tests/fuzz/regress/$$h-*; do \
-			if [ -f "$$f" ]; then set -- "$$@" "$$f"; fi; \
-		done; \
-		if ./$(FUZZ_DIR)/$$h "$$@" >$(FUZZ_DIR)/$$h-regress.log 2>&1; \
-		then \
-			echo "$$h: $$# inputs ran clean"; \
-		else \
-			status=1; \
-			tail -n 60 $(FUZZ_DIR)/$$h-regress.log; \
-			echo "$$h: FAILED"; \
-		fi; \
+	@$(MAKE) --no-print-directory -f $(FUZZ_MK) -k $(FUZZ_REGRESS)
+
+$(FUZZ_REGRESS):
+	@h=$(@:fuzz-regress-%=%); \
+	set -- tests/fuzz/corpus/$$h/*; \
+	for f in tests/fuzz/regress/$$h-*; do \
+		if [ -f "$$f" ]; then set -- "$$@" "$$f"; fi; \
 	done; \
-	exit $$status
+	if ./$(FUZZ_DIR)/$$h "$$@" >$(FUZZ_DIR)/$$h-regress.log 2>&1; then \
+		echo "$$h: $$# inputs ran clean"; \
+	else \
+		tail -n 60 $(FUZZ_DIR)/$$h-regress.log; \
+		echo "$$h: FAILED"; \
+		exit 1; \
+	fi
 
 # The fuzz_cli seeds are binary (bytes index fuzz_cli_table.h); they are
 # made from readable descriptions in make-cli-seeds.sh by mkseed_cli.
