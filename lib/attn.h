@@ -578,12 +578,15 @@ unsigned attn_stages_available(const struct attn_config *cfg,
     const struct attn_inputs *in);
 
 /*
- * attn_run's stages as the reference kernel's passes compute them in
- * precision prec, the naive order a plain kernel in that format follows:
- * Q, K, V and the bias rounded to prec first; every multiply-add,
- * exponential, logarithm, tanh and division rounded to float32 (the
- * accumulator real fp16 and bf16 kernels keep), and each stage stored in
- * prec (lib/emulate.c gives every step).  Overflow is not an error here:
+ * attn_run's stages as a plain kernel in precision prec computes them,
+ * in the naive order (FlashAttention's attention_ref with upcast=False,
+ * and autograd's backward in that dtype): Q, K, V, dO and the bias
+ * rounded to prec first, q * scale rounded to prec before the dot
+ * products; every multiply-add, exponential, logarithm, tanh and
+ * division rounded to float32 (the accumulator real fp16 and bf16
+ * kernels keep), and each stage stored in prec (lib/emulate.c gives
+ * every step).  Threaded (cfg->threads), with the same bytes for any
+ * thread count.  Overflow is not an error here:
  * it gives what the format gives, inf and nan.  The baseline --emulate
  * compares a kernel with.  attn_emulate_plan counts its bytes as
  * attn_plan does.

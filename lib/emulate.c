@@ -1,89 +1,957 @@
 /*
- * emulate.c - the reference kernel's passes (lib/kernel.c, lib/grad.c)
- * in float32, float16 or bfloat16, as a plain kernel in that format
- * computes them: the baseline that --emulate compares a kernel's error
- * with (FlashAttention's tests judge a kernel by the error of such a
- * naive implementation in the same dtype).  This file rounds a double to
- * each format and runs those passes in it; the passes are the reference
- * kernel's own, which round where internal.h's attn_prec_* say, so the
- * two cannot drift apart.
+ * emulate.c - the baseline of --emulate: attention computed as a plain
+ * kernel in float32, float16 or bfloat16 computes it, the way
+ * FlashAttention's tests compute their reference (attention_ref with
+ * upcast=False) and autograd its backward in that dtype.  A kernel in
+ * that format is then judged by its error against the double result
+ * next to this baseline's (--factor).
  *
- * With F the format and A = float32 the accumulator (real fp16 and bf16
- * kernels accumulate in float32, as PyTorch's matmul and softmax do):
+ * With F the format and A = float32, the accumulator (real fp16 and bf16
+ * kernels accumulate in float32, as PyTorch's matmul and softmax do), and
+ * every step rounded to nearest, ties to even:
  *
- *	q, k, v, bias       rounded to F first
- *	scores = F(sum_c A(q k))          each multiply-add an A fma
- *	scaled = F(A(scores * A(scale)))  then softcap F(A(C * A(tanh(A(x/C)))))
- *	         then F(A(x + bias)), F(A(x - A(slope * distance))), masks -inf
- *	row_max = max, exactly;  e = A(exp(A(x - row_max))), libm's exp
- *	row_sum = A(row_sum + e), in key order (from A(exp(A(sink -
- *	          row_max))) with sinks, the sink stored in F): the
- *	          online sum of the reference kernel in one block
- *	weights = F(A(e / row_sum));  lse = F(A(row_max + A(log(row_sum))))
- *	output  = F(sum_j A(weights v))   each multiply-add an A fma
+ *	q, k, v, bias, dO   rounded to F first (from the double, once)
+ *	qs      = F(A(q * A(scale)))            q scaled first, in F
+ *	scores  = F(sum_c A(q k))               (the stage only: unscaled)
+ *	x       = F(sum_c A(qs k))              each term an fmaf, in order
+ *	softcap C = A(cap):  t = F(A(tanh(F(A(x / C)))));  x = F(A(t * C))
+ *	bias    x = F(A(x + bias));  ALiBi x = F(A(x - A(A(slope) * |i - j|)))
+ *	masks   -inf
+ *	m       = max(F(sink), max_j x), nan if any x is
+ *	e_j     = A(exp(A(x_j - m)))            libm's exp of the float
+ *	sum     = A(exp(A(F(sink) - m))) or 0, then A(sum + e_j) in key order
+ *	weights = F(A(e_j / sum));  lse = F(A(m + A(log(sum))))
+ *	output  = F(sum_j A(weights v))         fmaf in key order
  *
- * and with dO (--grad) the backward pass of grad.c in the same way, as
- * autograd runs it in that dtype (matrix products accumulated in A, each
- * result stored in F, elementwise steps in A and stored in F):
+ * and with dO (--grad) autograd's backward of the same graph:
  *
- *	dO rounded to F first
  *	grad_weights dP = F(sum_c A(dO v))
- *	delta        D  = F(sum_c A(dO output))
- *	grad_scaled  dS = F(A(weights * A(dP - D))), +0 where masked
- *	g = F(A(A(dS * c') * A(scale)))   c' = A(1 / A(cosh^2 A(x / C)))
- *	grad_q       F(sum_j A(g k))
- *	grad_k       F(A(grad_k + F(sum_i A(g q)))), query head after
- *	grad_v       F(A(grad_v + F(sum_i A(weights dO))))  query head
+ *	delta        D  = A(sum_c A(dO output))  FlashAttention's delta,
+ *	             kept in float32 as its kernels and autograd's softmax
+ *	             backward (whose sum_j weights dP it equals) keep it
+ *	grad_scaled  dS = F(A(weights * A(dP - D))); +0 where the logit is
+ *	             -inf or the weight 0; a row with no key 0 (nan with
+ *	             --masked-rows nan)
+ *	softcap      dt = F(A(dS * C)); ds1 = F(A(dt * A(1 - A(t t))));
+ *	             dx = F(A(ds1 / C));  without one dx = dS
+ *	grad_q       F(A(F(sum_j A(dx k)) * A(scale)))   through qs = q scale
+ *	grad_k       F(sum_h A(F(sum_i A(dx qs))))   over the query heads h
+ *	grad_v       F(sum_h A(F(sum_i A(weights dO))))  sharing the KV head
  *
- * so that the heads sharing a KV head add their parts in F, as the sum
- * over an expanded K or V does in autograd.
+ * where the sums over h are float32 in head order, rounded once, as the
+ * sum that autograd's backward of an expanded K or V does.  For F =
+ * float32 both roundings are float32: a plain float32 kernel with fma.
+ * Overflow is what the format gives (fp16 logits past 65504 are inf, and
+ * their softmax nan): not an error, but part of the baseline.
  *
- * where F(x) and A(x) round to nearest, ties to even.  For F = float32
- * both are float32 and this is a plain float32 kernel with fma.  The
- * order is the naive one, key after key, as written above: a tiled
- * kernel sums in another order, which is what the factor of --factor is
- * for.  Overflow is what the format gives (fp16 scores past 65504 are
- * inf, and their softmax nan): not an error, but part of the baseline.
+ * How.  Each step is the hardware's float32 operation, which rounds as
+ * the step above says (a float32 operation is the exact result rounded
+ * once); fmaf is one rounding, and nothing else is contracted (the
+ * Makefile builds this file with -ffp-contract=off).  F is
+ * attn_round_floats (lib/round.c: F16C for fp16 where the CPU has it).
+ * The order of every sum is the naive one above, one term after
+ * another; the loops are vectorised across LANES query rows (or keys,
+ * for grad_k and grad_v), never within a sum, so each lane does the
+ * scalar loop's operations in its order, and the x86-64-v3 copy of each
+ * loop (ATTN_EMU_CLONES) gives the plain copy's bytes.
+ * tests/unit/emulate_ref.c is the same computation written with
+ * attn_round on doubles, one element at a time: the oracle that
+ * check_emulate.c holds this file to, bit for bit, in every variant.
  *
- * Rounding to each format is attn_round (lib/round.c), a leaf that the
- * reference kernel's passes call too.
+ * Threads.  The forward pass is tasks of LANES query rows of one batch
+ * and head; each holds its rows' logits (S x LANES floats) and owns its
+ * rows of every stage.  With the backward, each head runs its row tasks
+ * (which also keep the head's weights, dx, qs and dO, T x S floats
+ * twice), then tasks of LANES keys for grad_k and grad_v, which add into
+ * the KV head's float32 sums; heads run in order, so those sums have
+ * one order whatever the thread count.
  *
- * Dims: B batches, H query heads, T query rows, S keys, d_k and d_v
- * columns per head.
+ * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
+ * and d_v columns per head.
  */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
-/* p, computing every forward stage, held or in scratch (the passes read
- * each other, and a baseline is no place to save time), and every
- * backward one when one is wanted. */
-static struct attn_problem
-emulated(const struct attn_problem *p)
-{
-	struct attn_problem all = *p;
+#define LANES 16	/* rows (or keys) a task's loops hold side by side */
+#define STEP 4		/* keys or columns of a register tile */
+#define MASK_KEYS 64	/* keys of a tile the masking rule is asked about */
 
-	all.need = ATTN_STAGES_ALL | (p->need & ATTN_STAGES_GRAD ?
-	    ATTN_STAGES_GRAD : 0);
-	return all;
+/* One worker's arrays: buffers of LANES lanes are lane-minor, element
+ * (r, l) at [r * LANES + l]. */
+struct work {
+	float *qt, *st;		/* d_k x LANES: F(q)^T, qs^T */
+	float *dot;		/* d_v x LANES: F(dO)^T */
+	float *x;		/* sp x LANES: logits, then the weights */
+	float *y;		/* sp x LANES: scores; dP, dS, dx */
+	float *t;		/* sp x LANES: the softcap's tanh (backward) */
+	float *lg;		/* sp x LANES: the logits (backward) */
+	float *acc;		/* max(d_k, d_v) x LANES */
+	float m[LANES], sum[LANES], dl[LANES];
+};
+
+struct emu {
+	const struct attn_problem *p;
+	enum attn_precision prec;
+	struct attn_stages *out;
+	struct attn_mask_counts counts;
+	size_t sp;		/* S rounded up to LANES */
+	size_t row_tasks;	/* tasks a head: blocks of LANES rows */
+	size_t key_tasks;	/* backward tasks a head: blocks of keys */
+	float scale, cap;	/* A(scale), A(softcap) */
+	int grad;		/* a backward stage is held */
+	float *kf, *vf;		/* F(K), F(V): B G blocks, S x d_k, S x d_v */
+	/* the backward's head (b H + h) and its T-row arrays */
+	size_t head;
+	float *pw, *g;		/* T x sp: the weights, dx */
+	float *qs, *dof;	/* T x d_k: qs; T x d_v: F(dO) */
+	float *ak, *av;		/* S x d_k, S x d_v: the KV head's sums */
+	struct work *w;
+	size_t workers;
+	size_t done, total;	/* progress */
+	const char *what;
+};
+
+/* ---------------------------------------------------------------- loops */
+
+/* F of n floats. */
+static void
+round_f(const struct emu *e, float *x, size_t n)
+{
+	attn_round_floats(x, n, e->prec, 1);
+}
+
+/* The format of a double input, as a float (exact: F is inside A). */
+static float
+in_f(const struct emu *e, double x)
+{
+	return (float)attn_round(x, e->prec);
+}
+
+/*
+ * out[c LANES + l] = sum_r w[r ldw + l] b[r sr + c sc] for c < nc: each
+ * lane's sum an fmaf chain over r < n from +0, STEP columns at a time in
+ * registers.  A product of a lane-minor block and a matrix: Q K^T with w
+ * = Q^T (r a column of Q, c a key: sr 1, sc d_k), P V with w = P^T (r a
+ * key, c a column of V: sr d_v, sc 1).
+ */
+ATTN_EMU_CLONES
+static void
+tile_sum(const float *w, size_t ldw, size_t n, const float *b, size_t sr,
+    size_t sc, size_t nc, float *out)
+{
+	size_t c = 0, r, l;
+
+	for (; c + STEP <= nc; c += STEP) {
+		float a0[LANES], a1[LANES], a2[LANES], a3[LANES];
+
+		for (l = 0; l < LANES; l++)
+			a0[l] = a1[l] = a2[l] = a3[l] = 0.0f;
+		for (r = 0; r < n; r++) {
+			const float *wr = w + r * ldw, *br = b + r * sr + c * sc;
+			const float v0 = br[0], v1 = br[sc], v2 = br[2 * sc],
+			    v3 = br[3 * sc];
+
+			for (l = 0; l < LANES; l++) {
+				a0[l] = fmaf(wr[l], v0, a0[l]);
+				a1[l] = fmaf(wr[l], v1, a1[l]);
+				a2[l] = fmaf(wr[l], v2, a2[l]);
+				a3[l] = fmaf(wr[l], v3, a3[l]);
+			}
+		}
+		memcpy(out + c * LANES, a0, sizeof a0);
+		memcpy(out + (c + 1) * LANES, a1, sizeof a1);
+		memcpy(out + (c + 2) * LANES, a2, sizeof a2);
+		memcpy(out + (c + 3) * LANES, a3, sizeof a3);
+	}
+	for (; c < nc; c++) {
+		float a0[LANES];
+
+		for (l = 0; l < LANES; l++)
+			a0[l] = 0.0f;
+		for (r = 0; r < n; r++)
+			for (l = 0; l < LANES; l++)
+				a0[l] = fmaf(w[r * ldw + l], b[r * sr + c * sc],
+				    a0[l]);
+		memcpy(out + c * LANES, a0, sizeof a0);
+	}
+}
+
+/* out[j LANES + l] = sum_c at[c LANES + l] b[j d + c] for keys j < n. */
+static void
+tile_dot(const float *at, size_t d, const float *b, size_t n, float *out)
+{
+	tile_sum(at, LANES, d, b, 1, d, n, out);
+}
+
+/* out[c LANES + l] = sum_r w[r ldw + l] b[r ldb + c] for c < nc. */
+static void
+tile_mix(const float *w, size_t ldw, size_t n, const float *b, size_t ldb,
+    size_t nc, float *out)
+{
+	tile_sum(w, ldw, n, b, ldb, 1, nc, out);
+}
+
+/* x[r LANES + l] op= v[l] for n rows: subtract, or multiply by a
+ * difference, lane by lane. */
+ATTN_EMU_CLONES
+static void
+rows_sub(float *x, const float *v, size_t n)
+{
+	size_t r, l;
+
+	for (r = 0; r < n; r++)
+		for (l = 0; l < LANES; l++)
+			x[r * LANES + l] = x[r * LANES + l] - v[l];
+}
+
+ATTN_EMU_CLONES
+static void
+rows_div(float *x, const float *v, size_t n)
+{
+	size_t r, l;
+
+	for (r = 0; r < n; r++)
+		for (l = 0; l < LANES; l++)
+			x[r * LANES + l] = x[r * LANES + l] / v[l];
+}
+
+/* x[i] = x[i] * a (or / a, by a float) for n values. */
+ATTN_EMU_CLONES
+static void
+all_mul(float *x, float a, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		x[i] = x[i] * a;
+}
+
+ATTN_EMU_CLONES
+static void
+all_div(float *x, float a, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		x[i] = x[i] / a;
+}
+
+/* Each lane's maximum over n rows, from start; nan when any is. */
+ATTN_EMU_CLONES
+static void
+rows_max(const float *x, size_t n, float start, float *m)
+{
+	int nan[LANES];
+	size_t r, l;
+
+	for (l = 0; l < LANES; l++) {
+		m[l] = start;
+		nan[l] = 0;
+	}
+	for (r = 0; r < n; r++)
+		for (l = 0; l < LANES; l++) {
+			const float v = x[r * LANES + l];
+
+			nan[l] |= v != v;
+			m[l] = v > m[l] ? v : m[l];
+		}
+	for (l = 0; l < LANES; l++)
+		if (nan[l])
+			m[l] = NAN;
+}
+
+/* Each lane's sum over n rows, added to s in row order. */
+ATTN_EMU_CLONES
+static void
+rows_sum(const float *x, size_t n, float *s)
+{
+	size_t r, l;
+
+	for (r = 0; r < n; r++)
+		for (l = 0; l < LANES; l++)
+			s[l] = s[l] + x[r * LANES + l];
+}
+
+/* Each lane's sum of a b over n rows, an fmaf chain from +0. */
+ATTN_EMU_CLONES
+static void
+rows_dot(const float *a, const float *b, size_t n, float *s)
+{
+	size_t r, l;
+
+	for (l = 0; l < LANES; l++)
+		s[l] = 0.0f;
+	for (r = 0; r < n; r++)
+		for (l = 0; l < LANES; l++)
+			s[l] = fmaf(a[r * LANES + l], b[r * LANES + l], s[l]);
+}
+
+/* y = x * (y - d) lane by lane: the softmax's backward before F. */
+ATTN_EMU_CLONES
+static void
+rows_softmax_back(const float *x, float *y, const float *d, size_t n)
+{
+	size_t r, l;
+
+	for (r = 0; r < n; r++)
+		for (l = 0; l < LANES; l++)
+			y[r * LANES + l] = x[r * LANES + l] *
+			    (y[r * LANES + l] - d[l]);
+}
+
+/* u = t * (1 - t * t), tanh's derivative times t's gradient. */
+ATTN_EMU_CLONES
+static void
+all_tanh_back(const float *t, float *u, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		u[i] = u[i] * (1.0f - t[i] * t[i]);
+}
+
+/* x[i] = A(f(x[i])) for a libm function in double. */
+static void
+all_libm(float *x, size_t n, double (*f)(double))
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		x[i] = (float)f((double)x[i]);
+}
+
+/* x[i] = x[i] + a[i], as F(A(x + a)) before the rounding. */
+ATTN_EMU_CLONES
+static void
+all_add(float *x, const float *a, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		x[i] = x[i] + a[i];
+}
+
+/* ---------------------------------------------------------------- stages */
+
+/* Whether stage s is held, and its block for head hd in *m. */
+static int
+held(const struct emu *e, enum attn_stage s, const struct attn_head *hd,
+    struct attn_matrix *m)
+{
+	if (!(e->p->hold & ATTN_STAGE_BIT(s)))
+		return 0;
+	*m = attn_stage_block(e->out, s, hd->b, hd->h);
+	return 1;
+}
+
+/* Rows [i0, i0 + rows) of held T-row stage s from lane-minor buf, n
+ * columns. */
+static void
+put_rows(const struct emu *e, enum attn_stage s, const struct attn_head *hd,
+    const float *buf, size_t i0, size_t rows, size_t n)
+{
+	struct attn_matrix m;
+	size_t l, j;
+
+	if (!held(e, s, hd, &m))
+		return;
+	for (l = 0; l < rows; l++)
+		for (j = 0; j < n; j++)
+			*attn_at(&m, i0 + l, j) = buf[j * LANES + l];
+}
+
+/* ------------------------------------------------------------- forward */
+
+/* F(q)^T and qs^T of rows [i0, i0 + rows); 0 in the lanes after. */
+static void
+load_q(const struct emu *e, const struct attn_head *hd, struct work *w,
+    size_t i0, size_t rows)
+{
+	const size_t d = e->p->d_k;
+	size_t c, l;
+
+	for (c = 0; c < d; c++)
+		for (l = 0; l < LANES; l++)
+			w->qt[c * LANES + l] = l < rows ? in_f(e,
+			    *attn_at(&hd->q, i0 + l, c)) : 0.0f;
+	memcpy(w->st, w->qt, d * LANES * sizeof *w->st);
+	all_mul(w->st, e->scale, d * LANES);
+	round_f(e, w->st, d * LANES);
+}
+
+/* The masks on w->x: -inf where the rule masks, a tile at a time. */
+static void
+apply_masks(const struct emu *e, const struct attn_head *hd, struct work *w,
+    size_t i0, size_t rows)
+{
+	const struct attn_problem *p = e->p;
+	size_t j0, j, l;
+
+	for (j0 = 0; j0 < p->S; j0 += MASK_KEYS) {
+		const size_t j1 = p->S - j0 < MASK_KEYS ? p->S : j0 + MASK_KEYS;
+
+		switch (attn_tile_keeps(p, &e->counts, hd, i0, i0 + rows, j0,
+		    j1)) {
+		case ATTN_TILE_KEPT:
+			break;
+		case ATTN_TILE_MASKED:
+			for (j = j0; j < j1; j++)
+				for (l = 0; l < rows; l++)
+					w->x[j * LANES + l] = -INFINITY;
+			break;
+		case ATTN_TILE_MIXED:
+			for (j = j0; j < j1; j++)
+				for (l = 0; l < rows; l++)
+					if (!attn_keeps(p, hd, i0 + l, j))
+						w->x[j * LANES + l] = -INFINITY;
+			break;
+		}
+	}
+}
+
+/* The logits of the rows in w->x (and scores, the softcap's tanh). */
+static void
+logits(const struct emu *e, const struct attn_head *hd, struct work *w,
+    const float *kf, size_t i0, size_t rows)
+{
+	const struct attn_problem *p = e->p;
+	const size_t S = p->S, n = S * LANES;
+	struct attn_matrix m;
+	size_t j, l;
+
+	if (held(e, ATTN_STAGE_SCORES, hd, &m)) {
+		tile_dot(w->qt, p->d_k, kf, S, w->y);
+		round_f(e, w->y, n);
+		put_rows(e, ATTN_STAGE_SCORES, hd, w->y, i0, rows, S);
+	}
+	tile_dot(w->st, p->d_k, kf, S, w->x);
+	round_f(e, w->x, n);
+	if (e->cap > 0.0f) {
+		all_div(w->x, e->cap, n);
+		round_f(e, w->x, n);
+		all_libm(w->x, n, tanh);
+		round_f(e, w->x, n);
+		if (w->t != NULL)
+			memcpy(w->t, w->x, n * sizeof *w->t);
+		all_mul(w->x, e->cap, n);
+		round_f(e, w->x, n);
+	}
+	if (hd->bias.data != NULL) {
+		/* w->y as the rounded bias, 0 in the lanes after */
+		for (j = 0; j < S; j++)
+			for (l = 0; l < LANES; l++)
+				w->y[j * LANES + l] = l < rows ? in_f(e,
+				    attn_input_at(&hd->bias, i0 + l, j)) : 0.0f;
+		all_add(w->x, w->y, n);
+		round_f(e, w->x, n);
+	}
+	if (p->cfg->alibi) {
+		const double slope = (double)(float)hd->slope;
+
+		for (j = 0; j < S; j++)
+			for (l = 0; l < rows; l++)
+				w->x[j * LANES + l] -= (float)(slope * fabs(
+				    (double)(i0 + l + p->q_pos0) -
+				    (double)(j + p->k_pos0)));
+		round_f(e, w->x, n);
+	}
+	apply_masks(e, hd, w, i0, rows);
+	put_rows(e, ATTN_STAGE_SCALED, hd, w->x, i0, rows, S);
+	if (held(e, ATTN_STAGE_MASK, hd, &m))
+		for (l = 0; l < rows; l++)
+			for (j = 0; j < S; j++)
+				*attn_at(&m, i0 + l, j) = w->x[j * LANES + l] ==
+				    -INFINITY ? 0.0 : 1.0;
+}
+
+/* The softmax of the rows: w->x becomes the weights, w->m and w->sum
+ * the rows' maxima and sums; row_max, row_sum, lse and weights held. */
+static void
+softmax(const struct emu *e, const struct attn_head *hd, struct work *w,
+    size_t i0, size_t rows)
+{
+	const struct attn_problem *p = e->p;
+	const size_t S = p->S, n = S * LANES;
+	const float sink = hd->sink == -INFINITY ? -INFINITY :
+	    in_f(e, hd->sink);
+	struct attn_matrix m;
+	size_t j, l;
+
+	rows_max(w->x, S, sink, w->m);
+	rows_sub(w->x, w->m, S);
+	all_libm(w->x, n, exp);
+	for (l = 0; l < LANES; l++)
+		w->sum[l] = sink == -INFINITY ? 0.0f :
+		    (float)exp((double)(sink - w->m[l]));
+	rows_sum(w->x, S, w->sum);
+	rows_div(w->x, w->sum, S);
+	round_f(e, w->x, n);
+	/* rows with no key (no sink), and nan rows */
+	for (l = 0; l < rows; l++) {
+		float v;
+
+		if (isnan(w->m[l]))
+			v = NAN;
+		else if (w->m[l] == -INFINITY)
+			v = (float)attn_masked_weight(p, e->prec);
+		else
+			continue;
+		w->sum[l] = isnan(w->m[l]) ? NAN : 0.0f;
+		for (j = 0; j < S; j++)
+			w->x[j * LANES + l] = v;
+	}
+	if (held(e, ATTN_STAGE_LSE, hd, &m))
+		for (l = 0; l < rows; l++) {
+			const float mx = w->m[l];
+
+			*attn_at(&m, i0 + l, 0) = isnan(mx) ? NAN :
+			    mx == -INFINITY ? -INFINITY : attn_round(
+			    (double)(mx + (float)log((double)w->sum[l])),
+			    e->prec);
+		}
+	if (held(e, ATTN_STAGE_ROW_MAX, hd, &m))
+		for (l = 0; l < rows; l++)
+			*attn_at(&m, i0 + l, 0) = w->m[l];
+	if (held(e, ATTN_STAGE_ROW_SUM, hd, &m))
+		for (l = 0; l < rows; l++)
+			*attn_at(&m, i0 + l, 0) = w->sum[l];
+	put_rows(e, ATTN_STAGE_WEIGHTS, hd, w->x, i0, rows, S);
+}
+
+/* ------------------------------------------------------------ backward */
+
+/* Rows [i0, i0 + rows) of head hd's backward, after its forward (the
+ * weights in w->x, output in w->acc): dP, delta, dS, dx (into e->g),
+ * grad_q; the weights, qs and dO kept for the key tasks. */
+static void
+backward_rows(const struct emu *e, const struct attn_head *hd,
+    struct work *w, const float *kf, const float *vf, size_t i0,
+    size_t rows)
+{
+	const struct attn_problem *p = e->p;
+	const size_t S = p->S, n = S * LANES;
+	struct attn_matrix m;
+	size_t j, l, c;
+
+	for (c = 0; c < p->d_v; c++)
+		for (l = 0; l < LANES; l++)
+			w->dot[c * LANES + l] = l < rows ? in_f(e,
+			    *attn_at(&hd->d_out, i0 + l, c)) : 0.0f;
+	for (l = 0; l < rows; l++) {
+		for (j = 0; j < S; j++)
+			e->pw[(i0 + l) * e->sp + j] = w->x[j * LANES + l];
+		for (c = 0; c < p->d_k; c++)
+			e->qs[(i0 + l) * p->d_k + c] = w->st[c * LANES + l];
+		for (c = 0; c < p->d_v; c++)
+			e->dof[(i0 + l) * p->d_v + c] = w->dot[c * LANES + l];
+	}
+	/* dP, delta, dS */
+	tile_dot(w->dot, p->d_v, vf, S, w->y);
+	round_f(e, w->y, n);
+	put_rows(e, ATTN_STAGE_GRAD_WEIGHTS, hd, w->y, i0, rows, S);
+	rows_dot(w->dot, w->acc, p->d_v, w->dl);
+	if (held(e, ATTN_STAGE_DELTA, hd, &m))
+		for (l = 0; l < rows; l++)
+			*attn_at(&m, i0 + l, 0) = w->dl[l];
+	rows_softmax_back(w->x, w->y, w->dl, S);
+	round_f(e, w->y, n);
+	for (l = 0; l < rows; l++) {
+		const int none = w->m[l] == -INFINITY;
+		const float v = none && p->cfg->masked_rows ==
+		    ATTN_MASKED_NAN ? NAN : 0.0f;
+
+		for (j = 0; j < S; j++)
+			if (none || w->lg[j * LANES + l] == -INFINITY ||
+			    w->x[j * LANES + l] == 0.0f)
+				w->y[j * LANES + l] = v;
+	}
+	put_rows(e, ATTN_STAGE_GRAD_SCALED, hd, w->y, i0, rows, S);
+	/* back through the softcap: dx */
+	if (e->cap > 0.0f) {
+		all_mul(w->y, e->cap, n);
+		round_f(e, w->y, n);
+		all_tanh_back(w->t, w->y, n);
+		round_f(e, w->y, n);
+		all_div(w->y, e->cap, n);
+		round_f(e, w->y, n);
+	}
+	for (l = 0; l < rows; l++)
+		for (j = 0; j < S; j++)
+			e->g[(i0 + l) * e->sp + j] = w->y[j * LANES + l];
+	/* grad_q = F(A(F(dx K) * scale)) */
+	if (held(e, ATTN_STAGE_GRAD_Q, hd, &m)) {
+		tile_mix(w->y, LANES, S, kf, p->d_k, p->d_k, w->acc);
+		round_f(e, w->acc, p->d_k * LANES);
+		all_mul(w->acc, e->scale, p->d_k * LANES);
+		round_f(e, w->acc, p->d_k * LANES);
+		put_rows(e, ATTN_STAGE_GRAD_Q, hd, w->acc, i0, rows, p->d_k);
+	}
+}
+
+/* Keys [j0, j0 + LANES) of head hd's grad_k or grad_v: this head's sum
+ * over its queries of a (dx or the weights) times b (qs or dO), d
+ * columns, added into the KV head's float32 sums s; the last head of
+ * the KV head rounds them into the held stage. */
+static void
+backward_keys(const struct emu *e, const struct attn_head *hd,
+    struct work *w, enum attn_stage st, const float *a, const float *b,
+    size_t d, float *s, size_t j0)
+{
+	const struct attn_problem *p = e->p;
+	const size_t keys = p->S - j0 < LANES ? p->S - j0 : LANES;
+	struct attn_matrix m;
+	size_t l, c;
+
+	if (!held(e, st, hd, &m))
+		return;
+	tile_mix(a + j0, e->sp, p->T, b, d, d, w->acc);
+	round_f(e, w->acc, d * LANES);
+	for (l = 0; l < keys; l++)
+		for (c = 0; c < d; c++)
+			s[(j0 + l) * d + c] += w->acc[c * LANES + l];
+	if (hd->h % (p->H / p->G) != p->H / p->G - 1)
+		return;
+	round_f(e, s + j0 * d, keys * d);
+	for (l = 0; l < keys; l++)
+		for (c = 0; c < d; c++)
+			*attn_at(&m, j0 + l, c) = s[(j0 + l) * d + c];
+}
+
+/* ---------------------------------------------------------------- tasks */
+
+static void
+head_of(const struct emu *e, size_t n, struct attn_head *hd,
+    const float **kf, const float **vf)
+{
+	const struct attn_problem *p = e->p;
+	const size_t kv = n / p->H * p->G + n % p->H / (p->H / p->G);
+
+	attn_problem_head(p, n / p->H, n % p->H, hd);
+	*kf = e->kf + kv * p->S * p->d_k;
+	*vf = e->vf + kv * p->S * p->d_v;
+}
+
+static void
+row_task(void *ctx, size_t worker, size_t t)
+{
+	struct emu *e = ctx;
+	const struct attn_problem *p = e->p;
+	struct work *w = &e->w[worker];
+	const size_t n = e->grad ? e->head : t / e->row_tasks;
+	const size_t i0 = (e->grad ? t : t % e->row_tasks) * LANES;
+	const size_t rows = p->T - i0 < LANES ? p->T - i0 : LANES;
+	struct attn_head hd;
+	const float *kf, *vf;
+
+	head_of(e, n, &hd, &kf, &vf);
+	load_q(e, &hd, w, i0, rows);
+	logits(e, &hd, w, kf, i0, rows);
+	if (w->lg != NULL)
+		memcpy(w->lg, w->x, p->S * LANES * sizeof *w->lg);
+	softmax(e, &hd, w, i0, rows);
+	if (e->grad || (p->hold & ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT))) {
+		tile_mix(w->x, LANES, p->S, vf, p->d_v, p->d_v, w->acc);
+		round_f(e, w->acc, p->d_v * LANES);
+		put_rows(e, ATTN_STAGE_OUTPUT, &hd, w->acc, i0, rows, p->d_v);
+	}
+	if (e->grad)
+		backward_rows(e, &hd, w, kf, vf, i0, rows);
+}
+
+static void
+key_task(void *ctx, size_t worker, size_t t)
+{
+	struct emu *e = ctx;
+	struct work *w = &e->w[worker];
+	struct attn_head hd;
+	const float *kf, *vf;
+
+	head_of(e, e->head, &hd, &kf, &vf);
+	backward_keys(e, &hd, w, ATTN_STAGE_GRAD_K, e->g, e->qs, e->p->d_k,
+	    e->ak, t * LANES);
+	backward_keys(e, &hd, w, ATTN_STAGE_GRAD_V, e->pw, e->dof, e->p->d_v,
+	    e->av, t * LANES);
+}
+
+/* One progress line over every pool of the run. */
+static void
+emu_progress(void *arg, const char *what, size_t done, size_t total)
+{
+	struct emu *e = arg;
+
+	(void)done;
+	(void)total;
+	e->done++;
+	e->p->cfg->progress(e->p->cfg->progress_arg, what, e->done, e->total);
+}
+
+static void
+pool(struct emu *e, size_t tasks, void (*task)(void *, size_t, size_t))
+{
+	struct attn_pool_job job;
+
+	memset(&job, 0, sizeof job);
+	job.tasks = tasks;
+	job.threads = e->workers;
+	job.task = task;
+	job.ctx = e;
+	if (e->p->cfg->progress != NULL) {
+		job.progress = emu_progress;
+		job.progress_arg = e;
+	}
+	job.what = e->what;
+	attn_pool_run(&job);
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+/* The arrays of a run, in floats: each worker's, then the run's. */
+enum {
+	W_QT, W_ST, W_DOT, W_X, W_Y, W_T, W_LG, W_ACC, W_COUNT
+};
+enum {
+	R_KF, R_VF, R_PW, R_G, R_QS, R_DOF, R_AK, R_AV, R_COUNT
+};
+
+struct sizes {
+	size_t workers;
+	size_t work[W_COUNT];	/* floats a worker */
+	size_t run[R_COUNT];	/* floats a run */
+};
+
+static int
+grad_of(const struct attn_problem *p)
+{
+	return (p->hold & ATTN_STAGES_GRAD) != 0;
+}
+
+/* The sizes of p's arrays; -1 when one overflows. */
+static int
+sizes_of(const struct attn_problem *p, struct sizes *z)
+{
+	const size_t d = p->d_k > p->d_v ? p->d_k : p->d_v;
+	const size_t sp = (p->S + LANES - 1) / LANES * LANES;
+	const int grad = grad_of(p);
+	const int cap = p->cfg->softcap > 0.0;
+	const size_t rt = (p->T + LANES - 1) / LANES;
+	size_t tasks, kv, i;
+
+	/* the most tasks a pool shares: every row block of every head, or
+	 * with the backward a head's row blocks or key blocks */
+	if (p->S > SIZE_MAX - LANES ||
+	    attn_size_mul(p->B, p->H, &tasks) != 0 ||
+	    attn_size_mul(tasks, rt, &tasks) != 0 ||
+	    attn_size_mul(p->B, p->G, &kv) != 0 ||
+	    attn_size_mul(kv, p->S, &kv) != 0)
+		return -1;
+	if (grad)
+		tasks = rt > sp / LANES ? rt : sp / LANES;
+	z->workers = p->threads < tasks ? p->threads : tasks;
+	if (z->workers == 0)
+		z->workers = 1;
+	memset(z->work, 0, sizeof z->work);
+	memset(z->run, 0, sizeof z->run);
+	if (attn_size_mul(p->d_k, LANES, &z->work[W_QT]) != 0 ||
+	    attn_size_mul(p->d_v, LANES, &z->work[W_DOT]) != 0 ||
+	    attn_size_mul(sp, LANES, &z->work[W_X]) != 0 ||
+	    attn_size_mul(d, LANES, &z->work[W_ACC]) != 0 ||
+	    attn_size_mul(kv, p->d_k, &z->run[R_KF]) != 0 ||
+	    attn_size_mul(kv, p->d_v, &z->run[R_VF]) != 0)
+		return -1;
+	z->work[W_ST] = z->work[W_QT];
+	z->work[W_Y] = z->work[W_X];
+	z->work[W_T] = grad && cap ? z->work[W_X] : 0;
+	z->work[W_LG] = grad ? z->work[W_X] : 0;
+	if (grad && (attn_size_mul(p->T, sp, &z->run[R_PW]) != 0 ||
+	    attn_size_mul(p->T, p->d_k, &z->run[R_QS]) != 0 ||
+	    attn_size_mul(p->T, p->d_v, &z->run[R_DOF]) != 0 ||
+	    attn_size_mul(p->S, p->d_k, &z->run[R_AK]) != 0 ||
+	    attn_size_mul(p->S, p->d_v, &z->run[R_AV]) != 0))
+		return -1;
+	z->run[R_G] = z->run[R_PW];
+	for (i = 0; i < W_COUNT; i++)
+		if (z->work[i] > SIZE_MAX / sizeof(float) / 2)
+			return -1;
+	for (i = 0; i < R_COUNT; i++)
+		if (z->run[i] > SIZE_MAX / sizeof(float) / 2)
+			return -1;
+	return 0;
+}
+
+static enum attn_status
+too_large(const struct attn_problem *p, struct attn_error *err)
+{
+	return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+	    "the emulation's blocks of %zu queries and %zu keys are too "
+	    "large to address", p->T, p->S);
 }
 
 static enum attn_status
 emulate_plan(const struct attn_problem *p, size_t *bytes,
     struct attn_error *err)
 {
-	const struct attn_problem all = emulated(p);
+	struct sizes z;
+	enum attn_status st;
+	size_t i, w = 0, r = 0, c;
 
-	return attn_reference_plan(&all, bytes, err);
+	if (sizes_of(p, &z) != 0)
+		return too_large(p, err);
+	for (i = 0; i < W_COUNT; i++)
+		w += z.work[i] * sizeof(float);
+	for (i = 0; i < R_COUNT; i++)
+		r += z.run[i] * sizeof(float);
+	if ((st = attn_mask_counts_bytes(p, &c, err)) != ATTN_OK)
+		return st;
+	if (attn_size_mul(w, z.workers, &w) != 0 || w > SIZE_MAX / 4 ||
+	    r > SIZE_MAX / 4 || c > SIZE_MAX / 4)
+		return too_large(p, err);
+	*bytes = w + r + c + z.workers * sizeof(struct work);
+	return ATTN_OK;
+}
+
+/* Free what emulate_alloc allocated. */
+static void
+emulate_free(struct emu *e, const struct sizes *z)
+{
+	float **run[R_COUNT] = { &e->kf, &e->vf, &e->pw, &e->g, &e->qs,
+	    &e->dof, &e->ak, &e->av };
+	size_t i, k;
+
+	for (i = 0; e->w != NULL && i < z->workers; i++) {
+		float **work[W_COUNT] = { &e->w[i].qt, &e->w[i].st,
+		    &e->w[i].dot, &e->w[i].x, &e->w[i].y, &e->w[i].t,
+		    &e->w[i].lg, &e->w[i].acc };
+
+		for (k = 0; k < W_COUNT; k++)
+			attn_mem_free(*work[k], z->work[k] * sizeof(float));
+	}
+	attn_mem_free(e->w, z->workers * sizeof *e->w);
+	for (k = 0; k < R_COUNT; k++)
+		attn_mem_free(*run[k], z->run[k] * sizeof(float));
+	attn_mask_counts_free(&e->counts);
+}
+
+/* Allocate (zeroed) the arrays of z; -1 when out of memory. */
+static int
+emulate_alloc(struct emu *e, const struct sizes *z)
+{
+	float **run[R_COUNT] = { &e->kf, &e->vf, &e->pw, &e->g, &e->qs,
+	    &e->dof, &e->ak, &e->av };
+	size_t i, k;
+
+	if ((e->w = attn_mem_zalloc(z->workers * sizeof *e->w)) == NULL)
+		return -1;
+	for (i = 0; i < z->workers; i++) {
+		float **work[W_COUNT] = { &e->w[i].qt, &e->w[i].st,
+		    &e->w[i].dot, &e->w[i].x, &e->w[i].y, &e->w[i].t,
+		    &e->w[i].lg, &e->w[i].acc };
+
+		for (k = 0; k < W_COUNT; k++)
+			if (z->work[k] != 0 && (*work[k] = attn_mem_zalloc(
+			    z->work[k] * sizeof(float))) == NULL)
+				return -1;
+	}
+	for (k = 0; k < R_COUNT; k++)
+		if (z->run[k] != 0 && (*run[k] = attn_mem_zalloc(z->run[k] *
+		    sizeof(float))) == NULL)
+			return -1;
+	return 0;
+}
+
+/* F(K) and F(V) of every batch and KV head. */
+static void
+load_kv(struct emu *e)
+{
+	const struct attn_problem *p = e->p;
+	struct attn_head hd;
+	size_t b, g, j, c;
+
+	for (b = 0; b < p->B; b++)
+		for (g = 0; g < p->G; g++) {
+			float *kf = e->kf + (b * p->G + g) * p->S * p->d_k;
+			float *vf = e->vf + (b * p->G + g) * p->S * p->d_v;
+
+			attn_problem_head(p, b, g * (p->H / p->G), &hd);
+			for (j = 0; j < p->S; j++) {
+				for (c = 0; c < p->d_k; c++)
+					kf[j * p->d_k + c] = in_f(e,
+					    *attn_at(&hd.k, j, c));
+				for (c = 0; c < p->d_v; c++)
+					vf[j * p->d_v + c] = in_f(e,
+					    *attn_at(&hd.v, j, c));
+			}
+		}
+}
+
+/* What progress calls the tasks, by precision and pass. */
+static const char *
+progress_what(enum attn_precision prec, int grad)
+{
+	static const char *const what[][2] = {
+		[ATTN_PREC_FP32] = { "query blocks of the emulated fp32 kernel",
+		    "blocks of the emulated fp32 kernel, forward and "
+		    "backward" },
+		[ATTN_PREC_FP16] = { "query blocks of the emulated fp16 kernel",
+		    "blocks of the emulated fp16 kernel, forward and "
+		    "backward" },
+		[ATTN_PREC_BF16] = { "query blocks of the emulated bf16 kernel",
+		    "blocks of the emulated bf16 kernel, forward and "
+		    "backward" },
+	};
+
+	return what[prec][grad];
 }
 
 static enum attn_status
 emulate_run(const struct attn_problem *p, enum attn_precision prec,
     struct attn_stages *out, struct attn_error *err)
 {
-	const struct attn_problem all = emulated(p);
+	struct emu e;
+	struct sizes z;
+	enum attn_status st;
+	size_t n, heads = p->B * p->H;
 
-	return attn_reference_run(&all, prec, out, err);
+	memset(&e, 0, sizeof e);
+	if (sizes_of(p, &z) != 0)
+		return too_large(p, err);
+	e.p = p;
+	e.prec = prec;
+	e.out = out;
+	e.sp = (p->S + LANES - 1) / LANES * LANES;
+	e.row_tasks = (p->T + LANES - 1) / LANES;
+	e.key_tasks = (p->S + LANES - 1) / LANES;
+	e.scale = (float)p->scale;
+	e.cap = p->cfg->softcap > 0.0 ? (float)p->cfg->softcap : 0.0f;
+	e.grad = grad_of(p);
+	e.workers = z.workers;
+	e.what = progress_what(prec, e.grad);
+	e.total = heads * (e.row_tasks + (e.grad ? e.key_tasks : 0));
+	if (emulate_alloc(&e, &z) != 0) {
+		emulate_free(&e, &z);
+		return attn_error_nomem(err, NULL, "the emulation's arrays");
+	}
+	if ((st = attn_mask_counts_init(p, &e.counts, err)) != ATTN_OK) {
+		emulate_free(&e, &z);
+		return st;
+	}
+	load_kv(&e);
+	if (!e.grad)
+		pool(&e, heads * e.row_tasks, row_task);
+	for (n = 0; e.grad && n < heads; n++) {
+		if (n % (p->H / p->G) == 0) {
+			memset(e.ak, 0, z.run[R_AK] * sizeof(float));
+			memset(e.av, 0, z.run[R_AV] * sizeof(float));
+		}
+		e.head = n;
+		pool(&e, e.row_tasks, row_task);
+		pool(&e, e.key_tasks, key_task);
+	}
+	out->computed |= p->hold & (ATTN_STAGES_ALL | ATTN_STAGES_GRAD);
+	emulate_free(&e, &z);
+	return ATTN_OK;
 }
 
 static enum attn_status

@@ -431,6 +431,29 @@ extern const double attn_exp_hi[16], attn_exp_lo[16];
 #endif
 
 /*
+ * For the emulation's float32 loops (lib/emulate.c, lib/round.c), which
+ * are written lane by lane over ATTN_EMU_LANES rows so that the compiler
+ * vectorises them across rows: a second copy for x86-64-v3 (AVX2, FMA,
+ * F16C), picked when the program loads where the CPU has it.  Each lane
+ * does the scalar loop's operations in its order (fmaf is one rounding
+ * either way, and nothing is contracted: -ffp-contract=off), so both
+ * copies give the same bytes.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ATTN_EMU_CLONES \
+	__attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define ATTN_EMU_CLONES
+#endif
+
+/* n float32 values rounded in place to prec (lib/round.c), as
+ * attn_round rounds them: float16 by the CPU's conversion (F16C) where
+ * hardware is set and the CPU has one, else by bit operations; FP32 and
+ * FP64 leave them. */
+void attn_round_floats(float *x, size_t n, enum attn_precision prec,
+    int hardware);
+
+/*
  * The arithmetic of a precision, in which the passes that the reference
  * kernel and its emulation share (lib/kernel.c, lib/grad.c) compute:
  * attn_prec_store rounds a value to the format a stage is stored in,

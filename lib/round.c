@@ -12,6 +12,8 @@
  * the edge values of each format (check_emulate.c).
  */
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -53,4 +55,131 @@ attn_round(double x, enum attn_precision prec)
 		return copysign(INFINITY, x);
 	/* An underflow to zero has the sign of x, as in IEEE arithmetic. */
 	return y == 0.0 ? copysign(0.0, x) : y;
+}
+
+/* ------------------------------------------------------- arrays of floats */
+
+/*
+ * The same rounding for an array of float32 values in place, as the
+ * emulation (lib/emulate.c) stores what it accumulated in float32: with
+ * the hardware where it has a conversion (F16C for float16), by bit
+ * operations otherwise.  Every way rounds to nearest, ties to even, with
+ * subnormals, overflow to inf and nan kept: attn_round's results, which
+ * check_emulate.c holds each way to on every float16 and bfloat16 tie.
+ * A float32 is exact as a double, so rounding it to the format here or
+ * in attn_round is the same.
+ */
+
+/* bfloat16: the upper 16 bits of a float32, rounded half to even by
+ * adding 0x7fff and the bit that stays last (a carry into the exponent
+ * is the next binade, and past the largest number it makes inf); a nan
+ * keeps its sign and is quieted, so that rounding cannot make it inf. */
+ATTN_EMU_CLONES
+static void
+bf16_floats(float *x, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t u;
+
+		memcpy(&u, &x[i], sizeof u);
+		if ((u & 0x7fffffffu) > 0x7f800000u)
+			u |= 0x00400000u;
+		else
+			u += 0x7fffu + ((u >> 16) & 1u);
+		u &= 0xffff0000u;
+		memcpy(&x[i], &u, sizeof u);
+	}
+}
+
+/* float16 by bit operations: 10 fraction bits of 23 in the normals
+ * (2^-14 and up), rounded like bfloat16's 16; below them a multiple of
+ * 2^-24, which the float32 sum |f| + 0.5 rounds to (its spacing is
+ * 2^-24), half to even, and subtracting 0.5 again is exact. */
+static float
+fp16_bits(float f)
+{
+	uint32_t u, a;
+	float r;
+
+	memcpy(&u, &f, sizeof u);
+	a = u & 0x7fffffffu;
+	if (a >= 0x7f800000u)		/* inf and nan stay */
+		return f;
+	if (a >= 0x477ff000u)		/* 65520, the tie past 65504 */
+		a = 0x7f800000u;
+	else if (a >= 0x38800000u) {	/* 2^-14 */
+		a += 0xfffu + ((a >> 13) & 1u);
+		a &= ~0x1fffu;
+	} else {
+		memcpy(&r, &a, sizeof r);
+		r = (r + 0.5f) - 0.5f;
+		memcpy(&a, &r, sizeof a);
+	}
+	u = (u & 0x80000000u) | a;
+	memcpy(&r, &u, sizeof r);
+	return r;
+}
+
+static void
+fp16_floats_bits(float *x, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		x[i] = fp16_bits(x[i]);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* float16 by F16C, 8 at a time (the rest by bits): VCVTPS2PH with
+ * round-to-nearest-even in the instruction (not MXCSR's mode), which
+ * makes subnormals, inf past 65504 and quiet nans as IEEE says. */
+__attribute__((target("avx,f16c")))
+static void
+fp16_floats_f16c(float *x, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i),
+		    _MM_FROUND_TO_NEAREST_INT);
+
+		_mm256_storeu_ps(x + i, _mm256_cvtph_ps(h));
+	}
+	fp16_floats_bits(x + i, n - i);
+}
+
+static int
+has_f16c(void)
+{
+	return __builtin_cpu_supports("avx") &&
+	    __builtin_cpu_supports("f16c");
+}
+#endif
+
+void
+attn_round_floats(float *x, size_t n, enum attn_precision prec,
+    int hardware)
+{
+	switch (prec) {
+	case ATTN_PREC_BF16:
+		bf16_floats(x, n);
+		break;
+	case ATTN_PREC_FP16:
+#if defined(__x86_64__) && defined(__GNUC__)
+		if (hardware && has_f16c()) {
+			fp16_floats_f16c(x, n);
+			break;
+		}
+#endif
+		(void)hardware;
+		fp16_floats_bits(x, n);
+		break;
+	case ATTN_PREC_FP64:
+	case ATTN_PREC_FP32:
+		break;
+	}
 }

@@ -86,12 +86,14 @@ cmp -s tty.csv pipe.csv && cmp -s tty.csv forced.csv && cmp -s tty.csv off.csv
 expect "the output does not depend on the progress line" $?
 
 # 4. The other phases: some seconds each of the reference kernel with
-# the backward pass (3000 rows, 8 heads) and of the emulated fp16 kernel
-# (1200 rows, 2 heads), whose line shows once a second has gone.
+# the backward pass (3000 rows, 8 heads), of the emulated fp16 kernel
+# (6000 rows, 2 heads: 72 million exponentials) and of its backward
+# (4000 rows), whose line shows once a second has gone.
 awk 'BEGIN { srand(7); for (i = 0; i < 3000; i++) { for (j = 0; j < 16; j++)
     printf "%s%.3f", j ? "," : "", rand() * 4 - 2; print "" } }' >y.csv
-awk 'BEGIN { srand(8); for (i = 0; i < 1200; i++) { for (j = 0; j < 4; j++)
+awk 'BEGIN { srand(8); for (i = 0; i < 6000; i++) { for (j = 0; j < 4; j++)
     printf "%s%.3f", j ? "," : "", rand() * 4 - 2; print "" } }' >z.csv
+head -n 4000 z.csv >zg.csv
 "$bin" -j 1 --progress --heads 8 --self y.csv --grad y.csv -s grad_q \
     -o g.csv 2>grad.err
 expect "a run with --grad succeeds" $?
@@ -101,13 +103,23 @@ expect "--grad names its phase on the line" $?
 "$bin" --progress --emulate fp16 --heads 2 --self z.csv -s output -f csv \
     -o e.csv 2>emu.err
 expect "a run with --emulate succeeds" $?
-grep -q "attn: [0-9]*% of heads of the emulated fp16 kernel, [0-9.]* s elapsed" \
+grep -q "attn: [0-9]*% of query blocks of the emulated fp16 kernel, [0-9.]* s elapsed" \
     emu.err
 expect "--emulate names its phase on the line" $?
+"$bin" --progress --emulate fp16 --heads 2 --self zg.csv --grad zg.csv \
+    -s grad_k -f csv -o eg.csv 2>emugrad.err
+expect "a run with --emulate and --grad succeeds" $?
+grep -q "attn: [0-9]*% of blocks of the emulated fp16 kernel, forward and backward, [0-9.]* s elapsed" \
+    emugrad.err
+expect "--emulate --grad names its phase on the line" $?
+# The last line drawn before it is erased is the end of the work.
+tr '\r' '\n' <emugrad.err | grep -v '^ *$' | tail -1 |
+    grep -q "attn: 100% of blocks of the emulated fp16 kernel"
+expect "the emulated backward's line ends at 100%, with the work" $?
 "$bin" --progress --emulate fp16 --check e.csv --heads 2 --self z.csv \
     >check.out 2>check.err
 expect "--check --emulate of the emulation passes" $?
-grep -q "attn: [0-9]*% of heads of the emulated fp16 kernel, " check.err
+grep -q "attn: [0-9]*% of query blocks of the emulated fp16 kernel, " check.err
 expect "--check's baseline reports after attn's run" $?
 [ "$(tail -c 1 grad.err | od -An -c | tr -d ' ')" = '\r' ] &&
     [ "$(tr -cd '\n' <check.err | wc -c)" -eq 0 ]

@@ -1,18 +1,23 @@
 /*
- * check_emulate.c - lib/emulate.c: rounding to float32, float16 and
- * bfloat16 (ties to even, subnormals, overflow), each checked against an
- * oracle that does not share its algorithm, and on the edge values of
- * each format; and the emulated kernel: a float32 naive kernel written
- * here agrees with it bit for bit, every number it stores is one of its
- * format, and each format's error against the fp64 reference is what
- * the format's precision says.
+ * check_emulate.c - lib/emulate.c and lib/round.c: rounding to float32,
+ * float16 and bfloat16 (ties to even, subnormals, overflow), each
+ * checked against an oracle that does not share its algorithm, on the
+ * edge values of each format, and for arrays of floats by F16C and by
+ * bits; and the emulated kernel: the same computation in software
+ * rounding (emulate_ref.c) gives its bytes in every variant and on any
+ * thread count, a float32 naive kernel written here agrees with it,
+ * every number it stores is one of its format, each format's error
+ * against the fp64 reference is what the format's precision says, and
+ * its progress is reported.
  */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "emulate_ref.h"
 #include "internal.h"
 #include "suites.h"
 #include "testutil.h"
@@ -214,7 +219,7 @@ END_TEST
  * plain, 1 causal with a mask, 2 bias and ALiBi, 3 softcap, 4 GQA with
  * batches. */
 struct problem {
-	struct attn_matrix q, k, v, mask, bias, d_out;
+	struct attn_matrix q, k, v, mask, bias, d_out, sinks;
 	struct attn_inputs in;
 	struct attn_config cfg;
 };
@@ -267,6 +272,7 @@ problem_free(struct problem *pb)
 	attn_matrix_free(&pb->mask);
 	attn_matrix_free(&pb->bias);
 	attn_matrix_free(&pb->d_out);
+	attn_matrix_free(&pb->sinks);
 }
 
 static void
@@ -289,8 +295,9 @@ emulate_ok(const struct problem *pb, enum attn_precision prec,
 	emulate_set(pb, prec, ATTN_STAGES_ALL, st);
 }
 
-/* The float32 naive kernel a user would write, in plain float with fma:
- * one query of the plain problem (variant 0), scale 1/sqrt(d). */
+/* The float32 naive kernel a user would write, in plain float with fma
+ * (q scaled first, as attention_ref does): one query of the plain
+ * problem (variant 0), scale 1/sqrt(d). */
 static void
 float_kernel(const struct problem *pb, size_t i, float *out)
 {
@@ -303,9 +310,9 @@ float_kernel(const struct problem *pb, size_t i, float *out)
 		float dot = 0.0f;
 
 		for (c = 0; c < D; c++)
-			dot = fmaf((float)*attn_at(&pb->q, i, c),
+			dot = fmaf((float)*attn_at(&pb->q, i, c) * scale,
 			    (float)*attn_at(&pb->k, j, c), dot);
-		s[j] = dot * scale;
+		s[j] = dot;
 		if (s[j] > max)
 			max = s[j];
 	}
@@ -418,6 +425,7 @@ START_TEST(emulated_backward_follows_the_format)
 {
 	const enum attn_precision prec = (enum attn_precision)(_i / 5 + 1);
 	static const double ulp[] = { 0, 0x1p-23, 0x1p-10, 0x1p-7 };
+	/* and delta, the float32 sum inside the softmax's backward */
 	static const enum attn_stage grads[] = { ATTN_STAGE_GRAD_WEIGHTS,
 	    ATTN_STAGE_DELTA, ATTN_STAGE_GRAD_SCALED, ATTN_STAGE_GRAD_Q,
 	    ATTN_STAGE_GRAD_K, ATTN_STAGE_GRAD_V };
@@ -441,8 +449,9 @@ START_TEST(emulated_backward_follows_the_format)
 		for (i = 0; i < n; i++)
 			big = fmax(big, fabs(r->data[i]));
 		for (i = 0; i < n; i++) {
-			ck_assert_msg(attn_round(e->data[i], prec) == e->data[i],
-			    "%s[%zu] = %a is no number of the format",
+			ck_assert_msg(attn_round(e->data[i], grads[k] ==
+			    ATTN_STAGE_DELTA ? ATTN_PREC_FP32 : prec) ==
+			    e->data[i], "%s[%zu] = %a is no number of the format",
 			    attn_stage_table[grads[k]].name, i, e->data[i]);
 			worst = fmax(worst, fabs(e->data[i] - r->data[i]) / big);
 		}
@@ -506,6 +515,299 @@ START_TEST(float16_overflow_is_inf_not_an_error)
 }
 END_TEST
 
+/* ------------------------------------------------------ arrays of floats */
+
+/* attn_round_floats, by F16C and by bits, against attn_round of the same
+ * float: every float16 tie (a float whose 13 bits below float16's last
+ * are 0x1000, over every sign, exponent and fraction) and bfloat16 tie
+ * (16 bits 0x8000), each neighbour of a tie, and random bit patterns
+ * (nan, inf and subnormals among them).  Case 0 float16 by hardware,
+ * 1 float16 by bits, 2 bfloat16. */
+static void
+floats_agree(enum attn_precision prec, int hardware, const float *x,
+    size_t n)
+{
+	float *y = malloc(n * sizeof *y);
+	size_t i;
+
+	memcpy(y, x, n * sizeof *y);
+	attn_round_floats(y, n, prec, hardware);
+	for (i = 0; i < n; i++) {
+		const double want = attn_round((double)x[i], prec);
+
+		if (isnan(want) ? !isnan(y[i]) : memcmp(&want,
+		    &(double){ (double)y[i] }, 8) != 0)
+			ck_abort_msg("%a rounds to %a, attn_round to %a",
+			    (double)x[i], (double)y[i], want);
+	}
+	free(y);
+}
+
+START_TEST(float_arrays_round_as_attn_round)
+{
+	const enum attn_precision prec = _i == 2 ? ATTN_PREC_BF16 :
+	    ATTN_PREC_FP16;
+	const unsigned shift = prec == ATTN_PREC_BF16 ? 16 : 13;
+	const size_t n = (size_t)1 << (32 - shift);
+	float *x = malloc(3 * n * sizeof *x);
+	struct ref_rng rng;
+	uint32_t u, k;
+	size_t i;
+
+	for (k = 0; k < n; k++) {
+		u = (k << shift) | (1u << (shift - 1));
+		memcpy(&x[3 * k], &u, 4);
+		u -= 1;
+		memcpy(&x[3 * k + 1], &u, 4);
+		u += 2;
+		memcpy(&x[3 * k + 2], &u, 4);
+	}
+	floats_agree(prec, _i == 0, x, 3 * n);
+	ref_rng_seed(&rng, 404);
+	for (i = 0; i < 3 * n; i++) {
+		u = (uint32_t)ref_rng_range(&rng, 0, 65536) << 16 |
+		    (uint32_t)ref_rng_range(&rng, 0, 65536);
+		memcpy(&x[i], &u, 4);
+	}
+	floats_agree(prec, _i == 0, x, 3 * n);
+	free(x);
+}
+END_TEST
+
+/* ------------------------------------------------------------- the oracle */
+
+/*
+ * The variants the fast emulation must compute as its oracle
+ * (emulate_ref.c) does, bit for bit: T = 21 and S = 19 rows (no whole
+ * number of the emulation's 16 lanes or 4-key tiles), d_k 12, d_v 10.
+ */
+enum {
+	V_PLAIN, V_MASK, V_WINDOW, V_BIAS, V_SOFTCAP, V_SINKS, V_GQA,
+	V_EMPTY_ZERO, V_EMPTY_NAN, V_EMPTY_UNIFORM, V_OVERFLOW, V_ALL,
+	V_COUNT
+};
+
+static void
+vproblem_make(struct problem *pb, int variant)
+{
+	const int all = variant == V_ALL;
+	const size_t B = variant == V_GQA || all ? 2 : 1;
+	const size_t H = variant == V_GQA || all ? 4 : variant == V_BIAS ||
+	    variant == V_SINKS ? 2 : 1;
+	const size_t G = variant == V_GQA || all ? 2 : H;
+	const size_t T = 21, S = 19, DK = 12, DV = 10;
+	const double spread = variant == V_OVERFLOW ? 300.0 :
+	    variant == V_SOFTCAP || all ? 3.0 : 1.5;
+	struct ref_rng rng;
+	size_t i, j;
+
+	memset(pb, 0, sizeof *pb);
+	ref_rng_seed(&rng, 1700 + (unsigned)variant);
+	pb->q = matrix_random(&rng, B * T, H * DK, -spread, spread);
+	pb->k = matrix_random(&rng, B * S, G * DK, -spread, spread);
+	pb->v = matrix_random(&rng, B * S, G * DV, -1, 1);
+	pb->d_out = matrix_random(&rng, B * T, H * DV, -1, 1);
+	attn_config_init(&pb->cfg);
+	pb->cfg.heads = H;
+	pb->cfg.kv_heads = G;
+	pb->in.batches = B;
+	if (variant == V_MASK || all || variant >= V_EMPTY_ZERO) {
+		pb->mask = matrix_random(&rng, T, S, 0, 1);
+		for (i = 0; i < T * S; i++)
+			pb->mask.data[i] = pb->mask.data[i] < 0.8;
+		if (variant >= V_EMPTY_ZERO && variant <= V_EMPTY_UNIFORM)
+			for (i = 0; i < T; i += 4)
+				for (j = 0; j < S; j++)
+					*attn_at(&pb->mask, i, j) = 0;
+		pb->in.mask = pb->mask;
+		pb->in.mask_blocks = 1;
+	}
+	if (variant == V_MASK || all) {
+		pb->cfg.causal = 1;
+		pb->cfg.align = ATTN_ALIGN_BOTTOM_RIGHT;
+	}
+	if (variant == V_WINDOW) {
+		pb->cfg.window = 1;
+		pb->cfg.window_left = 3;
+		pb->cfg.window_right = 2;
+	}
+	if (variant == V_BIAS || all) {
+		pb->cfg.alibi = 1;
+		pb->bias = matrix_random(&rng, T, S, -2, 2);
+		for (i = 0; i < T * S; i += 7)
+			pb->bias.data[i] = -INFINITY;
+		pb->in.bias = pb->bias;
+		pb->in.bias_blocks = 1;
+	}
+	if (variant == V_SOFTCAP || all)
+		pb->cfg.softcap = 2.5;
+	if (variant == V_SINKS || all) {
+		pb->sinks = matrix_random(&rng, 1, H, -1, 3);
+		pb->in.sinks = pb->sinks;
+	}
+	pb->cfg.masked_rows = variant == V_EMPTY_NAN ? ATTN_MASKED_NAN :
+	    variant == V_EMPTY_UNIFORM ? ATTN_MASKED_UNIFORM :
+	    ATTN_MASKED_ZERO;
+	pb->in.q = pb->q;
+	pb->in.k = pb->k;
+	pb->in.v = pb->v;
+	pb->in.d_out = pb->d_out;
+}
+
+/* Fail unless every held stage of want is the same bytes in a and b (a
+ * nan equals any nan). */
+static void
+expect_bits(const char *what, const struct attn_stages *a,
+    const struct attn_stages *b, unsigned want)
+{
+	size_t s, i, n;
+
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		const struct attn_matrix *x = &a->stage[s], *y = &b->stage[s];
+
+		if (!(want & ATTN_STAGE_BIT(s)))
+			continue;
+		ck_assert_msg(x->rows == y->rows && x->cols == y->cols,
+		    "%s: %s is %zux%zu and %zux%zu", what,
+		    attn_stage_table[s].name, x->rows, x->cols, y->rows,
+		    y->cols);
+		n = x->rows * x->cols;
+		for (i = 0; i < n; i++)
+			if (isnan(x->data[i]) ? !isnan(y->data[i]) :
+			    memcmp(&x->data[i], &y->data[i], 8) != 0)
+				ck_abort_msg("%s: %s[%zu][%zu] is %a, the "
+				    "oracle's %a", what,
+				    attn_stage_table[s].name, i / x->cols,
+				    i % x->cols, x->data[i], y->data[i]);
+	}
+}
+
+/* Case i: variant i / 3, precision i % 3 + 1; every stage, forward and
+ * backward, on 1 and on 3 threads, and the forward stages alone. */
+START_TEST(the_emulation_is_its_oracle_bit_for_bit)
+{
+	const int variant = _i / 3;
+	const enum attn_precision prec = (enum attn_precision)(_i % 3 + 1);
+	const unsigned every = ATTN_STAGES_ALL | ATTN_STAGES_GRAD;
+	static const size_t threads[] = { 1, 3 };
+	struct problem pb;
+	struct attn_stages ref, fast;
+	struct attn_error err;
+	char what[64];
+	size_t t;
+
+	vproblem_make(&pb, variant);
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(emulate_ref(&pb.cfg, &pb.in, every, prec, &ref, &err) ==
+	    ATTN_OK, "oracle: %s", err.msg);
+	for (t = 0; t < 2; t++) {
+		pb.cfg.threads = threads[t];
+		snprintf(what, sizeof what, "variant %d, precision %d, %zu "
+		    "threads", variant, (int)prec, threads[t]);
+		ck_assert_msg(attn_emulate(&pb.cfg, &pb.in, every, prec, &fast,
+		    &err) == ATTN_OK, "%s: %s", what, err.msg);
+		expect_bits(what, &fast, &ref, every);
+		attn_stages_free(&fast);
+		ck_assert_msg(attn_emulate(&pb.cfg, &pb.in, ATTN_STAGES_ALL,
+		    prec, &fast, &err) == ATTN_OK, "%s: %s", what, err.msg);
+		expect_bits(what, &fast, &ref, ATTN_STAGES_ALL);
+		attn_stages_free(&fast);
+	}
+	attn_stages_free(&ref);
+	problem_free(&pb);
+}
+END_TEST
+
+/*
+ * q is scaled before the dot products, as attention_ref(upcast=False)
+ * does: in float16 with d_k = 64 and every q and k 40, q k is 102400,
+ * past 65504, but (q / 8) k is 12800, so the weights are uniform and the
+ * output finite, where scaling the scores would have made them inf and
+ * the output nan.
+ */
+START_TEST(q_is_scaled_before_the_dot_products)
+{
+	struct attn_inputs in;
+	struct attn_config cfg;
+	struct attn_stages st;
+	struct attn_error err;
+	size_t i;
+
+	memset(&in, 0, sizeof in);
+	in.batches = 1;
+	attn_matrix_alloc(&in.q, 3, 64, &err);
+	attn_matrix_alloc(&in.k, 5, 64, &err);
+	attn_matrix_alloc(&in.v, 5, 2, &err);
+	for (i = 0; i < 3 * 64; i++)
+		in.q.data[i] = 40;
+	for (i = 0; i < 5 * 64; i++)
+		in.k.data[i] = 40;
+	for (i = 0; i < 10; i++)
+		in.v.data[i] = (double)i;
+	attn_config_init(&cfg);
+	ck_assert(attn_emulate(&cfg, &in, STAGE(SCORES) | STAGE(SCALED) |
+	    STAGE(OUTPUT), ATTN_PREC_FP16, &st, &err) == ATTN_OK);
+	ck_assert(isinf(stage_at(&st, ATTN_STAGE_SCORES, 0, 0)));
+	ck_assert(stage_at(&st, ATTN_STAGE_SCALED, 0, 0) == 12800);
+	ck_assert_msg(stage_at(&st, ATTN_STAGE_OUTPUT, 0, 0) == 4, "output "
+	    "%g, the mean of 0, 2, 4, 6, 8 is 4",
+	    stage_at(&st, ATTN_STAGE_OUTPUT, 0, 0));
+	attn_stages_free(&st);
+	attn_matrix_free(&in.q);
+	attn_matrix_free(&in.k);
+	attn_matrix_free(&in.v);
+}
+END_TEST
+
+/* The progress of an emulated run: one phase, named, counting every
+ * task to the last, in order.  Case 0 the forward pass (a task a block
+ * of 16 rows: 2 a head here), 1 with the backward (and a task a block
+ * of 16 keys: 2 more a head). */
+struct emu_log {
+	size_t calls, last, total;
+	int backwards;
+	const char *what;
+};
+
+static void
+emu_note(void *arg, const char *what, size_t done, size_t total)
+{
+	struct emu_log *log = arg;
+
+	log->backwards |= done <= log->last;
+	log->calls++;
+	log->last = done;
+	log->total = total;
+	log->what = what;
+}
+
+START_TEST(an_emulated_run_reports_its_progress)
+{
+	struct problem pb;
+	struct attn_stages st;
+	struct attn_error err;
+	struct emu_log log;
+	const size_t tasks = 2 * 4 * (_i ? 4 : 2);	/* B H (per head) */
+
+	memset(&log, 0, sizeof log);
+	vproblem_make(&pb, V_GQA);
+	pb.cfg.progress = emu_note;
+	pb.cfg.progress_arg = &log;
+	pb.cfg.threads = 2;
+	ck_assert(attn_emulate(&pb.cfg, &pb.in, _i ? STAGE(GRAD_K) :
+	    STAGE(OUTPUT), ATTN_PREC_BF16, &st, &err) == ATTN_OK);
+	ck_assert_uint_eq(log.calls, tasks);
+	ck_assert_uint_eq(log.last, tasks);
+	ck_assert_uint_eq(log.total, tasks);
+	ck_assert_int_eq(log.backwards, 0);
+	ck_assert_str_eq(log.what, _i ? "blocks of the emulated bf16 kernel, "
+	    "forward and backward" : "query blocks of the emulated bf16 "
+	    "kernel");
+	attn_stages_free(&st);
+	problem_free(&pb);
+}
+END_TEST
+
 Suite *
 emulate_suite(void)
 {
@@ -518,6 +820,7 @@ emulate_suite(void)
 	tcase_add_test(round, float16_rounding_agrees_with_the_compiler);
 	tcase_add_loop_test(round, rounding_edge_values, 0, NCASES(edges));
 	tcase_add_test(round, nan_rounds_to_nan);
+	tcase_add_loop_test(round, float_arrays_round_as_attn_round, 0, 3);
 	suite_add_tcase(s, round);
 
 	tcase_add_test(kernel, fp32_emulation_is_a_plain_float_kernel);
@@ -528,6 +831,10 @@ emulate_suite(void)
 	tcase_add_loop_test(kernel, emulated_backward_follows_the_format, 0,
 	    15);
 	tcase_add_test(kernel, fp32_emulated_grad_v_is_plain_float);
+	tcase_add_loop_test(kernel, the_emulation_is_its_oracle_bit_for_bit, 0,
+	    V_COUNT * 3);
+	tcase_add_test(kernel, q_is_scaled_before_the_dot_products);
+	tcase_add_loop_test(kernel, an_emulated_run_reports_its_progress, 0, 2);
 	suite_add_tcase(s, kernel);
 	return s;
 }

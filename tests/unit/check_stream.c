@@ -463,7 +463,7 @@ END_TEST
 START_TEST(every_long_phase_reports_its_heads)
 {
 	static const char *const what[] = { "heads, forward and backward",
-	    "heads", "heads of the emulated fp16 kernel" };
+	    "heads", "query blocks of the emulated fp16 kernel" };
 	struct ref_rng rng;
 	struct attn_matrix q, k, v, d_out;
 	struct attn_config cfg;

@@ -1,0 +1,300 @@
+/*
+ * emulate_ref.c - the oracle of lib/emulate.c: the same emulation (the
+ * steps lib/emulate.c's opening comment lists) written element by
+ * element on doubles, each rounding an attn_round, with none of the
+ * emulation's loops, lanes, threads, float arithmetic or F16C.  It is
+ * what the emulation computed before it was made fast (the reference
+ * kernel's passes in software rounding), moved here, and
+ * check_emulate.c holds the fast one to it bit for bit.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emulate_ref.h"
+#include "internal.h"
+
+struct ref {
+	enum attn_precision prec;
+	const struct attn_problem *p;
+	struct attn_stages *out;
+};
+
+/* F: the format; A: the float32 accumulator; an fmaf in A. */
+static double
+F(const struct ref *r, double x)
+{
+	return attn_round(x, r->prec);
+}
+
+static double
+A(double x)
+{
+	return attn_round(x, ATTN_PREC_FP32);
+}
+
+static double
+fma_a(double a, double b, double c)
+{
+	return (double)fmaf((float)a, (float)b, (float)c);
+}
+
+/* Element (i, j) of stage s of head hd, when held. */
+static void
+put(const struct ref *r, enum attn_stage s, const struct attn_head *hd,
+    size_t i, size_t j, double x)
+{
+	struct attn_matrix m;
+
+	if (!(r->p->hold & ATTN_STAGE_BIT(s)))
+		return;
+	m = attn_stage_block(r->out, s, hd->b, hd->h);
+	*attn_at(&m, i, j) = x;
+}
+
+/* T x C doubles, zeroed. */
+static double *
+block(size_t rows, size_t cols)
+{
+	return calloc(rows * cols + 1, sizeof(double));
+}
+
+/* grad_k or grad_v (stage s, d columns): this head's sum over queries of
+ * a (T x S) times b (T x d), added to the KV head's float32 sums acc;
+ * the last head of the KV head stores them. */
+static void
+key_sums(const struct ref *r, const struct attn_head *hd, enum attn_stage s,
+    const double *a, const double *b, size_t d, double *acc, int last)
+{
+	const size_t T = r->p->T, S = r->p->S;
+	size_t i, j, c;
+
+	for (j = 0; j < S; j++)
+		for (c = 0; c < d; c++) {
+			double x = 0.0;
+
+			for (i = 0; i < T; i++)
+				x = fma_a(a[i * S + j], b[i * d + c], x);
+			acc[j * d + c] = A(acc[j * d + c] + F(r, x));
+			if (last)
+				put(r, s, hd, j, c, F(r, acc[j * d + c]));
+		}
+}
+
+/* One head; ak and av are its KV head's float32 sums over the query
+ * heads so far (S x d_k, S x d_v). */
+static void
+ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
+    double *av, int grad, int last)
+{
+	const struct attn_problem *p = r->p;
+	const size_t T = p->T, S = p->S, dk = p->d_k, dv = p->d_v;
+	const double sc = A(p->scale);
+	const double cap = p->cfg->softcap > 0.0 ? A(p->cfg->softcap) : 0.0;
+	const double sink = hd->sink == -INFINITY ? -INFINITY : F(r, hd->sink);
+	double *q = block(T, dk), *qs = block(T, dk), *k = block(S, dk);
+	double *v = block(S, dv), *x = block(T, S), *t = block(T, S);
+	double *lg = block(T, S), *w = block(T, S), *m = block(T, 1);
+	double *dO = block(T, dv), *dx = block(T, S), *out = block(T, dv);
+	size_t i, j, c;
+
+#define AT(a, n, i, j) (a)[(i) * (n) + (j)]
+	for (i = 0; i < T; i++)
+		for (c = 0; c < dk; c++) {
+			AT(q, dk, i, c) = F(r, *attn_at(&hd->q, i, c));
+			AT(qs, dk, i, c) = F(r, A(AT(q, dk, i, c) * sc));
+		}
+	for (j = 0; j < S; j++) {
+		for (c = 0; c < dk; c++)
+			AT(k, dk, j, c) = F(r, *attn_at(&hd->k, j, c));
+		for (c = 0; c < dv; c++)
+			AT(v, dv, j, c) = F(r, *attn_at(&hd->v, j, c));
+	}
+
+	/* the logits */
+	for (i = 0; i < T; i++)
+		for (j = 0; j < S; j++) {
+			double s = 0.0, y = 0.0;
+
+			for (c = 0; c < dk; c++) {
+				s = fma_a(AT(q, dk, i, c), AT(k, dk, j, c), s);
+				y = fma_a(AT(qs, dk, i, c), AT(k, dk, j, c), y);
+			}
+			put(r, ATTN_STAGE_SCORES, hd, i, j, F(r, s));
+			y = F(r, y);
+			if (cap > 0.0) {
+				AT(t, S, i, j) = F(r, A(tanh(F(r, A(y / cap)))));
+				y = F(r, A(AT(t, S, i, j) * cap));
+			}
+			if (hd->bias.data != NULL)
+				y = F(r, A(y + F(r, attn_input_at(&hd->bias, i,
+				    j))));
+			if (p->cfg->alibi)
+				y = F(r, A(y - A(A(hd->slope) * fabs(
+				    (double)(i + p->q_pos0) -
+				    (double)(j + p->k_pos0)))));
+			if (!attn_keeps(p, hd, i, j))
+				y = -INFINITY;
+			AT(x, S, i, j) = AT(lg, S, i, j) = y;
+			put(r, ATTN_STAGE_SCALED, hd, i, j, y);
+			put(r, ATTN_STAGE_MASK, hd, i, j, y == -INFINITY ? 0.0 :
+			    1.0);
+		}
+
+	/* the softmax and output */
+	for (i = 0; i < T; i++) {
+		double mx = sink, sum = 0.0, lse;
+
+		for (j = 0; j < S; j++) {
+			if (isnan(AT(x, S, i, j))) {
+				mx = NAN;
+				break;
+			}
+			if (AT(x, S, i, j) > mx)
+				mx = AT(x, S, i, j);
+		}
+		m[i] = mx;
+		if (isnan(mx) || mx == -INFINITY) {
+			const double wv = isnan(mx) ? NAN :
+			    F(r, A(p->cfg->masked_rows == ATTN_MASKED_UNIFORM ?
+			    1.0 / (double)S : p->cfg->masked_rows ==
+			    ATTN_MASKED_NAN ? NAN : 0.0));
+
+			for (j = 0; j < S; j++)
+				AT(w, S, i, j) = wv;
+			sum = isnan(mx) ? NAN : 0.0;
+			lse = mx;
+		} else {
+			if (sink != -INFINITY)
+				sum = A(exp(A(sink - mx)));
+			for (j = 0; j < S; j++)
+				sum = A(sum + A(exp(A(AT(x, S, i, j) - mx))));
+			for (j = 0; j < S; j++)
+				AT(w, S, i, j) = F(r, A(A(exp(A(AT(x, S, i, j) -
+				    mx))) / sum));
+			lse = F(r, A(mx + A(log(sum))));
+		}
+		put(r, ATTN_STAGE_ROW_MAX, hd, i, 0, mx);
+		put(r, ATTN_STAGE_ROW_SUM, hd, i, 0, sum);
+		put(r, ATTN_STAGE_LSE, hd, i, 0, lse);
+		for (j = 0; j < S; j++)
+			put(r, ATTN_STAGE_WEIGHTS, hd, i, j, AT(w, S, i, j));
+		for (c = 0; c < dv; c++) {
+			double o = 0.0;
+
+			for (j = 0; j < S; j++)
+				o = fma_a(AT(w, S, i, j), AT(v, dv, j, c), o);
+			AT(out, dv, i, c) = F(r, o);
+			put(r, ATTN_STAGE_OUTPUT, hd, i, c, F(r, o));
+		}
+	}
+	if (!grad)
+		goto done;
+
+	/* the backward */
+	for (i = 0; i < T; i++)
+		for (c = 0; c < dv; c++)
+			AT(dO, dv, i, c) = F(r, *attn_at(&hd->d_out, i, c));
+	for (i = 0; i < T; i++) {
+		double d = 0.0;
+		double *dp = block(S, 1);
+
+		for (j = 0; j < S; j++) {
+			double s = 0.0;
+
+			for (c = 0; c < dv; c++)
+				s = fma_a(AT(dO, dv, i, c), AT(v, dv, j, c), s);
+			dp[j] = F(r, s);
+			put(r, ATTN_STAGE_GRAD_WEIGHTS, hd, i, j, dp[j]);
+		}
+		for (c = 0; c < dv; c++)
+			d = fma_a(AT(dO, dv, i, c), AT(out, dv, i, c), d);
+		put(r, ATTN_STAGE_DELTA, hd, i, 0, d);
+		for (j = 0; j < S; j++) {
+			double ds;
+
+			if (m[i] == -INFINITY)
+				ds = p->cfg->masked_rows == ATTN_MASKED_NAN ?
+				    NAN : 0.0;
+			else if (AT(lg, S, i, j) == -INFINITY ||
+			    AT(w, S, i, j) == 0.0)
+				ds = 0.0;
+			else
+				ds = F(r, A(AT(w, S, i, j) * A(dp[j] - d)));
+			put(r, ATTN_STAGE_GRAD_SCALED, hd, i, j, ds);
+			if (cap > 0.0) {
+				const double tt = AT(t, S, i, j);
+
+				ds = F(r, A(ds * cap));
+				ds = F(r, A(ds * A(1.0 - A(tt * tt))));
+				ds = F(r, A(ds / cap));
+			}
+			AT(dx, S, i, j) = ds;
+		}
+		free(dp);
+		for (c = 0; c < dk; c++) {
+			double s = 0.0;
+
+			for (j = 0; j < S; j++)
+				s = fma_a(AT(dx, S, i, j), AT(k, dk, j, c), s);
+			put(r, ATTN_STAGE_GRAD_Q, hd, i, c, F(r, A(F(r, s) *
+			    sc)));
+		}
+	}
+	key_sums(r, hd, ATTN_STAGE_GRAD_K, dx, qs, dk, ak, last);
+	key_sums(r, hd, ATTN_STAGE_GRAD_V, w, dO, dv, av, last);
+#undef AT
+done:
+	free(q);
+	free(qs);
+	free(k);
+	free(v);
+	free(x);
+	free(t);
+	free(lg);
+	free(w);
+	free(m);
+	free(dO);
+	free(dx);
+	free(out);
+}
+
+enum attn_status
+emulate_ref(const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, enum attn_precision prec, struct attn_stages *out,
+    struct attn_error *err)
+{
+	struct attn_problem p;
+	struct attn_head hd;
+	struct ref r;
+	enum attn_status st;
+	double *ak, *av;
+	size_t b, h, per;
+	int grad;
+
+	memset(out, 0, sizeof *out);
+	if ((st = attn_problem_init(&p, cfg, in, want, err)) != ATTN_OK ||
+	    (st = attn_stages_alloc(&p, out, err)) != ATTN_OK)
+		return st;
+	out->precision = prec;
+	r.prec = prec;
+	r.p = &p;
+	r.out = out;
+	grad = (p.hold & ATTN_STAGES_GRAD) != 0;
+	per = p.H / p.G;
+	ak = block(p.S, p.d_k);
+	av = block(p.S, p.d_v);
+	for (b = 0; b < p.B; b++)
+		for (h = 0; h < p.H; h++) {
+			if (h % per == 0) {
+				memset(ak, 0, p.S * p.d_k * sizeof *ak);
+				memset(av, 0, p.S * p.d_v * sizeof *av);
+			}
+			attn_problem_head(&p, b, h, &hd);
+			ref_head(&r, &hd, ak, av, grad, h % per == per - 1);
+		}
+	free(ak);
+	free(av);
+	out->computed = p.hold;
+	return ATTN_OK;
+}
