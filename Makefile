@@ -105,7 +105,7 @@ TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
 .PHONY: all demo check check-plain check-asan check-valgrind \
         valgrind-setup test unit cli-test bad-test matrix-test mem-test \
         doc-test boundary-test cycles-test build-test install-test lint-man \
-        visual-test completion-test progress-test npy-test kernel-test deps \
+        visual-test completion-test progress-test npy-test kernel-test grad-kernel-test deps \
         test-deps install uninstall clean bench-numbers bench bench-test \
         dist dist-test deb-test ci-deps FORCE
 
@@ -220,7 +220,7 @@ check-asan:
 
 test: unit cli-test bad-test matrix-test mem-test doc-test visual-test \
     completion-test progress-test boundary-test cycles-test build-test \
-    lint-man npy-test kernel-test bench-test
+    lint-man npy-test kernel-test grad-kernel-test bench-test
 
 # Each suite prints its time, "time build unit: 12.3 s".
 TIMED = sh tests/timed.sh
@@ -277,6 +277,11 @@ $(FAKE_KERNEL): tests/kernel/fake_kernel.c $(BUILD)/flags
 kernel-test: $(ATTN) $(FAKE_KERNEL)
 	$(TIMED) '$(BUILD) kernel-test' sh tests/kernel/run.sh ./$(ATTN) \
 	    ./$(FAKE_KERNEL)
+
+# attn --grad --check --emulate on backward passes written in NumPy, in
+# float32 and bfloat16, right and with bugs planted.
+grad-kernel-test: $(ATTN)
+	$(TIMED) '$(BUILD) grad-kernel-test' sh tests/kernel/grad.sh ./$(ATTN)
 
 # libattn exports only attn_ names; cli/ includes only lib/attn.h.
 boundary-test: $(LIBATTN)

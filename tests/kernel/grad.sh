@@ -1,0 +1,65 @@
+#!/bin/sh
+# grad.sh ATTN - attn --grad --check --emulate on backward passes written
+# for the test in NumPy (grad_kernel.py, which says how it computes
+# them): FlashAttention-2's backward in float32 and in bfloat16, with
+# GQA and a softcap.  The right one passes --check of grad_q, grad_k and
+# grad_v against the emulated baseline of its precision (within
+# --factor 2 of that baseline's error); each planted bug fails the
+# stage it breaks, exit 1, by the factor criterion, and leaves the
+# others passing:
+#
+#   dk-nosum    dK of one query head, not summed over the KV head's heads
+#   dk-noscale  dK without the scale
+#   nocapgrad   dS without the softcap's derivative (dQ and dK)
+#
+# Without NumPy the suite is skipped with a notice, as npy.sh is.
+set -u
+. "$(dirname "$0")/../harness.sh"
+. "$here/../python.sh"
+if [ -z "$py" ]; then
+	echo "grad-kernel: SKIPPED: no Python with NumPy (Debian: apt-get" \
+	    "install python3-numpy)"
+	exit 0
+fi
+
+# case PREC MODE STAGE STATUS: the kernel in PREC and MODE, its STAGE
+# checked; STATUS 0 wants the pass line, 1 the factor's FAIL line.
+case_() {
+	prec=$1 mode=$2 stage=$3 want=$4
+	why=
+	if ! "$py" "$here/grad_kernel.py" "$mode" "$prec" "$work" \
+	    2>"$work/err"; then
+		why="grad_kernel.py failed: $(cat "$work/err")"
+	else
+		(cd "$work" && "$bin" --grad do.npy --softcap 3 --emulate \
+		    "$prec" --check "d$stage.npy" -s "grad_$stage" q.npy \
+		    k.npy v.npy >report 2>err)
+		st=$?
+		[ "$st" = "$want" ] || why="exit $st, want $want"
+		[ -s "$work/err" ] && why="$why; stderr: $(cat "$work/err")"
+		if [ "$want" = 0 ]; then
+			re='^pass$'
+		else
+			re="^FAIL: the largest error is [0-9.e+]+ times the emulated $prec baseline's, more than --factor 2$"
+		fi
+		grep -Eq -- "$re" "$work/report" ||
+		    why="$why; no line matches '$re'"
+	fi
+	verdict "$prec $mode grad_$stage" "$why"
+	[ -n "$why" ] && sed 's/^/    /' "$work/report" 2>/dev/null
+}
+
+for prec in fp32 bf16; do
+	for stage in q k v; do
+		case_ $prec good $stage 0
+	done
+	case_ $prec dk-nosum k 1
+	case_ $prec dk-nosum q 0
+	case_ $prec dk-noscale k 1
+	case_ $prec dk-noscale v 0
+	case_ $prec nocapgrad q 1
+	case_ $prec nocapgrad k 1
+	case_ $prec nocapgrad v 0
+done
+
+tally grad-kernel
