@@ -365,7 +365,8 @@ bench-numbers: $(BENCH_NUMBERS)
 
 # make bench: attn against the NumPy script bench/attn_numpy.py from CSV,
 # JSON and .npy at n = 512 to 8192, its kernel against NumPy's dgemm, its
-# number text, and self-attention at n = 65536 (bench/bench.py says how),
+# number text, --emulate bf16 and fp32 against the forward at 1 x 8 x n
+# x 128, and self-attention at n = 65536 (bench/bench.py says how),
 # in one table; about a minute and a half, BENCH_QUICK=1 a subset.
 # NumPy runs on OpenBLAS's threaded build, as NumPy's users have it, not
 # on the reference BLAS; GNU time measures peak RSS.

@@ -6,9 +6,10 @@
            [--numbers BENCH_NUMBERS] [--python PY] [--time GNU_TIME]
            [--quick | --compute-only]
            [--sizes N,..] [--compute-sizes N,..] [--runs R] [--big N]
-           [--dgemm N] [--numbers-rows N]
+           [--dgemm N] [--numbers-rows N] [--emulate-sizes N,..]
 
---quick is n = 512 and 2048, the kernel at 4096, and no n = 65536 run;
+--quick is n = 512 and 2048, the kernel at 4096, --emulate at 1024
+(1024 and 4096 otherwise), and no n = 65536 run;
 --compute-only is the kernel against dgemm alone (the line "compute
 alone", at 4096 and 8192 unless --compute-sizes says), for work on the
 kernel; the other options (for tests/bench.sh) set one part of a run
@@ -49,6 +50,9 @@ TIME_TARGET = {('csv', 512): 10, ('csv', 4096): 5, ('csv', 8192): 5,
 RSS_TARGET = {('csv', 8192): 1.2}   # attn's peak RSS / NumPy's, at most
 COMPUTE_TARGET = {4096: 0.75, 8192: 0.75}   # of dgemm, at least
 BIG_SECONDS, BIG_MIB = 15.0, 256.0
+# issue 20: --emulate's forward, at most this times attn's own
+EMULATE_TARGET = 3
+EMU_HEADS, EMU_D = 8, 128
 
 
 def plural(n, word):
@@ -121,6 +125,14 @@ def gen(rows, cols, seed, fmt, path):
     if not os.path.exists(path):
         run([ATTN, 'gen', '%dx%d' % (rows, cols), '--seed', str(seed),
              '-f', fmt, '-o', path])
+    return path
+
+
+def gen4(n, seed, path):
+    """1 x EMU_HEADS x n x EMU_D, attn gen's, in .npy."""
+    if not os.path.exists(path):
+        run([ATTN, 'gen', '1x%dx%dx%d' % (EMU_HEADS, n, EMU_D), '--seed',
+             str(seed), '-f', 'npy', '-o', path])
     return path
 
 
@@ -312,6 +324,33 @@ class Bench:
                  'CSV file): parse %.0f ns/number, print %.0f ns/number' % (
                      parse, prnt))
 
+    def emulate(self, sizes):
+        """--emulate bf16 and fp32 against attn's own forward pass, 1 x 8
+        x n x 128 bhsd .npy (FlashAttention's test size at 4096), each a
+        ratio of medians taken in turns in one run (issue 20's target: at
+        most EMULATE_TARGET times the forward)."""
+        self.say('--emulate, 1 x %d x n x %d bhsd .npy in and out '
+                 '(medians of %s; load average %s before):' % (
+                     EMU_HEADS, EMU_D, plural(self.runs, 'run'),
+                     '%.1f' % os.getloadavg()[0]))
+        for n in sizes:
+            q, k, v = [gen4(n, seed, data('%s-4d-%d.npy' % (role, n)))
+                       for seed, role in enumerate('qkv', 1)]
+            out = os.path.join(WORK, 'out', 'emulate%d.npy' % n)
+            base = [ATTN, q, k, v, '-f', 'npy', '-o', out]
+            res = median_runs([base] + [base + ['--emulate', p]
+                                        for p in ('bf16', 'fp32')],
+                              self.runs)
+            os.remove(out)
+            line = '  n = %5d  forward %7.3f s' % (n, res[0][0])
+            for p, (t, _) in zip(('bf16', 'fp32'), res[1:]):
+                line += '   --emulate %s %7.3f s = %4.2fx (%s)' % (
+                    p, t, t / res[0][0],
+                    target_note(t / res[0][0], EMULATE_TARGET, False))
+            self.say(line)
+        self.say('  (load average %.1f after)' % os.getloadavg()[0])
+        self.say()
+
     def big(self, n):
         """Self-attention where NumPy cannot go (at n = 65536 its T x S
         would be 32 GiB)."""
@@ -344,6 +383,7 @@ def main():
     ap.add_argument('--big', type=int)
     ap.add_argument('--dgemm', type=int, default=4096)
     ap.add_argument('--numbers-rows', type=int, default=16384)
+    ap.add_argument('--emulate-sizes', type=sizes_arg)
     a = ap.parse_args()
     ATTN, TIME = os.path.abspath(a.attn), a.time
     WORK = os.path.abspath(a.work)
@@ -358,6 +398,8 @@ def main():
     b.compute(a.compute_sizes or ((4096,) if a.quick else (4096, 8192)))
     big = a.big if a.big is not None else 0 if a.quick else BIG
     if not a.compute_only:
+        b.emulate(a.emulate_sizes or ((1024,) if a.quick else
+                                      (1024, 4096)))
         b.numbers()
         if big:
             b.big(big)

@@ -1,12 +1,12 @@
 #!/bin/sh
 # bench.sh ATTN BENCH_COMPUTE - `make bench` in miniature (bench/bench.py
-# at n = 32, the kernel at 64, self-attention at 128, numbers 256 rows at
-# a time, one run each), so
+# at n = 32, the kernel at 64, --emulate at 32, self-attention at 128,
+# numbers 256 rows at a time, one run each), so
 # that the benchmark cannot rot between the times someone runs it:
 #
 #   1. it prints the table: a row for each input format, the kernel
-#      against dgemm, the number figures, the large run; and keeps it in
-#      table.txt;
+#      against dgemm, --emulate against the forward, the number figures,
+#      the large run; and keeps it in table.txt;
 #   2. an attn whose output is not NumPy's (a wrapper adding --scale 0.5)
 #      fails it, naming the rows that disagree;
 #   3. an attn that fails on JSON stops it with attn's own message.
@@ -31,7 +31,8 @@ fi
 small() {
 	"$py" "$bench" --attn "$1" --compute "$compute" --work "$work/w" \
 	    --python "$py" --sizes 32 --compute-sizes 64 --big 128 \
-	    --dgemm 64 --numbers-rows 256 --runs 1 >"$work/$2.out" 2>"$work/$2.err"
+	    --dgemm 64 --numbers-rows 256 --emulate-sizes 32 --runs 1 \
+	    >"$work/$2.out" 2>"$work/$2.err"
 }
 
 # Fail case $1 unless the file $2 has a line matching the regex $3.
@@ -49,6 +50,8 @@ for fmt in csv json npy; do
 done
 has "the kernel beside dgemm" "$work/ok.out" \
     "^  n = +64  attn +[0-9.]+ .* dgemm +[0-9.]+ +attn/dgemm [0-9.]+\$"
+has "--emulate beside the forward" "$work/ok.out" \
+    "^  n = +32  forward +[0-9.]+ s   --emulate bf16 +[0-9.]+ s = [0-9.]+x \\(<= 3x (met|MISSED by [0-9]+%)\\)   --emulate fp32 "
 has "numbers parsed and printed" "$work/ok.out" \
     "^numbers, attn end to end .*: parse -?[0-9]+ ns/number, print -?[0-9]+"
 has "the large run" "$work/ok.out" \
