@@ -123,11 +123,13 @@ round_f(const struct emu *e, float *x, size_t n)
 	attn_round_floats(x, n, e->prec, 1);
 }
 
-/* The format of a double input, as a float (exact: F is inside A). */
+/* A double input on its way to the format: RNE to float32 is F for
+ * fp32; rounding to odd keeps F exact for fp16 and bf16 (round_f then
+ * finishes it, a whole array at a time). */
 static float
 in_f(const struct emu *e, double x)
 {
-	return (float)attn_round(x, e->prec);
+	return e->prec == ATTN_PREC_FP32 ? (float)x : attn_round_odd(x);
 }
 
 /*
@@ -377,6 +379,7 @@ load_q(const struct emu *e, const struct attn_head *hd, struct work *w,
 		for (l = 0; l < LANES; l++)
 			w->qt[c * LANES + l] = l < rows ? in_f(e,
 			    *attn_at(&hd->q, i0 + l, c)) : 0.0f;
+	round_f(e, w->qt, d * LANES);
 	memcpy(w->st, w->qt, d * LANES * sizeof *w->st);
 	all_mul(w->st, e->scale, d * LANES);
 	round_f(e, w->st, d * LANES);
@@ -445,6 +448,7 @@ logits(const struct emu *e, const struct attn_head *hd, struct work *w,
 			for (l = 0; l < LANES; l++)
 				w->y[j * LANES + l] = l < rows ? in_f(e,
 				    attn_input_at(&hd->bias, i0 + l, j)) : 0.0f;
+		round_f(e, w->y, n);
 		all_add(w->x, w->y, n);
 		round_f(e, w->x, n);
 	}
@@ -476,7 +480,7 @@ softmax(const struct emu *e, const struct attn_head *hd, struct work *w,
 	const struct attn_problem *p = e->p;
 	const size_t S = p->S, n = S * LANES;
 	const float sink = hd->sink == -INFINITY ? -INFINITY :
-	    in_f(e, hd->sink);
+	    (float)attn_round(hd->sink, e->prec);
 	struct attn_matrix m;
 	size_t j, l;
 
@@ -540,6 +544,7 @@ backward_rows(const struct emu *e, const struct attn_head *hd,
 		for (l = 0; l < LANES; l++)
 			w->dot[c * LANES + l] = l < rows ? in_f(e,
 			    *attn_at(&hd->d_out, i0 + l, c)) : 0.0f;
+	round_f(e, w->dot, p->d_v * LANES);
 	for (l = 0; l < rows; l++) {
 		for (j = 0; j < S; j++)
 			e->pw[(i0 + l) * e->sp + j] = w->x[j * LANES + l];
@@ -883,6 +888,8 @@ load_kv(struct emu *e)
 					vf[j * p->d_v + c] = in_f(e,
 					    *attn_at(&hd.v, j, c));
 			}
+			round_f(e, kf, p->S * p->d_k);
+			round_f(e, vf, p->S * p->d_v);
 		}
 }
 

@@ -453,6 +453,12 @@ extern const double attn_exp_hi[16], attn_exp_lo[16];
 void attn_round_floats(float *x, size_t n, enum attn_precision prec,
     int hardware);
 
+/* x rounded to float32 to odd (toward zero, the last bit set when that
+ * was inexact): a float from which attn_round_floats rounds to float16
+ * or bfloat16 as attn_round rounds x itself, with no double rounding
+ * (Boldo and Melquiond: float32 has more than 2 bits beyond either). */
+float attn_round_odd(double x);
+
 /*
  * The arithmetic of a precision, in which the passes that the reference
  * kernel and its emulation share (lib/kernel.c, lib/grad.c) compute:

@@ -160,6 +160,24 @@ has_f16c(void)
 }
 #endif
 
+float
+attn_round_odd(double x)
+{
+	float f = (float)x;
+	uint32_t u;
+
+	if ((double)f == x || x != x)
+		return f;
+	/* inexact: toward zero (one step down in magnitude, which takes
+	 * inf to the largest float), then the last bit set */
+	memcpy(&u, &f, sizeof u);
+	if (fabs((double)f) > fabs(x))
+		u -= 1u;
+	u |= 1u;
+	memcpy(&f, &u, sizeof u);
+	return f;
+}
+
 void
 attn_round_floats(float *x, size_t n, enum attn_precision prec,
     int hardware)

@@ -517,6 +517,34 @@ END_TEST
 
 /* ------------------------------------------------------ arrays of floats */
 
+/* A double rounded to odd in float32, then to float16 or bfloat16 by
+ * attn_round_floats, is attn_round of the double: on random doubles of
+ * every exponent those formats have (and past them), an eighth of them
+ * ties of the format, whose double rounding through a float32 tie would
+ * go wrong.  Case 0 float16, 1 bfloat16. */
+START_TEST(rounding_to_odd_then_to_the_format_is_attn_round)
+{
+	const enum attn_precision prec = _i ? ATTN_PREC_BF16 : ATTN_PREC_FP16;
+	struct ref_rng rng;
+	int i;
+
+	ref_rng_seed(&rng, 505);
+	for (i = 0; i < 200000; i++) {
+		const double x = _i ? random_double(&rng, -140, 129, 8) :
+		    random_double(&rng, -27, 17, 11);
+		const double y = x + ldexp(x, -40) * (double)(i % 3 - 1);
+		const double want = attn_round(y, prec);
+		float f = attn_round_odd(y);
+
+		attn_round_floats(&f, 1, prec, 0);
+		if (memcmp(&want, &(double){ (double)f }, 8) != 0)
+			ck_abort_msg("%a rounds to %a through odd, attn_round "
+			    "to %a", y, (double)f, want);
+	}
+}
+END_TEST
+
+
 /* attn_round_floats, by F16C and by bits, against attn_round of the same
  * float: every float16 tie (a float whose 13 bits below float16's last
  * are 0x1000, over every sign, exponent and fraction) and bfloat16 tie
@@ -821,6 +849,8 @@ emulate_suite(void)
 	tcase_add_loop_test(round, rounding_edge_values, 0, NCASES(edges));
 	tcase_add_test(round, nan_rounds_to_nan);
 	tcase_add_loop_test(round, float_arrays_round_as_attn_round, 0, 3);
+	tcase_add_loop_test(round, rounding_to_odd_then_to_the_format_is_attn_round,
+	    0, 2);
 	suite_add_tcase(s, round);
 
 	tcase_add_test(kernel, fp32_emulation_is_a_plain_float_kernel);
