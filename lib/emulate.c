@@ -48,7 +48,8 @@
  * the step above says (a float32 operation is the exact result rounded
  * once); fmaf is one rounding, and nothing else is contracted (the
  * Makefile builds this file with -ffp-contract=off).  F is
- * attn_round_floats (lib/round.c: F16C for fp16 where the CPU has it).
+ * attn_round_floats (lib/round.c: F16C for fp16 where the CPU has it
+ * and ATTN_ISA allows more than plain C, bit operations otherwise).
  * The order of every sum is the naive one above, one term after
  * another; the loops are vectorised across LANES query rows (or keys,
  * for grad_k and grad_v), never within a sum, so each lane does the
@@ -116,11 +117,12 @@ struct emu {
 
 /* ---------------------------------------------------------------- loops */
 
-/* F of n floats. */
+/* F of n floats: F16C for fp16 unless the caller capped the loops at
+ * plain C (cfg->isa, ATTN_ISA), which gives the same bytes. */
 static void
 round_f(const struct emu *e, float *x, size_t n)
 {
-	attn_round_floats(x, n, e->prec, 1);
+	attn_round_floats(x, n, e->prec, e->p->cfg->isa != ATTN_ISA_C);
 }
 
 /* A double input on its way to the format: RNE to float32 is F for
