@@ -407,7 +407,8 @@ struct attn_config {
 	/* When not NULL, called as the work of a long phase is done (from
 	 * whichever thread finished a part, never two calls at once): done
 	 * of total parts so far, `what` naming the parts and the phase
-	 * ("query blocks" of the streaming kernel, "heads, forward and
+	 * ("query blocks" of the streaming kernel, then "key blocks of the
+	 * backward pass" with backward stages, "heads, forward and
 	 * backward" of the reference kernel, "heads of the emulated fp16
 	 * kernel", ...); a new `what` starts a new phase. */
 	void (*progress)(void *arg, const char *what, size_t done,

@@ -72,16 +72,23 @@ softcap_slope(const struct attn_problem *p, enum attn_precision prec,
 	return attn_prec_acc(prec, 1.0 / attn_prec_acc(prec, h * h));
 }
 
-/* g = dS * c' * scale for entry (i, j): what the entry sends back to the
- * dot product of query i and key j. */
+double
+attn_grad_dot(const struct attn_problem *p, enum attn_precision prec,
+    double ds, double score)
+{
+	return attn_prec_store(prec, attn_prec_acc(prec, attn_prec_acc(prec,
+	    ds * softcap_slope(p, prec, score)) * attn_prec_acc(prec,
+	    p->scale)));
+}
+
+/* attn_grad_dot of entry (i, j) of the blocks ds and scores. */
 static double
 grad_dot(const struct attn_problem *p, enum attn_precision prec,
     const struct attn_matrix *ds, const struct attn_matrix *scores,
     size_t i, size_t j)
 {
-	return attn_prec_store(prec, attn_prec_acc(prec, attn_prec_acc(prec,
-	    *attn_at(ds, i, j) * softcap_slope(p, prec, *attn_at(scores, i,
-	    j))) * attn_prec_acc(prec, p->scale)));
+	return attn_grad_dot(p, prec, *attn_at(ds, i, j), *attn_at(scores, i,
+	    j));
 }
 
 /* Row j of grad_k or grad_v gains a query head's sums acc[0..n), each
@@ -98,9 +105,8 @@ add_head(enum attn_precision prec, double *row, const double *acc,
 		    attn_prec_store(prec, acc[c])));
 }
 
-/* Element (i, j) of backward stage s of head hd overflowed. */
-static enum attn_status
-grad_overflow(struct attn_error *err, const struct attn_problem *p,
+enum attn_status
+attn_error_grad(struct attn_error *err, const struct attn_problem *p,
     const struct attn_head *hd, enum attn_stage s, size_t i, size_t j)
 {
 	char at[64];
@@ -114,18 +120,20 @@ grad_overflow(struct attn_error *err, const struct attn_problem *p,
 	    ", column", j + 1, at);
 }
 
-/* Whether query row i of the block is a nan row: its weights and output
- * nan by design (--masked-rows nan for a row with no key, or a nan or
- * +inf bias, which only a caller of the library can pass). */
+int
+attn_grad_nan_row(const struct attn_problem *p, double row_max)
+{
+	return isnan(row_max) || (row_max == -INFINITY &&
+	    p->cfg->masked_rows == ATTN_MASKED_NAN);
+}
+
+/* attn_grad_nan_row of query row i of the block. */
 static int
 nan_row(const struct attn_problem *p, const struct attn_matrix *row_max,
     size_t i)
 {
-	const double mx = row_max->data != NULL ? *attn_at(row_max, i, 0) :
-	    0.0;
-
-	return isnan(mx) || (mx == -INFINITY &&
-	    p->cfg->masked_rows == ATTN_MASKED_NAN);
+	return attn_grad_nan_row(p, row_max->data != NULL ?
+	    *attn_at(row_max, i, 0) : 0.0);
 }
 
 /*
@@ -149,20 +157,13 @@ check_finite(struct attn_error *err, const struct attn_problem *p,
 
 			if (isinf(x) || (isnan(x) && !any && (rows == NULL ||
 			    !nan_row(p, rows, i))))
-				return grad_overflow(err, p, hd, s, i, j);
+				return attn_error_grad(err, p, hd, s, i, j);
 		}
 	return ATTN_OK;
 }
 
-/*
- * grad_scaled of entry (i, j) where the weight w has no say: a row with
- * no key (its maximum -inf) gets 0, or nan with --masked-rows nan; an
- * entry the masking rule masks, or whose weight is 0 (it underflowed),
- * gets +0 (not -0, which w * (dP - delta) could give).  Returns 1 with
- * *ds set, or 0 when the entry is w * (dP - delta).
- */
-static int
-grad_scaled_fixed(const struct attn_problem *p, const struct attn_head *hd,
+int
+attn_grad_fixed(const struct attn_problem *p, const struct attn_head *hd,
     size_t i, size_t j, double row_max, double w, double *ds)
 {
 	if (row_max == -INFINITY)
@@ -244,7 +245,7 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 	}
 
 	/* 3. grad_scaled: dS = P * (dP - delta), but where the weight has
-	 * no say (grad_scaled_fixed). */
+	 * no say (attn_grad_fixed). */
 	if (attn_problem_needs(p, ATTN_STAGE_GRAD_SCALED)) {
 		for (i = 0; i < T; i++) {
 			const double d = *attn_at(delta, i, 0);
@@ -253,7 +254,7 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 				const double w = *attn_at(weights, i, j);
 				double *g = attn_at(ds, i, j);
 
-				if (!grad_scaled_fixed(p, hd, i, j,
+				if (!attn_grad_fixed(p, hd, i, j,
 				    *attn_at(row_max, i, 0), w, g))
 					*g = attn_prec_store(prec,
 					    attn_prec_acc(prec, w *
@@ -286,8 +287,12 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 					row[c] = attn_prec_fma(prec, g,
 					    IN(k, j, c), row[c]);
 			}
+			/* A zero is +0: the sum of the entries with dS != 0,
+			 * whichever zeros a tiled kernel adds on the way
+			 * (which can only change the sign of a zero sum). */
 			for (c = 0; c < p->d_k; c++)
-				row[c] = attn_prec_store(prec, row[c]);
+				row[c] = prec == ATTN_PREC_FP64 ? row[c] + 0.0 :
+				    attn_prec_store(prec, row[c]);
 		}
 		if ((st = check_finite(err, p, hd, prec, ATTN_STAGE_GRAD_Q,
 		    dq, row_max, 0)) != ATTN_OK)

@@ -757,6 +757,18 @@ void attn_head_stages(const struct attn_problem *p,
     const struct attn_stages *out, const struct attn_scratch *sc,
     const struct attn_head *hd, struct attn_matrix m[ATTN_STAGE_COUNT]);
 
+/* The start of the array after one at off[0] of `bytes` bytes, in a
+ * workspace carved from one allocation, each array 64-byte aligned:
+ * into off[1]; -1 when the size overflows. */
+static inline int
+attn_carve(size_t *off, size_t bytes)
+{
+	if (bytes > SIZE_MAX - 128 || off[0] > SIZE_MAX - 128 - bytes)
+		return -1;
+	off[1] = off[0] + (bytes + 63) / 64 * 64;
+	return 0;
+}
+
 /* ---------------------------------------------------------------- random.c */
 
 /* The state of xoshiro256**: 256 bits, never all zero. */
@@ -836,6 +848,37 @@ enum attn_status attn_grad_head(const struct attn_problem *p,
     struct attn_matrix *m, double *acc, unsigned *done,
     struct attn_error *err);
 
+/* The rules of the backward pass that a tiled kernel shares with
+ * attn_grad_head, element by element (lib/grad.c). */
+
+/* g = dS * c' * scale, what entry (i, j) of grad_scaled (ds) sends back
+ * to the dot product of query i and key j, whose raw score is score
+ * (c' is the softcap's derivative there, 1 without one). */
+double attn_grad_dot(const struct attn_problem *p, enum attn_precision prec,
+    double ds, double score);
+
+/*
+ * grad_scaled of entry (i, j) of head hd where the weight w has no say:
+ * a row with no key (row_max -inf) gets 0, or nan with --masked-rows
+ * nan; an entry the masking rule masks, or whose weight is 0 (it
+ * underflowed), gets +0 (not -0, which w * (dP - delta) could give).
+ * Returns 1 with *ds set, or 0 when the entry is w * (dP - delta).
+ */
+int attn_grad_fixed(const struct attn_problem *p, const struct attn_head *hd,
+    size_t i, size_t j, double row_max, double w, double *ds);
+
+/* Whether a query row whose row_max is row_max is a nan row: its weights
+ * and output nan by design (--masked-rows nan for a row with no key, or
+ * a nan bias, which only a caller of the library can pass), so that nan
+ * in its backward stages is no overflow. */
+int attn_grad_nan_row(const struct attn_problem *p, double row_max);
+
+/* The data error for element (i, j) of backward stage s of head hd that
+ * overflowed: "grad_q of query 1, column 1 overflows a double (...)". */
+enum attn_status attn_error_grad(struct attn_error *err,
+    const struct attn_problem *p, const struct attn_head *hd,
+    enum attn_stage s, size_t i, size_t j);
+
 /* lib/kernel_stream.c */
 extern const struct attn_kernel_ops attn_kernel_stream;
 
@@ -883,6 +926,12 @@ struct attn_simd {
 	void (*weights)(double *w, size_t n, double m, double l);
 	/* y[j] = attn_exp(x[j]) for j < n (for the tests). */
 	void (*exp)(const double *x, double *y, size_t n);
+	/* A row of the backward pass's tile (lib/kernel_stream_grad.c),
+	 * for j < n: from the weight p[j] and dP dp[j], dS = 0 where p[j]
+	 * is 0, else p[j] * (dp[j] - delta), into dp[j], and dS * scale
+	 * into p[j].  Returns 1 when a dP or a dS is not finite, else 0. */
+	int (*grad)(double *p, double *dp, size_t n, double delta,
+	    double scale);
 };
 
 /* The loops for exactly isa (not AUTO), or NULL when this CPU cannot
@@ -903,6 +952,20 @@ extern const struct attn_simd attn_simd_c, attn_simd_avx2, attn_simd_avx512;
 enum attn_status attn_stream_run(const struct attn_problem *p,
     const struct attn_simd *simd, struct attn_stages *out,
     struct attn_error *err);
+
+/*
+ * The streaming kernel's backward pass (lib/kernel_stream_grad.c): the
+ * backward stages p->need into out's held stacks, for the blocks n =
+ * b*H + h below limit, from out's output, row_max and row_sum (which
+ * the forward pass computed into out, held or not), with the loops of
+ * simd; its bytes are attn_grad_head's, whatever the thread count and
+ * the loops.  attn_stream_grad_plan counts what it allocates.
+ */
+enum attn_status attn_stream_grad(const struct attn_problem *p,
+    const struct attn_simd *simd, const struct attn_stages *out,
+    size_t limit, struct attn_error *err);
+enum attn_status attn_stream_grad_plan(const struct attn_problem *p,
+    size_t *bytes, struct attn_error *err);
 
 /* ---------------------------------------------------------------- threads.c */
 

@@ -571,9 +571,8 @@ stream_layout(const struct attn_problem *p, size_t *tasks,
 		    attn_size_mul(a, i == WS_FLAGS ? 1 : sizeof(double),
 		    &a) != 0)
 			return -1;
-		if (a > SIZE_MAX - 128 || off[i] > SIZE_MAX - 128 - a)
+		if (attn_carve(&off[i], a) != 0)
 			return -1;
-		off[i + 1] = off[i] + (a + 63) / 64 * 64;
 	}
 	return 0;
 }
@@ -584,6 +583,12 @@ workers_of(const struct attn_problem *p, size_t tasks)
 {
 	return p->threads < tasks ? p->threads : tasks;
 }
+
+/* To *bytes, what the backward pass holds: its own (lib/
+ * kernel_stream_grad.c) and the stacks of the forward stages it reads
+ * that p does not hold. */
+static enum attn_status grad_plan(const struct attn_problem *p,
+    size_t *bytes, struct attn_error *err);
 
 /* The workspace of each worker, the error record of each task, the
  * largest |K| of each batch and KV head, and the mask's counts for the
@@ -610,7 +615,7 @@ stream_plan(const struct attn_problem *p, size_t *bytes,
 		    "the blocks of %zu queries and %zu keys are too large to "
 		    "address", p->T, p->S);
 	*bytes = n + e + k + c;
-	return ATTN_OK;
+	return grad_plan(p, bytes, err);
 }
 
 /* Carve w's arrays from one malloc, 64 more bytes than off[WS_COUNT] for
@@ -693,9 +698,12 @@ stream_error(const struct stream *s, size_t tasks, struct attn_error *err)
 	return attn_error_output(err, p, &hd, first.i, first.j);
 }
 
-enum attn_status
-attn_stream_run(const struct attn_problem *p, const struct attn_simd *simd,
-    struct attn_stages *out, struct attn_error *err)
+/* The forward pass: p->hold's stages into out.  *heads is how many
+ * blocks b*H + h were computed whole: all of them, or those before the
+ * first with an error. */
+static enum attn_status
+stream_forward(const struct attn_problem *p, const struct attn_simd *simd,
+    struct attn_stages *out, size_t *heads, struct attn_error *err)
 {
 	struct attn_pool_job job;
 	struct stream s;
@@ -733,10 +741,13 @@ attn_stream_run(const struct attn_problem *p, const struct attn_simd *simd,
 	job.progress_arg = p->cfg->progress_arg;
 	job.what = "query blocks";
 	attn_pool_run(&job);
-	if (atomic_load(&s.stop_head) != SIZE_MAX)
+	*heads = p->B * p->H;
+	if (atomic_load(&s.stop_head) != SIZE_MAX) {
+		*heads = atomic_load(&s.stop_head);
 		st = stream_error(&s, tasks, err);
-	else
+	} else {
 		out->computed |= p->hold;
+	}
 	goto done;
 nomem:
 	st = attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -750,6 +761,104 @@ done:
 	return st;
 }
 
+/* The forward stages the backward pass reads, and which of them p
+ * does not hold. */
+#define GRAD_READS (ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_ROW_MAX) | ATTN_STAGE_BIT(ATTN_STAGE_ROW_SUM))
+
+static unsigned
+grad_extra(const struct attn_problem *p)
+{
+	return (p->need & ATTN_STAGES_GRAD) ? GRAD_READS & ~p->hold : 0;
+}
+
+/*
+ * With backward stages: the forward pass holds output, row_max and
+ * row_sum too (in stacks of its own for those p does not hold), then the
+ * backward pass (lib/kernel_stream_grad.c) reads them.  When the forward
+ * pass fails at a block, the backward one still runs on the blocks
+ * before it, since the reference kernel, which runs both a block at a
+ * time, would report an overflow of theirs first.
+ */
+enum attn_status
+attn_stream_run(const struct attn_problem *p, const struct attn_simd *simd,
+    struct attn_stages *out, struct attn_error *err)
+{
+	struct attn_problem pf = *p;
+	struct attn_stages both;
+	struct attn_error eb;
+	enum attn_status st = ATTN_OK, sb;
+	const unsigned extra = grad_extra(p);
+	size_t heads, s;
+
+	if (!(p->need & ATTN_STAGES_GRAD))
+		return stream_forward(p, simd, out, &heads, err);
+	/* the stacks of the stages not held, shaped as attn_run's: output
+	 * B*T x H*d_v, row_max and row_sum B*H*T x 1 */
+	both = *out;
+	for (s = 0; s < ATTN_STAGE_COUNT && st == ATTN_OK; s++)
+		if (extra & ATTN_STAGE_BIT(s))
+			st = s == ATTN_STAGE_OUTPUT ? attn_matrix_alloc(
+			    &both.stage[s], p->B * p->T, p->H * p->d_v, err) :
+			    attn_matrix_alloc(&both.stage[s], p->B * p->H *
+			    p->T, 1, err);
+	if (st != ATTN_OK)
+		goto done;
+	pf.hold = (p->hold & ~ATTN_STAGES_GRAD) | GRAD_READS;
+	st = stream_forward(&pf, simd, &both, &heads, err);
+	memset(&eb, 0, sizeof eb);
+	sb = heads > 0 ? attn_stream_grad(p, simd, &both, heads, &eb) :
+	    ATTN_OK;
+	out->computed |= both.computed;
+	if (sb == ATTN_OK && st == ATTN_OK)
+		out->computed |= p->need & ATTN_STAGES_GRAD;
+	if (sb != ATTN_OK && (st == ATTN_OK || sb == ATTN_ERR_DATA)) {
+		*err = eb;
+		st = sb;
+	}
+done:
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		if (extra & ATTN_STAGE_BIT(s))
+			attn_matrix_free(&both.stage[s]);
+	return st;
+}
+
+static enum attn_status
+grad_plan(const struct attn_problem *p, size_t *bytes,
+    struct attn_error *err)
+{
+	const unsigned extra = grad_extra(p);
+	enum attn_status st;
+	size_t n, s;
+
+	if (!(p->need & ATTN_STAGES_GRAD))
+		return ATTN_OK;
+	if ((st = attn_stream_grad_plan(p, &n, err)) != ATTN_OK)
+		return st;
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		size_t rows, cols;
+
+		if (!(extra & ATTN_STAGE_BIT(s)))
+			continue;
+		/* T x d_v or T x 1 a block */
+		rows = p->B * p->H * p->T;
+		cols = s == ATTN_STAGE_OUTPUT ? p->d_v : 1;
+		if (attn_size_mul(rows, cols, &rows) != 0 ||
+		    attn_size_mul(rows, sizeof(double), &rows) != 0 ||
+		    rows > SIZE_MAX - n)
+			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+			    "the blocks of %zu queries and %zu keys are too "
+			    "large to address", p->T, p->S);
+		n += rows;
+	}
+	if (n > SIZE_MAX - *bytes)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "the blocks of %zu queries and %zu keys are too large to "
+		    "address", p->T, p->S);
+	*bytes += n;
+	return ATTN_OK;
+}
+
 static enum attn_status
 stream_run(const struct attn_problem *p, struct attn_stages *out,
     struct attn_error *err)
@@ -758,5 +867,5 @@ stream_run(const struct attn_problem *p, struct attn_stages *out,
 }
 
 const struct attn_kernel_ops attn_kernel_stream = {
-	"stream", ATTN_STAGES_ALL, stream_plan, stream_run,
+	"stream", ATTN_STAGES_ALL | ATTN_STAGES_GRAD, stream_plan, stream_run,
 };

@@ -122,6 +122,14 @@ zero_ninf4(__m256d x)
 	    _mm256_set1_pd(-INFINITY), _CMP_EQ_OQ));
 }
 
+/* +0 where p is 0, else x. */
+SIMD_TARGET static inline __m256d
+zero_where_zero4(__m256d p, __m256d x)
+{
+	return _mm256_blendv_pd(x, _mm256_setzero_pd(), _mm256_cmp_pd(p,
+	    _mm256_setzero_pd(), _CMP_EQ_OQ));
+}
+
 #define SIMD_STRUCT attn_simd_avx2
 #define SIMD_LABEL "avx2"
 #define VEC __m256d
@@ -140,6 +148,7 @@ zero_ninf4(__m256d x)
 #define vfma(a, b, c) _mm256_fmadd_pd((a), (b), (c))
 #define vmax(a, b) _mm256_max_pd((a), (b))
 #define vzero_ninf(x) zero_ninf4(x)
+#define vzero_where_zero(p, x) zero_where_zero4((p), (x))
 #define vexp(x) exp4(x)
 
 #include "simd_loops.h"
@@ -148,7 +157,7 @@ zero_ninf4(__m256d x)
 
 /* Not an x86-64 build: lib/simd.c never picks these. */
 const struct attn_simd attn_simd_avx2 = {
-	"avx2", NULL, NULL, NULL, NULL, NULL,
+	"avx2", NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 #endif

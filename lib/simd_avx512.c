@@ -59,6 +59,14 @@ zero_ninf8(__m512d x)
 	    _mm512_set1_pd(-INFINITY), _CMP_EQ_OQ), x, _mm512_setzero_pd());
 }
 
+/* +0 where p is 0, else x. */
+SIMD_TARGET static inline __m512d
+zero_where_zero8(__m512d p, __m512d x)
+{
+	return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(p, _mm512_setzero_pd(),
+	    _CMP_EQ_OQ), x, _mm512_setzero_pd());
+}
+
 #define SIMD_STRUCT attn_simd_avx512
 #define SIMD_LABEL "avx512"
 #define VEC __m512d
@@ -85,6 +93,7 @@ zero_ninf8(__m512d x)
 #define vfma(a, b, c) _mm512_fmadd_pd((a), (b), (c))
 #define vmax(a, b) _mm512_max_pd((a), (b))
 #define vzero_ninf(x) zero_ninf8(x)
+#define vzero_where_zero(p, x) zero_where_zero8((p), (x))
 #define vexp(x) ((x)[0] = exp8((x)[0]))
 
 #include "simd_loops.h"
@@ -93,7 +102,7 @@ zero_ninf8(__m512d x)
 
 /* Not an x86-64 build: lib/simd.c never picks these. */
 const struct attn_simd attn_simd_avx512 = {
-	"avx512", NULL, NULL, NULL, NULL, NULL,
+	"avx512", NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 #endif

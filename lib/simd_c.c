@@ -97,6 +97,22 @@ c_exp(const double *x, double *y, size_t n)
 		y[j] = attn_exp(x[j]);
 }
 
+static int
+c_grad(double *p, double *dp, size_t n, double delta, double scale)
+{
+	size_t j;
+	int bad = 0;
+
+	for (j = 0; j < n; j++) {
+		const double ds = p[j] == 0.0 ? 0.0 : p[j] * (dp[j] - delta);
+
+		bad |= !isfinite(dp[j]) || !isfinite(ds);
+		dp[j] = ds;
+		p[j] = ds * scale;
+	}
+	return bad;
+}
+
 const struct attn_simd attn_simd_c = {
-	"c", c_scores, c_softmax, c_accumulate, c_weights, c_exp,
+	"c", c_scores, c_softmax, c_accumulate, c_weights, c_exp, c_grad,
 };

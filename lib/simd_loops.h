@@ -30,6 +30,7 @@
  *						vmax(x, m) stays with the
  *						first of equal maxima
  *	vzero_ninf(x)				0 where x is -inf, else x
+ *	vzero_where_zero(p, x)			+0 where p is 0, else x
  *	vexp(x)					attn_exp of the XU vectors
  *						x[0..XU), lane by lane, in
  *						place
@@ -277,7 +278,39 @@ simd_exp(const double *x, double *y, size_t n)
 		y[j] = attn_exp(x[j]);
 }
 
+/* Non-finite values are caught as x * 0, which is nan for them and a
+ * zero otherwise, summed into one vector. */
+SIMD_TARGET static int
+simd_grad(double *p, double *dp, size_t n, double delta, double scale)
+{
+	const VEC vd = vset1(delta), vs = vset1(scale), z = vzero();
+	VEC bad = vzero();
+	double lanes[VL];
+	size_t j, u;
+	int any = 0;
+
+	for (j = 0; j + VL <= n; j += VL) {
+		const VEC w = vloadu(p + j), d = vloadu(dp + j);
+		const VEC ds = vzero_where_zero(w, vmul(w, vsub(d, vd)));
+
+		bad = vadd(bad, vadd(vmul(d, z), vmul(ds, z)));
+		vstoreu(dp + j, ds);
+		vstoreu(p + j, vmul(ds, vs));
+	}
+	vstoreu(lanes, bad);
+	for (u = 0; u < VL; u++)
+		any |= isnan(lanes[u]);
+	for (; j < n; j++) {
+		const double ds = p[j] == 0.0 ? 0.0 : p[j] * (dp[j] - delta);
+
+		any |= !isfinite(dp[j]) || !isfinite(ds);
+		dp[j] = ds;
+		p[j] = ds * scale;
+	}
+	return any;
+}
+
 const struct attn_simd SIMD_STRUCT = {
 	SIMD_LABEL, simd_scores, simd_softmax, simd_accumulate, simd_weights,
-	simd_exp,
+	simd_exp, simd_grad,
 };

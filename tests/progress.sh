@@ -6,9 +6,10 @@
 #   2. with stderr a file, nothing shows unless --progress asks; with
 #      --progress the line is drawn with \r and erased at the end;
 #   3. the output is the same whichever way;
-#   4. the phases that do not run on the streaming kernel report on the
-#      same line, named: the reference kernel's heads with the backward
-#      pass (--grad), an emulated kernel's (--emulate), and --check's
+#   4. the other phases report on the same line, named, each after the
+#      one before, so that the line never stays at 100% while work goes
+#      on: the streaming kernel's backward pass after its forward one
+#      (--grad), an emulated kernel's heads (--emulate), and --check's
 #      emulated baseline after attn's own run.
 #
 # The run: self-attention of 60000 rows of 2 columns on one thread (30000
@@ -85,24 +86,33 @@ expect "--no-progress after --progress turns it off" $?
 cmp -s tty.csv pipe.csv && cmp -s tty.csv forced.csv && cmp -s tty.csv off.csv
 expect "the output does not depend on the progress line" $?
 
-# 4. The other phases: some seconds each of the reference kernel with
-# the backward pass (3000 rows, 8 heads), of the emulated fp16 kernel
-# (6000 rows, 2 heads: 72 million exponentials) and of its backward
-# (4000 rows), whose line shows once a second has gone; the emulation's
-# inputs half as long under AddressSanitizer, which is 4 times slower.
-awk 'BEGIN { srand(7); for (i = 0; i < 3000; i++) { for (j = 0; j < 16; j++)
-    printf "%s%.3f", j ? "," : "", rand() * 4 - 2; print "" } }' >y.csv
-ez=6000 eg=4000
-ldd "$bin" 2>/dev/null | grep -q libasan && ez=3000 eg=2000
+# 4. The other phases: some seconds each of the streaming kernel's
+# backward pass (self-attention of 20000 rows of 2 columns, grad_k), of
+# the emulated fp16 kernel (6000 rows, 2 heads: 72 million
+# exponentials) and of its backward (4000 rows), whose line shows once a
+# second has gone; each input half as long under AddressSanitizer,
+# which is 4 times slower.
+g=20000 ez=6000 eg=4000
+ldd "$bin" 2>/dev/null | grep -q libasan && g=10000 ez=3000 eg=2000
+awk -v n=$g 'BEGIN { srand(7); for (i = 0; i < n; i++)
+    printf "%.4f,%.4f\n", rand() * 4 - 2, rand() * 4 - 2 }' >y.csv
 awk -v n=$ez 'BEGIN { srand(8); for (i = 0; i < n; i++) { for (j = 0; j < 4; j++)
     printf "%s%.3f", j ? "," : "", rand() * 4 - 2; print "" } }' >z.csv
 head -n $eg z.csv >zg.csv
-"$bin" -j 1 --progress --heads 8 --self y.csv --grad y.csv -s grad_q \
-    -o g.csv 2>grad.err
+"$bin" -j 1 --progress --self y.csv --grad y.csv -s grad_k -o g.csv \
+    2>grad.err
 expect "a run with --grad succeeds" $?
-grep -q "attn: [0-9]*% of heads, forward and backward, [0-9.]* s elapsed, about [0-9.]* s left" \
+grep -q "attn: [0-9]*% of key blocks of the backward pass, [0-9.]* s elapsed, about [0-9.]* s left" \
     grad.err
 expect "--grad names its phase on the line" $?
+# The lines drawn, one a line: the forward pass's, then the backward
+# pass's, up to its 100%.
+tr '\r' '\n' <grad.err | grep '^attn: ' >grad.lines
+tail -n 1 grad.lines | grep -q "^attn: 100% of key blocks of the backward pass, " &&
+    awk '/% of query blocks, / { q = NR }
+        /% of key blocks of the backward pass, / { if (!b) b = NR }
+        END { exit !(q > 0 && b > q) }' grad.lines
+expect "the backward pass follows the forward one on the line" $?
 "$bin" --progress --emulate fp16 --heads 2 --self z.csv -s output -f csv \
     -o e.csv 2>emu.err
 expect "a run with --emulate succeeds" $?

@@ -109,34 +109,6 @@ END_TEST
 
 /* ------------------------------------------------------------ random */
 
-/* A random case of every variant with a dO in [-1, 1) drawn from its own
- * seed, so that the case's inputs are vcase.h's. */
-struct gcase {
-	struct vcase c;
-	struct attn_matrix d_out;	/* B*T x H*d_v */
-	struct attn_inputs in;
-};
-
-static void
-gcase_make(struct gcase *g, uint64_t seed)
-{
-	struct ref_rng rng;
-
-	vcase_make(&g->c, seed);
-	ref_rng_seed(&rng, seed ^ 0xD0D0D0D0u);
-	g->d_out = matrix_random(&rng, g->c.B * g->c.T, g->c.H * g->c.d_v,
-	    -1.0, 1.0);
-	vcase_inputs(&g->c, &g->in);
-	g->in.d_out = g->d_out;
-}
-
-static void
-gcase_free(struct gcase *g)
-{
-	vcase_free(&g->c);
-	attn_matrix_free(&g->d_out);
-}
-
 /* Fail, naming the case and the element, unless a matches the
  * reference within tol; nan must be matched by nan. */
 static void

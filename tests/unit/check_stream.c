@@ -336,9 +336,6 @@ START_TEST(an_overflowing_score_is_named_as_the_reference_kernel_names_it)
 	struct attn_matrix q, k, v;
 	struct attn_inputs in;
 	struct attn_config cfg;
-	struct attn_stages st;
-	struct attn_error e1, e2;
-	enum attn_status r1, r2;
 	const size_t T = 260, S = 330, d = 3;
 
 	ref_rng_seed(&rng, 0x0F10u + (uint64_t)_i);
@@ -371,16 +368,7 @@ START_TEST(an_overflowing_score_is_named_as_the_reference_kernel_names_it)
 	in.q = q;
 	in.k = k;
 	in.v = v;
-	memset(&e1, 0, sizeof e1);
-	memset(&e2, 0, sizeof e2);
-	cfg.kernel = ATTN_KERNEL_REFERENCE;
-	r1 = attn_run(&cfg, &in, STAGE(OUTPUT), &st, &e1);
-	cfg.kernel = ATTN_KERNEL_STREAM;
-	cfg.threads = 3;
-	r2 = attn_run(&cfg, &in, STAGE(OUTPUT), &st, &e2);
-	ck_assert_int_eq(r1, ATTN_ERR_DATA);
-	ck_assert_int_eq(r2, ATTN_ERR_DATA);
-	ck_assert_str_eq(e2.msg, e1.msg);
+	expect_same_error(&cfg, &in, STAGE(OUTPUT));
 	attn_matrix_free(&q);
 	attn_matrix_free(&k);
 	attn_matrix_free(&v);
@@ -388,33 +376,6 @@ START_TEST(an_overflowing_score_is_named_as_the_reference_kernel_names_it)
 END_TEST
 
 /* ---------------------------------------------------------------- threads */
-
-struct progress_log {
-	atomic_int inside;	/* calls running now */
-	size_t calls, last, total;
-	int overlapped, backwards;
-	const char *what;	/* the phase of the last call */
-	int phases;		/* how many phases were seen */
-};
-
-static void
-progress_note(void *arg, const char *what, size_t done, size_t total)
-{
-	struct progress_log *log = arg;
-
-	if (atomic_fetch_add(&log->inside, 1) != 0)
-		log->overlapped = 1;
-	if (log->what == NULL || strcmp(what, log->what) != 0) {
-		log->phases++;
-		log->last = 0;
-	}
-	log->what = what;
-	log->backwards |= done <= log->last;
-	log->last = done;
-	log->total = total;
-	log->calls++;
-	atomic_fetch_sub(&log->inside, 1);
-}
 
 /* Progress comes once a block of queries, counting up to the number of
  * blocks, one call at a time. */
@@ -427,8 +388,7 @@ START_TEST(progress_counts_blocks_of_queries)
 	struct progress_log log;
 	const size_t T = 1000, S = 200, d = 4, H = 2;
 
-	memset(&log, 0, sizeof log);
-	atomic_init(&log.inside, 0);
+	progress_log_init(&log);
 	ref_rng_seed(&rng, 0x9409u);
 	q = matrix_random(&rng, T, H * d, -1.0, 1.0);
 	k = matrix_random(&rng, S, H * d, -1.0, 1.0);
@@ -473,8 +433,7 @@ START_TEST(every_long_phase_reports_its_heads)
 	struct progress_log log;
 	const size_t B = 2, T = 5, S = 7, d = 3, H = 3;
 
-	memset(&log, 0, sizeof log);
-	atomic_init(&log.inside, 0);
+	progress_log_init(&log);
 	ref_rng_seed(&rng, 0x9410u);
 	q = matrix_random(&rng, B * T, H * d, -1.0, 1.0);
 	k = matrix_random(&rng, B * S, H * d, -1.0, 1.0);

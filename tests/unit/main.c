@@ -36,7 +36,7 @@ main(void)
 		error_suite, num_suite, num_bulk_suite, read_suite,
 		read_repr_suite, read_json_suite, read_jsonl_suite,
 		stage_suite, run_suite, kernel_suite, variants_suite,
-		stream_suite, props_suite, api_suite, grad_suite, random_suite,
+		stream_suite, stream_grad_suite, props_suite, api_suite, grad_suite, random_suite,
 		sinks_suite, layer_suite, rope_suite, project_suite,
 		npy_suite, layout_suite,
 		emulate_suite, compare_suite, mask_suite, memory_suite,

@@ -21,6 +21,7 @@ Suite *kernel_suite(void);
 Suite *props_suite(void);
 Suite *variants_suite(void);
 Suite *stream_suite(void);
+Suite *stream_grad_suite(void);
 Suite *api_suite(void);
 Suite *grad_suite(void);
 Suite *random_suite(void);

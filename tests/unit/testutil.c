@@ -2,6 +2,7 @@
  * testutil.c - helpers shared by the unit suites (see testutil.h).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,4 +132,52 @@ block_at(const struct attn_stages *st, enum attn_stage s, size_t b,
 	struct attn_matrix m = attn_stage_block(st, s, b, h);
 
 	return *attn_at(&m, i, j);
+}
+
+void
+progress_log_init(struct progress_log *log)
+{
+	memset(log, 0, sizeof *log);
+	atomic_init(&log->inside, 0);
+}
+
+void
+progress_note(void *arg, const char *what, size_t done, size_t total)
+{
+	struct progress_log *log = arg;
+
+	if (atomic_fetch_add(&log->inside, 1) != 0)
+		log->overlapped = 1;
+	if (log->what == NULL || strcmp(what, log->what) != 0) {
+		if (log->phases++ == 0)
+			snprintf(log->first, sizeof log->first, "%s", what);
+		log->last = 0;
+	}
+	log->what = what;
+	log->backwards |= done <= log->last;
+	log->last = done;
+	log->total = total;
+	log->calls++;
+	atomic_fetch_sub(&log->inside, 1);
+}
+
+void
+expect_same_error(const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want)
+{
+	struct attn_config c = *cfg;
+	struct attn_stages st;
+	struct attn_error e1, e2;
+	enum attn_status r1, r2;
+
+	memset(&e1, 0, sizeof e1);
+	memset(&e2, 0, sizeof e2);
+	c.kernel = ATTN_KERNEL_REFERENCE;
+	r1 = attn_run(&c, in, want, &st, &e1);
+	c.kernel = ATTN_KERNEL_STREAM;
+	c.threads = 3;
+	r2 = attn_run(&c, in, want, &st, &e2);
+	ck_assert_int_eq(r1, ATTN_ERR_DATA);
+	ck_assert_int_eq(r2, ATTN_ERR_DATA);
+	ck_assert_str_eq(e2.msg, e1.msg);
 }

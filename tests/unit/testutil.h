@@ -15,6 +15,8 @@
 #define ATTN_TESTUTIL_H
 
 #include <check.h>
+#include <stdatomic.h>
+#include <stddef.h>
 
 #include "attn.h"
 #include "attn_io.h"
@@ -94,6 +96,12 @@ void compute_ok(enum attn_kernel kernel, unsigned want,
 void run_ok(enum attn_kernel kernel, const struct attn_config *cfg,
     const struct attn_inputs *in, unsigned want, struct attn_stages *st);
 
+/* Run cfg's problem on the reference kernel and on the streaming one
+ * with 3 threads, keeping want: both must fail with the same data
+ * error. */
+void expect_same_error(const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want);
+
 /* Fail unless a and b have one shape and equal elements (nan equals
  * nan), naming what differs. */
 void expect_same(const char *what, const struct attn_matrix *a,
@@ -107,5 +115,21 @@ double stage_at(const struct attn_stages *st, enum attn_stage s, size_t i,
  * (attn_stage_block). */
 double block_at(const struct attn_stages *st, enum attn_stage s, size_t b,
     size_t h, size_t i, size_t j);
+
+/* What a run reported to progress_note (attn_config.progress, with the
+ * log as its arg): the calls, the phases, the last phase's name and
+ * count, and whether calls overlapped or a count went backwards. */
+struct progress_log {
+	atomic_int inside;	/* calls running now */
+	size_t calls, last, total;
+	int overlapped, backwards;
+	const char *what;	/* the phase of the last call */
+	int phases;		/* how many phases were seen */
+	char first[64];		/* the first phase's name */
+};
+
+/* Zero log before a run. */
+void progress_log_init(struct progress_log *log);
+void progress_note(void *arg, const char *what, size_t done, size_t total);
 
 #endif

@@ -220,3 +220,37 @@ vcase_reference(const struct vcase *c, struct ref_stages *r)
 	vcase_ref_problem(c, &rc, &p);
 	ck_assert_int_eq(ref_run(&rc, &p, r), 0);
 }
+
+/* The dO of g's case, and its inputs. */
+static void
+gcase_d_out(struct gcase *g, uint64_t seed)
+{
+	struct ref_rng rng;
+
+	ref_rng_seed(&rng, seed ^ 0xD0D0D0D0u);
+	g->d_out = matrix_random(&rng, g->c.B * g->c.T, g->c.H * g->c.d_v,
+	    -1.0, 1.0);
+	vcase_inputs(&g->c, &g->in);
+	g->in.d_out = g->d_out;
+}
+
+void
+gcase_make(struct gcase *g, uint64_t seed)
+{
+	vcase_make(&g->c, seed);
+	gcase_d_out(g, seed);
+}
+
+void
+gcase_make_large(struct gcase *g, uint64_t seed)
+{
+	vcase_make_large(&g->c, seed);
+	gcase_d_out(g, seed);
+}
+
+void
+gcase_free(struct gcase *g)
+{
+	vcase_free(&g->c);
+	attn_matrix_free(&g->d_out);
+}

@@ -56,4 +56,17 @@ void vcase_ref_problem(const struct vcase *c, struct ref_config *rc,
  * memory. */
 void vcase_reference(const struct vcase *c, struct ref_stages *r);
 
+/* A case with a dO in [-1, 1) drawn from its own seed, so that the
+ * case's inputs are vcase_make's (or vcase_make_large's): for the
+ * backward pass. */
+struct gcase {
+	struct vcase c;
+	struct attn_matrix d_out;	/* B*T x H*d_v */
+	struct attn_inputs in;		/* views of c, and d_out */
+};
+
+void gcase_make(struct gcase *g, uint64_t seed);
+void gcase_make_large(struct gcase *g, uint64_t seed);
+void gcase_free(struct gcase *g);
+
 #endif
