@@ -242,6 +242,18 @@ find_hint(const struct options *o, const struct attn_stages *stages,
 
 /* ---------------------------------------------------------------- run */
 
+/* The check as a phase of the progress line (progress.c), so that the
+ * line never stays at 100% of attn's run while the check goes on: begun
+ * (done 0) and ended (done 1); an emulated baseline reports its own
+ * phase in between. */
+static void
+check_progress(const struct options *o, size_t done)
+{
+	if (o->cfg.progress != NULL)
+		o->cfg.progress(o->cfg.progress_arg,
+		    "the comparison with the --check file", done, 1);
+}
+
 enum attn_status
 check_run(const struct options *o, const struct attn_inputs *in,
     const struct attn_stages *stages, struct check *c, struct attn_error *err)
@@ -256,6 +268,7 @@ check_run(const struct options *o, const struct attn_inputs *in,
 	if (!shape_fits(&c->file, &c->shape))
 		return shape_error(o, stages, c, err);
 	n = attn_shape_count(&c->shape);
+	check_progress(o, 0);
 	if ((c->ref = attn_alloc_array(n, sizeof *c->ref)) == NULL)
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory comparing %zu numbers", n);
@@ -281,6 +294,7 @@ check_run(const struct options *o, const struct attn_inputs *in,
 		find_hint(o, stages, c, alt);
 		free(alt);
 	}
+	check_progress(o, 1);
 	return ATTN_OK;
 }
 

@@ -4,10 +4,11 @@
  *	attn: 42% of query blocks, 3.1 s elapsed, about 4.3 s left
  *
  * for each phase the library reports (the streaming kernel's query
- * blocks, the reference kernel's heads forward and backward, the heads
- * of an emulated kernel, --check's baseline after attn's own run), on
- * the same line: a new phase replaces the last one's text, and its
- * estimate of the time left is its own, from its own start.
+ * blocks and its key blocks of the backward pass, the reference
+ * kernel's heads, the heads of an emulated kernel, --check's baseline
+ * after attn's own run) and --check's comparison (check.c), on the same
+ * line: a new phase replaces the last one's text, and its estimate of
+ * the time left is its own, from its own start.
  *
  * shown only when asked (--progress) or when stderr is a terminal, only
  * once the run has gone on for PROGRESS_DELAY seconds (a short run shows

@@ -9,8 +9,9 @@
 #   4. the other phases report on the same line, named, each after the
 #      one before, so that the line never stays at 100% while work goes
 #      on: the streaming kernel's backward pass after its forward one
-#      (--grad), an emulated kernel's heads (--emulate), and --check's
-#      emulated baseline after attn's own run.
+#      (--grad), --check's comparison after attn's run, an emulated
+#      kernel's heads (--emulate), and --check's emulated baseline after
+#      attn's own run.
 #
 # The run: self-attention of 60000 rows of 2 columns on one thread (30000
 # under AddressSanitizer, four times slower), some seconds of exp on any
@@ -113,6 +114,12 @@ tail -n 1 grad.lines | grep -q "^attn: 100% of key blocks of the backward pass, 
         /% of key blocks of the backward pass, / { if (!b) b = NR }
         END { exit !(q > 0 && b > q) }' grad.lines
 expect "the backward pass follows the forward one on the line" $?
+"$bin" -j 1 --progress --self y.csv --grad y.csv -s grad_k --check g.csv \
+    >gcheck.out 2>gcheck.err
+expect "--check of --grad's own grad_k passes" $?
+tr '\r' '\n' <gcheck.err | grep '^attn: ' | tail -n 1 |
+    grep -q "^attn: 100% of the comparison with the --check file, "
+expect "--check's comparison is the last phase on the line" $?
 "$bin" --progress --emulate fp16 --heads 2 --self z.csv -s output -f csv \
     -o e.csv 2>emu.err
 expect "a run with --emulate succeeds" $?
