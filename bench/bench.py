@@ -5,11 +5,20 @@
   bench.py --attn ATTN --compute BENCH_COMPUTE --work DIR
            [--numbers BENCH_NUMBERS] [--python PY] [--time GNU_TIME]
            [--quick | --compute-only]
-           [--sizes N,..] [--compute-sizes N,..] [--runs R] [--big N]
-           [--dgemm N] [--numbers-rows N] [--emulate-sizes N,..]
+           [--sizes N,..] [--compute-sizes N,..] [--grad-sizes N,..]
+           [--runs R] [--big N] [--dgemm N] [--numbers-rows N]
+           [--emulate-sizes N,..]
 
---quick is n = 512 and 2048, the kernel at 4096, --emulate at 1024
-(1024 and 4096 otherwise), and no n = 65536 run;
+The backward rows: Q, K, V and dO of 1 x 8 x n x 128 (bhsd .npy, attn
+gen's, seeds 1 to 4) at n = 256, 1024 and 4096; attn's forward alone
+(output to .npy), attn's forward and backward (grad_q, grad_k and grad_v
+written, one CSV, since .npy holds one array), and the peer,
+bench/torch_grad.py: PyTorch's float64 autograd of the naive formula
+on the same files, dq, dk and dv to one .npz.  Without a PyTorch in PY
+its columns are left out.
+
+--quick is n = 512 and 2048, the kernel at 4096, the backward at 256 and
+1024, --emulate at 1024 (1024 and 4096 otherwise), and no n = 65536 run;
 --compute-only is the kernel against dgemm alone (the line "compute
 alone", at 4096 and 8192 unless --compute-sizes says), for work on the
 kernel; the other options (for tests/bench.sh) set one part of a run
@@ -53,6 +62,16 @@ BIG_SECONDS, BIG_MIB = 15.0, 256.0
 # issue 20: --emulate's forward, at most this times attn's own
 EMULATE_TARGET = 3
 EMU_HEADS, EMU_D = 8, 128
+
+# The backward rows (issue 20): heads and d, and the targets, as ratios
+# taken in one run: attn's forward and backward against its forward at
+# most; PyTorch's time against attn's at least (more at small n, where
+# torch's start and T x S passes weigh); attn's peak RSS against
+# torch's at most.
+GRAD_H, GRAD_D = 8, 128
+GRAD_RATIO = 3.0
+TORCH_SPEED, TORCH_SPEED_SMALL, TORCH_SMALL = 1.0, 3.0, 1024
+TORCH_RSS = 0.25
 
 
 def plural(n, word):
@@ -351,6 +370,73 @@ class Bench:
         self.say('  (load average %.1f after)' % os.getloadavg()[0])
         self.say()
 
+    def has_torch(self):
+        if not self.py:
+            return False
+        try:
+            output_of([self.py, '-c', 'import torch'])
+        except (OSError, Failed):
+            return False
+        return True
+
+    def grad(self, sizes):
+        """attn's forward, its forward and backward, and PyTorch's
+        autograd (when PY has it) on the same 4-D files."""
+        torch = self.has_torch()
+        peer = os.path.join(HERE, 'torch_grad.py')
+        self.say('backward, 1 x %d x n x %d bhsd .npy (Q, K, V, dO); attn '
+                 'forward: output to .npy; forward + backward: grad_q, '
+                 'grad_k, grad_v to one CSV;' % (GRAD_H, GRAD_D))
+        self.say('peer: %s' % (
+            'PyTorch float64 autograd of the naive formula, dq, dk, dv '
+            'to .npz (bench/torch_grad.py)' if torch else 'no PyTorch in '
+            'the Python found: its columns are left out'))
+        head = '%5s %7s %8s %6s  %-19s' % ('n', 'fwd s', 'f+b s', 'f+b/f',
+                                           'target')
+        if torch:
+            head += ' %8s %8s  %-19s %8s %9s %7s  %-19s %9s' % (
+                'torch s', 'torch/a', 'target', 'attn MiB', 'torch MiB',
+                'RSS a/t', 'target', 'rel diff')
+        self.say(head)
+        self.say('-' * len(head))
+        for n in sizes:
+            shape = '1x%dx%dx%d' % (GRAD_H, n, GRAD_D)
+            files = []
+            for seed, role in enumerate(('q', 'k', 'v', 'do'), 1):
+                path = data('%s%d-4d.npy' % (role, n))
+                if not os.path.exists(path):
+                    run([ATTN, 'gen', shape, '--seed', str(seed), '-f',
+                         'npy', '-o', path])
+                files.append(path)
+            q, k, v, d_out = files
+            out_f = os.path.join(WORK, 'out', 'fwd%d.npy' % n)
+            out_b = os.path.join(WORK, 'out', 'grad%d.csv' % n)
+            out_t = os.path.join(WORK, 'out', 'torch%d.npz' % n)
+            argvs = [[ATTN, q, k, v, '-o', out_f],
+                     [ATTN, q, k, v, '--grad', d_out, '-s',
+                      'grad_q,grad_k,grad_v', '-f', 'csv', '-o', out_b]]
+            if torch:
+                argvs.append([self.py, peer, q, k, v, d_out, out_t])
+            res = median_runs(argvs, self.a.runs or (3 if n <= 1024 else 1))
+            (tf, _), (tb, mb) = res[0], res[1]
+            line = '%5d %7.3f %8.3f %5.2fx  %-19s' % (
+                n, tf, tb, tb / tf, target_note(tb / tf, GRAD_RATIO, False))
+            if torch:
+                tt, mt = res[2]
+                speed = TORCH_SPEED_SMALL if n <= TORCH_SMALL else TORCH_SPEED
+                diff = float(output_of([self.py, peer, 'compare', out_b,
+                                        out_t]).split()[-1])
+                if not diff <= AGREE:
+                    self.disagree.append('backward n=%d: %g' % (n, diff))
+                line += ' %8.3f %7.2fx  %-19s %8.1f %9.1f %7.3f  %-19s %9.1e' % (
+                    tt, tt / tb, target_note(tt / tb, speed), mb, mt, mb / mt,
+                    target_note(mb / mt, TORCH_RSS, False, ''), diff)
+                os.remove(out_t)
+            self.say(line)
+            os.remove(out_f)
+            os.remove(out_b)
+        self.say()
+
     def big(self, n):
         """Self-attention where NumPy cannot go (at n = 65536 its T x S
         would be 32 GiB)."""
@@ -381,6 +467,7 @@ def main():
     ap.add_argument('--compute-sizes', type=sizes_arg)
     ap.add_argument('--runs', type=int)
     ap.add_argument('--big', type=int)
+    ap.add_argument('--grad-sizes', type=sizes_arg)
     ap.add_argument('--dgemm', type=int, default=4096)
     ap.add_argument('--numbers-rows', type=int, default=16384)
     ap.add_argument('--emulate-sizes', type=sizes_arg)
@@ -396,6 +483,9 @@ def main():
         b.table(a.sizes or ((512, 2048) if a.quick else
                             (512, 2048, 4096, 8192)))
     b.compute(a.compute_sizes or ((4096,) if a.quick else (4096, 8192)))
+    if not a.compute_only:
+        b.grad(a.grad_sizes or ((256, 1024) if a.quick else
+                                (256, 1024, 4096)))
     big = a.big if a.big is not None else 0 if a.quick else BIG
     if not a.compute_only:
         b.emulate(a.emulate_sizes or ((1024,) if a.quick else

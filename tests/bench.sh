@@ -1,12 +1,13 @@
 #!/bin/sh
 # bench.sh ATTN BENCH_COMPUTE - `make bench` in miniature (bench/bench.py
-# at n = 32, the kernel at 64, --emulate at 32, self-attention at 128,
-# numbers 256 rows at a time, one run each), so
+# at n = 32, the kernel at 64, --emulate at 32, the backward at 32 (with
+# PyTorch's peer when the Python has it), self-attention at 128, numbers
+# 256 rows at a time, one run each), so
 # that the benchmark cannot rot between the times someone runs it:
 #
 #   1. it prints the table: a row for each input format, the kernel
-#      against dgemm, --emulate against the forward, the number figures,
-#      the large run; and keeps it in table.txt;
+#      against dgemm, the backward row, --emulate against the forward,
+#      the number figures, the large run; and keeps it in table.txt;
 #   2. an attn whose output is not NumPy's (a wrapper adding --scale 0.5)
 #      fails it, naming the rows that disagree;
 #   3. an attn that fails on JSON stops it with attn's own message.
@@ -31,7 +32,8 @@ fi
 small() {
 	"$py" "$bench" --attn "$1" --compute "$compute" --work "$work/w" \
 	    --python "$py" --sizes 32 --compute-sizes 64 --big 128 \
-	    --dgemm 64 --numbers-rows 256 --emulate-sizes 32 --runs 1 \
+	    --grad-sizes 32 --dgemm 64 --numbers-rows 256 --emulate-sizes 32 \
+	    --runs 1 \
 	    >"$work/$2.out" 2>"$work/$2.err"
 }
 
@@ -54,6 +56,10 @@ has "--emulate beside the forward" "$work/ok.out" \
     "^  n = +32  forward +[0-9.]+ s   --emulate bf16 +[0-9.]+ s = [0-9.]+x \\(<= 3x (met|MISSED by [0-9]+%)\\)   --emulate fp32 "
 has "numbers parsed and printed" "$work/ok.out" \
     "^numbers, attn end to end .*: parse -?[0-9]+ ns/number, print -?[0-9]+"
+has "the backward row" "$work/ok.out" \
+    "^ +32 +[0-9.]+ +[0-9.]+ +[0-9.]+x  <= 3x "
+has "the backward's peer, or why not" "$work/ok.out" \
+    "^peer: (PyTorch float64 autograd|no PyTorch in the Python found)"
 has "the large run" "$work/ok.out" \
     "^n = 128 self-attention, .*: [0-9.]+ s .*, peak RSS [0-9]+ MiB"
 if cmp -s "$work/ok.out" "$work/w/table.txt"; then
