@@ -435,6 +435,19 @@ class Bench:
             self.say(line)
             os.remove(out_f)
             os.remove(out_b)
+        runs = self.a.runs or 3
+        self.say('compute alone (inputs in memory, nothing written), '
+                 'median of %s: forward, forward + backward (grad_q, '
+                 'grad_k, grad_v):' % plural(runs, 'run'))
+        for line in output_of(self.compute_args()[:1] + ['-g'] +
+                              self.compute_args()[1:] + ['-r', str(runs)] +
+                              [str(n) for n in sizes]).splitlines():
+            w = line.split()
+            if w[0] == 'grad':
+                tf, tb = float(w[2]), float(w[3])
+                self.say('  n = %5s  %7.3f s  %7.3f s  %5.2fx  %s' % (
+                    w[1], tf, tb, tb / tf,
+                    target_note(tb / tf, GRAD_RATIO, False)))
         self.say()
 
     def big(self, n):

@@ -12,6 +12,15 @@
  * CPUs attn may use).  Nothing is read or printed as text, so this is the
  * kernel alone; bench.py sets it beside NumPy's dgemm measured in the
  * same run.
+ *
+ * `bench-compute -g [-j THREADS] [-r RUNS] N...` prints instead, for the
+ * backward rows, with Q, K, V and dO of 8 heads of d = 128 (seeds 1 to
+ * 4),
+ *
+ *	grad N FORWARD_SECONDS FORWARD_AND_BACKWARD_SECONDS
+ *
+ * the medians of output alone and of grad_q, grad_k and grad_v: the
+ * kernels' ratio without reading or writing a file.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -23,6 +32,8 @@
 
 #define D 64
 #define RUNS_MAX 99
+#define GRAD_H 8	/* heads of the backward rows, */
+#define GRAD_D 128	/* and d_k = d_v of each */
 
 static int
 cmp_double(const void *a, const void *b)
@@ -35,15 +46,19 @@ cmp_double(const void *a, const void *b)
 static int
 usage(void)
 {
-	fputs("usage: bench-compute [-j THREADS] [-r RUNS] N...\n", stderr);
+	fputs("usage: bench-compute [-g] [-j THREADS] [-r RUNS] N...\n",
+	    stderr);
 	return 64;
 }
 
-/* The median of runs timed attn_run calls at T = S = n; 0 on failure. */
+/* The median of runs timed attn_run calls at T = S = n, keeping want,
+ * with `heads` heads of d columns (and dO with backward stages); 0 on
+ * failure. */
 static double
-time_run(size_t n, size_t threads, int runs)
+time_run(size_t n, size_t heads, size_t d, unsigned want, size_t threads,
+    int runs)
 {
-	struct attn_matrix m[3] = { { 0 } };
+	struct attn_matrix m[4] = { { 0 } };
 	struct attn_inputs in;
 	struct attn_config cfg;
 	struct attn_stages st;
@@ -52,8 +67,8 @@ time_run(size_t n, size_t threads, int runs)
 	int i, r;
 
 	memset(&in, 0, sizeof in);
-	for (i = 0; i < 3; i++) {
-		if (attn_matrix_alloc(&m[i], n, D, &err) != ATTN_OK)
+	for (i = 0; i < 4; i++) {
+		if (attn_matrix_alloc(&m[i], n, heads * d, &err) != ATTN_OK)
 			goto done;
 		attn_random_fill(&m[i], (unsigned long long)i + 1,
 		    ATTN_DIST_NORMAL);
@@ -62,12 +77,14 @@ time_run(size_t n, size_t threads, int runs)
 	in.q = m[0];
 	in.k = m[1];
 	in.v = m[2];
+	if (want & ATTN_STAGES_GRAD)
+		in.d_out = m[3];
 	attn_config_init(&cfg);
 	cfg.threads = threads;
+	cfg.heads = heads;
 	for (r = 0; r < runs; r++) {
 		t[r] = now();
-		if (attn_run(&cfg, &in, ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT), &st,
-		    &err) != ATTN_OK) {
+		if (attn_run(&cfg, &in, want, &st, &err) != ATTN_OK) {
 			fprintf(stderr, "bench-compute: %s\n", err.msg);
 			goto done;
 		}
@@ -77,19 +94,28 @@ time_run(size_t n, size_t threads, int runs)
 	qsort(t, (size_t)runs, sizeof t[0], cmp_double);
 	median = runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
 done:
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		attn_matrix_free(&m[i]);
 	return median;
 }
+
+#define OUTPUT ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT)
+#define GRADS (ATTN_STAGE_BIT(ATTN_STAGE_GRAD_Q) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_GRAD_K) | ATTN_STAGE_BIT(ATTN_STAGE_GRAD_V))
 
 int
 main(int argc, char **argv)
 {
 	size_t threads = 0, n;
-	double t, flops;
-	int runs = 3, i;
+	double t, tg, flops;
+	int runs = 3, i, grad = 0;
 	char *end;
 
+	if (argc > 1 && strcmp(argv[1], "-g") == 0) {
+		grad = 1;
+		argv++;
+		argc--;
+	}
 	for (i = 1; i < argc && argv[i][0] == '-'; i += 2) {
 		if (i + 1 == argc)
 			return usage();
@@ -111,7 +137,16 @@ main(int argc, char **argv)
 		n = strtoul(argv[i], &end, 10);
 		if (*end != '\0' || n == 0)
 			return usage();
-		if ((t = time_run(n, threads, runs)) <= 0)
+		if (grad) {
+			if ((t = time_run(n, GRAD_H, GRAD_D, OUTPUT, threads,
+			    runs)) <= 0 || (tg = time_run(n, GRAD_H, GRAD_D,
+			    GRADS, threads, runs)) <= 0)
+				return 1;
+			printf("grad %zu %.4f %.4f\n", n, t, tg);
+			fflush(stdout);
+			continue;
+		}
+		if ((t = time_run(n, 1, D, OUTPUT, threads, runs)) <= 0)
 			return 1;
 		flops = 4.0 * (double)n * (double)n * D;
 		printf("compute %zu %.4f %.1f\n", n, t, flops / t * 1e-9);

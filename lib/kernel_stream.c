@@ -761,20 +761,26 @@ done:
 	return st;
 }
 
-/* The forward stages the backward pass reads, and which of them p
- * does not hold. */
-#define GRAD_READS (ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT) | \
-	ATTN_STAGE_BIT(ATTN_STAGE_ROW_MAX) | ATTN_STAGE_BIT(ATTN_STAGE_ROW_SUM))
+/* The forward stages the backward pass reads: row_max and row_sum for
+ * the weights, output for delta (not for grad_v alone). */
+static unsigned
+grad_reads(const struct attn_problem *p)
+{
+	return ATTN_STAGE_BIT(ATTN_STAGE_ROW_MAX) |
+	    ATTN_STAGE_BIT(ATTN_STAGE_ROW_SUM) | (attn_problem_needs(p,
+	    ATTN_STAGE_DELTA) ? ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT) : 0);
+}
 
+/* Those of them p does not hold. */
 static unsigned
 grad_extra(const struct attn_problem *p)
 {
-	return (p->need & ATTN_STAGES_GRAD) ? GRAD_READS & ~p->hold : 0;
+	return (p->need & ATTN_STAGES_GRAD) ? grad_reads(p) & ~p->hold : 0;
 }
 
 /*
- * With backward stages: the forward pass holds output, row_max and
- * row_sum too (in stacks of its own for those p does not hold), then the
+ * With backward stages: the forward pass holds row_max, row_sum and
+ * output too (in stacks of its own for those p does not hold), then the
  * backward pass (lib/kernel_stream_grad.c) reads them.  When the forward
  * pass fails at a block, the backward one still runs on the blocks
  * before it, since the reference kernel, which runs both a block at a
@@ -804,7 +810,7 @@ attn_stream_run(const struct attn_problem *p, const struct attn_simd *simd,
 			    p->T, 1, err);
 	if (st != ATTN_OK)
 		goto done;
-	pf.hold = (p->hold & ~ATTN_STAGES_GRAD) | GRAD_READS;
+	pf.hold = (p->hold & ~ATTN_STAGES_GRAD) | grad_reads(p);
 	st = stream_forward(&pf, simd, &both, &heads, err);
 	memset(&eb, 0, sizeof eb);
 	sb = heads > 0 ? attn_stream_grad(p, simd, &both, heads, &eb) :

@@ -58,6 +58,8 @@ has "numbers parsed and printed" "$work/ok.out" \
     "^numbers, attn end to end .*: parse -?[0-9]+ ns/number, print -?[0-9]+"
 has "the backward row" "$work/ok.out" \
     "^ +32 +[0-9.]+ +[0-9.]+ +[0-9.]+x  <= 3x "
+has "the backward's kernels alone" "$work/ok.out" \
+    "^  n = +32 +[0-9.]+ s +[0-9.]+ s +[0-9.]+x  <= 3x "
 has "the backward's peer, or why not" "$work/ok.out" \
     "^peer: (PyTorch float64 autograd|no PyTorch in the Python found)"
 has "the large run" "$work/ok.out" \
