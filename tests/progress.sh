@@ -100,26 +100,24 @@ awk -v n=$g 'BEGIN { srand(7); for (i = 0; i < n; i++)
 awk -v n=$ez 'BEGIN { srand(8); for (i = 0; i < n; i++) { for (j = 0; j < 4; j++)
     printf "%s%.3f", j ? "," : "", rand() * 4 - 2; print "" } }' >z.csv
 head -n $eg z.csv >zg.csv
-"$bin" -j 1 --progress --self y.csv --grad y.csv -s grad_k -o g.csv \
-    2>grad.err
-expect "a run with --grad succeeds" $?
+# One run does both: grad_k (S x 2, as y.csv is) checked against y.csv,
+# which fails the check (exit 1) after its comparison.
+"$bin" -j 1 --progress --self y.csv --grad y.csv -s grad_k --check y.csv \
+    >gcheck.out 2>grad.err
+[ $? -eq 1 ]
+expect "a run with --grad and --check comes to its verdict" $?
 grep -q "attn: [0-9]*% of key blocks of the backward pass, [0-9.]* s elapsed, about [0-9.]* s left" \
     grad.err
 expect "--grad names its phase on the line" $?
 # The lines drawn, one a line: the forward pass's, then the backward
-# pass's, up to its 100%.
+# pass's up to its 100%, then the comparison's, last.
 tr '\r' '\n' <grad.err | grep '^attn: ' >grad.lines
-tail -n 1 grad.lines | grep -q "^attn: 100% of key blocks of the backward pass, " &&
+tail -n 1 grad.lines |
+    grep -q "^attn: 100% of the comparison with the --check file, " &&
     awk '/% of query blocks, / { q = NR }
-        /% of key blocks of the backward pass, / { if (!b) b = NR }
+        /100% of key blocks of the backward pass, / { if (!b) b = NR }
         END { exit !(q > 0 && b > q) }' grad.lines
-expect "the backward pass follows the forward one on the line" $?
-"$bin" -j 1 --progress --self y.csv --grad y.csv -s grad_k --check g.csv \
-    >gcheck.out 2>gcheck.err
-expect "--check of --grad's own grad_k passes" $?
-tr '\r' '\n' <gcheck.err | grep '^attn: ' | tail -n 1 |
-    grep -q "^attn: 100% of the comparison with the --check file, "
-expect "--check's comparison is the last phase on the line" $?
+expect "the backward pass follows the forward one, the check last" $?
 "$bin" --progress --emulate fp16 --heads 2 --self z.csv -s output -f csv \
     -o e.csv 2>emu.err
 expect "a run with --emulate succeeds" $?
