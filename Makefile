@@ -54,10 +54,13 @@ SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all \
 # Recursive (=) so that pkg-config runs after `deps` has installed it.
 CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
 CJSON_LIBS   = $(shell pkg-config --libs libcjson)
+ZIP_CFLAGS   = $(shell pkg-config --cflags libzip)
+ZIP_LIBS     = $(shell pkg-config --libs libzip)
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 
-BASE_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARNINGS) $(CJSON_CFLAGS) -Ilib \
+BASE_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARNINGS) $(CJSON_CFLAGS) \
+              $(ZIP_CFLAGS) -Ilib \
               -MMD -MP
 # -Werror when this build directory's objects are made with it (read when
 # a recipe runs, after $(BUILD)/flags is up to date).
@@ -65,7 +68,7 @@ STRICT      = $(shell sed -n 2p $(BUILD)/flags 2>/dev/null)
 ALL_CFLAGS  = $(BASE_CFLAGS) $(STRICT)
 BASE_CXXFLAGS = $(CPPFLAGS) $(CXXFLAGS) $(SAN) $(CXX_WARNINGS) -Ilib -MMD -MP
 ALL_CXXFLAGS  = $(BASE_CXXFLAGS) $(STRICT)
-ATTN_LIBS  = $(CJSON_LIBS) -lstdc++ -lm -lpthread
+ATTN_LIBS  = $(CJSON_LIBS) $(ZIP_LIBS) -lstdc++ -lm -lpthread
 # The CLI alone adds libunistring (display widths of labels in tables)
 # and ncurses (attn workbench; ncursesw, the wide-character build, where
 # pkg-config knows it); libattn never prints, so it needs neither.  Only
@@ -98,9 +101,9 @@ COMPLETIONS  = $(BUILD)/attn.bash $(BUILD)/_attn
 
 # Packages on Debian: what building needs, and what the tests add.
 BUILD_PKGS = pkg-config g++ libcjson-dev check libunistring-dev \
-             libncurses-dev
+             libncurses-dev libzip-dev
 TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
-             librsvg2-bin chromium zsh python3-numpy time
+             librsvg2-bin chromium zsh python3-numpy time python3-torch
 
 .PHONY: all demo check check-plain check-asan check-valgrind \
         valgrind-setup test unit cli-test bad-test matrix-test mem-test \

@@ -1,8 +1,13 @@
 /*
- * check.h - --check FILE: a stage compared with a kernel's result, the
- * report (a table, or JSON for CI) and the verdict, exit 1 when it
- * fails.  The numbers come from libattn (attn_compare, attn_emulate);
- * check.c reads FILE, lines it up with the stage and says what it found.
+ * check.h - --check FILE: stages compared with a kernel's results, the
+ * report (a table, or JSON for CI) and the verdict, exit 1 when one
+ * fails.  FILE is one array (the one stage of --stage), or named arrays
+ * (a .npz, or a JSON object) that name the stages they hold, by attn's
+ * names or FlashAttention's (out, softmax_lse, dq, dk, dv): every stage
+ * is checked from the one computation.  The numbers come from libattn
+ * (attn_compare, attn_emulate); check.c reads FILE and lines each array
+ * up with its stage, check_hint.c looks for what a failure means,
+ * check_report.c says what it found.
  */
 #ifndef ATTN_CHECK_H
 #define ATTN_CHECK_H
@@ -11,27 +16,22 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "check_item.h"
 #include "options.h"
-
-struct check {
-	const char *name;		/* FILE as messages name it */
-	struct attn_array file;		/* FILE as read */
-	enum attn_stage stage;		/* the stage compared */
-	struct attn_shape shape;	/* its shape */
-	double *ref;			/* the stage in C order of its shape */
-	double *emu;			/* the emulated baseline's, or NULL */
-	struct attn_compare cmp;	/* FILE against ref */
-	struct attn_compare base;	/* emu against ref, with --emulate */
-	char hint[320];			/* what FILE matches instead, or "" */
-};
 
 /* Read FILE (o->check) before anything is computed, so that a bad FILE
  * fails fast. */
 enum attn_status check_load(const struct options *o, struct check *c,
     struct attn_error *err);
 
-/* Compare the stage with FILE (a shape that does not line up is a data
- * error naming both), computing the emulated baseline of in with
+/* Once the inputs say which stages the run offers: the stage of each
+ * array.  Without --stage, FILE's named arrays choose the stages
+ * (o->stages is set to them); with it, each stage needs its array. */
+enum attn_status check_stages(struct options *o, struct check *c,
+    struct attn_error *err);
+
+/* Compare each stage with its array (a shape that does not line up is a
+ * data error naming both), computing the emulated baseline of in with
  * --emulate. */
 enum attn_status check_run(const struct options *o,
     const struct attn_inputs *in, const struct attn_stages *stages,
@@ -41,8 +41,9 @@ enum attn_status check_run(const struct options *o,
 void check_print(FILE *fp, const struct options *o,
     const struct attn_stages *stages, const struct check *c);
 
-/* Whether the check passed: exit 0, else 1. */
+/* Whether every stage passed: exit 0, else 1. */
 int check_passed(const struct check *c);
+int check_item_passed(const struct check_item *it);
 
 void check_free(struct check *c);
 

@@ -116,7 +116,7 @@ check_memory(const struct options *o, const struct inputs *in,
     struct attn_error *err)
 {
 	enum attn_status status;
-	size_t need = 0, emu = 0;
+	size_t need = 0, emu = 0, i;
 
 	/* --emulate alone computes only the emulation; with --check, both. */
 	if ((o->emulate == ATTN_PREC_FP64 || o->check != NULL) &&
@@ -128,12 +128,12 @@ check_memory(const struct options *o, const struct inputs *in,
 	    o->emulate, &emu, err)) != ATTN_OK)
 		return status;
 	need = need > SIZE_MAX - emu ? SIZE_MAX : need + emu;
-	/* --check's copies of the stage in C order: attn's, the
+	/* --check's copies of each stage in C order: attn's, the
 	 * baseline's, and one to try the hints on (bounded by the plan of
 	 * that stage alone, its scratch included). */
-	if (o->check != NULL) {
+	for (i = 0; o->check != NULL && i < o->nstages; i++) {
 		if ((status = attn_plan(&o->cfg, &in->in,
-		    ATTN_STAGE_BIT(o->stages[0]), &emu, err)) != ATTN_OK)
+		    ATTN_STAGE_BIT(o->stages[i]), &emu, err)) != ATTN_OK)
 			return status;
 		emu = emu > SIZE_MAX / 3 ? SIZE_MAX : emu * 3;
 		need = need > SIZE_MAX - emu ? SIZE_MAX : need + emu;
@@ -239,7 +239,10 @@ main(int argc, char **argv)
 	if (status == ATTN_OK) {
 		/* a layer, its W_O and RoPE make stages of their own */
 		options_offer(&o, attn_stages_available(&o.cfg, &in.in));
-		status = check_memory(&o, &in, &err);
+		if (o.check != NULL)
+			status = check_stages(&o, &chk, &err);
+		if (status == ATTN_OK)
+			status = check_memory(&o, &in, &err);
 	}
 	/* A progress line on stderr while the long phases go on: attn's
 	 * run, --check's emulated baseline after it (progress.c). */

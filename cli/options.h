@@ -73,6 +73,8 @@ struct options {
 				 * XQ XKV (or a BUNDLE of embeddings) */
 	size_t noperands;
 	int all_stages;		/* --stage all */
+	int stage_given;	/* --stage given (--check FILE.npz checks
+				 * what FILE names without it) */
 	/* The stages this run can compute, for --explain and --stage all:
 	 * ATTN_STAGES_ALL until the inputs are read, then what
 	 * attn_stages_available says for them (options_offer). */

@@ -37,6 +37,7 @@ set_stage(struct parse *ps, const char *list, struct attn_error *err)
 {
 	(void)err;
 	ps->given.stage = 1;
+	ps->o->stage_given = 1;
 	ps->stage_list = list;
 	return ATTN_OK;
 }

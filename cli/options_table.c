@@ -47,7 +47,7 @@ static const char help_head[] =
     "       attn workbench [options] [Q K V | BUNDLE | --self X]\n"
     "\n"
     "Q, K and V are JSON, CSV, TSV, whitespace-separated text or NumPy\n"
-    ".npy files;\n"
+    ".npy files (--check FILE and --proj LAYER may be .npz);\n"
     "BUNDLE is one JSON object {\"Q\":..,\"K\":..,\"V\":..} with optional\n"
     "\"mask\", \"bias\" and \"labels\"; '-' reads standard input.\n"
     "With --proj, X (or XQ and XKV) are embeddings that the LAYER\n"
@@ -217,7 +217,9 @@ static const struct option_row rows[] = {
 	{ "dist", 0, "D", "normal (default) or uniform in [0, 1)",
 	    words_dist, set_dist, 0 },
 	{ "check", 0, "FILE", "compare the stage (-s, default output) with\n"
-	    "FILE, a kernel's result; exit 1 when it fails",
+	    "FILE, a kernel's result; a .npz or JSON object of\n"
+	    "arrays named by stage (or out, softmax_lse, dq, dk,\n"
+	    "dv) checks each; exit 1 when one fails",
 	    NULL, NULL, FIELD(check) },
 	{ "rtol", 0, "X", "--check tolerance relative to attn's values\n"
 	    "(default 1e-05)", NULL, set_rtol, 0 },

@@ -96,7 +96,7 @@ check_embeddings(const struct options *o, const struct given *g,
 	return ATTN_OK;
 }
 
-/* --check and its options: one stage, reported as a table or JSON. */
+/* --check and its options, reported as a table or JSON. */
 static enum attn_status
 rules_check(const struct options *o, const struct given *g,
     struct attn_error *err)
@@ -125,10 +125,8 @@ rules_check(const struct options *o, const struct given *g,
 		return o->format_by_name ? by_extension(o, "--check reports "
 		    "as a table or as JSON", "give -f table or -f json", err) : usage_error(err,
 		    "--check reports as a table or as JSON (-f json)");
-	if (o->nstages != 1)
-		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "--check "
-		    "compares one stage, not %zu: choose it with --stage",
-		    o->nstages);
+	/* How many stages FILE can hold is told once it is read
+	 * (check_stages). */
 	return ATTN_OK;
 }
 

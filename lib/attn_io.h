@@ -152,6 +152,44 @@ struct attn_bundle {
 	struct attn_layer proj;		/* w_q.ndim 0 when absent */
 };
 
+/*
+ * Named arrays, as --check FILE and --proj LAYER may give several: a
+ * NumPy .npz archive (numpy.savez, stored, or numpy.savez_compressed,
+ * deflated; read with libzip), each member NAME.npy read as
+ * attn_read_array reads a .npy with flags (a member that is no .npy, is
+ * damaged, or larger unpacked than the memory limit allows is refused
+ * naming it), or a JSON object {"NAME": array, ..}.  Free with
+ * attn_named_free.
+ */
+struct attn_named_array {
+	char *name;			/* the member's name without ".npy" */
+	struct attn_array array;
+};
+
+struct attn_named {
+	size_t count, cap;
+	struct attn_named_array *arrays;	/* in the file's order */
+};
+
+/* Whether buf starts as a zip archive does (a .npz, or any zip). */
+int attn_is_zip(const char *buf, size_t len);
+
+/* A .npz (attn_is_zip) or a JSON object of arrays. */
+enum attn_status attn_read_named(const char *name, const char *buf,
+    size_t len, unsigned flags, struct attn_named *out,
+    struct attn_error *err);
+
+/* The array named array, or NULL. */
+const struct attn_array *attn_named_find(const struct attn_named *z,
+    const char *array);
+
+void attn_named_free(struct attn_named *z);
+
+/* "a, b, c": the names of the archive's arrays, for messages (without
+ * reading them), into out[0..size). */
+enum attn_status attn_npz_names(const char *name, const char *buf,
+    size_t len, char *out, size_t size, struct attn_error *err);
+
 /* True when buf holds a JSON object (after a BOM and white space), in
  * UTF-8 or, with its byte order mark, UTF-16, which attn_read_bundle
  * then refuses with a message that says to convert it. */

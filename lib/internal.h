@@ -215,6 +215,11 @@ int attn_value_fault(unsigned flags, double x, const char *s, size_t n,
 
 /* ---------------------------------------------------------------- read_*.c */
 
+/* A .npz alone, as attn_read_named reads one. */
+enum attn_status attn_read_npz(const char *name, const char *buf,
+    size_t len, unsigned flags, struct attn_named *out,
+    struct attn_error *err);
+
 /* The readers behind attn_read_array, one per format. */
 enum attn_status attn_read_text(const char *name, const char *buf,
     size_t len, enum attn_format fmt, unsigned flags, struct attn_array *out,

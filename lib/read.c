@@ -9,6 +9,7 @@
  * reported by the reader, with a position, which says more than "unknown
  * format".
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -271,9 +272,10 @@ attn_format_guess(const char *name, const char *buf, size_t len)
 }
 
 /*
- * A zip archive is no input attn reads, whatever its name says: a NumPy
- * .npz (numpy.savez writes a zip whose entries are .npy files, the first
- * named in the header at offset 30, its length at 26), or another zip,
+ * A zip archive is no input attn reads as an operand, whatever its name
+ * says: a NumPy .npz (numpy.savez writes a zip whose entries are .npy
+ * files, the first named in the header at offset 30, its length at 26),
+ * whose arrays are named so that the user can pick one, or another zip,
  * most likely a spreadsheet (.xlsx, .ods).  Say which and what to do,
  * rather than read its bytes as text.  An empty archive starts with the
  * end-of-directory record, PK\5\6.
@@ -284,12 +286,12 @@ zip_fault(const char *name, const char *buf, size_t len,
 {
 	const unsigned char *u = (const unsigned char *)buf;
 	const char *ext;
-	char p[36];
+	char p[36], names[160], first[ATTN_PREVIEW_MAX + 4];
+	struct attn_error scratch;
 	size_t elen, n;
 	int zip, npy = 0;
 
-	zip = len >= 4 && u[0] == 'P' && u[1] == 'K' && ((u[2] == 3 &&
-	    u[3] == 4) || (u[2] == 5 && u[3] == 6));
+	zip = attn_is_zip(buf, len);
 	if (zip && u[2] == 3 && len >= 30) {
 		n = (size_t)u[26] | (size_t)u[27] << 8;
 		npy = n >= 4 && n <= len - 30 &&
@@ -299,17 +301,26 @@ zip_fault(const char *name, const char *buf, size_t len,
 	if (attn_word_is(ext, elen, "npz") || npy) {
 		attn_text_preview(p, 32, name != NULL ? name : "", name != NULL ?
 		    strlen(name) : 0);
+		if (!zip || attn_npz_names(name, buf, len, names, sizeof names,
+		    &scratch) != ATTN_OK || strcmp(names, "no arrays") == 0)
+			return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+			    "a NumPy .npz archive (a zip of .npy files), not "
+			    "one array: save the array you want as .npy, e.g. "
+			    "numpy.save('q.npy', numpy.load('%s')['arr_0']) "
+			    "(or the name it was saved under)", p);
+		n = strcspn(names, ",");
+		snprintf(first, sizeof first, "%.*s", (int)(n < 32 ? n : 32),
+		    names);
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
-		    "a NumPy .npz archive (a zip of .npy files), not one array: "
-		    "save the array you want as .npy, e.g. numpy.save('q.npy', "
-		    "numpy.load('%s')['arr_0']) (or the name it was saved "
-		    "under)", p);
+		    "a NumPy .npz archive of arrays %s, not one array: save "
+		    "the one you want as .npy, e.g. numpy.save('%s.npy', "
+		    "numpy.load('%s')['%s'])", names, first, p, first);
 	}
-	if (zip)
-		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
-		    "a zip archive, not a matrix (a spreadsheet's .xlsx or "
-		    ".ods?): save the sheet as CSV");
-	return ATTN_OK;
+	if (!zip)
+		return ATTN_OK;
+	return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+	    "a zip archive, not a matrix (a spreadsheet's .xlsx or "
+	    ".ods?): save the sheet as CSV");
 }
 
 enum attn_status

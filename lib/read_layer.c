@@ -1,7 +1,8 @@
 /*
  * read_layer.c - a projection layer as JSON holds it: {"W_Q": .., "W_K":
  * .., "W_V": .., "W_O": .., "b_Q": ..}, read from its own file (--proj)
- * or from a bundle's "proj".
+ * or from a bundle's "proj"; or as numpy.savez writes the same arrays
+ * by name in a .npz (--proj).
  *
  * The keys are checked in document order, so that the first thing wrong
  * is what is told: an unknown key with what it may have meant (a key of
@@ -57,6 +58,46 @@ layer_key_hint(char *buf, size_t size, const char *key)
 	return " (expected W_Q, W_K, W_V, W_O, b_Q, b_K, b_V or b_O)";
 }
 
+/* Whether array a cannot be layer key k's (a W is a matrix, a b a
+ * vector), with the message in msg. */
+static int
+shape_fault(size_t k, const struct attn_array *a, char *msg, size_t size)
+{
+	if (k < LK_BQ && a->ndim != 2) {
+		snprintf(msg, size, "%s must be a matrix (a 2-D array), not "
+		    "%zu-D", layer_keys[k], a->ndim);
+		return 1;
+	}
+	if (k >= LK_BQ && (a->ndim > 2 || (a->ndim == 2 && a->shape[0] != 1 &&
+	    a->shape[1] != 1))) {
+		if (a->ndim == 2)
+			snprintf(msg, size, "%s must be a vector (one value "
+			    "per column of its W), not %zux%zu", layer_keys[k],
+			    a->shape[0], a->shape[1]);
+		else
+			snprintf(msg, size, "%s must be a vector (a 1-D "
+			    "array), not %zu-D", layer_keys[k], a->ndim);
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether a W the layer needs is missing (seen[k] of each key), with the
+ * message in msg. */
+static int
+missing_fault(const int *seen, char *msg, size_t size)
+{
+	size_t k;
+
+	for (k = LK_WQ; k <= LK_WV; k++)
+		if (!seen[k]) {
+			snprintf(msg, size, "layer has no \"%s\" (a layer needs "
+			    "W_Q, W_K and W_V)", layer_keys[k]);
+			return 1;
+		}
+	return 0;
+}
+
 /* Its W and b arrays are read finite, whatever the caller's flags, each
  * checked to be a matrix or a vector at its own position. */
 enum attn_status
@@ -101,31 +142,11 @@ attn_json_layer(struct attn_json *js, const cJSON *obj, const size_t *base,
 		if ((st = attn_json_array(js, j, path, nbase + 1, flags, a)) !=
 		    ATTN_OK)
 			return st;
-		if (k < LK_BQ && a->ndim != 2) {
-			snprintf(msg, sizeof msg, "%s must be a matrix (a 2-D "
-			    "array), not %zu-D", layer_keys[k], a->ndim);
+		if (shape_fault(k, a, msg, sizeof msg))
 			return attn_json_fail(js, path, nbase + 1, 0, msg);
-		}
-		if (k >= LK_BQ && (a->ndim > 2 || (a->ndim == 2 &&
-		    a->shape[0] != 1 && a->shape[1] != 1))) {
-			if (a->ndim == 2)
-				snprintf(msg, sizeof msg, "%s must be a vector "
-				    "(one value per column of its W), not "
-				    "%zux%zu", layer_keys[k], a->shape[0],
-				    a->shape[1]);
-			else
-				snprintf(msg, sizeof msg, "%s must be a vector "
-				    "(a 1-D array), not %zu-D", layer_keys[k],
-				    a->ndim);
-			return attn_json_fail(js, path, nbase + 1, 0, msg);
-		}
 	}
-	for (k = LK_WQ; k <= LK_WV; k++)
-		if (!seen[k]) {
-			snprintf(msg, sizeof msg, "layer has no \"%s\" (a layer "
-			    "needs W_Q, W_K and W_V)", layer_keys[k]);
-			return attn_json_fail(js, path, nbase, 0, msg);
-		}
+	if (missing_fault(seen, msg, sizeof msg))
+		return attn_json_fail(js, path, nbase, 0, msg);
 	if (seen[LK_BO] && !seen[LK_WO]) {
 		path[nbase] = where_bo;
 		return attn_json_fail(js, path, nbase + 1, 1, "b_O without W_O: "
@@ -194,6 +215,54 @@ layer_kind_fault(const char *name, const char *buf, size_t len,
 	    "{\"W_Q\": .., \"W_K\": .., \"W_V\": ..}; this is %s", what);
 }
 
+/*
+ * A layer as a .npz (numpy.savez(path, W_Q=.., W_K=.., W_V=..)): the
+ * arrays by name, held to the rules of the JSON layer's keys; the
+ * errors name the archive and the array.
+ */
+static enum attn_status
+read_npz_layer(const char *name, const char *buf, size_t len,
+    struct attn_layer *out, struct attn_error *err)
+{
+	const unsigned flags = ATTN_READ_FINITE | ATTN_READ_LAYER;
+	char msg[ATTN_MSG_MAX], p[ATTN_PREVIEW_MAX + 4], hint[64];
+	int seen[LK_COUNT] = { 0 };
+	struct attn_named z;
+	enum attn_status st;
+	size_t i, k;
+
+	if ((st = attn_read_npz(name, buf, len, flags, &z, err)) != ATTN_OK)
+		return st;
+	for (i = 0; i < z.count && st == ATTN_OK; i++) {
+		const char *key = z.arrays[i].name;
+
+		for (k = 0; k < LK_COUNT; k++)
+			if (strcmp(key, layer_keys[k]) == 0)
+				break;
+		if (k == LK_COUNT) {
+			attn_text_preview(p, ATTN_PREVIEW_MAX, key, strlen(key));
+			st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+			    "unknown layer array '%s'%s", p,
+			    layer_key_hint(hint, sizeof hint, key));
+			break;
+		}
+		seen[k] = 1;
+		*layer_array(out, k) = z.arrays[i].array;
+		memset(&z.arrays[i].array, 0, sizeof z.arrays[i].array);
+		if (shape_fault(k, layer_array(out, k), msg, sizeof msg))
+			st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "%s",
+			    msg);
+	}
+	if (st == ATTN_OK && missing_fault(seen, msg, sizeof msg))
+		st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "%s", msg);
+	if (st == ATTN_OK && seen[LK_BO] && !seen[LK_WO])
+		st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "b_O "
+		    "without W_O: the output bias goes with the output "
+		    "projection");
+	attn_named_free(&z);
+	return st;
+}
+
 enum attn_status
 attn_read_layer(const char *name, const char *buf, size_t len,
     struct attn_layer *out, struct attn_error *err)
@@ -202,6 +271,11 @@ attn_read_layer(const char *name, const char *buf, size_t len,
 	enum attn_status st;
 
 	memset(out, 0, sizeof *out);
+	if (attn_is_zip(buf, len)) {
+		if ((st = read_npz_layer(name, buf, len, out, err)) != ATTN_OK)
+			attn_layer_free(out);
+		return st;
+	}
 	if ((st = layer_kind_fault(name, buf, len, err)) != ATTN_OK)
 		return st;
 	if ((st = attn_json_parse(&js, name, buf, len, err)) == ATTN_OK)

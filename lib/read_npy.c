@@ -1,7 +1,11 @@
 /*
  * read_npy.c - the NumPy .npy reader: float64, float32 and float16 in
- * either byte order, C order, 1 to 4 dimensions, header versions 1.0, 2.0
- * and 3.0 (numpy/lib/format.py, "NEP 1").
+ * either byte order (and for masks, ATTN_READ_BOOL, bool and 1- to
+ * 8-byte integers, as PyTorch and NumPy masks are saved, each value then
+ * held to the mask's 0/1 rule), C or Fortran order (read as NumPy reads
+ * it: a C index's element found by Fortran strides), 1 to 4
+ * dimensions, header versions 1.0, 2.0 and 3.0 (numpy/lib/format.py,
+ * "NEP 1").
  *
  * The file is a 6-byte magic "\x93NUMPY", a major and a minor version
  * byte, the header's length (2 bytes little-endian in 1.0, 4 in 2.0 and
@@ -366,15 +370,38 @@ dtype_name(const char *d)
 	return "not a dtype attn knows";
 }
 
-/* The element size of a dtype attn reads (2, 4 or 8), and whether it is
- * big-endian; 0 for any other. */
+/* The kinds of element attn reads. */
+enum npy_kind { NPY_FLOAT, NPY_INT, NPY_UINT, NPY_BOOL };
+
+/* The element size of a dtype attn reads (float16/32/64; with ints,
+ * bool and 1- to 8-byte integers, as masks are saved), its kind and
+ * whether it is big-endian; 0 for any other.  A one-byte dtype has no
+ * byte order ('|'). */
 static size_t
-dtype_size(const char *d, int *big)
+dtype_size(const char *d, int ints, enum npy_kind *kind, int *big)
 {
-	if (strlen(d) != 3 || (d[0] != '<' && d[0] != '>') || d[1] != 'f')
+	size_t n;
+
+	if (strlen(d) != 3 || (d[0] != '<' && d[0] != '>' && d[0] != '|') ||
+	    d[2] < '1' || d[2] > '8')
 		return 0;
+	n = (size_t)(d[2] - '0');
 	*big = d[0] == '>';
-	return d[2] == '2' ? 2 : d[2] == '4' ? 4 : d[2] == '8' ? 8 : 0;
+	switch (d[1]) {
+	case 'f':
+		*kind = NPY_FLOAT;
+		return d[0] != '|' && (n == 2 || n == 4 || n == 8) ? n : 0;
+	case 'b':
+		*kind = NPY_BOOL;
+		return ints && n == 1 ? n : 0;
+	case 'i':
+	case 'u':
+		*kind = d[1] == 'i' ? NPY_INT : NPY_UINT;
+		return ints && (n == 1 || ((n == 2 || n == 4 || n == 8) &&
+		    d[0] != '|')) ? n : 0;
+	default:
+		return 0;
+	}
 }
 
 /* An IEEE binary16 value, exactly (every half is a double). */
@@ -395,7 +422,7 @@ half_value(uint16_t b)
  * together as an integer, least significant byte first in a
  * little-endian file, so the host's own byte order does not matter. */
 static double
-element(const unsigned char *p, size_t size, int big)
+element(const unsigned char *p, size_t size, enum npy_kind kind, int big)
 {
 	uint64_t u = 0;
 	uint32_t u32;
@@ -405,6 +432,14 @@ element(const unsigned char *p, size_t size, int big)
 
 	for (k = 0; k < size; k++)
 		u |= (uint64_t)p[big ? size - 1 - k : k] << (8 * k);
+	if (kind == NPY_UINT || kind == NPY_BOOL)
+		return (double)u;
+	if (kind == NPY_INT) {
+		/* sign-extend from size bytes */
+		if (size < 8 && (u >> (8 * size - 1)) & 1)
+			u |= ~(uint64_t)0 << (8 * size);
+		return (double)(int64_t)u;
+	}
 	if (size == 2)
 		return half_value((uint16_t)u);
 	if (size == 4) {
@@ -519,23 +554,24 @@ read_preamble(const char *name, const unsigned char *u, size_t len,
 	return ATTN_OK;
 }
 
-/* The header's dtype, order and shape, each checked. */
+/* The header's dtype and shape, each checked (Fortran order is read as
+ * NumPy reads it). */
 static enum attn_status
-check_header(struct npy_header *h, size_t *size, int *big)
+check_header(struct npy_header *h, unsigned flags, size_t *size,
+    enum npy_kind *kind, int *big)
 {
+	const int ints = (flags & ATTN_READ_BOOL) != 0;
 	char sh[96];
 	size_t d;
 
-	if ((*size = dtype_size(h->descr, big)) == 0)
+	if ((*size = dtype_size(h->descr, ints, kind, big)) == 0)
 		return attn_error_at_byte(h->err, ATTN_ERR_DATA, h->name,
 		    h->descr_off, "dtype '%s' (%s): attn reads float64, "
-		    "float32 or float16 (<f8, <f4, <f2, or >f8, >f4, >f2); "
+		    "float32 or float16 (<f8, <f4, <f2, or >f8, >f4, >f2)%s; "
 		    "convert with a.astype(numpy.float64)", h->descr,
-		    dtype_name(h->descr));
-	if (h->fortran)
-		return attn_error_at_byte(h->err, ATTN_ERR_DATA, h->name,
-		    h->fortran_off, "Fortran order ('fortran_order': True): "
-		    "attn reads C order; save numpy.ascontiguousarray(a)");
+		    dtype_name(h->descr), ints ? ", and bool or integer "
+		    "masks (|b1, i1..i8, u1..u8)" : ", and in masks bool "
+		    "and integers");
 	if (h->ndim == 0 || h->ndim > ATTN_MAX_DIMS)
 		return attn_error_at_byte(h->err, ATTN_ERR_DATA, h->name,
 		    h->shape_off, "a %zu-D array: attn reads 1- to 4-D arrays",
@@ -549,6 +585,26 @@ check_header(struct npy_header *h, size_t *size, int *big)
 	return ATTN_OK;
 }
 
+/* The element of C index i in the file's order: i itself in C order;
+ * in Fortran order, the first index varies fastest, as NumPy reads it. */
+static size_t
+file_index(const struct npy_header *h, size_t i)
+{
+	size_t idx[ATTN_MAX_DIMS], d, stride = 1, at = 0;
+
+	if (!h->fortran)
+		return i;
+	for (d = h->ndim; d-- > 0;) {
+		idx[d] = i % h->shape[d];
+		i /= h->shape[d];
+	}
+	for (d = 0; d < h->ndim; d++) {
+		at += idx[d] * stride;
+		stride *= h->shape[d];
+	}
+	return at;
+}
+
 enum attn_status
 attn_read_npy(const char *name, const char *buf, size_t len, unsigned flags,
     struct attn_array *out, struct attn_error *err)
@@ -557,6 +613,7 @@ attn_read_npy(const char *name, const char *buf, size_t len, unsigned flags,
 	struct npy_header h;
 	enum attn_status st;
 	size_t start = 0, size, count = 1, bytes, have, d, i;
+	enum npy_kind kind = NPY_FLOAT;
 	char sh[96];
 	int big = 0;
 
@@ -569,7 +626,7 @@ attn_read_npy(const char *name, const char *buf, size_t len, unsigned flags,
 	h.pos = start;
 	h.err = err;
 	if ((st = parse_header(&h)) != ATTN_OK ||
-	    (st = check_header(&h, &size, &big)) != ATTN_OK)
+	    (st = check_header(&h, flags, &size, &kind, &big)) != ATTN_OK)
 		return st;
 
 	/* The data: exactly the bytes the shape needs. */
@@ -603,9 +660,9 @@ attn_read_npy(const char *name, const char *buf, size_t len, unsigned flags,
 	out->ndim = h.ndim;
 	memcpy(out->shape, h.shape, sizeof out->shape);
 	for (i = 0; i < count; i++) {
-		const size_t off = h.end + i * size;
+		const size_t off = h.end + file_index(&h, i) * size;
 
-		out->data[i] = element(u + off, size, big);
+		out->data[i] = element(u + off, size, kind, big);
 		if ((st = check_value(&h, flags, out->data[i], i, off)) !=
 		    ATTN_OK) {
 			attn_array_free(out);

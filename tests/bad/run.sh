@@ -19,6 +19,7 @@
 #             grad    attn --self good.csv --grad FILE (dO)
 #             proj    attn --proj FILE good.csv (a layer for 2 columns)
 #             sinks   attn --self good.csv --sinks FILE (one head)
+#             check   attn --self good.csv --check FILE
 #             stdin   attn --self - <FILE
 #           and - for @ cases;
 #   REGEX   the rest of the line: an extended regular expression (as
@@ -221,6 +222,7 @@ run_file() {
 		grad)	set -- --self good.csv --grad "$name" -s grad_q ;;
 		proj)	set -- --proj "$name" good.csv ;;
 		sinks)	set -- --self good.csv --sinks "$name" ;;
+		check)	set -- --self good.csv --check "$name" ;;
 		stdin)	set -- --self -
 			in=$c/$name ;;
 		*)	verdict "$name" "unknown HOW '$how'"

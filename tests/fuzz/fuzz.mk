@@ -78,7 +78,7 @@ FUZZ_ALL_CFLAGS   = $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
 FUZZ_ALL_CXXFLAGS = $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
                     -std=c++17 -Wall -Wextra -Wpedantic -Wshadow \
                     -Wconversion $(WERROR) -Ilib -MMD -MP
-FUZZ_LDLIBS       = $(FUZZ_CJSON_LIBS) -lstdc++ -lm -lpthread
+FUZZ_LDLIBS       = $(FUZZ_CJSON_LIBS) $(shell pkg-config --libs libzip) -lstdc++ -lm -lpthread
 # The CLI alone adds libunistring and ncurses, as in the Makefile
 # (CLI_LIBS).
 FUZZ_CLI_LDLIBS   = -lunistring $(CURSES_LIBS)

@@ -12,7 +12,9 @@
  * none), inside the file or at its end; an array read has exactly
  * the elements its header promised in the bytes that were there (so
  * 2 bytes or more each), and the same bytes read twice give the same
- * array (no dependence on uninitialised memory).
+ * array (no dependence on uninitialised memory).  A zip (a .npz) is also
+ * read whole as named arrays (attn_read_named, libzip): a clean error or
+ * arrays that keep the reader's rules, all given back.
  */
 #include <math.h>
 #include <stddef.h>
@@ -51,6 +53,33 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    attn_format_guess(name, buf, len) != ATTN_FMT_NPY)
 		fuzz_fail("the NumPy magic was not guessed as .npy", NULL);
 
+	if (attn_is_zip(buf, len)) {
+		/* a member may say any size: 64 MiB at most, as the CLI's
+		 * limit would refuse more */
+		struct attn_memory *m = attn_memory_new(64u << 20, "fuzz"),
+		    *prev = attn_memory_use(m);
+		struct attn_named z;
+		size_t i;
+
+		memset(&err, 0, sizeof err);
+		st = attn_read_named(name, buf, len, flags, &z, &err);
+		if (st != ATTN_OK) {
+			fuzz_check_error(st, &err, name, buf, len);
+			if (z.arrays != NULL || z.count != 0)
+				fuzz_fail("a failed .npz read left arrays "
+				    "behind", &err);
+		} else {
+			for (i = 0; i < z.count; i++)
+				fuzz_check_array(&z.arrays[i].array, flags,
+				    SIZE_MAX);
+			attn_named_free(&z);
+		}
+		if (attn_memory_held(m) != 0)
+			fuzz_fail("a .npz read did not give back its memory",
+			    NULL);
+		attn_memory_use(prev);
+		attn_memory_free(m);
+	}
 	memset(&err, 0, sizeof err);
 	st = attn_read_array(name, buf, len, fmt, flags, &a, &err);
 	if (st != ATTN_OK) {

@@ -183,8 +183,9 @@ static const struct {
 	{ "\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, "
 	    "'shape': (1,), }", 67, LAYER_KIND("a .npy file, one unnamed array"),
 	    0, 0 },
-	{ "PK\x03\x04\x14\x00\x00\x00", 8, LAYER_KIND("a zip archive"), 0,
-	    0 },
+	/* a zip is read as a .npz layer (numpy.savez) */
+	{ "PK\x03\x04\x14\x00\x00\x00", 8, "not a .npz archive libzip can "
+	    "read: Not a zip archive", 0, 0 },
 	{ "0.5,1\n2,3\n", 10, LAYER_KIND("text (CSV, TSV or white space), "
 	    "one unnamed matrix"), 0, 0 },
 	{ "tensor([[1., 2.]])", 18, LAYER_KIND("an array as NumPy or PyTorch "

@@ -357,27 +357,27 @@ static const struct fault {
 	    "file ends 8 bytes into the header" },
 	{ "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", 1,
 	    16, NULL, 0, 20, "dtype '<i8' (signed integers): attn reads "
-	    "float64, float32 or float16 (<f8, <f4, <f2, or >f8, >f4, >f2); "
-	    "convert with a.astype(numpy.float64)" },
+	    "float64, float32 or float16 (<f8, <f4, <f2, or >f8, >f4, >f2), "
+	    "and in masks bool and integers; convert with "
+	    "a.astype(numpy.float64)" },
 	{ "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", 1,
 	    2, NULL, 0, 20, "dtype '|b1' (booleans): attn reads float64, "
-	    "float32 or float16 (<f8, <f4, <f2, or >f8, >f4, >f2); convert "
-	    "with a.astype(numpy.float64)" },
+	    "float32 or float16 (<f8, <f4, <f2, or >f8, >f4, >f2), and in "
+	    "masks bool and integers; convert with a.astype(numpy.float64)" },
 	{ "{'descr': '<f16', 'fortran_order': False, 'shape': (2,), }", 1,
 	    32, NULL, 0, 20, "dtype '<f16' (floats of another size or byte "
 	    "order): attn reads float64, float32 or float16 (<f8, <f4, <f2, "
-	    "or >f8, >f4, >f2); convert with a.astype(numpy.float64)" },
+	    "or >f8, >f4, >f2), and in masks bool and integers; convert "
+	    "with a.astype(numpy.float64)" },
 	{ "{'descr': '=f8', 'fortran_order': False, 'shape': (2,), }", 1,
 	    16, NULL, 0, 20, "dtype '=f8' (floats of another size or byte "
 	    "order): attn reads float64, float32 or float16 (<f8, <f4, <f2, "
-	    "or >f8, >f4, >f2); convert with a.astype(numpy.float64)" },
+	    "or >f8, >f4, >f2), and in masks bool and integers; convert "
+	    "with a.astype(numpy.float64)" },
 	{ "{'descr': [('x', '<f8')], 'fortran_order': False, 'shape': (2,), "
 	    "}", 1, 16, NULL, 0, 20, "bad .npy header: a structured dtype (a "
 	    "list of fields): attn reads arrays of float64, float32 or "
 	    "float16" },
-	{ "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 2), }", 1,
-	    32, NULL, 0, 44, "Fortran order ('fortran_order': True): attn "
-	    "reads C order; save numpy.ascontiguousarray(a)" },
 	{ "{'descr': '<f8', 'fortran_order': 0, 'shape': (2,), }", 1, 16,
 	    NULL, 0, 44, "bad .npy header: 'fortran_order' must be True or "
 	    "False, found \"0, 'shape': ...\"" },
@@ -475,6 +475,113 @@ START_TEST(faults_name_their_byte_and_what_was_found)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- masks */
+
+/*
+ * Masks as PyTorch and NumPy save them: bool (|b1) and integers of each
+ * size and sign, in both byte orders, read as 0 and 1 with ATTN_READ_BOOL;
+ * any other integer is a mask value the rule refuses at its element; and
+ * without ATTN_READ_BOOL (Q, K, V, a bias) an integer array is refused.
+ */
+static const struct {
+	const char *descr;
+	size_t size;
+	int big;
+} mask_dtypes[] = {
+	{ "|b1", 1, 0 }, { "|i1", 1, 0 }, { "|u1", 1, 0 }, { "<i2", 2, 0 },
+	{ ">i2", 2, 1 }, { "<u4", 4, 0 }, { ">i4", 4, 1 }, { "<i8", 8, 0 },
+	{ ">u8", 8, 1 },
+};
+
+START_TEST(bool_and_integer_masks_read_as_zero_and_one)
+{
+	const size_t size = mask_dtypes[_i].size;
+	const int big = mask_dtypes[_i].big;
+	const unsigned vals[4] = { 1, 0, 0, 1 };
+	unsigned char data[4 * 8] = { 0 };
+	char header[128];
+	struct attn_array a;
+	struct attn_error err;
+	struct npy_file f;
+	size_t i;
+
+	for (i = 0; i < 4; i++)
+		data[i * size + (big ? size - 1 : 0)] = (unsigned char)vals[i];
+	snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': "
+	    "False, 'shape': (2, 2), }", mask_dtypes[_i].descr);
+	f = npy_build(1, header, 1, data, 4 * size);
+	ck_assert_int_eq(npy_read(&f, ATTN_READ_BOOL, &a, &err), ATTN_OK);
+	ck_assert_uint_eq(a.ndim, 2);
+	for (i = 0; i < 4; i++)
+		ck_assert_double_eq(a.data[i], (double)vals[i]);
+	attn_array_free(&a);
+	/* 2 (or -1 in the top byte of a signed one) breaks the mask rule */
+	data[3 * size + (big ? size - 1 : 0)] = 2;
+	free(f.buf);
+	f = npy_build(1, header, 1, data, 4 * size);
+	ck_assert_int_eq(npy_read(&f, ATTN_READ_BOOL, &a, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_msg(strstr(err.msg, "a[1, 1]") != NULL, "%s", err.msg);
+	ck_assert_msg(strstr(err.msg, "--bias") != NULL, "%s", err.msg);
+	ck_assert_ptr_null(a.data);
+	/* not a mask: refused at the dtype */
+	ck_assert_int_eq(npy_read(&f, ATTN_READ_FINITE, &a, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_msg(strstr(err.msg, "in masks bool and integers") != NULL,
+	    "%s", err.msg);
+	free(f.buf);
+}
+END_TEST
+
+START_TEST(negative_integers_are_sign_extended)
+{
+	/* -1 as <i2 is 0xFFFF: a mask value -1, not 65535 */
+	const unsigned char data[4] = { 0xFF, 0xFF, 0x01, 0x00 };
+	struct npy_file f = npy_build(1, "{'descr': '<i2', 'fortran_order': "
+	    "False, 'shape': (2,), }", 1, data, sizeof data);
+	struct attn_array a;
+	struct attn_error err;
+
+	ck_assert_int_eq(npy_read(&f, ATTN_READ_BOOL, &a, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_msg(strstr(err.msg, "a[0]: ") != NULL &&
+	    strstr(err.msg, "-1") != NULL, "%s", err.msg);
+	free(f.buf);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- order */
+
+/*
+ * Fortran order, read as NumPy reads it: the element at C index (i, j, k)
+ * is the file's element i + I*j + I*J*k.  A 2x3x4 array whose Fortran
+ * bytes hold 0..23 in file order must come back as numpy.asfortranarray
+ * of arange would: a[i, j, k] = i + 2j + 6k.
+ */
+START_TEST(fortran_order_reads_as_numpy_reads_it)
+{
+	unsigned char data[24 * 8];
+	struct attn_array a;
+	struct attn_error err;
+	struct npy_file f;
+	size_t i, j, k;
+
+	for (i = 0; i < 24; i++)
+		put(data + 8 * i, (double)i, 8, 0);
+	f = npy_build(1, "{'descr': '<f8', 'fortran_order': True, 'shape': "
+	    "(2, 3, 4), }", 1, data, sizeof data);
+	ck_assert_int_eq(npy_read(&f, ATTN_READ_FINITE, &a, &err), ATTN_OK);
+	ck_assert_uint_eq(a.ndim, 3);
+	for (i = 0; i < 2; i++)
+		for (j = 0; j < 3; j++)
+			for (k = 0; k < 4; k++)
+				ck_assert_double_eq(a.data[(i * 3 + j) * 4 +
+				    k], (double)(i + 2 * j + 6 * k));
+	attn_array_free(&a);
+	free(f.buf);
+}
+END_TEST
+
 Suite *
 npy_suite(void)
 {
@@ -496,6 +603,10 @@ npy_suite(void)
 	tcase_add_test(shape, npy_content_is_recognised_whatever_the_name);
 	suite_add_tcase(s, shape);
 
+	tcase_add_loop_test(dtypes, bool_and_integer_masks_read_as_zero_and_one,
+	    0, NCASES(mask_dtypes));
+	tcase_add_test(dtypes, negative_integers_are_sign_extended);
+	tcase_add_test(shape, fortran_order_reads_as_numpy_reads_it);
 	tcase_add_loop_test(fault, faults_name_their_byte_and_what_was_found,
 	    0, NCASES(faults));
 	suite_add_tcase(s, fault);

@@ -1,0 +1,360 @@
+/*
+ * check_hint.c - what --check makes of an array that does not match its
+ * stage: whether its shape lines up with the stage's (the same dims but
+ * for dims of 1, or blocks one under another), and when it does not,
+ * what its dims suggest (a transpose, the other layout, 4-D where attn's
+ * heads are side by side, the heads flattened into the last dim, a KV
+ * gradient per query head); and, when its numbers fail, what they match
+ * instead: the other layout, every block transposed, the stage under the
+ * other --align or --masked-rows.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn.h"
+#include "attn_io.h"
+#include "check_hint.h"
+#include "words.h"
+
+/* ---------------------------------------------------------------- shapes */
+
+/* The dims of a shape without those of 1. */
+static size_t
+squeeze(const size_t *dim, size_t ndim, size_t *out)
+{
+	size_t d, n = 0;
+
+	for (d = 0; d < ndim; d++)
+		if (dim[d] != 1)
+			out[n++] = dim[d];
+	return n;
+}
+
+void
+check_dims_legend(char *buf, size_t size, enum attn_stage s,
+    const struct attn_shape *sh)
+{
+	const char *heads = attn_stage_table[s].kv ? "G" : "H";
+	size_t d, n = 0;
+	const char *sym;
+	int wide;
+
+	buf[0] = '\0';
+	for (d = 0; d < sh->ndim && n < size; d++) {
+		switch (sh->axis[d]) {
+		case ATTN_AXIS_BATCH:
+			sym = "B";
+			break;
+		case ATTN_AXIS_HEAD:
+			sym = heads;
+			break;
+		case ATTN_AXIS_QUERY:
+			sym = "T";
+			break;
+		case ATTN_AXIS_KEY:
+			sym = "S";
+			break;
+		case ATTN_AXIS_VALUE:
+			sym = "d_v";
+			break;
+		case ATTN_AXIS_DK:
+			sym = "d_k";
+			break;
+		case ATTN_AXIS_MODEL:
+			sym = "d_out";
+			break;
+		case ATTN_AXIS_ONE:
+		default:
+			sym = "1";
+			break;
+		}
+		wide = d + 1 == sh->ndim && sh->col_heads > 1;
+		n += (size_t)snprintf(buf + n, size - n, "%s%s%s%s",
+		    d > 0 ? " x " : "", wide ? heads : "", wide ? "*" : "",
+		    sym);
+	}
+}
+
+/* Whether the array can stand for the stage: the same numbers in the
+ * same order, its dims those of the stage but for dims of 1, or the
+ * stage's blocks one under another (rows x the stage's last dim). */
+int
+check_shape_fits(const struct attn_array *f, const struct attn_shape *sh)
+{
+	size_t a[ATTN_MAX_DIMS], b[ATTN_MAX_DIMS], na, nb, d, n = 1;
+
+	for (d = 0; d < f->ndim; d++)
+		n *= f->shape[d];
+	if (n != attn_shape_count(sh))
+		return 0;
+	na = squeeze(f->shape, f->ndim, a);
+	nb = squeeze(sh->dim, sh->ndim, b);
+	if (na == nb && memcmp(a, b, na * sizeof *a) == 0)
+		return 1;
+	return f->ndim == 2 && f->shape[1] == sh->dim[sh->ndim - 1];
+}
+
+/* Whether the array's dims (squeezed) are the stage's with dim d
+ * multiplied by m: a KV stage per query head. */
+static int
+shape_times(const struct attn_array *f, const struct attn_shape *sh,
+    size_t d, size_t m)
+{
+	size_t a[ATTN_MAX_DIMS], b[ATTN_MAX_DIMS], want[ATTN_MAX_DIMS], na, nb;
+
+	memcpy(want, sh->dim, sizeof want);
+	want[d] *= m;
+	na = squeeze(f->shape, f->ndim, a);
+	nb = squeeze(want, sh->ndim, b);
+	return na == nb && memcmp(a, b, na * sizeof *a) == 0;
+}
+
+/* The hint for a gradient of K or V given per query head (H where attn
+ * has G KV heads: the sum over each group of query heads missing). */
+static int
+gqa_hint(const struct attn_stages *stages, const struct check_item *it,
+    char *hint, size_t size)
+{
+	const struct attn_shape *sh = &it->shape;
+	const size_t H = stages->heads, G = stages->kv_heads;
+	size_t d, hd = sh->ndim;
+
+	if (!attn_stage_table[it->stage].kv || G == 0 || H <= G)
+		return 0;
+	for (d = 0; d < sh->ndim; d++)
+		if (sh->axis[d] == ATTN_AXIS_HEAD)
+			hd = d;
+	if (hd == sh->ndim && sh->col_heads == G)
+		hd = sh->ndim - 1;	/* heads side by side */
+	if (hd == sh->ndim || !shape_times(&it->file, sh, hd, H / G))
+		return 0;
+	snprintf(hint, size, ": H = %zu heads, not G = %zu: per query head, "
+	    "the GQA sum missing? Sum each group of %zu (in bhsd "
+	    "x.reshape(B, %zu, %zu, S, -1).sum(2))", H, G, H / G, G, H / G);
+	return 1;
+}
+
+/* The hint for heads flattened into the last dim (B x T x H*d, as a
+ * kernel's output often is) where a layout makes attn's 4-D. */
+static int
+flat_hint(const struct attn_stages *stages, const struct check_item *it,
+    char *hint, size_t size)
+{
+	const struct attn_shape *sh = &it->shape;
+	const struct attn_array *f = &it->file;
+	size_t heads, w;
+
+	if (stages->layout == ATTN_LAYOUT_NONE || sh->ndim != 4 ||
+	    f->ndim != 3 || attn_stage_table[it->stage].per_head)
+		return 0;
+	heads = stages->layout == ATTN_LAYOUT_BSHD ? sh->dim[2] : sh->dim[1];
+	w = sh->dim[3];
+	if (f->shape[0] != sh->dim[0] || f->shape[2] != heads * w ||
+	    f->shape[1] * f->shape[2] * f->shape[0] != attn_shape_count(sh))
+		return 0;
+	snprintf(hint, size, ": heads flattened into its last dim (%zu x "
+	    "%zu)? %sreshape it to %zux%zux%zux%zu", heads, w,
+	    stages->layout == ATTN_LAYOUT_BSHD ? "" : "give --layout bshd "
+	    "and ", f->shape[0], f->shape[1], heads, w);
+	return 1;
+}
+
+/* The shape error, with what the dims suggest: the last two swapped (a
+ * transpose), the two middle ones of 4-D (the other layout), the heads
+ * flattened, a KV gradient per query head. */
+enum attn_status
+check_shape_error(const struct attn_stages *stages, const struct check *c,
+    const struct check_item *it, struct attn_error *err)
+{
+	const struct attn_shape *sh = &it->shape;
+	const size_t nd = sh->ndim;
+	char want[96], got[96], legend[64], hint[320], what[96];
+	size_t swap[ATTN_MAX_DIMS];
+
+	attn_dims_text(want, sizeof want, sh->dim, nd);
+	check_dims_legend(legend, sizeof legend, it->stage, sh);
+	attn_dims_text(got, sizeof got, it->file.shape, it->file.ndim);
+	snprintf(hint, sizeof hint, ": it needs the stage's shape (dims of 1 "
+	    "aside) or its blocks one under another (%zux%zu)",
+	    attn_shape_count(sh) / sh->dim[nd - 1], sh->dim[nd - 1]);
+	memcpy(swap, sh->dim, sizeof swap);
+	if (it->file.ndim == nd) {
+		swap[nd - 2] = sh->dim[nd - 1];
+		swap[nd - 1] = sh->dim[nd - 2];
+		if (memcmp(swap, it->file.shape, nd * sizeof *swap) == 0)
+			snprintf(hint, sizeof hint, ": it looks transposed, "
+			    "its last two dims swapped");
+		memcpy(swap, sh->dim, sizeof swap);
+		swap[1] = sh->dim[2];
+		swap[2] = sh->dim[1];
+		if (nd == 4 && memcmp(swap, it->file.shape, nd * sizeof *swap)
+		    == 0)
+			snprintf(hint, sizeof hint, ": its dims 2 and 3 are "
+			    "swapped; is it laid out as --layout %s?",
+			    words_layout[stages->layout == ATTN_LAYOUT_BSHD ?
+			    ATTN_LAYOUT_BHSD - 1 : ATTN_LAYOUT_BSHD - 1]);
+	}
+	/* 4-D where attn has heads side by side: a layout was meant. */
+	if (stages->layout == ATTN_LAYOUT_NONE && it->file.ndim == 4 &&
+	    sh->col_heads > 1 && it->file.shape[0] == stages->batches &&
+	    it->file.shape[3] == sh->cols / sh->col_heads &&
+	    ((it->file.shape[1] == sh->col_heads &&
+	    it->file.shape[2] == sh->rows) || (it->file.shape[1] == sh->rows &&
+	    it->file.shape[2] == sh->col_heads)))
+		snprintf(hint, sizeof hint, ": it is 4-D; give --layout %s "
+		    "to have attn's in that shape", words_layout[
+		    it->file.shape[1] == sh->col_heads ? ATTN_LAYOUT_BHSD - 1 :
+		    ATTN_LAYOUT_BSHD - 1]);
+	if (!gqa_hint(stages, it, hint, sizeof hint))
+		flat_hint(stages, it, hint, sizeof hint);
+	if (it->array != NULL)
+		snprintf(what, sizeof what, "array '%.32s'", it->array);
+	else
+		snprintf(what, sizeof what, "%s", c->name);
+	return attn_error_set(err, ATTN_ERR_DATA, c->name, 0, 0, "shape "
+	    "mismatch: %s is %s but attn's %s is %s (%s)%s", what, got,
+	    attn_stage_table[it->stage].name, want, legend, hint);
+}
+
+/* ---------------------------------------------------------------- hints */
+
+/* Whether the array passes against ref, with the tolerances of the
+ * check. */
+static int
+passes(const struct options *o, const struct check_item *it,
+    const double *ref, size_t n)
+{
+	struct attn_compare alt;
+
+	attn_compare(it->file.data, ref, n, o->rtol, o->atol, &alt);
+	return alt.nonfinite == 0 && (o->emulate != ATTN_PREC_FP64 ?
+	    alt.max_abs <= it->cmp.factor_bound : alt.fails == 0);
+}
+
+/* Whether the array passes against the stage as attn computes it under
+ * cfg (the run's conventions, one changed). */
+static int
+passes_with(const struct options *o, const struct attn_inputs *in,
+    const struct check_item *it, const struct attn_config *cfg, double *alt)
+{
+	struct attn_stages st;
+	struct attn_error e;
+	struct attn_shape sh;
+	struct attn_config c = *cfg;
+	int ok;
+
+	c.progress = NULL;
+	if (attn_run(&c, in, ATTN_STAGE_BIT(it->stage), &st, &e) != ATTN_OK)
+		return 0;
+	attn_stage_shape(&st, it->stage, &sh);
+	ok = attn_shape_count(&sh) == attn_shape_count(&it->shape);
+	if (ok) {
+		attn_stage_flatten(&st, it->stage, alt);
+		ok = passes(o, it, alt, attn_shape_count(&sh));
+	}
+	attn_stages_free(&st);
+	return ok;
+}
+
+/* The conventions that differ between systems: does the array pass
+ * under the other --align, or another --masked-rows? */
+static void
+convention_hint(const struct options *o, const struct attn_inputs *in,
+    const struct attn_stages *stages, const struct check *c,
+    struct check_item *it, double *alt)
+{
+	struct attn_config cfg = o->cfg;
+	size_t m;
+
+	if (stages->T != stages->S) {
+		cfg.align = o->cfg.align == ATTN_ALIGN_TOP_LEFT ?
+		    ATTN_ALIGN_BOTTOM_RIGHT : ATTN_ALIGN_TOP_LEFT;
+		if (passes_with(o, in, it, &cfg, alt)) {
+			snprintf(it->hint, sizeof it->hint, "%s passes with "
+			    "--align %s (T %zu, S %zu): the kernel lines "
+			    "queries up with keys %s; give --align %s",
+			    c->name, words_align[cfg.align], stages->T,
+			    stages->S, cfg.align == ATTN_ALIGN_BOTTOM_RIGHT ?
+			    "at the bottom right, as FlashAttention >= 2.1" :
+			    "at the top left, as PyTorch's is_causal",
+			    words_align[cfg.align]);
+			return;
+		}
+		cfg.align = o->cfg.align;
+	}
+	for (m = 0; stages->nmasked > 0 && m < 3; m++) {
+		if (m == (size_t)o->cfg.masked_rows)
+			continue;
+		cfg.masked_rows = (enum attn_masked_rows)m;
+		if (passes_with(o, in, it, &cfg, alt)) {
+			snprintf(it->hint, sizeof it->hint, "%s passes with "
+			    "--masked-rows %s: the kernel gives the rows that "
+			    "may attend no key %s; give --masked-rows %s",
+			    c->name, words_masked_rows[m],
+			    words_masked_rows_effect[m], words_masked_rows[m]);
+			return;
+		}
+	}
+}
+
+/*
+ * After a failure: does the array match the stage in the other layout,
+ * or with each block (of one batch and head) transposed?  Those are
+ * mistakes in the kernel's output shape, not in its numbers; say so.
+ * Blocks are found by attn_stage_where, whatever the layout puts
+ * between their rows and columns.
+ */
+void
+check_find_hint(const struct options *o, const struct attn_inputs *in,
+    const struct attn_stages *stages, const struct check *c,
+    struct check_item *it, double *alt)
+{
+	const struct attn_shape *sh = &it->shape;
+	const size_t n = attn_shape_count(sh), R = sh->rows,
+	    C = sh->cols / sh->col_heads, NH = sh->heads * sh->col_heads;
+	struct attn_stages other;
+	struct attn_where w;
+	size_t k, *at;
+
+	if (stages->layout != ATTN_LAYOUT_NONE &&
+	    !attn_stage_table[it->stage].per_head) {
+		other = *stages;
+		other.layout = stages->layout == ATTN_LAYOUT_BHSD ?
+		    ATTN_LAYOUT_BSHD : ATTN_LAYOUT_BHSD;
+		attn_stage_flatten(&other, it->stage, alt);
+		if (passes(o, it, alt, n)) {
+			snprintf(it->hint, sizeof it->hint, "%s matches attn's "
+			    "%s laid out as --layout %s: does the kernel "
+			    "write that layout?", c->name,
+			    attn_stage_table[it->stage].name,
+			    words_layout[other.layout - 1]);
+			return;
+		}
+	}
+	if (R == C && R > 1 && (at = malloc(n * sizeof *at)) != NULL) {
+		/* at[block's (b, h, i, j)] = the flat place of element
+		 * (i, j) of that block */
+		for (k = 0; k < n; k++) {
+			attn_stage_where(stages, it->stage, k, &w);
+			at[((w.batch * NH + w.head) * R + w.row) * C +
+			    w.col % C] = k;
+		}
+		for (k = 0; k < n; k++) {
+			attn_stage_where(stages, it->stage, k, &w);
+			alt[k] = it->ref[at[((w.batch * NH + w.head) * R +
+			    w.col % C) * C + w.row]];
+		}
+		free(at);
+		if (passes(o, it, alt, n)) {
+			snprintf(it->hint, sizeof it->hint, "%s matches attn's "
+			    "%s with rows and columns swapped in every "
+			    "%zux%zu block: is it transposed?", c->name,
+			    attn_stage_table[it->stage].name, R, C);
+			return;
+		}
+	}
+	convention_hint(o, in, stages, c, it, alt);
+}
+

@@ -1,0 +1,38 @@
+/*
+ * check_item.h - what --check holds (no code of its own, so that check.c,
+ * check_hint.c and check_report.c share it without a circle): each stage
+ * against one array of FILE, and the check as a whole.
+ */
+#ifndef ATTN_CHECK_ITEM_H
+#define ATTN_CHECK_ITEM_H
+
+#include "attn.h"
+#include "attn_io.h"
+
+/* One stage against one array of FILE. */
+struct check_item {
+	const char *array;		/* its name in FILE; NULL: FILE itself */
+	struct attn_array file;		/* the array as read */
+	enum attn_stage stage;		/* the stage compared */
+	struct attn_shape shape;	/* its shape */
+	double *ref;			/* the stage in C order of its shape */
+	double *emu;			/* the emulated baseline's, or NULL */
+	struct attn_compare cmp;	/* the array against ref */
+	struct attn_compare base;	/* emu against ref, with --emulate */
+	double *head_max;		/* max abs error per (batch, head),
+					 * batches x heads; inf where nan or
+					 * inf is on one side only */
+	size_t batches, heads;
+	char hint[320];			/* what it matches instead, or "" */
+};
+
+struct check {
+	const char *name;		/* FILE as messages name it */
+	int named;			/* FILE holds named arrays */
+	struct attn_named arrays;	/* those, until check_stages takes
+					 * what it checks */
+	size_t n;			/* stages checked */
+	struct check_item item[ATTN_STAGE_COUNT];
+};
+
+#endif

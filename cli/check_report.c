@@ -1,0 +1,390 @@
+/*
+ * check_report.c - what --check found, as a table or as JSON (-f json):
+ * for one array the whole comparison (errors, the worst element, the
+ * correlation, the spread test, the baseline of --emulate, why it failed
+ * and what the array matches instead); for several, a verdict row a
+ * stage, then what failed and why, and in JSON each stage's whole
+ * comparison with its largest error per (batch, head).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attn.h"
+#include "attn_io.h"
+#include "check.h"
+#include "check_hint.h"
+#include "print.h"
+#include "report.h"
+#include "words.h"
+
+
+/* A number for the report: errors to 3 digits, values in full. */
+static const char *
+num(char *buf, double x, int digits)
+{
+	attn_format_number(buf, x, digits, 0);
+	return buf;
+}
+
+/* "1, 2, 3": element n of FILE by its own NumPy index (from 0), as
+ * FILE[1, 2, 3] in the table and [1, 2, 3] in JSON. */
+static void
+file_index(char *buf, size_t size, const struct attn_array *f, size_t n)
+{
+	print_index(buf, size, f->shape, f->ndim, n);
+}
+
+/* "batch 1, head 2, row 3, column 4" (from 1), for element n. */
+static void
+place(char *buf, size_t size, const struct attn_stages *stages,
+    enum attn_stage s, size_t n)
+{
+	struct attn_where w;
+
+	attn_stage_where(stages, s, n, &w);
+	snprintf(buf, size, "batch %zu, head %zu, row %zu, column %zu",
+	    w.batch + 1, w.head + 1, w.row + 1, w.col + 1);
+}
+
+/* Why it failed, the reasons joined by "; ". */
+static void
+reasons(char *buf, size_t size, const struct options *o,
+    const struct attn_stages *stages, const struct check_item *it)
+{
+	const struct attn_compare *m = &it->cmp;
+	char a[ATTN_NUM_MAX], b[ATTN_NUM_MAX], at[96];
+	size_t k = 0;
+
+	buf[0] = '\0';
+	if (m->fails & ATTN_FAIL_NONFINITE) {
+		place(at, sizeof at, stages, it->stage, m->first_nonfinite);
+		k += (size_t)snprintf(buf + k, size - k, "%zu element%s nan "
+		    "or inf on one side only, the first at %s", m->nonfinite,
+		    m->nonfinite == 1 ? " is" : "s are", at);
+	}
+	if ((m->fails & ATTN_FAIL_ELEMENTS) && k < size)
+		k += (size_t)snprintf(buf + k, size - k, "%s%zu of %zu "
+		    "elements fail%s |a - b| <= atol + rtol*|attn|",
+		    k > 0 ? "; " : "", m->failing - m->nonfinite, m->count,
+		    m->failing - m->nonfinite == 1 ? "s" : "");
+	if ((m->fails & ATTN_FAIL_SPREAD) && k < size)
+		k += (size_t)snprintf(buf + k, size - k, "%sthe tolerances "
+		    "would pass a constant here, and the RMS error is %s of a "
+		    "standard deviation of attn's values (more than %s): the "
+		    "result does not follow how they vary, as a constant, "
+		    "shuffled or transposed one would not", k > 0 ? "; " : "",
+		    num(a, m->ref_std > 0 ? m->rms_abs / m->ref_std : INFINITY,
+		    3), num(b, ATTN_SPREAD_FRACTION, 0));
+	if ((m->fails & ATTN_FAIL_FACTOR) && k < size)
+		snprintf(buf + k, size - k, "%sthe largest error is %s times the "
+		    "emulated %s baseline's, more than --factor %s",
+		    k > 0 ? "; " : "", num(a, m->base_max_abs > 0 ?
+		    m->max_abs / m->base_max_abs : INFINITY, 3),
+		    words_emulate[o->emulate - 1], num(b, m->factor, 0));
+}
+
+/* The worst element: where, both values, FILE's own index. */
+static void
+print_worst_table(FILE *fp, const struct attn_stages *stages,
+    const struct check_item *it)
+{
+	char at[96], idx[96], a[ATTN_NUM_MAX], b[ATTN_NUM_MAX];
+	const size_t n = it->cmp.worst;
+
+	if (n >= it->cmp.count) {
+		fputs("  worst element   none: every element is attn's\n", fp);
+		return;
+	}
+	place(at, sizeof at, stages, it->stage, n);
+	file_index(idx, sizeof idx, &it->file, n);
+	fprintf(fp, "  worst element   %s (file[%s]): attn %s, file %s\n", at,
+	    idx, num(a, it->ref[n], 0), num(b, it->file.data[n], 0));
+}
+
+static void
+report_table(FILE *fp, const struct options *o,
+    const struct attn_stages *stages, const struct check *c,
+    const struct check_item *it)
+{
+	const struct attn_compare *m = &it->cmp;
+	char dims[96], a[ATTN_NUM_MAX], b[ATTN_NUM_MAX], e[ATTN_NUM_MAX];
+	char at[96], why[1024], legend[64];
+
+	attn_dims_text(dims, sizeof dims, it->shape.dim, it->shape.ndim);
+	check_dims_legend(legend, sizeof legend, it->stage, &it->shape);
+	fprintf(fp, "check %s [%s = %s] against ",
+	    attn_stage_table[it->stage].name, legend, dims);
+	report_text(fp, c->name);
+	if (it->array != NULL) {
+		fputs(" (array ", fp);
+		report_text(fp, it->array);
+		putc(')', fp);
+	}
+	putc('\n', fp);
+	fprintf(fp, "  elements        %zu\n", m->count);
+	fprintf(fp, "  max abs error   %s\n", num(a, m->max_abs, 3));
+	fprintf(fp, "  max rel error   %s\n", num(a, m->max_rel, 3));
+	print_worst_table(fp, stages, it);
+	fprintf(fp, "  correlation     %s\n", isnan(m->corr) ?
+	    "none (one side is constant)" : num(a, m->corr, 6));
+	fprintf(fp, "  failing         %zu of %zu over atol + rtol*|attn| "
+	    "(rtol %s, atol %s)%s\n", m->failing, m->count, num(a, m->rtol, 3),
+	    num(b, m->atol, 3), m->nonfinite > 0 ? ", nan or inf on one "
+	    "side counted" : "");
+	if (m->spread_applies)
+		fprintf(fp, "  spread          rms error %s %s atol + %g*std = "
+		    "%s (attn's values from %s to %s: the tolerances would "
+		    "pass their mean)\n", num(a, m->rms_abs, 3),
+		    m->rms_abs <= m->spread_bound ? "<=" : ">",
+		    ATTN_SPREAD_FRACTION, num(b, m->spread_bound, 3),
+		    num(e, m->ref_min, 4), num(at, m->ref_max, 4));
+	else
+		fprintf(fp, "  spread          not needed: the tolerances tell "
+		    "attn's values (from %s to %s) from their mean\n",
+		    num(e, m->ref_min, 4), num(at, m->ref_max, 4));
+	if (o->emulate != ATTN_PREC_FP64) {
+		fprintf(fp, "  baseline        emulated %s: max abs error %s",
+		    words_emulate[o->emulate - 1],
+		    num(a, it->base.max_abs, 3));
+		if (it->base.worst < it->base.count) {
+			place(at, sizeof at, stages, it->stage, it->base.worst);
+			fprintf(fp, " at %s", at);
+		}
+		if (it->base.nonfinite > 0)
+			fprintf(fp, "; %zu nan or inf where attn has a number "
+			    "(the format overflows)", it->base.nonfinite);
+		fprintf(fp, "\n  factor          max abs error %s %s %s * %s "
+		    "+ atol = %s\n", num(a, m->max_abs, 3),
+		    m->max_abs <= m->factor_bound ? "<=" : ">",
+		    num(b, m->factor, 0), num(e, it->base.max_abs, 3),
+		    num(at, m->factor_bound, 3));
+	}
+	if (check_item_passed(it)) {
+		fputs("pass\n", fp);
+		return;
+	}
+	reasons(why, sizeof why, o, stages, it);
+	fprintf(fp, "FAIL: %s\n", why);
+	if (it->hint[0] != '\0') {
+		fputs("  hint: ", fp);	/* it may name FILE */
+		report_text(fp, it->hint);
+		putc('\n', fp);
+	}
+}
+
+/* [[e, ..], ..]: the largest error of each head (inner) of each batch;
+ * "inf" where nan or inf is on one side only. */
+static void
+json_head_errors(FILE *fp, const struct check_item *it)
+{
+	size_t b, h;
+
+	putc('[', fp);
+	for (b = 0; b < it->batches; b++) {
+		fputs(b > 0 ? ", [" : "[", fp);
+		for (h = 0; h < it->heads; h++) {
+			if (h > 0)
+				fputs(", ", fp);
+			print_json_double(fp, it->head_max[b * it->heads + h]);
+		}
+		putc(']', fp);
+	}
+	putc(']', fp);
+}
+
+/* "worst": the place of element n, both values and FILE's index. */
+static void
+json_worst(FILE *fp, const struct attn_stages *stages,
+    const struct check_item *it, const struct attn_compare *m,
+    const double *other, const char *key)
+{
+	struct attn_where w;
+	char idx[96];
+
+	if (m->worst >= m->count) {
+		fputs("null", fp);
+		return;
+	}
+	attn_stage_where(stages, it->stage, m->worst, &w);
+	file_index(idx, sizeof idx, &it->file, m->worst);
+	fprintf(fp, "{\"batch\": %zu, \"head\": %zu, \"row\": %zu, "
+	    "\"column\": %zu, \"index\": [%s], \"attn\": ", w.batch + 1,
+	    w.head + 1, w.row + 1, w.col + 1, idx);
+	print_json_double(fp, it->ref[m->worst]);
+	fprintf(fp, ", \"%s\": ", key);
+	print_json_double(fp, other[m->worst]);
+	putc('}', fp);
+}
+
+static void
+report_json(FILE *fp, const struct options *o, const struct attn_stages *stages,
+    const struct check *c, const struct check_item *it)
+{
+	static const char *const fail_names[] = { "elements", "nonfinite",
+	    "spread", "factor" };
+	const struct attn_compare *m = &it->cmp;
+	char why[1024];
+	size_t d, k, n = 0;
+
+	fputs("{\n  \"stage\": ", fp);
+	print_json_string(fp, attn_stage_table[it->stage].name);
+	fputs(",\n  \"file\": ", fp);
+	print_json_string(fp, c->name);
+	fputs(",\n  \"array\": ", fp);
+	if (it->array != NULL)
+		print_json_string(fp, it->array);
+	else
+		fputs("null", fp);
+	fputs(",\n  \"shape\": [", fp);
+	for (d = 0; d < it->shape.ndim; d++)
+		fprintf(fp, "%s%zu", d > 0 ? ", " : "", it->shape.dim[d]);
+	fprintf(fp, "],\n  \"elements\": %zu,\n  \"rtol\": ", m->count);
+	print_json_double(fp, m->rtol);
+	fputs(",\n  \"atol\": ", fp);
+	print_json_double(fp, m->atol);
+	fputs(",\n  \"max_abs_error\": ", fp);
+	print_json_double(fp, m->max_abs);
+	fputs(",\n  \"max_rel_error\": ", fp);
+	print_json_double(fp, m->max_rel);
+	fputs(",\n  \"rms_error\": ", fp);
+	print_json_double(fp, m->rms_abs);
+	fputs(",\n  \"worst\": ", fp);
+	json_worst(fp, stages, it, m, it->file.data, "file");
+	fputs(",\n  \"max_abs_error_by_head\": ", fp);
+	json_head_errors(fp, it);
+	fputs(",\n  \"correlation\": ", fp);
+	print_json_double(fp, m->corr);
+	fprintf(fp, ",\n  \"failing\": %zu,\n  \"nonfinite\": %zu,\n"
+	    "  \"spread_bound\": ", m->failing, m->nonfinite);
+	if (m->spread_applies)
+		print_json_double(fp, m->spread_bound);
+	else
+		fputs("null", fp);
+	fputs(",\n  \"baseline\": ", fp);
+	if (o->emulate == ATTN_PREC_FP64) {
+		fputs("null", fp);
+	} else {
+		fputs("{\"emulate\": ", fp);
+		print_json_string(fp, words_emulate[o->emulate - 1]);
+		fputs(", \"max_abs_error\": ", fp);
+		print_json_double(fp, it->base.max_abs);
+		fputs(", \"worst\": ", fp);
+		json_worst(fp, stages, it, &it->base, it->emu, "baseline");
+		fprintf(fp, ", \"nonfinite\": %zu, \"factor\": ",
+		    it->base.nonfinite);
+		print_json_double(fp, m->factor);
+		fputs(", \"bound\": ", fp);
+		print_json_double(fp, m->factor_bound);
+		putc('}', fp);
+	}
+	fputs(",\n  \"fails\": [", fp);
+	for (k = 0; k < 4; k++)
+		if (m->fails & (1u << k))
+			fprintf(fp, "%s\"%s\"", n++ > 0 ? ", " : "",
+			    fail_names[k]);
+	fputs("],\n  \"why\": ", fp);
+	if (check_item_passed(it)) {
+		fputs("null", fp);
+	} else {
+		reasons(why, sizeof why, o, stages, it);
+		print_json_string(fp, why);
+	}
+	fputs(",\n  \"hint\": ", fp);
+	if (it->hint[0] != '\0')
+		print_json_string(fp, it->hint);
+	else
+		fputs("null", fp);
+	fprintf(fp, ",\n  \"pass\": %s\n}", check_item_passed(it) ? "true" :
+	    "false");
+}
+
+/* One verdict row a stage: its array, shape, errors, failing count and
+ * worst element, pass or FAIL; then each failure's reasons and hint. */
+static void
+report_rows(FILE *fp, const struct options *o,
+    const struct attn_stages *stages, const struct check *c)
+{
+	char a[ATTN_NUM_MAX], b[ATTN_NUM_MAX], dims[96], at[96], why[1024];
+	char p[48], count[64];
+	size_t k, fails = 0;
+
+	fprintf(fp, "check %zu stages against ", c->n);
+	report_text(fp, c->name);
+	fprintf(fp, " (rtol %s, atol %s%s%s)\n", num(a, o->rtol, 3),
+	    num(b, o->atol, 3), o->emulate != ATTN_PREC_FP64 ?
+	    ", against the emulated baseline of " : "",
+	    o->emulate != ATTN_PREC_FP64 ? words_emulate[o->emulate - 1] :
+	    "");
+	fprintf(fp, "  %-12s %-12s %-14s %-10s %-10s %-16s %-36s %s\n",
+	    "stage", "array", "shape", "max abs", "max rel", "failing",
+	    "worst (batch, head, row, column)", "verdict");
+	for (k = 0; k < c->n; k++) {
+		const struct check_item *it = &c->item[k];
+		const struct attn_compare *m = &it->cmp;
+		struct attn_where w;
+
+		attn_text_preview(p, 12, it->array, strlen(it->array));
+		attn_dims_text(dims, sizeof dims, it->shape.dim,
+		    it->shape.ndim);
+		snprintf(count, sizeof count, "%zu of %zu", m->failing,
+		    m->count);
+		if (m->worst < m->count) {
+			attn_stage_where(stages, it->stage, m->worst, &w);
+			snprintf(at, sizeof at, "%zu, %zu, %zu, %zu",
+			    w.batch + 1, w.head + 1, w.row + 1, w.col + 1);
+		} else {
+			snprintf(at, sizeof at, "none");
+		}
+		fprintf(fp, "  %-12s %-12s %-14s %-10s %-10s %-16s %-36s %s\n",
+		    attn_stage_table[it->stage].name, p, dims,
+		    num(a, m->max_abs, 3), num(b, m->max_rel, 3), count, at,
+		    check_item_passed(it) ? "pass" : "FAIL");
+		fails += !check_item_passed(it);
+	}
+	if (fails == 0) {
+		fputs("pass\n", fp);
+		return;
+	}
+	fprintf(fp, "FAIL: %zu of %zu stages\n", fails, c->n);
+	for (k = 0; k < c->n; k++) {
+		const struct check_item *it = &c->item[k];
+
+		if (check_item_passed(it))
+			continue;
+		reasons(why, sizeof why, o, stages, it);
+		fprintf(fp, "  %s: %s\n", attn_stage_table[it->stage].name,
+		    why);
+		if (it->hint[0] != '\0') {
+			fputs("  hint: ", fp);	/* it may name FILE */
+			report_text(fp, it->hint);
+			putc('\n', fp);
+		}
+	}
+}
+
+void
+check_print(FILE *fp, const struct options *o, const struct attn_stages *stages,
+    const struct check *c)
+{
+	size_t k;
+
+	if (o->format == OUT_JSON && !c->named) {
+		report_json(fp, o, stages, c, &c->item[0]);
+		putc('\n', fp);
+	} else if (o->format == OUT_JSON) {
+		fputs("{\"file\": ", fp);
+		print_json_string(fp, c->name);
+		fputs(", \"stages\": [\n", fp);
+		for (k = 0; k < c->n; k++) {
+			report_json(fp, o, stages, c, &c->item[k]);
+			fputs(k + 1 < c->n ? ",\n" : "\n", fp);
+		}
+		fprintf(fp, "], \"pass\": %s}\n", check_passed(c) ? "true" :
+		    "false");
+	} else if (c->n == 1) {
+		report_table(fp, o, stages, c, &c->item[0]);
+	} else {
+		report_rows(fp, o, stages, c);
+	}
+}
