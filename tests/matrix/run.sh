@@ -19,7 +19,8 @@
 #             --explain (with --stats and --heatmap); --explain
 #             --arithmetic; --stats as a table, csv, json and txt (-o);
 #             --heatmap; --svg FILE; the heatmap, the SVG and the page
-#             with --color-range max and row,
+#             with --color-range max and row; --check of the forward and
+#             backward stages at once (a table, JSON), passing and failing,
 #
 # run under LC_ALL=C and timeout 20.  A case passes when the exit status
 # is the one wanted, standard error holds no sanitizer report (make check
@@ -137,8 +138,8 @@ printf '\223NUMPY' >"$work/magic"
 # ------------------------------------------------------------- cases
 
 # A case: the status wanted, how to check what it printed (none, text,
-# delim, tsv, html, npy, txt, svg), the stage it prints alone (for
-# delim), and attn's arguments (words without blanks, run from the
+# delim, tsv, html, npy, txt, svg; fails: the report of a failed
+# check), the stage it prints alone (for delim), and attn's arguments (words without blanks, run from the
 # worker's directory, inputs under ../).
 add() {
 	want=$1 check=$2 stage=$3
@@ -229,6 +230,20 @@ for l in 2d 3d bhsd bshd 2dl; do
 	printers $opt $labels --emulate fp16 $qkv
 	stages="$forward $backward"
 	printers $opt $labels --emulate fp16 --grad $dout $qkv
+	# --check of several stages from a JSON object keyed by stage
+	# (attn's own -f json of them), as a table and as JSON; against the
+	# causal ones it fails (exit 1), after the hints are tried
+	all=output,lse,grad_q,grad_k,grad_v
+	mkdir -p "$work/ref"
+	(cd "$work/ref" &&
+	    "$bin" $opt --grad $dout -s $all -f json $qkv >../$l-ref.json &&
+	    "$bin" $opt --grad $dout --causal -s $all -f json $qkv \
+	    >../$l-ref-causal.json) || exit 1
+	add 0 none - $opt --grad $dout --check ../$l-ref.json $qkv
+	add 0 none - $opt --grad $dout --check ../$l-ref.json -f json $qkv
+	add 1 fails - $opt --grad $dout --check ../$l-ref-causal.json $qkv
+	add 1 fails - $opt --grad $dout --check ../$l-ref-causal.json -f json \
+	    -s output,grad_k $qkv
 	# printers that do not go together: a page or --explain shows every
 	# stage, --header is csv's and tsv's, npy needs a stage to write
 	add 64 none - $opt $labels -f html -s weights $qkv
@@ -252,6 +267,14 @@ judge() {
 	fi
 	if [ "$st" != "$want" ]; then
 		echo "exit $st, expected $want: $(head -n 1 err)"
+		return
+	fi
+	# a check that fails (exit 1): its report, and nothing on stderr
+	if [ "$want" = 1 ] && [ "$check" = fails ]; then
+		[ -s out ] || echo "a failed check printed no report"
+		[ -s err ] && echo "standard error: $(head -n 1 err)"
+		grep -q -e FAIL -e '"pass": false' out ||
+		    echo "a failed check's report says no FAIL"
 		return
 	fi
 	if [ "$want" != 0 ]; then
