@@ -6,7 +6,7 @@
  * heads are side by side, the heads flattened into the last dim, a KV
  * gradient per query head); and, when its numbers fail, what they match
  * instead: the other layout, every block transposed, the stage under the
- * other --align or --masked-rows.
+ * other --align, --lse-base, --lse-masked or --masked-rows.
  */
 #include <math.h>
 #include <stdio.h>
@@ -259,7 +259,8 @@ passes_with(const struct options *o, const struct attn_inputs *in,
 }
 
 /* The conventions that differ between systems: does the array pass
- * under the other --align, or another --masked-rows? */
+ * under the other --align, the other --lse-base or --lse-masked (for
+ * lse), or another --masked-rows? */
 static void
 convention_hint(const struct options *o, const struct attn_inputs *in,
     const struct attn_stages *stages, const struct check *c,
@@ -284,6 +285,31 @@ convention_hint(const struct options *o, const struct attn_inputs *in,
 		}
 		cfg.align = o->cfg.align;
 	}
+	/* lse in the other base, with the other value where no key */
+	for (m = 1; it->stage == ATTN_STAGE_LSE && m < 4; m++) {
+		cfg.lse_base = (m & 1) ? !o->cfg.lse_base : o->cfg.lse_base;
+		cfg.lse_masked = (m & 2) ? !o->cfg.lse_masked :
+		    o->cfg.lse_masked;
+		if ((m & 2) && stages->nmasked == 0)
+			continue;
+		if (passes_with(o, in, it, &cfg, alt)) {
+			snprintf(it->hint, sizeof it->hint, "%s passes with "
+			    "%s%s%s%s%s: the kernel stores lse %s%s%s", c->name,
+			    (m & 1) ? "--lse-base " : "", (m & 1) ?
+			    words_lse_base[cfg.lse_base] : "", m == 3 ? " " : "",
+			    (m & 2) ? "--lse-masked " : "", (m & 2) ?
+			    words_lse_masked[cfg.lse_masked] : "",
+			    (m & 1) ? (cfg.lse_base == ATTN_LSE_2 ? "in log2, "
+			    "as Triton's kernels do" : "in natural log") : "",
+			    m == 3 ? ", and " : "", (m & 2) ?
+			    (cfg.lse_masked == ATTN_LSE_MASKED_POS_INF ? "inf "
+			    "where a row has no key, as FlashAttention does" :
+			    "-inf where a row has no key") : "");
+			return;
+		}
+	}
+	cfg.lse_base = o->cfg.lse_base;
+	cfg.lse_masked = o->cfg.lse_masked;
 	for (m = 0; stages->nmasked > 0 && m < 3; m++) {
 		if (m == (size_t)o->cfg.masked_rows)
 			continue;

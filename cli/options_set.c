@@ -278,6 +278,26 @@ set_like(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* --lse-base B and --lse-masked X (which --like flash sets when not
+ * given). */
+enum attn_status
+set_lse_base(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->o->cfg.lse_base = (enum attn_lse_base)ps->choice;
+	return ATTN_OK;
+}
+
+enum attn_status
+set_lse_masked(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->lse_masked = ps->choice;
+	return ATTN_OK;
+}
+
 /* --color WHEN */
 enum attn_status
 set_color(struct parse *ps, const char *arg, struct attn_error *err)
@@ -564,9 +584,13 @@ set_finish(struct parse *ps, struct attn_error *err)
 	if (ps->like >= 0) {
 		o->cfg.align = words_like_preset[ps->like].align;
 		o->cfg.masked_rows = words_like_preset[ps->like].masked_rows;
+		o->cfg.lse_masked = words_like_preset[ps->like].lse_masked;
 		o->like_align = ps->align < 0;
 		o->like_masked_rows = ps->masked_rows < 0;
+		o->like_lse_masked = ps->lse_masked < 0;
 	}
+	if (ps->lse_masked >= 0)
+		o->cfg.lse_masked = (enum attn_lse_masked)ps->lse_masked;
 	if (ps->align >= 0)
 		o->cfg.align = (enum attn_align)ps->align;
 	if (ps->masked_rows >= 0)

@@ -165,8 +165,13 @@ static const struct option_row rows[] = {
 	{ "masked-rows", 0, "P",
 	    "a row with no key: zero (default), nan, uniform",
 	    words_masked_rows, set_masked_rows, 0 },
-	{ "like", 0, "SYS", "torch, flash or jax: their --align and\n"
-	    "--masked-rows", words_like, set_like, 0 },
+	{ "like", 0, "SYS", "torch, flash or jax: their --align,\n"
+	    "--masked-rows and --lse-masked", words_like, set_like, 0 },
+	{ "lse-base", 0, "B", "lse in natural log (e, default) or log2 (2,\n"
+	    "as Triton kernels store it)", words_lse_base, set_lse_base, 0 },
+	{ "lse-masked", 0, "X", "the lse of a row with no key: -inf (default)\n"
+	    "or inf (as FlashAttention stores it)", words_lse_masked,
+	    set_lse_masked, 0 },
 	{ "heads", 0, "H", "split the columns into H heads",
 	    NULL, set_heads, 0 },
 	{ "kv-heads", 0, "G", "K and V hold G heads (grouped-query)",
@@ -512,7 +517,7 @@ options_parse(int argc, char **argv, struct options *o,
 	ps.o = o;
 	ps.argc = argc;
 	ps.argv = argv;
-	ps.align = ps.masked_rows = ps.like = -1;
+	ps.align = ps.masked_rows = ps.like = ps.lse_masked = -1;
 	/* ':' first: a missing argument is ':' rather than '?'. */
 	shortopts[n++] = ':';
 	memset(longopts, 0, sizeof longopts);

@@ -323,7 +323,8 @@ static void
 arith_unshifted(const struct printer *p, const struct arith_block *a,
     size_t i)
 {
-	const double sum = exp(*attn_at(&a->lse, i, 0));
+	const double sum = exp(attn_lse_natural(p->stages,
+	    *attn_at(&a->lse, i, 0)));
 	char b1[ATTN_NUM_MAX], b2[ATTN_NUM_MAX], b3[ATTN_NUM_MAX];
 	const char *sep = "";
 	size_t j;
@@ -347,7 +348,8 @@ arith_unshifted(const struct printer *p, const struct arith_block *a,
 			    num_more(p, b2, exp(x)));
 			sep = ",";
 		}
-	fprintf(p->fp, "; sum = exp(lse) = %s;", num_more(p, b1, sum));
+	fprintf(p->fp, "; sum = %s = %s;", p->stages->lse_base == ATTN_LSE_2 ?
+	    "2^lse" : "exp(lse)", num_more(p, b1, sum));
 	sep = "";
 	for (j = 0; j < a->scaled.cols; j++)
 		if (kept(a, i, j)) {
@@ -405,10 +407,14 @@ arith_lse(const struct printer *p, const struct arith_block *a, size_t i)
 		fprintf(p->fp, "no softmax, lse = %s\n", num(p, b1,
 		    *attn_at(&a->lse, i, 0)));
 	else
-		fprintf(p->fp, "lse = max + log(sum) = %s + log(%s) = %s\n",
+		fprintf(p->fp, "lse = %smax + log(sum)%s = %s%s + log(%s)%s = "
+		    "%s\n", p->stages->lse_base == ATTN_LSE_2 ? "(" : "",
+		    p->stages->lse_base == ATTN_LSE_2 ? ") / log(2)" : "",
+		    p->stages->lse_base == ATTN_LSE_2 ? "(" : "",
 		    num(p, b1, *attn_at(&a->row_max, i, 0)), num_more(p, b2,
-		    *attn_at(&a->row_sum, i, 0)), num(p, b3,
-		    *attn_at(&a->lse, i, 0)));
+		    *attn_at(&a->row_sum, i, 0)),
+		    p->stages->lse_base == ATTN_LSE_2 ? ") / log(2)" : "",
+		    num(p, b3, *attn_at(&a->lse, i, 0)));
 }
 
 /* ------------------------------------------------------------- printers */

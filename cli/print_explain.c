@@ -35,8 +35,8 @@ row_sum_target(const struct attn_stages *stages, enum attn_stage s, size_t i)
 
 	if (stages->sinks.data == NULL)
 		return s == ATTN_STAGE_WEIGHTS ? 1.0 : 0.0;
-	share = exp(*attn_at(&stages->sinks, 0, h) -
-	    *attn_at(&stages->stage[ATTN_STAGE_LSE], i, 0));
+	share = exp(*attn_at(&stages->sinks, 0, h) - attn_lse_natural(stages,
+	    *attn_at(&stages->stage[ATTN_STAGE_LSE], i, 0)));
 	return s == ATTN_STAGE_WEIGHTS ? 1.0 - share :
 	    *attn_at(&stages->stage[ATTN_STAGE_DELTA], i, 0) * share;
 }
@@ -157,6 +157,16 @@ print_conventions(const struct printer *p)
 	    words_masked_rows[c->masked_rows]);
 	if (p->o->like != NULL && p->o->like_masked_rows)
 		fprintf(p->fp, " (--like %s)", p->o->like);
+	/* lse as the formula says (natural log, -inf where no key) goes
+	 * without saying; a kernel's other convention is named */
+	if (c->lse_base != ATTN_LSE_E || c->lse_masked !=
+	    ATTN_LSE_MASKED_NEG_INF) {
+		fprintf(p->fp, "; lse %s, %s where no key",
+		    c->lse_base == ATTN_LSE_2 ? "log2" : "natural log",
+		    words_lse_masked[c->lse_masked]);
+		if (p->o->like != NULL && p->o->like_lse_masked)
+			fprintf(p->fp, " (--like %s)", p->o->like);
+	}
 	fputs("; softcap ", p->fp);
 	if (c->softcap > 0.0) {
 		print_number(p, buf, c->softcap);

@@ -95,7 +95,7 @@ layer_formula(const struct printer *p, enum attn_stage s, char *buf,
  * that the options add after the scaling; for grad_scaled, that it is
  * the bias's gradient too; for grad_q and grad_k, the softcap they go
  * back through; for grad_k and grad_v, the sum over the query heads that
- * share a KV head. */
+ * share a KV head; for lse, --lse-base 2's log2 and --lse-masked inf. */
 const char *
 print_formula(const struct printer *p, enum attn_stage s, char *buf,
     size_t size)
@@ -115,6 +115,14 @@ print_formula(const struct printer *p, enum attn_stage s, char *buf,
 		    biased ? ", the gradient of the bias too" : "",
 		    capped ? ", through the softcap" : "",
 		    shared ? ", summed over the heads of each KV head" : "");
+		return buf;
+	}
+	if (s == ATTN_STAGE_LSE && (c->lse_base == ATTN_LSE_2 ||
+	    c->lse_masked == ATTN_LSE_MASKED_POS_INF)) {
+		snprintf(buf, size, "%s%s", c->lse_base == ATTN_LSE_2 ?
+		    "log2(sum(exp(scaled))), row by row" :
+		    attn_stage_table[s].formula, c->lse_masked ==
+		    ATTN_LSE_MASKED_POS_INF ? ", inf where no key" : "");
 		return buf;
 	}
 	if (s != ATTN_STAGE_SCALED)

@@ -60,13 +60,27 @@ const char *const words_dist[] = {
 
 const char *const words_npy_dtype[] = { "f8", "f4", NULL };
 
-/* Which alignment a causal mask or window uses when T != S, and what a
- * row that may attend no key gets, in each system. */
+const char *const words_lse_base[] = {
+	[ATTN_LSE_E] = "e",
+	[ATTN_LSE_2] = "2",
+	NULL
+};
+
+const char *const words_lse_masked[] = {
+	[ATTN_LSE_MASKED_NEG_INF] = "-inf",
+	[ATTN_LSE_MASKED_POS_INF] = "inf",
+	NULL
+};
+
+/* Which alignment a causal mask or window uses when T != S, what a row
+ * that may attend no key gets, and the lse such a row gets, in each
+ * system: PyTorch (SDPA's math and memory-efficient kernels return
+ * -inf there), FlashAttention (+inf), JAX (the log of an empty sum). */
 const char *const words_like[] = { "torch", "flash", "jax", NULL };
 const struct like_preset words_like_preset[] = {
-	{ ATTN_ALIGN_TOP_LEFT, ATTN_MASKED_ZERO },
-	{ ATTN_ALIGN_BOTTOM_RIGHT, ATTN_MASKED_ZERO },
-	{ ATTN_ALIGN_TOP_LEFT, ATTN_MASKED_UNIFORM },
+	{ ATTN_ALIGN_TOP_LEFT, ATTN_MASKED_ZERO, ATTN_LSE_MASKED_NEG_INF },
+	{ ATTN_ALIGN_BOTTOM_RIGHT, ATTN_MASKED_ZERO, ATTN_LSE_MASKED_POS_INF },
+	{ ATTN_ALIGN_TOP_LEFT, ATTN_MASKED_UNIFORM, ATTN_LSE_MASKED_NEG_INF },
 };
 
 _Static_assert(sizeof words_like_preset / sizeof words_like_preset[0] ==

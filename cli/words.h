@@ -16,6 +16,8 @@ extern const char *const words_align[];
 
 /* --masked-rows's words, by enum attn_masked_rows; NULL-terminated. */
 extern const char *const words_masked_rows[];
+extern const char *const words_lse_base[];
+extern const char *const words_lse_masked[];
 
 /* What a row with no key gets under each policy, for the warning:
  * "weights 0 and output 0". */
@@ -51,6 +53,7 @@ extern const char *const words_like[];
 struct like_preset {
 	enum attn_align align;
 	enum attn_masked_rows masked_rows;
+	enum attn_lse_masked lse_masked;
 };
 extern const struct like_preset words_like_preset[];
 

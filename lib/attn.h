@@ -321,6 +321,24 @@ enum attn_layout {
 };
 
 /* The floating-point formats attn_emulate and attn_round know. */
+/*
+ * How the lse stage is written, as kernels store it: the natural log
+ * (PyTorch, FlashAttention) or log2 (Triton's tutorial kernel and the
+ * kernels derived from it, which compute exp2); and what a row with no
+ * key gets: -inf, the log of an empty sum, or +inf, which FlashAttention
+ * stores there.  Only the stage as returned changes: everything attn
+ * computes from lse reads the natural value (attn_lse_natural).
+ */
+enum attn_lse_base {
+	ATTN_LSE_E,		/* natural log (default) */
+	ATTN_LSE_2		/* log2: lse * log2(e) */
+};
+
+enum attn_lse_masked {
+	ATTN_LSE_MASKED_NEG_INF,	/* -inf (default) */
+	ATTN_LSE_MASKED_POS_INF		/* +inf, as FlashAttention stores it */
+};
+
 enum attn_precision {
 	ATTN_PREC_FP64,		/* double: what attn_run computes in */
 	ATTN_PREC_FP32,		/* IEEE binary32 */
@@ -421,6 +439,8 @@ struct attn_config {
 	enum attn_rope_style rope_style;	/* ATTN_ROPE_HALF by default */
 	enum attn_layout layout;	/* how stages are shown: NONE by
 					 * default; computing ignores it */
+	enum attn_lse_base lse_base;		/* ATTN_LSE_E by default */
+	enum attn_lse_masked lse_masked;	/* ATTN_LSE_MASKED_NEG_INF */
 };
 
 void attn_config_init(struct attn_config *cfg);
@@ -535,6 +555,8 @@ struct attn_stages {
 	/* With a projection layer: the columns of XQ and XKV, of W_O's
 	 * output (0 without W_O), whether XQ and XKV were one matrix, and
 	 * which of q, k, v and projected had a bias added (stage bits). */
+	enum attn_lse_base lse_base;	/* how lse is written (cfg's) */
+	enum attn_lse_masked lse_masked;
 	int proj, proj_self;
 	size_t d_xq, d_xkv, d_proj;
 	unsigned proj_biased;
@@ -614,6 +636,11 @@ enum attn_status attn_compute(const struct attn_config *cfg,
     struct attn_error *err);
 
 void attn_stages_free(struct attn_stages *s);
+
+/* The natural log-sum-exp that an element x of stages' lse stands for,
+ * whatever --lse-base and --lse-masked wrote it as: x itself by default;
+ * x * ln 2 in log2; -inf for the +inf of a row with no key. */
+double attn_lse_natural(const struct attn_stages *stages, double x);
 
 /* The block of stage s for batch b and query head h: a view.  For
  * output, q, q_rot and grad_q, the T x d_v or T x d_k columns of head h;

@@ -1085,6 +1085,11 @@ enum attn_status attn_passes_after(const struct attn_problem *p,
 
 void attn_passes_free(struct attn_passes *ps);
 
+/* Last: the lse stage written as cfg says (log2, +inf for a row with no
+ * key), once everything that reads the natural value has run. */
+void attn_lse_convention(const struct attn_config *cfg,
+    struct attn_stages *out);
+
 /* ---------------------------------------------------------------- rope.c */
 
 /* Whether cfg's RoPE can rotate heads of d_k columns: a usage error for a

@@ -8,6 +8,8 @@
  *	kernel: reads the last of these as its Q, K and V
  *	after:  grad_q and grad_k turned back to q and k (rope.c)
  *	        projected = output W_O + b_O (project.c)
+ *	last:   lse written as the kernel under test stores it (log2,
+ *	        +inf for a row with no key: attn_lse_convention)
  *
  * The kernel sees an attn_problem built on the inputs these passes make
  * (struct attn_passes' in), so its shapes, heads and positions are
@@ -19,12 +21,17 @@
  * Dims: B batches, T query rows, S keys, H query heads, G KV heads, d_k
  * and d_v per head, d_out columns of W_O.
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "internal.h"
 
 #define BIT ATTN_STAGE_BIT
+
+/* log2(e) and ln(2), as the nearest doubles (C11 names neither). */
+#define LOG2_E 1.4426950408889634
+#define LN_2 0.6931471805599453
 
 unsigned
 attn_stages_available(const struct attn_config *cfg,
@@ -259,4 +266,35 @@ attn_passes_free(struct attn_passes *ps)
 
 	for (s = 0; s < ATTN_STAGE_COUNT; s++)
 		attn_matrix_free(&ps->made[s]);
+}
+
+void
+attn_lse_convention(const struct attn_config *cfg, struct attn_stages *out)
+{
+	struct attn_matrix *lse = &out->stage[ATTN_STAGE_LSE];
+	size_t i, j;
+	double *x;
+
+	out->lse_base = cfg->lse_base;
+	out->lse_masked = cfg->lse_masked;
+	if (lse->data == NULL || (cfg->lse_base == ATTN_LSE_E &&
+	    cfg->lse_masked == ATTN_LSE_MASKED_NEG_INF))
+		return;
+	for (i = 0; i < lse->rows; i++)
+		for (j = 0; j < lse->cols; j++) {
+			x = attn_at(lse, i, j);
+			if (*x == -INFINITY)
+				*x = cfg->lse_masked == ATTN_LSE_MASKED_POS_INF ?
+				    INFINITY : -INFINITY;
+			else if (cfg->lse_base == ATTN_LSE_2)
+				*x *= LOG2_E;
+		}
+}
+
+double
+attn_lse_natural(const struct attn_stages *stages, double x)
+{
+	if (x == INFINITY && stages->lse_masked == ATTN_LSE_MASKED_POS_INF)
+		return -INFINITY;
+	return stages->lse_base == ATTN_LSE_2 && isfinite(x) ? x * LN_2 : x;
 }

@@ -298,6 +298,7 @@ run_in(const struct attn_config *cfg, const struct attn_inputs *in,
 	    (st = copy_sinks(&p, out, err)) != ATTN_OK ||
 	    (st = attn_passes_after(&p, in, want, &ps, out, err)) != ATTN_OK)
 		goto fail;
+	attn_lse_convention(cfg, out);
 	attn_passes_free(&ps);
 	return ATTN_OK;
 fail:

@@ -572,6 +572,62 @@ KERNEL_TEST(the_thread_count_does_not_change_any_number, STAGE(OUTPUT))
 }
 END_TEST
 
+/*
+ * --lse-base and --lse-masked change the lse stage as returned and
+ * nothing else: log2 is the natural value times log2(e), +inf replaces
+ * the -inf of a row with no key (rows 1 and 9 of the fixture), every
+ * other stage (weights, output, the backward ones through delta) keeps
+ * its bytes, the rows with no key are still listed, and
+ * attn_lse_natural gives back the natural value.
+ */
+KERNEL_TEST(lse_conventions_change_lse_alone, STAGE(LSE) | STAGE(WEIGHTS) |
+    STAGE(OUTPUT) | STAGE(GRAD_Q) | STAGE(GRAD_K))
+{
+	const unsigned want = stages;
+	struct attn_stages nat, conv;
+	struct fixture f;
+	size_t i, s, m;
+	double x, y;
+
+	fixture_make(&f);
+	run_ok(kernel, &f.cfg, &f.in, want, &nat);
+	for (m = 1; m < 4; m++) {
+		f.cfg.lse_base = (m & 1) ? ATTN_LSE_2 : ATTN_LSE_E;
+		f.cfg.lse_masked = (m & 2) ? ATTN_LSE_MASKED_POS_INF :
+		    ATTN_LSE_MASKED_NEG_INF;
+		run_ok(kernel, &f.cfg, &f.in, want, &conv);
+		ck_assert_uint_eq(conv.nmasked, nat.nmasked);
+		ck_assert_uint_ne(conv.nmasked, 0);
+		for (i = 0; i < nat.stage[ATTN_STAGE_LSE].rows; i++) {
+			x = stage_at(&nat, ATTN_STAGE_LSE, i, 0);
+			if (x == -INFINITY)
+				ck_assert_double_eq(stage_at(&conv,
+				    ATTN_STAGE_LSE, i, 0), (m & 2) ? INFINITY :
+				    -INFINITY);
+			else
+				ck_assert_double_eq(stage_at(&conv,
+				    ATTN_STAGE_LSE, i, 0), (m & 1) ?
+				    x * 1.4426950408889634 : x);
+			y = attn_lse_natural(&conv, stage_at(&conv,
+			    ATTN_STAGE_LSE, i, 0));
+			if (isfinite(x))
+				ck_assert_double_eq_tol(y, x, 1e-15 * fabs(x) +
+				    1e-300);
+			else
+				ck_assert_double_eq(y, x);
+		}
+		for (s = 0; s < ATTN_STAGE_COUNT; s++)
+			if (s != ATTN_STAGE_LSE && (want & ATTN_STAGE_BIT(s)))
+				expect_same(attn_stage_table[s].name,
+				    &nat.stage[s], &conv.stage[s]);
+		attn_stages_free(&conv);
+		(void)_i;
+	}
+	attn_stages_free(&nat);
+	fixture_free(&f);
+}
+END_TEST
+
 Suite *
 run_suite(void)
 {
@@ -589,6 +645,7 @@ run_suite(void)
 	tcase_add_kernel_test(tc, plan_counts_backward_stacks_and_scratch, 0,
 	    1);
 	tcase_add_test(tc, backward_stages_need_d_out_of_output_shape);
+	tcase_add_kernel_test(tc, lse_conventions_change_lse_alone, 0, 1);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("kernels");
