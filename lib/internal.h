@@ -1085,6 +1085,22 @@ enum attn_status attn_passes_after(const struct attn_problem *p,
 
 void attn_passes_free(struct attn_passes *ps);
 
+/* ---------------------------------------------------------------- grad_reduce.c */
+
+/* The gradient of the sinks, 1 x H into out (allocated): -sum over the
+ * batches and rows of head h of exp(sink_h - lse) * delta, from the held
+ * lse and delta of st (a usage error without sinks, lse or delta). */
+enum attn_status attn_grad_sinks(const struct attn_stages *st,
+    struct attn_matrix *out, struct attn_error *err);
+
+/* The gradient of in's bias, in the shape it was given (its blocks of
+ * T x S, 1 x S, T x 1 or 1 x 1) into out (allocated): the held
+ * grad_scaled of st summed over what the bias was broadcast along, as
+ * autograd reduces a broadcast bias. */
+enum attn_status attn_grad_bias(const struct attn_stages *st,
+    const struct attn_inputs *in, struct attn_matrix *out,
+    struct attn_error *err);
+
 /* Last: the lse stage written as cfg says (log2, +inf for a row with no
  * key), once everything that reads the natural value has run. */
 void attn_lse_convention(const struct attn_config *cfg,
