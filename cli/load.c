@@ -90,11 +90,12 @@ bundle_misplaced(const char *name, const char *option,
 	    "or give each operand as an array");
 }
 
-/* Read one file with the reader flags its role needs; option names the
- * role (--self, --mask, ...), NULL for an operand. */
+/* Read one file with the reader flags its role needs, on up to threads
+ * threads (-j); option names the role (--self, --mask, ...), NULL for
+ * an operand. */
 static enum attn_status
 load_array(const char *path, const char *option, unsigned flags,
-    struct attn_array *a, struct attn_error *err)
+    size_t threads, struct attn_array *a, struct attn_error *err)
 {
 	const char *name = display_name(path);
 	enum attn_status status;
@@ -105,8 +106,8 @@ load_array(const char *path, const char *option, unsigned flags,
 	if (attn_is_bundle(f.buf, f.len))
 		status = bundle_misplaced(name, option, err);
 	else
-		status = attn_read_array(name, f.buf, f.len, ATTN_FMT_AUTO,
-		    flags, a, err);
+		status = attn_read_array_threads(name, f.buf, f.len,
+		    ATTN_FMT_AUTO, flags, threads, a, err);
 	slurp_release(&f);
 	return status;
 }
@@ -138,8 +139,8 @@ check_layer_source(const char *proj, const char *name,
 /* The one operand: a BUNDLE, or with --proj (proj set) the embeddings
  * X. */
 static enum attn_status
-load_bundle(const char *path, const char *proj, struct inputs *in,
-    struct attn_error *err)
+load_bundle(const char *path, const char *proj, size_t threads,
+    struct inputs *in, struct attn_error *err)
 {
 	const char *name = display_name(path);
 	struct attn_bundle b;
@@ -153,8 +154,9 @@ load_bundle(const char *path, const char *proj, struct inputs *in,
 		/* --proj LAYER X: self-attention from embeddings */
 		in->name[IN_Q] = in->name[IN_K] = name;
 		in->embeddings = in->self = 1;
-		status = attn_read_array(name, f.buf, f.len, ATTN_FMT_AUTO,
-		    ATTN_READ_FINITE, &in->arr[IN_Q], err);
+		status = attn_read_array_threads(name, f.buf, f.len,
+		    ATTN_FMT_AUTO, ATTN_READ_FINITE, threads, &in->arr[IN_Q],
+		    err);
 		slurp_release(&f);
 		if (status == ATTN_OK)
 			labels_move(&in->query, &in->arr[IN_Q].row_labels);
@@ -212,7 +214,8 @@ load_layer(const char *path, struct inputs *in, struct attn_error *err)
 /* --sinks FILE: one logit per head, a row or a column (attn_run checks
  * that there is one per head). */
 static enum attn_status
-load_sinks(const char *path, struct inputs *in, struct attn_error *err)
+load_sinks(const char *path, size_t threads, struct inputs *in,
+    struct attn_error *err)
 {
 	struct attn_array *a = &in->arr[IN_SINKS];
 	enum attn_status status;
@@ -220,7 +223,7 @@ load_sinks(const char *path, struct inputs *in, struct attn_error *err)
 
 	in->name[IN_SINKS] = display_name(path);
 	if ((status = load_array(path, "--sinks", ATTN_READ_FINITE |
-	    ATTN_READ_SINKS, a, err)) != ATTN_OK)
+	    ATTN_READ_SINKS, threads, a, err)) != ATTN_OK)
 		return status;
 	if (a->ndim > 2) {
 		attn_dims_text(shape, sizeof shape, a->shape, a->ndim);
@@ -333,6 +336,7 @@ blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
 enum attn_status
 load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 {
+	const size_t j = o->cfg.threads;	/* 0: a thread a CPU */
 	enum attn_status status;
 	size_t i;
 
@@ -340,13 +344,13 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 	if (o->self != NULL) {
 		in->name[IN_Q] = display_name(o->self);
 		if ((status = load_array(o->self, "--self", ATTN_READ_FINITE,
-		    &in->arr[IN_Q], err)) != ATTN_OK)
+		    j, &in->arr[IN_Q], err)) != ATTN_OK)
 			return status;
 		in->name[IN_K] = in->name[IN_V] = in->name[IN_Q];
 		labels_move(&in->query, &in->arr[IN_Q].row_labels);
 	} else if (o->noperands == 1) {
-		if ((status = load_bundle(o->operands[0], o->proj, in, err)) !=
-		    ATTN_OK)
+		if ((status = load_bundle(o->operands[0], o->proj, j, in,
+		    err)) != ATTN_OK)
 			return status;
 	} else {
 		/* Q K V, or with --proj LAYER the embeddings XQ XKV
@@ -355,7 +359,7 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 		for (i = 0; i < (in->embeddings ? 2u : 3u); i++) {
 			in->name[i] = display_name(o->operands[i]);
 			if ((status = load_array(o->operands[i], NULL,
-			    ATTN_READ_FINITE, &in->arr[i], err)) != ATTN_OK)
+			    ATTN_READ_FINITE, j, &in->arr[i], err)) != ATTN_OK)
 				return status;
 		}
 		labels_move(&in->query, &in->arr[IN_Q].row_labels);
@@ -380,7 +384,7 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 				    inputs_role(in, IN_MASK + i));
 			in->name[IN_MASK + i] = display_name(path[i]);
 			if ((status = load_array(path[i], option[i], flags[i],
-			    a, err)) != ATTN_OK)
+			    j, a, err)) != ATTN_OK)
 				return status;
 		}
 	}
@@ -390,13 +394,13 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 	if (o->grad != NULL) {
 		in->name[IN_DO] = display_name(o->grad);
 		if ((status = load_array(o->grad, "--grad", ATTN_READ_FINITE,
-		    &in->arr[IN_DO], err)) != ATTN_OK)
+		    j, &in->arr[IN_DO], err)) != ATTN_OK)
 			return status;
 	}
 	if (o->proj != NULL && in->layer_name == NULL &&
 	    (status = load_layer(o->proj, in, err)) != ATTN_OK)
 		return status;
-	if (o->sinks != NULL && (status = load_sinks(o->sinks, in, err)) !=
+	if (o->sinks != NULL && (status = load_sinks(o->sinks, j, in, err)) !=
 	    ATTN_OK)
 		return status;
 	in->self = in->self || o->self != NULL;

@@ -103,6 +103,17 @@ enum attn_status attn_read_array(const char *name, const char *buf,
     size_t len, enum attn_format fmt, unsigned flags,
     struct attn_array *out, struct attn_error *err);
 
+/*
+ * As attn_read_array, on up to threads threads (0: attn_cpu_count()):
+ * a large CSV, TSV or white-space file is cut at line ends into chunks
+ * parsed side by side.  The array, and the error (the first in the
+ * file, at the same position and in the same words), are those of one
+ * thread, and so is what is allocated.
+ */
+enum attn_status attn_read_array_threads(const char *name, const char *buf,
+    size_t len, enum attn_format fmt, unsigned flags, size_t threads,
+    struct attn_array *out, struct attn_error *err);
+
 /* The 2-D view of a 1-D or 2-D array: n numbers are a 1 x n row. */
 struct attn_matrix attn_array_matrix(const struct attn_array *a);
 

@@ -220,10 +220,11 @@ enum attn_status attn_read_npz(const char *name, const char *buf,
     size_t len, unsigned flags, struct attn_named *out,
     struct attn_error *err);
 
-/* The readers behind attn_read_array, one per format. */
+/* The readers behind attn_read_array, one per format; the text reader
+ * reads a large file in chunks on up to threads threads (>= 1). */
 enum attn_status attn_read_text(const char *name, const char *buf,
-    size_t len, enum attn_format fmt, unsigned flags, struct attn_array *out,
-    struct attn_error *err);
+    size_t len, enum attn_format fmt, unsigned flags, size_t threads,
+    struct attn_array *out, struct attn_error *err);
 enum attn_status attn_read_json(const char *name, const char *buf,
     size_t len, unsigned flags, struct attn_array *out,
     struct attn_error *err);

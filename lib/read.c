@@ -328,6 +328,15 @@ attn_read_array(const char *name, const char *buf, size_t len,
     enum attn_format fmt, unsigned flags, struct attn_array *out,
     struct attn_error *err)
 {
+	return attn_read_array_threads(name, buf, len, fmt, flags, 1, out,
+	    err);
+}
+
+enum attn_status
+attn_read_array_threads(const char *name, const char *buf, size_t len,
+    enum attn_format fmt, unsigned flags, size_t threads,
+    struct attn_array *out, struct attn_error *err)
+{
 	enum attn_status st;
 
 	memset(out, 0, sizeof *out);
@@ -341,7 +350,8 @@ attn_read_array(const char *name, const char *buf, size_t len,
 	case ATTN_FMT_CSV:
 	case ATTN_FMT_TSV:
 	case ATTN_FMT_TEXT:
-		return attn_read_text(name, buf, len, fmt, flags, out, err);
+		return attn_read_text(name, buf, len, fmt, flags, threads != 0 ?
+		    threads : attn_cpu_count(), out, err);
 	case ATTN_FMT_REPR:
 		return attn_read_repr(name, buf, len, flags, out, err);
 	case ATTN_FMT_JSONL:

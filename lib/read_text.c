@@ -83,12 +83,23 @@ struct text_reader {
 	size_t nvals, capvals;
 	char **labels;		/* one a row when labelled */
 	size_t caplabels;
+	int fixed;		/* vals and labels are a chunk's share of
+				 * one block (read_chunks): never grown */
 };
 
 static enum attn_status
 nomem(struct text_reader *r)
 {
 	return attn_error_input_nomem(r->err, r->name, "reading text input");
+}
+
+/* A chunk has more rows than its lines (read_chunks): never, since each
+ * line is at most one row. */
+static enum attn_status
+full(struct text_reader *r)
+{
+	return attn_error_set(r->err, ATTN_ERR_INTERNAL, r->name, 0, 0,
+	    "a chunk of text holds more rows than it has lines");
 }
 
 /* Report the data error msg at byte offset off. */
@@ -384,6 +395,8 @@ push_label(struct text_reader *r, const struct field *f)
 	char **nl, *s;
 
 	if (r->rows == r->caplabels) {
+		if (r->fixed)
+			return full(r);
 		nl = attn_grow_array(r->labels, &r->caplabels, r->rows + 1,
 		    sizeof *nl);
 		if (nl == NULL)
@@ -430,6 +443,8 @@ push_value(struct text_reader *r, const struct field *f)
 	    r->buf + f->off, f->len, msg, sizeof msg) != 0)
 		return fail_at(r, f->off, msg);
 	if (r->nvals == r->capvals) {
+		if (r->fixed)
+			return full(r);
 		nv = attn_grow_array(r->vals, &r->capvals, r->nvals + 1, sizeof *nv);
 		if (nv == NULL)
 			return nomem(r);
@@ -682,6 +697,255 @@ text_line(struct text_reader *r, size_t ls, size_t le)
 }
 
 /*
+ * The line that starts at buf[i]: its end (its '\n', or len) in *end,
+ * and its text without a CR at its end and blanks at its start in
+ * [*ls, *le).  Whether it holds data: blank lines and '#' comments do
+ * not.
+ */
+static int
+line_at(const struct text_reader *r, size_t i, size_t *end, size_t *ls,
+    size_t *le)
+{
+	const char *buf = r->buf, *nl = memchr(buf + i, '\n', r->len - i);
+
+	*end = nl != NULL ? (size_t)(nl - buf) : r->len;
+	*le = *end;
+	if (*le > i && buf[*le - 1] == '\r')
+		(*le)--;
+	for (*ls = i; *ls < *le && (buf[*ls] == ' ' || buf[*ls] == '\t');
+	    (*ls)++)
+		;
+	return *ls < *le && buf[*ls] != '#';
+}
+
+/* Read the line that starts at buf[i], its end in *end (see line_at). */
+static enum attn_status
+read_line(struct text_reader *r, size_t i, size_t *end)
+{
+	const char *buf = r->buf, *cr;
+	size_t ls, le, bad;
+	int data = line_at(r, i, end, &ls, &le);
+
+	/* A CR alone ends no line, and would end up inside a field
+	 * ("2\r3"): tell what it is, comments included, since a file of
+	 * CR-ended lines is one long line to this reader. */
+	if ((cr = memchr(buf + i, '\r', le - i)) != NULL)
+		return attn_error_at(r->err, ATTN_ERR_DATA, r->name, buf,
+		    r->len, (size_t)(cr - buf), "carriage return (CR) "
+		    "without a line feed: lines must end in LF or CRLF");
+	if (!data)
+		return ATTN_OK;
+	/* Labels reach the output, which must stay UTF-8; comments (numpy
+	 * writes its header in Latin-1) are not checked. */
+	r->ascii = attn_ascii_len(buf + ls, le - ls) == le - ls;
+	if (!r->ascii &&
+	    (bad = ls + attn_utf8_invalid(buf + ls, le - ls)) < le)
+		return attn_error_at(r->err, ATTN_ERR_DATA, r->name, buf,
+		    r->len, bad, "invalid UTF-8: byte 0x%02X (text input "
+		    "must be UTF-8)", (unsigned)(unsigned char)buf[bad]);
+	return text_line(r, i, le);
+}
+
+/* ---------------------------------------------------------------- chunks */
+
+/*
+ * A large file is read in chunks, on as many threads as the caller
+ * gives, once its first rows have settled what every later line is
+ * (steady): a data row of cols values, labelled or not.  The chunks end
+ * at line ends, and their number depends on the file's size alone, not
+ * on the threads, so that what is allocated is the same for any thread
+ * count.  A first pass counts each chunk's data lines, so that the
+ * numbers (and labels) go straight into one block of exactly the file's
+ * rows, each chunk at its rows' place, and no doubling array is copied;
+ * a second parses each chunk with a copy of the reader whose row count
+ * starts at the chunk's first row.  Each chunk stops at its first
+ * error, and the error told is that of the first chunk with one: every
+ * chunk before it read cleanly, so it is the error, with the same row
+ * number and position, that a read line by line meets first.  A number
+ * is parsed alone, so the numbers do not depend on the chunks either.
+ * When the block would not fit (a limit, or a count of lines that no
+ * file of that many columns can hold, so that some line is short) the
+ * rest is read line by line, which meets whichever error comes first.
+ */
+#define CHUNKED_LEAST (256u << 10)	/* bytes left for chunks to pay */
+#define CHUNK_LEAST (64u << 10)	/* a chunk is at least this long */
+#define CHUNKS_MOST 16		/* enough to keep 8 threads even, few
+				 * enough that the counting costs nothing */
+
+struct chunk {
+	size_t start, end;	/* buf[start, end): whole lines */
+	size_t row0;		/* the rows before it */
+	size_t rows;		/* its data lines; once read, its rows */
+	enum attn_status st;
+	struct attn_error err;
+};
+
+struct chunks {
+	const struct text_reader *r;	/* as the first rows left it */
+	struct chunk *c;
+	double *vals;			/* rows x cols, the file's */
+	char **labels;			/* rows, when labelled */
+};
+
+/* Whether every line from here on is a data row like row 1: it is read,
+ * and it is no header pandas may have written (range_row), or a later
+ * row has settled that. */
+static int
+steady(const struct text_reader *r)
+{
+	return r->rows > 0 && (!r->range_row || r->range_under);
+}
+
+/* Pass 1: chunk t's data lines. */
+static void
+chunk_count(void *ctx, size_t worker, size_t t)
+{
+	struct chunks *cs = ctx;
+	struct chunk *c = &cs->c[t];
+	size_t i, end, ls, le, n = 0;
+
+	(void)worker;
+	for (i = c->start; i < c->end; i = end + 1)
+		n += (size_t)line_at(cs->r, i, &end, &ls, &le);
+	c->rows = n;
+}
+
+/* Pass 2: chunk t read into its rows of the block. */
+static void
+chunk_read(void *ctx, size_t worker, size_t t)
+{
+	struct chunks *cs = ctx;
+	struct chunk *c = &cs->c[t];
+	struct text_reader r = *cs->r;
+	size_t i, end;
+
+	(void)worker;
+	memset(&r.line, 0, sizeof r.line);
+	r.err = &c->err;
+	r.fixed = 1;
+	r.rows = c->row0;
+	r.vals = cs->vals;
+	r.nvals = c->row0 * r.cols;
+	r.capvals = (c->row0 + c->rows) * r.cols;
+	r.labels = cs->labels;
+	r.caplabels = c->row0 + c->rows;
+	c->st = ATTN_OK;
+	for (i = c->start; i < c->end && c->st == ATTN_OK; i = end + 1)
+		c->st = read_line(&r, i, &end);
+	c->rows = r.rows - c->row0;
+	attn_mem_free(r.line.v, r.line.cap * sizeof *r.line.v);
+}
+
+/* Cut buf[start, len) into n chunks at line ends. */
+static void
+chunks_cut(const struct text_reader *r, size_t start, struct chunk *c,
+    size_t n)
+{
+	const size_t left = r->len - start;
+	const char *nl;
+	size_t k, at = start, cut;
+
+	for (k = 0; k < n; k++) {
+		c[k].start = at;
+		cut = start + left / n * (k + 1);
+		if (k + 1 == n || cut >= r->len) {
+			at = r->len;
+		} else if (cut > at) {
+			nl = memchr(r->buf + cut, '\n', r->len - cut);
+			at = nl != NULL ? (size_t)(nl - r->buf) + 1 : r->len;
+		}
+		c[k].end = at;
+	}
+}
+
+/* Give back the block of total rows, and the chunks. */
+static void
+chunks_free(struct chunks *cs, size_t n, size_t total)
+{
+	attn_mem_free(cs->vals, total * cs->r->cols * sizeof *cs->vals);
+	attn_mem_free(cs->labels, total * sizeof *cs->labels);
+	attn_mem_free(cs->c, n * sizeof *cs->c);
+}
+
+/*
+ * Read buf[start, len) in chunks into r (see above), on up to threads
+ * threads: 0 when done, with *st ATTN_OK and r holding every row, or
+ * the first error; 1 when the block does not fit and the rest is to be
+ * read line by line.
+ */
+static int
+read_chunks(struct text_reader *r, size_t start, size_t threads,
+    enum attn_status *st)
+{
+	const size_t left = r->len - start;
+	size_t n = left / CHUNK_LEAST, k, j, total = r->rows;
+	struct attn_pool_job job;
+	struct attn_error spare;
+	struct chunks cs;
+
+	if (n > CHUNKS_MOST)
+		n = CHUNKS_MOST;
+	memset(&cs, 0, sizeof cs);
+	cs.r = r;
+	if ((cs.c = attn_mem_array(n, sizeof *cs.c)) == NULL)
+		goto line_by_line;
+	chunks_cut(r, start, cs.c, n);
+	memset(&job, 0, sizeof job);
+	job.tasks = n;
+	job.threads = threads;
+	job.ctx = &cs;
+	job.task = chunk_count;
+	attn_pool_run(&job);
+	for (k = 0; k < n; k++) {
+		cs.c[k].row0 = total;
+		total += cs.c[k].rows;
+	}
+	/* A row of cols values takes 2 * cols - 1 bytes at least, its end
+	 * of line aside: more lines than that, and one of them is short. */
+	if (total - r->rows > (left + 1) / 2 / r->cols ||
+	    (cs.vals = attn_mem_array(total * r->cols, sizeof *cs.vals)) ==
+	    NULL || (r->labelled && (cs.labels = attn_mem_array(total,
+	    sizeof *cs.labels)) == NULL)) {
+		chunks_free(&cs, n, total);
+		goto line_by_line;
+	}
+	memcpy(cs.vals, r->vals, r->nvals * sizeof *cs.vals);
+	if (r->labelled)
+		memcpy(cs.labels, r->labels, r->rows * sizeof *cs.labels);
+	job.task = chunk_read;
+	attn_pool_run(&job);
+
+	*st = ATTN_OK;
+	for (k = 0; k < n && *st == ATTN_OK; k++)
+		if ((*st = cs.c[k].st) != ATTN_OK)
+			*r->err = cs.c[k].err;
+	if (*st != ATTN_OK) {
+		/* r keeps its own rows' labels; the chunks' go. */
+		for (k = 0; r->labelled && k < n; k++)
+			for (j = 0; j < cs.c[k].rows; j++)
+				free_label(cs.labels[cs.c[k].row0 + j]);
+		chunks_free(&cs, n, total);
+		return 0;
+	}
+	attn_mem_free(r->vals, r->capvals * sizeof *r->vals);
+	attn_mem_free(r->labels, r->caplabels * sizeof *r->labels);
+	r->vals = cs.vals;
+	r->capvals = r->nvals = total * r->cols;
+	r->labels = cs.labels;
+	r->caplabels = r->rows = total;
+	cs.vals = NULL;
+	cs.labels = NULL;
+	chunks_free(&cs, n, total);
+	return 0;
+
+line_by_line:
+	/* A refusal here is no error of this read: forget it. */
+	if (attn_mem_refused())
+		attn_error_input_nomem(&spare, r->name, "");
+	return 1;
+}
+
+/*
  * Where the line buf[ls, le) (which starts with no blank) is split into
  * words, one of them a number, by a run of spaces or tabs: the offset of
  * the first such run, or le when there is none.  Blanks inside quotes
@@ -844,14 +1108,15 @@ reader_free(struct text_reader *r)
 
 enum attn_status
 attn_read_text(const char *name, const char *buf, size_t len,
-    enum attn_format fmt, unsigned flags, struct attn_array *out,
-    struct attn_error *err)
+    enum attn_format fmt, unsigned flags, size_t threads,
+    struct attn_array *out, struct attn_error *err)
 {
 	struct text_reader r;
-	const char *nul, *nl, *cr;
+	const char *nul;
 	char p[ATTN_PREVIEW_MAX + 4];
-	size_t i = 0, ls, le, end, bad;
-	enum attn_status st;
+	size_t i = 0, end;
+	enum attn_status st = ATTN_OK;
+	int tried = 0;		/* chunks tried (read_chunks) */
 
 	memset(out, 0, sizeof *out);
 	memset(&r, 0, sizeof r);
@@ -876,39 +1141,17 @@ attn_read_text(const char *name, const char *buf, size_t len,
 		return st;
 
 	for (i = attn_bom_len(buf, len); i < len; i = end + 1) {
-		nl = memchr(buf + i, '\n', len - i);
-		end = nl != NULL ? (size_t)(nl - buf) : len;
-		le = end;
-		if (le > i && buf[le - 1] == '\r')
-			le--;
-		/* A CR alone ends no line, and would end up inside a field
-		 * ("2\r3"): tell what it is, comments included, since a file
-		 * of CR-ended lines is one long line to this reader. */
-		if ((cr = memchr(buf + i, '\r', le - i)) != NULL) {
-			reader_free(&r);
-			return attn_error_at(err, ATTN_ERR_DATA, name, buf, len,
-			    (size_t)(cr - buf), "carriage return (CR) without "
-			    "a line feed: lines must end in LF or CRLF");
+		if (!tried && steady(&r) && len - i >= CHUNKED_LEAST) {
+			tried = 1;
+			if (read_chunks(&r, i, threads, &st) == 0)
+				break;
 		}
-		for (ls = i; ls < le && (buf[ls] == ' ' || buf[ls] == '\t');
-		    ls++)
-			;
-		if (ls == le || buf[ls] == '#')
-			continue;
-		/* Labels reach the output, which must stay UTF-8; comments
-		 * (numpy writes its header in Latin-1) are not checked. */
-		r.ascii = attn_ascii_len(buf + ls, le - ls) == le - ls;
-		if (!r.ascii &&
-		    (bad = ls + attn_utf8_invalid(buf + ls, le - ls)) < le) {
-			reader_free(&r);
-			return attn_error_at(err, ATTN_ERR_DATA, name, buf, len, bad,
-			    "invalid UTF-8: byte 0x%02X (text input must be "
-			    "UTF-8)", (unsigned)(unsigned char)buf[bad]);
-		}
-		if ((st = text_line(&r, i, le)) != ATTN_OK) {
-			reader_free(&r);
-			return st;
-		}
+		if ((st = read_line(&r, i, &end)) != ATTN_OK)
+			break;
+	}
+	if (st != ATTN_OK) {
+		reader_free(&r);
+		return st;
 	}
 
 	if (r.rows == 0 && r.have_header) {

@@ -191,6 +191,66 @@ START_TEST(npy_read_and_freed_leaves_the_account_empty)
 }
 END_TEST
 
+/* A labelled CSV of rows x 4, large enough to be read in chunks; a row
+ * of one value too few at short, and a word at word (0: none). */
+static char *
+chunked_csv(size_t rows, size_t short_row, size_t word_row, size_t *len)
+{
+	char *t = malloc(40 * rows + 1), *p = t;
+	size_t i;
+
+	ck_assert_ptr_nonnull(t);
+	for (i = 1; i <= rows; i++)
+		p += sprintf(p, "t%zu,%zu.5,2,%s%s\n", i, i,
+		    i == word_row ? "x" : "3", i == short_row ? "" : ",4");
+	*len = (size_t)(p - t);
+	return t;
+}
+
+START_TEST(text_read_in_chunks_takes_the_same_for_any_thread_count)
+{
+	static const size_t threads[] = { 1, 2, 4 };
+	struct attn_memory *m = account(SIZE_MAX);
+	struct attn_error err, first;
+	struct attn_array a;
+	size_t len, blen, k, held = 0;
+	char *good = chunked_csv(30000, 0, 0, &len);
+	char *bad = chunked_csv(30000, 20000, 9000, &blen);
+	enum attn_status st;
+
+	ck_assert_uint_gt(len, 512u << 10);
+	for (k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+		st = attn_read_array_threads("g.csv", good, len,
+		    ATTN_FMT_CSV, ATTN_READ_FINITE, threads[k], &a, &err);
+		ck_assert_msg(st == ATTN_OK, "%s", err.msg);
+		ck_assert_uint_eq(a.shape[0], 30000);
+		ck_assert(a.data[4 * 29999] == 30000.5);
+		ck_assert_str_eq(a.row_labels.names[29999], "t30000");
+		if (k == 0)
+			held = attn_memory_held(m);
+		ck_assert_uint_eq(attn_memory_held(m), held);
+		attn_array_free(&a);
+		ck_assert_uint_eq(attn_memory_held(m), 0);
+
+		/* The word at row 9000 comes first, in a chunk before the
+		 * short row's. */
+		ck_assert_int_eq(attn_read_array_threads("b.csv", bad, blen,
+		    ATTN_FMT_CSV, ATTN_READ_FINITE, threads[k], &a, &err),
+		    ATTN_ERR_DATA);
+		ck_assert_uint_eq(err.line, 9000);
+		ck_assert_ptr_nonnull(strstr(err.msg, "'x'"));
+		if (k == 0)
+			first = err;
+		ck_assert_str_eq(err.msg, first.msg);
+		ck_assert_uint_eq(err.col, first.col);
+		ck_assert_uint_eq(attn_memory_held(m), 0);
+	}
+	free(good);
+	free(bad);
+	account_done(m);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- limits */
 
 /* "[[1,2,...]]" of n numbers; with a bias's "-inf" first, not plain. */
@@ -411,6 +471,7 @@ memory_suite(void)
 	tcase_add_loop_test(tc, reading_and_freeing_leaves_the_account_empty,
 	    0, NREAD);
 	tcase_add_test(tc, npy_read_and_freed_leaves_the_account_empty);
+	tcase_add_test(tc, text_read_in_chunks_takes_the_same_for_any_thread_count);
 	tcase_add_test(tc, a_read_past_the_limit_is_refused_naming_it);
 	tcase_add_kernel_test(tc, a_run_is_charged_and_given_back, 0, 1);
 	tcase_add_test(tc, pool_workers_charge_the_callers_account);

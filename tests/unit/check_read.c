@@ -2551,8 +2551,8 @@ START_TEST(internal_readers_match_the_public_call)
 	struct attn_error err;
 	char *buf = exact_copy("1 2\n", 4);
 
-	ck_assert_int_eq(attn_read_text("t", buf, 4, ATTN_FMT_TEXT, 0, &a, &err),
-	    ATTN_OK);
+	ck_assert_int_eq(attn_read_text("t", buf, 4, ATTN_FMT_TEXT, 0, 1, &a,
+	    &err), ATTN_OK);
 	ck_assert(a.data[1] == 2);
 	attn_array_free(&a);
 	/* As JSON the same bytes are a number, then garbage. */
