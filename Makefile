@@ -367,14 +367,15 @@ bench-numbers: $(BENCH_NUMBERS)
 	./$(BENCH_NUMBERS)
 
 # make bench: attn against the NumPy script bench/attn_numpy.py from CSV,
-# JSON and .npy at n = 512 to 8192, its kernel against NumPy's dgemm, its
-# backward pass against PyTorch's autograd (1 x 8 x n x 128 at n = 256 to
-# 4096), its number text, --emulate bf16 and fp32 against the forward at
-# 1 x 8 x n x 128, and self-attention at n = 65536 (bench/bench.py says
-# how), in one table; about three minutes, BENCH_QUICK=1 a subset.
-# NumPy runs on OpenBLAS's threaded build, as NumPy's users have it, not
-# on the reference BLAS; GNU time measures peak RSS.  make check's
-# bench-test does without PyTorch.
+# JSON and .npy at n = 512 to 8192, and against PyTorch's in float64
+# (bench/attn_torch.py) from .npy at 4096 and 8192, its kernel against
+# NumPy's dgemm, its backward pass against PyTorch's autograd (1 x 8 x n
+# x 128 at n = 256 to 4096), its number text, --emulate bf16 and fp32
+# against the forward at 1 x 8 x n x 128, and self-attention at n =
+# 65536 (bench/bench.py says how), in one table; a few minutes,
+# BENCH_QUICK=1 a subset.  NumPy runs on OpenBLAS's threaded build, as
+# NumPy's users have it, not on the reference BLAS; GNU time measures
+# peak RSS.  make check's bench-test does without PyTorch's forward rows.
 BENCH_PKGS    = python3 python3-numpy python3-torch libopenblas0-pthread time
 BENCH_COMPUTE = $(BUILD)/bench-compute
 

@@ -11,7 +11,11 @@
  * same shapes would do.  THREADS defaults to attn's own default (the
  * CPUs attn may use).  Nothing is read or printed as text, so this is the
  * kernel alone; bench.py sets it beside NumPy's dgemm measured in the
- * same run.
+ * same run.  Its first lines say the threads and the instruction set
+ * the kernel's loops use (attn_simd_best: the best this CPU runs),
+ *
+ *	threads N
+ *	isa NAME
  *
  * `bench-compute -g [-j THREADS] [-r RUNS] N...` prints instead, for the
  * backward rows, with Q, K, V and dO of 8 heads of d = 128 (seeds 1 to
@@ -29,6 +33,7 @@
 
 #include "attn.h"
 #include "clock.h"
+#include "internal.h"	/* attn_simd_best */
 
 #define D 64
 #define RUNS_MAX 99
@@ -133,6 +138,7 @@ main(int argc, char **argv)
 	if (threads == 0)
 		threads = attn_cpu_count();
 	printf("threads %zu\n", threads);
+	printf("isa %s\n", attn_simd_best(ATTN_ISA_AUTO)->name);
 	for (; i < argc; i++) {
 		n = strtoul(argv[i], &end, 10);
 		if (*end != '\0' || n == 0)

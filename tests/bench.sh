@@ -5,9 +5,11 @@
 # 256 rows at a time, one run each), so
 # that the benchmark cannot rot between the times someone runs it:
 #
-#   1. it prints the table: a row for each input format, the kernel
-#      against dgemm, the backward row, --emulate against the forward,
-#      the number figures, the large run; and keeps it in table.txt;
+#   1. it prints the table: the kernel's instruction set, a row for each
+#      input format (and for PyTorch, where the Python has it), the
+#      kernel against dgemm, the backward row, --emulate against the
+#      forward, the number figures, the large run; and keeps it in
+#      table.txt;
 #   2. an attn whose output is not NumPy's (a wrapper adding --scale 0.5)
 #      fails it, naming the rows that disagree;
 #   3. an attn that fails on JSON stops it with attn's own message.
@@ -28,13 +30,16 @@ if [ -z "$py" ] || [ ! -x /usr/bin/time ]; then
 	exit 0
 fi
 
-# bench.py at the smallest sizes, attn being $1; output in $work/$2.
+# bench.py at the smallest sizes, attn being $1; output in $work/$2;
+# more options after them.  PyTorch, slow to start, only in the first.
 small() {
-	"$py" "$bench" --attn "$1" --compute "$compute" --work "$work/w" \
+	a=$1
+	o=$2
+	shift 2
+	"$py" "$bench" --attn "$a" --compute "$compute" --work "$work/w" \
 	    --python "$py" --sizes 32 --compute-sizes 64 --big 128 \
 	    --grad-sizes 32 --dgemm 64 --numbers-rows 256 --emulate-sizes 32 \
-	    --runs 1 \
-	    >"$work/$2.out" 2>"$work/$2.err"
+	    --runs 1 --torch-sizes 0 "$@" >"$work/$o.out" 2>"$work/$o.err"
 }
 
 # Fail case $1 unless the file $2 has a line matching the regex $3.
@@ -44,12 +49,17 @@ has() {
 }
 
 # 1. The table.
-if small "$bin" ok; then verdict "a small run succeeds" ""; else
-	verdict "a small run succeeds" "exit $?: $(cat "$work/ok.err")"; fi
-for fmt in csv json npy; do
+if small "$bin" ok --torch-sizes 32; then verdict "a small run succeeds" ""
+else verdict "a small run succeeds" "exit $?: $(cat "$work/ok.err")"; fi
+has "the kernel's instruction set" "$work/ok.out" \
+    "^attn threads: [0-9]+, kernel instruction set: (c|avx2|avx512);"
+rows="csv json npy"
+"$py" -c 'import torch' 2>/dev/null && rows="$rows torch"
+for fmt in $rows; do
 	has "a row for $fmt" "$work/ok.out" \
 	    "^$fmt +32 +[0-9.]+ +[0-9.]+ +[0-9.]+x .* [0-9.]+e-[0-9]+\$"
 done
+has "json beside csv" "$work/ok.out" "^json .* json/csv [0-9.]+ <= 1.2 "
 has "the kernel beside dgemm" "$work/ok.out" \
     "^  n = +64  attn +[0-9.]+ .* dgemm +[0-9.]+ +attn/dgemm [0-9.]+\$"
 has "--emulate beside the forward" "$work/ok.out" \
@@ -63,7 +73,7 @@ has "the backward's kernels alone" "$work/ok.out" \
 has "the backward's peer, or why not" "$work/ok.out" \
     "^peer: (PyTorch float64 autograd|no PyTorch in the Python found)"
 has "the large run" "$work/ok.out" \
-    "^n = 128 self-attention, .*: [0-9.]+ s .*, peak RSS [0-9]+ MiB"
+    "^n = 128 self-attention, .*: [0-9.]+ s, [0-9.]+ of the dgemm rate .*, peak RSS [0-9]+ MiB"
 if cmp -s "$work/ok.out" "$work/w/table.txt"; then
 	verdict "the table is kept in table.txt" ""; else
 	verdict "the table is kept in table.txt" "it differs"; fi
