@@ -16,6 +16,7 @@
 #include "attn.h"
 #include "attn_io.h"
 #include "print.h"
+#include "rows.h"
 #include "stats.h"
 
 /* s as one field: quoted (RFC 4180) when quoted is set or when it holds
@@ -67,39 +68,53 @@ print_label(FILE *fp, const char *s, char sep)
 	    strcasecmp(s, "true") == 0 || strcasecmp(s, "false") == 0);
 }
 
-/* The numbers of row i of m, then '\n': each written straight into a
- * buffer that goes out in one fwrite when nearly full, since a putc and
- * an fputs (a lock and a strlen each) a number cost as much as writing
- * the number itself. */
-static void
-print_row(const struct printer *p, const struct attn_matrix *m, size_t i,
-    char sep)
+/* A block of a stage, its rows formatted on -j's threads (rows.h). */
+struct delim_rows {
+	const struct printer *p;
+	enum attn_stage s;
+	struct attn_matrix m;
+	char sep;
+};
+
+/* The numbers of row i, then '\n': written straight into buf, since a
+ * putc and an fputs (a lock and a strlen each) a number cost as much as
+ * writing the number itself. */
+static size_t
+delim_row(const void *ctx, size_t i, char *buf)
 {
-	char line[16384];
+	const struct delim_rows *d = ctx;
 	size_t j, n = 0;
 
-	for (j = 0; j < m->cols; j++) {
-		if (sizeof line - n < ATTN_NUM_MAX + 2) {
-			fwrite(line, 1, n, p->fp);
-			n = 0;
-		}
+	for (j = 0; j < d->m.cols; j++) {
 		if (j > 0)
-			line[n++] = sep;
-		n += print_number(p, line + n, *attn_at(m, i, j));
+			buf[n++] = d->sep;
+		n += print_number(d->p, buf + n, *attn_at(&d->m, i, j));
 	}
-	line[n++] = '\n';
-	fwrite(line, 1, n, p->fp);
+	buf[n++] = '\n';
+	return n;
+}
+
+/* --header's label of row i, before its numbers. */
+static void
+delim_label(const void *ctx, size_t i, FILE *fp)
+{
+	const struct delim_rows *d = ctx;
+
+	print_label(fp, print_row_label(d->p, d->s, i), d->sep);
+	putc(d->sep, fp);
 }
 
 /* Stage s, its blocks one under another (attn_shape_block: for output
  * in the bhsd layout, a block a head). */
-static void
+static enum attn_status
 print_stage(const struct printer *p, enum attn_stage s, char sep)
 {
 	char buf[PRINT_LABEL_MAX], dims[96];
+	struct delim_rows d;
+	struct rows_job job;
 	struct attn_shape sh;
-	struct attn_matrix m;
-	size_t i, j, n;
+	enum attn_status st;
+	size_t j, n;
 
 	attn_stage_shape(p->stages, s, &sh);
 	/* the dims to reshape to when there are several blocks, and what
@@ -116,17 +131,22 @@ print_stage(const struct printer *p, enum attn_stage s, char sep)
 		}
 		putc('\n', p->fp);
 	}
+	d.p = p;
+	d.s = s;
+	d.sep = sep;
+	job.row = delim_row;
+	job.before = p->o->header ? delim_label : NULL;
+	job.ctx = &d;
 	for (n = 0; n < sh.blocks; n++) {
-		m = print_block(p, s, n);
-		for (i = 0; i < m.rows; i++) {
-			if (p->o->header) {
-				print_label(p->fp, print_row_label(p, s, i),
-				    sep);
-				putc(sep, p->fp);
-			}
-			print_row(p, &m, i, sep);
-		}
+		d.m = print_block(p, s, n);
+		job.rows = d.m.rows;
+		/* each number and its separator, and the line's end */
+		job.row_bytes = d.m.cols * ATTN_NUM_MAX + 1;
+		if ((st = rows_write(p->fp, p->o->cfg.threads, &job, p->err)) !=
+		    ATTN_OK)
+			return st;
 	}
+	return ATTN_OK;
 }
 
 /* The --stats rows (stats.h), after the stages: a header row always,
@@ -181,10 +201,12 @@ print_stats_rows(const struct printer *p, char sep)
 static enum attn_status
 print_delimited(const struct printer *p, char sep)
 {
+	enum attn_status st;
 	size_t k;
 
 	for (k = 0; k < p->o->nstages; k++)
-		print_stage(p, p->o->stages[k], sep);
+		if ((st = print_stage(p, p->o->stages[k], sep)) != ATTN_OK)
+			return st;
 	if (p->o->stats)
 		print_stats_rows(p, sep);
 	return ATTN_OK;

@@ -15,22 +15,68 @@
 #include "attn.h"
 #include "attn_io.h"
 #include "print.h"
+#include "rows.h"
 #include "stats.h"
+
+/* x as JSON writes it into buf (ATTN_NUM_MAX + 2 bytes): non-finite as
+ * a string; returns its length. */
+static size_t
+json_number(const struct printer *p, char *buf, double x)
+{
+	size_t n;
+
+	if (isfinite(x))
+		return print_number(p, buf, x);
+	buf[0] = '"';
+	n = print_number(p, buf + 1, x);
+	buf[n + 1] = '"';
+	return n + 2;
+}
 
 void
 print_json_number(const struct printer *p, int defined, double x)
 {
-	char buf[ATTN_NUM_MAX];
+	char buf[ATTN_NUM_MAX + 2];
 
-	if (!defined) {
+	if (!defined)
 		fputs("null", p->fp);
-		return;
+	else	/* not fprintf: a tenth of the time */
+		fwrite(buf, 1, json_number(p, buf, x), p->fp);
+}
+
+/* The rows of a level whose elements are rows of numbers, formatted on
+ * -j's threads (rows.h). */
+struct json_rows {
+	const struct printer *p;
+	const struct attn_shape *sh;
+	const double *data;
+	size_t d, off;		/* the level, and where it starts */
+	int ind;
+};
+
+/* Row i of the level, on its own line after the previous row's comma. */
+static size_t
+json_row(const void *ctx, size_t i, char *buf)
+{
+	const struct json_rows *r = ctx;
+	const size_t d = r->d + 1, at = r->off + i * r->sh->step[r->d];
+	size_t j, n = 0;
+
+	if (i > 0)
+		buf[n++] = ',';
+	buf[n++] = '\n';
+	memset(buf + n, ' ', (size_t)r->ind + 2);
+	n += (size_t)r->ind + 2;
+	buf[n++] = '[';
+	for (j = 0; j < r->sh->dim[d]; j++) {
+		if (j > 0) {
+			buf[n++] = ',';
+			buf[n++] = ' ';
+		}
+		n += json_number(r->p, buf + n, r->data[at + j * r->sh->step[d]]);
 	}
-	print_number(p, buf, x);
-	if (isfinite(x))
-		fputs(buf, p->fp);	/* not fprintf: a tenth of the time */
-	else
-		fprintf(p->fp, "\"%s\"", buf);
+	buf[n++] = ']';
+	return n;
 }
 
 /*
@@ -40,28 +86,49 @@ print_json_number(const struct printer *p, int defined, double x)
  * steps come from attn_stage_shape, so every layout nests as its shape
  * says.
  */
-static void
+static enum attn_status
 print_level(const struct printer *p, const struct attn_shape *sh,
     const double *data, size_t d, size_t off, int ind)
 {
+	struct json_rows r;
+	struct rows_job job;
+	enum attn_status st;
 	size_t i;
 
 	putc('[', p->fp);
-	for (i = 0; i < sh->dim[d]; i++) {
-		const size_t at = off + i * sh->step[d];
-
-		if (d + 1 == sh->ndim) {
-			if (i > 0)
-				fputs(", ", p->fp);
-			print_json_number(p, 1, data[at]);
-			continue;
-		}
+	if (d + 2 == sh->ndim) {
+		r.p = p;
+		r.sh = sh;
+		r.data = data;
+		r.d = d;
+		r.off = off;
+		r.ind = ind;
+		job.rows = sh->dim[d];
+		/* a number, its quotes and ", " a column; the line's start */
+		job.row_bytes = sh->dim[d + 1] * (ATTN_NUM_MAX + 3) +
+		    (size_t)ind + 8;
+		job.row = json_row;
+		job.before = NULL;
+		job.ctx = &r;
+		if ((st = rows_write(p->fp, p->o->cfg.threads, &job,
+		    p->err)) != ATTN_OK)
+			return st;
+	}
+	for (i = 0; d + 2 < sh->ndim && i < sh->dim[d]; i++) {
 		fprintf(p->fp, "%s%*s", i > 0 ? ",\n" : "\n", ind + 2, "");
-		print_level(p, sh, data, d + 1, at, ind + 2);
+		if ((st = print_level(p, sh, data, d + 1, off + i *
+		    sh->step[d], ind + 2)) != ATTN_OK)
+			return st;
+	}
+	for (i = 0; d + 1 == sh->ndim && i < sh->dim[d]; i++) {
+		if (i > 0)
+			fputs(", ", p->fp);
+		print_json_number(p, 1, data[off + i * sh->step[d]]);
 	}
 	if (d + 1 < sh->ndim)
 		fprintf(p->fp, "\n%*s", ind, "");
 	putc(']', p->fp);
+	return ATTN_OK;
 }
 
 void
@@ -143,25 +210,27 @@ print_stats_rows(const struct printer *p, int ind)
 
 /* Stage s nested as its shape says: [batch][head][row][column] without
  * the levels of one, or the 4-D order of a layout. */
-static void
+static enum attn_status
 print_stage(const struct printer *p, enum attn_stage s, int ind)
 {
 	struct attn_shape sh;
 
 	attn_stage_shape(p->stages, s, &sh);
-	print_level(p, &sh, p->stages->stage[s].data, 0, 0, ind);
+	return print_level(p, &sh, p->stages->stage[s].data, 0, 0, ind);
 }
 
 enum attn_status
 print_json(const struct printer *p)
 {
 	const size_t sections = print_sections(p);
+	enum attn_status st;
 	size_t k;
 
 	if (sections == 1) {
-		if (p->o->nstages == 1)
-			print_stage(p, p->o->stages[0], 0);
-		else
+		if (p->o->nstages == 1 &&
+		    (st = print_stage(p, p->o->stages[0], 0)) != ATTN_OK)
+			return st;
+		if (p->o->nstages != 1)
 			print_stats_rows(p, 0);
 		putc('\n', p->fp);
 		return ATTN_OK;
@@ -171,7 +240,8 @@ print_json(const struct printer *p)
 		enum attn_stage s = p->o->stages[k];
 
 		fprintf(p->fp, "  \"%s\": ", attn_stage_table[s].name);
-		print_stage(p, s, 2);
+		if ((st = print_stage(p, s, 2)) != ATTN_OK)
+			return st;
 		fputs(k + 1 < sections ? ",\n" : "\n", p->fp);
 	}
 	if (p->o->stats) {

@@ -1,0 +1,156 @@
+/*
+ * rows.c - rows of text formatted on worker threads and written in
+ * order (see rows.h).
+ *
+ * Rows go in rounds: each of the threads formats a run of consecutive
+ * rows into its own buffer, and once all are done the buffers are
+ * written one after another, so that the text is the one a single
+ * thread writes.  A round is sized so that a thread's buffer holds
+ * ROUND_BYTES of the rows' longest text (one row when a row is longer):
+ * the output is being collected in memory anyway (memory.h), so the
+ * buffers are charged to the run's account, and a round that cannot be
+ * charged is formatted by this thread alone, row by row.  With one
+ * thread that is all there is: no thread is started.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "attn.h"
+#include "rows.h"
+
+/* A thread's share of a round: enough rows that starting threads costs
+ * nothing beside formatting them, few enough that the buffers stay small
+ * beside the output. */
+#define ROUND_BYTES (256u << 10)
+
+/* One thread's run of rows [first, last) and where its text goes. */
+struct share {
+	const struct rows_job *job;
+	size_t first, last;
+	char *buf;
+	size_t *ends;		/* where each row's text ends in buf */
+	pthread_t thread;
+	int started;
+};
+
+static void *
+share_format(void *arg)
+{
+	struct share *s = arg;
+	size_t i, len = 0;
+
+	for (i = s->first; i < s->last; i++) {
+		len += s->job->row(s->job->ctx, i, s->buf + len);
+		s->ends[i - s->first] = len;
+	}
+	return NULL;
+}
+
+/* Give back a round's buffers, and their charge. */
+static void
+shares_free(struct share *sh, size_t n, struct attn_memory *account,
+    size_t charged)
+{
+	size_t k;
+
+	for (k = 0; sh != NULL && k < n; k++) {
+		free(sh[k].buf);
+		free(sh[k].ends);
+	}
+	free(sh);
+	if (account != NULL && charged != 0)
+		attn_memory_release(account, charged);
+}
+
+/*
+ * n shares of per rows of row_bytes each, charged to account (NULL:
+ * none): NULL when they cannot be had.
+ */
+static struct share *
+shares_new(size_t n, size_t per, size_t row_bytes,
+    struct attn_memory *account, size_t *charged)
+{
+	const size_t cap = per * row_bytes, each = cap + per * sizeof(size_t);
+	struct share *sh;
+	size_t k;
+
+	*charged = 0;
+	if (each > ((size_t)-1 - sizeof *sh) / n || (account != NULL &&
+	    attn_memory_charge(account, n * (each + sizeof *sh)) != 0))
+		return NULL;
+	*charged = n * (each + sizeof *sh);
+	if ((sh = calloc(n, sizeof *sh)) == NULL) {
+		shares_free(NULL, 0, account, *charged);
+		return NULL;
+	}
+	for (k = 0; k < n; k++)
+		if ((sh[k].buf = malloc(cap)) == NULL ||
+		    (sh[k].ends = malloc(per * sizeof *sh[k].ends)) == NULL) {
+			free(sh[k].buf);
+			shares_free(sh, k, account, *charged);
+			return NULL;
+		}
+	return sh;
+}
+
+enum attn_status
+rows_write(FILE *fp, size_t threads, const struct rows_job *job,
+    struct attn_error *err)
+{
+	struct attn_memory *account = attn_memory_use(NULL);
+	struct share *sh = NULL;
+	size_t per, n, k, i, r, charged;
+
+	attn_memory_use(account);
+	if (job->rows == 0)
+		return ATTN_OK;
+	threads = threads != 0 ? threads : attn_cpu_count();
+	per = ROUND_BYTES / job->row_bytes;
+	per = per != 0 ? per : 1;
+	/* as many threads as have a share of the rows */
+	n = (job->rows + per - 1) / per;
+	n = n < threads ? n : threads;
+	/* Several threads when their buffers can be had, else this one
+	 * alone through a buffer of one row. */
+	if (n < 2 || (sh = shares_new(n, per, job->row_bytes, account,
+	    &charged)) == NULL) {
+		n = per = 1;
+		if ((sh = shares_new(1, 1, job->row_bytes, account,
+		    &charged)) == NULL)
+			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+			    "out of memory writing the output (a row of %zu "
+			    "bytes)", job->row_bytes);
+	}
+	for (i = 0; i < job->rows; i += n * per) {
+		for (k = 0; k < n; k++) {
+			sh[k].job = job;
+			sh[k].first = i + k * per < job->rows ? i + k * per :
+			    job->rows;
+			sh[k].last = job->rows - sh[k].first > per ?
+			    sh[k].first + per : job->rows;
+			sh[k].started = k > 0 && sh[k].first < sh[k].last &&
+			    pthread_create(&sh[k].thread, NULL, share_format,
+			    &sh[k]) == 0;
+		}
+		/* this thread's share, and those of threads not started */
+		for (k = 0; k < n; k++)
+			if (!sh[k].started)
+				share_format(&sh[k]);
+		for (k = 0; k < n; k++) {
+			if (sh[k].started)
+				pthread_join(sh[k].thread, NULL);
+			for (r = sh[k].first; r < sh[k].last; r++) {
+				const size_t from = r > sh[k].first ?
+				    sh[k].ends[r - sh[k].first - 1] : 0;
+
+				if (job->before != NULL)
+					job->before(job->ctx, r, fp);
+				fwrite(sh[k].buf + from, 1,
+				    sh[k].ends[r - sh[k].first] - from, fp);
+			}
+		}
+	}
+	shares_free(sh, n, account, charged);
+	return ATTN_OK;
+}
