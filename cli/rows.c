@@ -8,9 +8,10 @@
  * thread writes.  A round is sized so that a thread's buffer holds
  * ROUND_BYTES of the rows' longest text (one row when a row is longer):
  * the output is being collected in memory anyway (memory.h), so the
- * buffers are charged to the run's account, and a round that cannot be
- * charged is formatted by this thread alone, row by row.  With one
- * thread that is all there is: no thread is started.
+ * buffers are charged to the run's account, and rows whose buffers do
+ * not fit beside their text are formatted by this thread alone, row by
+ * row, as with one thread, so that a limit refuses the same output
+ * whatever the thread count.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -23,6 +24,12 @@
  * nothing beside formatting them, few enough that the buffers stay small
  * beside the output. */
 #define ROUND_BYTES (256u << 10)
+/* A row this long or shorter is formatted on the stack with one thread,
+ * as the printers did before (uncharged: OUTPUT_RESERVE, memory.c). */
+#define STACK_ROW 16384
+/* A formatting thread's stack: a number's text needs little, and the
+ * default 8 MiB would count against an address-space limit. */
+#define THREAD_STACK (128u << 10)
 
 /* One thread's run of rows [first, last) and where its text goes. */
 struct share {
@@ -94,13 +101,37 @@ shares_new(size_t n, size_t per, size_t row_bytes,
 	return sh;
 }
 
+/* Whether bytes fit beside what account holds (NULL: no limit). */
+static int
+fits(const struct attn_memory *account, size_t bytes)
+{
+	return account == NULL || (attn_memory_limit(account) >=
+	    attn_memory_held(account) && attn_memory_limit(account) -
+	    attn_memory_held(account) >= bytes);
+}
+
+/* The rows one at a time on this thread, formatted in line. */
+static void
+rows_alone(FILE *fp, const struct rows_job *job, char *line)
+{
+	size_t i;
+
+	for (i = 0; i < job->rows; i++) {
+		if (job->before != NULL)
+			job->before(job->ctx, i, fp);
+		fwrite(line, 1, job->row(job->ctx, i, line), fp);
+	}
+}
+
 enum attn_status
 rows_write(FILE *fp, size_t threads, const struct rows_job *job,
     struct attn_error *err)
 {
 	struct attn_memory *account = attn_memory_use(NULL);
 	struct share *sh = NULL;
-	size_t per, n, k, i, r, charged;
+	size_t per, n, k, i, r, charged, text;
+	char line[STACK_ROW];
+	pthread_attr_t attr;
 
 	attn_memory_use(account);
 	if (job->rows == 0)
@@ -111,17 +142,34 @@ rows_write(FILE *fp, size_t threads, const struct rows_job *job,
 	/* as many threads as have a share of the rows */
 	n = (job->rows + per - 1) / per;
 	n = n < threads ? n : threads;
-	/* Several threads when their buffers can be had, else this one
-	 * alone through a buffer of one row. */
-	if (n < 2 || (sh = shares_new(n, per, job->row_bytes, account,
-	    &charged)) == NULL) {
-		n = per = 1;
+	/* Several threads when their buffers fit beside the most the rows'
+	 * text can take, which the output's stream is to hold: else what a
+	 * limit leaves goes to the text, as with one thread, and the
+	 * output is the same whatever the threads. */
+	text = job->rows <= (size_t)-1 / job->row_bytes ?
+	    job->rows * job->row_bytes : (size_t)-1;
+	if (n < 2 || !fits(account, text) || !fits(account, text +
+	    n * (per * (job->row_bytes + sizeof(size_t)) + sizeof *sh)) ||
+	    (sh = shares_new(n, per, job->row_bytes, account, &charged)) ==
+	    NULL) {
+		/* One thread, a row at a time: in a buffer on the stack, as
+		 * the printers always had, or one charged when a row is
+		 * longer. */
+		if (job->row_bytes <= sizeof line) {
+			rows_alone(fp, job, line);
+			return ATTN_OK;
+		}
 		if ((sh = shares_new(1, 1, job->row_bytes, account,
 		    &charged)) == NULL)
 			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 			    "out of memory writing the output (a row of %zu "
 			    "bytes)", job->row_bytes);
+		rows_alone(fp, job, sh[0].buf);
+		shares_free(sh, 1, account, charged);
+		return ATTN_OK;
 	}
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, THREAD_STACK);
 	for (i = 0; i < job->rows; i += n * per) {
 		for (k = 0; k < n; k++) {
 			sh[k].job = job;
@@ -130,7 +178,7 @@ rows_write(FILE *fp, size_t threads, const struct rows_job *job,
 			sh[k].last = job->rows - sh[k].first > per ?
 			    sh[k].first + per : job->rows;
 			sh[k].started = k > 0 && sh[k].first < sh[k].last &&
-			    pthread_create(&sh[k].thread, NULL, share_format,
+			    pthread_create(&sh[k].thread, &attr, share_format,
 			    &sh[k]) == 0;
 		}
 		/* this thread's share, and those of threads not started */
@@ -151,6 +199,7 @@ rows_write(FILE *fp, size_t threads, const struct rows_job *job,
 			}
 		}
 	}
+	pthread_attr_destroy(&attr);
 	shares_free(sh, n, account, charged);
 	return ATTN_OK;
 }

@@ -994,6 +994,9 @@ struct attn_pool_job {
 	    size_t total);
 	void *progress_arg;
 	const char *what;	/* the tasks, for progress */
+	size_t stack;		/* bytes of stack a worker needs; 0: the
+				 * default (8 MiB an idle thread holds in
+				 * address space, which a limit counts) */
 };
 
 void attn_pool_run(const struct attn_pool_job *job);

@@ -771,6 +771,9 @@ read_line(struct text_reader *r, size_t i, size_t *end)
 #define CHUNK_LEAST (64u << 10)	/* a chunk is at least this long */
 #define CHUNKS_MOST 16		/* enough to keep 8 threads even, few
 				 * enough that the counting costs nothing */
+#define CHUNK_STACK (128u << 10)	/* a reader's frames hold a few
+				 * messages: a thread's default 8 MiB would
+				 * count against an address-space limit */
 
 struct chunk {
 	size_t start, end;	/* buf[start, end): whole lines */
@@ -894,6 +897,7 @@ read_chunks(struct text_reader *r, size_t start, size_t threads,
 	job.tasks = n;
 	job.threads = threads;
 	job.ctx = &cs;
+	job.stack = CHUNK_STACK;
 	job.task = chunk_count;
 	attn_pool_run(&job);
 	for (k = 0; k < n; k++) {

@@ -16,6 +16,7 @@
  * CPUQuota), rounded up: more threads than that only take turns.
  */
 #define _GNU_SOURCE	/* sched_getaffinity, CPU_COUNT */
+#include <limits.h>	/* PTHREAD_STACK_MIN */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -84,7 +85,9 @@ attn_progress_block(const struct attn_problem *p, const char *what,
 void
 attn_pool_run(const struct attn_pool_job *job)
 {
+	const size_t least = (size_t)PTHREAD_STACK_MIN;
 	struct worker *w = NULL;
+	pthread_attr_t attr;
 	struct pool pl;
 	size_t n = job->threads < job->tasks ? job->threads : job->tasks;
 	size_t i, started = 0;
@@ -94,15 +97,20 @@ attn_pool_run(const struct attn_pool_job *job)
 	atomic_init(&pl.next, 0);
 	pthread_mutex_init(&pl.lock, NULL);
 	pl.done = 0;
+	pthread_attr_init(&attr);
+	if (job->stack != 0)
+		pthread_attr_setstacksize(&attr, job->stack < least ? least :
+		    job->stack);
 	if (n > 1 && (w = attn_mem_array(n, sizeof *w)) != NULL)
 		for (i = 1; i < n; i++) {
 			w[started].pool = &pl;
 			w[started].index = i;
-			if (pthread_create(&w[started].thread, NULL,
+			if (pthread_create(&w[started].thread, &attr,
 			    worker_main, &w[started]) != 0)
 				break;
 			started++;
 		}
+	pthread_attr_destroy(&attr);
 	pool_work(&pl, 0);
 	for (i = 0; i < started; i++)
 		pthread_join(w[i].thread, NULL);
