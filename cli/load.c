@@ -4,7 +4,8 @@
  * With --proj LAYER the operands are embeddings: X (self-attention), XQ
  * XKV (cross-attention), or a BUNDLE holding them; a BUNDLE may also
  * bring its layer ("proj").
- * Files are read whole (slurp_file) and parsed by libattn; labels come
+ * Files are read whole (slurp_file) and parsed by libattn, side by side
+ * on -j's threads where they can be (load_side_by_side); labels come
  * from a first column of names (Q's or XQ's for queries, K's or XKV's
  * for keys, X's for both) or from the bundle.
  *
@@ -16,15 +17,19 @@
  * array or stacked in 2-D, as attn's csv writes output; libattn checks
  * the matrix, this file the batches of a 3-D one.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "attn.h"
 #include "attn_io.h"
 #include "inputs.h"
 #include "load.h"
 #include "layout.h"
+#include "memory.h"
 #include "report.h"
 #include "rules.h"
 #include "slurp.h"
@@ -110,6 +115,126 @@ load_array(const char *path, const char *option, unsigned flags,
 		    ATTN_FMT_AUTO, flags, threads, a, err);
 	slurp_release(&f);
 	return status;
+}
+
+/*
+ * The files of Q K V (or XQ XKV), --mask, --bias and --grad read side by
+ * side, a file a thread, when -j gives more than one: each is slurped
+ * and parsed as load_array does alone, charging the run's account.  If
+ * any of them fails, all are given back and the caller reads them one
+ * after another, which tells the error a read in order meets first, in
+ * the same words (and refuses only what that read refuses, since it
+ * holds one input's buffer at a time): so only regular files, which can
+ * be read twice, are read so.
+ */
+#define SIDE_MOST 6
+/* A reading thread's stack: cJSON's nesting, 1000 deep at most, takes a
+ * fraction; the default 8 MiB would count against an address-space
+ * limit (tests/memory). */
+#define SIDE_STACK (1u << 20)
+
+struct side_job {
+	const char *path, *option;
+	unsigned flags;
+	struct attn_array *a;
+	enum attn_status st;
+	struct attn_error err;
+};
+
+struct side {
+	struct side_job job[SIDE_MOST];
+	size_t n, threads;
+	atomic_size_t next;
+	struct attn_memory *account;
+};
+
+static void
+side_add(struct side *sd, const char *path, const char *option,
+    unsigned flags, struct attn_array *a)
+{
+	struct side_job *jb = &sd->job[sd->n++];
+
+	jb->path = path;
+	jb->option = option;
+	jb->flags = flags;
+	jb->a = a;
+}
+
+static void *
+side_work(void *arg)
+{
+	struct side *sd = arg;
+	struct side_job *jb;
+	size_t k;
+
+	attn_memory_use(sd->account);
+	while ((k = atomic_fetch_add(&sd->next, 1)) < sd->n) {
+		jb = &sd->job[k];
+		jb->st = load_array(jb->path, jb->option, jb->flags,
+		    sd->threads, jb->a, &jb->err);
+	}
+	return NULL;
+}
+
+/* 1 when every file is read (see above), 0 when they are to be read in
+ * order, with nothing held. */
+static int
+load_side_by_side(const struct options *o, struct inputs *in,
+    size_t threads)
+{
+	pthread_t th[SIDE_MOST];
+	pthread_attr_t attr;
+	struct attn_error spare;
+	size_t k, started = 0;
+	struct side sd;
+	struct stat sb;
+
+	threads = threads != 0 ? threads : attn_cpu_count();
+	memset(&sd, 0, sizeof sd);
+	for (k = 0; k < (in->embeddings ? 2u : 3u); k++)
+		side_add(&sd, o->operands[k], NULL, ATTN_READ_FINITE,
+		    &in->arr[k]);
+	if (o->mask != NULL)
+		side_add(&sd, o->mask, "--mask", ATTN_READ_BOOL,
+		    &in->arr[IN_MASK]);
+	if (o->bias != NULL)
+		side_add(&sd, o->bias, "--bias", ATTN_READ_BIAS,
+		    &in->arr[IN_BIAS]);
+	if (o->grad != NULL)
+		side_add(&sd, o->grad, "--grad", ATTN_READ_FINITE,
+		    &in->arr[IN_DO]);
+	if (threads < 2)
+		return 0;
+	for (k = 0; k < sd.n; k++)
+		if (strcmp(sd.job[k].path, "-") == 0 ||
+		    stat(sd.job[k].path, &sb) != 0 || !S_ISREG(sb.st_mode))
+			return 0;
+	/* the account, made before the threads use it */
+	if (memory_ready(&spare) != ATTN_OK)
+		return 0;
+	sd.account = attn_memory_use(NULL);
+	attn_memory_use(sd.account);
+	sd.threads = threads;
+	atomic_init(&sd.next, 0);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, SIDE_STACK);
+	for (k = 1; k < sd.n && k < threads; k++)
+		if (pthread_create(&th[started], &attr, side_work, &sd) == 0)
+			started++;
+	pthread_attr_destroy(&attr);
+	side_work(&sd);
+	for (k = 0; k < started; k++)
+		pthread_join(th[k], NULL);
+	for (k = 0; k < sd.n && sd.job[k].st == ATTN_OK; k++)
+		;
+	if (k < sd.n) {
+		for (k = 0; k < sd.n; k++)
+			attn_array_free(sd.job[k].a);
+		return 0;
+	}
+	for (k = 0; k < sd.n; k++)
+		in->name[sd.job[k].a - in->arr] = display_name(sd.job[k].path);
+	return 1;
 }
 
 /*
@@ -338,6 +463,7 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 {
 	const size_t j = o->cfg.threads;	/* 0: a thread a CPU */
 	enum attn_status status;
+	int side = 0;		/* read side by side */
 	size_t i;
 
 	memset(in, 0, sizeof *in);
@@ -356,7 +482,8 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 		/* Q K V, or with --proj LAYER the embeddings XQ XKV
 		 * (cross-attention) */
 		in->embeddings = o->proj != NULL;
-		for (i = 0; i < (in->embeddings ? 2u : 3u); i++) {
+		side = load_side_by_side(o, in, j);
+		for (i = 0; !side && i < (in->embeddings ? 2u : 3u); i++) {
 			in->name[i] = display_name(o->operands[i]);
 			if ((status = load_array(o->operands[i], NULL,
 			    ATTN_READ_FINITE, j, &in->arr[i], err)) != ATTN_OK)
@@ -367,7 +494,7 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 	}
 
 	/* --mask and --bias, unless the bundle brought them. */
-	if (o->mask != NULL || o->bias != NULL) {
+	if (!side && (o->mask != NULL || o->bias != NULL)) {
 		const char *path[2] = { o->mask, o->bias };
 		const char *option[2] = { "--mask", "--bias" };
 		const unsigned flags[2] = { ATTN_READ_BOOL, ATTN_READ_BIAS };
@@ -391,7 +518,7 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 	if ((status = rules_mask_invert(o, in->arr[IN_MASK].ndim != 0, err)) !=
 	    ATTN_OK)
 		return status;
-	if (o->grad != NULL) {
+	if (!side && o->grad != NULL) {
 		in->name[IN_DO] = display_name(o->grad);
 		if ((status = load_array(o->grad, "--grad", ATTN_READ_FINITE,
 		    j, &in->arr[IN_DO], err)) != ATTN_OK)

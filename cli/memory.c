@@ -46,13 +46,13 @@
 
 /*
  * The run's account, made of the limit the first time it is wanted and
- * used by this thread from then on; and what the input being read has
- * charged for its buffer, given back when the buffer is.  One run, one
- * process: memory_reset is for a caller that runs main() again.
+ * used by this thread from then on (memory_read_begin makes it before
+ * the inputs are read, on as many threads as -j has, each charging the
+ * buffer of its own input to it).  One run, one process: memory_reset
+ * is for a caller that runs main() again.
  */
 static struct attn_memory *account;
 static struct memory_limit account_limit;
-static size_t input_held;
 
 void
 memory_reset(void)
@@ -60,7 +60,6 @@ memory_reset(void)
 	attn_memory_use(NULL);
 	attn_memory_free(account);
 	account = NULL;
-	input_held = 0;
 }
 
 /* ---------------------------------------------------------------- limit */
@@ -256,7 +255,6 @@ memory_read_begin(struct memory_read *r, const char *name,
 {
 	memset(r, 0, sizeof *r);
 	r->name = name;
-	memory_read_release();
 	return memory_account(err);
 }
 
@@ -276,9 +274,9 @@ memory_read_grow(struct memory_read *r, size_t cap, size_t least,
 
 	/* The buffer before the last growth is gone by now: only cap is
 	 * held.  While realloc copies, cap and the new buffer both are. */
-	if (input_held > cap) {
-		attn_memory_release(account, input_held - cap);
-		input_held = cap;
+	if (r->held > cap) {
+		attn_memory_release(account, r->held - cap);
+		r->held = cap;
 	}
 	room = left();
 	if (room < least)
@@ -287,27 +285,33 @@ memory_read_grow(struct memory_read *r, size_t cap, size_t least,
 		*ncap = room;
 	if (attn_memory_charge(account, *ncap) != 0)
 		return refuse_input(r, err);
-	input_held += *ncap;
+	r->held += *ncap;
 	r->cap = *ncap;
 	return ATTN_OK;
 }
 
 void
-memory_read_end(const struct memory_read *r)
+memory_read_end(struct memory_read *r)
 {
 	/* the buffer holds its last size alone */
-	if (input_held > r->cap) {
-		attn_memory_release(account, input_held - r->cap);
-		input_held = r->cap;
+	if (r->held > r->cap) {
+		attn_memory_release(account, r->held - r->cap);
+		r->held = r->cap;
 	}
 }
 
 void
-memory_read_release(void)
+memory_read_release(struct memory_read *r)
 {
 	if (account != NULL)
-		attn_memory_release(account, input_held);
-	input_held = 0;
+		attn_memory_release(account, r->held);
+	r->held = 0;
+}
+
+enum attn_status
+memory_ready(struct attn_error *err)
+{
+	return memory_account(err);
 }
 
 /* ---------------------------------------------------------------- run */

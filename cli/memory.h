@@ -38,11 +38,13 @@ enum attn_status memory_limit(struct memory_limit *lim,
  * One input being read into a buffer: memory_read_begin before the
  * first read, memory_read_grow before the buffer is made or grows,
  * memory_read_end once it is all read; memory_read_release when the
- * buffer is given back, after it is parsed.
+ * buffer is given back, after it is parsed.  Each input keeps its own
+ * charge, so that several may be read at once.
  */
 struct memory_read {
 	const char *name;	/* for messages */
 	size_t cap;		/* the buffer's size, as last granted */
+	size_t held;		/* what is charged for it */
 };
 
 /* Start reading the input name. */
@@ -57,10 +59,14 @@ enum attn_status memory_read_grow(struct memory_read *r, size_t cap,
 
 /* The input is read: its buffer stays charged, at its last size, while
  * it is parsed. */
-void memory_read_end(const struct memory_read *r);
+void memory_read_end(struct memory_read *r);
 
 /* The input's buffer is given back. */
-void memory_read_release(void);
+void memory_read_release(struct memory_read *r);
+
+/* The run's account made, and used by this thread: before inputs are
+ * read on other threads, which then use it too (attn_memory_use). */
+enum attn_status memory_ready(struct attn_error *err);
 
 /*
  * Before the kernel runs: refuse when the inputs as libattn holds them,

@@ -4,8 +4,9 @@
  *
  * A mapped input: touching a page past the end of a file that shrank
  * under attn raises SIGBUS, which would kill attn with no word of why.
- * While a mapping is held, a handler turns a SIGBUS inside it into the
- * error line a failed read() gives, and exit 74; attn has written
+ * While mappings are held (several, when the operands are read side by
+ * side), a handler turns a SIGBUS inside one into the error line a
+ * failed read() gives, and exit 74; attn has written
  * nothing yet at that point (no output is opened before the inputs are
  * read), so there is nothing to clean up.  The lines are made before
  * the signal can come, since a handler may only write(2) them.
@@ -23,7 +24,9 @@
  */
 #define _XOPEN_SOURCE 700	/* SA_SIGINFO */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,13 +36,19 @@
 
 /* ---------------------------------------------------------------- SIGBUS */
 
+/* The inputs mapped now: up to MAPS_MOST, since the operands are read
+ * side by side (load.c).  A slot is taken under the lock, filled, and
+ * published by setting start last, which the handler reads alone. */
+#define MAPS_MOST 16
 static struct {
-	const char *start;	/* the file's bytes, NULL when none mapped */
+	_Atomic(const char *) start;	/* NULL: a free slot */
 	size_t len;
 	int fd;			/* kept open to tell shrinking from EIO */
 	char shrank[512], eio[512];	/* the lines the handler writes */
-	struct sigaction saved;
-} mapped;
+} maps[MAPS_MOST];
+static struct sigaction bus_saved;
+static int bus_count;		/* slots in use */
+static pthread_mutex_t bus_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void
 write_line(const char *s)
@@ -58,46 +67,67 @@ write_line(const char *s)
 static void
 bus_error(int sig, siginfo_t *si, void *ctx)
 {
-	const char *at = si->si_addr;
+	const char *at = si->si_addr, *start;
 	struct stat sb;
+	int k;
 
 	(void)ctx;
-	if (mapped.start != NULL && at >= mapped.start &&
-	    (size_t)(at - mapped.start) < mapped.len) {
-		write_line(fstat(mapped.fd, &sb) == 0 &&
-		    (unsigned long long)sb.st_size < mapped.len ?
-		    mapped.shrank : mapped.eio);
-		_exit(74);
+	for (k = 0; k < MAPS_MOST; k++) {
+		start = atomic_load(&maps[k].start);
+		if (start != NULL && at >= start &&
+		    (size_t)(at - start) < maps[k].len) {
+			write_line(fstat(maps[k].fd, &sb) == 0 &&
+			    (unsigned long long)sb.st_size < maps[k].len ?
+			    maps[k].shrank : maps[k].eio);
+			_exit(74);
+		}
 	}
 	/* Not attn's input: die of it, as without the handler. */
-	sigaction(sig, &mapped.saved, NULL);
+	sigaction(sig, &bus_saved, NULL);
 	raise(sig);
 }
 
-void
+int
 signals_bus_catch(const char *start, size_t len, int fd, const char *name)
 {
 	struct sigaction sa;
+	int k;
 
-	snprintf(mapped.shrank, sizeof mapped.shrank, "attn: %s: read error: "
-	    "the file was truncated while attn read it\n", name);
-	snprintf(mapped.eio, sizeof mapped.eio, "attn: %s: read error: %s\n",
-	    name, strerror(EIO));
-	mapped.start = start;
-	mapped.len = len;
-	mapped.fd = fd;
-	memset(&sa, 0, sizeof sa);
-	sigemptyset(&sa.sa_mask);
-	sa.sa_sigaction = bus_error;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGBUS, &sa, &mapped.saved);
+	pthread_mutex_lock(&bus_lock);
+	for (k = 0; k < MAPS_MOST && atomic_load(&maps[k].start) != NULL; k++)
+		;
+	if (k == MAPS_MOST) {
+		pthread_mutex_unlock(&bus_lock);
+		return -1;
+	}
+	snprintf(maps[k].shrank, sizeof maps[k].shrank, "attn: %s: read "
+	    "error: the file was truncated while attn read it\n", name);
+	snprintf(maps[k].eio, sizeof maps[k].eio, "attn: %s: read error: "
+	    "%s\n", name, strerror(EIO));
+	maps[k].len = len;
+	maps[k].fd = fd;
+	atomic_store(&maps[k].start, start);
+	if (bus_count++ == 0) {
+		memset(&sa, 0, sizeof sa);
+		sigemptyset(&sa.sa_mask);
+		sa.sa_sigaction = bus_error;
+		sa.sa_flags = SA_SIGINFO;
+		sigaction(SIGBUS, &sa, &bus_saved);
+	}
+	pthread_mutex_unlock(&bus_lock);
+	return k;
 }
 
 void
-signals_bus_release(void)
+signals_bus_release(int slot)
 {
-	sigaction(SIGBUS, &mapped.saved, NULL);
-	mapped.start = NULL;
+	if (slot < 0 || slot >= MAPS_MOST)
+		return;
+	pthread_mutex_lock(&bus_lock);
+	atomic_store(&maps[slot].start, NULL);
+	if (--bus_count == 0)
+		sigaction(SIGBUS, &bus_saved, NULL);
+	pthread_mutex_unlock(&bus_lock);
 }
 
 /* ---------------------------------------------------------------- output */

@@ -14,11 +14,13 @@
 
 /* The len bytes at start are the file name (fd kept open, so that a
  * shrunk file can be told from an I/O error) mapped: a SIGBUS inside them
- * writes "attn: NAME: read error: ..." and exits 74.  One mapping at a
- * time; signals_bus_release gives SIGBUS back. */
-void signals_bus_catch(const char *start, size_t len, int fd,
+ * writes "attn: NAME: read error: ..." and exits 74.  Returns the slot
+ * that signals_bus_release(slot) gives back (SIGBUS's disposition with
+ * the last), or -1 when 16 mappings are held already and the file must
+ * be read instead.  Any thread may call them. */
+int signals_bus_catch(const char *start, size_t len, int fd,
     const char *name);
-void signals_bus_release(void);
+void signals_bus_release(int slot);
 
 /* An output opens: the cleanup handlers and SIGXFSZ's go in with the
  * first, and its temporary file tmp (NULL: none; the name must live

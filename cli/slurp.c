@@ -33,40 +33,36 @@
  * text stays NUL-terminated whatever the file's size, and even when the
  * file grows under it.  A file that shrinks under it raises SIGBUS,
  * which signals.c turns into a read error while the mapping is held.
- * One mapping at a time: inputs are read and parsed one after another.
+ * Several may be held at once, one an input read side by side.
  */
-static struct {
-	const char *start;	/* the file's bytes, NULL when none mapped */
-	int fd;			/* kept open while mapped (signals.c reads
-				 * its size) */
-} mapped;
 
-/* Give back the mapping at p, span bytes, and SIGBUS's disposition. */
+/* Give back the mapping at p, span bytes, and its SIGBUS slot. */
 static void
-unmap(char *p, size_t span)
+unmap(char *p, size_t span, int slot)
 {
 	munmap(p, span);
-	signals_bus_release();
-	mapped.start = NULL;
+	signals_bus_release(slot);
 }
 
 /*
  * Map the regular file fd of size bytes (charged as a read of the whole
  * file would be): 1 when in holds it or *status says why not, 0 when it
- * cannot be mapped (another mapping held, mmap refusing) and must be read
- * instead.
+ * cannot be mapped (too many mappings held, mmap refusing) and must be
+ * read instead.
  */
 static int
-map_input(int fd, const char *name, size_t size, struct memory_read *mr,
-    struct slurp *in, enum attn_status *status, struct attn_error *err)
+map_input(int fd, const char *name, size_t size, struct slurp *in,
+    enum attn_status *status, struct attn_error *err)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t span, off, least = size + 2, ncap = size + 2;
 	char *p;
+	int slot;
 
-	if (mapped.start != NULL || size > SIZE_MAX - 2 * page)
+	if (size > SIZE_MAX - 2 * page)
 		return 0;
-	if ((*status = memory_read_grow(mr, 0, least, &ncap, err)) != ATTN_OK)
+	if ((*status = memory_read_grow(&in->mr, 0, least, &ncap, err)) !=
+	    ATTN_OK)
 		return 1;
 	/* The file's pages, then at least one of zeros. */
 	span = (size + page - 1) / page * page + page;
@@ -74,32 +70,31 @@ map_input(int fd, const char *name, size_t size, struct memory_read *mr,
 	if (p == MAP_FAILED)
 		return 0;
 	if (mmap(p, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) ==
-	    MAP_FAILED) {
+	    MAP_FAILED || (slot = signals_bus_catch(p, size, fd, name)) < 0) {
 		munmap(p, span);
 		return 0;
 	}
-	mapped.start = p;
-	mapped.fd = fd;
-	signals_bus_catch(p, size, fd, name);
 	/* Every page touched now, as a read would touch it: a file that
 	 * shrinks meanwhile is told by the handler, not by what a parser
 	 * meets in the zeros past its new end. */
 	for (off = 0; off < size; off += page)
 		(void)*(volatile const char *)(p + off);
-	memory_read_end(mr);
+	memory_read_end(&in->mr);
 	in->buf = p;
 	in->len = size;
 	in->span = span;
+	in->fd = fd;
+	in->slot = slot;
 	return 1;
 }
 
 void
 slurp_release(struct slurp *in)
 {
-	memory_read_release();
+	memory_read_release(&in->mr);
 	if (in->span != 0) {
-		close(mapped.fd);
-		unmap(in->buf, in->span);
+		close(in->fd);
+		unmap(in->buf, in->span, in->slot);
 	} else {
 		free(in->buf);
 	}
@@ -126,9 +121,10 @@ first_cap(int fd, size_t *least)
 
 /* Read fd to its end into in (see slurp_file). */
 static enum attn_status
-read_input(int fd, const char *name, struct memory_read *mr,
-    struct slurp *in, struct attn_error *err)
+read_input(int fd, const char *name, struct slurp *in,
+    struct attn_error *err)
 {
+	struct memory_read *mr = &in->mr;
 	size_t cap, n = 0, ncap, least;
 	enum attn_status status;
 	char *p = NULL, *q;
@@ -183,13 +179,12 @@ slurp_file(const char *path, struct slurp *in, struct attn_error *err)
 {
 	const int is_stdin = strcmp(path, "-") == 0;
 	const char *name = is_stdin ? STDIN_NAME : path;
-	struct memory_read mr;
 	enum attn_status status;
 	struct stat sb;
 	int fd;
 
 	memset(in, 0, sizeof *in);
-	if ((status = memory_read_begin(&mr, name, err)) != ATTN_OK)
+	if ((status = memory_read_begin(&in->mr, name, err)) != ATTN_OK)
 		return status;
 	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY);
 	if (fd < 0)
@@ -204,13 +199,15 @@ slurp_file(const char *path, struct slurp *in, struct attn_error *err)
 		    "is a directory");
 	} else if (!is_stdin && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
 	    (unsigned long long)sb.st_size < SIZE_MAX &&
-	    map_input(fd, name, (size_t)sb.st_size, &mr, in, &status, err)) {
+	    map_input(fd, name, (size_t)sb.st_size, in, &status, err)) {
 		if (status == ATTN_OK)
 			return ATTN_OK;	/* fd stays open with the mapping */
 	} else {
-		status = read_input(fd, name, &mr, in, err);
+		status = read_input(fd, name, in, err);
 	}
 	if (!is_stdin)
 		close(fd);
+	if (status != ATTN_OK)	/* what a failed read charged */
+		memory_read_release(&in->mr);
 	return status;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "attn.h"
+#include "memory.h"
 
 /* The name standard input goes by in messages. */
 #define STDIN_NAME "<stdin>"
@@ -19,11 +20,14 @@ struct slurp {
 	char *buf;
 	size_t len;
 	size_t span;	/* the bytes mapped; 0 when buf is malloc'd */
+	int fd, slot;	/* a mapped file's, and its SIGBUS slot */
+	struct memory_read mr;	/* what buf is charged */
 };
 
 /*
  * Read all of path ("-" for standard input) into in, to be given back
- * with slurp_release.  An input that would not fit in the memory limit
+ * with slurp_release; several at once, on several threads, each using
+ * the run's account (memory_ready).  An input that would not fit in the memory limit
  * once parsed (memory.h) is refused with ATTN_ERR_NOMEM as soon as the
  * bytes read show it, rather than read and parsed until the system
  * kills attn.
