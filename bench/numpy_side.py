@@ -65,7 +65,7 @@ def main(argv):
         n, runs = int(argv[2]), int(argv[3])
         rng = np.random.default_rng(1)
         a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
-        print('%.1f' % (2.0 * n ** 3 / timed(lambda: a @ b, runs) * 1e-9))
+        print('%.4g' % (2.0 * n ** 3 / timed(lambda: a @ b, runs) * 1e-9))
     elif argv[1] == 'compute':
         runs = int(argv[2])
         rng = np.random.default_rng(1)
