@@ -80,14 +80,14 @@ CURSES_LIBS   = $(shell pkg-config --libs $(CURSES_PC))
 CLI_LIBS   = -lunistring $(CURSES_LIBS)
 # attn carries libstdc++, libunistring and ncurses in itself, from the
 # .a files their -dev packages hold: the dynamic loader then maps libc,
-# libm and libcjson alone and relocates a third of the symbols, and
+# libm, libcjson and libzip alone and relocates a third of the symbols, and
 # `attn --version` takes 1.1 ms of CPU where it took 2.4, a tenth of a
 # whole run at n = 512 (measured by 300 runs under time(1); issue 23).
 # STATIC_LIBS= links them shared; a sanitizer build always does.
 STATIC_LIBS ?= 1
 ifeq ($(STATIC_LIBS)$(SAN),1)
 ATTN_LINK  = -static-libgcc -Wl,-Bstatic -lunistring $(CURSES_LIBS) \
-             -lstdc++ -Wl,-Bdynamic $(CJSON_LIBS) -lm -lpthread
+             -lstdc++ -Wl,-Bdynamic $(CJSON_LIBS) $(ZIP_LIBS) -lm -lpthread
 else
 ATTN_LINK  = $(CLI_LIBS) $(ATTN_LIBS)
 endif
