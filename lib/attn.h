@@ -467,6 +467,35 @@ struct attn_proj {
 };
 
 /*
+ * Packed variable-length sequences and KV-cache lengths, a part of
+ * struct attn_inputs (below).
+ */
+struct attn_varlen {
+	/*
+	 * seqs > 0: Q and K hold seqs sequences packed one after
+	 * the other, as FlashAttention's varlen functions take them
+	 * (one batch, T = total_q, S = total_k): sequence s is the
+	 * query rows [cu_q[s], cu_q[s+1]) and the keys [cu_k[s],
+	 * cu_k[s+1]), and its queries attend only its keys.  Each
+	 * array holds seqs + 1 offsets: 0 first, none less than the
+	 * one before (an equal one is an empty sequence), T and S
+	 * last.  Causal, window, ALiBi, RoPE and the alignment
+	 * apply within each sequence.
+	 */
+	size_t seqs;
+	const size_t *cu_q, *cu_k;
+	/*
+	 * used_k (NULL: every key is in use): how many keys are
+	 * real, one count per sequence when packed, else one per
+	 * batch (used_n entries); the keys after them are padding,
+	 * masked, and bottom-right alignment counts only the used
+	 * keys (FlashAttention's seqused_k and cache_seqlens).
+	 */
+	const size_t *used_k;
+	size_t used_n;
+};
+
+/*
  * The matrices of a computation.  q, k and v are stacks of `batches`
  * equal blocks of rows, one per independent problem: q is B*T x H*d_k,
  * k is B*S x G*d_k, v is B*S x G*d_v (heads side by side in the columns).
@@ -499,6 +528,9 @@ struct attn_inputs {
 	 * (B*S x d_kv), the same matrix for self-attention; v is not read.
 	 * q, k and v are then XQ W_Q + b_Q, XKV W_K + b_K, XKV W_V + b_V. */
 	struct attn_proj proj;
+	/* Packed variable-length sequences and KV-cache lengths (all
+	 * zero when neither is given). */
+	struct attn_varlen varlen;
 };
 
 /*

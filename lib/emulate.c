@@ -460,8 +460,7 @@ logits(const struct emu *e, const struct attn_head *hd, struct work *w,
 		for (j = 0; j < S; j++)
 			for (l = 0; l < rows; l++)
 				w->x[j * LANES + l] -= (float)(slope * fabs(
-				    (double)(i0 + l + p->q_pos0) -
-				    (double)(j + p->k_pos0)));
+				    attn_pos_distance(p, hd->b, i0 + l, j)));
 		round_f(e, w->x, n);
 	}
 	apply_masks(e, hd, w, i0, rows);
@@ -497,17 +496,21 @@ softmax(const struct emu *e, const struct attn_head *hd, struct work *w,
 	round_f(e, w->x, n);
 	/* rows with no key (no sink), and nan rows */
 	for (l = 0; l < rows; l++) {
+		struct attn_seq sq;
 		float v;
 
+		/* over the keys of the row's sequence, 0 beyond */
+		attn_row_seq(p, hd->b, i0 + l, &sq);
 		if (isnan(w->m[l]))
 			v = NAN;
 		else if (w->m[l] == -INFINITY)
-			v = (float)attn_masked_weight(p, e->prec);
+			v = (float)attn_masked_weight(p, e->prec, &sq);
 		else
 			continue;
 		w->sum[l] = isnan(w->m[l]) ? NAN : 0.0f;
 		for (j = 0; j < S; j++)
-			w->x[j * LANES + l] = v;
+			w->x[j * LANES + l] = j >= sq.k0 && j < sq.k1 ? v :
+			    0.0f;
 	}
 	if (held(e, ATTN_STAGE_LSE, hd, &m))
 		for (l = 0; l < rows; l++) {

@@ -166,8 +166,12 @@ int
 attn_grad_fixed(const struct attn_problem *p, const struct attn_head *hd,
     size_t i, size_t j, double row_max, double w, double *ds)
 {
+	struct attn_seq sq;
+
+	attn_row_seq(p, hd->b, i, &sq);
 	if (row_max == -INFINITY)
-		*ds = p->cfg->masked_rows == ATTN_MASKED_NAN ? NAN : 0.0;
+		*ds = p->cfg->masked_rows == ATTN_MASKED_NAN && j >= sq.k0 &&
+		    j < sq.k1 ? NAN : 0.0;
 	else if (w == 0.0 || !attn_keeps(p, hd, i, j))
 		*ds = 0.0;
 	else

@@ -338,7 +338,8 @@ size_t attn_stage_col_heads(enum attn_stage s, size_t H, size_t G);
  * Top-left alignment puts both at 0; bottom-right puts query i at key
  * position i + S - T, written as (q_pos0, k_pos0) = (S, T) so that
  * positions stay unsigned when T > S.  Only differences of positions
- * mean anything.
+ * mean anything.  With packed sequences or counts of used keys
+ * (attn_inputs.varlen) they are each sequence's own: attn_row_seq.
  *
  * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
  * and d_v columns per head.
@@ -373,6 +374,94 @@ struct attn_head {
 	size_t mask_row0;	/* the row of in->mask where mask starts */
 	struct attn_matrix d_out;	/* T x d_v view of dO; likewise */
 };
+
+/*
+ * The sequence a query row belongs to, with its own positions: in a
+ * packed batch (attn_inputs.varlen.seqs > 0) the one whose queries hold
+ * row i, else the whole block of batch b; its keys end at the count of
+ * used keys when there is one.  Query i sits at position i - q0 +
+ * q_pos0 and key j at j - k0 + k_pos0, aligned as cfg->align says
+ * within the sequence (bottom-right: (q_pos0, k_pos0) = (its used keys,
+ * its queries)).  The keys of a row's softmax are summed in blocks that
+ * start at k0, so that a packed sequence is computed as it would be
+ * alone.
+ */
+struct attn_seq {
+	size_t q0, q1;		/* its query rows [q0, q1) */
+	size_t k0, k1;		/* its keys in use [k0, k1) */
+	size_t q_pos0, k_pos0;	/* see above */
+};
+
+/* The last of the n sequences of offsets cu that starts at or before
+ * row x (an empty one starts where the next does, so that is the one
+ * that holds x). */
+static inline size_t
+attn_seq_holding(const size_t *cu, size_t n, size_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (hi - lo > 1) {
+		const size_t mid = lo + (hi - lo) / 2;
+
+		if (cu[mid] <= x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static inline void
+attn_row_seq(const struct attn_problem *p, size_t b, size_t i,
+    struct attn_seq *sq)
+{
+	const struct attn_varlen *vl = &p->in->varlen;
+	size_t lo;
+
+	if (vl->seqs == 0) {
+		sq->q0 = sq->k0 = 0;
+		sq->q1 = p->T;
+		sq->k1 = vl->used_k != NULL ? vl->used_k[b] : p->S;
+	} else {
+		lo = attn_seq_holding(vl->cu_q, vl->seqs, i);
+		sq->q0 = vl->cu_q[lo];
+		sq->q1 = vl->cu_q[lo + 1];
+		sq->k0 = vl->cu_k[lo];
+		sq->k1 = vl->used_k != NULL ? sq->k0 + vl->used_k[lo] :
+		    vl->cu_k[lo + 1];
+	}
+	sq->q_pos0 = p->cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ?
+	    sq->k1 - sq->k0 : 0;
+	sq->k_pos0 = p->cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ?
+	    sq->q1 - sq->q0 : 0;
+}
+
+/* Query i's position minus key j's (batch b), as a double: exact, for
+ * fewer than 2^53 rows. */
+static inline double
+attn_pos_distance(const struct attn_problem *p, size_t b, size_t i,
+    size_t j)
+{
+	struct attn_seq sq;
+
+	if (p->in->varlen.seqs == 0 && p->in->varlen.used_k == NULL)
+		return (double)(i + p->q_pos0) - (double)(j + p->k_pos0);
+	attn_row_seq(p, b, i, &sq);
+	return (double)(i - sq.q0 + sq.q_pos0) - ((double)j -
+	    (double)sq.k0 + (double)sq.k_pos0);
+}
+
+/* The first key of the sequence that holds key j (the last to start at
+ * or before it); 0 when nothing is packed.  Key j sits at position j -
+ * that + k_pos0 for the queries of that sequence. */
+static inline size_t
+attn_key_seq0(const struct attn_problem *p, size_t j)
+{
+	const struct attn_varlen *vl = &p->in->varlen;
+
+	return vl->seqs == 0 ? 0 :
+	    vl->cu_k[attn_seq_holding(vl->cu_k, vl->seqs, j)];
+}
 
 /*
  * Check cfg and the shapes of in (errors name both shapes and the rule),
@@ -538,7 +627,7 @@ attn_add_bias(const struct attn_problem *p, const struct attn_head *hd,
 	if (p->cfg->alibi)
 		x = attn_prec_store(prec, attn_prec_acc(prec, x -
 		    attn_prec_acc(prec, attn_prec_acc(prec, hd->slope) *
-		    fabs((double)(i + p->q_pos0) - (double)(j + p->k_pos0)))));
+		    fabs(attn_pos_distance(p, hd->b, i, j)))));
 	return x;
 }
 
@@ -561,10 +650,14 @@ attn_add_bias(const struct attn_problem *p, const struct attn_head *hd,
  * from S numbers and a T x S one from two numbers a row, never a read of
  * every logit.
  *
+ * The keys of the query's own sequence in a packed batch of
+ * variable-length sequences, and the keys below a sequence's or a
+ * batch's count of used keys, are a position rule: attn_row_keys starts
+ * from the interval attn_row_seq gives, at the sequence's positions.
+ *
  * A new rule is added here and nowhere else: a position rule narrows
- * [lo, hi) in attn_row_keys (the keys of the query's own sequence in a
- * packed batch of variable-length sequences; keys below a batch's count
- * of used keys), a pattern rule adds its test to attn_pattern_keeps and
+ * [lo, hi) in attn_row_keys, a pattern rule adds its test to
+ * attn_pattern_keeps and
  * its count to mask.c's row_kept; both add their clause to attn_masking
  * and their cases to tests/unit/check_mask.c, which holds the tile
  * answer to the element rule.  Every kernel then follows.
@@ -577,10 +670,13 @@ attn_row_keys(const struct attn_problem *p, const struct attn_head *hd,
     size_t i, size_t *lo, size_t *hi)
 {
 	const struct attn_config *c = p->cfg;
-	const size_t pos = i + p->q_pos0;	/* query i's position */
+	struct attn_seq sq;
+	size_t pos;			/* query i's position */
 	size_t first = 0, end = SIZE_MAX;	/* positions [first, end) */
 
-	(void)hd;	/* the rules to come are per batch */
+	/* Its sequence's keys, at its positions (attn_row_seq). */
+	attn_row_seq(p, hd->b, i, &sq);
+	pos = i - sq.q0 + sq.q_pos0;
 	/* Distances, not sums, so that a huge L or R cannot wrap. */
 	if (c->window) {
 		first = pos > c->window_left ? pos - c->window_left : 0;
@@ -589,13 +685,15 @@ attn_row_keys(const struct attn_problem *p, const struct attn_head *hd,
 	}
 	if (c->causal && pos + 1 < end)
 		end = pos + 1;
-	/* key j sits at position j + k_pos0 */
-	*hi = end > p->k_pos0 ? end - p->k_pos0 : 0;
-	if (*hi > p->S)
-		*hi = p->S;
-	*lo = first > p->k_pos0 ? first - p->k_pos0 : 0;
+	/* key j sits at position j - k0 + k_pos0 */
+	*hi = end > sq.k_pos0 ? end - sq.k_pos0 : 0;
+	if (*hi > sq.k1 - sq.k0)
+		*hi = sq.k1 - sq.k0;
+	*lo = first > sq.k_pos0 ? first - sq.k_pos0 : 0;
 	if (*lo > *hi)
 		*lo = *hi;
+	*lo += sq.k0;
+	*hi += sq.k0;
 }
 
 /* Whether the pattern rules (the mask) keep logit (i, j) of head hd. */
@@ -683,17 +781,20 @@ attn_row_sum_start(const struct attn_head *hd)
 	return hd->sink == -INFINITY ? 0.0 : 1.0;
 }
 
-/* The weight of every key in a row with no key left (its maximum -inf,
- * no sink), in precision prec: what cfg->masked_rows says. */
+/* The weight of every key of sequence sq (attn_row_seq: [sq->k0,
+ * sq->k1); the other keys get 0) in a row with no key left
+ * (its maximum -inf, no sink), in precision prec: what cfg->masked_rows
+ * says; uniform over no key at all is 0. */
 static inline double
-attn_masked_weight(const struct attn_problem *p, enum attn_precision prec)
+attn_masked_weight(const struct attn_problem *p, enum attn_precision prec,
+    const struct attn_seq *sq)
 {
 	switch (p->cfg->masked_rows) {
 	case ATTN_MASKED_NAN:
 		return NAN;
 	case ATTN_MASKED_UNIFORM:
-		return attn_prec_store(prec, attn_prec_acc(prec,
-		    1.0 / (double)p->S));
+		return sq->k1 == sq->k0 ? 0.0 : attn_prec_store(prec,
+		    attn_prec_acc(prec, 1.0 / (double)(sq->k1 - sq->k0)));
 	case ATTN_MASKED_ZERO:
 		break;
 	}
@@ -866,7 +967,8 @@ double attn_grad_dot(const struct attn_problem *p, enum attn_precision prec,
 /*
  * grad_scaled of entry (i, j) of head hd where the weight w has no say:
  * a row with no key (row_max -inf) gets 0, or nan with --masked-rows
- * nan; an entry the masking rule masks, or whose weight is 0 (it
+ * nan on the keys of its sequence (attn_row_seq); an entry the masking
+ * rule masks, or whose weight is 0 (it
  * underflowed), gets +0 (not -0, which w * (dP - delta) could give).
  * Returns 1 with *ds set, or 0 when the entry is w * (dP - delta).
  */
@@ -1127,6 +1229,13 @@ enum attn_status attn_rope_check(const struct attn_config *cfg, size_t d_k,
 enum attn_status attn_rope_rotate(const struct attn_config *cfg,
     struct attn_matrix *x, size_t block_rows, size_t heads, size_t d,
     double offset, double sign, struct attn_error *err);
+
+/* The same, with row r at position pos(ctx, r): the positions of each
+ * packed sequence (lib/passes.c). */
+enum attn_status attn_rope_rotate_at(const struct attn_config *cfg,
+    struct attn_matrix *x, size_t heads, size_t d,
+    double (*pos)(const void *ctx, size_t r), const void *ctx, double sign,
+    struct attn_error *err);
 
 /* lib/emulate.c: the reference kernel's passes in precision prec (below
  * FP64); NULL for another value. */

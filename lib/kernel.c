@@ -53,6 +53,18 @@ softmax_block(const struct attn_problem *p, enum attn_precision prec)
 	return prec == ATTN_PREC_FP64 ? ATTN_SOFTMAX_BLOCK : p->S;
 }
 
+/* The end of a row's block of keys that starts at j0: blocks of `block`
+ * keys from k0, the first key of the row's sequence (attn_row_seq), so
+ * that a packed sequence sums as it would alone; the keys before k0, all
+ * masked, are a block of their own, which changes no bit. */
+static size_t
+block_end(size_t j0, size_t k0, size_t block, size_t S)
+{
+	if (j0 < k0)
+		return k0;
+	return S - j0 < block ? S : j0 + block;
+}
+
 /* Whether a row whose maximum is max is nan throughout: it has a nan
  * logit, or in FP64 a +inf one (only a bias of nan or +inf brings
  * them, which the readers refuse), as the streaming kernel makes such a
@@ -109,14 +121,14 @@ output_online(const struct attn_problem *p, const struct attn_head *hd,
     struct attn_error *err)
 {
 	const size_t S = p->S, d_v = p->d_v;
+	struct attn_seq sq;
 	struct online o;
-	size_t j0, j, c;
+	size_t j0, j1, j, c;
 
+	attn_row_seq(p, hd->b, i, &sq);
 	o.m = attn_row_max_start(hd);
-	for (j0 = 0; j0 < S; j0 += ATTN_SOFTMAX_BLOCK) {
-		const size_t j1 = S - j0 < ATTN_SOFTMAX_BLOCK ? S :
-		    j0 + ATTN_SOFTMAX_BLOCK;
-
+	for (j0 = 0; j0 < S; j0 = j1) {
+		j1 = block_end(j0, sq.k0, ATTN_SOFTMAX_BLOCK, S);
 		online_block(ATTN_PREC_FP64, x, j0, j1, &o);
 		for (c = 0; c < d_v; c++)
 			out[c] *= o.alpha;
@@ -280,19 +292,19 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 			const double *x = attn_at(scaled, i, 0);
 			const double max = *attn_at(row_max, i, 0);
 			double sum = attn_row_sum_start(hd);
+			struct attn_seq sq;
 			struct online o;
-			size_t j0;
+			size_t j0, j1;
 
 			if (nan_row(prec, max) || max == -INFINITY) {
 				*attn_at(row_sum, i, 0) = max == -INFINITY ?
 				    0.0 : NAN;
 				continue;
 			}
+			attn_row_seq(p, hd->b, i, &sq);
 			o.m = attn_prec_store(prec, attn_row_max_start(hd));
-			for (j0 = 0; j0 < S; j0 += block) {
-				const size_t j1 = S - j0 < block ? S :
-				    j0 + block;
-
+			for (j0 = 0; j0 < S; j0 = j1) {
+				j1 = block_end(j0, sq.k0, block, S);
 				online_block(prec, x, j0, j1, &o);
 				sum = attn_prec_acc(prec, sum * o.alpha);
 				for (j = j0; j < j1; j++)
@@ -312,12 +324,17 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 		for (i = 0; i < T; i++) {
 			const double max = *attn_at(row_max, i, 0);
 			const double sum = *attn_at(row_sum, i, 0);
-			const double w = nan_row(prec, max) ? NAN :
-			    attn_masked_weight(p, prec);
+			struct attn_seq sq;
+			double w;
 
+			attn_row_seq(p, hd->b, i, &sq);
+			w = nan_row(prec, max) ? NAN :
+			    attn_masked_weight(p, prec, &sq);
 			if (nan_row(prec, max) || max == -INFINITY) {
+				/* over the keys of its sequence; 0 beyond */
 				for (j = 0; j < S; j++)
-					*attn_at(weights, i, j) = w;
+					*attn_at(weights, i, j) = j >= sq.k0 &&
+					    j < sq.k1 ? w : 0.0;
 				continue;
 			}
 			for (j = 0; j < S; j++) {

@@ -139,6 +139,7 @@ struct stream {
 	struct attn_stages *out;
 	struct attn_mask_counts counts;	/* for the tiles of the rule */
 	size_t tasks_per_head;
+	size_t *task_rows;	/* task k of a head: rows [2k], [2k+1] */
 	double *k_max;		/* max |K| of each batch and KV head */
 	struct workspace *ws;	/* one per worker */
 	struct task_error *errors;	/* one per task */
@@ -273,9 +274,11 @@ rows_finish(const struct stream *s, const struct attn_head *hd,
 	const struct attn_problem *p = s->p;
 	const struct attn_matrix *out = &m[ATTN_STAGE_OUTPUT];
 	const struct attn_matrix *wt = &m[ATTN_STAGE_WEIGHTS];
+	struct attn_seq sq;
 	size_t i, j, c;
 	int big = 0;
 
+	attn_row_seq(p, hd->b, i0, &sq);	/* the task's sequence */
 	for (i = 0; i < rows; i++) {
 		const size_t qi = i0 + i;
 		double lse, max = w->m[i], sum = w->l[i];
@@ -288,11 +291,14 @@ rows_finish(const struct stream *s, const struct attn_head *hd,
 			for (c = 0; out->data != NULL && c < p->d_v; c++)
 				*attn_at(out, qi, c) = NAN;
 			for (j = 0; wt->data != NULL && j < p->S; j++)
-				*attn_at(wt, qi, j) = NAN;
+				*attn_at(wt, qi, j) = j >= sq.k0 && j < sq.k1 ?
+				    NAN : 0.0;
 		} else if (max == -INFINITY) {
 			/* No key: what masked_rows says; for uniform the
-			 * mean of V, summed as the reference kernel does. */
-			const double v = attn_masked_weight(p, ATTN_PREC_FP64);
+			 * mean of V over the keys of the sequence, summed as
+			 * the reference kernel does. */
+			const double v = attn_masked_weight(p, ATTN_PREC_FP64,
+			    &sq);
 
 			sum = 0.0;
 			lse = -INFINITY;
@@ -302,13 +308,14 @@ rows_finish(const struct stream *s, const struct attn_head *hd,
 				if (p->cfg->masked_rows != ATTN_MASKED_UNIFORM)
 					o = v;
 				else
-					for (j = 0; j < p->S; j++)
+					for (j = sq.k0; j < sq.k1; j++)
 						o = fma(v, *attn_at(&hd->v, j,
 						    c), o);
 				*attn_at(out, qi, c) = o;
 			}
 			for (j = 0; wt->data != NULL && j < p->S; j++)
-				*attn_at(wt, qi, j) = v;
+				*attn_at(wt, qi, j) = j >= sq.k0 && j < sq.k1 ?
+				    v : 0.0;
 		} else {
 			lse = max + log(sum);
 			for (c = 0; out->data != NULL && c < p->d_v; c++) {
@@ -411,11 +418,26 @@ task_keys(const struct stream *s, const struct attn_head *hd,
 	const int plain = cfg->softcap <= 0.0 && !cfg->alibi &&
 	    p->in->bias.data == NULL;
 	const double *kb;
+	struct attn_seq sq;
+	size_t from[3], to[3], r, j0;
 	int bad = 0;
-	size_t j0;
 
-	for (j0 = 0; j0 < p->S; j0 += BLOCK_KEYS) {
-		const size_t nk = p->S - j0 < BLOCK_KEYS ? p->S - j0 :
+	/* The keys of the task's sequence (attn_row_seq; every key but
+	 * padding when nothing is packed), in blocks from its first key, so
+	 * that it sums as it would alone; then, only when every tile is
+	 * wanted, the keys before and after it, which the rule masks for
+	 * these rows.  Skipping those is what makes a packed batch cost the
+	 * sum of its sequences' T x S, not total_q x total_k. */
+	attn_row_seq(p, hd->b, i0, &sq);
+	from[0] = sq.k0;
+	to[0] = sq.k1;
+	from[1] = 0;
+	to[1] = sq.k0;
+	from[2] = sq.k1;
+	to[2] = p->S;
+	for (r = 0; r < (stores || checked ? 3u : 1u); r++)
+	for (j0 = from[r]; j0 < to[r]; j0 += BLOCK_KEYS) {
+		const size_t nk = to[r] - j0 < BLOCK_KEYS ? to[r] - j0 :
 		    BLOCK_KEYS;
 		const enum attn_tile tile = attn_tile_keeps(p, &s->counts, hd,
 		    i0, i0 + rows, j0, j0 + nk);
@@ -498,8 +520,8 @@ stream_task(void *ctx, size_t worker, size_t t)
 	struct attn_matrix m[ATTN_STAGE_COUNT];
 	struct attn_head hd;
 	const size_t n = t / s->tasks_per_head;
-	const size_t i0 = t % s->tasks_per_head * TASK_ROWS;
-	const size_t rows = p->T - i0 < TASK_ROWS ? p->T - i0 : TASK_ROWS;
+	const size_t i0 = s->task_rows[t % s->tasks_per_head * 2];
+	const size_t rows = s->task_rows[t % s->tasks_per_head * 2 + 1];
 	const size_t br = (rows + ATTN_SIMD_ROWS - 1) / ATTN_SIMD_ROWS *
 	    ATTN_SIMD_ROWS;
 	size_t i, c, cur;
@@ -541,6 +563,32 @@ enum {
 };
 
 /*
+ * The tasks of a head: up to TASK_ROWS query rows each, of one sequence
+ * (attn_row_seq: all T rows when nothing is packed), so that a task's
+ * rows share their keys and the blocks they are summed in.  Returns
+ * their number; with rows not NULL, task k's first row and row count go
+ * in rows[2k] and rows[2k+1].
+ */
+static size_t
+head_tasks(const struct attn_problem *p, size_t *rows)
+{
+	struct attn_seq sq;
+	size_t i = 0, n = 0;
+
+	while (i < p->T) {
+		attn_row_seq(p, 0, i, &sq);
+		for (; i < sq.q1; i += TASK_ROWS, n++)
+			if (rows != NULL) {
+				rows[2 * n] = i;
+				rows[2 * n + 1] = sq.q1 - i < TASK_ROWS ?
+				    sq.q1 - i : TASK_ROWS;
+			}
+		i = sq.q1;
+	}
+	return n;
+}
+
+/*
  * Where each workspace array starts in its allocation (off[WS_COUNT] is
  * the size, to which workspace_alloc adds 64 to align it), and the tasks
  * of p; -1 when a size overflows.  Both plan and
@@ -562,8 +610,7 @@ stream_layout(const struct attn_problem *p, size_t *tasks,
 	size_t heads, a, i;
 
 	if (attn_size_mul(p->B, p->H, &heads) != 0 ||
-	    attn_size_mul(heads, (p->T + TASK_ROWS - 1) / TASK_ROWS,
-	    tasks) != 0)
+	    attn_size_mul(heads, head_tasks(p, NULL), tasks) != 0)
 		return -1;
 	off[0] = 0;
 	for (i = 0; i < WS_COUNT; i++) {
@@ -591,30 +638,32 @@ static enum attn_status grad_plan(const struct attn_problem *p,
     size_t *bytes, struct attn_error *err);
 
 /* The workspace of each worker, the error record of each task, the
- * largest |K| of each batch and KV head, and the mask's counts for the
- * masking rule's tiles. */
+ * rows of a head's tasks, the largest |K| of each batch and KV head, and
+ * the mask's counts for the masking rule's tiles. */
 static enum attn_status
 stream_plan(const struct attn_problem *p, size_t *bytes,
     struct attn_error *err)
 {
-	size_t tasks, off[WS_COUNT + 1], n, e, k, c;
+	size_t tasks, off[WS_COUNT + 1], n, e, k, r, c;
 	enum attn_status st;
 
 	if (stream_layout(p, &tasks, off) != 0 ||
 	    attn_size_mul(off[WS_COUNT] + 64, workers_of(p, tasks), &n) != 0 ||
 	    attn_size_mul(tasks, sizeof(struct task_error), &e) != 0 ||
 	    attn_size_mul(p->B * p->G, sizeof(double), &k) != 0 ||
-	    e > SIZE_MAX - k || n > SIZE_MAX - e - k)
+	    attn_size_mul(head_tasks(p, NULL), 2 * sizeof(size_t), &r) != 0 ||
+	    k > SIZE_MAX - r || e > SIZE_MAX - k - r ||
+	    n > SIZE_MAX - e - k - r)
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "the blocks of %zu queries and %zu keys are too large to "
 		    "address", p->T, p->S);
 	if ((st = attn_mask_counts_bytes(p, &c, err)) != ATTN_OK)
 		return st;
-	if (c > SIZE_MAX - n - e - k)
+	if (c > SIZE_MAX - n - e - k - r)
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "the blocks of %zu queries and %zu keys are too large to "
 		    "address", p->T, p->S);
-	*bytes = n + e + k + c;
+	*bytes = n + e + k + r + c;
 	return grad_plan(p, bytes, err);
 }
 
@@ -717,13 +766,16 @@ stream_forward(const struct attn_problem *p, const struct attn_simd *simd,
 	s.p = p;
 	s.simd = simd;
 	s.out = out;
-	s.tasks_per_head = (p->T + TASK_ROWS - 1) / TASK_ROWS;
+	s.tasks_per_head = head_tasks(p, NULL);
 	atomic_init(&s.stop_head, SIZE_MAX);
 	s.k_max = attn_alloc_array(p->B * p->G, sizeof *s.k_max);
 	s.errors = calloc(tasks, sizeof *s.errors);
 	s.ws = calloc(workers, sizeof *s.ws);
-	if (s.k_max == NULL || s.errors == NULL || s.ws == NULL)
+	s.task_rows = attn_alloc_array(s.tasks_per_head, 2 * sizeof(size_t));
+	if (s.k_max == NULL || s.errors == NULL || s.ws == NULL ||
+	    s.task_rows == NULL)
 		goto nomem;
+	head_tasks(p, s.task_rows);
 	for (i = 0; i < workers; i++)
 		if (workspace_alloc(&s.ws[i], off) != 0)
 			goto nomem;
@@ -757,6 +809,7 @@ done:
 	free(s.ws);
 	free(s.errors);
 	free(s.k_max);
+	free(s.task_rows);
 	attn_mask_counts_free(&s.counts);
 	return st;
 }

@@ -356,8 +356,15 @@ tile_elements(const struct grad *g, struct grad_ws *w,
 				y = -INFINITY;
 			if (isnan(mx) || mx == INFINITY)
 				wt = NAN;
-			else if (mx == -INFINITY)
-				wt = attn_masked_weight(p, ATTN_PREC_FP64);
+			else if (mx == -INFINITY) {
+				struct attn_seq sq;
+
+				/* over the keys of the row's sequence */
+				attn_row_seq(p, hd->b, qi, &sq);
+				wt = kj >= sq.k0 && kj < sq.k1 ?
+				    attn_masked_weight(p, ATTN_PREC_FP64, &sq) :
+				    0.0;
+			}
 			else
 				wt = attn_exp(y - mx) / sm;
 			pt[j] = wt;

@@ -19,7 +19,8 @@
 unsigned
 attn_masking(const struct attn_config *cfg, const struct attn_inputs *in)
 {
-	return (cfg->causal || cfg->window || in->mask.data != NULL ?
+	return (cfg->causal || cfg->window || in->mask.data != NULL ||
+	    in->varlen.seqs > 0 || in->varlen.used_k != NULL ?
 	    ATTN_MASKING_RULE : 0) |
 	    (in->bias.data != NULL ? ATTN_MASKING_BIAS : 0);
 }

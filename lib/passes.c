@@ -157,6 +157,41 @@ copy_matrix(const struct attn_matrix *from, struct attn_matrix *to,
 	return ATTN_OK;
 }
 
+/* RoPE's positions: query row r of the stack of q (batch r / T) at its
+ * position less that of its sequence's first key, and key row r at its
+ * place in its sequence, so that every sequence is rotated as it would
+ * be alone (attn_row_seq; query i + offset and key j when nothing is
+ * packed). */
+static double
+query_pos(const void *ctx, size_t r)
+{
+	const struct attn_problem *p = ctx;
+	struct attn_seq sq;
+	const size_t i = r % p->T;
+
+	attn_row_seq(p, r / p->T, i, &sq);
+	return (double)(i - sq.q0 + sq.q_pos0) - (double)sq.k_pos0;
+}
+
+static double
+key_pos(const void *ctx, size_t r)
+{
+	const struct attn_problem *p = ctx;
+	const size_t j = r % p->S;
+
+	return (double)(j - attn_key_seq0(p, j));
+}
+
+/* Rotate q-like (keys 0) or k-like (keys 1) rows x by RoPE's positions;
+ * sign -1 turns them back. */
+static enum attn_status
+rope_rows(const struct attn_problem *p, struct attn_matrix *x, int keys,
+    double sign, struct attn_error *err)
+{
+	return attn_rope_rotate_at(p->cfg, x, keys ? p->G : p->H, p->d_k,
+	    keys ? key_pos : query_pos, p, sign, err);
+}
+
 enum attn_status
 attn_passes_before(const struct attn_problem *p,
     const struct attn_inputs *in, struct attn_passes *ps,
@@ -185,17 +220,17 @@ attn_passes_before(const struct attn_problem *p,
 	}
 
 	/* 2. RoPE: query i at i + offset (offset = q_pos0 - k_pos0, S - T
-	 * bottom-right), key j at j, each head of d_k on its own. */
+	 * bottom-right), key j at j, each head of d_k on its own; in a
+	 * packed batch, within each sequence (query_pos, key_pos). */
 	if (p->cfg->rope) {
 		if ((st = copy_matrix(&ps->in.q, &m[ATTN_STAGE_Q_ROT], err)) !=
 		    ATTN_OK ||
-		    (st = attn_rope_rotate(p->cfg, &m[ATTN_STAGE_Q_ROT], p->T,
-		    p->H, p->d_k, (double)p->q_pos0 - (double)p->k_pos0, 1.0,
-		    err)) != ATTN_OK ||
+		    (st = rope_rows(p, &m[ATTN_STAGE_Q_ROT], 0, 1.0, err)) !=
+		    ATTN_OK ||
 		    (st = copy_matrix(&ps->in.k, &m[ATTN_STAGE_K_ROT], err)) !=
 		    ATTN_OK ||
-		    (st = attn_rope_rotate(p->cfg, &m[ATTN_STAGE_K_ROT], p->S,
-		    p->G, p->d_k, 0.0, 1.0, err)) != ATTN_OK)
+		    (st = rope_rows(p, &m[ATTN_STAGE_K_ROT], 1, 1.0, err)) !=
+		    ATTN_OK)
 			return st;
 		ps->in.q = m[ATTN_STAGE_Q_ROT];
 		ps->in.k = m[ATTN_STAGE_K_ROT];
@@ -217,13 +252,12 @@ attn_passes_after(const struct attn_problem *p, const struct attn_inputs *in,
 	 * angles (the rotation is orthogonal, its transpose its inverse)
 	 * gives them with respect to q and k. */
 	if (p->cfg->rope && (out->have & ATTN_STAGE_BIT(ATTN_STAGE_GRAD_Q)) &&
-	    (st = attn_rope_rotate(p->cfg, &out->stage[ATTN_STAGE_GRAD_Q],
-	    p->T, p->H, p->d_k, (double)p->q_pos0 - (double)p->k_pos0, -1.0,
+	    (st = rope_rows(p, &out->stage[ATTN_STAGE_GRAD_Q], 0, -1.0,
 	    err)) != ATTN_OK)
 		return st;
 	if (p->cfg->rope && (out->have & ATTN_STAGE_BIT(ATTN_STAGE_GRAD_K)) &&
-	    (st = attn_rope_rotate(p->cfg, &out->stage[ATTN_STAGE_GRAD_K],
-	    p->S, p->G, p->d_k, 0.0, -1.0, err)) != ATTN_OK)
+	    (st = rope_rows(p, &out->stage[ATTN_STAGE_GRAD_K], 1, -1.0,
+	    err)) != ATTN_OK)
 		return st;
 
 	/* 4. projected = output W_O + b_O, the heads' outputs side by side */

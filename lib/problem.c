@@ -240,6 +240,82 @@ check_shapes(const struct attn_config *cfg, const struct attn_inputs *in,
 	return check_sinks(&in->sinks, p, err);
 }
 
+/* Offsets c[0..n] of `what` that are cumulative lengths: 0 first, none
+ * less than the one before, `total` (the rows of `rows`) last. */
+static enum attn_status
+check_offsets(const size_t *c, size_t n, const char *what, size_t total,
+    const char *rows, struct attn_error *err)
+{
+	size_t s;
+
+	if (c == NULL)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "packed sequences need both cu_seqlens_q and "
+		    "cu_seqlens_k");
+	if (c[0] != 0)
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		    "%s starts at %zu: cumulative sequence lengths start at 0",
+		    what, c[0]);
+	for (s = 1; s <= n; s++)
+		if (c[s] < c[s - 1])
+			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+			    "%s goes down from %zu to %zu (offsets %zu and "
+			    "%zu): cumulative sequence lengths never decrease",
+			    what, c[s - 1], c[s], s, s + 1);
+	if (c[n] != total)
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		    "%s ends at %zu but %s has %zu rows: the last offset is "
+		    "the total of the packed rows", what, c[n], rows, total);
+	return ATTN_OK;
+}
+
+/* Packed sequences (varlen.seqs > 0) and counts of used keys: the
+ * offsets fit Q and K, one batch, a count per sequence or batch, none
+ * above its keys. */
+static enum attn_status
+check_varlen(const struct attn_varlen *vl, const struct attn_problem *p,
+    struct attn_error *err)
+{
+	const size_t n = vl->seqs > 0 ? vl->seqs : p->B;
+	enum attn_status st;
+	size_t s;
+
+	if (vl->seqs > 0) {
+		if (p->B != 1)
+			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+			    "packed sequences (cu_seqlens) need one batch, but "
+			    "there are %zu: pack every sequence's rows one "
+			    "after the other in Q, K and V", p->B);
+		if ((st = check_offsets(vl->cu_q, vl->seqs, "cu_seqlens_q",
+		    p->T, "Q", err)) != ATTN_OK ||
+		    (st = check_offsets(vl->cu_k, vl->seqs, "cu_seqlens_k",
+		    p->S, "K", err)) != ATTN_OK)
+			return st;
+	}
+	if (vl->used_k == NULL)
+		return ATTN_OK;
+	if (vl->used_n != n)
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		    "seqused_k has %zu count%s but there %s %zu %s: give one "
+		    "count of used keys per %s", vl->used_n,
+		    vl->used_n == 1 ? "" : "s", n == 1 ? "is" : "are", n,
+		    vl->seqs > 0 ? n == 1 ? "sequence" : "sequences" :
+		    n == 1 ? "batch" : "batches",
+		    vl->seqs > 0 ? "sequence" : "batch");
+	for (s = 0; s < n; s++) {
+		const size_t keys = vl->seqs > 0 ? vl->cu_k[s + 1] -
+		    vl->cu_k[s] : p->S;
+
+		if (vl->used_k[s] > keys)
+			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+			    "seqused_k of %s %zu is %zu but it has %zu keys: "
+			    "the used keys are at most the keys",
+			    vl->seqs > 0 ? "sequence" : "batch", s + 1,
+			    vl->used_k[s], keys);
+	}
+	return ATTN_OK;
+}
+
 static double
 scale_of(const struct attn_config *cfg, size_t d_k)
 {
@@ -279,7 +355,8 @@ attn_problem_init(struct attn_problem *p, const struct attn_config *cfg,
 	memset(p, 0, sizeof *p);
 	p->cfg = cfg;
 	p->in = in;
-	if ((st = check_shapes(cfg, in, p, err)) != ATTN_OK)
+	if ((st = check_shapes(cfg, in, p, err)) != ATTN_OK ||
+	    (st = check_varlen(&in->varlen, p, err)) != ATTN_OK)
 		return st;
 	p->scale = scale_of(cfg, p->d_k);
 	p->q_pos0 = cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ? p->S : 0;

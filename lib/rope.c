@@ -18,7 +18,8 @@
  *
  * Positions follow --align: query i sits at i + offset (offset 0, or
  * S - T bottom-right, which is what decoding with S - T cached keys
- * does), key j at j.  A negative sign turns the rotation back, for
+ * does), key j at j; in a packed batch each sequence's own, from its
+ * first row (lib/passes.c asks attn_row_seq).  A negative sign turns the rotation back, for
  * gradients that flow to the unrotated q and k.
  *
  * Dims: B batches, T query rows, S keys, H query heads, G KV heads, d_k
@@ -60,10 +61,37 @@ attn_rope_check(const struct attn_config *cfg, size_t d_k,
 	return ATTN_OK;
 }
 
+/* Row r of a stack of blocks of `rows` rows at (r % rows) + offset. */
+struct block_pos {
+	size_t rows;
+	double offset;
+};
+
+static double
+block_pos(const void *ctx, size_t r)
+{
+	const struct block_pos *bp = ctx;
+
+	return (double)(r % bp->rows) + bp->offset;
+}
+
 enum attn_status
 attn_rope_rotate(const struct attn_config *cfg, struct attn_matrix *x,
     size_t block_rows, size_t heads, size_t d, double offset, double sign,
     struct attn_error *err)
+{
+	struct block_pos bp;
+
+	bp.rows = block_rows;
+	bp.offset = offset;
+	return attn_rope_rotate_at(cfg, x, heads, d, block_pos, &bp, sign,
+	    err);
+}
+
+enum attn_status
+attn_rope_rotate_at(const struct attn_config *cfg, struct attn_matrix *x,
+    size_t heads, size_t d, double (*pos_of)(const void *ctx, size_t r),
+    const void *ctx, double sign, struct attn_error *err)
 {
 	const size_t half = d / 2;
 	double *theta;
@@ -76,7 +104,7 @@ attn_rope_rotate(const struct attn_config *cfg, struct attn_matrix *x,
 		theta[m] = 1.0 / pow(cfg->rope_base,
 		    (double)(2 * m) / (double)d);
 	for (r = 0; r < x->rows; r++) {
-		const double pos = (double)(r % block_rows) + offset;
+		const double pos = pos_of(ctx, r);
 
 		for (m = 0; m < half; m++) {
 			const double angle = pos * theta[m];

@@ -7,8 +7,10 @@
  * or one per batch or per batch and head, inverted or not), causal or
  * not, windows narrow, wide and beyond any position, both alignments
  * with T below, equal to and above S, and random tiles, sizes and
- * offsets, with the mask's counts and without.  And attn_masking, which
- * printers ask.
+ * offsets, with the mask's counts and without; and packed batches of
+ * variable-length sequences (empty ones among them) and counts of used
+ * keys per batch or per sequence, whose positions are worked out here
+ * sequence by sequence.  And attn_masking, which printers ask.
  *
  * Dims: B batches, H query heads, T query rows, S keys.
  */
@@ -28,8 +30,59 @@ struct mcase {
 	struct attn_inputs in;
 	struct attn_matrix q, k, v, mask;
 	struct attn_problem p;
-	char what[160];
+	size_t cu_q[7], cu_k[7], used[7];	/* attn_varlen's arrays */
+	char what[200];
 };
+
+/* Packed sequences (one case in four) or counts of used keys per batch
+ * (one in four), drawn from their own stream so that the other draws
+ * stay those of their seed: up to 6 sequences of 0 to 9 queries and
+ * keys (at least one of each in all), used keys per sequence one time in
+ * two.  Sets B, T and S for them. */
+static void
+varlen_make(struct mcase *c, uint64_t seed, size_t *B, size_t *T, size_t *S)
+{
+	struct attn_varlen *vl = &c->in.varlen;
+	struct ref_rng rng;
+	size_t n, s;
+
+	ref_rng_seed(&rng, seed ^ 0x5E9u);
+	switch (ref_rng_range(&rng, 0, 3)) {
+	case 0:
+		n = ref_rng_range(&rng, 1, 6);
+		*B = 1;
+		c->cu_q[0] = c->cu_k[0] = 0;
+		for (s = 0; s < n; s++) {
+			c->cu_q[s + 1] = c->cu_q[s] + (ref_rng_range(&rng,
+			    0, 3) == 0 ? 0 : ref_rng_range(&rng, 1, 9));
+			c->cu_k[s + 1] = c->cu_k[s] + (ref_rng_range(&rng,
+			    0, 3) == 0 ? 0 : ref_rng_range(&rng, 1, 9));
+		}
+		c->cu_q[n] += c->cu_q[n] == 0;
+		c->cu_k[n] += c->cu_k[n] == 0;
+		*T = c->cu_q[n];
+		*S = c->cu_k[n];
+		vl->seqs = n;
+		vl->cu_q = c->cu_q;
+		vl->cu_k = c->cu_k;
+		if (ref_rng_range(&rng, 0, 1)) {
+			for (s = 0; s < n; s++)
+				c->used[s] = ref_rng_range(&rng, 0,
+				    c->cu_k[s + 1] - c->cu_k[s]);
+			vl->used_k = c->used;
+			vl->used_n = n;
+		}
+		break;
+	case 1:
+		for (s = 0; s < *B; s++)
+			c->used[s] = ref_rng_range(&rng, 0, *S);
+		vl->used_k = c->used;
+		vl->used_n = *B;
+		break;
+	default:
+		break;
+	}
+}
 
 /* A window side: narrow, wide, or so large that a sum would wrap. */
 static size_t
@@ -67,6 +120,7 @@ mcase_make(struct mcase *c, uint64_t seed)
 	H = ref_rng_range(&rng, 1, 2);
 	T = ref_rng_range(&rng, 1, 37);
 	S = ref_rng_range(&rng, 0, 2) == 0 ? T : ref_rng_range(&rng, 1, 37);
+	varlen_make(c, seed, &B, &T, &S);
 	c->cfg.heads = H;
 	c->cfg.kv_heads = 1;
 	c->cfg.align = ref_rng_range(&rng, 0, 1) ? ATTN_ALIGN_BOTTOM_RIGHT :
@@ -118,12 +172,13 @@ mcase_make(struct mcase *c, uint64_t seed)
 		c->in.mask_blocks = blocks;
 	}
 	snprintf(c->what, sizeof c->what, "seed %llu: B=%zu H=%zu T=%zu "
-	    "S=%zu %s%s window %d (%zu, %zu), %s mask%s",
+	    "S=%zu %s%s window %d (%zu, %zu), %s mask%s, %zu sequences%s",
 	    (unsigned long long)seed, B, H, T, S,
 	    c->cfg.align == ATTN_ALIGN_BOTTOM_RIGHT ? "bottom-right" :
 	    "top-left", c->cfg.causal ? " causal" : "", c->cfg.window,
 	    c->cfg.window_left, c->cfg.window_right, shape,
-	    c->cfg.mask_invert ? " inverted" : "");
+	    c->cfg.mask_invert ? " inverted" : "", c->in.varlen.seqs,
+	    c->in.varlen.used_k != NULL ? ", used keys" : "");
 	ck_assert_msg(attn_problem_init(&c->p, &c->cfg, &c->in,
 	    STAGE(OUTPUT), &err) == ATTN_OK, "%s: %s", c->what, err.msg);
 }
@@ -138,15 +193,34 @@ mcase_free(struct mcase *c)
 }
 
 /* SPEC's rule for logit (i, j) of batch b, head h, worked out in signed
- * positions: query i at i + S - T (bottom-right) or i, key j at j. */
+ * positions: query i at i + S - T (bottom-right) or i, key j at j; in a
+ * packed batch, within the sequence whose queries hold i (found by
+ * walking them), whose keys alone it sees, and S its used keys. */
 static int
 spec_keeps(const struct mcase *c, size_t b, size_t h, size_t i, size_t j)
 {
 	const struct attn_config *cfg = &c->cfg;
-	const long long T = (long long)c->p.T, S = (long long)c->p.S;
-	const long long d = (long long)j - ((long long)i +
-	    (cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ? S - T : 0));
+	const struct attn_varlen *vl = &c->in.varlen;
+	long long T = (long long)c->p.T, S = (long long)c->p.S, d;
+	long long qi = (long long)i, kj = (long long)j;
 	const struct attn_matrix *m = &c->mask;
+	size_t s = 0;
+
+	if (vl->seqs > 0) {
+		while (!(c->cu_q[s] <= i && i < c->cu_q[s + 1]))
+			s++;
+		T = (long long)(c->cu_q[s + 1] - c->cu_q[s]);
+		S = (long long)(c->cu_k[s + 1] - c->cu_k[s]);
+		qi -= (long long)c->cu_q[s];
+		kj -= (long long)c->cu_k[s];
+	} else {
+		s = b;
+	}
+	if (vl->used_k != NULL)
+		S = (long long)c->used[s];
+	if (kj < 0 || kj >= S)
+		return 0;
+	d = kj - (qi + (cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ? S - T : 0));
 
 	if (cfg->causal && d > 0)
 		return 0;
@@ -295,8 +369,9 @@ START_TEST(counts_are_held_only_for_masks_of_keys)
 }
 END_TEST
 
-/* attn_masking: a rule when causal, a window or a mask is in force, the
- * bias on its own; nothing for plain attention. */
+/* attn_masking: a rule when causal, a window, a mask, packed sequences
+ * or counts of used keys are in force, the bias on its own; nothing for
+ * plain attention. */
 START_TEST(masking_names_what_may_mask)
 {
 	struct attn_config cfg;
@@ -318,6 +393,12 @@ START_TEST(masking_names_what_may_mask)
 	in.mask = m;
 	ck_assert_uint_eq(attn_masking(&cfg, &in),
 	    ATTN_MASKING_RULE | ATTN_MASKING_BIAS);
+	memset(&in, 0, sizeof in);
+	in.varlen.seqs = 1;
+	ck_assert_uint_eq(attn_masking(&cfg, &in), ATTN_MASKING_RULE);
+	in.varlen.seqs = 0;
+	in.varlen.used_k = &in.varlen.used_n;
+	ck_assert_uint_eq(attn_masking(&cfg, &in), ATTN_MASKING_RULE);
 }
 END_TEST
 

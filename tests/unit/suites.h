@@ -36,6 +36,7 @@ Suite *layout_suite(void);
 Suite *emulate_suite(void);
 Suite *compare_suite(void);
 Suite *mask_suite(void);
+Suite *varlen_suite(void);
 Suite *memory_suite(void);
 
 #endif
