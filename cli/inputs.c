@@ -2,6 +2,7 @@
  * inputs.c - struct inputs (see inputs.h): the name of each operand in
  * messages, and giving them back.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "attn.h"
@@ -32,5 +33,7 @@ inputs_free(struct inputs *in)
 	attn_layer_free(&in->layer);
 	for (i = 0; i < IN_COUNT; i++)
 		attn_array_free(&in->arr[i]);
+	for (i = 0; i < VL_COUNT; i++)
+		free(in->varlen[i]);
 	memset(in, 0, sizeof *in);
 }

@@ -13,6 +13,9 @@
 /* With embeddings, IN_Q holds X or XQ and IN_K holds XKV. */
 enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_DO, IN_SINKS, IN_COUNT };
 
+/* --cu-seqlens-q, --cu-seqlens-k, --seqused-k (varlen.h). */
+enum { VL_CU_Q, VL_CU_K, VL_USED_K, VL_COUNT };
+
 struct inputs {
 	struct attn_array arr[IN_COUNT];	/* --self fills only Q */
 	const char *name[IN_COUNT];	/* where each came from, for messages */
@@ -23,6 +26,8 @@ struct inputs {
 	int four_d;			/* Q, K and V were 4-D (layout.h) */
 	struct attn_layer layer;	/* --proj's, or the bundle's "proj" */
 	const char *layer_name;		/* where it came from; NULL: none */
+	size_t *varlen[VL_COUNT];	/* their numbers (NULL: not given), */
+	size_t nvarlen[VL_COUNT];	/* in.varlen's arrays, and how many */
 };
 
 /* What operand i is called in messages: Q, K and V (mask, bias, dO,

@@ -33,6 +33,7 @@
 #include "report.h"
 #include "rules.h"
 #include "slurp.h"
+#include "varlen.h"
 
 /* Labels move from one struct to another without copying. */
 static void
@@ -533,9 +534,11 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 	in->self = in->self || o->self != NULL;
 	/* Every input read: a warning may explain a shape error to come. */
 	warn_notices(in);
-	/* 4-D Q, K and V: the heads and layout come from their shapes
-	 * (embeddings are not laid out in heads). */
-	if ((status = layout_fold(o, in, in->embeddings ? 0 : in->self ? 1 : 3,
+	/* Packed sequences: their offsets, and Q, K and V total x H x D
+	 * folded; 4-D Q, K and V: the heads and layout come from their
+	 * shapes (embeddings are not laid out in heads). */
+	if ((status = varlen_load(o, in, err)) != ATTN_OK ||
+	    (status = layout_fold(o, in, in->embeddings ? 0 : in->self ? 1 : 3,
 	    err)) != ATTN_OK || (status = rules_heads(o, err)) != ATTN_OK)
 		return status;
 

@@ -70,6 +70,9 @@ struct options {
 	enum progress_mode progress;	/* --progress, --no-progress */
 	const char *proj;	/* --proj LAYER */
 	const char *sinks;	/* --sinks FILE */
+	const char *cu_seqlens_q;	/* --cu-seqlens-q LIST|FILE */
+	const char *cu_seqlens_k;	/* --cu-seqlens-k LIST|FILE */
+	const char *seqused_k;		/* --seqused-k LIST|FILE */
 	char **operands;	/* Q K V, or one BUNDLE; with --proj, X or
 				 * XQ XKV (or a BUNDLE of embeddings) */
 	size_t noperands;

@@ -192,6 +192,14 @@ static const struct option_row rows[] = {
 	    words_rope_style, set_rope_style, 0 },
 	{ "sinks", 0, "FILE", "one logit per head, adding exp(sink) to\n"
 	    "each softmax denominator", NULL, NULL, FIELD(sinks) },
+	{ "cu-seqlens-q", 0, "LIST", "packed sequences (FlashAttention varlen):\n"
+	    "query offsets 0,..,total_q, a list or a FILE",
+	    NULL, NULL, FIELD(cu_seqlens_q) },
+	{ "cu-seqlens-k", 0, "LIST", "key offsets 0,..,total_k, a list or a FILE",
+	    NULL, NULL, FIELD(cu_seqlens_k) },
+	{ "seqused-k", 0, "LIST", "keys in use per batch (or per sequence),\n"
+	    "the rest padding (a KV cache), a list or a FILE",
+	    NULL, NULL, FIELD(seqused_k) },
 	{ "layout", 0, "L", "4-D arrays are bhsd (default, as PyTorch) or\n"
 	    "bshd (as FlashAttention and JAX)", words_layout, set_layout, 0 },
 	{ "query-labels", 0, "L", "names of the query rows, comma-separated",
@@ -273,7 +281,8 @@ applies(const struct option_row *r, int gen)
 
 /* Options whose argument is a file but not named FILE (--self X,
  * --grad DO and --proj LAYER, as SPEC writes them). */
-static const char *const file_options[] = { "self", "grad", "proj", NULL };
+static const char *const file_options[] = { "self", "grad", "proj",
+	"cu-seqlens-q", "cu-seqlens-k", "seqused-k", NULL };
 
 /* Whether row r's argument is a file. */
 static int

@@ -189,13 +189,15 @@ arith_scaled(const struct printer *p, const struct arith_block *a,
 	if (a->in.bias.data != NULL)
 		put_term(p, attn_input_at(&a->in.bias, i, j), 0);
 	if (c->alibi) {
-		/* query i sits at key position i + offset (SPEC) */
-		long long off = c->align == ATTN_ALIGN_BOTTOM_RIGHT ?
-		    (long long)p->stages->S - (long long)print_queries(p) : 0;
+		/* query i sits at key position i + offset (SPEC), within
+		 * its sequence when they are packed */
+		struct attn_row_place at;
 
-		fprintf(p->fp, " - %s x |%lld - %zu|", num(p, buf,
-		    attn_alibi_slope(a->h, p->stages->heads)),
-		    (long long)print_query_row(p, i) + off, j);
+		attn_row_place(c, p->in, print_queries(p), p->stages->S, a->b,
+		    print_query_row(p, i), &at);
+		fprintf(p->fp, " - %s x |%lld - %lld|", num(p, buf,
+		    attn_alibi_slope(a->h, p->stages->heads)), at.qpos,
+		    (long long)j - (long long)at.k0);
 	}
 	fprintf(p->fp, " = %s\n", num(p, buf, *attn_at(&a->scaled, i, j)));
 }

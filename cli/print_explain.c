@@ -138,13 +138,18 @@ static void
 print_conventions(const struct printer *p)
 {
 	const struct attn_config *c = &p->o->cfg;
+	const struct attn_varlen *vl = &p->in->varlen;
 	const size_t T = print_queries(p);
 	const char *sep = "";
 	char buf[ATTN_NUM_MAX];
 	size_t h;
 
 	fputs("conventions: alignment ", p->fp);
-	if (c->align == ATTN_ALIGN_BOTTOM_RIGHT)
+	if (c->align == ATTN_ALIGN_BOTTOM_RIGHT && (vl->seqs > 0 ||
+	    vl->used_k != NULL))
+		fprintf(p->fp, "bottom-right (offset S - T of each %s, S its "
+		    "keys in use", vl->seqs > 0 ? "sequence" : "batch");
+	else if (c->align == ATTN_ALIGN_BOTTOM_RIGHT)
 		fprintf(p->fp, "bottom-right (offset S - T = %s%zu",
 		    p->stages->S >= T ? "" : "-", p->stages->S >= T ?
 		    p->stages->S - T : T - p->stages->S);
@@ -184,6 +189,14 @@ print_conventions(const struct printer *p)
 		    c->window_right);
 		sep = ", ";
 	}
+	if (vl->seqs > 0) {
+		fprintf(p->fp, "%spacked sequences", sep);
+		sep = ", ";
+	}
+	if (vl->used_k != NULL) {
+		fprintf(p->fp, "%sused keys", sep);
+		sep = ", ";
+	}
 	/* the file names as given, escaped */
 	if (p->nm->mask != NULL) {
 		fputs(sep, p->fp);
@@ -220,6 +233,59 @@ print_conventions(const struct printer *p)
 		}
 	}
 	putc('\n', p->fp);
+}
+
+/* Rows [a, b) as 1-based numbers: "3-5", "3", or "none". */
+static void
+print_span(FILE *fp, size_t a, size_t b)
+{
+	if (a == b)
+		fputs("none", fp);
+	else if (b - a == 1)
+		fprintf(fp, "%zu", a + 1);
+	else
+		fprintf(fp, "%zu-%zu", a + 1, b);
+}
+
+/* Packed sequences and used keys: each sequence's query rows and keys
+ * (the blocks the mask stage shows on its diagonal), or each batch's
+ * keys in use. */
+static void
+print_sequences(const struct printer *p)
+{
+	const struct attn_varlen *vl = &p->in->varlen;
+	size_t s;
+
+	if (vl->seqs == 0 && vl->used_k == NULL)
+		return;
+	if (vl->seqs == 0) {
+		fputs("used keys (--seqused-k), the rest padding:", p->fp);
+		for (s = 0; s < vl->used_n; s++) {
+			fputs(s > 0 ? ", " : " ", p->fp);
+			if (vl->used_n > 1)
+				fprintf(p->fp, "batch %zu ", s + 1);
+			fputs("keys ", p->fp);
+			print_span(p->fp, 0, vl->used_k[s]);
+			fprintf(p->fp, " of %zu", p->stages->S);
+		}
+		putc('\n', p->fp);
+		return;
+	}
+	fprintf(p->fp, "sequences: %zu packed (--cu-seqlens-q, "
+	    "--cu-seqlens-k); each attends its own keys\n", vl->seqs);
+	for (s = 0; s < vl->seqs; s++) {
+		fprintf(p->fp, "  sequence %zu: queries ", s + 1);
+		print_span(p->fp, vl->cu_q[s], vl->cu_q[s + 1]);
+		fputs(", keys ", p->fp);
+		print_span(p->fp, vl->cu_k[s], vl->cu_k[s + 1]);
+		if (vl->used_k != NULL) {
+			fputs(" (in use: ", p->fp);
+			print_span(p->fp, vl->cu_k[s], vl->cu_k[s] +
+			    vl->used_k[s]);
+			putc(')', p->fp);
+		}
+		putc('\n', p->fp);
+	}
 }
 
 /* The dims of an operand of `rows` rows and `heads` heads of d columns
@@ -356,6 +422,7 @@ print_explain_head(const struct printer *p)
 		    " but delta, kept in float32" : "");
 	print_scale_line(p);
 	print_conventions(p);
+	print_sequences(p);
 }
 
 enum attn_status

@@ -544,6 +544,21 @@ html_data(const struct printer *p)
 	    p->nm->mask != NULL, p->nm->bias != NULL, p->o->arithmetic);
 	for (i = 0; i < stages->T; i++)
 		fprintf(fp, "%s%zu", i > 0 ? "," : "", print_query_row(p, i));
+	/* each row's keys [k0, k1) and position, per batch (packed
+	 * sequences and used keys make them differ from row to row) */
+	fputs("],\"place\":[", fp);
+	for (n = 0; n < stages->batches; n++) {
+		fputs(n > 0 ? ",[" : "[", fp);
+		for (i = 0; i < stages->T; i++) {
+			struct attn_row_place at;
+
+			attn_row_place(c, p->in, print_queries(p), stages->S, n,
+			    print_query_row(p, i), &at);
+			fprintf(fp, "%s[%zu,%zu,%lld]", i > 0 ? "," : "",
+			    at.k0, at.k1, at.qpos);
+		}
+		putc(']', fp);
+	}
 	fputs("],\"alibi\":", fp);
 	for (i = 0; i < stages->heads && c->alibi; i++) {
 		fputs(i > 0 ? "," : "[", fp);

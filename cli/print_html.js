@@ -245,11 +245,14 @@
 
   /* ------------------------------------------------------------- kernel */
 
-  var sOff = D.bottomRight ? S : 0, tOff = D.bottomRight ? D.Tq : 0;
+  /* Row i's keys [k0, k1) and its position against key j's j - k0
+   * (attn_row_place: its packed sequence, its keys in use). */
+  function place(B, i) { return D.place[B.b][i]; }
 
   /* attn_keeps: whether query i may attend key j. */
   function keeps(B, i, j, causal) {
-    var pq = D.rows[i] + sOff, pk = j + tOff;
+    var P = place(B, i), pq = P[2], pk = j - P[0];
+    if (j < P[0] || j >= P[1]) return false;
     if (causal && pk > pq) return false;
     if (D.window && ((pq > pk && pq - pk > D.window[0]) ||
         (pk > pq && pk - pq > D.window[1])))
@@ -298,17 +301,19 @@
         if (!isFinite(x)) return null;
         if (cap > 0) x = cap * Math.tanh(x / cap);
         if (B.bias) x += B.bias[i][j];
-        if (D.alibi) x -= slope * Math.abs((D.rows[i] + sOff) - (j + tOff));
+        if (D.alibi) x -= slope * Math.abs(place(B, i)[2] - (j - place(B, i)[0]));
         if (!keeps(B, i, j, causal)) x = -Infinity;
         R.scaled[i][j] = x;
         R.keep[i][j] = x === -Infinity ? 0 : 1;
       }
     for (i = 0; i < T; i++) {
+      var P = place(B, i);
       m = sink;
       l = sink === -Infinity ? 0 : 1;
       o = new Array(dv).fill(0);
-      for (j0 = 0; j0 < S; j0 += BLOCK_KEYS) {
-        j1 = Math.min(S, j0 + BLOCK_KEYS);
+      /* blocks from the first key of the row's sequence */
+      for (j0 = 0; j0 < S; j0 = j1) {
+        j1 = j0 < P[0] ? P[0] : Math.min(S, j0 + BLOCK_KEYS);
         mb = -Infinity;
         for (j = j0; j < j1; j++) mb = mb > R.scaled[i][j] ? mb : R.scaled[i][j];
         mn = mb > m ? mb : m;
@@ -327,17 +332,19 @@
       }
       if (m === -Infinity) {
         /* no key: what --masked-rows says */
-        w = D.maskedRows === 1 ? NaN : D.maskedRows === 2 ? 1 / S : 0;
+        /* over the keys of the row's sequence */
+        w = D.maskedRows === 1 ? NaN : D.maskedRows === 2 ?
+            (P[1] > P[0] ? 1 / (P[1] - P[0]) : 0) : 0;
         R.max[i] = m;
         R.sum[i] = 0;
         R.lse[i] = -Infinity;
         for (c = 0; c < dv; c++) {
           x = 0;
           if (D.maskedRows !== 2) x = w;
-          else for (j = 0; j < S; j++) x += w * B.v[j][c];
+          else for (j = P[0]; j < P[1]; j++) x += w * B.v[j][c];
           R.out[i][c] = x;
         }
-        for (j = 0; j < S; j++) R.weights[i][j] = w;
+        for (j = 0; j < S; j++) R.weights[i][j] = j >= P[0] && j < P[1] ? w : 0;
         continue;
       }
       R.max[i] = m;
@@ -443,8 +450,8 @@
     if (cap > 0) s += ' / ' + num(cap) + ')';
     if (B.bias) s += term(B.bias[i][j], false);
     if (D.alibi)
-      s += ' - ' + num(D.alibi[B.h]) + ' x |' +
-          (D.rows[i] + (D.bottomRight ? S - D.Tq : 0)) + ' - ' + j + '|';
+      s += ' - ' + num(D.alibi[B.h]) + ' x |' + place(B, i)[2] + ' - ' +
+          (j - place(B, i)[0]) + '|';
     return s + ' = ' + num(R.scaled[i][j]) + '\n';
   }
 

@@ -318,8 +318,17 @@ rules_check_options(const struct options *o, const struct given *g,
 		return usage_error(err, "--self X takes no other operands");
 	if ((status = check_embeddings(o, g, err)) != ATTN_OK)
 		return status;
+	if ((o->cu_seqlens_q == NULL) != (o->cu_seqlens_k == NULL))
+		return usage_error(err, o->cu_seqlens_q != NULL ?
+		    "--cu-seqlens-q needs --cu-seqlens-k, the keys' offsets "
+		    "(the same list again for self-attention)" :
+		    "--cu-seqlens-k needs --cu-seqlens-q, the queries' "
+		    "offsets (the same list again for self-attention)");
 	for (i = 0; i < o->noperands; i++)
 		nstdin += strcmp(o->operands[i], "-") == 0;
+	nstdin += o->cu_seqlens_q != NULL && strcmp(o->cu_seqlens_q, "-") == 0;
+	nstdin += o->cu_seqlens_k != NULL && strcmp(o->cu_seqlens_k, "-") == 0;
+	nstdin += o->seqused_k != NULL && strcmp(o->seqused_k, "-") == 0;
 	nstdin += o->self != NULL && strcmp(o->self, "-") == 0;
 	nstdin += o->mask != NULL && strcmp(o->mask, "-") == 0;
 	nstdin += o->bias != NULL && strcmp(o->bias, "-") == 0;

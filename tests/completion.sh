@@ -30,7 +30,9 @@ mkdir -p "$work/files/data"
 # an empty one), a tab, then what must be offered, sorted, space-separated.
 cat >"$work/cases" <<'CASES'
 attn --st	--stage --stats
-attn --se	--self
+attn --se	--self --seqused-k
+attn --cu	--cu-seqlens-k --cu-seqlens-q
+attn --cu-seqlens-q d	data/
 attn --quer	--query --query-labels
 attn --query ''	
 attn --fu	--full

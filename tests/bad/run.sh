@@ -20,6 +20,9 @@
 #             proj    attn --proj FILE good.csv (a layer for 2 columns)
 #             sinks   attn --self good.csv --sinks FILE (one head)
 #             check   attn --self good.csv --check FILE
+#             seqlens attn --self good.csv --cu-seqlens-q FILE
+#                     --cu-seqlens-k FILE (two rows to pack)
+#             seqused attn --self good.csv --seqused-k FILE
 #             stdin   attn --self - <FILE
 #           and - for @ cases;
 #   REGEX   the rest of the line: an extended regular expression (as
@@ -223,6 +226,9 @@ run_file() {
 		proj)	set -- --proj "$name" good.csv ;;
 		sinks)	set -- --self good.csv --sinks "$name" ;;
 		check)	set -- --self good.csv --check "$name" ;;
+		seqlens) set -- --self good.csv --cu-seqlens-q "$name" \
+			    --cu-seqlens-k "$name" ;;
+		seqused) set -- --self good.csv --seqused-k "$name" ;;
 		stdin)	set -- --self -
 			in=$c/$name ;;
 		*)	verdict "$name" "unknown HOW '$how'"

@@ -13,7 +13,9 @@
 #             --proj with W_O, --rope and --grad (q, k, v, q_rot, k_rot
 #             and projected besides); --rope; --sinks; --lse-base 2
 #             --lse-masked inf (causal, bottom-right); --emulate fp16,
-#             alone and with --grad;
+#             alone and with --grad; packed sequences (--cu-seqlens-q/-k,
+#             --seqused-k per sequence) in 2-D and --seqused-k per batch
+#             in 3-D, with --causal, --alibi and --grad;
 #   printer   for each stage of the variant, npy (-o) and csv --header;
 #             for all of them at once (-s all), a table (with --stats
 #             and --heatmap), csv, csv --header, tsv --header and json
@@ -252,6 +254,18 @@ for l in 2d 3d bhsd bshd 2dl; do
 	add 1 fails - $opt --grad $dout --check ../$l-ref-causal.json $qkv
 	add 1 fails - $opt --grad $dout --check ../$l-ref-causal.json -f json \
 	    -s output,grad_k $qkv
+	# packed sequences (2-D, one batch: two sequences of 2 and 1
+	# queries, 1 key each) and used keys per batch (3-D, two batches
+	# of 3 keys, 2 and 3 of them used), forward and backward
+	stages="$forward $backward"
+	case $l in
+	2d)
+		printers $opt $labels --cu-seqlens-q 0,2,3 --cu-seqlens-k 0,1,2 \
+		    --seqused-k 1,1 --causal --alibi --rope --grad $dout $qkv ;;
+	3d)
+		printers $opt $labels --seqused-k 2,3 --causal \
+		    --align bottom-right --alibi --grad $dout $qkv ;;
+	esac
 	# printers that do not go together: a page or --explain shows every
 	# stage, --header is csv's and tsv's, npy needs a stage to write
 	add 64 none - $opt $labels -f html -s weights $qkv

@@ -1,0 +1,26 @@
+/*
+ * varlen.h - --cu-seqlens-q, --cu-seqlens-k and --seqused-k read into
+ * struct attn_inputs' varlen (varlen.c).
+ */
+#ifndef ATTN_VARLEN_H
+#define ATTN_VARLEN_H
+
+#include "attn.h"
+#include "inputs.h"
+#include "options.h"
+
+/* Whether an option's value is a comma list of whole numbers (digits,
+ * commas and blanks, a digit among them) rather than a file's name. */
+int varlen_is_list(const char *arg);
+
+/*
+ * Read the three options' lists or files into in->varlen (owned there)
+ * and in->in.varlen (inputs_free gives them back); with packed
+ * sequences, a 3-D Q, K, V or dO (total x H x D) becomes 1 x total x H x
+ * D under --layout bshd, for layout_fold.  A list that is not one is a
+ * usage error, a file's faults are data errors.
+ */
+enum attn_status varlen_load(struct options *o, struct inputs *in,
+    struct attn_error *err);
+
+#endif
