@@ -546,7 +546,8 @@ html_data(const struct printer *p)
 		fprintf(fp, "%s%zu", i > 0 ? "," : "", print_query_row(p, i));
 	/* each row's keys [k0, k1) and position, per batch (packed
 	 * sequences and used keys make them differ from row to row) */
-	fputs("],\"place\":[", fp);
+	fprintf(fp, "],\"packed\":%d,\"place\":[",
+	    p->in->varlen.seqs > 0 || p->in->varlen.used_k != NULL);
 	for (n = 0; n < stages->batches; n++) {
 		fputs(n > 0 ? ",[" : "[", fp);
 		for (i = 0; i < stages->T; i++) {

@@ -872,7 +872,7 @@
     });
     if (sec.mask)
       sec.mask.sec.hidden = !(state.causal || D.window || D.maskFile ||
-          D.biasFile);
+          D.biasFile || D.packed);
     ['scaled', 'weights', 'output', 'lse', 'mask'].forEach(function (id) {
       renderStage(id, res, scale);
     });

@@ -559,6 +559,24 @@ unsigned attn_masking(const struct attn_config *cfg,
     const struct attn_inputs *in);
 
 /*
+ * Where query i of batch b sits in a run of cfg on in, with T queries
+ * and S keys a batch, as causal, windows, ALiBi and RoPE see it: the
+ * keys [k0, k1) it may see at all (those in use of the packed sequence
+ * that holds it, in->varlen; [0, S) when nothing is packed or padded),
+ * and its position qpos against key j's j - k0, aligned as cfg->align
+ * says within that sequence.  For printers that show positions or
+ * recompute a row; only differences of positions mean anything.
+ */
+struct attn_row_place {
+	size_t k0, k1;
+	long long qpos;
+};
+
+void attn_row_place(const struct attn_config *cfg,
+    const struct attn_inputs *in, size_t T, size_t S, size_t b, size_t i,
+    struct attn_row_place *out);
+
+/*
  * The stages of a run, computed once; printers and checks read these
  * numbers and never re-derive them.  Only the stages in `have` are held
  * (stage[s].data is NULL for the others).  Per-head stages (scores,

@@ -6,7 +6,7 @@
  * attn_keeps, is inline in internal.h, where the rules are listed and
  * where a new one goes; this file only counts what that rule keeps, so
  * the two cannot disagree (tests/unit/check_mask.c holds them to it).
- * And attn_masking, which printers ask.
+ * And attn_masking and attn_row_place, which printers ask.
  *
  * Dims: T query rows, S keys.
  */
@@ -23,6 +23,24 @@ attn_masking(const struct attn_config *cfg, const struct attn_inputs *in)
 	    in->varlen.seqs > 0 || in->varlen.used_k != NULL ?
 	    ATTN_MASKING_RULE : 0) |
 	    (in->bias.data != NULL ? ATTN_MASKING_BIAS : 0);
+}
+
+void
+attn_row_place(const struct attn_config *cfg, const struct attn_inputs *in,
+    size_t T, size_t S, size_t b, size_t i, struct attn_row_place *out)
+{
+	struct attn_problem p;
+	struct attn_seq sq;
+
+	memset(&p, 0, sizeof p);
+	p.cfg = cfg;
+	p.in = in;
+	p.T = T;
+	p.S = S;
+	attn_row_seq(&p, b, i, &sq);
+	out->k0 = sq.k0;
+	out->k1 = sq.k1;
+	out->qpos = (long long)(i - sq.q0 + sq.q_pos0) - (long long)sq.k_pos0;
 }
 
 /* The mask's rows that counts are made for: all of in->mask when it has

@@ -141,20 +141,39 @@ rows_of(const struct attn_matrix *m, size_t r0, size_t n)
 	return attn_matrix_view(m, r0, n, 0, m->cols);
 }
 
+/* A run of kernel, or with prec below FP64 the emulation in prec;
+ * expects success. */
+static void
+run_in(enum attn_kernel kernel, enum attn_precision prec,
+    const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, struct attn_stages *st)
+{
+	struct attn_error err;
+
+	if (prec == ATTN_PREC_FP64) {
+		run_ok(kernel, cfg, in, want, st);
+		return;
+	}
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(attn_emulate(cfg, in, want, prec, st, &err) == ATTN_OK,
+	    "attn_emulate: %s", err.msg);
+}
+
 /*
  * The packed run of c (keeping want) against each sequence run alone on
  * its queries and its used keys: the same bytes for every stage of want,
  * and 0 outside the sequence.
  */
 static void
-packed_is_alone(struct vcase *c, enum attn_kernel kernel, unsigned want)
+packed_is_alone(struct vcase *c, enum attn_kernel kernel,
+    enum attn_precision prec, unsigned want)
 {
 	const struct attn_varlen *vl = &c->in.varlen;
 	struct attn_stages all, one;
 	char what[300];
 	size_t s, h;
 
-	run_ok(kernel, &c->cfg, &c->in, want, &all);
+	run_in(kernel, prec, &c->cfg, &c->in, want, &all);
 	for (s = 0; s < vl->seqs; s++) {
 		const size_t q0 = c->cu_q[s], T = c->cu_q[s + 1] - q0;
 		const size_t k0 = c->cu_k[s];
@@ -191,7 +210,7 @@ packed_is_alone(struct vcase *c, enum attn_kernel kernel, unsigned want)
 		in.sinks = c->sinks;
 		if (c->d_out.data != NULL)
 			in.d_out = rows_of(&c->d_out, q0, T);
-		run_ok(kernel, &c->cfg, &in, want, &one);
+		run_in(kernel, prec, &c->cfg, &in, want, &one);
 		a = rows_of(&all.stage[ATTN_STAGE_OUTPUT], q0, T);
 		expect_same(what, &a, &one.stage[ATTN_STAGE_OUTPUT]);
 		for (h = 0; h < c->H; h++) {
@@ -241,11 +260,29 @@ KERNEL_TEST(a_packed_batch_is_its_sequences_run_alone, STAGE(OUTPUT) |
 	struct vcase c;
 
 	vcase_make(&c, 0xBA7C0000u + (uint64_t)_i, 1);
-	packed_is_alone(&c, kernel, stages);
+	packed_is_alone(&c, kernel, ATTN_PREC_FP64, stages);
 	if (kernel_computes(kernel, stages | STAGE(WEIGHTS)))
-		packed_is_alone(&c, kernel, stages | STAGE(WEIGHTS));
+		packed_is_alone(&c, kernel, ATTN_PREC_FP64, stages |
+		    STAGE(WEIGHTS));
 	if (kernel_computes(kernel, stages | grads))
-		packed_is_alone(&c, kernel, stages | STAGE(WEIGHTS) | grads);
+		packed_is_alone(&c, kernel, ATTN_PREC_FP64, stages |
+		    STAGE(WEIGHTS) | grads);
+	vcase_free(&c);
+}
+END_TEST
+
+/* The emulation (--emulate) of a packed batch, forward and backward, is
+ * that of its sequences run alone, in each format. */
+START_TEST(an_emulated_packed_batch_is_its_sequences_emulated_alone)
+{
+	const enum attn_precision prec[3] = { ATTN_PREC_FP32, ATTN_PREC_FP16,
+	    ATTN_PREC_BF16 };
+	struct vcase c;
+
+	vcase_make(&c, 0xE3A70000u + (uint64_t)_i, 1);
+	packed_is_alone(&c, ATTN_KERNEL_REFERENCE, prec[_i % 3],
+	    STAGE(OUTPUT) | STAGE(LSE) | STAGE(WEIGHTS) | STAGE(GRAD_Q) |
+	    STAGE(GRAD_K) | STAGE(GRAD_V));
 	vcase_free(&c);
 }
 END_TEST
@@ -315,6 +352,8 @@ varlen_suite(void)
 
 	tcase_add_kernel_test(tc, a_packed_batch_is_its_sequences_run_alone,
 	    0, VARLEN_CASES);
+	tcase_add_loop_test(tc,
+	    an_emulated_packed_batch_is_its_sequences_emulated_alone, 0, 12);
 	tcase_add_test(tc, offsets_that_do_not_fit_are_refused);
 	suite_add_tcase(s, tc);
 	return s;
