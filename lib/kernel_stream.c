@@ -139,7 +139,8 @@ struct stream {
 	struct attn_stages *out;
 	struct attn_mask_counts counts;	/* for the tiles of the rule */
 	size_t tasks_per_head;
-	size_t *task_rows;	/* task k of a head: rows [2k], [2k+1] */
+	size_t *task_rows;	/* packed: task k of a head is rows [2k]
+				 * on, [2k+1] of them (head_tasks) */
 	double *k_max;		/* max |K| of each batch and KV head */
 	struct workspace *ws;	/* one per worker */
 	struct task_error *errors;	/* one per task */
@@ -519,9 +520,11 @@ stream_task(void *ctx, size_t worker, size_t t)
 	struct task_error *e = &s->errors[t];
 	struct attn_matrix m[ATTN_STAGE_COUNT];
 	struct attn_head hd;
-	const size_t n = t / s->tasks_per_head;
-	const size_t i0 = s->task_rows[t % s->tasks_per_head * 2];
-	const size_t rows = s->task_rows[t % s->tasks_per_head * 2 + 1];
+	const size_t n = t / s->tasks_per_head, k = t % s->tasks_per_head;
+	const size_t i0 = s->task_rows != NULL ? s->task_rows[2 * k] :
+	    k * TASK_ROWS;
+	const size_t rows = s->task_rows != NULL ? s->task_rows[2 * k + 1] :
+	    p->T - i0 < TASK_ROWS ? p->T - i0 : TASK_ROWS;
 	const size_t br = (rows + ATTN_SIMD_ROWS - 1) / ATTN_SIMD_ROWS *
 	    ATTN_SIMD_ROWS;
 	size_t i, c, cur;
@@ -564,28 +567,43 @@ enum {
 
 /*
  * The tasks of a head: up to TASK_ROWS query rows each, of one sequence
- * (attn_row_seq: all T rows when nothing is packed), so that a task's
- * rows share their keys and the blocks they are summed in.  Returns
- * their number; with rows not NULL, task k's first row and row count go
- * in rows[2k] and rows[2k+1].
+ * (attn_row_seq), so that a task's rows share their keys and the blocks
+ * they are summed in.  Returns their number.  Unpacked, task k is rows
+ * k * TASK_ROWS on, and no table is made; packed (p->in->varlen.seqs >
+ * 0), with rows not NULL, task k's first row and row count go in
+ * rows[2k] and rows[2k+1].
  */
 static size_t
 head_tasks(const struct attn_problem *p, size_t *rows)
 {
-	struct attn_seq sq;
-	size_t i = 0, n = 0;
+	const struct attn_varlen *vl = &p->in->varlen;
+	size_t s, i, n = 0;
 
-	while (i < p->T) {
-		attn_row_seq(p, 0, i, &sq);
-		for (; i < sq.q1; i += TASK_ROWS, n++)
-			if (rows != NULL) {
-				rows[2 * n] = i;
-				rows[2 * n + 1] = sq.q1 - i < TASK_ROWS ?
-				    sq.q1 - i : TASK_ROWS;
-			}
-		i = sq.q1;
+	if (vl->seqs == 0)
+		return (p->T + TASK_ROWS - 1) / TASK_ROWS;
+	for (s = 0; s < vl->seqs; s++) {
+		const size_t q1 = vl->cu_q[s + 1];
+
+		if (rows == NULL) {
+			n += (q1 - vl->cu_q[s] + TASK_ROWS - 1) / TASK_ROWS;
+			continue;
+		}
+		for (i = vl->cu_q[s]; i < q1; i += TASK_ROWS, n++) {
+			rows[2 * n] = i;
+			rows[2 * n + 1] = q1 - i < TASK_ROWS ? q1 - i :
+			    TASK_ROWS;
+		}
 	}
 	return n;
+}
+
+/* The bytes of head_tasks' table: none unpacked. */
+static int
+task_table_bytes(const struct attn_problem *p, size_t *bytes)
+{
+	*bytes = 0;
+	return p->in->varlen.seqs == 0 ? 0 : attn_size_mul(head_tasks(p,
+	    NULL), 2 * sizeof(size_t), bytes);
 }
 
 /*
@@ -651,7 +669,7 @@ stream_plan(const struct attn_problem *p, size_t *bytes,
 	    attn_size_mul(off[WS_COUNT] + 64, workers_of(p, tasks), &n) != 0 ||
 	    attn_size_mul(tasks, sizeof(struct task_error), &e) != 0 ||
 	    attn_size_mul(p->B * p->G, sizeof(double), &k) != 0 ||
-	    attn_size_mul(head_tasks(p, NULL), 2 * sizeof(size_t), &r) != 0 ||
+	    task_table_bytes(p, &r) != 0 ||
 	    k > SIZE_MAX - r || e > SIZE_MAX - k - r ||
 	    n > SIZE_MAX - e - k - r)
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
@@ -771,9 +789,10 @@ stream_forward(const struct attn_problem *p, const struct attn_simd *simd,
 	s.k_max = attn_alloc_array(p->B * p->G, sizeof *s.k_max);
 	s.errors = calloc(tasks, sizeof *s.errors);
 	s.ws = calloc(workers, sizeof *s.ws);
-	s.task_rows = attn_alloc_array(s.tasks_per_head, 2 * sizeof(size_t));
-	if (s.k_max == NULL || s.errors == NULL || s.ws == NULL ||
-	    s.task_rows == NULL)
+	if (p->in->varlen.seqs > 0 && (s.task_rows = attn_alloc_array(
+	    s.tasks_per_head, 2 * sizeof(size_t))) == NULL)
+		goto nomem;
+	if (s.k_max == NULL || s.errors == NULL || s.ws == NULL)
 		goto nomem;
 	head_tasks(p, s.task_rows);
 	for (i = 0; i < workers; i++)
