@@ -89,12 +89,13 @@ expect "the output does not depend on the progress line" $?
 
 # 4. The other phases: some seconds each of the streaming kernel's
 # backward pass (self-attention of 20000 rows of 2 columns, grad_k), of
-# the emulated fp16 kernel (6000 rows, 2 heads: 72 million
-# exponentials) and of its backward (4000 rows), whose line shows once a
-# second has gone; each input half as long under AddressSanitizer,
-# which is 4 times slower.
-g=20000 ez=6000 eg=4000
-ldd "$bin" 2>/dev/null | grep -q libasan && g=10000 ez=3000 eg=2000
+# the emulated fp16 kernel (12000 rows, 2 heads, one thread: about 4 s
+# here) and of its backward (6000 rows), whose line shows once a second
+# has gone: on one thread, so that a quiet machine's cores do not finish
+# first; each input half as long under AddressSanitizer, which is 4
+# times slower.
+g=20000 ez=12000 eg=6000
+ldd "$bin" 2>/dev/null | grep -q libasan && g=10000 ez=6000 eg=3000
 awk -v n=$g 'BEGIN { srand(7); for (i = 0; i < n; i++)
     printf "%.4f,%.4f\n", rand() * 4 - 2, rand() * 4 - 2 }' >y.csv
 awk -v n=$ez 'BEGIN { srand(8); for (i = 0; i < n; i++) { for (j = 0; j < 4; j++)
@@ -118,14 +119,14 @@ tail -n 1 grad.lines |
         /100% of key blocks of the backward pass, / { if (!b) b = NR }
         END { exit !(q > 0 && b > q) }' grad.lines
 expect "the backward pass follows the forward one, the check last" $?
-"$bin" --progress --emulate fp16 --heads 2 --self z.csv -s output -f csv \
-    -o e.csv 2>emu.err
+"$bin" -j 1 --progress --emulate fp16 --heads 2 --self z.csv -s output \
+    -f csv -o e.csv 2>emu.err
 expect "a run with --emulate succeeds" $?
 grep -q "attn: [0-9]*% of query blocks of the emulated fp16 kernel, [0-9.]* s elapsed" \
     emu.err
 expect "--emulate names its phase on the line" $?
-"$bin" --progress --emulate fp16 --heads 2 --self zg.csv --grad zg.csv \
-    -s grad_k -f csv -o eg.csv 2>emugrad.err
+"$bin" -j 1 --progress --emulate fp16 --heads 2 --self zg.csv \
+    --grad zg.csv -s grad_k -f csv -o eg.csv 2>emugrad.err
 expect "a run with --emulate and --grad succeeds" $?
 grep -q "attn: [0-9]*% of blocks of the emulated fp16 kernel, forward and backward, [0-9.]* s elapsed" \
     emugrad.err
@@ -134,8 +135,8 @@ expect "--emulate --grad names its phase on the line" $?
 tr '\r' '\n' <emugrad.err | grep -v '^ *$' | tail -1 |
     grep -q "attn: 100% of blocks of the emulated fp16 kernel"
 expect "the emulated backward's line ends at 100%, with the work" $?
-"$bin" --progress --emulate fp16 --check e.csv --heads 2 --self z.csv \
-    >check.out 2>check.err
+"$bin" -j 1 --progress --emulate fp16 --check e.csv --heads 2 \
+    --self z.csv >check.out 2>check.err
 expect "--check --emulate of the emulation passes" $?
 grep -q "attn: [0-9]*% of query blocks of the emulated fp16 kernel, " check.err
 expect "--check's baseline reports after attn's run" $?
