@@ -95,7 +95,7 @@ read_file(const char *option, const char *path, size_t **out, size_t *n,
 	if ((st = slurp_file(path, &f, err)) != ATTN_OK)
 		return st;
 	st = attn_read_array(path, f.buf, f.len, ATTN_FMT_AUTO,
-	    ATTN_READ_FINITE, &a, err);
+	    ATTN_READ_FINITE | ATTN_READ_INT, &a, err);
 	slurp_release(&f);
 	if (st != ATTN_OK)
 		return st;

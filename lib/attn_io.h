@@ -84,7 +84,9 @@ enum {
 	ATTN_READ_BIAS = 4,	/* nan and +inf are data errors, -inf is
 				 * allowed (biases: -inf masks a key) */
 	ATTN_READ_LAYER = 8,	/* as FINITE, worded for a layer's weights */
-	ATTN_READ_SINKS = 16	/* as FINITE, worded for sinks */
+	ATTN_READ_SINKS = 16,	/* as FINITE, worded for sinks */
+	ATTN_READ_INT = 32	/* .npy of integer dtypes read too (offsets
+				 * and counts, as PyTorch saves them) */
 };
 
 /* Choose a format from the name's extension, else from the content.

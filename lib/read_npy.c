@@ -560,7 +560,7 @@ static enum attn_status
 check_header(struct npy_header *h, unsigned flags, size_t *size,
     enum npy_kind *kind, int *big)
 {
-	const int ints = (flags & ATTN_READ_BOOL) != 0;
+	const int ints = (flags & (ATTN_READ_BOOL | ATTN_READ_INT)) != 0;
 	char sh[96];
 	size_t d;
 
@@ -569,9 +569,10 @@ check_header(struct npy_header *h, unsigned flags, size_t *size,
 		    h->descr_off, "dtype '%s' (%s): attn reads float64, "
 		    "float32 or float16 (<f8, <f4, <f2, or >f8, >f4, >f2)%s; "
 		    "convert with a.astype(numpy.float64)", h->descr,
-		    dtype_name(h->descr), ints ? ", and bool or integer "
-		    "masks (|b1, i1..i8, u1..u8)" : ", and in masks bool "
-		    "and integers");
+		    dtype_name(h->descr), flags & ATTN_READ_INT ? ", and "
+		    "integers (i1..i8, u1..u8)" : ints ? ", and bool or "
+		    "integer masks (|b1, i1..i8, u1..u8)" : ", and in masks "
+		    "bool and integers");
 	if (h->ndim == 0 || h->ndim > ATTN_MAX_DIMS)
 		return attn_error_at_byte(h->err, ATTN_ERR_DATA, h->name,
 		    h->shape_off, "a %zu-D array: attn reads 1- to 4-D arrays",
