@@ -29,14 +29,9 @@
 #include "ref.h"
 #include "suites.h"
 
-#if defined(__SANITIZE_ADDRESS__)		/* gcc */
+#ifdef UNDER_ASAN
 #define BULK_CHUNKS 2
-#elif defined(__has_feature)			/* clang */
-#if __has_feature(address_sanitizer)
-#define BULK_CHUNKS 2
-#endif
-#endif
-#ifndef BULK_CHUNKS
+#else
 #define BULK_CHUNKS 20		/* of BULK_CHUNK numbers: ten million */
 #endif
 #define BULK_CHUNK 500000

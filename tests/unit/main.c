@@ -21,14 +21,6 @@
 
 #include "suites.h"
 
-#if defined(__SANITIZE_ADDRESS__)		/* gcc */
-#define UNDER_ASAN 1
-#elif defined(__has_feature)			/* clang */
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
 int
 main(void)
 {
