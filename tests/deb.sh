@@ -62,8 +62,16 @@ printf '%s\n' "$version" >"$src/VERSION"
     { tail -n 60 "$work/build.log"; fail "dpkg-buildpackage failed"; }
 grep -E '^([0-9]+%: Checks|cli: |locale: )' "$work/build.log" |
     sed 's/^/package build: /'
-grep -q '^100%: Checks: ' "$work/build.log" ||
-    { tail -n 30 "$work/build.log"; fail "the unit suite did not pass"; }
+# DEB_BUILD_OPTIONS=nocheck (CI, right after make check on the same
+# tree) skips the package's own run of the suites.
+case " ${DEB_BUILD_OPTIONS:-} " in
+*" nocheck "*)
+	echo "package build: its tests skipped (DEB_BUILD_OPTIONS=nocheck)" ;;
+*)
+	grep -q '^100%: Checks: ' "$work/build.log" ||
+	    { tail -n 30 "$work/build.log"
+	      fail "the unit suite did not pass"; } ;;
+esac
 
 changes=$(ls "$work"/attn_*_*.changes)
 debs="$(ls "$work"/attn_*.deb) $(ls "$work"/libattn-dev_*.deb)"
