@@ -776,9 +776,12 @@ attn_stream_grad(const struct attn_problem *p, const struct attn_simd *simd,
 	g.ws = attn_mem_zalloc(workers * sizeof *g.ws);
 	if (g.errors == NULL || g.ws == NULL)
 		goto nomem;
+	/* No error yet: every field set, since note() compares them all. */
 	for (i = 0; i < tasks; i++) {
 		g.errors[i].n = SIZE_MAX;
 		g.errors[i].s = ATTN_STAGE_COUNT;
+		g.errors[i].i = SIZE_MAX;
+		g.errors[i].j = SIZE_MAX;
 	}
 	for (i = 0; i < workers; i++)
 		if (ws_alloc(&g.ws[i], off, g.dm.kb > g.dm.qb ? g.dm.kb :
