@@ -6,6 +6,7 @@
 #   stdout   expected standard output (absent: empty)
 #   stderr   expected standard error (absent: empty)
 #   status   expected exit status of cmd (absent: 0)
+#   nowrapper optional: skipped under $ATTN_TEST_WRAPPER (see below)
 #   statuses optional: the exit status of each run of attn in cmd, one
 #            a line, in the order they ran (absent: every run exits with
 #            the case's status)
@@ -61,6 +62,13 @@ for dir in "$top"/tests/cli/*/; do
 	[ -f "$dir/cmd" ] || continue
 	n=$((n + 1))
 	[ $(((n - 1) % parts + 1)) -eq "$part" ] || continue
+	# A case with a file nowrapper tests what a wrapper changes (valgrind
+	# opens its log on the descriptor the case leaves closed): it runs
+	# on the bare binary alone.
+	if [ -n "${ATTN_TEST_WRAPPER:-}" ] && [ -f "$dir/nowrapper" ]; then
+		echo "skip $name: not under a wrapper (nowrapper)"
+		continue
+	fi
 	rm -rf "$work/case" "$work/statuses"
 	: >"$work/statuses"
 	cp -R "$dir" "$work/case"
