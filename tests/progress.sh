@@ -13,10 +13,11 @@
 #      kernel's heads (--emulate), and --check's emulated baseline after
 #      attn's own run.
 #
-# The run: self-attention of 60000 rows of 2 columns on one thread (30000
-# under AddressSanitizer, four times slower), some seconds of exp on any
-# machine (the line waits for one second), from a file generated here
-# rather than committed.
+# The line waits for a run's first second, so each run must last longer
+# than that on the machine the test runs on, whatever its speed (CI's
+# machines finished fixed sizes in under a second): grow() makes each
+# input, on one thread, as many rows as a run of it takes the time asked
+# for, measured here, from files generated here rather than committed.
 set -u
 . "$(dirname "$0")/harness.sh"
 
@@ -29,11 +30,41 @@ expect() {
 	if [ "$2" -eq 0 ]; then verdict "$1" ""; else verdict "$1" "no"; fi
 }
 
-n=60000
-ldd "$bin" 2>/dev/null | grep -q libasan && n=30000
+# rows FILE N SEED COLS: N rows of COLS random numbers in -2..2.
+rows() {
+	awk -v n="$2" -v seed="$3" -v c="$4" 'BEGIN { srand(seed)
+	    for (i = 0; i < n; i++) { for (j = 0; j < c; j++)
+	        printf "%s%.4f", j ? "," : "", rand() * 4 - 2; print "" } }' >"$1"
+}
+
+# ms CMD...: CMD's wall-clock time in milliseconds, its output dropped.
+ms() {
+	t0=$(date +%s%N)
+	"$@" >/dev/null 2>&1
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
+}
+
+# grow FILE SEED COLS N MS ARGS...: FILE of N rows or more, grown until
+# attn -j 1 ARGS (which reads FILE) takes MS milliseconds; the time goes
+# as the rows squared, so each step multiplies them by the square root of
+# the time missing, with a margin, 1.5 to 8 times.
+grow() {
+	g_file=$1 g_seed=$2 g_cols=$3 g_n=$4 g_want=$5
+	shift 5
+	while :; do
+		rows "$g_file" "$g_n" "$g_seed" "$g_cols"
+		g_t=$(ms "$bin" -j 1 "$@")
+		[ "$g_t" -ge "$g_want" ] && return
+		g_n=$(awk -v n="$g_n" -v t="$g_t" -v w="$g_want" 'BEGIN {
+		    f = sqrt(1.3 * w / (t > 1 ? t : 1))
+		    printf "%d", n * (f < 1.5 ? 1.5 : f > 8 ? 8 : f) }')
+	done
+}
+
 cd "$work" || exit 1
-awk -v n=$n 'BEGIN { srand(5); for (i = 0; i < n; i++)
-    printf "%.4f,%.4f\n", rand() * 4 - 2, rand() * 4 - 2 }' >x.csv
+# Self-attention of 2 columns, 2.5 s of exp on one thread.
+grow x.csv 5 2 10000 2500 --self x.csv -s output
 
 # 1. A terminal: tmux gives the run one; poll the screen while it runs.
 if ! command -v tmux >/dev/null 2>&1; then
@@ -87,20 +118,17 @@ expect "--no-progress after --progress turns it off" $?
 cmp -s tty.csv pipe.csv && cmp -s tty.csv forced.csv && cmp -s tty.csv off.csv
 expect "the output does not depend on the progress line" $?
 
-# 4. The other phases: some seconds each of the streaming kernel's
-# backward pass (self-attention of 20000 rows of 2 columns, grad_k), of
-# the emulated fp16 kernel (12000 rows, 2 heads, one thread: about 4 s
-# here) and of its backward (6000 rows), whose line shows once a second
-# has gone: on one thread, so that a quiet machine's cores do not finish
-# first; each input half as long under AddressSanitizer, which is 4
-# times slower.
-g=20000 ez=12000 eg=6000
-ldd "$bin" 2>/dev/null | grep -q libasan && g=10000 ez=6000 eg=3000
-awk -v n=$g 'BEGIN { srand(7); for (i = 0; i < n; i++)
-    printf "%.4f,%.4f\n", rand() * 4 - 2, rand() * 4 - 2 }' >y.csv
-awk -v n=$ez 'BEGIN { srand(8); for (i = 0; i < n; i++) { for (j = 0; j < 4; j++)
-    printf "%s%.3f", j ? "," : "", rand() * 4 - 2; print "" } }' >z.csv
-head -n $eg z.csv >zg.csv
+# 4. The other phases, on one thread, each input grown until its phase
+# lasts past the line's first second: the streaming kernel's forward
+# pass of y.csv (self-attention of 2 columns) 2 s, so that its line
+# shows before the backward pass's (three times as long); the emulated
+# fp16 kernel of z.csv (4 columns, 2 heads) 2 s; and its forward and
+# backward passes of zg.csv 2 s: twice the second, for a machine whose
+# load drops after the input is measured.
+grow y.csv 7 2 8000 2000 --self y.csv -s output
+grow z.csv 8 4 3000 2000 --emulate fp16 --heads 2 --self z.csv -s output
+grow zg.csv 9 4 1500 2000 --emulate fp16 --heads 2 --self zg.csv \
+    --grad zg.csv -s grad_k
 # One run does both: grad_k (S x 2, as y.csv is) checked against y.csv,
 # which fails the check (exit 1) after its comparison.
 "$bin" -j 1 --progress --self y.csv --grad y.csv -s grad_k --check y.csv \
