@@ -538,10 +538,13 @@ html_data(const struct printer *p)
 		fputs("null", fp);
 	fprintf(fp, ",\"bottomRight\":%d,\"invert\":%d,\"maskedRows\":%d,"
 	    "\"maskedRowsName\":\"%s\",\"maskFile\":%d,\"biasFile\":%d,"
-	    "\"arithmetic\":%d,\"rows\":[",
+	    "\"arithmetic\":%d,\"lseBase2\":%d,\"lseMaskedInf\":%d,"
+	    "\"rows\":[",
 	    c->align == ATTN_ALIGN_BOTTOM_RIGHT, c->mask_invert != 0,
 	    (int)c->masked_rows, words_masked_rows[c->masked_rows],
-	    p->nm->mask != NULL, p->nm->bias != NULL, p->o->arithmetic);
+	    p->nm->mask != NULL, p->nm->bias != NULL, p->o->arithmetic,
+	    stages->lse_base == ATTN_LSE_2,
+	    stages->lse_masked == ATTN_LSE_MASKED_POS_INF);
 	for (i = 0; i < stages->T; i++)
 		fprintf(fp, "%s%zu", i > 0 ? "," : "", print_query_row(p, i));
 	/* each row's keys [k0, k1) and position, per batch (packed

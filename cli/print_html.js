@@ -500,6 +500,13 @@
         numMore(R.sum[i]) + ' = ' + num(R.weights[i][j]) + '\n';
   }
 
+  /* lse as the run writes it (lib/passes.c's attn_lse_convention):
+   * --lse-base 2 and --lse-masked inf; R.lse holds the natural value. */
+  function lseShown(x) {
+    if (x === -Infinity) return D.lseMaskedInf ? Infinity : -Infinity;
+    return D.lseBase2 ? x * Math.LOG2E : x;
+  }
+
   function arithUnshifted(B, R, i) {
     var sum = Math.exp(R.lse[i]), s, sep = '', j, x;
     if (!isFinite(sum))
@@ -516,7 +523,8 @@
         s += sep + ' exp(' + num(x) + ') = ' + numMore(Math.exp(x));
         sep = ',';
       }
-    s += '; sum = exp(lse) = ' + numMore(sum) + ';';
+    s += '; sum = ' + (D.lseBase2 ? '2^lse' : 'exp(lse)') + ' = ' +
+        numMore(sum) + ';';
     sep = '';
     for (j = 0; j < S; j++)
       if (kept(R, i, j)) {
@@ -546,9 +554,11 @@
 
   function arithLse(R, i) {
     if (!hasSoftmax(R, i))
-      return Qn[i] + ': no softmax, lse = ' + num(R.lse[i]) + '\n';
-    return Qn[i] + ': lse = max + log(sum) = ' + num(R.max[i]) + ' + log(' +
-        numMore(R.sum[i]) + ') = ' + num(R.lse[i]) + '\n';
+      return Qn[i] + ': no softmax, lse = ' + num(lseShown(R.lse[i])) + '\n';
+    var b = D.lseBase2 ? ['(', ') / log(2)'] : ['', ''];
+    return Qn[i] + ': lse = ' + b[0] + 'max + log(sum)' + b[1] + ' = ' +
+        b[0] + num(R.max[i]) + ' + log(' + numMore(R.sum[i]) + ')' + b[1] +
+        ' = ' + num(lseShown(R.lse[i])) + '\n';
   }
 
   /* print_arith_cell, without the line naming the cell. */
@@ -701,8 +711,8 @@
             setCell(td, num(R.keep[i][j]), head, null);
             break;
           case 'lse':
-            setCell(td, num(R.lse[i]), head, arithCell(id, B, R, i, 0, 0, '',
-                scale));
+            setCell(td, num(lseShown(R.lse[i])), head,
+                arithCell(id, B, R, i, 0, 0, '', scale));
             break;
           case 'output':
             setCell(td, num(R.out[i][o.c]), head,

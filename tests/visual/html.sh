@@ -85,6 +85,9 @@ python3 "$here/html-bench.py" "$bin" "$work/bench" \
     --case bottom-right-rows-with-no-key --stats --align bottom-right \
 	--masked-rows nan -e --arithmetic "$work/q6.txt" "$work/k4.txt" \
 	"$work/k4.txt" \
+    --case lse-base-2-masked-inf-rows-with-no-key --lse-base 2 \
+	--lse-masked inf --align bottom-right -e --arithmetic \
+	"$work/q6.txt" "$work/k4.txt" "$work/k4.txt" \
     --case packed-sequences-alibi-uniform --stats --alibi \
 	--align bottom-right --masked-rows uniform --cu-seqlens-q 0,2,2,6 \
 	--cu-seqlens-k 0,1,2,4 --seqused-k 1,1,2 -e --arithmetic \
