@@ -336,11 +336,14 @@ judge() {
 		return
 	fi
 	case $check in
+	# awk's own errors too are the case's failure, not a pass
 	text | delim | html)
-		awk -v mode="$check" -v stage="$stage" -f "$here/labels.awk" out
+		awk -v mode="$check" -v stage="$stage" -f "$here/labels.awk" \
+		    out 2>&1 || [ $? -eq 1 ] || echo "labels.awk failed"
 		;;
 	tsv)
-		awk -v mode=delim -v sep='	' -f "$here/labels.awk" out
+		awk -v mode=delim -v sep='	' -f "$here/labels.awk" out 2>&1 ||
+		    [ $? -eq 1 ] || echo "labels.awk failed"
 		;;
 	esac
 }
