@@ -16,8 +16,9 @@
 # The line waits for a run's first second, so each run must last longer
 # than that on the machine the test runs on, whatever its speed (CI's
 # machines finished fixed sizes in under a second): grow() makes each
-# input, on one thread, as many rows as a run of it takes the time asked
-# for, measured here, from files generated here rather than committed.
+# input, on one thread, as many rows as a run of it takes the CPU time
+# asked for, measured here, from files generated here rather than
+# committed.
 set -u
 . "$(dirname "$0")/harness.sh"
 
@@ -37,18 +38,26 @@ rows() {
 	        printf "%s%.4f", j ? "," : "", rand() * 4 - 2; print "" } }' >"$1"
 }
 
-# ms CMD...: CMD's wall-clock time in milliseconds, its output dropped.
+# ms CMD...: the CPU time CMD takes (user and system, from the shell's
+# times), in milliseconds, its output dropped.  On one thread its
+# wall-clock time is at least that however loaded the machine is, where
+# a wall-clock time measured under load may be twice what the run takes
+# once the load is gone.
 ms() {
-	t0=$(date +%s%N)
+	times >"$work/times.0"
 	"$@" >/dev/null 2>&1
-	t1=$(date +%s%N)
-	echo $(((t1 - t0) / 1000000))
+	times >"$work/times.1"
+	awk 'function ms(t, m) { m = t; sub(/m.*/, "", m); sub(/^[0-9]*m/, "", t)
+	        sub(/s$/, "", t); return (m * 60 + t) * 1000 }
+	    FNR == 2 { c[FILENAME] = ms($1) + ms($2) }
+	    END { printf "%d\n", c[ARGV[2]] - c[ARGV[1]] }' \
+	    "$work/times.0" "$work/times.1"
 }
 
 # grow FILE SEED COLS N MS ARGS...: FILE of N rows or more, grown until
-# attn -j 1 ARGS (which reads FILE) takes MS milliseconds; the time goes
-# as the rows squared, so each step multiplies them by the square root of
-# the time missing, with a margin, 1.5 to 8 times.
+# attn -j 1 ARGS (which reads FILE) takes MS milliseconds of CPU; the
+# time goes as the rows squared, so each step multiplies them by the
+# square root of the time missing, with a margin, 1.5 to 8 times.
 grow() {
 	g_file=$1 g_seed=$2 g_cols=$3 g_n=$4 g_want=$5
 	shift 5
