@@ -132,6 +132,7 @@ fp16_floats_bits(float *x, size_t n)
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 /* float16 by F16C, 8 at a time (the rest by bits): VCVTPS2PH with
@@ -152,11 +153,15 @@ fp16_floats_f16c(float *x, size_t n)
 	fp16_floats_bits(x + i, n - i);
 }
 
+/* AVX (with the OS's support of its registers) and F16C; F16C read from
+ * CPUID itself, as clang's __builtin_cpu_supports does not know it. */
 static int
 has_f16c(void)
 {
+	unsigned a, b, c, d;
+
 	return __builtin_cpu_supports("avx") &&
-	    __builtin_cpu_supports("f16c");
+	    __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
 }
 #endif
 

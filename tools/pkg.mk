@@ -1,0 +1,13 @@
+# pkg.mk - the flags of the libraries attn builds with, from pkg-config,
+# for the Makefile and for tests/fuzz/fuzz.mk, which make also runs on
+# its own (make -f tests/fuzz/fuzz.mk).  Recursive (=) so that pkg-config
+# runs after `deps` has installed it.
+CJSON_CFLAGS  = $(shell pkg-config --cflags libcjson)
+CJSON_LIBS    = $(shell pkg-config --libs libcjson)
+ZIP_CFLAGS    = $(shell pkg-config --cflags libzip)
+ZIP_LIBS      = $(shell pkg-config --libs libzip)
+# ncursesw, the wide-character build, where pkg-config knows it.
+CURSES_PC     = $(shell pkg-config --exists ncursesw 2>/dev/null && \
+                  echo ncursesw || echo ncurses)
+CURSES_CFLAGS = $(shell pkg-config --cflags $(CURSES_PC))
+CURSES_LIBS   = $(shell pkg-config --libs $(CURSES_PC))
