@@ -51,11 +51,7 @@ CXX_WARNINGS = -std=c++17 -Wall -Wextra -Wpedantic -Wshadow -Wconversion
 SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 
-# Recursive (=) so that pkg-config runs after `deps` has installed it.
-CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
-CJSON_LIBS   = $(shell pkg-config --libs libcjson)
-ZIP_CFLAGS   = $(shell pkg-config --cflags libzip)
-ZIP_LIBS     = $(shell pkg-config --libs libzip)
+include tools/pkg.mk
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 
@@ -73,10 +69,6 @@ ATTN_LIBS  = $(CJSON_LIBS) $(ZIP_LIBS) -lstdc++ -lm -lpthread
 # and ncurses (attn workbench; ncursesw, the wide-character build, where
 # pkg-config knows it); libattn never prints, so it needs neither.  Only
 # the file that draws the workbench includes curses.h.
-CURSES_PC     = $(shell pkg-config --exists ncursesw 2>/dev/null && \
-                  echo ncursesw || echo ncurses)
-CURSES_CFLAGS = $(shell pkg-config --cflags $(CURSES_PC))
-CURSES_LIBS   = $(shell pkg-config --libs $(CURSES_PC))
 CLI_LIBS   = -lunistring $(CURSES_LIBS)
 # attn carries libstdc++, libunistring and ncurses in itself, from the
 # .a files their -dev packages hold: the dynamic loader then maps libc,
@@ -157,10 +149,7 @@ $(BUILD)/cli/workbench_draw.o: ALL_CFLAGS += $(CURSES_CFLAGS)
 # into an fma that the software oracle (tests/unit/emulate_ref.c) lacks.
 $(BUILD)/lib/emulate.o $(BUILD)/lib/round.o: ALL_CFLAGS += -ffp-contract=off
 
-%/gen/print_html_js.c: cli/print_html.js tools/js2c.sh
-	@mkdir -p $(@D)
-	sh tools/js2c.sh print_html_js cli/print_html.js >$@.tmp
-	mv $@.tmp $@
+include tools/js2c.mk
 
 $(BUILD)/gen/print_html_js.o: $(BUILD)/gen/print_html_js.c $(BUILD)/flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<

@@ -70,15 +70,14 @@ FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer
 FUZZ_WARNINGS = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wconversion \
                 $(WERROR)
-FUZZ_CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
-FUZZ_CJSON_LIBS   = $(shell pkg-config --libs libcjson)
+include tools/pkg.mk
 FUZZ_ALL_CFLAGS   = $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
-                    $(FUZZ_WARNINGS) $(FUZZ_CJSON_CFLAGS) -Ilib -Itests/fuzz \
+                    $(FUZZ_WARNINGS) $(CJSON_CFLAGS) $(ZIP_CFLAGS) -Ilib -Itests/fuzz \
                     -MMD -MP
 FUZZ_ALL_CXXFLAGS = $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
                     -std=c++17 -Wall -Wextra -Wpedantic -Wshadow \
                     -Wconversion $(WERROR) -Ilib -MMD -MP
-FUZZ_LDLIBS       = $(FUZZ_CJSON_LIBS) $(shell pkg-config --libs libzip) -lstdc++ -lm -lpthread
+FUZZ_LDLIBS       = $(CJSON_LIBS) $(ZIP_LIBS) -lstdc++ -lm -lpthread
 # The CLI alone adds libunistring and ncurses, as in the Makefile
 # (CLI_LIBS).
 FUZZ_CLI_LDLIBS   = -lunistring $(CURSES_LIBS)
@@ -94,8 +93,8 @@ FUZZ_HARNESS_OBJ = $(FUZZ_NAMES:%=$(FUZZ_DIR)/tests/fuzz/%.o)
 
 # Debian packages: clang and its libFuzzer runtime, and what attn builds
 # with (tests/install-deps.sh installs the missing ones).
-FUZZ_PKGS = pkg-config libcjson-dev libunistring-dev libncurses-dev clang \
-            libclang-rt-dev
+FUZZ_PKGS = pkg-config libcjson-dev libzip-dev libunistring-dev \
+            libncurses-dev clang libclang-rt-dev
 
 fuzz-deps:
 	@sh tests/install-deps.sh $(FUZZ_PKGS)
@@ -120,7 +119,8 @@ $(FUZZ_DIR)/%.o: %.c $(FUZZ_DIR)/flags
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_ALL_CFLAGS) $(FUZZ_DEFS) -c -o $@ $<
 
-# The page's script as C strings (the Makefile's rule makes the .c).
+# The page's script as C strings (tools/js2c.mk makes the .c).
+include tools/js2c.mk
 $(FUZZ_DIR)/gen/print_html_js.o: $(FUZZ_DIR)/gen/print_html_js.c \
     $(FUZZ_DIR)/flags
 	$(FUZZ_CC) $(FUZZ_ALL_CFLAGS) -c -o $@ $<
