@@ -12,13 +12,70 @@
  * byte in the message, since an error's file is borrowed and the
  * member's name does not outlive the read.  A JSON object of arrays
  * (attn_read_named) fills the same struct attn_named.
+ *
+ * libzip is opened (dlopen) by the first archive read, not linked: a
+ * run that reads none never maps it, nor the libcrypto, libbz2 and libz
+ * it brings, whose loading and relocation took 12% of the CPU time of a
+ * whole run at n = 512 (CSV in and out: 43 ms against 37 of the same
+ * attn with libzip left out, 30 pairs under farm-bench; issue 23's
+ * start-up).  Its soname is the one the build linked against
+ * (ATTN_ZIP_SONAME, from the Makefile); its functions are looked up
+ * with the types zip.h gives them.
  */
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <zip.h>
 
 #include "internal.h"
 #include "read_json.h"
+
+#ifndef ATTN_ZIP_SONAME
+#error "ATTN_ZIP_SONAME: the soname of libzip, as the Makefile defines it"
+#endif
+
+/* The functions of libzip this file calls, each a field of zf. */
+#define ZIP_FUNCTIONS(X) \
+	X(zip_discard) X(zip_error_fini) X(zip_error_init) \
+	X(zip_error_strerror) X(zip_fclose) X(zip_file_get_error) \
+	X(zip_fopen_index) X(zip_fread) X(zip_get_error) X(zip_get_name) \
+	X(zip_get_num_entries) X(zip_open_from_source) \
+	X(zip_source_buffer_create) X(zip_source_free) X(zip_stat_index) \
+	X(zip_stat_init)
+
+static struct {
+#define ZIP_FIELD(f) __typeof__(f) *f;
+	ZIP_FUNCTIONS(ZIP_FIELD)
+#undef ZIP_FIELD
+} zf;
+
+static pthread_once_t zip_once = PTHREAD_ONCE_INIT;
+static int zip_loaded;
+static char zip_why[160];	/* why it could not be, when it was not */
+
+static void
+zip_load(void)
+{
+	void *lib = dlopen(ATTN_ZIP_SONAME, RTLD_NOW | RTLD_LOCAL), *sym;
+	const char *e;
+
+	if (lib == NULL) {
+		e = dlerror();
+		snprintf(zip_why, sizeof zip_why, "%s", e ? e : "dlopen failed");
+		return;
+	}
+#define ZIP_LOOKUP(f) \
+	if ((sym = dlsym(lib, #f)) == NULL) { \
+		snprintf(zip_why, sizeof zip_why, "%s has no %s", \
+		    ATTN_ZIP_SONAME, #f); \
+		return; \
+	} \
+	memcpy(&zf.f, &sym, sizeof sym);
+	ZIP_FUNCTIONS(ZIP_LOOKUP)
+#undef ZIP_LOOKUP
+	zip_loaded = 1;	/* the library stays open for the process's life */
+}
 
 int
 attn_is_zip(const char *buf, size_t len)
@@ -38,20 +95,26 @@ npz_open(const char *name, const char *buf, size_t len,
 	zip_source_t *src;
 	zip_t *z;
 
-	zip_error_init(&ze);
-	if ((src = zip_source_buffer_create(buf, len, 0, &ze)) == NULL) {
-		attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
-		    "out of memory opening a .npz archive");
-		zip_error_fini(&ze);
+	if (pthread_once(&zip_once, zip_load) != 0 || !zip_loaded) {
+		attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0, "reading a .npz "
+		    "archive needs libzip, which could not be loaded: %s",
+		    zip_why);
 		return NULL;
 	}
-	if ((z = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS,
+	zf.zip_error_init(&ze);
+	if ((src = zf.zip_source_buffer_create(buf, len, 0, &ze)) == NULL) {
+		attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
+		    "out of memory opening a .npz archive");
+		zf.zip_error_fini(&ze);
+		return NULL;
+	}
+	if ((z = zf.zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS,
 	    &ze)) == NULL) {
 		attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "not a .npz "
-		    "archive libzip can read: %s", zip_error_strerror(&ze));
-		zip_source_free(src);
+		    "archive libzip can read: %s", zf.zip_error_strerror(&ze));
+		zf.zip_source_free(src);
 	}
-	zip_error_fini(&ze);
+	zf.zip_error_fini(&ze);
 	return z;
 }
 
@@ -67,14 +130,14 @@ is_npy_member(const char *n, size_t len)
 static void
 member_list(zip_t *z, char *out, size_t size)
 {
-	zip_int64_t i, n = zip_get_num_entries(z, 0);
+	zip_int64_t i, n = zf.zip_get_num_entries(z, 0);
 	size_t k = 0, len;
 	char p[ATTN_PREVIEW_MAX + 4];
 	const char *m;
 
 	out[0] = '\0';
 	for (i = 0; i < n && k + 8 < size; i++) {
-		if ((m = zip_get_name(z, (zip_uint64_t)i, 0)) == NULL)
+		if ((m = zf.zip_get_name(z, (zip_uint64_t)i, 0)) == NULL)
 			continue;
 		len = strlen(m);
 		if (is_npy_member(m, len))
@@ -100,7 +163,7 @@ attn_npz_names(const char *name, const char *buf, size_t len, char *out,
 	if ((z = npz_open(name, buf, len, err)) == NULL)
 		return err != NULL ? err->status : ATTN_ERR_DATA;
 	member_list(z, out, size);
-	zip_discard(z);
+	zf.zip_discard(z);
 	return ATTN_OK;
 }
 
@@ -133,8 +196,8 @@ member_bytes(zip_t *z, zip_uint64_t i, const char *name, const char *member,
 	char *b;
 
 	attn_text_preview(p, ATTN_PREVIEW_MAX, member, strlen(member));
-	zip_stat_init(&st);
-	if (zip_stat_index(z, i, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
+	zf.zip_stat_init(&st);
+	if (zf.zip_stat_index(z, i, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
 		    "%s: its size cannot be read", p);
 	if (st.size > (zip_uint64_t)SIZE_MAX - 1 ||
@@ -143,30 +206,30 @@ member_bytes(zip_t *z, zip_uint64_t i, const char *name, const char *member,
 		    (unsigned long long)st.size);
 		return attn_error_input_nomem(err, name, doing);
 	}
-	if ((f = zip_fopen_index(z, i, 0)) == NULL) {
+	if ((f = zf.zip_fopen_index(z, i, 0)) == NULL) {
 		attn_mem_free(b, (size_t)st.size + 1);
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
 		    "%s cannot be opened: %s", p,
-		    zip_error_strerror(zip_get_error(z)));
+		    zf.zip_error_strerror(zf.zip_get_error(z)));
 	}
 	/* One byte more than promised: a member longer than its size. */
-	got = zip_fread(f, b, st.size + 1);
+	got = zf.zip_fread(f, b, st.size + 1);
 	if (got < 0 || (zip_uint64_t)got != st.size) {
 		char why[128];
 
 		if (got < 0)
 			snprintf(why, sizeof why, "%s",
-			    zip_error_strerror(zip_file_get_error(f)));
+			    zf.zip_error_strerror(zf.zip_file_get_error(f)));
 		else
 			snprintf(why, sizeof why, "%lld bytes where its size "
 			    "says %llu", (long long)got,
 			    (unsigned long long)st.size);
-		zip_fclose(f);
+		zf.zip_fclose(f);
 		attn_mem_free(b, (size_t)st.size + 1);
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
 		    "%s is damaged: %s", p, why);
 	}
-	zip_fclose(f);
+	zf.zip_fclose(f);
 	*out = b;
 	*n = (size_t)st.size;
 	return ATTN_OK;
@@ -218,7 +281,7 @@ read_member(zip_t *zip, zip_uint64_t i, const char *name, unsigned flags,
 	char p[ATTN_PREVIEW_MAX + 4], *b = NULL;
 	size_t len, n = 0;
 
-	if ((m = zip_get_name(zip, i, 0)) == NULL)
+	if ((m = zf.zip_get_name(zip, i, 0)) == NULL)
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
 		    "member %llu has no name", (unsigned long long)i + 1);
 	len = strlen(m);
@@ -261,10 +324,10 @@ attn_read_npz(const char *name, const char *buf, size_t len, unsigned flags,
 		    "writes)");
 	if ((z = npz_open(name, buf, len, err)) == NULL)
 		return err != NULL ? err->status : ATTN_ERR_DATA;
-	n = zip_get_num_entries(z, 0);
+	n = zf.zip_get_num_entries(z, 0);
 	for (i = 0; i < n && st == ATTN_OK; i++)
 		st = read_member(z, (zip_uint64_t)i, name, flags, out, err);
-	zip_discard(z);
+	zf.zip_discard(z);
 	if (st == ATTN_OK && out->count == 0)
 		st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "a .npz "
 		    "archive with no arrays");

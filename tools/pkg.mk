@@ -5,7 +5,12 @@
 CJSON_CFLAGS  = $(shell pkg-config --cflags libcjson)
 CJSON_LIBS    = $(shell pkg-config --libs libcjson)
 ZIP_CFLAGS    = $(shell pkg-config --cflags libzip)
-ZIP_LIBS      = $(shell pkg-config --libs libzip)
+# libzip is opened by lib/read_npz.c on the first .npz (dlopen), by the
+# soname of the library pkg-config names: its header is needed, not its
+# link flags.  Empty when libzip is missing, and read_npz.c then says so.
+ZIP_SONAME    = $(shell objdump -p "$$(pkg-config --variable=libdir \
+                  libzip)/libzip.so" 2>/dev/null | sed -n 's/^ *SONAME *//p')
+ZIP_DEFS      = $(if $(ZIP_SONAME),-DATTN_ZIP_SONAME='"$(ZIP_SONAME)"')
 # ncursesw, the wide-character build, where pkg-config knows it.
 CURSES_PC     = $(shell pkg-config --exists ncursesw 2>/dev/null && \
                   echo ncursesw || echo ncurses)
