@@ -62,9 +62,11 @@ for dir in "$top"/tests/cli/*/; do
 	[ -f "$dir/cmd" ] || continue
 	n=$((n + 1))
 	[ $(((n - 1) % parts + 1)) -eq "$part" ] || continue
-	# A case with a file nowrapper tests what a wrapper changes (valgrind
-	# opens its log on the descriptor the case leaves closed): it runs
-	# on the bare binary alone.
+	# A case with a file nowrapper (which says why) tests what a wrapper
+	# changes (valgrind opens its log on the descriptor the case leaves
+	# closed), or repeats a hundred runs of paths other cases run one at
+	# a time, which under valgrind would take most of CI's time: it runs
+	# on the bare binary alone (and under ASan in make check).
 	if [ -n "${ATTN_TEST_WRAPPER:-}" ] && [ -f "$dir/nowrapper" ]; then
 		echo "skip $name: not under a wrapper (nowrapper)"
 		continue
