@@ -4,7 +4,7 @@
 
   bench.py --attn ATTN --compute BENCH_COMPUTE --work DIR
            [--numbers BENCH_NUMBERS] [--python PY] [--time GNU_TIME]
-           [--quick | --compute-only]
+           [--quick | --compute-only] [--only PART,..]
            [--sizes N,..] [--torch-sizes N,..] [--compute-sizes N,..]
            [--grad-sizes N,..] [--runs R] [--big N] [--dgemm N]
            [--numbers-rows N] [--emulate-sizes N,..]
@@ -12,7 +12,10 @@
 The backward rows: Q, K, V and dO of 1 x 8 x n x 128 (bhsd .npy, attn
 gen's, seeds 1 to 4) at n = 256, 1024 and 4096; attn's forward alone
 (output to .npy), attn's forward and backward (grad_q, grad_k and grad_v
-written, one CSV, since .npy holds one array), and the peer,
+written, one CSV, since .npy holds one array), attn's --check of output,
+lse, grad_q, grad_k and grad_v in one run against the .npz a kernel
+would write (NumPy's naive formula, numpy_side.py grads; left out
+without PY), and the peer,
 bench/torch_grad.py: PyTorch's float64 autograd of the naive formula
 on the same files, dq, dk and dv to one .npz.  Without a PyTorch in PY
 its columns are left out.
@@ -22,7 +25,8 @@ the kernel at 4096, the backward at 256 and 1024, --emulate at 1024
 (1024 and 4096 otherwise), and no n = 65536 run;
 --compute-only is the kernel against dgemm alone (the line "compute
 alone", at 4096 and 8192 unless --compute-sizes says), for work on the
-kernel; the other options (for tests/bench.sh) set one part of a run
+kernel; --only PART,.. runs only the parts named (table, compute, grad,
+emulate, numbers, big), for work on one of them; the other options (for tests/bench.sh) set one part of a run
 each.
 
 Inputs are attn gen's (standard normal; Q, K and V seeds 1, 2 and 3),
@@ -81,6 +85,7 @@ EMU_HEADS, EMU_D = 8, 128
 # torch's at most.
 GRAD_H, GRAD_D = 8, 128
 GRAD_RATIO = 3.0
+CHECK_RATIO = 5.0   # --check of the five stages, against the forward
 TORCH_SPEED, TORCH_SPEED_SMALL, TORCH_SMALL = 1.0, 3.0, 1024
 TORCH_RSS = 0.25
 
@@ -93,6 +98,17 @@ def sizes_arg(text):
     return tuple(int(w) for w in text.split(','))
 
 
+PARTS = ('table', 'compute', 'grad', 'emulate', 'numbers', 'big')
+
+
+def parts_arg(text):
+    parts = set(text.split(','))
+    for w in parts - set(PARTS):
+        raise argparse.ArgumentTypeError(
+            '%r is no part of the bench: %s' % (w, ', '.join(PARTS)))
+    return parts
+
+
 class Failed(Exception):
     pass
 
@@ -102,9 +118,11 @@ def failure(args, status, stderr):
                                         stderr.rstrip()))
 
 
-def run(args, out=subprocess.DEVNULL):
+def run(args, out=subprocess.DEVNULL, failed=None):
     """Run args to the end: (seconds, peak RSS in MiB).  stdout goes to
-    out; a failure raises Failed with what the program said.  The peak
+    out; a failure raises Failed with what the program said, but exit 1
+    (a --check that failed) when failed is a list: args are added to
+    it.  The peak
     RSS is GNU time's: the kernel keeps a process's maximum across exec,
     so a child spawned from this Python would report this Python's own
     peak whenever it is the larger, as it is for attn at small n."""
@@ -116,7 +134,9 @@ def run(args, out=subprocess.DEVNULL):
                              args, stdin=subprocess.DEVNULL, stdout=out,
                              stderr=err)
         t = time.perf_counter() - t0
-    if rc != 0:
+    if rc == 1 and failed is not None:
+        failed.append(args)
+    elif rc != 0:
         with open(err_path) as err:
             raise failure(args, rc, err.read())
     with open(rss_path) as f:
@@ -133,14 +153,14 @@ def output_of(args):
     return p.stdout
 
 
-def median_runs(argv_list, runs):
+def median_runs(argv_list, runs, failed=None):
     """Take turns running each argv, runs times: for each the median
-    seconds and median peak RSS."""
+    seconds and median peak RSS.  failed: as for run."""
     t = [[] for _ in argv_list]
     m = [[] for _ in argv_list]
     for _ in range(runs):
         for i, argv in enumerate(argv_list):
-            ti, mi = run(argv)
+            ti, mi = run(argv, failed=failed)
             t[i].append(ti)
             m[i].append(mi)
     return [(statistics.median(t[i]), statistics.median(m[i]))
@@ -434,8 +454,14 @@ class Bench:
             'PyTorch float64 autograd of the naive formula, dq, dk, dv '
             'to .npz (bench/torch_grad.py)' if torch else 'no PyTorch in '
             'the Python found: its columns are left out'))
+        if self.py:
+            self.say('check: attn --grad DO -s output,lse,grad_q,grad_k,'
+                     'grad_v --check NPZ, the .npz of NumPy\'s naive '
+                     'formula (bench/numpy_side.py grads)')
         head = '%5s %7s %8s %6s  %-19s' % ('n', 'fwd s', 'f+b s', 'f+b/f',
                                            'target')
+        if self.py:
+            head += ' %8s %7s  %-19s' % ('check s', 'chk/f', 'target')
         if torch:
             head += ' %8s %8s  %-19s %8s %9s %7s  %-19s %9s' % (
                 'torch s', 'torch/a', 'target', 'attn MiB', 'torch MiB',
@@ -458,14 +484,29 @@ class Bench:
             argvs = [[ATTN, q, k, v, '-o', out_f],
                      [ATTN, q, k, v, '--grad', d_out, '-s',
                       'grad_q,grad_k,grad_v', '-f', 'csv', '-o', out_b]]
+            if self.py:
+                ref = data('grads%d.npz' % n)
+                if not os.path.exists(ref):
+                    self.numpy('grads', q, k, v, d_out, ref)
+                argvs.append([ATTN, q, k, v, '--grad', d_out, '-s',
+                              'output,lse,grad_q,grad_k,grad_v', '--check',
+                              ref])
             if torch:
                 argvs.append([self.py, peer, q, k, v, d_out, out_t])
-            res = median_runs(argvs, self.a.runs or (3 if n <= 1024 else 1))
+            failed = []
+            res = median_runs(argvs, self.a.runs or (3 if n <= 1024 else 1),
+                              failed)
+            if failed:
+                self.disagree.append('check n=%d failed' % n)
             (tf, _), (tb, mb) = res[0], res[1]
             line = '%5d %7.3f %8.3f %5.2fx  %-19s' % (
                 n, tf, tb, tb / tf, target_note(tb / tf, GRAD_RATIO, False))
+            if self.py:
+                tc = res[2][0]
+                line += ' %8.3f %6.2fx  %-19s' % (
+                    tc, tc / tf, target_note(tc / tf, CHECK_RATIO, False))
             if torch:
-                tt, mt = res[2]
+                tt, mt = res[-1]
                 speed = TORCH_SPEED_SMALL if n <= TORCH_SMALL else TORCH_SPEED
                 diff = float(output_of([self.py, peer, 'compare', out_b,
                                         out_t]).split()[-1])
@@ -524,6 +565,7 @@ def main():
     ap.add_argument('--time', default='/usr/bin/time')
     ap.add_argument('--quick', action='store_true')
     ap.add_argument('--compute-only', action='store_true')
+    ap.add_argument('--only', type=parts_arg)
     ap.add_argument('--sizes', type=sizes_arg)
     ap.add_argument('--torch-sizes', type=sizes_arg)
     ap.add_argument('--compute-sizes', type=sizes_arg)
@@ -539,23 +581,27 @@ def main():
     os.makedirs(os.path.join(WORK, 'data'), exist_ok=True)
     os.makedirs(os.path.join(WORK, 'out'), exist_ok=True)
 
+    only = a.only or ({'compute'} if a.compute_only else set(PARTS))
     b = Bench(a)
     b.header()
-    if not a.compute_only:
+    if 'table' in only:
         b.table(a.sizes or ((512, 2048) if a.quick else
                             (512, 2048, 4096, 8192)),
                 a.torch_sizes or ((2048,) if a.quick else (4096, 8192)))
-    b.compute(a.compute_sizes or ((4096,) if a.quick else COMPUTE_SIZES))
-    if not a.compute_only:
+    if 'compute' in only:
+        b.compute(a.compute_sizes or ((4096,) if a.quick else
+                                      COMPUTE_SIZES))
+    if 'grad' in only:
         b.grad(a.grad_sizes or ((256, 1024) if a.quick else
                                 (256, 1024, 4096)))
     big = a.big if a.big is not None else 0 if a.quick else BIG
-    if not a.compute_only:
+    if 'emulate' in only:
         b.emulate(a.emulate_sizes or ((1024,) if a.quick else
                                       (1024, 4096)))
+    if 'numbers' in only:
         b.numbers()
-        if big:
-            b.big(big)
+    if big and 'big' in only:
+        b.big(big)
     with open(os.path.join(WORK, 'table.txt'), 'w') as f:
         f.write('\n'.join(b.lines) + '\n')
     if b.disagree:

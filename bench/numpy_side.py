@@ -8,6 +8,11 @@ process with a run being timed:
   numpy_side.py dgemm N RUNS       GFLOP/s of an N x N x N matmul (median)
   numpy_side.py compute RUNS N...  GFLOP/s of attn_numpy.attention alone,
                                    T = S = N, d = 64, inputs in memory
+  numpy_side.py grads Q K V DO OUT the .npz a kernel under test would
+                                   write for --check (out, softmax_lse,
+                                   dq, dk, dv): the naive formula and its
+                                   gradients in float64, from .npy files
+                                   of B x H x n x d (bhsd)
 """
 import ctypes
 import os
@@ -52,6 +57,24 @@ def timed(f, runs):
     return statistics.median(t)
 
 
+def grads(paths, out):
+    """Attention and the gradients of sum(dO * output), by the naive
+    formula: what --check compares attn's stages with."""
+    q, k, v, d_out = (np.load(p) for p in paths)
+    scale = 1.0 / np.sqrt(q.shape[-1])
+    s = q @ k.swapaxes(-1, -2) * scale
+    m = s.max(-1, keepdims=True)
+    e = np.exp(s - m)
+    total = e.sum(-1, keepdims=True)
+    p = e / total
+    o = p @ v
+    delta = (d_out * o).sum(-1, keepdims=True)
+    ds = p * (d_out @ v.swapaxes(-1, -2) - delta) * scale
+    np.savez(out, out=o, softmax_lse=(m + np.log(total))[..., 0],
+             dq=ds @ k, dk=ds.swapaxes(-1, -2) @ q,
+             dv=p.swapaxes(-1, -2) @ d_out)
+
+
 def main(argv):
     if argv[1] == 'blas':
         print(blas())
@@ -73,6 +96,8 @@ def main(argv):
             q, k, v = (rng.standard_normal((n, 64)) for _ in range(3))
             t = timed(lambda: attention(q, k, v), runs)
             print('%d %.1f' % (n, 4.0 * n * n * 64 / t * 1e-9))
+    elif argv[1] == 'grads' and len(argv) == 7:
+        grads(argv[2:6], argv[6])
     else:
         print(__doc__, file=sys.stderr)
         return 64

@@ -68,6 +68,8 @@ has "numbers parsed and printed" "$work/ok.out" \
     "^numbers, attn end to end .*: parse -?[0-9]+ ns/number, print -?[0-9]+"
 has "the backward row" "$work/ok.out" \
     "^ +32 +[0-9.]+ +[0-9.]+ +[0-9.]+x  <= 3x "
+has "the five stages' --check beside the forward" "$work/ok.out" \
+    "^ +32 +[0-9.]+ +[0-9.]+ +[0-9.]+x  <= 3x (met|MISSED by [0-9]+%) +[0-9.]+ +[0-9.]+x  <= 5x "
 has "the backward's kernels alone" "$work/ok.out" \
     "^  n = +32 +[0-9.]+ s +[0-9.]+ s +[0-9.]+x  <= 3x "
 has "the backward's peer, or why not" "$work/ok.out" \
@@ -77,6 +79,17 @@ has "the large run" "$work/ok.out" \
 if cmp -s "$work/ok.out" "$work/w/table.txt"; then
 	verdict "the table is kept in table.txt" ""; else
 	verdict "the table is kept in table.txt" "it differs"; fi
+
+# --only: the parts named, and no other.
+if small "$bin" only --only grad; then
+	verdict "--only grad succeeds" ""
+	has "--only grad has the backward row" "$work/only.out" \
+	    "^ +32 +[0-9.]+ +[0-9.]+ +[0-9.]+x  <= 3x "
+	if grep -Eq "^(csv|json|npy) |^  n = +64  attn|--emulate|^numbers|self-attention" \
+	    "$work/only.out"; then
+		verdict "--only grad runs nothing else" "$(cat "$work/only.out")"
+	else verdict "--only grad runs nothing else" ""; fi
+else verdict "--only grad succeeds" "exit $?: $(cat "$work/only.err")"; fi
 
 # 2. Outputs that disagree.
 cat >"$work/scaled" <<EOF
@@ -89,7 +102,7 @@ if small "$work/scaled" scaled; then
 	verdict "outputs that disagree fail the bench" "it passed"
 else
 	has "outputs that disagree fail the bench" "$work/scaled.err" \
-	    "^bench: attn and NumPy disagree by more than 1e-09: csv n=32: .*; json n=32: .*; npy n=32: "
+	    "^bench: attn and NumPy disagree by more than 1e-09: csv n=32: .*; json n=32: .*; npy n=32: .*; check n=32 failed"
 fi
 
 # 3. A run that fails.
