@@ -504,7 +504,8 @@ softmax(const struct emu *e, const struct attn_head *hd, struct work *w,
 		if (isnan(w->m[l]))
 			v = NAN;
 		else if (w->m[l] == -INFINITY)
-			v = (float)attn_masked_weight(p, e->prec, &sq);
+			v = (float)attn_round(attn_round(attn_masked_weight(p,
+			    &sq), ATTN_PREC_FP32), e->prec);
 		else
 			continue;
 		w->sum[l] = isnan(w->m[l]) ? NAN : 0.0f;

@@ -41,11 +41,8 @@
  *
  * The arithmetic is the forward kernel's (lib/kernel.c): every product
  * summed is an fma, in the order of its index, from 0, so that a tiled
- * backward kernel with vector loops can give the same bytes.  The same
- * passes in a lower precision are the emulated backward pass
- * (lib/emulate.c): each step rounded as autograd rounds it in that
- * dtype (internal.h's attn_prec_*), products accumulated in float32 and
- * stored in the format.
+ * backward kernel with vector loops (lib/kernel_stream_grad.c) gives the
+ * same bytes.
  *
  * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
  * and d_v columns per head.
@@ -54,55 +51,44 @@
 
 #include "internal.h"
 
-/* The softcap's derivative at x = score * scale in precision prec: d/dx
- * C tanh(x / C) = 1 / cosh^2(x / C).  When cosh^2 overflows, 1 / inf = 0
- * is what the derivative rounds to anyway. */
+/* The softcap's derivative at x = score * scale: d/dx C tanh(x / C) =
+ * 1 / cosh^2(x / C).  When cosh^2 overflows, 1 / inf = 0 is what the
+ * derivative rounds to anyway. */
 static double
-softcap_slope(const struct attn_problem *p, enum attn_precision prec,
-    double score)
+softcap_slope(const struct attn_problem *p, double score)
 {
-	const double c = attn_prec_acc(prec, p->cfg->softcap);
-	double x, h;
+	const double c = p->cfg->softcap;
+	double h;
 
 	if (!(c > 0.0))
 		return 1.0;
-	x = attn_prec_store(prec, attn_prec_acc(prec, score *
-	    attn_prec_acc(prec, p->scale)));
-	h = attn_prec_acc(prec, cosh(attn_prec_acc(prec, x / c)));
-	return attn_prec_acc(prec, 1.0 / attn_prec_acc(prec, h * h));
+	h = cosh(score * p->scale / c);
+	return 1.0 / (h * h);
 }
 
 double
-attn_grad_dot(const struct attn_problem *p, enum attn_precision prec,
-    double ds, double score)
+attn_grad_dot(const struct attn_problem *p, double ds, double score)
 {
-	return attn_prec_store(prec, attn_prec_acc(prec, attn_prec_acc(prec,
-	    ds * softcap_slope(p, prec, score)) * attn_prec_acc(prec,
-	    p->scale)));
+	return ds * softcap_slope(p, score) * p->scale;
 }
 
 /* attn_grad_dot of entry (i, j) of the blocks ds and scores. */
 static double
-grad_dot(const struct attn_problem *p, enum attn_precision prec,
-    const struct attn_matrix *ds, const struct attn_matrix *scores,
-    size_t i, size_t j)
+grad_dot(const struct attn_problem *p, const struct attn_matrix *ds,
+    const struct attn_matrix *scores, size_t i, size_t j)
 {
-	return attn_grad_dot(p, prec, *attn_at(ds, i, j), *attn_at(scores, i,
-	    j));
+	return attn_grad_dot(p, *attn_at(ds, i, j), *attn_at(scores, i, j));
 }
 
-/* Row j of grad_k or grad_v gains a query head's sums acc[0..n), each
- * stored in the format, then added in it: as autograd adds the heads of
- * an expanded K or V. */
+/* Row j of grad_k or grad_v gains a query head's sums acc[0..n), as
+ * autograd adds the heads of an expanded K or V. */
 static void
-add_head(enum attn_precision prec, double *row, const double *acc,
-    size_t n)
+add_head(double *row, const double *acc, size_t n)
 {
 	size_t c;
 
 	for (c = 0; c < n; c++)
-		row[c] = attn_prec_store(prec, attn_prec_acc(prec, row[c] +
-		    attn_prec_store(prec, acc[c])));
+		row[c] = row[c] + acc[c];
 }
 
 enum attn_status
@@ -142,16 +128,15 @@ nan_row(const struct attn_problem *p, const struct attn_matrix *row_max,
  * is meant in the rows of nan rows (rows: a T-row stage), or anywhere
  * when any is set (dK and dV, which every query row adds into, once a
  * nan row of this head or an earlier one sharing the KV head has).
- * Only FP64 checks: below it, overflow is what the format gives.
  */
 static enum attn_status
 check_finite(struct attn_error *err, const struct attn_problem *p,
-    const struct attn_head *hd, enum attn_precision prec, enum attn_stage s,
+    const struct attn_head *hd, enum attn_stage s,
     const struct attn_matrix *m, const struct attn_matrix *rows, int any)
 {
 	size_t i, j;
 
-	for (i = 0; prec == ATTN_PREC_FP64 && i < m->rows; i++)
+	for (i = 0; i < m->rows; i++)
 		for (j = 0; j < m->cols; j++) {
 			const double x = *attn_at(m, i, j);
 
@@ -182,8 +167,8 @@ attn_grad_fixed(const struct attn_problem *p, const struct attn_head *hd,
 ATTN_FMA_CLONES
 enum attn_status
 attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
-    enum attn_precision prec, struct attn_matrix *m, double *acc,
-    unsigned *done, struct attn_error *err)
+    struct attn_matrix *m, double *acc, unsigned *done,
+    struct attn_error *err)
 {
 	const struct attn_matrix *scores = &m[ATTN_STAGE_SCORES];
 	const struct attn_matrix *weights = &m[ATTN_STAGE_WEIGHTS];
@@ -201,8 +186,8 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 	size_t i, j, c;
 	int nan_rows = 0, nan_k, nan_v;
 
-#define DO(i, c) attn_prec_store(prec, *attn_at(d_out, (i), (c)))
-#define IN(m, i, c) attn_prec_store(prec, *attn_at(&hd->m, (i), (c)))
+#define DO(i, c) (*attn_at(d_out, (i), (c)))
+#define IN(m, i, c) (*attn_at(&hd->m, (i), (c)))
 
 	/* dK and dV add up the heads of a KV head: a nan row of an earlier
 	 * one has made them all nan already (its dS is nan for every key),
@@ -221,12 +206,11 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 				double dot = 0.0;
 
 				for (c = 0; c < p->d_v; c++)
-					dot = attn_prec_fma(prec, DO(i, c),
-					    IN(v, j, c), dot);
-				*attn_at(dp, i, j) = attn_prec_store(prec, dot);
+					dot = fma(DO(i, c), IN(v, j, c), dot);
+				*attn_at(dp, i, j) = dot;
 			}
-		if ((st = check_finite(err, p, hd, prec,
-		    ATTN_STAGE_GRAD_WEIGHTS, dp, NULL, 0)) != ATTN_OK)
+		if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_WEIGHTS, dp,
+		    NULL, 0)) != ATTN_OK)
 			return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_WEIGHTS);
 	}
@@ -238,12 +222,12 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 			double sum = 0.0;
 
 			for (c = 0; c < p->d_v; c++)
-				sum = attn_prec_fma(prec, DO(i, c),
-				    *attn_at(output, i, c), sum);
-			*attn_at(delta, i, 0) = attn_prec_store(prec, sum);
+				sum = fma(DO(i, c), *attn_at(output, i, c),
+				    sum);
+			*attn_at(delta, i, 0) = sum;
 		}
-		if ((st = check_finite(err, p, hd, prec, ATTN_STAGE_DELTA,
-		    delta, row_max, 0)) != ATTN_OK)
+		if ((st = check_finite(err, p, hd, ATTN_STAGE_DELTA, delta,
+		    row_max, 0)) != ATTN_OK)
 			return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_DELTA);
 	}
@@ -260,14 +244,11 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 
 				if (!attn_grad_fixed(p, hd, i, j,
 				    *attn_at(row_max, i, 0), w, g))
-					*g = attn_prec_store(prec,
-					    attn_prec_acc(prec, w *
-					    attn_prec_acc(prec, *attn_at(dp, i,
-					    j) - d)));
+					*g = w * (*attn_at(dp, i, j) - d);
 			}
 		}
-		if ((st = check_finite(err, p, hd, prec,
-		    ATTN_STAGE_GRAD_SCALED, ds, row_max, 0)) != ATTN_OK)
+		if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_SCALED, ds,
+		    row_max, 0)) != ATTN_OK)
 			return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_SCALED);
 	}
@@ -286,20 +267,18 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 
 				if (*attn_at(ds, i, j) == 0.0)
 					continue;
-				g = grad_dot(p, prec, ds, scores, i, j);
+				g = grad_dot(p, ds, scores, i, j);
 				for (c = 0; c < p->d_k; c++)
-					row[c] = attn_prec_fma(prec, g,
-					    IN(k, j, c), row[c]);
+					row[c] = fma(g, IN(k, j, c), row[c]);
 			}
 			/* A zero is +0: the sum of the entries with dS != 0,
 			 * whichever zeros a tiled kernel adds on the way
 			 * (which can only change the sign of a zero sum). */
 			for (c = 0; c < p->d_k; c++)
-				row[c] = prec == ATTN_PREC_FP64 ? row[c] + 0.0 :
-				    attn_prec_store(prec, row[c]);
+				row[c] = row[c] + 0.0;
 		}
-		if ((st = check_finite(err, p, hd, prec, ATTN_STAGE_GRAD_Q,
-		    dq, row_max, 0)) != ATTN_OK)
+		if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_Q, dq,
+		    row_max, 0)) != ATTN_OK)
 			return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_Q);
 	}
@@ -316,15 +295,14 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 
 				if (*attn_at(ds, i, j) == 0.0)
 					continue;
-				g = grad_dot(p, prec, ds, scores, i, j);
+				g = grad_dot(p, ds, scores, i, j);
 				for (c = 0; c < p->d_k; c++)
-					acc[c] = attn_prec_fma(prec, g,
-					    IN(q, i, c), acc[c]);
+					acc[c] = fma(g, IN(q, i, c), acc[c]);
 			}
-			add_head(prec, attn_at(dk, j, 0), acc, p->d_k);
+			add_head(attn_at(dk, j, 0), acc, p->d_k);
 		}
-		if ((st = check_finite(err, p, hd, prec, ATTN_STAGE_GRAD_K,
-		    dk, NULL, nan_k)) != ATTN_OK)
+		if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_K, dk, NULL,
+		    nan_k)) != ATTN_OK)
 			return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_K);
 	}
@@ -341,13 +319,12 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 				if (w == 0.0)
 					continue;
 				for (c = 0; c < p->d_v; c++)
-					acc[c] = attn_prec_fma(prec, w,
-					    DO(i, c), acc[c]);
+					acc[c] = fma(w, DO(i, c), acc[c]);
 			}
-			add_head(prec, attn_at(dv, j, 0), acc, p->d_v);
+			add_head(attn_at(dv, j, 0), acc, p->d_v);
 		}
-		if ((st = check_finite(err, p, hd, prec, ATTN_STAGE_GRAD_V,
-		    dv, NULL, nan_v)) != ATTN_OK)
+		if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_V, dv, NULL,
+		    nan_v)) != ATTN_OK)
 			return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_V);
 	}

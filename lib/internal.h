@@ -555,44 +555,6 @@ void attn_round_floats(float *x, size_t n, enum attn_precision prec,
 float attn_round_odd(double x);
 
 /*
- * The arithmetic of a precision, in which the passes that the reference
- * kernel and its emulation share (lib/kernel.c, lib/grad.c) compute:
- * attn_prec_store rounds a value to the format a stage is stored in,
- * attn_prec_acc to the accumulator (float32 below FP64), attn_prec_fma
- * is a multiply-add rounded once in the accumulator and attn_prec_exp
- * the exponential there (of x <= 0).  In ATTN_PREC_FP64 the roundings
- * are the identity, the multiply-add fma and the exponential attn_exp:
- * the operations of the streaming kernel's loops, so that the reference
- * kernel gives its bytes.  Below it they are those of a plain kernel in
- * the format (lib/emulate.c says which).
- */
-static inline double
-attn_prec_store(enum attn_precision prec, double x)
-{
-	return prec == ATTN_PREC_FP64 ? x : attn_round(x, prec);
-}
-
-static inline double
-attn_prec_acc(enum attn_precision prec, double x)
-{
-	return prec == ATTN_PREC_FP64 ? x : attn_round(x, ATTN_PREC_FP32);
-}
-
-static inline double
-attn_prec_fma(enum attn_precision prec, double a, double b, double c)
-{
-	return prec == ATTN_PREC_FP64 ? fma(a, b, c) :
-	    (double)fmaf((float)a, (float)b, (float)c);
-}
-
-static inline double
-attn_prec_exp(enum attn_precision prec, double x)
-{
-	return prec == ATTN_PREC_FP64 ? attn_exp(x) : attn_prec_acc(prec,
-	    exp(x));
-}
-
-/*
  * The keys between two rescalings of the online softmax: each row's sum
  * of exp(x - m) is summed in blocks of this many keys, from key 0, and
  * rescaled when a block raises the row's maximum (lib/kernel_stream.c
@@ -603,31 +565,26 @@ attn_prec_exp(enum attn_precision prec, double x)
  */
 #define ATTN_SOFTMAX_BLOCK 128
 
-/* Softcap after the scaling, in precision prec: C tanh(x / C) with C =
- * cfg->softcap, or x without a softcap. */
+/* Softcap after the scaling: C tanh(x / C) with C = cfg->softcap, or x
+ * without a softcap. */
 static inline double
-attn_softcap(const struct attn_problem *p, enum attn_precision prec,
-    double x)
+attn_softcap(const struct attn_problem *p, double x)
 {
-	const double c = attn_prec_acc(prec, p->cfg->softcap);
+	const double c = p->cfg->softcap;
 
-	return c > 0.0 ? attn_prec_store(prec, attn_prec_acc(prec, c *
-	    attn_prec_acc(prec, tanh(attn_prec_acc(prec, x / c))))) : x;
+	return c > 0.0 ? c * tanh(x / c) : x;
 }
 
-/* The additive terms of logit (i, j) in precision prec: + bias, then +
- * ALiBi's -slope * |pos_q - pos_k|, in that order. */
+/* The additive terms of logit (i, j): + bias, then + ALiBi's -slope *
+ * |pos_q - pos_k|, in that order. */
 static inline double
 attn_add_bias(const struct attn_problem *p, const struct attn_head *hd,
-    enum attn_precision prec, size_t i, size_t j, double x)
+    size_t i, size_t j, double x)
 {
 	if (hd->bias.data != NULL)
-		x = attn_prec_store(prec, attn_prec_acc(prec, x +
-		    attn_prec_store(prec, attn_input_at(&hd->bias, i, j))));
+		x = x + attn_input_at(&hd->bias, i, j);
 	if (p->cfg->alibi)
-		x = attn_prec_store(prec, attn_prec_acc(prec, x -
-		    attn_prec_acc(prec, attn_prec_acc(prec, hd->slope) *
-		    fabs(attn_pos_distance(p, hd->b, i, j)))));
+		x = x - hd->slope * fabs(attn_pos_distance(p, hd->b, i, j));
 	return x;
 }
 
@@ -783,18 +740,17 @@ attn_row_sum_start(const struct attn_head *hd)
 
 /* The weight of every key of sequence sq (attn_row_seq: [sq->k0,
  * sq->k1); the other keys get 0) in a row with no key left
- * (its maximum -inf, no sink), in precision prec: what cfg->masked_rows
- * says; uniform over no key at all is 0. */
+ * (its maximum -inf, no sink): what cfg->masked_rows says; uniform
+ * over no key at all is 0. */
 static inline double
-attn_masked_weight(const struct attn_problem *p, enum attn_precision prec,
-    const struct attn_seq *sq)
+attn_masked_weight(const struct attn_problem *p, const struct attn_seq *sq)
 {
 	switch (p->cfg->masked_rows) {
 	case ATTN_MASKED_NAN:
 		return NAN;
 	case ATTN_MASKED_UNIFORM:
-		return sq->k1 == sq->k0 ? 0.0 : attn_prec_store(prec,
-		    attn_prec_acc(prec, 1.0 / (double)(sq->k1 - sq->k0)));
+		return sq->k1 == sq->k0 ? 0.0 : 1.0 / (double)(sq->k1 -
+		    sq->k0);
 	case ATTN_MASKED_ZERO:
 		break;
 	}
@@ -922,38 +878,27 @@ enum attn_status attn_stages_alloc(const struct attn_problem *p,
 /* lib/kernel.c */
 extern const struct attn_kernel_ops attn_kernel_reference;
 
-/*
- * The reference kernel's passes in precision prec (lib/kernel.c), for
- * every batch and head of p in turn: p->need into out, whose p->hold
- * stages are allocated and zeroed, the backward stages of p->need too
- * (attn_grad_head).  In ATTN_PREC_FP64 that is the reference kernel,
- * whose overflow is a data error; below it the emulation (lib/emulate.c),
- * whose overflow gives what the format gives.  attn_reference_plan
- * counts what it holds besides the held stages.
- */
-enum attn_status attn_reference_run(const struct attn_problem *p,
-    enum attn_precision prec, struct attn_stages *out,
-    struct attn_error *err);
+/* What the reference kernel (lib/kernel.c) holds besides the held
+ * stages. */
 enum attn_status attn_reference_plan(const struct attn_problem *p,
     size_t *bytes, struct attn_error *err);
 
 /* ---------------------------------------------------------------- grad.c */
 
 /*
- * The backward pass of one batch and head (lib/grad.c) in precision
- * prec, for a kernel that holds the forward stages of that block: from
+ * The backward pass of one batch and head (lib/grad.c), for a kernel
+ * that holds the forward stages of that block: from
  * the blocks m of the stages p needs (as attn_head_stages gives them,
  * with scores, weights, output and row_max computed) and hd's inputs and
  * dO, compute the backward stages in p->need into m.  grad_k and grad_v
  * are added to, since the query heads that share a KV head add up
  * there; run the heads of a KV head in order on zeroed blocks.  acc
  * holds max(d_k, d_v) doubles of scratch.  *done collects the stages
- * computed.  In ATTN_PREC_FP64 gradients that overflow are a data error.
+ * computed.  Gradients that overflow are a data error.
  */
 enum attn_status attn_grad_head(const struct attn_problem *p,
-    const struct attn_head *hd, enum attn_precision prec,
-    struct attn_matrix *m, double *acc, unsigned *done,
-    struct attn_error *err);
+    const struct attn_head *hd, struct attn_matrix *m, double *acc,
+    unsigned *done, struct attn_error *err);
 
 /* The rules of the backward pass that a tiled kernel shares with
  * attn_grad_head, element by element (lib/grad.c). */
@@ -961,8 +906,7 @@ enum attn_status attn_grad_head(const struct attn_problem *p,
 /* g = dS * c' * scale, what entry (i, j) of grad_scaled (ds) sends back
  * to the dot product of query i and key j, whose raw score is score
  * (c' is the softcap's derivative there, 1 without one). */
-double attn_grad_dot(const struct attn_problem *p, enum attn_precision prec,
-    double ds, double score);
+double attn_grad_dot(const struct attn_problem *p, double ds, double score);
 
 /*
  * grad_scaled of entry (i, j) of head hd where the weight w has no say:
@@ -1237,8 +1181,8 @@ enum attn_status attn_rope_rotate_at(const struct attn_config *cfg,
     double (*pos)(const void *ctx, size_t r), const void *ctx, double sign,
     struct attn_error *err);
 
-/* lib/emulate.c: the reference kernel's passes in precision prec (below
- * FP64); NULL for another value. */
+/* lib/emulate.c: the plain kernel of precision prec (below FP64), as
+ * --emulate computes it; NULL for another value. */
 const struct attn_kernel_ops *attn_emulate_ops(enum attn_precision prec);
 
 #endif /* ATTN_INTERNAL_H */

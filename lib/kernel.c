@@ -24,13 +24,6 @@
  * likewise, divided by the row's sum at the end.  The passes that need
  * the running maximum (6 and 9) replay it block by block (online_block).
  *
- * One set of passes.  The same passes in a lower precision are
- * --emulate's baseline (lib/emulate.c): there each step rounds as a
- * plain kernel in that format rounds (internal.h's attn_prec_*, the
- * identity in FP64), and a row is one block, the naive order, in which
- * the sum starts from the row's final maximum and output is the stored
- * weights times V.  So the kernel and its emulation cannot drift apart.
- *
  * What every kernel shares (shape checks, scale, positions, the masking
  * rule, softcap, bias and ALiBi, input blocks) is in lib/problem.c,
  * lib/mask.c and internal.h.  The backward stages are lib/grad.c's
@@ -45,14 +38,6 @@
 
 #include "internal.h"
 
-/* The keys of a row summed between two rescalings: the streaming
- * kernel's blocks in FP64, the whole row (the naive order) below. */
-static size_t
-softmax_block(const struct attn_problem *p, enum attn_precision prec)
-{
-	return prec == ATTN_PREC_FP64 ? ATTN_SOFTMAX_BLOCK : p->S;
-}
-
 /* The end of a row's block of keys that starts at j0: blocks of `block`
  * keys from k0, the first key of the row's sequence (attn_row_seq), so
  * that a packed sequence sums as it would alone; the keys before k0, all
@@ -66,14 +51,12 @@ block_end(size_t j0, size_t k0, size_t block, size_t S)
 }
 
 /* Whether a row whose maximum is max is nan throughout: it has a nan
- * logit, or in FP64 a +inf one (only a bias of nan or +inf brings
- * them, which the readers refuse), as the streaming kernel makes such a
- * row.  Below FP64 an overflow to inf is part of the format, and IEEE
- * arithmetic carries it. */
+ * or a +inf logit (only a bias of nan or +inf brings them, which the
+ * readers refuse), as the streaming kernel makes such a row. */
 static int
-nan_row(enum attn_precision prec, double max)
+nan_row(double max)
 {
-	return isnan(max) || (prec == ATTN_PREC_FP64 && max == INFINITY);
+	return isnan(max) || max == INFINITY;
 }
 
 /*
@@ -89,8 +72,7 @@ struct online {
 };
 
 static void
-online_block(enum attn_precision prec, const double *x, size_t j0,
-    size_t j1, struct online *o)
+online_block(const double *x, size_t j0, size_t j1, struct online *o)
 {
 	double mb = -INFINITY, mn;
 	size_t j;
@@ -100,7 +82,7 @@ online_block(enum attn_precision prec, const double *x, size_t j0,
 			mb = x[j];
 	mn = mb > o->m ? mb : o->m;
 	o->mu = mn == -INFINITY ? 0.0 : mn;
-	o->alpha = attn_prec_exp(prec, attn_prec_acc(prec, o->m - o->mu));
+	o->alpha = attn_exp(o->m - o->mu);
 	o->m = mn;
 }
 
@@ -129,7 +111,7 @@ output_online(const struct attn_problem *p, const struct attn_head *hd,
 	o.m = attn_row_max_start(hd);
 	for (j0 = 0; j0 < S; j0 = j1) {
 		j1 = block_end(j0, sq.k0, ATTN_SOFTMAX_BLOCK, S);
-		online_block(ATTN_PREC_FP64, x, j0, j1, &o);
+		online_block(x, j0, j1, &o);
 		for (c = 0; c < d_v; c++)
 			out[c] *= o.alpha;
 		for (j = j0; j < j1; j++) {
@@ -161,15 +143,13 @@ output_online(const struct attn_problem *p, const struct attn_head *hd,
 	return ATTN_OK;
 }
 
-/* One batch and head in precision prec: its inputs in hd, its stage
- * blocks in m (T x S, T x d_v or T x 1; data NULL when not needed).
- * Inputs are rounded to prec as they are read.  *done collects the
+/* One batch and head: its inputs in hd, its stage blocks in m (T x S,
+ * T x d_v or T x 1; data NULL when not needed).  *done collects the
  * stages computed. */
 ATTN_FMA_CLONES
 static enum attn_status
 reference_head(const struct attn_problem *p, const struct attn_head *hd,
-    enum attn_precision prec, struct attn_matrix *m, unsigned *done,
-    struct attn_error *err)
+    struct attn_matrix *m, unsigned *done, struct attn_error *err)
 {
 	struct attn_matrix *scores = &m[ATTN_STAGE_SCORES];
 	struct attn_matrix *scaled = &m[ATTN_STAGE_SCALED];
@@ -179,9 +159,7 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 	struct attn_matrix *row_sum = &m[ATTN_STAGE_ROW_SUM];
 	struct attn_matrix *lse = &m[ATTN_STAGE_LSE];
 	struct attn_matrix *output = &m[ATTN_STAGE_OUTPUT];
-	/* only FP64 checks overflow: below it, it is the format's */
-	const int checked = prec == ATTN_PREC_FP64;
-	const size_t T = p->T, S = p->S, block = softmax_block(p, prec);
+	const size_t T = p->T, S = p->S;
 	enum attn_status st;
 	size_t i, j, c;
 
@@ -193,47 +171,40 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 				double dot = 0.0;
 
 				for (c = 0; c < p->d_k; c++)
-					dot = attn_prec_fma(prec,
-					    attn_prec_store(prec,
-					    *attn_at(&hd->q, i, c)),
-					    attn_prec_store(prec,
-					    *attn_at(&hd->k, j, c)), dot);
-				if (checked && !isfinite(dot))
+					dot = fma(*attn_at(&hd->q, i, c),
+					    *attn_at(&hd->k, j, c), dot);
+				if (!isfinite(dot))
 					return attn_error_score(err, p, hd, i,
 					    j);
-				*attn_at(scores, i, j) = attn_prec_store(prec,
-				    dot);
+				*attn_at(scores, i, j) = dot;
 			}
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_SCORES);
 	}
 
 	if (attn_problem_needs(p, ATTN_STAGE_SCALED)) {
-		const double scale = attn_prec_acc(prec, p->scale);
+		const double scale = p->scale;
 
 		/* 2. scaled = scores * scale (a large scale can overflow),
 		 * then softcap * tanh(scaled / softcap). */
 		for (i = 0; i < T; i++)
 			for (j = 0; j < S; j++) {
-				const double x = attn_prec_store(prec,
-				    attn_prec_acc(prec, *attn_at(scores, i, j) *
-				    scale));
+				const double x = *attn_at(scores, i, j) * scale;
 
-				if (checked && !isfinite(x))
+				if (!isfinite(x))
 					return attn_error_scaled(err, p, hd, i,
 					    j);
-				*attn_at(scaled, i, j) = attn_softcap(p, prec,
-				    x);
+				*attn_at(scaled, i, j) = attn_softcap(p, x);
 			}
 
 		/* 3. + bias, + ALiBi's -slope * |pos_q - pos_k|; a kept
 		 * logit they take beyond the doubles is a data error. */
 		for (i = 0; i < T; i++)
 			for (j = 0; j < S; j++) {
-				const double x = attn_add_bias(p, hd, prec, i,
-				    j, *attn_at(scaled, i, j));
+				const double x = attn_add_bias(p, hd, i, j,
+				    *attn_at(scaled, i, j));
 
-				if (checked && attn_logit_overflows(hd, i, j,
-				    x) && attn_keeps(p, hd, i, j))
+				if (attn_logit_overflows(hd, i, j, x) &&
+				    attn_keeps(p, hd, i, j))
 					return attn_error_logit(err, p, hd, i,
 					    j);
 				*attn_at(scaled, i, j) = x;
@@ -258,19 +229,18 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 
 	/* 5. row_max, starting at -inf, or at the head's sink logit when
 	 * there are sinks (the sink is one more logit of every row); the
-	 * first of equal values stays.  A nan logit (only a bias or an
-	 * emulated overflow brings one) makes the maximum nan, as IEEE
-	 * arithmetic would, rather than being skipped by the comparison. */
+	 * first of equal values stays.  A nan logit (only a bias brings
+	 * one) makes the maximum nan, as IEEE arithmetic would, rather
+	 * than being skipped by the comparison. */
 	if (attn_problem_needs(p, ATTN_STAGE_ROW_MAX)) {
 		for (i = 0; i < T; i++) {
-			double max = attn_prec_store(prec,
-			    attn_row_max_start(hd));
+			double max = attn_row_max_start(hd);
 
 			for (j = 0; j < S; j++) {
 				const double x = *attn_at(scaled, i, j);
 
 				if (isnan(x)) {
-					max = checked ? NAN : x;
+					max = NAN;
 					break;
 				}
 				if (x > max)
@@ -296,21 +266,20 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 			struct online o;
 			size_t j0, j1;
 
-			if (nan_row(prec, max) || max == -INFINITY) {
+			if (nan_row(max) || max == -INFINITY) {
 				*attn_at(row_sum, i, 0) = max == -INFINITY ?
 				    0.0 : NAN;
 				continue;
 			}
 			attn_row_seq(p, hd->b, i, &sq);
-			o.m = attn_prec_store(prec, attn_row_max_start(hd));
+			o.m = attn_row_max_start(hd);
 			for (j0 = 0; j0 < S; j0 = j1) {
-				j1 = block_end(j0, sq.k0, block, S);
-				online_block(prec, x, j0, j1, &o);
-				sum = attn_prec_acc(prec, sum * o.alpha);
+				j1 = block_end(j0, sq.k0, ATTN_SOFTMAX_BLOCK,
+				    S);
+				online_block(x, j0, j1, &o);
+				sum = sum * o.alpha;
 				for (j = j0; j < j1; j++)
-					sum = attn_prec_acc(prec, sum +
-					    attn_prec_exp(prec, attn_prec_acc(
-					    prec, x[j] - o.mu)));
+					sum = sum + attn_exp(x[j] - o.mu);
 			}
 			*attn_at(row_sum, i, 0) = sum;
 		}
@@ -328,22 +297,17 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 			double w;
 
 			attn_row_seq(p, hd->b, i, &sq);
-			w = nan_row(prec, max) ? NAN :
-			    attn_masked_weight(p, prec, &sq);
-			if (nan_row(prec, max) || max == -INFINITY) {
+			w = nan_row(max) ? NAN : attn_masked_weight(p, &sq);
+			if (nan_row(max) || max == -INFINITY) {
 				/* over the keys of its sequence; 0 beyond */
 				for (j = 0; j < S; j++)
 					*attn_at(weights, i, j) = j >= sq.k0 &&
 					    j < sq.k1 ? w : 0.0;
 				continue;
 			}
-			for (j = 0; j < S; j++) {
-				double *x = attn_at(weights, i, j);
-
-				*x = attn_prec_store(prec, attn_prec_acc(prec,
-				    attn_prec_exp(prec, attn_prec_acc(prec,
-				    *attn_at(scaled, i, j) - max)) / sum));
-			}
+			for (j = 0; j < S; j++)
+				*attn_at(weights, i, j) = attn_exp(*attn_at(
+				    scaled, i, j) - max) / sum;
 		}
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS);
 	}
@@ -354,25 +318,22 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 		for (i = 0; i < T; i++) {
 			const double max = *attn_at(row_max, i, 0);
 
-			*attn_at(lse, i, 0) = nan_row(prec, max) ? NAN :
-			    max == -INFINITY ? -INFINITY :
-			    attn_prec_store(prec, attn_prec_acc(prec, max +
-			    attn_prec_acc(prec, log(*attn_at(row_sum, i,
-			    0)))));
+			*attn_at(lse, i, 0) = nan_row(max) ? NAN :
+			    max == -INFINITY ? -INFINITY : max +
+			    log(*attn_at(row_sum, i, 0));
 		}
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_LSE);
 	}
 
 	/* 9. output = weights V: each query's weighted mix of value rows.
-	 * In FP64 a row with keys left sums online (output_online); the
-	 * others, and every row below FP64, are the weights times V, an
-	 * fma at a time in the order of the keys. */
+	 * A row with keys left sums online (output_online); the others
+	 * are the weights times V, an fma at a time in the order of the
+	 * keys. */
 	if (attn_problem_needs(p, ATTN_STAGE_OUTPUT)) {
 		for (i = 0; i < T; i++) {
 			const double max = *attn_at(row_max, i, 0);
 
-			if (checked && !nan_row(prec, max) &&
-			    max != -INFINITY) {
+			if (!nan_row(max) && max != -INFINITY) {
 				if ((st = output_online(p, hd, attn_at(scaled,
 				    i, 0), max, *attn_at(row_sum, i, 0),
 				    attn_at(output, i, 0), i, err)) != ATTN_OK)
@@ -383,12 +344,9 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 				double o = 0.0;
 
 				for (j = 0; j < S; j++)
-					o = attn_prec_fma(prec,
-					    *attn_at(weights, i, j),
-					    attn_prec_store(prec,
-					    *attn_at(&hd->v, j, c)), o);
-				*attn_at(output, i, c) = attn_prec_store(prec,
-				    o);
+					o = fma(*attn_at(weights, i, j),
+					    *attn_at(&hd->v, j, c), o);
+				*attn_at(output, i, c) = o;
 			}
 		}
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT);
@@ -416,26 +374,12 @@ attn_reference_plan(const struct attn_problem *p, size_t *bytes,
 	return ATTN_OK;
 }
 
-/* What progress calls the blocks of a run in precision prec. */
-static const char *
-progress_what(const struct attn_problem *p, enum attn_precision prec)
-{
-	static const char *const emulated[] = {
-		[ATTN_PREC_FP32] = "heads of the emulated fp32 kernel",
-		[ATTN_PREC_FP16] = "heads of the emulated fp16 kernel",
-		[ATTN_PREC_BF16] = "heads of the emulated bf16 kernel",
-	};
-
-	if (prec != ATTN_PREC_FP64 && (unsigned)prec < sizeof emulated /
-	    sizeof emulated[0])
-		return emulated[prec];
-	return p->need & ATTN_STAGES_GRAD ? "heads, forward and backward" :
-	    "heads";
-}
-
-enum attn_status
-attn_reference_run(const struct attn_problem *p, enum attn_precision prec,
-    struct attn_stages *out, struct attn_error *err)
+/* Every batch and head of p in turn: p->need into out, whose p->hold
+ * stages are allocated and zeroed, the backward stages of p->need too
+ * (attn_grad_head). */
+static enum attn_status
+reference_run(const struct attn_problem *p, struct attn_stages *out,
+    struct attn_error *err)
 {
 	struct attn_matrix m[ATTN_STAGE_COUNT];
 	struct attn_scratch sc;
@@ -456,24 +400,17 @@ attn_reference_run(const struct attn_problem *p, enum attn_precision prec,
 		for (h = 0; h < p->H && st == ATTN_OK; h++) {
 			attn_problem_head(p, b, h, &hd);
 			attn_head_stages(p, out, &sc, &hd, m);
-			st = reference_head(p, &hd, prec, m, &out->computed,
-			    err);
+			st = reference_head(p, &hd, m, &out->computed, err);
 			if (st == ATTN_OK && (p->need & ATTN_STAGES_GRAD))
-				st = attn_grad_head(p, &hd, prec, m, acc,
+				st = attn_grad_head(p, &hd, m, acc,
 				    &out->computed, err);
-			attn_progress_block(p, progress_what(p, prec),
+			attn_progress_block(p, p->need & ATTN_STAGES_GRAD ?
+			    "heads, forward and backward" : "heads",
 			    b * p->H + h);
 		}
 	attn_scratch_free(&sc);
 	free(acc);
 	return st;
-}
-
-static enum attn_status
-reference_run(const struct attn_problem *p, struct attn_stages *out,
-    struct attn_error *err)
-{
-	return attn_reference_run(p, ATTN_PREC_FP64, out, err);
 }
 
 const struct attn_kernel_ops attn_kernel_reference = {

@@ -235,8 +235,7 @@ tile_logits(const struct stream *s, const struct attn_head *hd,
 				bad = 1;
 				continue;
 			}
-			y = attn_add_bias(p, hd, ATTN_PREC_FP64, qi, kj,
-			    attn_softcap(p, ATTN_PREC_FP64, y));
+			y = attn_add_bias(p, hd, qi, kj, attn_softcap(p, y));
 			if (!attn_keeps(p, hd, qi, kj)) {
 				y = -INFINITY;
 			} else if (attn_logit_overflows(hd, qi, kj, y)) {
@@ -298,8 +297,7 @@ rows_finish(const struct stream *s, const struct attn_head *hd,
 			/* No key: what masked_rows says; for uniform the
 			 * mean of V over the keys of the sequence, summed as
 			 * the reference kernel does. */
-			const double v = attn_masked_weight(p, ATTN_PREC_FP64,
-			    &sq);
+			const double v = attn_masked_weight(p, &sq);
 
 			sum = 0.0;
 			lse = -INFINITY;

@@ -350,8 +350,8 @@ tile_elements(const struct grad *g, struct grad_ws *w,
 			const double raw = st[j];
 			double y, wt, ds;
 
-			y = attn_add_bias(p, hd, ATTN_PREC_FP64, qi, kj,
-			    attn_softcap(p, ATTN_PREC_FP64, raw * p->scale));
+			y = attn_add_bias(p, hd, qi, kj, attn_softcap(p,
+			    raw * p->scale));
 			if (!attn_keeps(p, hd, qi, kj))
 				y = -INFINITY;
 			if (isnan(mx) || mx == INFINITY)
@@ -362,7 +362,7 @@ tile_elements(const struct grad *g, struct grad_ws *w,
 				/* over the keys of the row's sequence */
 				attn_row_seq(p, hd->b, qi, &sq);
 				wt = kj >= sq.k0 && kj < sq.k1 ?
-				    attn_masked_weight(p, ATTN_PREC_FP64, &sq) :
+				    attn_masked_weight(p, &sq) :
 				    0.0;
 			}
 			else
@@ -383,7 +383,7 @@ tile_elements(const struct grad *g, struct grad_ws *w,
 			if (h->ds.data != NULL)
 				*attn_at(&h->ds, qi, kj) = ds;
 			dpt[j] = ds;
-			st[j] = attn_grad_dot(p, ATTN_PREC_FP64, ds, raw);
+			st[j] = attn_grad_dot(p, ds, raw);
 		}
 		for (; j < kb; j++)
 			pt[j] = st[j] = 0.0;

@@ -1,8 +1,7 @@
 /*
  * round.c - attn_round: a double rounded to float32, float16 or bfloat16,
- * the one rounding of --emulate.  A leaf below the reference kernel's
- * passes (lib/kernel.c, lib/grad.c, through internal.h's attn_prec_*) and
- * the emulation that runs them (lib/emulate.c).
+ * the one rounding of --emulate.  A leaf below the emulation
+ * (lib/emulate.c) and its software-rounded oracle in the tests.
  *
  * Rounding is written out rather than taken from _Float16 or __bf16,
  * which C11 does not have: the spacing of the format's numbers around x

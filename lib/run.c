@@ -133,8 +133,8 @@ too_large(const struct attn_problem *p, struct attn_error *err)
 	    "keys are too large to address", p->B, p->H, p->T, p->S);
 }
 
-/* The kernel for p, or in a precision below fp64 the emulation of the
- * reference kernel's passes (lib/emulate.c). */
+/* The kernel for p, or in a precision below fp64 its emulation
+ * (lib/emulate.c). */
 static enum attn_status
 pick(const struct attn_problem *p, enum attn_precision prec,
     enum attn_kernel *id, const struct attn_kernel_ops **ops,
