@@ -72,8 +72,19 @@
 #define GRAD_KEYS 96	/* keys of a block: lanes, a multiple of ATTN_SIMD_ROWS */
 #define GRAD_ROWS 48	/* query rows of a tile: likewise */
 
+/*
+ * The transposes between a block's rows and the loops' lanes go
+ * TRANSPOSE_ROWS rows at a time, so that each line of the lanes' side is
+ * read or written whole while the rows' side is read as that many
+ * streams: element by element, every element was a line of its own
+ * (about a twentieth of the backward pass went there at d = 128).
+ */
+#define TRANSPOSE_ROWS 8
+
 _Static_assert(GRAD_KEYS % ATTN_SIMD_ROWS == 0 &&
     GRAD_ROWS % ATTN_SIMD_ROWS == 0, "tiles are whole vectors");
+_Static_assert(ATTN_SIMD_ROWS % TRANSPOSE_ROWS == 0,
+    "a tile's rows are whole runs of the transposes");
 
 /* The backward stages of T x S. */
 #define GRAD_TXS (ATTN_STAGE_BIT(ATTN_STAGE_GRAD_WEIGHTS) | \
@@ -116,6 +127,8 @@ struct grad_ws {
 	double *dqt;		/* heads x qblocks x d_k x qb: dQ^T */
 	struct head_view *hv;	/* heads */
 	unsigned char *nan_k, *nan_v;	/* heads: nan in dK, dV is meant */
+	size_t nh;		/* the task's heads in hv */
+	int checked;		/* task_checked's answer, -1 until asked */
 };
 
 enum {
@@ -302,6 +315,44 @@ bad_in_row(const struct attn_problem *p, double x, double mx)
 
 /* ---------------------------------------------------------------- tiles */
 
+/* max |x| over m's elements; nan when one is nan. */
+static double
+abs_max(const struct attn_matrix *m)
+{
+	double mx = 0.0;
+	size_t i, c;
+
+	for (i = 0; i < m->rows; i++)
+		for (c = 0; c < m->cols; c++) {
+			const double a = fabs(*attn_at(m, i, c));
+
+			mx = a > mx || isnan(a) ? a : mx;
+		}
+	return mx;
+}
+
+/* Whether some dP of the task's heads could overflow: d_v max|dO|
+ * max|V| reaches DBL_MAX / 2 (or a nan makes the bound nan).  Asked
+ * only of a tile the masks leave nothing of, and answered once a task:
+ * a run with no such tile never reads dO or V for it. */
+static int
+task_checked(const struct grad *g, struct grad_ws *w)
+{
+	double d_max = 0.0, bound;
+	size_t hh;
+
+	if (w->checked >= 0 || !g->need_dp)
+		return w->checked > 0;
+	for (hh = 0; hh < w->nh; hh++) {
+		const double a = abs_max(&w->hv[hh].hd.d_out);
+
+		d_max = a > d_max || isnan(a) ? a : d_max;
+	}
+	bound = (double)g->p->d_v * d_max * abs_max(&w->hv[0].hd.v);
+	w->checked = !(bound < DBL_MAX / 2);
+	return w->checked;
+}
+
 
 /* Whether a row of [i0, i0 + ni) has weights that do not come from its
  * logits and are not 0: no key under --masked-rows uniform or nan, or a
@@ -419,7 +470,7 @@ row_bad(const struct grad *g, const struct head_view *h, const double *ds,
  */
 static void
 tile_step(const struct grad *g, struct grad_ws *w, const struct head_view *h,
-    size_t i0, size_t j0, size_t nk, int checked, struct grad_error *e)
+    size_t i0, size_t j0, size_t nk, struct grad_error *e)
 {
 	const struct attn_problem *p = g->p;
 	const struct attn_simd *simd = g->simd;
@@ -434,8 +485,8 @@ tile_step(const struct grad *g, struct grad_ws *w, const struct head_view *h,
 	size_t i, j;
 
 	tile = attn_tile_keeps(p, &g->counts, hd, i0, i0 + ni, j0, j0 + nk);
-	if (tile == ATTN_TILE_MASKED && !g->stores && !checked &&
-	    !rows_special(g, h, i0, ni))
+	if (tile == ATTN_TILE_MASKED && !g->stores &&
+	    !rows_special(g, h, i0, ni) && !task_checked(g, w))
 		return;
 	vector = tile == ATTN_TILE_KEPT && g->plain && !g->stores;
 	simd->scores(w->kt, kb, p->d_k, q, hd->q.stride, ni, vector ? p->scale :
@@ -473,12 +524,19 @@ tile_step(const struct grad *g, struct grad_ws *w, const struct head_view *h,
 		double *dqt = w->dqt + ((h->hh * g->dm.qblocks + i0 / qb) *
 		    p->d_k) * qb;
 
-		for (j = 0; j < nk; j++) {
-			for (i = 0; i < ni; i++)
-				w->gq[j * qb + i] = w->st[i * kb + j];
-			for (; i < qb; i++)
-				w->gq[j * qb + i] = 0.0;
+		for (i = 0; i < ni; i += TRANSPOSE_ROWS) {
+			const size_t nu = ni - i < TRANSPOSE_ROWS ? ni - i :
+			    TRANSPOSE_ROWS;
+			size_t u;
+
+			for (j = 0; j < nk; j++)
+				for (u = 0; u < nu; u++)
+					w->gq[j * qb + i + u] = w->st[(i + u) *
+					    kb + j];
 		}
+		for (j = 0; ni < qb && j < nk; j++)
+			memset(w->gq + j * qb + ni, 0, (qb - ni) *
+			    sizeof *w->gq);
 		simd->accumulate(w->gq, qb, nk, attn_at(&hd->k, j0, 0),
 		    hd->k.stride, p->d_k, w->ones, dqt);
 	}
@@ -503,24 +561,9 @@ tick(struct grad *g)
 	pthread_mutex_unlock(&g->lock);
 }
 
-/* max |x| over m's elements; nan when one is nan. */
-static double
-abs_max(const struct attn_matrix *m)
-{
-	double mx = 0.0;
-	size_t i, c;
-
-	for (i = 0; i < m->rows; i++)
-		for (c = 0; c < m->cols; c++) {
-			const double a = fabs(*attn_at(m, i, c));
-
-			mx = a > mx || isnan(a) ? a : mx;
-		}
-	return mx;
-}
-
 /* A head's delta = rowsum(dO * output), each an fma chain over the
  * columns in order from 0, as grad.c sums it, into d[0..T). */
+ATTN_FMA_CLONES
 static void
 head_delta(const struct grad *g, const struct head_view *h, double *d,
     struct grad_error *e)
@@ -555,16 +598,33 @@ add_head(const struct grad *g, const struct attn_matrix *m,
     const double *acc, size_t d, size_t j0, size_t nk, int nan_ok,
     size_t n, enum attn_stage s, struct grad_error *e)
 {
-	size_t j, c;
+	const size_t kb = g->dm.kb;
+	size_t jb, j, u, c, nu;
 
-	for (j = 0; j < nk; j++)
-		for (c = 0; c < d; c++) {
-			double *x = attn_at(m, j0 + j, c);
+	for (jb = 0; jb < nk; jb += TRANSPOSE_ROWS) {
+		double *row[TRANSPOSE_ROWS];
+		int bad = 0;
 
-			*x = *x + acc[c * g->dm.kb + j];
-			if (isinf(*x) || (isnan(*x) && !nan_ok))
-				note(e, n, s, j0 + j, c);
-		}
+		nu = nk - jb < TRANSPOSE_ROWS ? nk - jb : TRANSPOSE_ROWS;
+		for (u = 0; u < nu; u++)
+			row[u] = attn_at(m, j0 + jb + u, 0);
+		for (c = 0; c < d; c++)
+			for (u = 0; u < nu; u++) {
+				const double x = row[u][c] + acc[c * kb + jb +
+				    u];
+
+				/* x - x is nan for an infinity or a nan */
+				bad |= x - x != 0.0;
+				row[u][c] = x;
+			}
+		for (j = jb; bad && j < jb + nu; j++)
+			for (c = 0; c < d; c++) {
+				const double x = *attn_at(m, j0 + j, c);
+
+				if (isinf(x) || (isnan(x) && !nan_ok))
+					note(e, n, s, j0 + j, c);
+			}
+	}
 }
 
 /* Rows [j0, j0 + nk) of m's columns, transposed into t (cols x kb),
@@ -573,14 +633,20 @@ static void
 block_transpose(const struct attn_matrix *m, size_t j0, size_t nk,
     size_t cols, size_t kb, double *t)
 {
-	size_t j, c;
+	size_t jb, u, c, nu;
 
-	for (c = 0; c < cols; c++) {
-		for (j = 0; j < nk; j++)
-			t[c * kb + j] = *attn_at(m, j0 + j, c);
-		for (; j < kb; j++)
-			t[c * kb + j] = 0.0;
+	for (jb = 0; jb < nk; jb += TRANSPOSE_ROWS) {
+		const double *row[TRANSPOSE_ROWS];
+
+		nu = nk - jb < TRANSPOSE_ROWS ? nk - jb : TRANSPOSE_ROWS;
+		for (u = 0; u < nu; u++)
+			row[u] = attn_at(m, j0 + jb + u, 0);
+		for (c = 0; c < cols; c++)
+			for (u = 0; u < nu; u++)
+				t[c * kb + jb + u] = row[u][c];
 	}
+	for (c = 0; nk < kb && c < cols; c++)
+		memset(t + c * kb + nk, 0, (kb - nk) * sizeof *t);
 }
 
 /* Set up the query heads of task (b, kv) whose blocks are below the
@@ -624,25 +690,6 @@ task_heads(const struct grad *g, struct grad_ws *w, size_t b, size_t kv,
 	return nh;
 }
 
-/* Whether some dP of task's heads could overflow: d_v max|dO| max|V|
- * reaches DBL_MAX / 2 (or a nan makes the bound nan). */
-static int
-task_checked(const struct grad *g, const struct grad_ws *w, size_t nh)
-{
-	double d_max = 0.0, bound;
-	size_t hh;
-
-	if (!g->need_dp)
-		return 0;
-	for (hh = 0; hh < nh; hh++) {
-		const double a = abs_max(&w->hv[hh].hd.d_out);
-
-		d_max = a > d_max || isnan(a) ? a : d_max;
-	}
-	bound = (double)g->p->d_v * d_max * abs_max(&w->hv[0].hd.v);
-	return !(bound < DBL_MAX / 2);
-}
-
 /* dQ of the task's heads from dQ^T, each zero +0 (see the top), into
  * the held grad_q; overflow noted. */
 static void
@@ -651,25 +698,36 @@ task_dq(const struct grad *g, const struct grad_ws *w, size_t nh,
 {
 	const struct attn_problem *p = g->p;
 	const size_t qb = g->dm.qb;
-	size_t hh, i, c;
+	size_t hh, i0, i, u, c;
 
 	for (hh = 0; hh < nh; hh++) {
 		const struct head_view *v = &w->hv[hh];
 		const struct attn_matrix dq = attn_stage_block(g->out,
 		    ATTN_STAGE_GRAD_Q, v->hd.b, v->hd.h);
 
-		for (i = 0; i < p->T; i++) {
-			const double *t = w->dqt + (hh * g->dm.qblocks + i /
-			    qb) * p->d_k * qb + i % qb;
-			const double mx = *attn_at(&v->row_max, i, 0);
+		for (i0 = 0; i0 < p->T; i0 += TRANSPOSE_ROWS) {
+			const double *t = w->dqt + (hh * g->dm.qblocks + i0 /
+			    qb) * p->d_k * qb + i0 % qb;
+			const size_t nu = p->T - i0 < TRANSPOSE_ROWS ? p->T -
+			    i0 : TRANSPOSE_ROWS;
+			double *row[TRANSPOSE_ROWS];
+			int bad = 0;
 
-			for (c = 0; c < p->d_k; c++) {
-				const double x = t[c * qb] + 0.0;
+			for (u = 0; u < nu; u++)
+				row[u] = attn_at(&dq, i0 + u, 0);
+			for (c = 0; c < p->d_k; c++)
+				for (u = 0; u < nu; u++) {
+					const double x = t[c * qb + u] + 0.0;
 
-				*attn_at(&dq, i, c) = x;
-				if (bad_in_row(p, x, mx))
-					note(e, v->n, ATTN_STAGE_GRAD_Q, i, c);
-			}
+					bad |= x - x != 0.0;
+					row[u][c] = x;
+				}
+			for (i = i0; bad && i < i0 + nu; i++)
+				for (c = 0; c < p->d_k; c++)
+					if (bad_in_row(p, *attn_at(&dq, i, c),
+					    *attn_at(&v->row_max, i, 0)))
+						note(e, v->n, ATTN_STAGE_GRAD_Q,
+						    i, c);
 		}
 	}
 }
@@ -685,10 +743,9 @@ grad_task(void *ctx, size_t worker, size_t t)
 	struct grad_error *e = &g->errors[t];
 	const size_t b = t / p->G, kv = t % p->G, kb = g->dm.kb;
 	size_t nh, hh, j0, i0;
-	int checked;
-
 	nh = task_heads(g, w, b, kv, e);
-	checked = nh > 0 && task_checked(g, w, nh);
+	w->nh = nh;
+	w->checked = -1;
 	if (g->need_dq)
 		memset(w->dqt, 0, nh * g->dm.qblocks * p->d_k * g->dm.qb *
 		    sizeof *w->dqt);
@@ -724,7 +781,7 @@ grad_task(void *ctx, size_t worker, size_t t)
 			if (g->need_dv)
 				memset(w->dvt, 0, p->d_v * kb * sizeof *w->dvt);
 			for (i0 = 0; i0 < p->T; i0 += g->dm.qb)
-				tile_step(g, w, v, i0, j0, nk, checked, e);
+				tile_step(g, w, v, i0, j0, nk, e);
 			if (g->need_dk)
 				add_head(g, &dk, w->dkt, p->d_k, j0, nk,
 				    w->nan_k[hh], v->n, ATTN_STAGE_GRAD_K, e);
