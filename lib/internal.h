@@ -517,9 +517,12 @@ extern const double attn_exp_hi[16], attn_exp_lo[16];
  * each fma() is one instruction rather than a call into libm.  The
  * numbers are the same, since fma rounds once either way, and GCC does
  * not fuse a * b + c of its own in ISO C (-std=c11 sets
- * -ffp-contract=off), so nothing else changes.
+ * -ffp-contract=off), so nothing else changes.  Not under
+ * ThreadSanitizer, whose instrumented resolvers would run before it has
+ * started (a crash as the program loads).
  */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__)
 #define ATTN_FMA_CLONES __attribute__((target_clones("fma", "default")))
 #else
 #define ATTN_FMA_CLONES
@@ -532,9 +535,10 @@ extern const double attn_exp_hi[16], attn_exp_lo[16];
  * F16C), picked when the program loads where the CPU has it.  Each lane
  * does the scalar loop's operations in its order (fmaf is one rounding
  * either way, and nothing is contracted: -ffp-contract=off), so both
- * copies give the same bytes.
+ * copies give the same bytes.  Not under ThreadSanitizer (above).
  */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__)
 #define ATTN_EMU_CLONES \
 	__attribute__((target_clones("arch=x86-64-v3", "default")))
 #else

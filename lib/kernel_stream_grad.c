@@ -20,7 +20,13 @@
  * query row's dQ across the key blocks and each key's dK and dV across
  * the query blocks.  Tiles and threads then change no bit: the tiles'
  * sizes only decide where a chain pauses, and each chain is one
- * task's.  Where grad.c skips an entry whose dS (or weight) is 0, a
+ * task's.  With fewer pairs (b, g) than threads (multi-query attention
+ * has one a batch), each pair in turn is a wave instead: a task is a
+ * key block J, which walks the same steps (a head and query block
+ * each, in the same order), each after key block J - 1 has taken it;
+ * so dK and dV are still one task's, and each dQ chain passes from one
+ * task to the next in key order, and the bytes are those of one task.
+ * Where grad.c skips an entry whose dS (or weight) is 0, a
  * tile adds fma(0, x, sum), which can only change the sign of a zero
  * sum; grad.c's dQ turns a zero into +0 and dK and dV add each head's
  * sum to +0, so the bytes are the same.
@@ -63,6 +69,7 @@
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,9 +106,12 @@ struct grad_error {
 };
 
 /* The sizes of one problem: KB keys and QB rows a tile (fewer for a
- * small problem, rounded up to whole vectors), the heads a task. */
+ * small problem, rounded up to whole vectors), the heads a task; and
+ * whether the tasks are the key blocks of one (batch, KV head) at a
+ * time, in a wave (see run below). */
 struct grad_dims {
-	size_t kb, qb, heads, qblocks;
+	size_t kb, qb, heads, qblocks, kblocks;
+	int wave;
 };
 
 /* What a task reads and writes of one query head: its inputs, its
@@ -123,8 +133,8 @@ struct grad_ws {
 	double *dkt, *dvt;	/* d_k x kb, d_v x kb: a head's sums */
 	double *ones;		/* max(kb, qb) ones: alpha of accumulate */
 	double *mb;		/* kb: the row maxima scores gives */
-	double *delta;		/* heads x T */
-	double *dqt;		/* heads x qblocks x d_k x qb: dQ^T */
+	double *delta;		/* heads x T (in a wave, the wave's) */
+	double *dqt;		/* heads x qblocks x d_k x qb: dQ^T (likewise) */
 	struct head_view *hv;	/* heads */
 	unsigned char *nan_k, *nan_v;	/* heads: nan in dK, dV is meant */
 	size_t nh;		/* the task's heads in hv */
@@ -135,6 +145,21 @@ enum {
 	W_KT, W_VT, W_ST, W_PT, W_DPT, W_GQ, W_DKT, W_DVT, W_ONES, W_MB,
 	W_DELTA, W_DQT, W_HD, W_NAN_K, W_NAN_V, W_COUNT
 };
+
+/* A wave's arrays, carved from one allocation (mem, bytes): what its
+ * tasks share of the (batch, KV head) it runs, group. */
+struct wave {
+	void *mem;
+	size_t bytes, group;
+	double *delta;		/* heads x T */
+	double *dqt;		/* heads x qblocks x d_k x qb: dQ^T */
+	atomic_size_t *steps;	/* kblocks: the steps each key block did */
+	unsigned char *nan_k, *nan_v;	/* heads: key block 0's nan_k, nan_v */
+	pthread_mutex_t lock;	/* with cond, guards steps' waits */
+	pthread_cond_t cond;
+};
+
+enum { V_DELTA, V_DQT, V_STEPS, V_NAN_K, V_NAN_V, V_COUNT };
 
 struct grad {
 	const struct attn_problem *p;
@@ -147,6 +172,7 @@ struct grad {
 	int stores;		/* a T x S backward stage is held */
 	int need_dp, need_ds, need_delta, need_dq, need_dk, need_dv;
 	struct grad_ws *ws;
+	struct wave wave;
 	struct grad_error *errors;	/* one a task */
 	/* progress: key blocks done of total, under lock */
 	pthread_mutex_t lock;
@@ -168,6 +194,8 @@ grad_dims(const struct attn_problem *p, struct grad_dims *dm)
 	dm->qb = p->T < GRAD_ROWS ? round_up(p->T, ATTN_SIMD_ROWS) : GRAD_ROWS;
 	dm->heads = p->H / p->G;
 	dm->qblocks = (p->T + dm->qb - 1) / dm->qb;
+	dm->kblocks = (p->S + dm->kb - 1) / dm->kb;
+	dm->wave = p->B * p->G < p->threads && dm->kblocks > 1;
 }
 
 /*
@@ -192,7 +220,7 @@ grad_layout(const struct attn_problem *p, const struct grad_dims *dm,
 		{ p->d_v, dm->kb, sizeof(double) },
 		{ kq, 1, sizeof(double) },
 		{ dm->kb, 1, sizeof(double) },
-		{ dm->heads, p->T, sizeof(double) },
+		{ dm->wave ? 0 : dm->heads, p->T, sizeof(double) },
 		{ dm->heads, 0, sizeof(double) },	/* below */
 		{ dm->heads, 1, sizeof(struct head_view) },
 		{ dm->heads, 1, 1 },
@@ -201,7 +229,9 @@ grad_layout(const struct attn_problem *p, const struct grad_dims *dm,
 
 	off[0] = 0;
 	for (i = 0; i < W_COUNT; i++) {
-		if (i == W_DQT) {
+		if (i == W_DQT && dm->wave)
+			a = 0;
+		else if (i == W_DQT) {
 			if (attn_size_mul(dm->qblocks, p->d_k, &dq) != 0 ||
 			    attn_size_mul(dq, dm->qb, &dq) != 0 ||
 			    attn_size_mul(dq, dm->heads, &a) != 0 ||
@@ -216,16 +246,57 @@ grad_layout(const struct attn_problem *p, const struct grad_dims *dm,
 	return 0;
 }
 
-static size_t
-grad_tasks(const struct attn_problem *p)
+/*
+ * Where each array of a wave starts in its allocation (off[V_COUNT] its
+ * size, 64 bytes more for the alignment), as grad_layout; all 0 without
+ * a wave.
+ */
+static int
+wave_layout(const struct attn_problem *p, const struct grad_dims *dm,
+    size_t off[V_COUNT + 1])
 {
+	size_t a, i;
+
+	off[0] = 0;
+	for (i = 0; i < V_COUNT; i++) {
+		if (!dm->wave)
+			a = 0;
+		else if (i == V_DELTA)
+			a = attn_size_mul(dm->heads, p->T, &a) != 0 ||
+			    attn_size_mul(a, sizeof(double), &a) != 0 ?
+			    SIZE_MAX : a;
+		else if (i == V_DQT)
+			a = attn_size_mul(dm->qblocks, p->d_k, &a) != 0 ||
+			    attn_size_mul(a, dm->qb, &a) != 0 ||
+			    attn_size_mul(a, dm->heads, &a) != 0 ||
+			    attn_size_mul(a, sizeof(double), &a) != 0 ?
+			    SIZE_MAX : a;
+		else if (i == V_STEPS)
+			a = attn_size_mul(dm->kblocks, sizeof(atomic_size_t),
+			    &a) != 0 ? SIZE_MAX : a;
+		else
+			a = dm->heads;
+		if (a == SIZE_MAX || attn_carve(&off[i], a) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The tasks of a pool run: the (batch, KV head) pairs, or in a wave the
+ * key blocks (or the heads, for their deltas, when there are more). */
+static size_t
+grad_tasks(const struct attn_problem *p, const struct grad_dims *dm)
+{
+	if (dm->wave)
+		return dm->kblocks > dm->heads ? dm->kblocks : dm->heads;
 	return p->B * p->G;
 }
 
 static size_t
-grad_workers(const struct attn_problem *p)
+grad_workers(const struct attn_problem *p, const struct grad_dims *dm)
 {
-	return p->threads < grad_tasks(p) ? p->threads : grad_tasks(p);
+	return p->threads < grad_tasks(p, dm) ? p->threads :
+	    grad_tasks(p, dm);
 }
 
 enum attn_status
@@ -233,25 +304,29 @@ attn_stream_grad_plan(const struct attn_problem *p, size_t *bytes,
     struct attn_error *err)
 {
 	struct grad_dims dm;
-	size_t off[W_COUNT + 1], n, e, c;
+	size_t off[W_COUNT + 1], voff[V_COUNT + 1], n, v = 0, e, c;
 	enum attn_status st;
 
 	grad_dims(p, &dm);
 	if (grad_layout(p, &dm, off) != 0 ||
-	    attn_size_mul(attn_mem_cost(off[W_COUNT] + 64), grad_workers(p),
-	    &n) != 0 ||
-	    attn_size_mul(grad_tasks(p), sizeof(struct grad_error), &e) != 0 ||
-	    n > SIZE_MAX - e)
+	    wave_layout(p, &dm, voff) != 0 ||
+	    attn_size_mul(attn_mem_cost(off[W_COUNT] + 64), grad_workers(p,
+	    &dm), &n) != 0 ||
+	    attn_size_mul(grad_tasks(p, &dm), sizeof(struct grad_error),
+	    &e) != 0)
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "the blocks of %zu queries and %zu keys are too large to "
 		    "address", p->T, p->S);
+	if (dm.wave)
+		v = attn_mem_cost(voff[V_COUNT] + 64);
 	if ((st = attn_mask_counts_bytes(p, &c, err)) != ATTN_OK)
 		return st;
-	if (c > SIZE_MAX - n - e)
+	if (v > SIZE_MAX - n || e > SIZE_MAX - n - v ||
+	    c > SIZE_MAX - n - v - e)
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "the blocks of %zu queries and %zu keys are too large to "
 		    "address", p->T, p->S);
-	*bytes = n + e + c;
+	*bytes = n + v + e + c;
 	return ATTN_OK;
 }
 
@@ -649,154 +724,328 @@ block_transpose(const struct attn_matrix *m, size_t j0, size_t nk,
 		memset(t + c * kb + nk, 0, (kb - nk) * sizeof *t);
 }
 
+/* Head hh of (b, kv) as a view: its inputs and stage blocks, and its
+ * delta at delta (computed elsewhere). */
+static void
+head_view_init(const struct grad *g, size_t b, size_t kv, size_t hh,
+    double *delta, struct head_view *v)
+{
+	const struct attn_problem *p = g->p;
+	const size_t h = kv * g->dm.heads + hh;
+
+	memset(v, 0, sizeof *v);
+	attn_problem_head(p, b, h, &v->hd);
+	v->n = b * p->H + h;
+	v->hh = hh;
+	v->row_max = attn_stage_block(g->out, ATTN_STAGE_ROW_MAX, b, h);
+	v->row_sum = attn_stage_block(g->out, ATTN_STAGE_ROW_SUM, b, h);
+	if (p->hold & ATTN_STAGE_BIT(ATTN_STAGE_GRAD_WEIGHTS))
+		v->dp = attn_stage_block(g->out, ATTN_STAGE_GRAD_WEIGHTS, b,
+		    h);
+	if (p->hold & ATTN_STAGE_BIT(ATTN_STAGE_GRAD_SCALED))
+		v->ds = attn_stage_block(g->out, ATTN_STAGE_GRAD_SCALED, b, h);
+	v->delta = delta;
+}
+
+/* How many of the query heads of (b, kv) have blocks below the limit. */
+static size_t
+heads_below(const struct grad *g, size_t b, size_t kv)
+{
+	size_t hh;
+
+	for (hh = 0; hh < g->dm.heads && b * g->p->H + kv * g->dm.heads + hh <
+	    g->limit; hh++)
+		;
+	return hh;
+}
+
 /* Set up the query heads of task (b, kv) whose blocks are below the
- * limit in w->hv: returns how many; their deltas computed, and whether
- * nan is meant in dK and dV from the start (a nan row of theirs). */
+ * limit in w->hv: returns how many; and whether nan is meant in dK and
+ * dV from the start (a nan row of theirs).  Their deltas are w->delta's,
+ * computed here, or in a wave the wave's, computed before its tasks. */
 static size_t
 task_heads(const struct grad *g, struct grad_ws *w, size_t b, size_t kv,
     struct grad_error *e)
 {
 	const struct attn_problem *p = g->p;
-	size_t hh, nh, i;
+	const size_t nh = heads_below(g, b, kv);
+	size_t hh, i;
 
-	for (nh = hh = 0; hh < g->dm.heads; hh++) {
-		const size_t h = kv * g->dm.heads + hh;
-		struct head_view *v = &w->hv[nh];
-
-		if (b * p->H + h >= g->limit)
-			break;
-		memset(v, 0, sizeof *v);
-		attn_problem_head(p, b, h, &v->hd);
-		v->n = b * p->H + h;
-		v->hh = nh;
-		v->row_max = attn_stage_block(g->out, ATTN_STAGE_ROW_MAX, b, h);
-		v->row_sum = attn_stage_block(g->out, ATTN_STAGE_ROW_SUM, b, h);
-		if (p->hold & ATTN_STAGE_BIT(ATTN_STAGE_GRAD_WEIGHTS))
-			v->dp = attn_stage_block(g->out,
-			    ATTN_STAGE_GRAD_WEIGHTS, b, h);
-		if (p->hold & ATTN_STAGE_BIT(ATTN_STAGE_GRAD_SCALED))
-			v->ds = attn_stage_block(g->out,
-			    ATTN_STAGE_GRAD_SCALED, b, h);
-		v->delta = w->delta + nh * p->T;
-		if (g->need_delta)
-			head_delta(g, v, w->delta + nh * p->T, e);
-		w->nan_k[nh] = 0;
-		for (i = 0; i < p->T && !w->nan_k[nh]; i++)
-			w->nan_k[nh] = (unsigned char)attn_grad_nan_row(p,
-			    *attn_at(&v->row_max, i, 0));
-		w->nan_v[nh] = w->nan_k[nh];
-		nh++;
+	if (g->dm.wave) {
+		w->delta = g->wave.delta;
+		w->dqt = g->wave.dqt;
 	}
+	for (hh = 0; hh < nh; hh++) {
+		struct head_view *v = &w->hv[hh];
+
+		head_view_init(g, b, kv, hh, w->delta + hh * p->T, v);
+		if (g->need_delta && !g->dm.wave)
+			head_delta(g, v, w->delta + hh * p->T, e);
+		w->nan_k[hh] = 0;
+		for (i = 0; i < p->T && !w->nan_k[hh]; i++)
+			w->nan_k[hh] = (unsigned char)attn_grad_nan_row(p,
+			    *attn_at(&v->row_max, i, 0));
+		w->nan_v[hh] = w->nan_k[hh];
+	}
+	w->nh = nh;
+	w->checked = -1;
 	return nh;
 }
 
-/* dQ of the task's heads from dQ^T, each zero +0 (see the top), into
- * the held grad_q; overflow noted. */
+/* dQ of query block I of head hh from dQ^T, each zero +0 (see the top),
+ * into the held grad_q; overflow noted. */
 static void
-task_dq(const struct grad *g, const struct grad_ws *w, size_t nh,
+block_dq(const struct grad *g, const struct grad_ws *w, size_t hh, size_t I,
     struct grad_error *e)
 {
 	const struct attn_problem *p = g->p;
-	const size_t qb = g->dm.qb;
-	size_t hh, i0, i, u, c;
+	const struct head_view *v = &w->hv[hh];
+	const struct attn_matrix dq = attn_stage_block(g->out,
+	    ATTN_STAGE_GRAD_Q, v->hd.b, v->hd.h);
+	const size_t qb = g->dm.qb, end = p->T - I * qb < qb ? p->T : I * qb +
+	    qb;
+	size_t i0, i, u, c;
 
-	for (hh = 0; hh < nh; hh++) {
-		const struct head_view *v = &w->hv[hh];
-		const struct attn_matrix dq = attn_stage_block(g->out,
-		    ATTN_STAGE_GRAD_Q, v->hd.b, v->hd.h);
+	for (i0 = I * qb; i0 < end; i0 += TRANSPOSE_ROWS) {
+		const double *t = w->dqt + (hh * g->dm.qblocks + I) * p->d_k *
+		    qb + i0 % qb;
+		const size_t nu = end - i0 < TRANSPOSE_ROWS ? end - i0 :
+		    TRANSPOSE_ROWS;
+		double *row[TRANSPOSE_ROWS];
+		int bad = 0;
 
-		for (i0 = 0; i0 < p->T; i0 += TRANSPOSE_ROWS) {
-			const double *t = w->dqt + (hh * g->dm.qblocks + i0 /
-			    qb) * p->d_k * qb + i0 % qb;
-			const size_t nu = p->T - i0 < TRANSPOSE_ROWS ? p->T -
-			    i0 : TRANSPOSE_ROWS;
-			double *row[TRANSPOSE_ROWS];
-			int bad = 0;
+		for (u = 0; u < nu; u++)
+			row[u] = attn_at(&dq, i0 + u, 0);
+		for (c = 0; c < p->d_k; c++)
+			for (u = 0; u < nu; u++) {
+				const double x = t[c * qb + u] + 0.0;
 
-			for (u = 0; u < nu; u++)
-				row[u] = attn_at(&dq, i0 + u, 0);
+				bad |= x - x != 0.0;
+				row[u][c] = x;
+			}
+		for (i = i0; bad && i < i0 + nu; i++)
 			for (c = 0; c < p->d_k; c++)
-				for (u = 0; u < nu; u++) {
-					const double x = t[c * qb + u] + 0.0;
-
-					bad |= x - x != 0.0;
-					row[u][c] = x;
-				}
-			for (i = i0; bad && i < i0 + nu; i++)
-				for (c = 0; c < p->d_k; c++)
-					if (bad_in_row(p, *attn_at(&dq, i, c),
-					    *attn_at(&v->row_max, i, 0)))
-						note(e, v->n, ATTN_STAGE_GRAD_Q,
-						    i, c);
-		}
+				if (bad_in_row(p, *attn_at(&dq, i, c),
+				    *attn_at(&v->row_max, i, 0)))
+					note(e, v->n, ATTN_STAGE_GRAD_Q, i, c);
 	}
 }
 
-/* Task t: batch b = t / G and KV head t % G, every key block in order,
- * in each the query heads and their query blocks in order. */
+/* ---------------------------------------------------------------- a wave */
+
+/* In a wave, until key block J has done more than `step` steps. */
+static void
+wave_wait(struct grad *g, size_t J, size_t step)
+{
+	struct wave *wv = &g->wave;
+
+	if (atomic_load_explicit(&wv->steps[J], memory_order_acquire) > step)
+		return;
+	pthread_mutex_lock(&wv->lock);
+	while (atomic_load_explicit(&wv->steps[J], memory_order_acquire) <=
+	    step)
+		pthread_cond_wait(&wv->cond, &wv->lock);
+	pthread_mutex_unlock(&wv->lock);
+}
+
+/* In a wave, key block J has done `steps` steps. */
+static void
+wave_post(struct grad *g, size_t J, size_t steps)
+{
+	struct wave *wv = &g->wave;
+
+	pthread_mutex_lock(&wv->lock);
+	atomic_store_explicit(&wv->steps[J], steps, memory_order_release);
+	pthread_cond_broadcast(&wv->cond);
+	pthread_mutex_unlock(&wv->lock);
+}
+
+/* ---------------------------------------------------------------- a task */
+
+/*
+ * Key block J of the task's nh heads (of batch b), whose K and V are
+ * transposed into w: in each head the query blocks in order, then the
+ * head's sums added to dK and dV; a query block's dQ written after the
+ * last key block.  A step is one (head, query block), numbered in that
+ * order; in a wave, key block J takes step s after key block J - 1 has
+ * taken it, so that each dQ^T block gains the key blocks in order.
+ */
+static void
+key_block(struct grad *g, struct grad_ws *w, size_t b, size_t J,
+    struct grad_error *e)
+{
+	const struct attn_problem *p = g->p;
+	const size_t kb = g->dm.kb, qb = g->dm.qb, j0 = J * kb;
+	const size_t nk = p->S - j0 < kb ? p->S - j0 : kb;
+	const int wave = g->dm.wave;
+	size_t hh, I;
+
+	if (w->nh > 0) {
+		block_transpose(&w->hv[0].hd.k, j0, nk, p->d_k, kb, w->kt);
+		if (g->need_dp)
+			block_transpose(&w->hv[0].hd.v, j0, nk, p->d_v, kb,
+			    w->vt);
+	}
+	for (hh = 0; hh < w->nh; hh++) {
+		const struct head_view *v = &w->hv[hh];
+		const struct attn_matrix dk = g->need_dk ?
+		    attn_stage_block(g->out, ATTN_STAGE_GRAD_K, b, v->hd.h) :
+		    (struct attn_matrix){ 0 };
+		const struct attn_matrix dv = g->need_dv ?
+		    attn_stage_block(g->out, ATTN_STAGE_GRAD_V, b, v->hd.h) :
+		    (struct attn_matrix){ 0 };
+
+		/* nan from a head before this one is meant, as grad.c
+		 * reads it from dK(0, 0), which key block 0 holds: in a
+		 * wave, its task passes it on with its first step */
+		if (J == 0 && g->need_dk)
+			w->nan_k[hh] |= (unsigned char)isnan(*attn_at(&dk, 0,
+			    0));
+		if (J == 0 && g->need_dv)
+			w->nan_v[hh] |= (unsigned char)isnan(*attn_at(&dv, 0,
+			    0));
+		if (J == 0 && wave) {
+			g->wave.nan_k[hh] = w->nan_k[hh];
+			g->wave.nan_v[hh] = w->nan_v[hh];
+		}
+		if (g->need_dk)
+			memset(w->dkt, 0, p->d_k * kb * sizeof *w->dkt);
+		if (g->need_dv)
+			memset(w->dvt, 0, p->d_v * kb * sizeof *w->dvt);
+		for (I = 0; I < g->dm.qblocks; I++) {
+			const size_t step = hh * g->dm.qblocks + I;
+
+			if (wave && J > 0)
+				wave_wait(g, J - 1, step);
+			if (wave && J > 0 && I == 0) {
+				w->nan_k[hh] |= g->wave.nan_k[hh];
+				w->nan_v[hh] |= g->wave.nan_v[hh];
+			}
+			if (J == 0 && g->need_dq)
+				memset(w->dqt + (hh * g->dm.qblocks + I) *
+				    p->d_k * qb, 0, p->d_k * qb *
+				    sizeof *w->dqt);
+			tile_step(g, w, v, I * qb, j0, nk, e);
+			if (J + 1 == g->dm.kblocks && g->need_dq)
+				block_dq(g, w, hh, I, e);
+			if (wave)
+				wave_post(g, J, step + 1);
+		}
+		if (g->need_dk)
+			add_head(g, &dk, w->dkt, p->d_k, j0, nk, w->nan_k[hh],
+			    v->n, ATTN_STAGE_GRAD_K, e);
+		if (g->need_dv)
+			add_head(g, &dv, w->dvt, p->d_v, j0, nk, w->nan_v[hh],
+			    v->n, ATTN_STAGE_GRAD_V, e);
+	}
+	tick(g);
+}
+
+/* Task t: batch b = t / G and KV head t % G, every key block in order. */
 static void
 grad_task(void *ctx, size_t worker, size_t t)
 {
 	struct grad *g = ctx;
-	const struct attn_problem *p = g->p;
 	struct grad_ws *w = &g->ws[worker];
 	struct grad_error *e = &g->errors[t];
-	const size_t b = t / p->G, kv = t % p->G, kb = g->dm.kb;
-	size_t nh, hh, j0, i0;
-	nh = task_heads(g, w, b, kv, e);
-	w->nh = nh;
-	w->checked = -1;
-	if (g->need_dq)
-		memset(w->dqt, 0, nh * g->dm.qblocks * p->d_k * g->dm.qb *
-		    sizeof *w->dqt);
-	for (j0 = 0; j0 < p->S; j0 += kb) {
-		const size_t nk = p->S - j0 < kb ? p->S - j0 : kb;
+	size_t J;
 
-		if (nh > 0) {
-			block_transpose(&w->hv[0].hd.k, j0, nk, p->d_k, kb,
-			    w->kt);
-			if (g->need_dp)
-				block_transpose(&w->hv[0].hd.v, j0, nk, p->d_v,
-				    kb, w->vt);
-		}
-		for (hh = 0; hh < nh; hh++) {
-			const struct head_view *v = &w->hv[hh];
-			const struct attn_matrix dk = g->need_dk ?
-			    attn_stage_block(g->out, ATTN_STAGE_GRAD_K, b,
-			    v->hd.h) : (struct attn_matrix){ 0 };
-			const struct attn_matrix dv = g->need_dv ?
-			    attn_stage_block(g->out, ATTN_STAGE_GRAD_V, b,
-			    v->hd.h) : (struct attn_matrix){ 0 };
+	task_heads(g, w, t / g->p->G, t % g->p->G, e);
+	for (J = 0; J < g->dm.kblocks; J++)
+		key_block(g, w, t / g->p->G, J, e);
+}
 
-			/* nan from a head before this one is meant, as
-			 * grad.c reads it from dK(0, 0) */
-			if (j0 == 0 && g->need_dk)
-				w->nan_k[hh] |= (unsigned char)isnan(*attn_at(
-				    &dk, 0, 0));
-			if (j0 == 0 && g->need_dv)
-				w->nan_v[hh] |= (unsigned char)isnan(*attn_at(
-				    &dv, 0, 0));
-			if (g->need_dk)
-				memset(w->dkt, 0, p->d_k * kb * sizeof *w->dkt);
-			if (g->need_dv)
-				memset(w->dvt, 0, p->d_v * kb * sizeof *w->dvt);
-			for (i0 = 0; i0 < p->T; i0 += g->dm.qb)
-				tile_step(g, w, v, i0, j0, nk, e);
-			if (g->need_dk)
-				add_head(g, &dk, w->dkt, p->d_k, j0, nk,
-				    w->nan_k[hh], v->n, ATTN_STAGE_GRAD_K, e);
-			if (g->need_dv)
-				add_head(g, &dv, w->dvt, p->d_v, j0, nk,
-				    w->nan_v[hh], v->n, ATTN_STAGE_GRAD_V, e);
-		}
-		tick(g);
-	}
-	if (g->need_dq)
-		task_dq(g, w, nh, e);
+/* In a wave, task t: key block t of the wave's (batch, KV head). */
+static void
+wave_task(void *ctx, size_t worker, size_t t)
+{
+	struct grad *g = ctx;
+	struct grad_ws *w = &g->ws[worker];
+	const size_t b = g->wave.group / g->p->G;
+
+	if (t >= g->dm.kblocks)
+		return;
+	task_heads(g, w, b, g->wave.group % g->p->G, &g->errors[t]);
+	key_block(g, w, b, t, &g->errors[t]);
+}
+
+/* In a wave, before its key blocks, task t: the delta of head t. */
+static void
+wave_delta(void *ctx, size_t worker, size_t t)
+{
+	struct grad *g = ctx;
+	const size_t b = g->wave.group / g->p->G, kv = g->wave.group % g->p->G;
+	struct head_view v;
+
+	(void)worker;
+	if (t >= heads_below(g, b, kv))
+		return;
+	head_view_init(g, b, kv, t, g->wave.delta + t * g->p->T, &v);
+	head_delta(g, &v, g->wave.delta + t * g->p->T, &g->errors[t]);
 }
 
 /* ---------------------------------------------------------------- run */
 
+/* No error yet: every field set, since note() compares them all. */
+static void
+error_clear(struct grad_error *e)
+{
+	e->n = SIZE_MAX;
+	e->s = ATTN_STAGE_COUNT;
+	e->i = SIZE_MAX;
+	e->j = SIZE_MAX;
+}
+
+/* The first error of the tasks' records into *first, the records
+ * cleared for the next run of the pool. */
+static void
+errors_fold(struct grad *g, size_t tasks, struct grad_error *first)
+{
+	size_t i;
+
+	for (i = 0; i < tasks; i++) {
+		note(first, g->errors[i].n, g->errors[i].s, g->errors[i].i,
+		    g->errors[i].j);
+		error_clear(&g->errors[i]);
+	}
+}
+
+/* The tasks of job, then their errors folded into *first. */
+static void
+pool_run(struct grad *g, struct attn_pool_job *job,
+    void (*task)(void *, size_t, size_t), struct grad_error *first)
+{
+	job->task = task;
+	attn_pool_run(job);
+	errors_fold(g, job->tasks, first);
+}
+
+static int
+wave_alloc(struct grad *g, const size_t off[V_COUNT + 1])
+{
+	struct wave *wv = &g->wave;
+	char *m;
+
+	wv->bytes = off[V_COUNT] + 64;
+	if ((wv->mem = attn_mem_alloc(wv->bytes)) == NULL)
+		return -1;
+	m = (char *)wv->mem + (64 - (uintptr_t)wv->mem % 64) % 64;
+	wv->delta = (double *)(void *)(m + off[V_DELTA]);
+	wv->dqt = (double *)(void *)(m + off[V_DQT]);
+	wv->steps = (atomic_size_t *)(void *)(m + off[V_STEPS]);
+	wv->nan_k = (unsigned char *)(m + off[V_NAN_K]);
+	wv->nan_v = (unsigned char *)(m + off[V_NAN_V]);
+	return 0;
+}
+
+/*
+ * The tasks.  With at least as many (batch, KV head) pairs as threads,
+ * a task is one of them, whole.  With fewer (one batch of multi-query
+ * attention has one), each pair in turn is a wave: its deltas, a task a
+ * head, then a task a key block, key block J following J - 1 a step
+ * behind (key_block), so that every thread has a key block while the
+ * sums keep grad.c's order.
+ */
 enum attn_status
 attn_stream_grad(const struct attn_problem *p, const struct attn_simd *simd,
     const struct attn_stages *out, size_t limit, struct attn_error *err)
@@ -807,11 +1056,12 @@ attn_stream_grad(const struct attn_problem *p, const struct attn_simd *simd,
 	struct attn_head hd;
 	struct grad g;
 	enum attn_status st = ATTN_OK;
-	size_t off[W_COUNT + 1], tasks, workers, i;
+	size_t off[W_COUNT + 1], voff[V_COUNT + 1], tasks, workers, i, J;
 
 	memset(&g, 0, sizeof g);
 	grad_dims(p, &g.dm);
-	if (grad_layout(p, &g.dm, off) != 0)
+	if (grad_layout(p, &g.dm, off) != 0 ||
+	    wave_layout(p, &g.dm, voff) != 0)
 		return attn_stream_grad_plan(p, &i, err);
 	g.p = p;
 	g.simd = simd;
@@ -826,20 +1076,17 @@ attn_stream_grad(const struct attn_problem *p, const struct attn_simd *simd,
 	g.need_dq = attn_problem_needs(p, ATTN_STAGE_GRAD_Q);
 	g.need_dk = attn_problem_needs(p, ATTN_STAGE_GRAD_K);
 	g.need_dv = attn_problem_needs(p, ATTN_STAGE_GRAD_V);
-	tasks = grad_tasks(p);
-	workers = grad_workers(p);
-	g.total = tasks * ((p->S + g.dm.kb - 1) / g.dm.kb);
+	tasks = grad_tasks(p, &g.dm);
+	workers = grad_workers(p, &g.dm);
+	g.total = p->B * p->G * g.dm.kblocks;
 	g.errors = attn_mem_array(tasks, sizeof *g.errors);
 	g.ws = attn_mem_zalloc(workers * sizeof *g.ws);
-	if (g.errors == NULL || g.ws == NULL)
+	if (g.errors == NULL || g.ws == NULL ||
+	    (g.dm.wave && wave_alloc(&g, voff) != 0))
 		goto nomem;
-	/* No error yet: every field set, since note() compares them all. */
-	for (i = 0; i < tasks; i++) {
-		g.errors[i].n = SIZE_MAX;
-		g.errors[i].s = ATTN_STAGE_COUNT;
-		g.errors[i].i = SIZE_MAX;
-		g.errors[i].j = SIZE_MAX;
-	}
+	error_clear(&first);
+	for (i = 0; i < tasks; i++)
+		error_clear(&g.errors[i]);
 	for (i = 0; i < workers; i++)
 		if (ws_alloc(&g.ws[i], off, g.dm.kb > g.dm.qb ? g.dm.kb :
 		    g.dm.qb) != 0)
@@ -847,17 +1094,28 @@ attn_stream_grad(const struct attn_problem *p, const struct attn_simd *simd,
 	if ((st = attn_mask_counts_init(p, &g.counts, err)) != ATTN_OK)
 		goto done;
 	pthread_mutex_init(&g.lock, NULL);
+	pthread_mutex_init(&g.wave.lock, NULL);
+	pthread_cond_init(&g.wave.cond, NULL);
 	memset(&job, 0, sizeof job);
-	job.tasks = tasks;
-	job.threads = workers;
-	job.task = grad_task;
 	job.ctx = &g;
-	attn_pool_run(&job);
+	job.threads = workers;
+	if (!g.dm.wave) {
+		job.tasks = tasks;
+		pool_run(&g, &job, grad_task, &first);
+	}
+	for (g.wave.group = 0; g.dm.wave && g.wave.group < p->B * p->G;
+	    g.wave.group++) {
+		for (J = 0; J < g.dm.kblocks; J++)
+			atomic_init(&g.wave.steps[J], 0);
+		job.tasks = g.dm.heads;
+		if (g.need_delta)
+			pool_run(&g, &job, wave_delta, &first);
+		job.tasks = g.dm.kblocks;
+		pool_run(&g, &job, wave_task, &first);
+	}
+	pthread_cond_destroy(&g.wave.cond);
+	pthread_mutex_destroy(&g.wave.lock);
 	pthread_mutex_destroy(&g.lock);
-	first = g.errors[0];
-	for (i = 1; i < tasks; i++)
-		note(&first, g.errors[i].n, g.errors[i].s, g.errors[i].i,
-		    g.errors[i].j);
 	if (first.s != ATTN_STAGE_COUNT) {
 		attn_problem_head(p, first.n / p->H, first.n % p->H, &hd);
 		st = attn_error_grad(err, p, &hd, first.s, first.i, first.j);
@@ -869,6 +1127,7 @@ done:
 	for (i = 0; g.ws != NULL && i < workers; i++)
 		attn_mem_free(g.ws[i].mem, g.ws[i].bytes);
 	attn_mem_free(g.ws, g.ws != NULL ? workers * sizeof *g.ws : 0);
+	attn_mem_free(g.wave.mem, g.wave.bytes);
 	attn_mem_free(g.errors, g.errors != NULL ? tasks * sizeof *g.errors :
 	    0);
 	attn_mask_counts_free(&g.counts);

@@ -75,6 +75,41 @@ stream_ok(const struct gcase *g, const struct attn_simd *simd,
 	    "%s: %s", g->c.what, err.msg);
 }
 
+/* Q, K, V and dO of one batch, uniform in [-1, 1] from seed: T queries
+ * of H heads of d_k and d_v columns, S keys of G heads; in views them. */
+struct one_batch {
+	struct attn_matrix q, k, v, d_out;
+	struct attn_inputs in;
+};
+
+static void
+one_batch_make(struct one_batch *o, uint64_t seed, size_t T, size_t S,
+    size_t H, size_t G, size_t d_k, size_t d_v)
+{
+	struct ref_rng rng;
+
+	ref_rng_seed(&rng, seed);
+	o->q = matrix_random(&rng, T, H * d_k, -1.0, 1.0);
+	o->k = matrix_random(&rng, S, G * d_k, -1.0, 1.0);
+	o->v = matrix_random(&rng, S, G * d_v, -1.0, 1.0);
+	o->d_out = matrix_random(&rng, T, H * d_v, -1.0, 1.0);
+	memset(&o->in, 0, sizeof o->in);
+	o->in.batches = 1;
+	o->in.q = o->q;
+	o->in.k = o->k;
+	o->in.v = o->v;
+	o->in.d_out = o->d_out;
+}
+
+static void
+one_batch_free(struct one_batch *o)
+{
+	attn_matrix_free(&o->q);
+	attn_matrix_free(&o->k);
+	attn_matrix_free(&o->v);
+	attn_matrix_free(&o->d_out);
+}
+
 #define GRAD_SEED 0x57EA6000u
 #ifdef UNDER_ASAN
 #define GRAD_CASES 6	/* suites.h says why */
@@ -165,6 +200,65 @@ START_TEST(the_thread_count_changes_no_bit_of_the_backward)
 }
 END_TEST
 
+/*
+ * Multi-query attention, one batch: one (batch, KV head) pair, fewer
+ * than the threads, so the backward's tasks are its key blocks, each a
+ * step behind the one before (a wave).  Six query heads, 230 queries,
+ * 400 keys (five key blocks): 2, 3 and 7 threads give the bytes of 1
+ * thread, which runs the pair whole, and of the reference kernel, plain
+ * (case 0), causal with a window (1), and with softcap, ALiBi and the
+ * T x S stages held (2), on every instruction set.
+ */
+START_TEST(multi_query_attention_shares_its_key_blocks_out)
+{
+	static const size_t threads[] = { 1, 2, 3, 7 };
+	const size_t T = 230, S = 400, H = 6, d_k = 40, d_v = 24;
+	const unsigned want = _i == 2 ? ATTN_STAGES_GRAD : GRAD_NARROW;
+	struct one_batch o;
+	struct attn_config cfg;
+	struct attn_stages ref, st;
+	size_t t;
+	int isa;
+
+	one_batch_make(&o, 0x3A7Eu + (uint64_t)_i, T, S, H, 1, d_k, d_v);
+	attn_config_init(&cfg);
+	cfg.heads = H;
+	cfg.kv_heads = 1;
+	if (_i == 1) {
+		cfg.causal = 1;
+		cfg.window = 1;
+		cfg.window_left = 150;
+		cfg.window_right = 30;
+	}
+	if (_i == 2) {
+		cfg.softcap = 2.5;
+		cfg.alibi = 1;
+	}
+	run_ok(ATTN_KERNEL_REFERENCE, &cfg, &o.in, want, &ref);
+	for (isa = ATTN_ISA_C; isa < ATTN_ISA_COUNT; isa++)
+		for (t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+			struct attn_config c = cfg;
+			struct gcase g;
+			char what[48];
+
+			if (attn_simd_get((enum attn_isa)isa) == NULL)
+				continue;
+			c.isa = (enum attn_isa)isa;
+			c.threads = threads[t];
+			run_ok(ATTN_KERNEL_STREAM, &c, &o.in, want, &st);
+			snprintf(what, sizeof what, "%s, %zu threads",
+			    attn_isa_name((enum attn_isa)isa), threads[t]);
+			snprintf(g.c.what, sizeof g.c.what, "multi-query "
+			    "attention, case %d", _i);
+			expect_bytes(&g, what, want & ATTN_STAGES_GRAD, &ref,
+			    &st);
+			attn_stages_free(&st);
+		}
+	attn_stages_free(&ref);
+	one_batch_free(&o);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- errors */
 
 /*
@@ -249,33 +343,21 @@ END_TEST
  * the forward pass while the backward one runs. */
 START_TEST(the_backward_pass_reports_its_key_blocks)
 {
-	struct ref_rng rng;
-	struct attn_matrix q, k, v, d_out;
+	struct one_batch o;
 	struct attn_config cfg;
 	struct attn_stages st;
-	struct attn_inputs in;
 	struct progress_log log;
 	const size_t T = 300, S = 200, d = 4, H = 4, G = 2;
 
 	progress_log_init(&log);
-	ref_rng_seed(&rng, 0x9411u);
-	q = matrix_random(&rng, T, H * d, -1.0, 1.0);
-	k = matrix_random(&rng, S, G * d, -1.0, 1.0);
-	v = matrix_random(&rng, S, G * d, -1.0, 1.0);
-	d_out = matrix_random(&rng, T, H * d, -1.0, 1.0);
-	memset(&in, 0, sizeof in);
-	in.batches = 1;
-	in.q = q;
-	in.k = k;
-	in.v = v;
-	in.d_out = d_out;
+	one_batch_make(&o, 0x9411u, T, S, H, G, d, d);
 	attn_config_init(&cfg);
 	cfg.heads = H;
 	cfg.kv_heads = G;
 	cfg.threads = 3;
 	cfg.progress = progress_note;
 	cfg.progress_arg = &log;
-	run_ok(ATTN_KERNEL_STREAM, &cfg, &in, STAGE(GRAD_K), &st);
+	run_ok(ATTN_KERNEL_STREAM, &cfg, &o.in, STAGE(GRAD_K), &st);
 	/* 2 KV heads of ceil(200 / 96) = 3 key blocks */
 	ck_assert_int_eq(log.phases, 2);
 	ck_assert_str_eq(log.first, "query blocks");
@@ -285,10 +367,7 @@ START_TEST(the_backward_pass_reports_its_key_blocks)
 	ck_assert_int_eq(log.overlapped, 0);
 	ck_assert_int_eq(log.backwards, 0);
 	attn_stages_free(&st);
-	attn_matrix_free(&q);
-	attn_matrix_free(&k);
-	attn_matrix_free(&v);
-	attn_matrix_free(&d_out);
+	one_batch_free(&o);
 }
 END_TEST
 
@@ -362,6 +441,8 @@ stream_grad_suite(void)
 	    0, GRAD_CASES);
 	tcase_add_loop_test(tc,
 	    the_thread_count_changes_no_bit_of_the_backward, 0, 6);
+	tcase_add_loop_test(tc,
+	    multi_query_attention_shares_its_key_blocks_out, 0, 3);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
