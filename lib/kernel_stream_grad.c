@@ -833,17 +833,28 @@ block_dq(const struct grad *g, const struct grad_ws *w, size_t hh, size_t I,
 
 /* ---------------------------------------------------------------- a wave */
 
-/* In a wave, until key block J has done more than `step` steps. */
+/*
+ * In a wave, until key block J has done more than `step` of its `total`
+ * steps.  A task that has caught up with the one before waits until
+ * that one is WAVE_LAG steps ahead (or done), not one: the two go at
+ * the same pace, so one step behind it would catch up again at the
+ * next step and wait again, a wake-up each (a step is tens of
+ * microseconds of work at d = 128).  Which steps wait changes no bit.
+ */
+#define WAVE_LAG 4
+
 static void
-wave_wait(struct grad *g, size_t J, size_t step)
+wave_wait(struct grad *g, size_t J, size_t step, size_t total)
 {
 	struct wave *wv = &g->wave;
+	const size_t want = total - step > WAVE_LAG ? step + 1 + WAVE_LAG :
+	    total;
 
 	if (atomic_load_explicit(&wv->steps[J], memory_order_acquire) > step)
 		return;
 	pthread_mutex_lock(&wv->lock);
-	while (atomic_load_explicit(&wv->steps[J], memory_order_acquire) <=
-	    step)
+	while (atomic_load_explicit(&wv->steps[J], memory_order_acquire) <
+	    want)
 		pthread_cond_wait(&wv->cond, &wv->lock);
 	pthread_mutex_unlock(&wv->lock);
 }
@@ -916,7 +927,8 @@ key_block(struct grad *g, struct grad_ws *w, size_t b, size_t J,
 			const size_t step = hh * g->dm.qblocks + I;
 
 			if (wave && J > 0)
-				wave_wait(g, J - 1, step);
+				wave_wait(g, J - 1, step, w->nh *
+				    g->dm.qblocks);
 			if (wave && J > 0 && I == 0) {
 				w->nan_k[hh] |= g->wave.nan_k[hh];
 				w->nan_v[hh] |= g->wave.nan_v[hh];
