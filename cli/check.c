@@ -119,14 +119,22 @@ take(struct check *c, size_t i, enum attn_stage s)
 	memset(&c->arrays.arrays[i].array, 0, sizeof it->file);
 }
 
-/* A gradient FILE holds when the run has no --grad. */
+/* A gradient FILE holds when the run has no --grad, or (grad_bias,
+ * grad_sinks) no bias or sinks. */
 static enum attn_status
-not_offered(const struct check *c, const char *arr, enum attn_stage s,
-    struct attn_error *err)
+not_offered(const struct options *o, const struct check *c, const char *arr,
+    enum attn_stage s, struct attn_error *err)
 {
 	char p[48];
 
 	attn_text_preview(p, 40, arr, strlen(arr));
+	if (o->grad != NULL)
+		return attn_error_set(err, ATTN_ERR_USAGE, c->name, 0, 0,
+		    "its array '%s' is attn's %s, the gradient of the %s: "
+		    "give %s", p, attn_stage_table[s].name,
+		    s == ATTN_STAGE_GRAD_BIAS ? "bias" : "sinks",
+		    s == ATTN_STAGE_GRAD_BIAS ? "--bias FILE" :
+		    "--sinks FILE");
 	return attn_error_set(err, ATTN_ERR_USAGE, c->name, 0, 0, "its array "
 	    "'%s' is attn's %s, a stage of the backward pass: give --grad DO "
 	    "(the upstream gradient)", p, attn_stage_table[s].name);
@@ -183,10 +191,12 @@ check_stages(struct options *o, struct check *c, struct attn_error *err)
 		 * (stages only with --proj); a gradient without --grad is
 		 * a slip worth telling */
 		if (!(o->avail & ATTN_STAGE_BIT(s)) &&
-		    !(ATTN_STAGE_BIT(s) & ATTN_STAGES_GRAD))
+		    !(ATTN_STAGE_BIT(s) & (ATTN_STAGES_GRAD |
+		    ATTN_STAGES_REDUCE)))
 			continue;
 		if (!(o->avail & ATTN_STAGE_BIT(s)))
-			return not_offered(c, c->arrays.arrays[i].name, s, err);
+			return not_offered(o, c, c->arrays.arrays[i].name, s,
+			    err);
 		for (k = 0; k < c->n; k++)
 			if (c->item[k].stage == s)
 				return attn_error_set(err, ATTN_ERR_DATA,

@@ -4,7 +4,8 @@
  * for dims of 1, or blocks one under another), and when it does not,
  * what its dims suggest (a transpose, the other layout, 4-D where attn's
  * heads are side by side, the heads flattened into the last dim, a KV
- * gradient per query head); and, when its numbers fail, what they match
+ * gradient per query head, a bias's gradient not summed where the bias
+ * broadcasts); and, when its numbers fail, what they match
  * instead: the other layout, every block transposed, the stage under the
  * other --align, --lse-base, --lse-masked or --masked-rows.
  */
@@ -136,6 +137,45 @@ gqa_hint(const struct attn_stages *stages, const struct check_item *it,
 	return 1;
 }
 
+/* The hint for a gradient of a bias not summed where the bias
+ * broadcasts: the array has the stage's dims but where grad_bias has 1
+ * it has the scores' (B, H, T or S, lined up from the right, a 3-D
+ * bias's first dim B or H), as a kernel's dS summed too little is. */
+static int
+bias_hint(const struct attn_stages *stages, const struct check_item *it,
+    char *hint, size_t size)
+{
+	const struct attn_shape *sh = &it->shape;
+	const struct attn_array *f = &it->file;
+	const size_t full[4] = { stages->batches, stages->heads, stages->T,
+		stages->S };
+	char axes[64];
+	size_t d, k = 0, n = 0;
+
+	if (it->stage != ATTN_STAGE_GRAD_BIAS || f->ndim != sh->ndim)
+		return 0;
+	axes[0] = '\0';
+	for (d = 0; d < sh->ndim; d++) {
+		const size_t at = 4 - sh->ndim + d;
+
+		if (f->shape[d] == sh->dim[d])
+			continue;
+		if (sh->dim[d] != 1 || (f->shape[d] != full[at] &&
+		    !(sh->ndim == 3 && d == 0 && f->shape[d] == full[1])))
+			return 0;
+		k += (size_t)snprintf(axes + k, sizeof axes - k, "%s%zu",
+		    n++ > 0 ? ", " : "", d);
+		if (k >= sizeof axes)
+			return 0;
+	}
+	if (n == 0)
+		return 0;
+	snprintf(hint, size, ": not summed over the axes the bias broadcasts "
+	    "along? Sum them as autograd does: x.sum(axis=(%s%s), "
+	    "keepdims=True)", axes, n > 1 ? "" : ",");
+	return 1;
+}
+
 /* The hint for heads flattened into the last dim (B x T x H*d, as a
  * kernel's output often is) where a layout makes attn's 4-D. */
 static int
@@ -207,7 +247,8 @@ check_shape_error(const struct attn_stages *stages, const struct check *c,
 		    "to have attn's in that shape", words_layout[
 		    it->file.shape[1] == sh->col_heads ? ATTN_LAYOUT_BHSD - 1 :
 		    ATTN_LAYOUT_BSHD - 1]);
-	if (!gqa_hint(stages, it, hint, sizeof hint))
+	if (!gqa_hint(stages, it, hint, sizeof hint) &&
+	    !bias_hint(stages, it, hint, sizeof hint))
 		flat_hint(stages, it, hint, sizeof hint);
 	if (it->array != NULL)
 		snprintf(what, sizeof what, "array '%.32s'", it->array);

@@ -227,9 +227,18 @@ layout_broadcast(struct inputs *in, size_t i, size_t heads,
 	const size_t B = in->in.batches;
 	struct attn_error why = { 0 };
 	enum attn_status status;
+	const struct attn_array given = in->arr[i];
 
 	status = attn_array_broadcast(&in->arr[i], B, heads, in->in.q.rows / B,
 	    in->in.k.rows / B, in->four_d, &why);
+	/* grad_bias has the bias's dims as given (a 1-D one is a row);
+	 * one of 2-D blocks one under another, its blocks' */
+	if (status == ATTN_OK && i == IN_BIAS) {
+		in->in.bias_ndim = given.ndim < 2 ? 2 : given.ndim;
+		in->in.bias_dims[0] = 1;
+		memcpy(in->in.bias_dims + in->in.bias_ndim - given.ndim,
+		    given.shape, given.ndim * sizeof *given.shape);
+	}
 	if (status == ATTN_OK ||
 	    (status == ATTN_ERR_DATA && in->arr[i].ndim < 3))
 		return ATTN_OK;

@@ -28,7 +28,8 @@ enum attn_status layout_fold(struct options *o, struct inputs *in, size_t n,
  * were 4-D); in->in must hold Q, K and the batches.  A 1-D or 2-D one
  * that does not broadcast is left as it is: it may be blocks of T x S
  * one under another, and inputs.c names every shape it may have when it
- * is not. */
+ * is not.  A bias that broadcasts leaves its dims as given in
+ * in->in.bias_dims, for grad_bias (a 1-D one as a row, 1 x s). */
 enum attn_status layout_broadcast(struct inputs *in, size_t i, size_t heads,
     struct attn_error *err);
 

@@ -36,6 +36,11 @@ options_offered(const struct options *o)
 
 	if (o->grad != NULL)
 		set |= ATTN_STAGES_GRAD;
+	/* a BUNDLE may bring a bias: attn_stages_available tells then */
+	if (o->grad != NULL && o->bias != NULL)
+		set |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_BIAS);
+	if (o->grad != NULL && o->sinks != NULL)
+		set |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_SINKS);
 	if (o->proj != NULL)
 		set |= ATTN_STAGE_BIT(ATTN_STAGE_Q) |
 		    ATTN_STAGE_BIT(ATTN_STAGE_K) |

@@ -99,9 +99,10 @@ enum attn_status options_stages(struct options *o, const char *list,
 /* Every default, in one place: o as no option sets it. */
 void options_init(struct options *o);
 
-/* The stages o offers: the backward ones only with --grad, q, k, v and
- * projected with --proj (a BUNDLE that brings a layer offers them once
- * it is read: options_offer), q_rot and k_rot with --rope. */
+/* The stages o offers: the backward ones only with --grad (grad_bias
+ * with --bias too, grad_sinks with --sinks), q, k, v and projected with
+ * --proj (a BUNDLE that brings a layer or a bias offers theirs once it
+ * is read: options_offer), q_rot and k_rot with --rope. */
 unsigned options_offered(const struct options *o);
 
 /* The names of the stages of set that users may ask for, "scores,

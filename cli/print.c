@@ -173,11 +173,16 @@ print_col_label(const struct printer *p, enum attn_stage s, size_t n,
 	const char *name = NULL;
 	struct attn_shape sh;
 	struct attn_where w;
+	enum attn_axis rows, cols;
 	size_t kv;
 
-	switch (attn_stage_table[s].cols) {
+	attn_stage_axes(stages, s, &rows, &cols);
+	switch (cols) {
 	case ATTN_AXIS_KEY:
 		return p->nm->key[j];
+	case ATTN_AXIS_HEAD:	/* grad_sinks: a column a head */
+		snprintf(buf, PRINT_LABEL_MAX, "h%zu", j + 1);
+		return buf;
 	case ATTN_AXIS_VALUE:
 	case ATTN_AXIS_DK:
 	case ATTN_AXIS_MODEL:
@@ -213,7 +218,6 @@ print_col_label(const struct printer *p, enum attn_stage s, size_t n,
 	case ATTN_AXIS_ONE:
 	case ATTN_AXIS_QUERY:
 	case ATTN_AXIS_BATCH:
-	case ATTN_AXIS_HEAD:
 		break;
 	}
 	return attn_stage_table[s].name;
@@ -222,10 +226,15 @@ print_col_label(const struct printer *p, enum attn_stage s, size_t n,
 const char *
 print_row_label(const struct printer *p, enum attn_stage s, size_t i)
 {
+	enum attn_axis rows, cols;
+
 	/* the stage table says what rows run over, in every layout (a
-	 * place in the dims would not: bshd puts heads after the rows) */
-	return attn_stage_table[s].rows == ATTN_AXIS_KEY ? p->nm->key[i] :
-	    p->nm->query[i];
+	 * place in the dims would not: bshd puts heads after the rows);
+	 * a single row of a reduced stage is named by the stage */
+	attn_stage_axes(p->stages, s, &rows, &cols);
+	if (rows == ATTN_AXIS_ONE)
+		return attn_stage_table[s].name;
+	return rows == ATTN_AXIS_KEY ? p->nm->key[i] : p->nm->query[i];
 }
 
 /*

@@ -93,7 +93,7 @@ void print_dims(const struct printer *p, enum attn_stage s, char *buf,
  * output and grad_v named by V's header ("a", "h1:a": the columns of the
  * KV head the column's head reads; numbered for PRINT_EVERY_BLOCK when
  * that differs from block to block); a T x 1 stage's column is the
- * stage's name. */
+ * stage's name, a column of grad_sinks its head's ("h2"). */
 #define PRINT_LABEL_MAX 256
 #define PRINT_EVERY_BLOCK ((size_t)-1)
 const char *print_col_label(const struct printer *p, enum attn_stage s,
@@ -101,7 +101,9 @@ const char *print_col_label(const struct printer *p, enum attn_stage s,
 
 /* The label of row i of a block of stage s: the query's, or for the
  * stages whose rows are keys in the stage table (k, v, k_rot, grad_k,
- * grad_v, laid out as K and V) the key's, in every layout. */
+ * grad_v, laid out as K and V) the key's, in every layout; the stage's
+ * name for the one row of grad_sinks and of the gradient of a bias of
+ * one row (attn_stage_axes). */
 const char *print_row_label(const struct printer *p, enum attn_stage s,
     size_t i);
 

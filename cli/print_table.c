@@ -91,11 +91,55 @@ layer_formula(const struct printer *p, enum attn_stage s, char *buf,
 	}
 }
 
+/* grad_bias's formula: what grad_scaled is summed over in this run, the
+ * axes of the scores that the bias broadcasts along ("the batches and
+ * queries" for a key-padding bias per head); grad_sinks', over the rows
+ * and, with several, the batches. */
+static const char *
+reduced_formula(const struct printer *p, enum attn_stage s, char *buf,
+    size_t size)
+{
+	const struct attn_stages *st = p->stages;
+	const char *over[4];
+	size_t n = 0, d, k, len;
+	int batch = 0, head = 0;
+
+	if (s == ATTN_STAGE_GRAD_SINKS) {
+		snprintf(buf, size, "-sum over the rows%s of exp(sink - lse) * "
+		    "delta", st->batches > 1 ? " and batches" : "");
+		return buf;
+	}
+	for (d = 0; d + 2 < st->bias_ndim; d++) {
+		batch |= st->bias_axis[d] == ATTN_AXIS_BATCH;
+		head |= st->bias_axis[d] == ATTN_AXIS_HEAD;
+	}
+	if (st->batches > 1 && !batch)
+		over[n++] = "batches";
+	if (st->heads > 1 && !head)
+		over[n++] = "heads";
+	if (print_queries(p) > 1 &&
+	    st->bias_axis[st->bias_ndim - 2] == ATTN_AXIS_ONE)
+		over[n++] = "queries";
+	if (st->S > 1 && st->bias_axis[st->bias_ndim - 1] == ATTN_AXIS_ONE)
+		over[n++] = "keys";
+	if (n == 0) {
+		snprintf(buf, size, "grad_scaled, nothing summed (the bias has "
+		    "the scores' shape)");
+		return buf;
+	}
+	len = (size_t)snprintf(buf, size, "grad_scaled summed over the");
+	for (k = 0; k < n && len < size; k++)
+		len += (size_t)snprintf(buf + len, size - len, "%s %s",
+		    k == 0 ? "" : k + 1 == n ? " and" : ",", over[k]);
+	return buf;
+}
+
 /* The formula of stage s as computed in this run: for scaled, the steps
  * that the options add after the scaling; for grad_scaled, that it is
  * the bias's gradient too; for grad_q and grad_k, the softcap they go
  * back through; for grad_k and grad_v, the sum over the query heads that
- * share a KV head; for lse, --lse-base 2's log2 and --lse-masked inf. */
+ * share a KV head; for lse, --lse-base 2's log2 and --lse-masked inf;
+ * for grad_bias, the axes it sums over. */
 const char *
 print_formula(const struct printer *p, enum attn_stage s, char *buf,
     size_t size)
@@ -110,6 +154,8 @@ print_formula(const struct printer *p, enum attn_stage s, char *buf,
 
 	if (f != NULL)
 		return f;
+	if (attn_stage_table[s].reduced)
+		return reduced_formula(p, s, buf, size);
 	if (biased || capped || shared) {
 		snprintf(buf, size, "%s%s%s%s", attn_stage_table[s].formula,
 		    biased ? ", the gradient of the bias too" : "",

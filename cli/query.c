@@ -3,8 +3,10 @@
  * computed them all (see query.h).
  *
  * Every held stage is a stack of blocks of T rows (per batch, or per
- * batch and head), and so are Q, dO, and the mask and bias as the run
- * read them; keeping rows I, J.. of each block, in the order given,
+ * batch and head), and so are Q, dO, the mask and bias as the run read
+ * them, and grad_bias of a bias of T rows (the gradients of a bias of
+ * one row and of the sinks, sums over every query, stay whole); keeping
+ * rows I, J.. of each block, in the order given,
  * makes a run of fewer queries that every printer reads as it reads any
  * other.  What depends on a row's place in Q rather than in what is
  * printed (ALiBi's distance, the bottom-right offset) reads
@@ -199,9 +201,10 @@ query_select(struct options *o, const struct attn_inputs *in,
 	}
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
 		struct attn_matrix rows;
+		enum attn_axis ra, ca;
 
-		if (stages->stage[s].data == NULL ||
-		    attn_stage_table[s].rows != ATTN_AXIS_QUERY)
+		attn_stage_axes(stages, (enum attn_stage)s, &ra, &ca);
+		if (stages->stage[s].data == NULL || ra != ATTN_AXIS_QUERY)
 			continue;
 		if ((status = gather(&stages->stage[s], T, q->row, q->n, &rows,
 		    err)) != ATTN_OK) {
@@ -210,6 +213,9 @@ query_select(struct options *o, const struct attn_inputs *in,
 		}
 		attn_matrix_free(&stages->stage[s]);
 		stages->stage[s] = rows;
+		/* the gradient of a bias of T rows: of the rows kept */
+		if (s == ATTN_STAGE_GRAD_BIAS)
+			stages->bias_dim[stages->bias_ndim - 2] = q->n;
 	}
 	select_masked(stages, pos, T, q->n);
 	free(pos);

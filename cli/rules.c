@@ -233,12 +233,26 @@ rules_check_options(const struct options *o, const struct given *g,
 	if (g->scale && g->no_scale)
 		return usage_error(err,
 		    "--scale and --no-scale contradict each other");
-	/* The backward stages are gradients for a dO that --grad gives. */
+	/* The backward stages are gradients for a dO that --grad gives;
+	 * grad_bias and grad_sinks those of a bias (which a BUNDLE may
+	 * bring: the library says when it has none) and of sinks. */
 	for (i = 0; o->grad == NULL && i < o->nstages; i++)
-		if (ATTN_STAGES_GRAD & ATTN_STAGE_BIT(o->stages[i]))
+		if ((ATTN_STAGES_GRAD | ATTN_STAGES_REDUCE) &
+		    ATTN_STAGE_BIT(o->stages[i]))
 			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 			    "stage '%s' needs --grad DO, the gradient of the "
 			    "output", attn_stage_table[o->stages[i]].name);
+	for (i = 0; i < o->nstages; i++)
+		if ((o->stages[i] == ATTN_STAGE_GRAD_BIAS && o->bias == NULL &&
+		    o->noperands != 1) || (o->stages[i] ==
+		    ATTN_STAGE_GRAD_SINKS && o->sinks == NULL))
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "stage '%s' needs %s: it is the gradient of the "
+			    "%s", attn_stage_table[o->stages[i]].name,
+			    o->stages[i] == ATTN_STAGE_GRAD_BIAS ?
+			    "--bias FILE" : "--sinks FILE",
+			    o->stages[i] == ATTN_STAGE_GRAD_BIAS ? "bias" :
+			    "sinks");
 	if (o->format == OUT_HTML && g->stage)
 		return o->format_by_name ? by_extension(o, "a page shows "
 		    "every stage, as --explain does", "leave out --stage, or "

@@ -199,6 +199,8 @@ enum attn_stage {
 	ATTN_STAGE_GRAD_Q,		/* dL/dQ */
 	ATTN_STAGE_GRAD_K,		/* dL/dK */
 	ATTN_STAGE_GRAD_V,		/* dL/dV */
+	ATTN_STAGE_GRAD_BIAS,		/* dL/dbias, in the bias's shape */
+	ATTN_STAGE_GRAD_SINKS,		/* dL/dsinks, 1 x H */
 	/* The passes around the kernel (attn_stage_order puts them where
 	 * --explain shows them: q to k_rot first, projected after output) */
 	ATTN_STAGE_Q,		/* XQ W_Q + b_Q */
@@ -222,6 +224,15 @@ enum attn_stage {
 	ATTN_STAGE_BIT(ATTN_STAGE_GRAD_Q) | ATTN_STAGE_BIT(ATTN_STAGE_GRAD_K) | \
 	ATTN_STAGE_BIT(ATTN_STAGE_GRAD_V))
 
+/* The gradients of the inputs a run broadcasts, which exist only when
+ * the inputs have them (attn_stages_available): grad_bias with a bias,
+ * grad_sinks with sinks, both with dO.  attn_run reduces them from the
+ * backward stages after the kernel, in the shape the input was given
+ * in (grad_bias as autograd reduces a broadcast bias; grad_sinks 1 x H,
+ * summed over the batches). */
+#define ATTN_STAGES_REDUCE (ATTN_STAGE_BIT(ATTN_STAGE_GRAD_BIAS) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_GRAD_SINKS))
+
 /* The stages of the passes around the kernel, which exist only when the
  * inputs make them: q, k and v with a projection layer (attn_inputs.
  * proj), projected when it has W_O, q_rot and k_rot with RoPE
@@ -232,9 +243,10 @@ enum attn_stage {
 	ATTN_STAGE_BIT(ATTN_STAGE_PROJECTED))
 
 /* Every forward stage that Q, K and V give: every stage but
- * ATTN_STAGES_GRAD (which needs dO) and ATTN_STAGES_PROJ. */
+ * ATTN_STAGES_GRAD (which needs dO), ATTN_STAGES_REDUCE and
+ * ATTN_STAGES_PROJ. */
 #define ATTN_STAGES_ALL (((1u << ATTN_STAGE_COUNT) - 1u) & \
-	~ATTN_STAGES_GRAD & ~ATTN_STAGES_PROJ)
+	~ATTN_STAGES_GRAD & ~ATTN_STAGES_REDUCE & ~ATTN_STAGES_PROJ)
 
 /* What the positions along one axis of a stage stand for, and so where
  * their labels come from. */
@@ -268,6 +280,11 @@ struct attn_stage_info {
 				 * query heads */
 	const char *wide;	/* not per head: one block's shape with
 				 * several heads, "T x H*d_v"; else NULL */
+	int reduced;		/* grad_bias, grad_sinks: shaped as an input
+				 * (the bias, the sinks), not in blocks of
+				 * the run; rows and cols are those of the
+				 * widest case (attn_stage_axes says the
+				 * run's) */
 };
 
 extern const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT];
@@ -278,8 +295,7 @@ extern const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT];
 extern const enum attn_stage attn_stage_order[ATTN_STAGE_COUNT];
 
 /* Find a stage by name (len bytes, not NUL-terminated); returns
- * ATTN_STAGE_COUNT when there is none.  Internal stages are found too,
- * and "grad_bias" finds grad_scaled, which is the gradient of a bias. */
+ * ATTN_STAGE_COUNT when there is none.  Internal stages are found too. */
 enum attn_stage attn_stage_lookup(const char *name, size_t len);
 
 /*
@@ -517,6 +533,17 @@ struct attn_inputs {
 	struct attn_matrix q, k, v;
 	struct attn_matrix mask, bias;
 	size_t mask_blocks, bias_blocks;
+	/* The dims the bias was given in, outermost first, which
+	 * grad_bias has, as autograd gives a bias the gradient of its own
+	 * shape: bias_ndim 2 to 4, the last two a block's rows and
+	 * columns; 4-D is B x H (each 1 or the run's), 3-D B or, where
+	 * the stack has a block per batch and head, H.  So a
+	 * 1 x H x T x S bias stacked for every batch (B*H blocks) has a
+	 * gradient of H blocks, each summed over the batches.  bias_ndim 0:
+	 * the stack's own, rows x cols, B x rows x cols or
+	 * B x H x rows x cols by bias_blocks. */
+	size_t bias_ndim;
+	size_t bias_dims[ATTN_MAX_DIMS];
 	struct attn_matrix d_out;
 	/* Attention sinks: one finite logit per query head, 1 x H or H x 1
 	 * (data NULL when absent).  Head h's softmax denominator gains
@@ -585,8 +612,10 @@ void attn_row_place(const struct attn_config *cfg,
  * output is B*T x H*d_v, the heads of each query side by side; q, q_rot
  * and grad_q are laid out as Q is, B*T x H*d_k, k, k_rot and grad_k as K,
  * B*S x G*d_k, v and grad_v as V, B*S x G*d_v, and projected is
- * B*T x d_out.  attn_stage_block returns the piece for one batch and
- * head, attn_stage_shape the dims printers show.
+ * B*T x d_out.  grad_bias is the bias's blocks of the gradient, one
+ * under another (bias_dim), grad_sinks 1 x H.  attn_stage_block returns
+ * the piece for one batch and head, attn_stage_shape the dims printers
+ * show.
  */
 struct attn_stages {
 	size_t batches, heads, kv_heads;
@@ -602,6 +631,12 @@ struct attn_stages {
 	size_t *masked;		/* their rows in the per-head stacks */
 	struct attn_matrix sinks;	/* 1 x H, the sinks of the run (owned);
 					 * data NULL without sinks */
+	/* grad_bias's dims (attn_inputs.bias_dims, or its stack's) and
+	 * what each runs over: ATTN_AXIS_BATCH, _HEAD, _QUERY, _KEY, or
+	 * _ONE where the bias broadcasts; bias_ndim 0 without grad_bias. */
+	size_t bias_ndim;
+	size_t bias_dim[ATTN_MAX_DIMS];
+	enum attn_axis bias_axis[ATTN_MAX_DIMS];
 	/* With a projection layer: the columns of XQ and XKV, of W_O's
 	 * output (0 without W_O), whether XQ and XKV were one matrix, and
 	 * which of q, k, v and projected had a bias added (stage bits). */
@@ -623,7 +658,9 @@ struct attn_stages {
  * into scratch of one batch and head at a time.  With a projection layer
  * (in->proj) q, k and v are projected first, with RoPE (cfg->rope) q and
  * k rotated, whichever kernel runs, and projected comes from output
- * after it.  Shape errors name both shapes and the rule (which W, and
+ * after it; grad_bias and grad_sinks are reduced from the backward
+ * stages last (lib/grad_reduce.c).  Shape errors name both shapes and
+ * the rule (which W, and
  * dO's too, whenever in->d_out is given); scores or gradients that
  * overflow are a data error; a kernel that cannot compute want, a
  * backward stage without dO, or a stage that in and cfg do not make
@@ -696,9 +733,18 @@ double attn_lse_natural(const struct attn_stages *stages, double x);
  * output, q, q_rot and grad_q, the T x d_v or T x d_k columns of head h;
  * for k, v, k_rot, grad_k and grad_v, the S x d_k or S x d_v columns of
  * the KV head that h reads (attn_kv_head); for projected, all of batch
- * b.  Empty (0 x 0, data NULL) when s is not held. */
+ * b; for grad_bias, the block that batch b and head h add into; for
+ * grad_sinks, head h's 1 x 1.  Empty (0 x 0, data NULL) when s is not
+ * held. */
 struct attn_matrix attn_stage_block(const struct attn_stages *stages,
     enum attn_stage s, size_t b, size_t h);
+
+/* What the rows and the columns of a block of stage s run over, for
+ * labels: the stage table's, but for grad_bias, whose rows are the
+ * queries or one (ATTN_AXIS_ONE) and columns the keys or one as the
+ * bias's are, and grad_sinks, one row of the heads (ATTN_AXIS_HEAD). */
+void attn_stage_axes(const struct attn_stages *stages, enum attn_stage s,
+    enum attn_axis *rows, enum attn_axis *cols);
 
 /*
  * The shape of a stage as every printer shows it (SPEC, Output layout):
@@ -710,10 +756,14 @@ struct attn_matrix attn_stage_block(const struct attn_stages *stages,
  * and V), block n at rows n*R.., which is batch n / heads, head
  * n % heads (attn_shape_block), which tables and csv print one by
  * one.  What the rows run over (queries, or keys) is the stage table's
- * `rows`, never a place in the dims: it is axis[ndim - 2] but in bshd,
- * where the heads of a stage that has them side by side come between
- * rows and columns (B x R x heads x w).  With a layout (enum
- * attn_layout) every stage is 4-D.  Element (i0, i1, ..) of the dims is
+ * `rows` (attn_stage_axes), never a place in the dims: it is
+ * axis[ndim - 2] but in bshd, where the heads of a stage that has them
+ * side by side come between rows and columns (B x R x heads x w).  With
+ * a layout (enum attn_layout) every stage is 4-D but grad_bias and
+ * grad_sinks, which keep the shape of their input in every layout:
+ * grad_bias the bias's dims as given (a block per batch, head or both,
+ * as the bias has them), grad_sinks 1 x H (one block, a column a head:
+ * col_heads H).  Element (i0, i1, ..) of the dims is
  * data[i0*step[0] + i1*step[1] + ..] of the stage's matrix, so that any
  * walk in C order of the dims (attn_stage_flatten, the json and npy
  * printers) reads what the shape says.

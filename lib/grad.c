@@ -251,6 +251,9 @@ attn_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 		    row_max, 0)) != ATTN_OK)
 			return st;
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_SCALED);
+		/* grad_bias's sums of this block (lib/grad_reduce.c) */
+		if (p->sums.data != NULL)
+			attn_bias_sums_block(p, hd->n, ds);
 	}
 
 	/* 4. Back through the softcap and the scale to the dot products:

@@ -92,6 +92,14 @@ enum attn_status attn_error_nomem(struct attn_error *err, const char *file,
 enum attn_status attn_error_input_nomem(struct attn_error *err,
     const char *file, const char *doing);
 
+/* ---------------------------------------------------------------- matrix.c */
+
+/* *bytes += what a rows x cols matrix of doubles takes, for a plan; a
+ * size that overflows is ATTN_ERR_NOMEM: "WHAT of R rows and C columns
+ * is too large to address" (what: "a projection"). */
+enum attn_status attn_matrix_bytes_add(size_t *bytes, size_t rows,
+    size_t cols, const char *what, struct attn_error *err);
+
 /* ---------------------------------------------------------------- array.c */
 
 /* The product of dims[0..n) (1 for n 0): the numbers of a shape whose
@@ -300,9 +308,9 @@ void attn_json_plains_free(struct attn_json_plains *ps);
 
 /* ---------------------------------------------------------------- stage.c */
 
-/* Every stage: forward, backward and the passes'. */
+/* Every stage: forward, backward, the reductions and the passes'. */
 #define ATTN_STAGES_EVERY (ATTN_STAGES_ALL | ATTN_STAGES_GRAD | \
-	ATTN_STAGES_PROJ)
+	ATTN_STAGES_REDUCE | ATTN_STAGES_PROJ)
 
 /* The columns of one (batch, head) block of stage s: S for T x S stages,
  * d_v for output, v and grad_v, d_k for q, k, q_rot, k_rot, grad_q and
@@ -353,7 +361,28 @@ struct attn_problem {
 	size_t threads;		/* workers the kernel may use, >= 1 */
 	unsigned hold;		/* stages held whole in attn_stages */
 	unsigned need;		/* hold and what they depend on */
+	/* grad_bias of a bias of one column (sum_rows) or of one row,
+	 * without holding dS (lib/grad_reduce.c): the backward pass adds
+	 * each dS of block n = b*H + h into row n of sums at its query
+	 * (B*H x T, each query's sum over the keys in order) or at its key
+	 * (B*H x S, each key's over the queries in order), by
+	 * attn_bias_sum_add; data NULL when not asked. */
+	int sum_rows;
+	struct attn_matrix sums;
 };
+
+/* Add dS(i, j) of block n into p->sums (which must be there), as
+ * grad_bias's sums take it: every backward pass calls this for the dS
+ * of a block in the order of the sums (each row's keys in order, each
+ * key's queries in order), so that they are one arithmetic. */
+static inline void
+attn_bias_sum_add(const struct attn_problem *p, size_t n, size_t i,
+    size_t j, double ds)
+{
+	double *x = attn_at(&p->sums, n, p->sum_rows ? i : j);
+
+	*x += ds;
+}
 
 /* Whether stage s is computed in a run of p (held or in scratch). */
 static inline int
@@ -1141,19 +1170,40 @@ void attn_passes_free(struct attn_passes *ps);
 
 /* ---------------------------------------------------------------- grad_reduce.c */
 
-/* The gradient of the sinks, 1 x H into out (allocated): -sum over the
- * batches and rows of head h of exp(sink_h - lse) * delta, from the held
- * lse and delta of st (a usage error without sinks, lse or delta). */
-enum attn_status attn_grad_sinks(const struct attn_stages *st,
-    struct attn_matrix *out, struct attn_error *err);
-
-/* The gradient of in's bias, in the shape it was given (its blocks of
- * T x S, 1 x S, T x 1 or 1 x 1) into out (allocated): the held
- * grad_scaled of st summed over what the bias was broadcast along, as
- * autograd reduces a broadcast bias. */
-enum attn_status attn_grad_bias(const struct attn_stages *st,
-    const struct attn_inputs *in, struct attn_matrix *out,
+/*
+ * grad_bias and grad_sinks, reduced from the backward stages after any
+ * kernel (lib/grad_reduce.c).  A run asks for them through these steps:
+ *
+ *	attn_reduce_check   before the problem: the inputs make them
+ *	                    (dO, a bias, sinks);
+ *	attn_reduce_reads   what the kernel must compute for them, for
+ *	                    attn_problem_init;
+ *	attn_reduce_plan    once the kernel is picked: whether grad_bias
+ *	                    takes the backward pass's sums (attn_run's
+ *	                    kernels, a bias of one row or column) or the
+ *	                    held grad_scaled (a T x S bias, --emulate),
+ *	                    and so whether dS is held; the bytes; the
+ *	                    bias's dims as given fit its stack;
+ *	attn_reduce_alloc   the sums, zeroed, before the kernel;
+ *	attn_reduce_run     after it: the stages made into out, and what
+ *	                    they alone held dropped.
+ */
+enum attn_status attn_reduce_check(const struct attn_inputs *in,
+    unsigned want, struct attn_error *err);
+unsigned attn_reduce_reads(unsigned want);
+enum attn_status attn_reduce_plan(struct attn_problem *p,
+    enum attn_precision prec, unsigned want, size_t *bytes,
     struct attn_error *err);
+enum attn_status attn_reduce_alloc(struct attn_problem *p,
+    struct attn_error *err);
+enum attn_status attn_reduce_run(const struct attn_problem *p,
+    unsigned want, struct attn_stages *out, struct attn_error *err);
+
+/* The sums of block n of dS (T x S, as a backward pass made it) into
+ * p->sums, in their order (attn_bias_sum_add): the reference backward
+ * pass's, after each block. */
+void attn_bias_sums_block(const struct attn_problem *p, size_t n,
+    const struct attn_matrix *ds);
 
 /* Last: the lse stage written as cfg says (log2, +inf for a row with no
  * key), once everything that reads the natural value has run. */

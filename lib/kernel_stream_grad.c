@@ -550,6 +550,10 @@ tile_elements(const struct grad *g, struct grad_ws *w,
 				note(e, h->n, ATTN_STAGE_GRAD_SCALED, qi, kj);
 			if (h->ds.data != NULL)
 				*attn_at(&h->ds, qi, kj) = ds;
+			/* grad_bias's sums, in grad.c's order (a bias makes
+			 * every tile take this path) */
+			if (p->sums.data != NULL)
+				attn_bias_sum_add(p, h->n, qi, kj, ds);
 			dpt[j] = ds;
 			st[j] = attn_grad_dot(p, ds, raw);
 		}

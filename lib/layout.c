@@ -108,6 +108,50 @@ shape_layout(const struct attn_stages *stages, enum attn_stage s,
 		sh->step[d] = step[dim_role(sh, d)];
 }
 
+/* grad_bias and grad_sinks, shaped as their inputs in every layout:
+ * the bias's dims as the run took them (bias_dim: its blocks by batch,
+ * head or both, each 1 x S, T x 1, T x S or 1 x 1), and 1 x H, a column
+ * a head.  Both are held in C order of those dims. */
+static void
+reduced_shape(const struct attn_stages *stages, enum attn_stage s,
+    struct attn_shape *sh)
+{
+	static const char *const legends[2][2] = {
+		{ "1 x 1", "1 x S" }, { "T x 1", "T x S" } };
+	size_t d;
+
+	if (s == ATTN_STAGE_GRAD_SINKS) {
+		sh->ndim = 2;
+		sh->dim[0] = 1;
+		sh->axis[0] = ATTN_AXIS_ONE;
+		sh->dim[1] = stages->heads;
+		sh->axis[1] = ATTN_AXIS_HEAD;
+		sh->legend = attn_stage_table[s].shape;
+		sh->col_heads = stages->heads;
+	} else {
+		sh->ndim = stages->bias_ndim;
+		for (d = 0; d < sh->ndim; d++) {
+			sh->dim[d] = stages->bias_dim[d];
+			sh->axis[d] = stages->bias_axis[d];
+		}
+		sh->legend = legends[sh->axis[sh->ndim - 2] ==
+		    ATTN_AXIS_QUERY][sh->axis[sh->ndim - 1] == ATTN_AXIS_KEY];
+		sh->col_heads = 1;
+	}
+	sh->batches = sh->heads = 1;
+	for (d = 0; d + 2 < sh->ndim; d++)
+		if (sh->axis[d] == ATTN_AXIS_BATCH)
+			sh->batches = sh->dim[d];
+		else if (sh->axis[d] == ATTN_AXIS_HEAD)
+			sh->heads = sh->dim[d];
+	sh->blocks = sh->batches * sh->heads;
+	sh->rows = sh->dim[sh->ndim - 2];
+	sh->cols = sh->dim[sh->ndim - 1];
+	for (d = sh->ndim; d-- > 0;)
+		sh->step[d] = d + 1 == sh->ndim ? 1 : sh->step[d + 1] *
+		    sh->dim[d + 1];
+}
+
 void
 attn_stage_shape(const struct attn_stages *stages, enum attn_stage s,
     struct attn_shape *sh)
@@ -115,6 +159,10 @@ attn_stage_shape(const struct attn_stages *stages, enum attn_stage s,
 	const struct attn_stage_info *info = &attn_stage_table[s];
 
 	memset(sh, 0, sizeof *sh);
+	if (info->reduced) {
+		reduced_shape(stages, s, sh);
+		return;
+	}
 	sh->batches = stages->batches;
 	sh->heads = info->per_head ? stages->heads : 1;
 	sh->blocks = sh->batches * sh->heads;
@@ -151,7 +199,7 @@ attn_shape_block(const struct attn_stages *stages, enum attn_stage s, size_t n)
 	struct attn_shape sh;
 
 	attn_stage_shape(stages, s, &sh);
-	if (attn_stage_table[s].per_head)
+	if (attn_stage_table[s].per_head || attn_stage_table[s].reduced)
 		return attn_matrix_view(&stages->stage[s], n * sh.rows,
 		    sh.rows, 0, sh.cols);
 	return attn_matrix_view(&stages->stage[s], n / sh.heads * sh.rows,

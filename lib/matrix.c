@@ -54,6 +54,22 @@ attn_matrix_alloc(struct attn_matrix *m, size_t rows, size_t cols,
 	return ATTN_OK;
 }
 
+enum attn_status
+attn_matrix_bytes_add(size_t *bytes, size_t rows, size_t cols,
+    const char *what, struct attn_error *err)
+{
+	size_t n;
+
+	if (attn_size_mul(rows, cols, &n) != 0 ||
+	    attn_size_mul(n, sizeof(double), &n) != 0 ||
+	    *bytes > SIZE_MAX - n)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "%s of %zu rows and %zu columns is too large to address",
+		    what, rows, cols);
+	*bytes += n;
+	return ATTN_OK;
+}
+
 /* Given back as attn_matrix_alloc charged it: rows * cols doubles, at
  * least one byte. */
 void

@@ -8,6 +8,7 @@
  *	kernel: reads the last of these as its Q, K and V
  *	after:  grad_q and grad_k turned back to q and k (rope.c)
  *	        projected = output W_O + b_O (project.c)
+ *	        grad_bias, grad_sinks reduced (grad_reduce.c)
  *	last:   lse written as the kernel under test stores it (log2,
  *	        +inf for a row with no key: attn_lse_convention)
  *
@@ -41,6 +42,10 @@ attn_stages_available(const struct attn_config *cfg,
 
 	if (in->d_out.data != NULL)
 		set |= ATTN_STAGES_GRAD;
+	if (in->d_out.data != NULL && in->bias.data != NULL)
+		set |= BIT(ATTN_STAGE_GRAD_BIAS);
+	if (in->d_out.data != NULL && in->sinks.data != NULL)
+		set |= BIT(ATTN_STAGE_GRAD_SINKS);
 	if (in->proj.w_q.data != NULL)
 		set |= BIT(ATTN_STAGE_Q) | BIT(ATTN_STAGE_K) |
 		    BIT(ATTN_STAGE_V);
@@ -84,15 +89,17 @@ attn_passes_prepare(const struct attn_config *cfg,
     struct attn_problem *p, struct attn_error *err)
 {
 	enum attn_status st;
-	/* the kernel computes the forward and backward stages */
-	unsigned kernel_want = want & ((1u << ATTN_STAGE_COUNT) - 1u) &
-	    ~ATTN_STAGES_PROJ;
+	/* the kernel computes the forward and backward stages, and what
+	 * grad_bias and grad_sinks are reduced from after it */
+	unsigned kernel_want = (want & ((1u << ATTN_STAGE_COUNT) - 1u) &
+	    ~ATTN_STAGES_PROJ & ~ATTN_STAGES_REDUCE) | attn_reduce_reads(want);
 
 	memset(ps, 0, sizeof *ps);
 	/* projected is made from output, which the kernel must then hold */
 	if (want & BIT(ATTN_STAGE_PROJECTED))
 		kernel_want |= BIT(ATTN_STAGE_OUTPUT);
 	if ((st = check_available(cfg, in, want, err)) != ATTN_OK ||
+	    (st = attn_reduce_check(in, want, err)) != ATTN_OK ||
 	    (st = attn_project_check(cfg, in, err)) != ATTN_OK)
 		return st;
 	attn_project_shapes(in, &ps->in);
@@ -102,20 +109,11 @@ attn_passes_prepare(const struct attn_config *cfg,
 	return attn_rope_check(cfg, p->d_k, err);
 }
 
-/* bytes += rows * cols doubles, or ATTN_ERR_NOMEM when that overflows. */
+/* bytes += a projection of rows x cols (attn_matrix_bytes_add). */
 static enum attn_status
 add_matrix(size_t *bytes, size_t rows, size_t cols, struct attn_error *err)
 {
-	size_t n;
-
-	if (attn_size_mul(rows, cols, &n) != 0 ||
-	    attn_size_mul(n, sizeof(double), &n) != 0 ||
-	    *bytes > SIZE_MAX - n)
-		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "a projection of %zu rows and %zu columns is too large "
-		    "to address", rows, cols);
-	*bytes += n;
-	return ATTN_OK;
+	return attn_matrix_bytes_add(bytes, rows, cols, "a projection", err);
 }
 
 enum attn_status

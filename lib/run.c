@@ -3,8 +3,9 @@
  * the same in a lower precision): check the problem once
  * (lib/problem.c), pick a kernel, allocate the stages the caller holds,
  * run the passes before it (projections, RoPE: lib/passes.c), let the
- * kernel compute, run the passes after it (the output projection), then
- * list the rows that may attend no key.  This is the one place where
+ * kernel compute, list the rows that may attend no key, reduce
+ * grad_bias and grad_sinks (lib/grad_reduce.c), then run the passes
+ * after it (the output projection).  This is the one place where
  * kernels are dispatched: a new kernel is a value of enum attn_kernel, a
  * row in `kernels` and, when AUTO may pick it, a place in `auto_order`;
  * it gets the passes for free.
@@ -64,8 +65,9 @@ attn_kernel_stages(enum attn_kernel k)
 {
 	if ((unsigned)k >= ATTN_KERNEL_COUNT || kernels[k] == NULL)
 		return 0;
-	/* the passes around it give every kernel their stages */
-	return kernels[k]->stages | ATTN_STAGES_PROJ;
+	/* the passes around it and the reductions after it give every
+	 * kernel their stages */
+	return kernels[k]->stages | ATTN_STAGES_PROJ | ATTN_STAGES_REDUCE;
 }
 
 const char *
@@ -172,7 +174,8 @@ plan_in(const struct attn_config *cfg, const struct attn_inputs *in,
 	*bytes = 0;
 	if ((st = attn_passes_prepare(cfg, in, want, &ps, &p, err)) !=
 	    ATTN_OK ||
-	    (st = pick(&p, prec, &id, &ops, err)) != ATTN_OK)
+	    (st = pick(&p, prec, &id, &ops, err)) != ATTN_OK ||
+	    (st = attn_reduce_plan(&p, prec, want, bytes, err)) != ATTN_OK)
 		return st;
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
 		if (!(p.hold & ATTN_STAGE_BIT(s)))
@@ -284,24 +287,31 @@ run_in(const struct attn_config *cfg, const struct attn_inputs *in,
 	enum attn_kernel id;
 	enum attn_status st;
 
+	size_t bytes;
+
 	memset(out, 0, sizeof *out);
 	if ((st = attn_passes_prepare(cfg, in, want, &ps, &p, err)) !=
 	    ATTN_OK ||
 	    (st = pick(&p, prec, &id, &ops, err)) != ATTN_OK ||
+	    (st = attn_reduce_plan(&p, prec, want, &bytes, err)) != ATTN_OK ||
 	    (st = attn_stages_alloc(&p, out, err)) != ATTN_OK)
 		return st;
 	out->kernel = id;
 	out->precision = prec;
-	if ((st = attn_passes_before(&p, in, &ps, err)) != ATTN_OK ||
+	if ((st = attn_reduce_alloc(&p, err)) != ATTN_OK ||
+	    (st = attn_passes_before(&p, in, &ps, err)) != ATTN_OK ||
 	    (st = ops->run(&p, out, err)) != ATTN_OK ||
 	    (st = find_masked_rows(out, err)) != ATTN_OK ||
 	    (st = copy_sinks(&p, out, err)) != ATTN_OK ||
+	    (st = attn_reduce_run(&p, want, out, err)) != ATTN_OK ||
 	    (st = attn_passes_after(&p, in, want, &ps, out, err)) != ATTN_OK)
 		goto fail;
 	attn_lse_convention(cfg, out);
+	attn_matrix_free(&p.sums);
 	attn_passes_free(&ps);
 	return ATTN_OK;
 fail:
+	attn_matrix_free(&p.sums);
 	attn_passes_free(&ps);
 	attn_stages_free(out);
 	return st;

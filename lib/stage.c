@@ -12,12 +12,12 @@
  * through row_max and row_sum (lse = row_max + log(row_sum)), which is
  * how every kernel computes it stably.
  *
- * The backward stages are SPEC's table of them.  grad_bias, which issue
- * 10 names, is not a stage of its own: the gradient of a bias is dS,
- * grad_scaled, as SPEC says, so "grad_bias" is another name by which
- * attn_stage_lookup finds grad_scaled (block (b, h) of it is the
- * gradient of a B x H x T x S bias; a bias shared by several blocks has
- * their sum as its gradient).
+ * The backward stages are SPEC's table of them.  grad_bias and
+ * grad_sinks, the gradients of the inputs a run broadcasts, are reduced
+ * from them after the kernel (lib/grad_reduce.c) and are shaped as those
+ * inputs are, not in blocks of the run (`reduced`): grad_bias as the
+ * bias was given, grad_sinks 1 x H (struct attn_stages says the run's
+ * dims, attn_stage_axes what they run over).
  */
 #include <stdio.h>
 #include <string.h>
@@ -78,6 +78,16 @@ const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT] = {
 	[ATTN_STAGE_GRAD_V] = { "grad_v", "weights^T dO", "S x d_v",
 	    ATTN_AXIS_VALUE, 0, BIT(ATTN_STAGE_WEIGHTS), 0, ATTN_AXIS_KEY, 1,
 	    "S x G*d_v" },
+	/* Reduced (lib/grad_reduce.c): rows and cols are a T x S bias's
+	 * and the heads of grad_sinks; attn_stage_axes gives the run's. */
+	[ATTN_STAGE_GRAD_BIAS] = { "grad_bias",
+	    "grad_scaled summed where the bias broadcasts", "the bias's shape",
+	    ATTN_AXIS_KEY, 0, BIT(ATTN_STAGE_GRAD_SCALED), 0, ATTN_AXIS_QUERY,
+	    0, NULL, 1 },
+	[ATTN_STAGE_GRAD_SINKS] = { "grad_sinks",
+	    "-sum of exp(sink - lse) * delta over the rows and batches",
+	    "1 x H", ATTN_AXIS_HEAD, 0, BIT(ATTN_STAGE_LSE) |
+	    BIT(ATTN_STAGE_DELTA), 0, ATTN_AXIS_ONE, 0, NULL, 1 },
 
 	/* The passes around the kernel (lib/run.c, lib/project.c and
 	 * lib/rope.c): their needs are what they read when they exist; what
@@ -103,17 +113,9 @@ const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT] = {
 /* Adding a stage means adding its row above and its place below (and
  * its test): this fails until all are done, as ggml does for its op
  * tables.  A stage set must fit in an unsigned. */
-_Static_assert(ATTN_STAGE_COUNT == 20, "update attn_stage_table");
+_Static_assert(ATTN_STAGE_COUNT == 22, "update attn_stage_table");
 _Static_assert(ATTN_STAGE_COUNT < sizeof(unsigned) * 8,
     "stage sets are unsigned bit sets");
-
-/* Other names of stages. */
-static const struct {
-	const char *name;
-	enum attn_stage stage;
-} aliases[] = {
-	{ "grad_bias", ATTN_STAGE_GRAD_SCALED },
-};
 
 const enum attn_stage attn_stage_order[ATTN_STAGE_COUNT] = {
 	ATTN_STAGE_Q, ATTN_STAGE_K, ATTN_STAGE_V, ATTN_STAGE_Q_ROT,
@@ -122,6 +124,7 @@ const enum attn_stage attn_stage_order[ATTN_STAGE_COUNT] = {
 	ATTN_STAGE_LSE, ATTN_STAGE_MASK, ATTN_STAGE_ROW_MAX, ATTN_STAGE_ROW_SUM,
 	ATTN_STAGE_GRAD_WEIGHTS, ATTN_STAGE_DELTA, ATTN_STAGE_GRAD_SCALED,
 	ATTN_STAGE_GRAD_Q, ATTN_STAGE_GRAD_K, ATTN_STAGE_GRAD_V,
+	ATTN_STAGE_GRAD_BIAS, ATTN_STAGE_GRAD_SINKS,
 };
 
 /* Whether name[0..len) is the NUL-terminated n. */
@@ -139,9 +142,6 @@ attn_stage_lookup(const char *name, size_t len)
 	for (i = 0; i < ATTN_STAGE_COUNT; i++)
 		if (name_is(name, len, attn_stage_table[i].name))
 			return (enum attn_stage)i;
-	for (i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-		if (name_is(name, len, aliases[i].name))
-			return aliases[i].stage;
 	return ATTN_STAGE_COUNT;
 }
 
@@ -170,6 +170,38 @@ attn_stage_cols(const struct attn_stages *stages, enum attn_stage s)
 	return attn_stage_block_cols(s, stages->S, stages->d_k, stages->d_v);
 }
 
+/* The block of grad_bias that batch b and head h add into: b's if the
+ * bias has a batch dim, h's if it has a head dim (bias_axis). */
+static struct attn_matrix
+bias_block(const struct attn_stages *stages, size_t b, size_t h)
+{
+	const struct attn_matrix *m = &stages->stage[ATTN_STAGE_GRAD_BIAS];
+	const size_t nd = stages->bias_ndim;
+	size_t d, n = 0, rows;
+
+	for (d = 0; d + 2 < nd; d++)
+		if (stages->bias_axis[d] == ATTN_AXIS_BATCH)
+			n = n * stages->bias_dim[d] + b;
+		else if (stages->bias_axis[d] == ATTN_AXIS_HEAD)
+			n = n * stages->bias_dim[d] + h;
+	rows = nd >= 2 ? stages->bias_dim[nd - 2] : 0;
+	return attn_matrix_view(m, n * rows, rows, 0, m->cols);
+}
+
+void
+attn_stage_axes(const struct attn_stages *stages, enum attn_stage s,
+    enum attn_axis *rows, enum attn_axis *cols)
+{
+	const size_t nd = stages->bias_ndim;
+
+	*rows = attn_stage_table[s].rows;
+	*cols = attn_stage_table[s].cols;
+	if (s == ATTN_STAGE_GRAD_BIAS && nd >= 2) {
+		*rows = stages->bias_axis[nd - 2];
+		*cols = stages->bias_axis[nd - 1];
+	}
+}
+
 struct attn_matrix
 attn_stage_block(const struct attn_stages *stages, enum attn_stage s, size_t b,
     size_t h)
@@ -181,6 +213,10 @@ attn_stage_block(const struct attn_stages *stages, enum attn_stage s, size_t b,
 
 	if (m->data == NULL)
 		return none;
+	if (s == ATTN_STAGE_GRAD_SINKS)
+		return attn_matrix_view(m, 0, 1, h, 1);
+	if (s == ATTN_STAGE_GRAD_BIAS)
+		return bias_block(stages, b, h);
 	if (attn_stage_table[s].per_head)
 		return attn_matrix_view(m, (b * stages->heads + h) * rows,
 		    rows, 0, cols);
@@ -214,13 +250,15 @@ attn_stage_block_cols(enum attn_stage s, size_t S, size_t d_k, size_t d_v)
 size_t
 attn_stage_block_rows(enum attn_stage s, size_t T, size_t S)
 {
+	if (attn_stage_table[s].rows == ATTN_AXIS_ONE)
+		return 1;
 	return attn_stage_table[s].rows == ATTN_AXIS_KEY ? S : T;
 }
 
 size_t
 attn_stage_col_heads(enum attn_stage s, size_t H, size_t G)
 {
-	if (attn_stage_table[s].per_head ||
+	if (attn_stage_table[s].per_head || attn_stage_table[s].reduced ||
 	    attn_stage_table[s].cols == ATTN_AXIS_MODEL)
 		return 1;
 	return attn_stage_table[s].kv ? G : H;

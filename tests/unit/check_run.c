@@ -102,6 +102,10 @@ static const struct {
 	[ATTN_STAGE_GRAD_Q] = { B * T * H * D_K, T * D_K },
 	[ATTN_STAGE_GRAD_K] = { B * S * G * D_K, S * D_K },
 	[ATTN_STAGE_GRAD_V] = { B * S * G * D_V, S * D_V },
+	/* reduced after the kernel, never in its stages or scratch
+	 * (lib/grad_reduce.c; check_grad_reduce.c counts them) */
+	[ATTN_STAGE_GRAD_BIAS] = { 0, 0 },
+	[ATTN_STAGE_GRAD_SINKS] = { 0, 0 },
 	/* laid out as Q, K and V: never in scratch (lib/passes.c) */
 	[ATTN_STAGE_Q] = { B * T * H * D_K, T * D_K },
 	[ATTN_STAGE_K] = { B * S * G * D_K, S * D_K },
@@ -111,7 +115,7 @@ static const struct {
 	[ATTN_STAGE_PROJECTED] = { 0, 0 },	/* d_out is the layer's */
 };
 
-_Static_assert(ATTN_STAGE_COUNT == 20, "a new stage needs its sizes here");
+_Static_assert(ATTN_STAGE_COUNT == 22, "a new stage needs its sizes here");
 
 /* "weights with set 0x5": what expect_same names. */
 static const char *
@@ -412,9 +416,14 @@ START_TEST(kernels_have_names_and_stages)
 	    "reference");
 	ck_assert_str_eq(attn_kernel_name(ATTN_KERNEL_COUNT), "unknown");
 	ck_assert_uint_eq(attn_kernel_stages(ATTN_KERNEL_AUTO), 0);
-	/* every kernel gets the passes' stages from lib/passes.c */
+	/* every kernel gets the passes' stages from lib/passes.c, and
+	 * grad_bias and grad_sinks from lib/grad_reduce.c */
 	ck_assert_uint_eq(attn_kernel_stages(ATTN_KERNEL_REFERENCE),
-	    ATTN_STAGES_ALL | ATTN_STAGES_GRAD | ATTN_STAGES_PROJ);
+	    ATTN_STAGES_ALL | ATTN_STAGES_GRAD | ATTN_STAGES_REDUCE |
+	    ATTN_STAGES_PROJ);
+	ck_assert_uint_eq(attn_kernel_stages(ATTN_KERNEL_STREAM),
+	    ATTN_STAGES_ALL | ATTN_STAGES_GRAD | ATTN_STAGES_REDUCE |
+	    ATTN_STAGES_PROJ);
 	ck_assert_uint_eq(attn_kernel_stages(ATTN_KERNEL_COUNT), 0);
 }
 END_TEST

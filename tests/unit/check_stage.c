@@ -7,7 +7,8 @@
  * The names are SPEC's fixed names; lookup takes a length, not a NUL, so
  * that --stage can look up the pieces of "weights,output" in place.  The
  * backward stages are laid out as Q, K and V are, grad_k and grad_v
- * with keys as rows.
+ * with keys as rows; grad_bias and grad_sinks as the bias and the sinks
+ * are.
  */
 #include <string.h>
 
@@ -36,6 +37,9 @@ static const struct {
 	{ "grad_q", "T x d_k", ATTN_AXIS_DK },
 	{ "grad_k", "S x d_k", ATTN_AXIS_DK },
 	{ "grad_v", "S x d_v", ATTN_AXIS_VALUE },
+	/* the gradients of the broadcast inputs, shaped as those are */
+	{ "grad_bias", "the bias's shape", ATTN_AXIS_KEY },
+	{ "grad_sinks", "1 x H", ATTN_AXIS_HEAD },
 	/* the passes around the kernel */
 	{ "q", "T x d_k", ATTN_AXIS_DK },
 	{ "k", "S x d_k", ATTN_AXIS_DK },
@@ -159,6 +163,12 @@ static const struct {
 	    B(SCALED) | B(SCORES) },
 	{ ATTN_STAGES_GRAD, ATTN_STAGES_GRAD | (ATTN_STAGES_ALL & ~B(LSE) &
 	    ~B(MASK)) },
+	/* grad_bias reads dS; grad_sinks lse and delta */
+	{ B(GRAD_BIAS), B(GRAD_BIAS) | B(GRAD_SCALED) | B(GRAD_WEIGHTS) |
+	    B(DELTA) | B(OUTPUT) | B(WEIGHTS) | B(ROW_MAX) | B(ROW_SUM) |
+	    B(SCALED) | B(SCORES) },
+	{ B(GRAD_SINKS), B(GRAD_SINKS) | B(LSE) | B(DELTA) | B(OUTPUT) |
+	    B(WEIGHTS) | B(ROW_MAX) | B(ROW_SUM) | B(SCALED) | B(SCORES) },
 	/* projected reads output; the passes before the kernel need
 	 * nothing the table knows (what the scores read depends on the run:
 	 * lib/passes.c) */
@@ -237,19 +247,25 @@ static const struct {
 /* The shape of stage s for B batches, H heads and G KV heads, T = 3,
  * S = 5, d_k = 7, d_v = 2. */
 static void
+stages_of(size_t B, size_t H, size_t G, struct attn_stages *st)
+{
+	memset(st, 0, sizeof *st);
+	st->batches = B;
+	st->heads = H;
+	st->kv_heads = G;
+	st->T = 3;
+	st->S = 5;
+	st->d_k = 7;
+	st->d_v = 2;
+}
+
+static void
 shape_of(size_t B, size_t H, size_t G, enum attn_stage s,
     struct attn_shape *sh)
 {
 	struct attn_stages st;
 
-	memset(&st, 0, sizeof st);
-	st.batches = B;
-	st.heads = H;
-	st.kv_heads = G;
-	st.T = 3;
-	st.S = 5;
-	st.d_k = 7;
-	st.d_v = 2;
+	stages_of(B, H, G, &st);
 	attn_stage_shape(&st, s, sh);
 }
 
@@ -333,15 +349,130 @@ START_TEST(backward_stages_are_laid_out_as_q_k_and_v)
 }
 END_TEST
 
-START_TEST(grad_bias_is_another_name_for_grad_scaled)
+START_TEST(grad_bias_is_a_stage_of_its_own)
 {
 	ck_assert_int_eq(attn_stage_lookup("grad_bias", 9),
-	    ATTN_STAGE_GRAD_SCALED);
+	    ATTN_STAGE_GRAD_BIAS);
 	ck_assert_int_eq(attn_stage_lookup("grad_biasx", 9),
-	    ATTN_STAGE_GRAD_SCALED);
+	    ATTN_STAGE_GRAD_BIAS);
+	ck_assert_int_eq(attn_stage_lookup("grad_sinks", 10),
+	    ATTN_STAGE_GRAD_SINKS);
 	ck_assert_int_eq(attn_stage_lookup("grad_bia", 8), ATTN_STAGE_COUNT);
 	ck_assert_int_eq(attn_stage_lookup("grad_biass", 10),
 	    ATTN_STAGE_COUNT);
+	ck_assert_uint_eq(ATTN_STAGES_ALL & ATTN_STAGES_REDUCE, 0);
+	ck_assert_uint_eq(ATTN_STAGES_GRAD & ATTN_STAGES_REDUCE, 0);
+}
+END_TEST
+
+/* grad_bias as a run leaves its dims (B = 2, H = 3, T = 3, S = 5): the
+ * bias's as given, in every layout, a block per batch and head it has;
+ * attn_stage_block of (batch 1, head 2) is the block it adds into, and
+ * attn_stage_axes says what the rows and columns run over. */
+static const struct {
+	size_t ndim, dim[4];
+	enum attn_axis axis[4];
+	const char *legend;
+	size_t blocks, block;	/* of (1, 2) */
+} bias_shapes[] = {
+	{ 2, { 3, 5 }, { ATTN_AXIS_QUERY, ATTN_AXIS_KEY }, "T x S", 1, 0 },
+	{ 2, { 1, 5 }, { ATTN_AXIS_ONE, ATTN_AXIS_KEY }, "1 x S", 1, 0 },
+	{ 3, { 2, 3, 1 }, { ATTN_AXIS_BATCH, ATTN_AXIS_QUERY, ATTN_AXIS_ONE },
+	    "T x 1", 2, 1 },
+	{ 4, { 1, 3, 1, 1 }, { ATTN_AXIS_ONE, ATTN_AXIS_HEAD, ATTN_AXIS_ONE,
+	    ATTN_AXIS_ONE }, "1 x 1", 3, 2 },
+	{ 4, { 2, 3, 1, 5 }, { ATTN_AXIS_BATCH, ATTN_AXIS_HEAD, ATTN_AXIS_ONE,
+	    ATTN_AXIS_KEY }, "1 x S", 6, 5 },
+	{ 3, { 3, 3, 5 }, { ATTN_AXIS_HEAD, ATTN_AXIS_QUERY, ATTN_AXIS_KEY },
+	    "T x S", 3, 2 },
+};
+
+START_TEST(grad_bias_has_the_bias_s_shape)
+{
+	struct attn_stages st;
+	struct attn_shape sh;
+	struct attn_matrix m, block;
+	enum attn_axis rows, cols;
+	size_t d, n = 1;
+	int layout;
+
+	stages_of(2, 3, 3, &st);
+	st.bias_ndim = bias_shapes[_i].ndim;
+	for (d = 0; d < st.bias_ndim; d++) {
+		st.bias_dim[d] = bias_shapes[_i].dim[d];
+		st.bias_axis[d] = bias_shapes[_i].axis[d];
+		n *= st.bias_dim[d];
+	}
+	for (layout = 0; layout < 3; layout++) {
+		st.layout = (enum attn_layout)layout;
+		attn_stage_shape(&st, ATTN_STAGE_GRAD_BIAS, &sh);
+		expect_shape(&sh, bias_shapes[_i].ndim, bias_shapes[_i].dim,
+		    bias_shapes[_i].axis, bias_shapes[_i].dim[st.bias_ndim - 2],
+		    bias_shapes[_i].dim[st.bias_ndim - 1],
+		    bias_shapes[_i].legend);
+		ck_assert_uint_eq(sh.blocks, bias_shapes[_i].blocks);
+		ck_assert_uint_eq(sh.col_heads, 1);
+		ck_assert_uint_eq(attn_shape_count(&sh), n);
+		/* C order: the last dim's step is 1 */
+		ck_assert_uint_eq(sh.step[sh.ndim - 1], 1);
+		ck_assert_uint_eq(sh.step[0] * sh.dim[0], n);
+	}
+	ck_assert_int_eq(attn_matrix_alloc(&m, n / sh.cols, sh.cols, NULL),
+	    ATTN_OK);
+	st.stage[ATTN_STAGE_GRAD_BIAS] = m;
+	block = attn_stage_block(&st, ATTN_STAGE_GRAD_BIAS, 1, 2);
+	ck_assert_uint_eq(block.rows, sh.rows);
+	ck_assert_uint_eq(block.cols, sh.cols);
+	ck_assert_ptr_eq(block.data, attn_at(&m, bias_shapes[_i].block *
+	    sh.rows, 0));
+	block = attn_shape_block(&st, ATTN_STAGE_GRAD_BIAS, sh.blocks - 1);
+	ck_assert_ptr_eq(block.data, attn_at(&m, (sh.blocks - 1) * sh.rows,
+	    0));
+	attn_stage_axes(&st, ATTN_STAGE_GRAD_BIAS, &rows, &cols);
+	ck_assert_int_eq(rows, bias_shapes[_i].axis[st.bias_ndim - 2]);
+	ck_assert_int_eq(cols, bias_shapes[_i].axis[st.bias_ndim - 1]);
+	attn_matrix_free(&m);
+}
+END_TEST
+
+/* grad_sinks is 1 x H in every layout, a column a head: element h is
+ * head h's, and attn_stage_block of head h is its 1 x 1. */
+START_TEST(grad_sinks_is_one_row_of_the_heads)
+{
+	static const size_t dim[2] = { 1, 4 };
+	static const enum attn_axis axis[2] = { ATTN_AXIS_ONE,
+		ATTN_AXIS_HEAD };
+	struct attn_stages st;
+	struct attn_shape sh;
+	struct attn_where w;
+	struct attn_matrix m, block;
+	enum attn_axis rows, cols;
+	size_t h;
+
+	stages_of(2, 4, 2, &st);
+	st.layout = (enum attn_layout)_i;
+	attn_stage_shape(&st, ATTN_STAGE_GRAD_SINKS, &sh);
+	expect_shape(&sh, 2, dim, axis, 1, 4, "1 x H");
+	ck_assert_uint_eq(sh.blocks, 1);
+	ck_assert_uint_eq(sh.col_heads, 4);
+	ck_assert_int_eq(attn_matrix_alloc(&m, 1, 4, NULL), ATTN_OK);
+	st.stage[ATTN_STAGE_GRAD_SINKS] = m;
+	for (h = 0; h < 4; h++) {
+		attn_stage_where(&st, ATTN_STAGE_GRAD_SINKS, h, &w);
+		ck_assert_uint_eq(w.batch, 0);
+		ck_assert_uint_eq(w.head, h);
+		ck_assert_uint_eq(w.row, 0);
+		ck_assert_uint_eq(w.col, 0);
+		attn_shape_block_where(&st, ATTN_STAGE_GRAD_SINKS, 0, 0, h, &w);
+		ck_assert_uint_eq(w.head, h);
+		block = attn_stage_block(&st, ATTN_STAGE_GRAD_SINKS, 1, h);
+		ck_assert_ptr_eq(block.data, m.data + h);
+		ck_assert_uint_eq(block.rows * block.cols, 1);
+	}
+	attn_stage_axes(&st, ATTN_STAGE_GRAD_SINKS, &rows, &cols);
+	ck_assert_int_eq(rows, ATTN_AXIS_ONE);
+	ck_assert_int_eq(cols, ATTN_AXIS_HEAD);
+	attn_matrix_free(&m);
 }
 END_TEST
 
@@ -482,13 +613,16 @@ stage_suite(void)
 	tcase_add_loop_test(tc, pass_stages_are_laid_out_as_q_k_and_v, 0,
 	    (int)(sizeof pass_shapes / sizeof pass_shapes[0]));
 	tcase_add_test(tc, the_order_holds_every_stage_once_projections_first);
+	tcase_add_loop_test(tc, grad_bias_has_the_bias_s_shape, 0,
+	    (int)(sizeof bias_shapes / sizeof bias_shapes[0]));
+	tcase_add_loop_test(tc, grad_sinks_is_one_row_of_the_heads, 0, 3);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("lookup");
 	tcase_add_loop_test(tc, lookup_finds_each_stage_by_name, 0,
 	    ATTN_STAGE_COUNT);
 	tcase_add_test(tc, lookup_reads_a_name_out_of_a_list);
-	tcase_add_test(tc, grad_bias_is_another_name_for_grad_scaled);
+	tcase_add_test(tc, grad_bias_is_a_stage_of_its_own);
 	tcase_add_loop_test(tc, lookup_refuses_unknown_names_and_prefixes, 0,
 	    NUNKNOWN);
 	suite_add_tcase(s, tc);

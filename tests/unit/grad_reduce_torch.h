@@ -65,3 +65,17 @@ static const double grt_grad_bias[8] = {
 static const double grt_grad_sinks[2] = {
 	-0.12410840485684105, -0.04854765290398836,
 };
+/* H x T: one block of T x 1 per head, for every batch */
+static const double grt_bias_h[6] = {
+	0.7156945730811279, -0.33489387350382827, 0.35943519354613995,
+	0.10963283508765231, 0.27672834167323246, 0.518207351914711,
+};
+/* H x T, as the bias */
+static const double grt_grad_bias_h[6] = {
+	0.0240603466278554, 0.007030457410965009, 0.04254108113410008,
+	0.047749056265930734, -0.011415322859172093, -0.0025534024759784474,
+};
+/* 1 x H, with that bias */
+static const double grt_grad_sinks_h[2] = {
+	-0.0736318851729205, -0.03378033093078034,
+};
