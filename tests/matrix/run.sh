@@ -10,6 +10,9 @@
 #             header (T 2 < S 3): B and H over 1 wherever the inputs
 #             have them, T != S everywhere;
 #   variant   the forward stages; --causal; --grad (the backward ones);
+#             --grad with --bias and --sinks (grad_bias, in the bias's
+#             shape: 1 x S, B x 1 x S, 1 x H x T x S, B x H x T x 1 or
+#             T x S by layout, and grad_sinks besides), also emulated;
 #             --proj with W_O, --rope and --grad (q, k, v, q_rot, k_rot
 #             and projected besides); --rope; --sinks; --lse-base 2
 #             --lse-masked inf (causal, bottom-right); --emulate fp16,
@@ -131,6 +134,12 @@ inputs 2d 1 2 1 3 2
 inputs 3d 2 2 2 2 3
 inputs bhsd 2 2 1 2 3
 inputs bshd 2 2 2 3 2
+# A bias of each broadcast shape, one a layout, for grad_bias.
+array 2d-bias.json "1 2"
+array 3d-bias.json "2 1 3"
+array bhsd-bias.json "1 2 2 3"
+array bshd-bias.json "2 2 3 1"
+array 2dl-bias.json "2 3"
 # 2-D given --layout bhsd (printed 4-D), and V's csv header naming its
 # columns: a, b for KV head 1, c, d for KV head 2.
 inputs 2dl 1 4 2 2 3
@@ -233,6 +242,13 @@ for l in 2d 3d bhsd bshd 2dl; do
 	printers $opt $labels --rope $qkv
 	stages=$forward
 	printers $opt $labels --sinks $sinks $qkv
+	# the gradients of a broadcast bias and of the sinks
+	stages="$forward $backward grad_bias grad_sinks"
+	printers $opt $labels --grad $dout --bias ../$l-bias.json \
+	    --sinks $sinks $qkv
+	printers $opt $labels --emulate fp16 --grad $dout \
+	    --bias ../$l-bias.json --sinks $sinks $qkv
+	stages=$forward
 	# lse as kernels store it, with rows that may attend no key (T > S
 	# aligned bottom-right) where the layout has them
 	printers $opt $labels --causal --align bottom-right --lse-base 2 \
@@ -254,6 +270,18 @@ for l in 2d 3d bhsd bshd 2dl; do
 	add 1 fails - $opt --grad $dout --check ../$l-ref-causal.json $qkv
 	add 1 fails - $opt --grad $dout --check ../$l-ref-causal.json -f json \
 	    -s output,grad_k $qkv
+	# and of grad_bias and grad_sinks beside them
+	reduce="--grad $dout --bias ../$l-bias.json --sinks $sinks"
+	all=output,grad_q,grad_bias,grad_sinks
+	(cd "$work/ref" &&
+	    "$bin" $opt $reduce -s $all -f json $qkv >../$l-ref-bias.json &&
+	    "$bin" $opt $reduce --causal -s $all -f json $qkv \
+	    >../$l-ref-bias-causal.json) || exit 1
+	add 0 none - $opt $reduce --check ../$l-ref-bias.json $qkv
+	add 0 none - $opt $reduce --check ../$l-ref-bias.json -f json $qkv
+	add 1 fails - $opt $reduce --check ../$l-ref-bias-causal.json $qkv
+	add 1 fails - $opt $reduce --check ../$l-ref-bias-causal.json -f json \
+	    -s grad_bias,grad_sinks $qkv
 	# packed sequences (2-D, one batch: two sequences of 2 and 1
 	# queries, 1 key each) and used keys per batch (3-D, two batches
 	# of 3 keys, 2 and 3 of them used), forward and backward
