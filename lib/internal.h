@@ -57,6 +57,8 @@ size_t attn_mem_cost(size_t bytes);
  * block that cannot shrink is kept, counted as if it had.
  */
 void *attn_mem_alloc(size_t bytes);
+/* Ask for huge pages behind a large block not yet touched (memory.c). */
+void attn_mem_advise_huge(void *p, size_t bytes);
 void *attn_mem_zalloc(size_t bytes);
 void *attn_mem_array(size_t n, size_t size);	/* n * size, checked */
 void *attn_mem_realloc(void *p, size_t old, size_t bytes);

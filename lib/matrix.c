@@ -24,10 +24,13 @@ void *
 attn_alloc_array(size_t n, size_t size)
 {
 	size_t bytes;
+	void *p;
 
 	if (attn_size_mul(n, size, &bytes) != 0)
 		return NULL;
-	return malloc(bytes != 0 ? bytes : 1);
+	p = malloc(bytes != 0 ? bytes : 1);
+	attn_mem_advise_huge(p, bytes);
+	return p;
 }
 
 enum attn_status

@@ -20,10 +20,12 @@
  * what it frees (a matrix's rows and columns, an array's shape, a
  * growing buffer's capacity).
  */
+#define _DEFAULT_SOURCE		/* madvise, MADV_HUGEPAGE */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -179,6 +181,33 @@ told_refused(void)
 	return r;
 }
 
+/*
+ * A large block is backed by huge pages where the kernel has them for
+ * the asking (transparent_hugepage "madvise", Debian's default): glibc
+ * maps such a block fresh and untouched, so the advice comes before its
+ * first page is touched.  A run touches each of its arrays' pages first
+ * in a copy or a memset; with 4 KiB pages each touch is a fault, and
+ * under a hypervisor the faults were a third of the CPU time of a whole
+ * run at 1 x 8 x 4096 x 128 (.npy in and out: 2.54 CPU-s against 1.74
+ * with huge pages, the same bytes).  Only the 2 MiB-aligned interior is
+ * advised; the advice is a hint, and its failure changes nothing.
+ */
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+void
+attn_mem_advise_huge(void *p, size_t bytes)
+{
+	uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	uintptr_t hi = ((uintptr_t)p + bytes) & ~(HUGE_PAGE - 1);
+
+#ifdef MADV_HUGEPAGE
+	if (p != NULL && bytes >= 2 * HUGE_PAGE && hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+	(void)lo, (void)hi;
+#endif
+}
+
 void *
 attn_mem_alloc(size_t bytes)
 {
@@ -188,6 +217,7 @@ attn_mem_alloc(size_t bytes)
 		return NULL;
 	if ((p = malloc(bytes != 0 ? bytes : 1)) == NULL)
 		attn_mem_give(attn_mem_cost(bytes));
+	attn_mem_advise_huge(p, bytes);
 	return p;
 }
 
@@ -232,6 +262,7 @@ attn_mem_realloc(void *p, size_t old, size_t bytes)
 		attn_mem_give(attn_mem_cost(bytes));
 		return NULL;
 	}
+	attn_mem_advise_huge(q, bytes);
 	attn_mem_give(attn_mem_cost(old));
 	return q;
 }
