@@ -109,7 +109,7 @@ COMPLETIONS  = $(BUILD)/attn.bash $(BUILD)/_attn
 BUILD_PKGS = pkg-config g++ libcjson-dev check libunistring-dev \
              libncurses-dev libzip-dev
 TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
-             librsvg2-bin chromium zsh python3-numpy time python3-torch
+             librsvg2-bin chromium zsh python3-numpy python3-torch
 
 .PHONY: all demo check check-plain check-asan check-valgrind \
         valgrind-setup test unit cli-test bad-test matrix-test mem-test \
@@ -380,25 +380,33 @@ bench-numbers: $(BENCH_NUMBERS)
 # at 1 x 8 x n x 128, and self-attention at n =
 # 65536 (bench/bench.py says how), in one table; a few minutes,
 # BENCH_QUICK=1 a subset.  NumPy runs on OpenBLAS's threaded build, as
-# NumPy's users have it, not on the reference BLAS; GNU time measures
-# peak RSS.  make check's bench-test does without PyTorch's forward rows.
-BENCH_PKGS    = python3 python3-numpy python3-torch libopenblas0-pthread time
+# NumPy's users have it, not on the reference BLAS; bench-spawn
+# (bench/spawn.c) times each process and reads its peak RSS.  make
+# check's bench-test does without PyTorch's forward rows.
+BENCH_PKGS    = python3 python3-numpy python3-torch libopenblas0-pthread
 BENCH_COMPUTE = $(BUILD)/bench-compute
+BENCH_SPAWN   = $(BUILD)/bench-spawn
 
 $(BENCH_COMPUTE): $(BUILD)/bench/compute.o $(LIBATTN)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $^ $(ATTN_LIBS) $(LDLIBS)
 
+# A launcher, not a part of attn: never under the sanitizers, whose
+# start-up it would add to every time it takes.
+$(BENCH_SPAWN): bench/spawn.c bench/clock.h $(BUILD)/flags
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) $(STRICT) $(LDFLAGS) -o $@ \
+	    bench/spawn.c
+
 bench:
 	@sh tests/install-deps.sh $(BUILD_PKGS) $(BENCH_PKGS)
 	@$(MAKE) --no-print-directory $(ATTN) $(BENCH_COMPUTE) \
-	    $(BENCH_NUMBERS)
+	    $(BENCH_NUMBERS) $(BENCH_SPAWN)
 	sh bench/run.sh $(BUILD) $(BENCH_QUICK)
 
 # make bench in miniature, with outputs that disagree and a run that
 # fails: the benchmark must not rot between runs.
-bench-test: $(ATTN) $(BENCH_COMPUTE)
+bench-test: $(ATTN) $(BENCH_COMPUTE) $(BENCH_SPAWN)
 	$(TIMED) '$(BUILD) bench-test' sh tests/bench.sh ./$(ATTN) \
-	    ./$(BENCH_COMPUTE)
+	    ./$(BENCH_COMPUTE) ./$(BENCH_SPAWN)
 
 # ---------------------------------------------------------------- install
 

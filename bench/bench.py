@@ -3,7 +3,7 @@
 `make bench` runs it; prints one table (and keeps it in WORK/table.txt).
 
   bench.py --attn ATTN --compute BENCH_COMPUTE --work DIR
-           [--numbers BENCH_NUMBERS] [--python PY] [--time GNU_TIME]
+           [--numbers BENCH_NUMBERS] [--python PY] [--spawn BENCH_SPAWN]
            [--quick | --compute-only] [--only PART,..]
            [--sizes N,..] [--torch-sizes N,..] [--compute-sizes N,..]
            [--grad-sizes N,..] [--runs R] [--big N] [--dgemm N]
@@ -32,8 +32,9 @@ each.
 Inputs are attn gen's (standard normal; Q, K and V seeds 1, 2 and 3),
 T = S = n, d_k = d_v = 64, in separate files, and each program writes its
 output in the format it read.  Every time is the median over several runs
-of a whole process, start to exit, and so is every peak RSS (the kernel's
-maximum resident set, through GNU time); attn's and NumPy's runs take
+of a whole process, fork to reaped exit, and so is every peak RSS (the
+kernel's maximum resident set), both taken by BENCH_SPAWN (bench/spawn.c,
+whose own start-up is not in the time); attn's and NumPy's runs take
 turns, so that other work on the machine weighs on both alike.  PY (a
 Python with NumPy) runs the script, checks that its output and attn's
 agree to 1e-9 of the largest |output| ("rel diff"), and measures dgemm
@@ -53,7 +54,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 D = 64
@@ -122,25 +122,25 @@ def run(args, out=subprocess.DEVNULL, failed=None):
     """Run args to the end: (seconds, peak RSS in MiB).  stdout goes to
     out; a failure raises Failed with what the program said, but exit 1
     (a --check that failed) when failed is a list: args are added to
-    it.  The peak
-    RSS is GNU time's: the kernel keeps a process's maximum across exec,
-    so a child spawned from this Python would report this Python's own
-    peak whenever it is the larger, as it is for attn at small n."""
+    it.  Both figures are bench-spawn's: the kernel keeps a process's
+    maximum RSS across exec, so a child spawned from this Python would
+    report this Python's own peak whenever it is the larger, as it is
+    for attn at small n; and the time of a spawn from here would add
+    this Python's fork to every run."""
     err_path = os.path.join(WORK, 'stderr.txt')
     rss_path = os.path.join(WORK, 'rss.txt')
     with open(err_path, 'w') as err:
-        t0 = time.perf_counter()
-        rc = subprocess.call([TIME, '-q', '-f', '%M', '-o', rss_path, '--'] +
-                             args, stdin=subprocess.DEVNULL, stdout=out,
+        rc = subprocess.call([SPAWN, rss_path] + args,
+                             stdin=subprocess.DEVNULL, stdout=out,
                              stderr=err)
-        t = time.perf_counter() - t0
     if rc == 1 and failed is not None:
         failed.append(args)
     elif rc != 0:
         with open(err_path) as err:
             raise failure(args, rc, err.read())
     with open(rss_path) as f:
-        return t, int(f.read().split()[-1]) / 1024.0
+        t, kib = f.read().split()
+    return float(t), int(kib) / 1024.0
 
 
 def output_of(args):
@@ -555,14 +555,14 @@ class Bench:
 
 
 def main():
-    global ATTN, TIME, WORK
+    global ATTN, SPAWN, WORK
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--attn', required=True)
     ap.add_argument('--compute', required=True)
     ap.add_argument('--work', required=True)
     ap.add_argument('--numbers')
     ap.add_argument('--python')
-    ap.add_argument('--time', default='/usr/bin/time')
+    ap.add_argument('--spawn', required=True)
     ap.add_argument('--quick', action='store_true')
     ap.add_argument('--compute-only', action='store_true')
     ap.add_argument('--only', type=parts_arg)
@@ -576,7 +576,7 @@ def main():
     ap.add_argument('--numbers-rows', type=int, default=16384)
     ap.add_argument('--emulate-sizes', type=sizes_arg)
     a = ap.parse_args()
-    ATTN, TIME = os.path.abspath(a.attn), a.time
+    ATTN, SPAWN = os.path.abspath(a.attn), os.path.abspath(a.spawn)
     WORK = os.path.abspath(a.work)
     os.makedirs(os.path.join(WORK, 'data'), exist_ok=True)
     os.makedirs(os.path.join(WORK, 'out'), exist_ok=True)

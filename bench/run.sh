@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh BUILD [QUICK] - what `make bench` runs: bench/bench.py (which
-# says what it measures) on BUILD/attn and BUILD/bench-compute, with
+# says what it measures) on BUILD/attn and BUILD/bench-compute, each
+# process timed by BUILD/bench-spawn, with
 # BUILD/bench-numbers when the build has it.  QUICK non-empty (make bench
 # BENCH_QUICK=1) runs the fast subset; QUICK "compute" (make bench
 # BENCH_QUICK=compute) only the kernel against dgemm.
@@ -17,7 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 driver=${py:-python3}
 
 set -- --attn "$build/attn" --compute "$build/bench-compute" \
-    --work "$build/bench"
+    --spawn "$build/bench-spawn" --work "$build/bench"
 [ -x "$build/bench-numbers" ] && set -- "$@" --numbers "$build/bench-numbers"
 [ -n "$py" ] && set -- "$@" --python "$py"
 case $quick in

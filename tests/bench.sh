@@ -1,10 +1,12 @@
 #!/bin/sh
-# bench.sh ATTN BENCH_COMPUTE - `make bench` in miniature (bench/bench.py
-# at n = 32, the kernel at 64, --emulate at 32, the backward at 32 (with
-# PyTorch's peer when the Python has it), self-attention at 128, numbers
-# 256 rows at a time, one run each), so
+# bench.sh ATTN BENCH_COMPUTE BENCH_SPAWN - `make bench` in miniature
+# (bench/bench.py at n = 32, the kernel at 64, --emulate at 32, the
+# backward at 32 (with PyTorch's peer when the Python has it),
+# self-attention at 128, numbers 256 rows at a time, one run each), so
 # that the benchmark cannot rot between the times someone runs it:
 #
+#   0. bench-spawn, which times every run, passes on its command's exit
+#      status and reports the command's own peak RSS, not its own;
 #   1. it prints the table: the kernel's instruction set, a row for each
 #      input format (and for PyTorch, where the Python has it), the
 #      kernel against dgemm, the backward row, --emulate against the
@@ -14,19 +16,21 @@
 #      fails it, naming the rows that disagree;
 #   3. an attn that fails on JSON stops it with attn's own message.
 #
-# Needs a Python with NumPy and GNU time (make test-deps installs both);
-# without them the suite is skipped with a notice, as npy.sh is.
+# Needs a Python with NumPy (make test-deps installs it); without one the
+# suite is skipped with a notice, as npy.sh is.
 set -u
 . "$(dirname "$0")/harness.sh"
 
 compute=$2
 case $compute in /*) ;; *) compute=$(pwd)/$compute ;; esac
+spawn=$3
+case $spawn in /*) ;; *) spawn=$(pwd)/$spawn ;; esac
 bench=$here/../bench/bench.py
 
 . "$here/python.sh"
-if [ -z "$py" ] || [ ! -x /usr/bin/time ]; then
-	echo "bench: SKIPPED: no Python with NumPy, or no GNU time (Debian:" \
-	    "apt-get install python3-numpy time)"
+if [ -z "$py" ]; then
+	echo "bench: SKIPPED: no Python with NumPy (Debian:" \
+	    "apt-get install python3-numpy)"
 	exit 0
 fi
 
@@ -36,7 +40,8 @@ small() {
 	a=$1
 	o=$2
 	shift 2
-	"$py" "$bench" --attn "$a" --compute "$compute" --work "$work/w" \
+	"$py" "$bench" --attn "$a" --compute "$compute" --spawn "$spawn" \
+	    --work "$work/w" \
 	    --python "$py" --sizes 32 --compute-sizes 64 --big 128 \
 	    --grad-sizes 32 --dgemm 64 --numbers-rows 256 --emulate-sizes 32 \
 	    --runs 1 --torch-sizes 0 "$@" >"$work/$o.out" 2>"$work/$o.err"
@@ -47,6 +52,22 @@ has() {
 	if grep -Eq "$3" "$2"; then verdict "$1" ""; else
 		verdict "$1" "no line matching '$3' in $(cat "$2")"; fi
 }
+
+# 0. The launcher: a status passed on, a child's 64 MiB seen, and a
+# small child's peak not this shell's or Python's.
+"$spawn" "$work/sp" sh -c 'exit 3'
+s=$?
+if [ "$s" -eq 3 ] && grep -Eq '^[0-9]+\.[0-9]{6} [0-9]+$' "$work/sp"; then
+	verdict "bench-spawn passes the status on" ""
+else verdict "bench-spawn passes the status on" "exit $s: $(cat "$work/sp")"; fi
+"$spawn" "$work/big" "$py" -c 'b = bytearray(64 << 20)'
+"$spawn" "$work/small" sh -c ':'
+big=$(cut -d' ' -f2 "$work/big")
+small=$(cut -d' ' -f2 "$work/small")
+if [ "$big" -ge 65536 ] && [ "$small" -lt 16384 ]; then
+	verdict "bench-spawn reports the command's peak RSS" ""
+else verdict "bench-spawn reports the command's peak RSS" \
+    "64 MiB child: $big KiB, sh -c ':': $small KiB"; fi
 
 # 1. The table.
 if small "$bin" ok --torch-sizes 32; then verdict "a small run succeeds" ""

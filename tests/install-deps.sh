@@ -39,7 +39,6 @@ for pkg in "$@"; do
 	    [ -e /usr/share/i18n/locales/de_DE ] ;;
 	python3-numpy) /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 ;;
 	python3-torch) /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 ;;
-	time) [ -x /usr/bin/time ] ;;
 	# what dpkg-checkbuilddeps asks of a package build besides debian/control's
 	build-essential) dpkg-query -W -f '${Status}' build-essential 2>/dev/null |
 	    grep -q ' installed$' ;;
