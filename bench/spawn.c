@@ -19,11 +19,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
+
+static double
+seconds(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
+}
 
 int
 main(int argc, char **argv)
@@ -55,7 +62,8 @@ main(int argc, char **argv)
 	}
 	t1 = now();
 	if ((out = fopen(argv[1], "w")) == NULL ||
-	    fprintf(out, "%.6f %ld\n", t1 - t0, ru.ru_maxrss) < 0 ||
+	    fprintf(out, "%.6f %ld %.6f\n", t1 - t0, ru.ru_maxrss,
+	    seconds(ru.ru_utime) + seconds(ru.ru_stime)) < 0 ||
 	    fclose(out) != 0) {
 		fprintf(stderr, "bench-spawn: %s: ", argv[1]);
 		perror(NULL);

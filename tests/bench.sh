@@ -57,7 +57,7 @@ has() {
 # small child's peak not this shell's or Python's.
 "$spawn" "$work/sp" sh -c 'exit 3'
 s=$?
-if [ "$s" -eq 3 ] && grep -Eq '^[0-9]+\.[0-9]{6} [0-9]+$' "$work/sp"; then
+if [ "$s" -eq 3 ] && grep -Eq '^[0-9]+\.[0-9]{6} [0-9]+ [0-9]+\.[0-9]{6}$' "$work/sp"; then
 	verdict "bench-spawn passes the status on" ""
 else verdict "bench-spawn passes the status on" "exit $s: $(cat "$work/sp")"; fi
 "$spawn" "$work/big" "$py" -c 'b = bytearray(64 << 20)'
@@ -86,7 +86,7 @@ has "the kernel beside dgemm" "$work/ok.out" \
 has "--emulate beside the forward" "$work/ok.out" \
     "^  n = +32  forward +[0-9.]+ s   --emulate bf16 +[0-9.]+ s = [0-9.]+x \\(<= 3x (met|MISSED by [0-9]+%)\\)   --emulate fp32 "
 has "numbers parsed and printed" "$work/ok.out" \
-    "^numbers, attn end to end .*: parse -?[0-9]+ ns/number, print -?[0-9]+"
+    "^numbers, attn end to end .*, CPU time\): parse -?[0-9]+ ns/number, print -?[0-9]+"
 has "the backward row" "$work/ok.out" \
     "^ +32 +[0-9.]+ +[0-9.]+ +[0-9.]+x  <= 3x "
 has "the five stages' --check beside the forward" "$work/ok.out" \
