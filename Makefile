@@ -112,7 +112,7 @@ TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
              librsvg2-bin chromium zsh python3-numpy python3-torch
 
 .PHONY: all demo check check-plain check-asan check-valgrind \
-        valgrind-setup test unit cli-test bad-test matrix-test mem-test \
+        valgrind-setup test unit cli-test cli-locale-test bad-test matrix-test mem-test \
         doc-test boundary-test cycles-test build-test install-test lint-man \
         visual-test completion-test progress-test npy-test kernel-test grad-kernel-test deps \
         test-deps install uninstall clean bench-numbers bench bench-test \
@@ -211,24 +211,37 @@ demo: deps
 
 # ---------------------------------------------------------------- tests
 
-# The whole suite: warnings are errors, then everything once more under
-# ASan and UBSan.
+# The whole suite: warnings are errors; the suites that run attn's code,
+# on the plain build and again under ASan and UBSan.
 check: test-deps
 	@$(MAKE) --no-print-directory check-plain check-asan
 	@echo 'make check: all suites passed'
 
+# Suites of attn's code: make check runs each on both builds.
+CODE_TESTS = unit cli-test bad-test mem-test doc-test visual-test \
+             completion-test progress-test npy-test kernel-test \
+             grad-kernel-test
+# Suites of what a sanitizer does not change (the files' graph, the
+# exported names, the man page, the build's variables, the output in
+# another locale, the benchmark's table, the installed tree): once, on
+# the plain build.  The matrix, whose point is the sanitizers' view of
+# every combination: once, under them.
+PLAIN_TESTS = cli-locale-test cycles-test boundary-test build-test \
+              lint-man bench-test install-test
+ASAN_TESTS  = matrix-test
+
 # The two halves of make check, which make -j runs side by side: they
 # share no file (build/ and build/asan/).
 check-plain:
-	@$(MAKE) --no-print-directory WERROR=-Werror test install-test
+	@$(MAKE) --no-print-directory WERROR=-Werror $(CODE_TESTS) \
+	    $(PLAIN_TESTS)
 
 check-asan:
 	@$(MAKE) --no-print-directory WERROR=-Werror BUILD=build/asan \
-	    SAN='$(SANFLAGS)' test
+	    SAN='$(SANFLAGS)' $(CODE_TESTS) $(ASAN_TESTS)
 
-test: unit cli-test bad-test matrix-test mem-test doc-test visual-test \
-    completion-test progress-test boundary-test cycles-test build-test \
-    lint-man npy-test kernel-test grad-kernel-test bench-test
+# Every suite on one build (BUILD, SAN as given).
+test: $(CODE_TESTS) $(PLAIN_TESTS) $(ASAN_TESTS)
 
 # Each suite prints its time, "time build unit: 12.3 s".
 TIMED = sh tests/timed.sh
@@ -238,6 +251,9 @@ unit: $(UNIT)
 
 cli-test: $(ATTN)
 	$(TIMED) '$(BUILD) cli-test' sh tests/cli/run.sh ./$(ATTN)
+
+# The CLI suite where the decimal point is a comma: the same bytes.
+cli-locale-test: $(ATTN)
 	$(TIMED) '$(BUILD) cli-test (de_DE)' sh tests/locale.sh \
 	    sh tests/cli/run.sh ./$(ATTN)
 

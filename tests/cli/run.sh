@@ -21,8 +21,9 @@
 # tree.  Output is compared byte for byte under LC_ALL=C, or under
 # $ATTN_TEST_LOCALE when tests/locale.sh set it: the expected text is the
 # same, since attn's output must not depend on the locale.
-# $ATTN_TEST_WRAPPER, when set, is a command put before the binary (make
-# check-valgrind sets it to valgrind, whose errors change the status).
+# $ATTN_TEST_WRAPPER, when set, is a command put before the binary in
+# each case's first run (not counting attn gen): make check-valgrind
+# sets it to valgrind, whose errors change the status.
 # $ATTN_TEST_SHARD=K/N runs every Nth case from the Kth (1 <= K <= N), so
 # that N runs side by side make the whole suite (make check-valgrind).
 set -u
@@ -34,10 +35,25 @@ work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 mkdir "$work/bin"
-# The binary, under $ATTN_TEST_WRAPPER (e.g. valgrind) when set; each run
-# appends its status to $work/statuses.
-printf '#!/bin/sh\n%s "%s" "$@"\ns=$?\necho $s >>"%s/statuses"\nexit $s\n' \
-    "${ATTN_TEST_WRAPPER:-}" "$bin" "$work" >"$work/bin/attn"
+# The binary; each run appends its status to $work/statuses.  Under
+# $ATTN_TEST_WRAPPER (e.g. valgrind), when set, goes a case's first run
+# that is not `attn gen` (which makes a case's inputs), and only that
+# one: valgrind costs 0.75 s of CPU a process before attn starts, and
+# the suite runs attn some 1200 times, many of them the same paths with
+# one option changed; so every case is seen by valgrind once, in CI's
+# time, and all of each case's runs by ASan and UBSan in make check.
+# mkdir is the test-and-set, for cases that run attn in the background.
+cat >"$work/bin/attn" <<EOF
+#!/bin/sh
+wrapper=
+if [ "\${1:-}" != gen ] && mkdir "$work/wrapped" 2>/dev/null; then
+	wrapper='${ATTN_TEST_WRAPPER:-}'
+fi
+\$wrapper "$bin" "\$@"
+s=\$?
+echo \$s >>"$work/statuses"
+exit \$s
+EOF
 chmod +x "$work/bin/attn"
 ln -s "$top/data" "$work/data"
 LC_ALL=${ATTN_TEST_LOCALE:-C}
@@ -64,14 +80,13 @@ for dir in "$top"/tests/cli/*/; do
 	[ $(((n - 1) % parts + 1)) -eq "$part" ] || continue
 	# A case with a file nowrapper (which says why) tests what a wrapper
 	# changes (valgrind opens its log on the descriptor the case leaves
-	# closed), or repeats a hundred runs of paths other cases run one at
-	# a time, which under valgrind would take most of CI's time: it runs
-	# on the bare binary alone (and under ASan in make check).
+	# closed): it runs on the bare binary alone (and under ASan in make
+	# check).
 	if [ -n "${ATTN_TEST_WRAPPER:-}" ] && [ -f "$dir/nowrapper" ]; then
 		echo "skip $name: not under a wrapper (nowrapper)"
 		continue
 	fi
-	rm -rf "$work/case" "$work/statuses"
+	rm -rf "$work/case" "$work/statuses" "$work/wrapped"
 	: >"$work/statuses"
 	cp -R "$dir" "$work/case"
 	in=/dev/null
