@@ -404,7 +404,9 @@ bench-numbers: $(BENCH_NUMBERS)
 # BENCH_QUICK=1 a subset.  NumPy runs on OpenBLAS's threaded build, as
 # NumPy's users have it, not on the reference BLAS; bench-spawn
 # (bench/spawn.c) times each process and reads its peak RSS.  make
-# check's bench-test does without PyTorch's forward rows.
+# check's bench-test does without PyTorch's forward rows.  `ATTN_ISA=avx2
+# OPENBLAS_CORETYPE=Haswell make bench` measures an AVX-512 machine as
+# an AVX2 one.
 BENCH_PKGS    = python3 python3-numpy python3-torch libopenblas0-pthread
 BENCH_COMPUTE = $(BUILD)/bench-compute
 BENCH_SPAWN   = $(BUILD)/bench-spawn

@@ -45,6 +45,10 @@ Each target of issues 9 and 23 is printed beside its figure, met or
 missed by how much, with the instruction set the kernel's loops use
 (AVX2's and AVX-512's compute targets differ).
 
+An AVX-512 machine is measured as an AVX2 one with ATTN_ISA=avx2 (attn
+and bench-compute read it) and OPENBLAS_CORETYPE=Haswell (NumPy's
+OpenBLAS) in the environment of make bench.
+
 This file uses the standard library alone: NumPy, and its BLAS threads,
 only ever run in processes of their own.
 """

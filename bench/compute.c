@@ -12,7 +12,9 @@
  * CPUs attn may use).  Nothing is read or printed as text, so this is the
  * kernel alone; bench.py sets it beside NumPy's dgemm measured in the
  * same run.  Its first lines say the threads and the instruction set
- * the kernel's loops use (attn_simd_best: the best this CPU runs),
+ * the kernel's loops use (attn_simd_best: the best this CPU runs, or
+ * the best up to ATTN_ISA, c, avx2 or avx512, as attn reads it, so that
+ * an AVX-512 machine can be measured as an AVX2 one),
  *
  *	threads N
  *	isa NAME
@@ -51,9 +53,28 @@ cmp_double(const void *a, const void *b)
 static int
 usage(void)
 {
-	fputs("usage: bench-compute [-g] [-j THREADS] [-r RUNS] N...\n",
-	    stderr);
+	fputs("usage: [ATTN_ISA=c|avx2|avx512] bench-compute [-g] "
+	    "[-j THREADS] [-r RUNS] N...\n", stderr);
 	return 64;
+}
+
+/* The instruction set the runs may use: the best, or ATTN_ISA's. */
+static enum attn_isa isa = ATTN_ISA_AUTO;
+
+static int
+isa_from_env(void)
+{
+	const char *env = getenv("ATTN_ISA");
+	int i;
+
+	if (env == NULL || *env == '\0')
+		return 0;
+	for (i = 0; i < ATTN_ISA_COUNT; i++)
+		if (strcmp(env, attn_isa_name((enum attn_isa)i)) == 0) {
+			isa = (enum attn_isa)i;
+			return 0;
+		}
+	return -1;
 }
 
 /* The median of runs timed attn_run calls at T = S = n, keeping want,
@@ -87,6 +108,7 @@ time_run(size_t n, size_t heads, size_t d, unsigned want, size_t threads,
 	attn_config_init(&cfg);
 	cfg.threads = threads;
 	cfg.heads = heads;
+	cfg.isa = isa;
 	for (r = 0; r < runs; r++) {
 		t[r] = now();
 		if (attn_run(&cfg, &in, want, &st, &err) != ATTN_OK) {
@@ -138,7 +160,9 @@ main(int argc, char **argv)
 	if (threads == 0)
 		threads = attn_cpu_count();
 	printf("threads %zu\n", threads);
-	printf("isa %s\n", attn_simd_best(ATTN_ISA_AUTO)->name);
+	if (isa_from_env() != 0)
+		return usage();
+	printf("isa %s\n", attn_simd_best(isa)->name);
 	for (; i < argc; i++) {
 		n = strtoul(argv[i], &end, 10);
 		if (*end != '\0' || n == 0)
