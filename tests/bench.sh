@@ -69,6 +69,12 @@ if [ "$big" -ge 65536 ] && [ "$small" -lt 16384 ]; then
 else verdict "bench-spawn reports the command's peak RSS" \
     "64 MiB child: $big KiB, sh -c ':': $small KiB"; fi
 
+# bench-compute's loops are ATTN_ISA's when it names one, as attn's are.
+if ATTN_ISA=c "$compute" -r 1 8 | grep -q '^isa c$'; then
+	verdict "bench-compute follows ATTN_ISA" ""
+else verdict "bench-compute follows ATTN_ISA" \
+    "$(ATTN_ISA=c "$compute" -r 1 8 2>&1)"; fi
+
 # 1. The table.
 if small "$bin" ok --torch-sizes 32; then verdict "a small run succeeds" ""
 else verdict "a small run succeeds" "exit $?: $(cat "$work/ok.err")"; fi
