@@ -1,10 +1,10 @@
 /*
  * attn_io.h - libattn's inputs and text: matrices read from files (JSON,
  * JSON Lines, CSV, TSV, white space, NumPy's .npy and printed arrays),
- * layers and BUNDLEs; 4-D inputs and broadcast masks made into what
- * struct attn_inputs takes; numbers read and written without the locale;
- * text made safe for a terminal.  The computation is attn.h's, which this
- * header includes.
+ * layers and BUNDLEs; NumPy .npz archives written; 4-D inputs and
+ * broadcast masks made into what struct attn_inputs takes; numbers read
+ * and written without the locale; text made safe for a terminal.  The
+ * computation is attn.h's, which this header includes.
  *
  * Ownership.  A reader fills a caller-provided struct (attn_array,
  * attn_layer, attn_bundle) that then owns its numbers and labels, also
@@ -16,8 +16,10 @@
  * returns.  attn_array_matrix and attn_layer_proj give views that borrow
  * the array's numbers and must not outlive it or be freed.  The functions
  * that reshape an array (attn_array_fold_heads, attn_array_broadcast)
- * replace its numbers in place; the array still owns them.  Text and
- * number functions write into the caller's buffers and allocate nothing.
+ * replace its numbers in place; the array still owns them.  A .npz
+ * archive being written (struct attn_npz) owns its members' buffers,
+ * which the caller fills, until attn_npz_free.  Text and number
+ * functions write into the caller's buffers and allocate nothing.
  *
  * Errors are values, as attn.h says: a struct attn_error with the file,
  * and the line and column (or the byte offset of a binary file) where
@@ -214,6 +216,47 @@ enum attn_status attn_read_bundle(const char *name, const char *buf,
     struct attn_error *err);
 
 void attn_bundle_free(struct attn_bundle *b);
+
+/* ---------------------------------------------------------------- .npz out */
+
+/*
+ * A NumPy .npz archive written as numpy.savez writes one (and as
+ * attn_read_named reads it back): a zip of members NAME.npy, stored, not
+ * compressed, in the order they were added, each dated 1980-01-01 as
+ * numpy's are, so that the same members make the same bytes.  Start
+ * from a zeroed struct attn_npz; attn_npz_add gives the buffer of a
+ * member, owned by z and charged to the memory account, which the
+ * caller fills with the member's bytes (a whole .npy file);
+ * attn_npz_write makes the archive with libzip, loaded on first use,
+ * and hands its bytes to put(arg, bytes, n) in order, a piece at a
+ * time.  Free with attn_npz_free, after a failure too.
+ */
+struct attn_npz_member {
+	char *name;		/* "NAME.npy" */
+	unsigned char *bytes;	/* len bytes; NULL once in the archive */
+	size_t len;
+};
+
+struct attn_npz {
+	size_t count, cap;
+	struct attn_npz_member *members;
+};
+
+/* Room for member NAME.npy of len bytes, after the others: NULL with
+ * ATTN_ERR_NOMEM when out of memory or past the account's limit. */
+unsigned char *attn_npz_add(struct attn_npz *z, const char *name,
+    size_t len, struct attn_error *err);
+
+/* The archive of z's members, to put.  ATTN_ERR_NOMEM when libzip
+ * cannot be loaded ("writing a .npz archive needs libzip, which could
+ * not be loaded: WHY") or the archive would pass the memory limit (what
+ * libzip holds while it makes it is charged too); the members' buffers
+ * are given back as soon as the archive holds their bytes. */
+enum attn_status attn_npz_write(struct attn_npz *z,
+    void (*put)(void *arg, const void *bytes, size_t n), void *arg,
+    struct attn_error *err);
+
+void attn_npz_free(struct attn_npz *z);
 
 /* ---------------------------------------------------------------- inputs made to fit */
 

@@ -13,69 +13,15 @@
  * member's name does not outlive the read.  A JSON object of arrays
  * (attn_read_named) fills the same struct attn_named.
  *
- * libzip is opened (dlopen) by the first archive read, not linked: a
- * run that reads none never maps it, nor the libcrypto, libbz2 and libz
- * it brings, whose loading and relocation took 12% of the CPU time of a
- * whole run at n = 512 (CSV in and out: 43 ms against 37 of the same
- * attn with libzip left out, 30 pairs under farm-bench; issue 23's
- * start-up).  Its soname is the one the build linked against
- * (ATTN_ZIP_SONAME, from the Makefile); its functions are looked up
- * with the types zip.h gives them.
+ * libzip is opened by the first archive read or written (zip_load.c),
+ * not linked.
  */
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <zip.h>
 
 #include "internal.h"
 #include "read_json.h"
-
-#ifndef ATTN_ZIP_SONAME
-#error "ATTN_ZIP_SONAME: the soname of libzip, as the Makefile defines it"
-#endif
-
-/* The functions of libzip this file calls, each a field of zf. */
-#define ZIP_FUNCTIONS(X) \
-	X(zip_discard) X(zip_error_fini) X(zip_error_init) \
-	X(zip_error_strerror) X(zip_fclose) X(zip_file_get_error) \
-	X(zip_fopen_index) X(zip_fread) X(zip_get_error) X(zip_get_name) \
-	X(zip_get_num_entries) X(zip_open_from_source) \
-	X(zip_source_buffer_create) X(zip_source_free) X(zip_stat_index) \
-	X(zip_stat_init)
-
-static struct {
-#define ZIP_FIELD(f) __typeof__(f) *f;
-	ZIP_FUNCTIONS(ZIP_FIELD)
-#undef ZIP_FIELD
-} zf;
-
-static pthread_once_t zip_once = PTHREAD_ONCE_INIT;
-static int zip_loaded;
-static char zip_why[160];	/* why it could not be, when it was not */
-
-static void
-zip_load(void)
-{
-	void *lib = dlopen(ATTN_ZIP_SONAME, RTLD_NOW | RTLD_LOCAL), *sym;
-	const char *e;
-
-	if (lib == NULL) {
-		e = dlerror();
-		snprintf(zip_why, sizeof zip_why, "%s", e ? e : "dlopen failed");
-		return;
-	}
-#define ZIP_LOOKUP(f) \
-	if ((sym = dlsym(lib, #f)) == NULL) { \
-		snprintf(zip_why, sizeof zip_why, "%s has no %s", \
-		    ATTN_ZIP_SONAME, #f); \
-		return; \
-	} \
-	memcpy(&zf.f, &sym, sizeof sym);
-	ZIP_FUNCTIONS(ZIP_LOOKUP)
-#undef ZIP_LOOKUP
-	zip_loaded = 1;	/* the library stays open for the process's life */
-}
+#include "zip_load.h"
 
 int
 attn_is_zip(const char *buf, size_t len)
@@ -95,26 +41,24 @@ npz_open(const char *name, const char *buf, size_t len,
 	zip_source_t *src;
 	zip_t *z;
 
-	if (pthread_once(&zip_once, zip_load) != 0 || !zip_loaded) {
-		attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0, "reading a .npz "
-		    "archive needs libzip, which could not be loaded: %s",
-		    zip_why);
+	if (attn_zip_load(name, "reading", err) != ATTN_OK)
 		return NULL;
-	}
-	zf.zip_error_init(&ze);
-	if ((src = zf.zip_source_buffer_create(buf, len, 0, &ze)) == NULL) {
+	attn_zf.zip_error_init(&ze);
+	if ((src = attn_zf.zip_source_buffer_create(buf, len, 0, &ze)) ==
+	    NULL) {
 		attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
 		    "out of memory opening a .npz archive");
-		zf.zip_error_fini(&ze);
+		attn_zf.zip_error_fini(&ze);
 		return NULL;
 	}
-	if ((z = zf.zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS,
+	if ((z = attn_zf.zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS,
 	    &ze)) == NULL) {
 		attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "not a .npz "
-		    "archive libzip can read: %s", zf.zip_error_strerror(&ze));
-		zf.zip_source_free(src);
+		    "archive libzip can read: %s",
+		    attn_zf.zip_error_strerror(&ze));
+		attn_zf.zip_source_free(src);
 	}
-	zf.zip_error_fini(&ze);
+	attn_zf.zip_error_fini(&ze);
 	return z;
 }
 
@@ -130,14 +74,14 @@ is_npy_member(const char *n, size_t len)
 static void
 member_list(zip_t *z, char *out, size_t size)
 {
-	zip_int64_t i, n = zf.zip_get_num_entries(z, 0);
+	zip_int64_t i, n = attn_zf.zip_get_num_entries(z, 0);
 	size_t k = 0, len;
 	char p[ATTN_PREVIEW_MAX + 4];
 	const char *m;
 
 	out[0] = '\0';
 	for (i = 0; i < n && k + 8 < size; i++) {
-		if ((m = zf.zip_get_name(z, (zip_uint64_t)i, 0)) == NULL)
+		if ((m = attn_zf.zip_get_name(z, (zip_uint64_t)i, 0)) == NULL)
 			continue;
 		len = strlen(m);
 		if (is_npy_member(m, len))
@@ -163,7 +107,7 @@ attn_npz_names(const char *name, const char *buf, size_t len, char *out,
 	if ((z = npz_open(name, buf, len, err)) == NULL)
 		return err != NULL ? err->status : ATTN_ERR_DATA;
 	member_list(z, out, size);
-	zf.zip_discard(z);
+	attn_zf.zip_discard(z);
 	return ATTN_OK;
 }
 
@@ -196,8 +140,9 @@ member_bytes(zip_t *z, zip_uint64_t i, const char *name, const char *member,
 	char *b;
 
 	attn_text_preview(p, ATTN_PREVIEW_MAX, member, strlen(member));
-	zf.zip_stat_init(&st);
-	if (zf.zip_stat_index(z, i, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
+	attn_zf.zip_stat_init(&st);
+	if (attn_zf.zip_stat_index(z, i, 0, &st) != 0 ||
+	    !(st.valid & ZIP_STAT_SIZE))
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
 		    "%s: its size cannot be read", p);
 	if (st.size > (zip_uint64_t)SIZE_MAX - 1 ||
@@ -206,30 +151,31 @@ member_bytes(zip_t *z, zip_uint64_t i, const char *name, const char *member,
 		    (unsigned long long)st.size);
 		return attn_error_input_nomem(err, name, doing);
 	}
-	if ((f = zf.zip_fopen_index(z, i, 0)) == NULL) {
+	if ((f = attn_zf.zip_fopen_index(z, i, 0)) == NULL) {
 		attn_mem_free(b, (size_t)st.size + 1);
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
 		    "%s cannot be opened: %s", p,
-		    zf.zip_error_strerror(zf.zip_get_error(z)));
+		    attn_zf.zip_error_strerror(attn_zf.zip_get_error(z)));
 	}
 	/* One byte more than promised: a member longer than its size. */
-	got = zf.zip_fread(f, b, st.size + 1);
+	got = attn_zf.zip_fread(f, b, st.size + 1);
 	if (got < 0 || (zip_uint64_t)got != st.size) {
 		char why[128];
 
 		if (got < 0)
 			snprintf(why, sizeof why, "%s",
-			    zf.zip_error_strerror(zf.zip_file_get_error(f)));
+			    attn_zf.zip_error_strerror(
+			    attn_zf.zip_file_get_error(f)));
 		else
 			snprintf(why, sizeof why, "%lld bytes where its size "
 			    "says %llu", (long long)got,
 			    (unsigned long long)st.size);
-		zf.zip_fclose(f);
+		attn_zf.zip_fclose(f);
 		attn_mem_free(b, (size_t)st.size + 1);
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
 		    "%s is damaged: %s", p, why);
 	}
-	zf.zip_fclose(f);
+	attn_zf.zip_fclose(f);
 	*out = b;
 	*n = (size_t)st.size;
 	return ATTN_OK;
@@ -281,7 +227,7 @@ read_member(zip_t *zip, zip_uint64_t i, const char *name, unsigned flags,
 	char p[ATTN_PREVIEW_MAX + 4], *b = NULL;
 	size_t len, n = 0;
 
-	if ((m = zf.zip_get_name(zip, i, 0)) == NULL)
+	if ((m = attn_zf.zip_get_name(zip, i, 0)) == NULL)
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
 		    "member %llu has no name", (unsigned long long)i + 1);
 	len = strlen(m);
@@ -324,10 +270,10 @@ attn_read_npz(const char *name, const char *buf, size_t len, unsigned flags,
 		    "writes)");
 	if ((z = npz_open(name, buf, len, err)) == NULL)
 		return err != NULL ? err->status : ATTN_ERR_DATA;
-	n = zf.zip_get_num_entries(z, 0);
+	n = attn_zf.zip_get_num_entries(z, 0);
 	for (i = 0; i < n && st == ATTN_OK; i++)
 		st = read_member(z, (zip_uint64_t)i, name, flags, out, err);
-	zf.zip_discard(z);
+	attn_zf.zip_discard(z);
 	if (st == ATTN_OK && out->count == 0)
 		st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "a .npz "
 		    "archive with no arrays");

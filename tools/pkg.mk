@@ -5,9 +5,10 @@
 CJSON_CFLAGS  = $(shell pkg-config --cflags libcjson)
 CJSON_LIBS    = $(shell pkg-config --libs libcjson)
 ZIP_CFLAGS    = $(shell pkg-config --cflags libzip)
-# libzip is opened by lib/read_npz.c on the first .npz (dlopen), by the
-# soname of the library pkg-config names: its header is needed, not its
-# link flags.  Empty when libzip is missing, and read_npz.c then says so.
+# libzip is opened by lib/zip_load.c on the first .npz read or written
+# (dlopen), by the soname of the library pkg-config names: its header is
+# needed, not its link flags.  Empty when libzip is missing, and
+# zip_load.c then says so.
 ZIP_SONAME    = $(shell objdump -p "$$(pkg-config --variable=libdir \
                   libzip)/libzip.so" 2>/dev/null | sed -n 's/^ *SONAME *//p')
 ZIP_DEFS      = $(if $(ZIP_SONAME),-DATTN_ZIP_SONAME='"$(ZIP_SONAME)"')

@@ -112,7 +112,7 @@ fuzz-FORCE:
 # main() becomes attn_main(), which fuzz_cli calls; nothing else changes.
 $(FUZZ_CLI_OBJ): FUZZ_DEFS = -Dmain=attn_main
 $(FUZZ_DIR)/cli/workbench_draw.o: FUZZ_DEFS += $(CURSES_CFLAGS)
-$(FUZZ_DIR)/lib/read_npz.o: FUZZ_DEFS += $(ZIP_DEFS)
+$(FUZZ_DIR)/lib/zip_load.o: FUZZ_DEFS += $(ZIP_DEFS)
 # attn --version, as the Makefile's main.o has it (tools/version.sh).
 $(FUZZ_DIR)/cli/main.o: FUZZ_DEFS += -DATTN_VERSION='"$(shell sh tools/version.sh)"'
 

@@ -30,7 +30,8 @@ main(void)
 		stage_suite, run_suite, kernel_suite, variants_suite,
 		stream_suite, stream_grad_suite, props_suite, api_suite, grad_suite, random_suite,
 		sinks_suite, layer_suite, rope_suite, project_suite,
-		npy_suite, read_npz_suite, layout_suite, grad_reduce_suite,
+		npy_suite, read_npz_suite, write_npz_suite, layout_suite,
+		grad_reduce_suite,
 		emulate_suite, compare_suite, mask_suite, varlen_suite,
 		memory_suite,
 	};

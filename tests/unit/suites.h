@@ -43,6 +43,7 @@ Suite *rope_suite(void);
 Suite *project_suite(void);
 Suite *npy_suite(void);
 Suite *read_npz_suite(void);
+Suite *write_npz_suite(void);
 Suite *grad_reduce_suite(void);
 Suite *layout_suite(void);
 Suite *emulate_suite(void);
