@@ -37,7 +37,8 @@ const struct format formats[OUT_COUNT] = {
 	[OUT_JSON] = { "json", 0, 0, NULL },
 	[OUT_HTML] = { "html", FORMAT_FIXED | FORMAT_EXPLAIN | FORMAT_PAGE, 4,
 	    html_wants },
-	[OUT_NPY] = { "npy", FORMAT_ONE_STAGE, 0, NULL },
+	[OUT_NPY] = { "npy", FORMAT_ONE_STAGE | FORMAT_BINARY, 0, NULL },
+	[OUT_NPZ] = { "npz", FORMAT_BINARY | FORMAT_ARCHIVE, 0, NULL },
 	[OUT_TXT] = { "txt", 0, 0, NULL },
 };
 
@@ -84,13 +85,14 @@ formats_by_extension(const char *path)
 	return OUT_COUNT;
 }
 
-/* Whether format i is listed: it has the flags `having`, and an
- * extension when extensions are listed. */
+/* Whether format i is listed: it has the flags `having`, an extension
+ * when extensions are listed, and no archive when attn gen's are. */
 static int
 listed(size_t i, unsigned how, unsigned having)
 {
 	return (formats[i].flags & having) == having &&
-	    !((how & FORMATS_EXTENSIONS) && i == OUT_TABLE);
+	    !((how & FORMATS_EXTENSIONS) && i == OUT_TABLE) &&
+	    !((how & FORMATS_GEN) && (formats[i].flags & FORMAT_ARCHIVE));
 }
 
 void

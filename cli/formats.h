@@ -14,7 +14,7 @@
 /* The output formats, in the order --help lists them; formats has a row
  * for each. */
 enum out_format { OUT_TABLE, OUT_CSV, OUT_TSV, OUT_JSON, OUT_HTML,
-	OUT_NPY, OUT_TXT, OUT_COUNT };
+	OUT_NPY, OUT_NPZ, OUT_TXT, OUT_COUNT };
 
 /* struct format's flags. */
 enum {
@@ -23,7 +23,11 @@ enum {
 	FORMAT_EXPLAIN = 4,	/* --explain prints in this format */
 	FORMAT_PAGE = 8,	/* shows every stage itself, with or without
 				 * --explain */
-	FORMAT_ONE_STAGE = 16	/* a file holds one stage (npy) */
+	FORMAT_ONE_STAGE = 16,	/* a file holds one stage (npy) */
+	FORMAT_BINARY = 32,	/* never to a terminal; --npy-dtype says
+				 * what its numbers are (npy, npz) */
+	FORMAT_ARCHIVE = 64	/* stages by name, in one archive (npz):
+				 * not attn gen's one array */
 };
 
 /* One output format. */
@@ -54,7 +58,8 @@ enum {
 	FORMATS_DEFAULT = 2,	/* the default marked: "table (default)" */
 	FORMATS_EXTENSIONS = 4,	/* as -o's extensions: ".csv", table (which
 				 * has none) left out */
-	FORMATS_OPTION = 8	/* as options: "-f csv" */
+	FORMATS_OPTION = 8,	/* as options: "-f csv" */
+	FORMATS_GEN = 16	/* those attn gen writes: no archive */
 };
 
 /* The names of the formats that have the flags `having` (FORMAT_*; 0:

@@ -270,10 +270,11 @@ gen_render(FILE *fp, const struct options *o, const struct gen_shape *sh,
 	case OUT_NPY:
 		print_npy_array(fp, m, sh->dim, sh->ndim, o->npy_f4);
 		return ATTN_OK;
+	case OUT_NPZ:	/* refused by rules_check_gen */
 	case OUT_COUNT:
 		break;
 	}
-	formats_list(names, sizeof names, FORMATS_OR, 0);
+	formats_list(names, sizeof names, FORMATS_OR | FORMATS_GEN, 0);
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 	    "attn gen writes %s", names);
 }

@@ -12,7 +12,8 @@
  * (cJSON's included) and the run's stages, and refuses what would pass
  * the limit.  What is charged here is what the CLI holds itself: each
  * input's buffer while it is read and parsed (a mapped file as if it
- * were read), the names it makes for rows, and the output text, which
+ * were read), the names it makes for rows, a printer's buffers (the
+ * numbers of a stage -f npy and npz write), and the output text, which
  * is rendered in memory before a byte is written.  Before the kernel
  * runs, the inputs as they were allocated and the stages as attn_plan
  * counts them are compared with the limit, so that a run is refused
@@ -486,4 +487,39 @@ memory_stream_close(FILE *fp, enum attn_status st, struct attn_error *err)
 		    output_left, account_limit.what, account_limit.bytes);
 	return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 	    "out of memory rendering the output");
+}
+
+/* ---------------------------------------------------------------- buffers */
+
+void *
+memory_buffer(size_t bytes, const char *doing, struct attn_error *err)
+{
+	size_t room;
+	void *p;
+
+	if (memory_account(err) != ATTN_OK)
+		return NULL;
+	room = left();
+	if (bytes > room || attn_memory_charge(account, bytes) != 0) {
+		attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0, "%s takes %zu "
+		    "bytes, more than the %zu that %s (%llu bytes) leaves "
+		    "beside the inputs and the stages", doing, bytes, room,
+		    account_limit.what, account_limit.bytes);
+		return NULL;
+	}
+	if ((p = malloc(bytes != 0 ? bytes : 1)) == NULL) {
+		attn_memory_release(account, bytes);
+		attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory %s", doing);
+	}
+	return p;
+}
+
+void
+memory_buffer_free(void *p, size_t bytes)
+{
+	if (p == NULL)
+		return;
+	free(p);
+	attn_memory_release(account, bytes);
 }

@@ -93,6 +93,15 @@ FILE *memory_stream_open(char **buf, size_t *len);
 enum attn_status memory_stream_close(FILE *fp, enum attn_status st,
     struct attn_error *err);
 
+/*
+ * A buffer of bytes that a printer holds for a while (-f npy's numbers
+ * of a stage), charged to the account: NULL with ATTN_ERR_NOMEM, "DOING
+ * takes N bytes, more than ..", when it would pass the limit or malloc
+ * fails.  Free with memory_buffer_free and the same size.
+ */
+void *memory_buffer(size_t bytes, const char *doing, struct attn_error *err);
+void memory_buffer_free(void *p, size_t bytes);
+
 /* Forget the run's account: for a program that runs main() more than
  * once in one process (the fuzz harness). */
 void memory_reset(void);

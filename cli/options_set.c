@@ -85,7 +85,7 @@ format_by_extension(struct options *o, const struct given *g,
 	if (o->format == OUT_TXT && (o->explain || o->heatmap || o->full ||
 	    o->check != NULL))
 		o->format = OUT_TABLE;
-	formats_list(names, sizeof names, FORMATS_OR, 0);
+	formats_list(names, sizeof names, FORMATS_OR | FORMATS_GEN, 0);
 	if (formats_has_extension(o->output, "svg") && o->gen)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "-o %s: attn gen writes numbers (a %s), not an SVG picture: "

@@ -131,7 +131,8 @@ static const struct option_row rows[] = {
 	{ "full", 0, NULL, "tables show every row and column (over 1000\n"
 	    "numbers, the first and last 3 by default)",
 	    NULL, NULL, FIELD(full) },
-	{ "npy-dtype", 0, "T", "-f npy writes f8 (float64, default) or f4",
+	{ "npy-dtype", 0, "T", "-f npy and npz write f8 (float64, default)\n"
+	    "or f4",
 	    words_npy_dtype, set_npy_dtype, 0 },
 	{ "digits", 'd', "N",
 	    "significant digits, 1 to 17 (default 4 for\n"
@@ -321,22 +322,22 @@ options_count(void)
  * What a line of a help text (len bytes at line) stands for when it is
  * "{stages}", "{formats}" or "{extensions}": the stages --stage offers
  * (from the stage table), the formats or -o's extensions (from the
- * table of formats), in static storage; NULL for a line of text.
+ * table of formats; attn gen's when gen), in static storage; NULL for a
+ * line of text.
  */
 static const char *
-help_list(const char *line, size_t len)
+help_list(const char *line, size_t len, int gen)
 {
+	const unsigned how = FORMATS_OR | (gen ? FORMATS_GEN : 0);
 	static char list[128];
 
 	if (len == 8 && strncmp(line, "{stages}", len) == 0)
 		options_stage_names(list, sizeof list, ATTN_STAGES_ALL |
 		    ATTN_STAGES_PROJ);
 	else if (len == 9 && strncmp(line, "{formats}", len) == 0)
-		formats_list(list, sizeof list, FORMATS_OR | FORMATS_DEFAULT,
-		    0);
+		formats_list(list, sizeof list, how | FORMATS_DEFAULT, 0);
 	else if (len == 12 && strncmp(line, "{extensions}", len) == 0)
-		formats_list(list, sizeof list, FORMATS_OR |
-		    FORMATS_EXTENSIONS, 0);
+		formats_list(list, sizeof list, how | FORMATS_EXTENSIONS, 0);
 	else
 		return NULL;
 	return list;
@@ -382,7 +383,7 @@ options_info(size_t i, struct option_info *out)
 	out->arg = r->arg;
 	out->help = r->help;
 	out->help_len = strcspn(r->help, "\n");
-	if ((list = help_list(r->help, out->help_len)) != NULL) {
+	if ((list = help_list(r->help, out->help_len, 0)) != NULL) {
 		out->help = list;
 		out->help_len = strlen(list);
 	}
@@ -431,7 +432,7 @@ options_print_help(const struct options *o, FILE *fp)
 				w = 0;
 			}
 			fprintf(fp, "%*s", (int)(HELP_COLUMN - w), "");
-			if ((list = help_list(h, len)) != NULL)
+			if ((list = help_list(h, len, o->gen)) != NULL)
 				print_wrapped(fp, list);
 			else
 				fwrite(h, 1, len, fp);

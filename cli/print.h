@@ -1,7 +1,7 @@
 /*
  * print.h - the printers over computed stages: one file per output format
  * (print_table.c, print_delim.c, print_json.c, print_html.c,
- * print_npy.c), the --explain walk-through (print_explain.c), the
+ * print_npy.c, print_npz.c), the --explain walk-through (print_explain.c), the
  * printers that are not formats (print_stats.c, print_arith.c,
  * heatmap.c, print_svg.c), and what they share (print.c, a leaf below
  * them all): the shape and labels of a stage (from attn_stage_shape),
@@ -230,6 +230,34 @@ void print_json_number(const struct printer *p, int defined, double x);
 enum attn_status print_npy(const struct printer *p);
 void print_npy_array(FILE *fp, const struct attn_matrix *m,
     const size_t *dim, size_t ndim, int f4);
+
+/*
+ * The bytes of the .npy file that -f npy -s NAME writes for stage s, for
+ * print_npy and print_npz alike: print_npy_stage makes its header and
+ * its numbers in C order (held in a buffer charged to the memory limit;
+ * a number beyond float32 with --npy-dtype f4 is a data error naming
+ * it), print_npy_stage_len says how many bytes the file has, and
+ * print_npy_stage_bytes writes them all at out; print_npy_stage_free
+ * gives the numbers back.
+ */
+#define NPY_HEAD_MAX 384	/* the longest header, 4 dims of 20 digits */
+struct npy_stage {
+	char head[NPY_HEAD_MAX];
+	size_t head_len;
+	double *flat;		/* n numbers, C order */
+	size_t n;
+	size_t size;		/* bytes a number in the file: 8, or 4 */
+};
+enum attn_status print_npy_stage(const struct printer *p, enum attn_stage s,
+    struct npy_stage *a);
+size_t print_npy_stage_len(const struct npy_stage *a);
+void print_npy_stage_bytes(const struct npy_stage *a, unsigned char *out);
+void print_npy_stage_free(struct npy_stage *a);
+
+/* print_npz.c: every stage of the list as member NAME.npy of one NumPy
+ * .npz archive, as numpy.savez writes it: each member's bytes those
+ * print_npy writes for the stage alone. */
+enum attn_status print_npz(const struct printer *p);
 
 /* print_explain.c: every stage in order, with shapes, the scale, the
  * conventions in force and the row-sum check. */

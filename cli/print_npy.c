@@ -15,6 +15,11 @@
  * float32; a finite number that would round to infinity there is a data
  * error naming it, rather than an inf that attn (and the user's kernel
  * test) would then refuse or misread.
+ *
+ * print_npy_stage is the one encoding of a stage: -f npz (print_npz.c)
+ * puts the same bytes in its archive.  The numbers of the stage in C
+ * order, which it flattens first, are held in a buffer charged to the
+ * memory limit.
  */
 #include <math.h>
 #include <stdint.h>
@@ -24,6 +29,7 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "memory.h"
 #include "print.h"
 
 /* numpy's ARRAY_ALIGN (the data starts at a multiple of it) and
@@ -51,29 +57,36 @@ put_value(unsigned char *b, double x, size_t size)
 		b[k] = (unsigned char)(u >> (8 * k) & 0xFF);
 }
 
+/* The n values at x as the file holds them, n * size bytes at b. */
+static void
+encode_values(unsigned char *b, const double *x, size_t n, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		put_value(b + i * size, x[i], size);
+}
+
 /* The n values at x: a buffer's worth to each fwrite, not one fwrite a
  * value. */
 static void
 put_values(FILE *fp, const double *x, size_t n, size_t size)
 {
 	unsigned char b[8192];
-	size_t i, k = 0;
+	size_t i, m;
 
-	for (i = 0; i < n; i++) {
-		if (k == sizeof b) {
-			fwrite(b, 1, k, fp);
-			k = 0;
-		}
-		put_value(b + k, x[i], size);
-		k += size;
+	for (i = 0; i < n; i += m) {
+		m = n - i < sizeof b / size ? n - i : sizeof b / size;
+		encode_values(b, x + i, m, size);
+		fwrite(b, 1, m * size, fp);
 	}
-	fwrite(b, 1, k, fp);
 }
 
-/* The header of an array of dims dim[0..ndim) of `size`-byte floats:
- * magic, version 1.0, its length, the dict, padding. */
-static void
-put_header(FILE *fp, const size_t *dim, size_t ndim, size_t size)
+/* The header of an array of dims dim[0..ndim) of `size`-byte floats
+ * into out (NPY_HEAD_MAX bytes): magic, version 1.0, its length, the
+ * dict, padding.  Returns its length. */
+static size_t
+npy_header(char *out, const size_t *dim, size_t ndim, size_t size)
 {
 	const char *descr = size == 4 ? "<f4" : "<f8";
 	char dict[256], first[24];
@@ -92,13 +105,13 @@ put_header(FILE *fp, const size_t *dim, size_t ndim, size_t size)
 	 * growth room, the padding and '\n'. */
 	len = n + grow + 1;
 	pad = NPY_ALIGN - (10 + len) % NPY_ALIGN;
-	fwrite("\x93NUMPY\x01\x00", 1, 8, fp);
-	putc((int)((len + pad) & 0xFF), fp);
-	putc((int)((len + pad) >> 8), fp);
-	fwrite(dict, 1, n, fp);
-	for (d = 0; d < grow + pad; d++)
-		putc(' ', fp);
-	putc('\n', fp);
+	memcpy(out, "\x93NUMPY\x01\x00", 8);
+	out[8] = (char)((len + pad) & 0xFF);
+	out[9] = (char)((len + pad) >> 8);
+	memcpy(out + 10, dict, n);
+	memset(out + 10 + n, ' ', grow + pad);
+	out[10 + len + pad - 1] = '\n';
+	return 10 + len + pad;
 }
 
 /* The least magnitude that rounds to infinity in float32: FLT_MAX and
@@ -135,29 +148,66 @@ f4_overflow(const struct printer *p, enum attn_stage s,
 }
 
 enum attn_status
-print_npy(const struct printer *p)
+print_npy_stage(const struct printer *p, enum attn_stage s,
+    struct npy_stage *a)
 {
-	const enum attn_stage s = p->o->stages[0];
-	const size_t size = p->o->npy_f4 ? 4 : 8;
 	struct attn_shape sh;
-	double *flat;
-	size_t n, at;
+	char doing[96];
+	size_t at;
 
+	memset(a, 0, sizeof *a);
+	a->size = p->o->npy_f4 ? 4 : 8;
 	attn_stage_shape(p->stages, s, &sh);
-	n = attn_shape_count(&sh);
-	if ((flat = attn_alloc_array(n, sizeof *flat)) == NULL)
-		return attn_error_set(p->err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "out of memory writing %zu numbers", n);
-	attn_stage_flatten(p->stages, s, flat);
-	if (size == 4 && (at = beyond_float32(flat, n)) < n) {
-		enum attn_status status = f4_overflow(p, s, &sh, at, flat[at]);
+	a->n = attn_shape_count(&sh);
+	snprintf(doing, sizeof doing, "writing %s as .npy (%zu numbers)",
+	    attn_stage_table[s].name, a->n);
+	/* n doubles are held already, as the stage: n * 8 fits */
+	if ((a->flat = memory_buffer(a->n * sizeof *a->flat, doing,
+	    p->err)) == NULL)
+		return ATTN_ERR_NOMEM;
+	attn_stage_flatten(p->stages, s, a->flat);
+	if (a->size == 4 && (at = beyond_float32(a->flat, a->n)) < a->n) {
+		enum attn_status status = f4_overflow(p, s, &sh, at,
+		    a->flat[at]);
 
-		free(flat);
+		print_npy_stage_free(a);
 		return status;
 	}
-	put_header(p->fp, sh.dim, sh.ndim, size);
-	put_values(p->fp, flat, n, size);
-	free(flat);
+	a->head_len = npy_header(a->head, sh.dim, sh.ndim, a->size);
+	return ATTN_OK;
+}
+
+size_t
+print_npy_stage_len(const struct npy_stage *a)
+{
+	return a->head_len + a->n * a->size;
+}
+
+void
+print_npy_stage_bytes(const struct npy_stage *a, unsigned char *out)
+{
+	memcpy(out, a->head, a->head_len);
+	encode_values(out + a->head_len, a->flat, a->n, a->size);
+}
+
+void
+print_npy_stage_free(struct npy_stage *a)
+{
+	memory_buffer_free(a->flat, a->n * sizeof *a->flat);
+	memset(a, 0, sizeof *a);
+}
+
+enum attn_status
+print_npy(const struct printer *p)
+{
+	struct npy_stage a;
+	enum attn_status status;
+
+	if ((status = print_npy_stage(p, p->o->stages[0], &a)) != ATTN_OK)
+		return status;
+	fwrite(a.head, 1, a.head_len, p->fp);
+	put_values(p->fp, a.flat, a.n, a.size);
+	print_npy_stage_free(&a);
 	return ATTN_OK;
 }
 
@@ -166,9 +216,10 @@ print_npy_array(FILE *fp, const struct attn_matrix *m, const size_t *dim,
     size_t ndim, int f4)
 {
 	const size_t size = f4 ? 4 : 8;
+	char head[NPY_HEAD_MAX];
 	size_t i;
 
-	put_header(fp, dim, ndim, size);
+	fwrite(head, 1, npy_header(head, dim, ndim, size), fp);
 	for (i = 0; i < m->rows; i++)
 		put_values(fp, attn_at(m, i, 0), m->cols, size);
 }

@@ -20,6 +20,7 @@ static enum attn_status (*const printers[OUT_COUNT])(const struct printer *p) =
 	[OUT_JSON] = print_json,
 	[OUT_HTML] = print_html,
 	[OUT_NPY] = print_npy,
+	[OUT_NPZ] = print_npz,
 	[OUT_TXT] = print_txt,
 };
 

@@ -177,21 +177,28 @@ check_workbench(const struct options *o, const struct given *g,
 }
 
 /* What goes with the output format, for attn and attn gen alike:
- * --npy-dtype with npy, and npy (binary) never to a terminal. */
+ * --npy-dtype with npy and npz, which are binary and never go to a
+ * terminal. */
 static enum attn_status
 check_output(const struct options *o, const struct given *g,
     struct attn_error *err)
 {
+	const struct format *f = &formats[o->format];
 	enum attn_status status;
+	char names[64];
 
 	if ((status = output_check(o->output, err)) != ATTN_OK)
 		return status;
-	if (g->npy_dtype && o->format != OUT_NPY)
-		return usage_error(err, "--npy-dtype goes with --format npy");
-	if (o->format == OUT_NPY && output_is_terminal(o->output))
-		return usage_error(err, "-f npy is binary, not for a terminal: "
-		    "write it to a file with -o FILE, or redirect standard "
-		    "output");
+	if (g->npy_dtype && !(f->flags & FORMAT_BINARY)) {
+		formats_list(names, sizeof names, FORMATS_OR | (o->gen ?
+		    FORMATS_GEN : 0), FORMAT_BINARY);
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "--npy-dtype goes with --format %s", names);
+	}
+	if ((f->flags & FORMAT_BINARY) && output_is_terminal(o->output))
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "-f %s "
+		    "is binary, not for a terminal: write it to a file with "
+		    "-o FILE, or redirect standard output", f->name);
 	return ATTN_OK;
 }
 
@@ -201,6 +208,13 @@ rules_check_gen(const struct options *o, const struct given *g,
 {
 	enum attn_status status;
 
+	/* an archive holds stages by their names; gen's array has none */
+	if (formats[o->format].flags & FORMAT_ARCHIVE)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "%s%s: "
+		    "attn gen writes one array, and a .npz archive holds "
+		    "attn's stages by name: write .npy (-f npy)",
+		    o->format_by_name ? "-o " : "-f ", o->format_by_name ?
+		    o->output : formats[o->format].name);
 	if ((status = check_output(o, g, err)) != ATTN_OK)
 		return status;
 	if (o->noperands != 1)
@@ -305,15 +319,23 @@ rules_check_options(const struct options *o, const struct given *g,
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "--full shows whole tables, and -f %s is always whole: "
 		    "leave out --full", f->name);
-	/* npy holds one array of numbers: not the statistics' table of
-	 * named columns beside a stage, nor instead of it */
-	if ((f->flags & FORMAT_ONE_STAGE) && o->stats)
+	/* npy holds one array of numbers, npz arrays: not the
+	 * statistics' table of named columns beside stages, nor instead
+	 * of them */
+	if ((f->flags & FORMAT_BINARY) && o->stats)
 		return o->format_by_name ? by_extension(o, "--stats is a "
 		    "table of named columns, not an array", "name a .csv, "
 		    ".tsv or .json file", err) : attn_error_set(err,
-		    ATTN_ERR_USAGE, NULL, 0, 0, "-f %s writes one stage as "
-		    "an array, and --stats is a table of named columns: "
-		    "write it with -f csv, -f tsv or -f json", f->name);
+		    ATTN_ERR_USAGE, NULL, 0, 0, "-f %s writes %s, and --stats "
+		    "is a table of named columns: write it with -f csv, -f "
+		    "tsv or -f json", f->name, f->flags & FORMAT_ONE_STAGE ?
+		    "one stage as an array" : "stages as arrays");
+	if ((f->flags & FORMAT_ARCHIVE) && o->nstages == 0)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "%s%s%s "
+		    "writes stages, and none is printed: choose them with "
+		    "--stage", o->format_by_name ? "-o " : "-f ",
+		    o->format_by_name ? o->output : f->name,
+		    o->format_by_name ? " (npz, by its extension)" : "");
 	if ((f->flags & FORMAT_ONE_STAGE) && o->nstages != 1)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "%s%s%s "
 		    "writes one stage, not %zu: choose it with --stage",

@@ -40,7 +40,7 @@ attn -s ''	all delta grad_bias grad_k grad_q grad_scaled grad_sinks grad_v grad_
 attn --stage we	weights
 attn -s scores,we	scores,weights
 attn --stage=sc	scaled scores
-attn -f ''	csv html json npy table tsv txt
+attn -f ''	csv html json npy npz table tsv txt
 attn --format=j	json
 attn --like ''	flash jax torch
 attn --align b	bottom-right

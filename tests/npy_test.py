@@ -18,6 +18,11 @@ prints one line; the run fails when any check fails.
   same stage, and --npy-dtype f4 equal to that rounded to float32.  The
   file is byte for byte what numpy.save writes for the array it holds
   (NumPy >= 1.24, whose header has room for the first dim to grow).
+- -f npz: numpy.load reads the archive of several stages (4-D inputs in
+  both layouts with --grad, and --npy-dtype f4, and -s all) with the
+  stages as its arrays, in the order -s lists them, each stored (as
+  numpy.savez stores them) and equal byte for byte to the -f npy file
+  of that stage alone, its dtype and shape too.
 - The man page's Python reads -f csv with numpy.loadtxt, one stage a
   call and several split at their comment lines, and gets the stages
   -f json gives; numpy.loadtxt refuses two stages of other widths.
@@ -267,6 +272,52 @@ for layout, perm in (('bhsd', (0, 1, 2, 3)), ('bshd', (0, 2, 1, 3))):
               np.allclose(got, want, rtol=1e-11, atol=1e-13),
               '%s: %s %s, want %s like its input' % (
                   layout, stage, got.shape, want.shape))
+
+# ------------------------------------------------------------ npz
+
+# -f npz (by -o's extension) in both layouts with a mask, a bias and
+# GQA: numpy.load gives the stages of -s, in that order, each member
+# stored and the very bytes of the -f npy file of that stage alone (the
+# forward stages, the backward ones in Q's, K's and V's layouts, f8 and
+# f4); -s all likewise, with every stage the run offers.
+import zipfile  # noqa: E402
+for layout in ('bhsd', 'bshd'):
+    files = ['q-%s.npy' % layout, 'k-%s.npy' % layout, 'v-%s.npy' % layout]
+    opts = ['--layout', layout, '-m', 'pad.npy', '--bias', 'bias.npy',
+            '--grad', 'do-%s.npy' % layout]
+    for stages, dtype in (('output,lse,grad_q,grad_k,grad_v', []),
+                          ('grad_v,weights,grad_q,grad_k', ['--npy-dtype',
+                                                            'f4']),
+                          ('all', [])):
+        what = '%s -s %s %s' % (layout, stages, ' '.join(dtype))
+        attn(*(opts + dtype + ['-s', stages, '-o', 'g.npz'] + files))
+        with np.load(path('g.npz')) as z, \
+                zipfile.ZipFile(path('g.npz')) as zf:
+            names = z.files
+            want = stages.split(',')
+            if stages == 'all':
+                want = [ln[2:].split(' ')[0] for ln in
+                        attn(*(opts + ['-s', 'all', '-f', 'csv'] + files))
+                        .decode().splitlines() if ln.startswith('# ')]
+            check(names == want, '%s: numpy.load finds %r, want %r' % (
+                what, names, want))
+            for name in names:
+                attn(*(opts + dtype + ['-s', name, '-f', 'npy', '-o',
+                                       'one.npy'] + files))
+                one = np.load(path('one.npy'))
+                got = z[name]
+                check(got.dtype == one.dtype and got.shape == one.shape and
+                      got.tobytes() == one.tobytes(),
+                      '%s: %s is %s %s, not the -f npy file\'s %s %s' % (
+                          what, name, got.dtype, got.shape, one.dtype,
+                          one.shape))
+                with open(path('one.npy'), 'rb') as f:
+                    check(zf.read(name + '.npy') == f.read(),
+                          '%s: member %s.npy is not the bytes of -f npy' % (
+                              what, name))
+                check(zf.getinfo(name + '.npy').compress_type ==
+                      zipfile.ZIP_STORED, '%s: %s.npy is compressed, not '
+                      'stored as numpy.savez stores it' % (what, name))
 
 # ------------------------------------------------------------ README
 

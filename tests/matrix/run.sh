@@ -22,12 +22,14 @@
 #   printer   for each stage of the variant, npy (-o) and csv --header;
 #             for all of them at once (-s all), a table (with --stats
 #             and --heatmap), csv, csv --header, tsv --header and json
-#             (with --stats) and txt (-o); -f html (with --stats);
+#             (with --stats), txt (-o) and npz (-o, float64 and
+#             --npy-dtype f4); -f html (with --stats);
 #             --explain (with --stats and --heatmap); --explain
 #             --arithmetic; --stats as a table, csv, json and txt (-o);
 #             --heatmap; --svg FILE; the heatmap, the SVG and the page
 #             with --color-range max and row; --check of the forward and
-#             backward stages at once (a table, JSON), passing and failing,
+#             backward stages at once (a table, JSON; from attn's -f json
+#             and from its -f npz), passing and failing,
 #
 # run under LC_ALL=C and timeout 20.  A case passes when the exit status
 # is the one wanted, standard error holds no sanitizer report (make check
@@ -35,7 +37,8 @@
 # for the warning that rows may attend no key), or
 # for a refusal one "attn:" line (and the usage synopsis) with nothing
 # on standard output; what was printed is there (an .npy starts with its
-# magic, an SVG holds <svg, a .txt is numbers a space apart); and the
+# magic, a .npz with a zip's, an SVG holds <svg, a .txt is numbers a
+# space apart); and the
 # rows and columns of each stage in tables, csv and tsv --header, the
 # page and --explain carry the labels whose they are (labels.awk:
 # queries are Q.., keys K..; a stage whose rows are keys never shows a
@@ -157,11 +160,12 @@ inputs 2dl 1 4 2 2 3
 echo '0.5 -0.25' >"$work/sinks-2.txt"
 echo '0.5 -0.25 0 1' >"$work/sinks-4.txt"
 printf '\223NUMPY' >"$work/magic"
+printf 'PK\003\004' >"$work/zip-magic"
 
 # ------------------------------------------------------------- cases
 
 # A case: the status wanted, how to check what it printed (none, text,
-# delim, tsv, html, npy, txt, svg; fails: the report of a failed
+# delim, tsv, html, npy, npz, txt, svg; fails: the report of a failed
 # check), the stage it prints alone (for delim), and attn's arguments
 # (words without blanks, run from the worker's directory, inputs under
 # ../).
@@ -172,11 +176,12 @@ add() {
 }
 
 # The combinations attn refuses (a usage error, 64): npy holds one
-# stage, not all of them, nor the statistics' table; the heatmap is
-# drawn as a table only.
+# stage, not all of them, nor the statistics' table, which npz does not
+# hold either; the heatmap is drawn as a table only.
 refuse() {
 	add 64 none - "$@" -s all -f npy -o out.npy
 	add 64 none - "$@" --stats -f npy -o out.npy
+	add 64 none - "$@" -s all --stats -o out.npz
 	add 64 none - "$@" --heatmap -f csv
 }
 
@@ -196,6 +201,8 @@ printers() {
 	add 0 tsv - "$@" -s all --stats -f tsv --header
 	add 0 none - "$@" -s all --stats -f json
 	add 0 txt - "$@" -s all -o out.txt
+	add 0 npz - "$@" -s all -o out.npz
+	add 0 npz - "$@" -s all -f npz --npy-dtype f4 -o out.npz
 	add 0 html - "$@" --stats -f html
 	add 0 text - "$@" --explain --stats --heatmap
 	add 0 text - "$@" --explain --arithmetic
@@ -279,6 +286,14 @@ for l in 2d 3d bhsd bshd 2dl; do
 	add 1 fails - $opt --grad $dout --check ../$l-ref-causal.json $qkv
 	add 1 fails - $opt --grad $dout --check ../$l-ref-causal.json -f json \
 	    -s output,grad_k $qkv
+	# the same stages from attn's own .npz of them
+	(cd "$work/ref" &&
+	    "$bin" $opt --grad $dout -s $all -o ../$l-ref.npz $qkv &&
+	    "$bin" $opt --grad $dout --causal -s $all -o ../$l-ref-causal.npz \
+	    $qkv) || exit 1
+	add 0 none - $opt --grad $dout --check ../$l-ref.npz -s $all $qkv
+	add 1 fails - $opt --grad $dout --check ../$l-ref-causal.npz -s $all \
+	    $qkv
 	# and of grad_bias and grad_sinks beside them
 	reduce="--grad $dout --bias ../$l-bias.json --sinks $sinks"
 	all=output,grad_q,grad_bias,grad_sinks
@@ -304,11 +319,13 @@ for l in 2d 3d bhsd bshd 2dl; do
 		    --align bottom-right --alibi --grad $dout $qkv ;;
 	esac
 	# printers that do not go together: a page or --explain shows every
-	# stage, --header is csv's and tsv's, npy needs a stage to write
+	# stage, --header is csv's and tsv's, npy and npz need a stage to
+	# write
 	add 64 none - $opt $labels -f html -s weights $qkv
 	add 64 none - $opt $labels --explain -f csv $qkv
 	add 64 none - $opt $labels --header -f txt $qkv
 	add 64 none - $opt $labels --svg out.svg -f npy $qkv
+	add 64 none - $opt $labels --svg out.svg -f npz $qkv
 done
 
 # ------------------------------------------------------------- running
@@ -355,6 +372,9 @@ judge() {
 	npy)
 		cmp -s -n 6 out.npy ../magic || echo "out.npy is not an .npy"
 		return ;;
+	npz)
+		cmp -s -n 4 out.npz ../zip-magic || echo "out.npz is not a zip"
+		return ;;
 	svg)
 		grep -q '<svg' out.svg || echo "out.svg holds no <svg"
 		return ;;
@@ -393,7 +413,7 @@ worker() {
 	cd "$work/w$1" || exit 1
 	awk -v n="$jobs" -v w="$1" 'NR % n == w' "$cases" |
 	while IFS='|' read -r want check stage args; do
-		rm -f out.npy out.txt out.svg
+		rm -f out.npy out.npz out.txt out.svg
 		# shellcheck disable=SC2086 # args are words
 		timeout 20 "$bin" $args >out 2>err
 		st=$?

@@ -4,7 +4,8 @@
 #   heap     for inputs of each shape the readers are charged for (JSON
 #            nodes, JSON Lines, wide, tall and labelled text, a header, a
 #            bundle, a NumPy print, .npy of float16 and float64), and for the
-#            stages and the output, the least
+#            stages and the output (a .npz archive too, with what libzip
+#            holds while it makes it), the least
 #            ATTN_MAX_MEMORY that attn accepts is at least the heap it
 #            takes at its peak when it runs, as peak.c (LD_PRELOAD)
 #            counts it: the charges bound the real peak.
@@ -96,7 +97,7 @@ setup() {
 	npy-*) f=$f.npy ;;
 	*) f=$f.csv ;;
 	esac
-	case $1 in stages|output|stream) ;;
+	case $1 in stages|output|stream|npz) ;;
 	*) [ -f "$f" ] || mk "$1" "$2" >"$f" ;;
 	esac
 	printf '1\n' >"$work/one.csv"
@@ -111,7 +112,7 @@ setup() {
 	json-labels) set -- "$f" -s lse ;;
 	json-layer) mk csv-row "$2" >"$work/x.$2.csv"
 		set -- --proj "$f" "$work/x.$2.csv" -s lse ;;
-	stages|output|stream) f=$work/csv-column.$2.csv
+	stages|output|stream|npz) f=$work/csv-column.$2.csv
 		[ -f "$f" ] || mk csv-column "$2" >"$f" ;;
 	csv-matrix) printf '1,0,0,0,0,0,0,1\n' >"$work/q8.csv" ;;
 	esac
@@ -122,6 +123,9 @@ setup() {
 	# output and lse never hold T x S: 20000 keys fit where their
 	# weights (3.2 GB) would not
 	stream) set -- --self "$f" -s output,lse -f csv ;;
+	# two T x S stages in one .npz: their .npy bytes, and the archive
+	# libzip makes of them in memory
+	npz) set -- --self "$f" -s scores,weights -f npz ;;
 	csv-matrix) set -- "$work/q8.csv" "$f" "$f" -s output ;;
 	esac
 	args=$*
@@ -167,7 +171,7 @@ heap_part() {
 	    json-layer:8000 jsonl-column:25000 \
 	    csv-row:50000 csv-column:50000 csv-labels:25000 \
 	    csv-header:25000 text-row:25000 text-repr:50000 npy-f2:50000 \
-	    npy-f8:50000 stages:300 output:300 csv-matrix:5000; do
+	    npy-f8:50000 stages:300 output:300 npz:300 csv-matrix:5000; do
 		setup "${shape%:*}" "${shape#*:}"
 		least=$(least_limit)
 		peak=$(heap_peak "$least")
@@ -212,6 +216,19 @@ judge() {
 	    echo "exit 71, but not the refusal: $(head -2 "$work/err")"
 }
 
+# The least address space attn runs $args in, to 1 MiB, in hi; 1 when it
+# does not run in 1 GiB.
+least_as() {
+	lo=0 hi=$((1 << 30))
+	run_limited $hi
+	[ "$st" = 0 ] || return 1
+	while [ $((hi - lo)) -gt $((1 << 20)) ]; do
+		mid=$(((lo + hi) / 2))
+		run_limited $mid
+		if [ "$st" = 0 ]; then hi=$mid; else lo=$mid; fi
+	done
+}
+
 prlimit_part() {
 	if ! command -v prlimit >/dev/null 2>&1; then
 		skip_case prlimit "no prlimit (util-linux)"
@@ -219,24 +236,22 @@ prlimit_part() {
 	fi
 	printf '1,0\n0,1\n' >"$work/base.csv"
 	args="--self $work/base.csv"
-	# The least address space attn runs in at all, to 1 MiB.
-	lo=0 hi=$((1 << 30))
-	run_limited $hi
-	if [ "$st" != 0 ]; then
+	if ! least_as; then
 		skip_case prlimit "attn does not run in 1 GiB of address space (AddressSanitizer?)"
 		return
 	fi
-	while [ $((hi - lo)) -gt $((1 << 20)) ]; do
-		mid=$(((lo + hi) / 2))
-		run_limited $mid
-		if [ "$st" = 0 ]; then hi=$mid; else lo=$mid; fi
-	done
 	# Room for the allocator's slack above ATTN_MAX_MEMORY: half of it.
 	as=$((hi + limit + limit / 2))
+	# -f npz maps libzip and the libraries it brings (libcrypto's
+	# megabytes among them), which are no heap: its runs start from
+	# the least address space such a run takes.
+	args="--self $work/base.csv -f npz"
+	least_as
+	as_npz=$((hi + limit + limit / 2))
 	for kind in json-row csv-row csv-column json-labels npy-f2 stages \
-	    output csv-matrix stream; do
+	    output npz csv-matrix stream; do
 		case $kind in
-		stages|output) sizes="100 300 500 700 1000 2000" ;;
+		stages|output|npz) sizes="100 300 500 700 1000 2000" ;;
 		stream) sizes="1000 4000 10000 20000" ;;
 		csv-matrix) sizes="1000 4000 10000 40000 120000" ;;
 		# 2 bytes a value on disk, 8 once read
@@ -248,7 +263,11 @@ prlimit_part() {
 		outcomes= why=
 		for n in $sizes; do
 			setup "$kind" "$n"
-			run_limited $as
+			if [ "$kind" = npz ]; then
+				run_limited $as_npz
+			else
+				run_limited $as
+			fi
 			w=$(judge)
 			[ -n "$w" ] && why="${why:+$why; }size $n: $w"
 			outcomes="$outcomes $st"
