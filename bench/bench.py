@@ -12,7 +12,7 @@
 The backward rows: Q, K, V and dO of 1 x 8 x n x 128 (bhsd .npy, attn
 gen's, seeds 1 to 4) at n = 256, 1024 and 4096; attn's forward alone
 (output to .npy), attn's forward and backward (grad_q, grad_k and grad_v
-written, one CSV, since .npy holds one array), attn's --check of output,
+written to one .npz, -f npz), attn's --check of output,
 lse, grad_q, grad_k and grad_v in one run against the .npz a kernel
 would write (NumPy's naive formula, numpy_side.py grads; left out
 without PY), and the peer,
@@ -457,7 +457,7 @@ class Bench:
         peer = os.path.join(HERE, 'torch_grad.py')
         self.say('backward, 1 x %d x n x %d bhsd .npy (Q, K, V, dO); attn '
                  'forward: output to .npy; forward + backward: grad_q, '
-                 'grad_k, grad_v to one CSV;' % (GRAD_H, GRAD_D))
+                 'grad_k, grad_v to one .npz;' % (GRAD_H, GRAD_D))
         self.say('peer: %s' % (
             'PyTorch float64 autograd of the naive formula, dq, dk, dv '
             'to .npz (bench/torch_grad.py)' if torch else 'no PyTorch in '
@@ -487,11 +487,11 @@ class Bench:
                 files.append(path)
             q, k, v, d_out = files
             out_f = os.path.join(WORK, 'out', 'fwd%d.npy' % n)
-            out_b = os.path.join(WORK, 'out', 'grad%d.csv' % n)
+            out_b = os.path.join(WORK, 'out', 'grad%d.npz' % n)
             out_t = os.path.join(WORK, 'out', 'torch%d.npz' % n)
             argvs = [[ATTN, q, k, v, '-o', out_f],
                      [ATTN, q, k, v, '--grad', d_out, '-s',
-                      'grad_q,grad_k,grad_v', '-f', 'csv', '-o', out_b]]
+                      'grad_q,grad_k,grad_v', '-o', out_b]]
             if self.py:
                 ref = data('grads%d.npz' % n)
                 if not os.path.exists(ref):

@@ -7,9 +7,10 @@ OUT (numpy.savez: dq, dk, dv), as a kernel engineer would write the
 oracle.  Torch runs on as many threads as the process has CPUs, as attn
 does.
 
-  torch_grad.py compare ATTN_CSV OUT   max |a - b| / max |b| of attn's
-                                       grad_q, grad_k, grad_v (one CSV,
-                                       blocks in that order) against OUT
+  torch_grad.py compare ATTN_NPZ OUT   max |a - b| / max |b| of attn's
+                                       grad_q, grad_k, grad_v (one .npz,
+                                       attn's -f npz) against OUT's dq,
+                                       dk, dv
 """
 import os
 import sys
@@ -29,15 +30,17 @@ def peer(paths, out):
     np.savez(out, dq=q.grad.numpy(), dk=k.grad.numpy(), dv=v.grad.numpy())
 
 
-def compare(attn_csv, out):
-    a = np.loadtxt(attn_csv, delimiter=',', comments='#', ndmin=2)
-    g = np.load(out)
-    d = a.shape[1]
-    b = np.concatenate([g[n].reshape(-1, d) for n in ('dq', 'dk', 'dv')])
-    if a.shape != b.shape:
-        print('shapes differ: %s and %s' % (a.shape, b.shape))
-        return 1
-    print('%.3g' % (np.max(np.abs(a - b)) / np.max(np.abs(b))))
+def compare(attn_npz, out):
+    with np.load(attn_npz) as z, np.load(out) as g:
+        pairs = [(z[a], g[b]) for a, b in (('grad_q', 'dq'),
+                                           ('grad_k', 'dk'),
+                                           ('grad_v', 'dv'))]
+    for a, b in pairs:
+        if a.shape != b.shape:
+            print('shapes differ: %s and %s' % (a.shape, b.shape))
+            return 1
+    err = max(np.max(np.abs(a - b)) for a, b in pairs)
+    print('%.3g' % (err / max(np.max(np.abs(b)) for _, b in pairs)))
     return 0
 
 
