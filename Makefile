@@ -218,17 +218,19 @@ check: test-deps
 	@echo 'make check: all suites passed'
 
 # Suites of attn's code: make check runs each on both builds.
-CODE_TESTS = unit cli-test bad-test mem-test doc-test visual-test \
+CODE_TESTS = unit bad-test mem-test doc-test visual-test \
              completion-test progress-test npy-test kernel-test \
              grad-kernel-test
 # Suites of what a sanitizer does not change (the files' graph, the
-# exported names, the man page, the build's variables, the output in
-# another locale, the benchmark's table, the installed tree): once, on
-# the plain build.  The matrix, whose point is the sanitizers' view of
-# every combination: once, under them.
+# exported names, the man page, the build's variables, the benchmark's
+# table, the installed tree): once, on the plain build.  The matrix,
+# whose point is the sanitizers' view of every combination: once, under
+# them.  The CLI suite runs on both builds, in a locale whose decimal
+# point is a comma on the plain one and in C under the sanitizers: its
+# expected bytes are the same in both.
 PLAIN_TESTS = cli-locale-test cycles-test boundary-test build-test \
               lint-man bench-test install-test
-ASAN_TESTS  = matrix-test
+ASAN_TESTS  = cli-test matrix-test
 
 # The two halves of make check, which make -j runs side by side: they
 # share no file (build/ and build/asan/).
