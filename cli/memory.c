@@ -407,21 +407,24 @@ stream_write(void *cookie, const char *p, size_t n)
 			attn_memory_release(account, s->held - s->cap);
 			s->held = s->cap;
 		}
+		/* A block as large as what it takes (a mapping's whole
+		 * length), or what need takes when that would not fit. */
 		room = left();
-		if (room < need) {
+		if (room < attn_block_size(need)) {
 			output_over = 1;
 			errno = ENOMEM;
 			return 0;
 		}
-		if (ncap > room)
-			ncap = room;
+		if (attn_block_size(ncap) > room)
+			ncap = need;
+		ncap = attn_block_size(ncap);
 		if (attn_memory_charge(account, ncap) != 0) {
 			output_over = 1;
 			errno = ENOMEM;
 			return 0;
 		}
 		s->held += ncap;
-		if ((nb = realloc(s->buf, ncap)) == NULL)
+		if ((nb = attn_block_realloc(s->buf, s->len, ncap)) == NULL)
 			return 0;
 		s->buf = nb;
 		s->cap = ncap;
@@ -500,6 +503,7 @@ memory_buffer(size_t bytes, const char *doing, struct attn_error *err)
 	if (memory_account(err) != ATTN_OK)
 		return NULL;
 	room = left();
+	bytes = attn_block_size(bytes);
 	if (bytes > room || attn_memory_charge(account, bytes) != 0) {
 		attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0, "%s takes %zu "
 		    "bytes, more than the %zu that %s (%llu bytes) leaves "
@@ -507,7 +511,7 @@ memory_buffer(size_t bytes, const char *doing, struct attn_error *err)
 		    account_limit.what, account_limit.bytes);
 		return NULL;
 	}
-	if ((p = malloc(bytes != 0 ? bytes : 1)) == NULL) {
+	if ((p = attn_block_alloc(bytes)) == NULL) {
 		attn_memory_release(account, bytes);
 		attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory %s", doing);
@@ -520,6 +524,6 @@ memory_buffer_free(void *p, size_t bytes)
 {
 	if (p == NULL)
 		return;
-	free(p);
-	attn_memory_release(account, bytes);
+	attn_block_free(p);
+	attn_memory_release(account, attn_block_size(bytes));
 }

@@ -69,6 +69,6 @@ render_free(struct render *r)
 {
 	if (r->fp != NULL)
 		memory_stream_close(r->fp, ATTN_OK, NULL);
-	free(r->text);
+	attn_block_free(r->text);
 	memset(r, 0, sizeof *r);
 }

@@ -128,6 +128,24 @@ const char *attn_memory_what(const struct attn_memory *m);
 int attn_memory_charge(struct attn_memory *m, size_t bytes);
 void attn_memory_release(struct attn_memory *m, size_t bytes);
 
+/*
+ * Blocks as libattn allocates its own arrays, for a caller's large
+ * buffers: below 256 KiB from malloc, from 256 KiB a mapping of their own
+ * in 2 MiB huge pages where the kernel gives them (Linux's transparent
+ * huge pages), whose first touch costs one fault, not 512.  Not charged
+ * to any account: attn_block_size is what a block of bytes takes (a
+ * whole number of 2 MiB when mapped), which is what a caller charges for
+ * it.  attn_block_zalloc's block is zeros; attn_block_realloc keeps the
+ * first min(old, bytes) bytes (old: the block's size) and returns NULL,
+ * the block untouched, when out of memory; free only with
+ * attn_block_free, never free().
+ */
+size_t attn_block_size(size_t bytes);
+void *attn_block_alloc(size_t bytes);
+void *attn_block_zalloc(size_t bytes);
+void *attn_block_realloc(void *p, size_t old, size_t bytes);
+void attn_block_free(void *p);
+
 /* ---------------------------------------------------------------- matrices */
 
 /*

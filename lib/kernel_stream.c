@@ -664,7 +664,8 @@ stream_plan(const struct attn_problem *p, size_t *bytes,
 	enum attn_status st;
 
 	if (stream_layout(p, &tasks, off) != 0 ||
-	    attn_size_mul(off[WS_COUNT] + 64, workers_of(p, tasks), &n) != 0 ||
+	    attn_size_mul(attn_mem_cost(off[WS_COUNT] + 64), workers_of(p,
+	    tasks), &n) != 0 ||
 	    attn_size_mul(tasks, sizeof(struct task_error), &e) != 0 ||
 	    attn_size_mul(p->B * p->G, sizeof(double), &k) != 0 ||
 	    task_table_bytes(p, &r) != 0 ||
@@ -683,16 +684,16 @@ stream_plan(const struct attn_problem *p, size_t *bytes,
 	return grad_plan(p, bytes, err);
 }
 
-/* Carve w's arrays from one malloc, 64 more bytes than off[WS_COUNT] for
- * the alignment (malloc, not aligned_alloc, so that every tool that
- * counts malloc's bytes counts these). */
+/* Carve w's arrays from one block (attn_block_alloc: huge pages from
+ * 256 KiB, which a worker's arrays take from d = 32), 64 more bytes than
+ * off[WS_COUNT] for the alignment. */
 static int
 workspace_alloc(struct workspace *w, const size_t off[WS_COUNT + 1])
 {
 	char *m;
 
 	memset(w, 0, sizeof *w);
-	if ((w->mem = malloc(off[WS_COUNT] + 64)) == NULL)
+	if ((w->mem = attn_block_alloc(off[WS_COUNT] + 64)) == NULL)
 		return -1;
 	m = (char *)w->mem + (64 - (uintptr_t)w->mem % 64) % 64;
 	w->qt = (double *)(void *)(m + off[WS_QT]);
@@ -822,7 +823,7 @@ nomem:
 	st = attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0, "out of memory");
 done:
 	for (i = 0; s.ws != NULL && i < workers; i++)
-		free(s.ws[i].mem);
+		attn_block_free(s.ws[i].mem);
 	free(s.ws);
 	free(s.errors);
 	free(s.k_max);

@@ -20,7 +20,8 @@
  * what it frees (a matrix's rows and columns, an array's shape, a
  * growing buffer's capacity).
  */
-#define _DEFAULT_SOURCE		/* madvise, MADV_HUGEPAGE */
+#define _GNU_SOURCE		/* madvise, MADV_HUGEPAGE, mremap */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,6 +29,10 @@
 #include <sys/mman.h>
 
 #include "internal.h"
+
+/* A huge page, and the least block given one (below, "Huge pages"). */
+#define HUGE_PAGE ((size_t)2 << 20)
+#define BLOCK_HUGE ((size_t)256 << 10)
 
 struct attn_memory {
 	size_t limit;
@@ -138,8 +143,11 @@ attn_memory_release(struct attn_memory *m, size_t bytes)
 size_t
 attn_mem_cost(size_t bytes)
 {
-	/* glibc's chunks on 64-bit: the size and an 8-byte header, rounded
-	 * up to 16, at least 32; other mallocs take no more. */
+	/* A mapped block: its mapping (attn_block_size).  glibc's chunks on
+	 * 64-bit: the size and an 8-byte header, rounded up to 16, at least
+	 * 32; other mallocs take no more. */
+	if (bytes >= BLOCK_HUGE)
+		return attn_block_size(bytes);
 	if (bytes > SIZE_MAX - 32)
 		return SIZE_MAX;
 	bytes = (bytes + 8 + 15) & ~(size_t)15;
@@ -182,18 +190,251 @@ told_refused(void)
 }
 
 /*
- * A large block is backed by huge pages where the kernel has them for
- * the asking (transparent_hugepage "madvise", Debian's default): glibc
- * maps such a block fresh and untouched, so the advice comes before its
- * first page is touched.  A run touches each of its arrays' pages first
- * in a copy or a memset; with 4 KiB pages each touch is a fault, and
- * under a hypervisor the faults were a third of the CPU time of a whole
- * run at 1 x 8 x 4096 x 128 (.npy in and out: 2.54 CPU-s against 1.74
- * with huge pages, the same bytes).  Only the 2 MiB-aligned interior is
- * advised; the advice is a hint, and its failure changes nothing.
+ * Huge pages.  Under a hypervisor a page fault is dear: 13 us a 4 KiB
+ * page on the machine of `make bench` (a 4 MiB array touched page by
+ * page: 13 ms; the same array in 2 MiB pages: 0.35 ms), and a run
+ * touches each page of its arrays first in a copy, a parse or a memset.
+ * At T = S = 4096, d = 64, CSV in and out, the 4200 faults of a run were
+ * a quarter of its CPU time.  So a block of BLOCK_HUGE bytes or more is
+ * a mapping of its own, 2 MiB-aligned and a whole number of 2 MiB long,
+ * advised MADV_HUGEPAGE before its first touch (transparent_hugepage
+ * "madvise", Debian's default; elsewhere the advice changes nothing),
+ * and a smaller one comes from malloc.  BLOCK_HUGE was measured at
+ * T = S = 512, d = 64, whose arrays are 256 KiB, CSV in and out
+ * (farm-bench, 20 pairs): 256 KiB took 0.84 of the wall time of 1 MiB
+ * (under which that run has no mapped block), for a peak RSS of 14 MiB
+ * against 7; from n = 2048 the two were alike.  A mapped block grows by
+ * mremap, in place or by moving its pages into a larger mapping (no
+ * copy), and shrinks below BLOCK_HUGE into malloc, so that a block's
+ * size says what it takes (attn_block_size).  The mappings are listed,
+ * so that attn_block_free needs no size.  A mapping that fails (an
+ * address-space limit) leaves the block to malloc: huge pages are a
+ * saving, never a condition.
  */
-#define HUGE_PAGE ((uintptr_t)2 << 20)
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mapping {
+	char *p;
+	size_t len;
+} *maps;
+static size_t maps_n, maps_cap;
 
+static size_t
+huge_len(size_t bytes)
+{
+	return (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+}
+
+size_t
+attn_block_size(size_t bytes)
+{
+	if (bytes >= BLOCK_HUGE && bytes <= SIZE_MAX - HUGE_PAGE)
+		return huge_len(bytes);
+	return bytes;
+}
+
+/* The listed mapping at p: its index, or maps_n.  Under maps_lock. */
+static size_t
+map_find(const void *p)
+{
+	size_t i;
+
+	for (i = 0; i < maps_n; i++)
+		if (maps[i].p == p)
+			break;
+	return i;
+}
+
+/* The length of the mapping of block p, 0 when malloc made it. */
+static size_t
+map_length(const void *p)
+{
+	size_t i, len = 0;
+
+	pthread_mutex_lock(&maps_lock);
+	if ((i = map_find(p)) < maps_n)
+		len = maps[i].len;
+	pthread_mutex_unlock(&maps_lock);
+	return len;
+}
+
+/* Note that block p is now q, len long (p NULL: a new one; len 0: gone);
+ * -1 when the list cannot grow. */
+static int
+map_note(const void *p, char *q, size_t len)
+{
+	size_t i;
+	int rc = 0;
+
+	pthread_mutex_lock(&maps_lock);
+	i = p != NULL ? map_find(p) : maps_n;
+	if (i == maps_n && len == 0)
+		goto out;
+	if (i == maps_n) {
+		if (maps_n == maps_cap) {
+			size_t ncap = maps_cap != 0 ? 2 * maps_cap : 16;
+			struct mapping *m = realloc(maps, ncap * sizeof *m);
+
+			if (m == NULL) {
+				rc = -1;
+				goto out;
+			}
+			maps = m;
+			maps_cap = ncap;
+		}
+		maps_n++;
+	}
+	if (len == 0)
+		maps[i] = maps[--maps_n];
+	else
+		maps[i] = (struct mapping){ q, len };
+out:
+	pthread_mutex_unlock(&maps_lock);
+	return rc;
+}
+
+/* A fresh 2 MiB-aligned mapping of len bytes (a multiple of 2 MiB),
+ * advised, not listed; NULL when there is none. */
+static char *
+map_fresh(size_t len)
+{
+	char *p, *lo;
+
+	/* Linux aligns a mapping of whole huge pages (from 6.7); else one
+	 * 2 MiB longer is cut down to the aligned part. */
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+	    MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	lo = p;
+	if (((uintptr_t)p & (HUGE_PAGE - 1)) != 0) {
+		munmap(p, len);
+		if (len > SIZE_MAX - HUGE_PAGE)
+			return NULL;
+		p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		lo = (char *)(((uintptr_t)p + HUGE_PAGE - 1) &
+		    ~(uintptr_t)(HUGE_PAGE - 1));
+		if (lo > p)
+			munmap(p, (size_t)(lo - p));
+		munmap(lo + len, (size_t)(p + HUGE_PAGE - lo));
+	}
+#ifdef MADV_HUGEPAGE
+	(void)madvise(lo, len, MADV_HUGEPAGE);
+#endif
+	return lo;
+}
+
+/* A listed mapping for a block of bytes; NULL when there is none. */
+static void *
+map_block(size_t bytes)
+{
+	const size_t len = huge_len(bytes);
+	char *p = map_fresh(len);
+
+	if (p != NULL && map_note(NULL, p, len) != 0) {
+		munmap(p, len);
+		p = NULL;
+	}
+	return p;
+}
+
+/* Mapping p of len bytes grown to nlen: in place where the addresses
+ * after it are free, else its pages moved to the start of a fresh
+ * mapping.  NULL, p untouched, when neither can be had. */
+static char *
+map_grow(char *p, size_t len, size_t nlen)
+{
+	char *q = mremap(p, len, nlen, 0);
+
+	if (q != MAP_FAILED)
+		return q;
+	if ((q = map_fresh(nlen)) == NULL)
+		return NULL;
+	if (mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, q) ==
+	    MAP_FAILED) {
+		munmap(q, nlen);
+		return NULL;
+	}
+	return q;
+}
+
+void *
+attn_block_alloc(size_t bytes)
+{
+	void *p;
+
+	if (bytes >= BLOCK_HUGE && (p = map_block(bytes)) != NULL)
+		return p;
+	return malloc(bytes != 0 ? bytes : 1);
+}
+
+void *
+attn_block_zalloc(size_t bytes)
+{
+	void *p;
+
+	/* A fresh mapping is zeros already, and its pages stay untouched
+	 * until they are written. */
+	if (bytes >= BLOCK_HUGE && (p = map_block(bytes)) != NULL)
+		return p;
+	return calloc(bytes != 0 ? bytes : 1, 1);
+}
+
+void *
+attn_block_realloc(void *p, size_t old, size_t bytes)
+{
+	const size_t len = p != NULL ? map_length(p) : 0;
+	char *q;
+
+	if (p == NULL)
+		return attn_block_alloc(bytes);
+	if (len == 0 && bytes < BLOCK_HUGE)
+		return realloc(p, bytes != 0 ? bytes : 1);
+	if (len != 0 && bytes >= BLOCK_HUGE && bytes <= SIZE_MAX - HUGE_PAGE) {
+		const size_t nlen = huge_len(bytes);
+
+		if (nlen == len)
+			return p;
+		if (nlen < len) {
+			munmap((char *)p + nlen, len - nlen);
+			q = p;
+		} else if ((q = map_grow(p, len, nlen)) == NULL) {
+			return NULL;
+		}
+		if (map_note(p, q, nlen) != 0)
+			abort();	/* an entry replaced: the list never grows */
+		return q;
+	}
+	/* Across BLOCK_HUGE: into the other kind, copying. */
+	if ((q = attn_block_alloc(bytes)) == NULL)
+		return NULL;
+	memcpy(q, p, old < bytes ? old : bytes);
+	attn_block_free(p);
+	return q;
+}
+
+void
+attn_block_free(void *p)
+{
+	size_t len;
+
+	if (p == NULL)
+		return;
+	if ((len = map_length(p)) == 0) {
+		free(p);
+		return;
+	}
+	munmap(p, len);
+	map_note(p, NULL, 0);
+}
+
+/*
+ * attn_alloc_array's blocks, which their callers free with free(), come
+ * from malloc: a large one is advised where its 2 MiB-aligned interior
+ * lies, as glibc maps it fresh and untouched.
+ */
 void
 attn_mem_advise_huge(void *p, size_t bytes)
 {
@@ -215,19 +456,20 @@ attn_mem_alloc(size_t bytes)
 
 	if (attn_mem_take(attn_mem_cost(bytes)) != 0)
 		return NULL;
-	if ((p = malloc(bytes != 0 ? bytes : 1)) == NULL)
+	if ((p = attn_block_alloc(bytes)) == NULL)
 		attn_mem_give(attn_mem_cost(bytes));
-	attn_mem_advise_huge(p, bytes);
 	return p;
 }
 
 void *
 attn_mem_zalloc(size_t bytes)
 {
-	void *p = attn_mem_alloc(bytes);
+	void *p;
 
-	if (p != NULL)
-		memset(p, 0, bytes);
+	if (attn_mem_take(attn_mem_cost(bytes)) != 0)
+		return NULL;
+	if ((p = attn_block_zalloc(bytes)) == NULL)
+		attn_mem_give(attn_mem_cost(bytes));
 	return p;
 }
 
@@ -248,7 +490,7 @@ attn_mem_realloc(void *p, size_t old, size_t bytes)
 		return attn_mem_alloc(bytes);
 	if (bytes <= old) {
 		/* A block that cannot shrink is kept, counted as if it had. */
-		if ((q = realloc(p, bytes != 0 ? bytes : 1)) == NULL)
+		if ((q = attn_block_realloc(p, old, bytes)) == NULL)
 			q = p;
 		attn_mem_give(attn_mem_cost(old));
 		if (current != NULL)
@@ -258,11 +500,10 @@ attn_mem_realloc(void *p, size_t old, size_t bytes)
 	/* While realloc copies, the old block and the new are both held. */
 	if (attn_mem_take(attn_mem_cost(bytes)) != 0)
 		return NULL;
-	if ((q = realloc(p, bytes)) == NULL) {
+	if ((q = attn_block_realloc(p, old, bytes)) == NULL) {
 		attn_mem_give(attn_mem_cost(bytes));
 		return NULL;
 	}
-	attn_mem_advise_huge(q, bytes);
 	attn_mem_give(attn_mem_cost(old));
 	return q;
 }
@@ -272,7 +513,7 @@ attn_mem_free(void *p, size_t bytes)
 {
 	if (p == NULL)
 		return;
-	free(p);
+	attn_block_free(p);
 	attn_mem_give(attn_mem_cost(bytes));
 }
 

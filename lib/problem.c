@@ -562,7 +562,7 @@ attn_scratch_bytes(const struct attn_problem *p, size_t *bytes,
 			continue;
 		if (attn_size_mul(rows_of(p, s), cols_of(p, s), &n) != 0 ||
 		    attn_size_mul(n, sizeof(double), &n) != 0 ||
-		    *bytes > SIZE_MAX - n)
+		    *bytes > SIZE_MAX - (n = attn_mem_cost(n)))
 			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 			    "a block of %zu queries and %zu keys is too large "
 			    "to address", p->T, p->S);

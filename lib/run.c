@@ -183,7 +183,7 @@ plan_in(const struct attn_config *cfg, const struct attn_inputs *in,
 		if (!stack_size(&p, (enum attn_stage)s, &rows, &cols) ||
 		    attn_size_mul(rows, cols, &n) != 0 ||
 		    attn_size_mul(n, sizeof(double), &n) != 0 ||
-		    *bytes > SIZE_MAX - n)
+		    *bytes > SIZE_MAX - (n = attn_mem_cost(n)))
 			return too_large(&p, err);
 		*bytes += n;
 	}

@@ -4,13 +4,19 @@
  * the program had allocated at once, each chunk counted as
  * malloc_usable_size + 8 (glibc's header), and a realloc as a copy (the
  * old chunk still there when the new one is made), which is the most it
- * can cost.  Not thread-safe; attn allocates from one thread.
+ * can cost.  The writable anonymous mappings attn makes itself
+ * (attn_block_alloc's, for blocks from 256 KiB) are counted too, by
+ * their length, as mapped, grown, moved and unmapped.  Not thread-safe;
+ * attn allocates from one thread.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <malloc.h>
 #include <stdio.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static size_t now, peak;
@@ -114,6 +120,108 @@ free(void *p)
 		return;
 	now -= size_of(p);
 	real_free(p);
+}
+
+/* ---------------------------------------------------------------- mappings */
+
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+static int (*real_munmap)(void *, size_t);
+static void *(*real_mremap)(void *, size_t, size_t, int, ...);
+
+/* The counted mappings, as [lo, hi) ranges. */
+static struct range {
+	uintptr_t lo, hi;
+} ranges[4096];
+static size_t nranges;
+
+static void
+init_maps(void)
+{
+	if (real_mmap != NULL)
+		return;
+	real_mmap = dlsym(RTLD_NEXT, "mmap");
+	real_munmap = dlsym(RTLD_NEXT, "munmap");
+	real_mremap = dlsym(RTLD_NEXT, "mremap");
+}
+
+static void
+add_range(uintptr_t lo, uintptr_t hi)
+{
+	if (nranges < sizeof ranges / sizeof ranges[0])
+		ranges[nranges++] = (struct range){ lo, hi };
+	count(hi - lo);
+}
+
+/* Forget [lo, hi) of the counted mappings. */
+static void
+cut_range(uintptr_t lo, uintptr_t hi)
+{
+	size_t i, n = nranges;
+
+	for (i = 0; i < n; i++) {
+		struct range r = ranges[i];
+		uintptr_t a = lo > r.lo ? lo : r.lo, b = hi < r.hi ? hi : r.hi;
+
+		if (a >= b)
+			continue;
+		now -= b - a;
+		ranges[i].hi = a;	/* the part before the cut */
+		if (b < r.hi)		/* and the part after it */
+			add_range(b, r.hi), now -= r.hi - b;
+	}
+	for (i = 0; i < nranges; i++)
+		if (ranges[i].lo >= ranges[i].hi)
+			ranges[i--] = ranges[--nranges];
+}
+
+void *
+mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p;
+
+	init_maps();
+	p = real_mmap(addr, len, prot, flags, fd, off);
+	if (p != MAP_FAILED && (flags & MAP_ANONYMOUS) &&
+	    (prot & PROT_WRITE)) {
+		cut_range((uintptr_t)p, (uintptr_t)p + len);
+		add_range((uintptr_t)p, (uintptr_t)p + len);
+	}
+	return p;
+}
+
+int
+munmap(void *p, size_t len)
+{
+	init_maps();
+	cut_range((uintptr_t)p, (uintptr_t)p + len);
+	return real_munmap(p, len);
+}
+
+void *
+mremap(void *p, size_t len, size_t nlen, int flags, ...)
+{
+	void *to = NULL, *q;
+	size_t i;
+	int counted = 0;
+	va_list ap;
+
+	init_maps();
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		to = va_arg(ap, void *);
+		va_end(ap);
+	}
+	for (i = 0; i < nranges; i++)
+		if (ranges[i].lo <= (uintptr_t)p && (uintptr_t)p < ranges[i].hi)
+			counted = 1;
+	q = (flags & MREMAP_FIXED) ? real_mremap(p, len, nlen, flags, to) :
+	    real_mremap(p, len, nlen, flags);
+	if (q != MAP_FAILED && counted) {
+		cut_range((uintptr_t)p, (uintptr_t)p + len);
+		cut_range((uintptr_t)q, (uintptr_t)q + nlen);
+		add_range((uintptr_t)q, (uintptr_t)q + nlen);
+	}
+	return q;
 }
 
 __attribute__((destructor)) static void

@@ -4,13 +4,17 @@
  * on success and on every kind of failure; an allocation that would pass
  * the limit is refused with a message that names it, cJSON's tree
  * included; the threads of a pool charge their caller's account; and
- * the count stays exact when threads allocate at once.
+ * the count stays exact when threads allocate at once.  Blocks
+ * (attn_block_*): large ones in 2 MiB-aligned mappings that keep their
+ * bytes through every resize, moved when they cannot grow in place.
  */
+#define _GNU_SOURCE	/* MAP_FIXED_NOREPLACE */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 #include "ref.h"
@@ -462,6 +466,123 @@ START_TEST(a_callers_charges_count_against_the_limit)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- blocks */
+
+#define KIB ((size_t)1 << 10)
+#define MIB ((size_t)1 << 20)
+
+/* Fill n bytes of p with a pattern from seed; whether p holds it. */
+static void
+fill(unsigned char *p, size_t n, unsigned seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)(i * 131 + seed);
+}
+
+static int
+holds(const unsigned char *p, size_t n, unsigned seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != (unsigned char)(i * 131 + seed))
+			return 0;
+	return 1;
+}
+
+static int
+all_zero(const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != 0)
+			return 0;
+	return 1;
+}
+
+/* What a block takes: itself below 256 KiB, whole 2 MiB pages from it. */
+START_TEST(a_block_takes_whole_huge_pages_from_256_kib)
+{
+	ck_assert_uint_eq(attn_block_size(0), 0);
+	ck_assert_uint_eq(attn_block_size(256 * KIB - 1), 256 * KIB - 1);
+	ck_assert_uint_eq(attn_block_size(256 * KIB), 2 * MIB);
+	ck_assert_uint_eq(attn_block_size(2 * MIB), 2 * MIB);
+	ck_assert_uint_eq(attn_block_size(2 * MIB + 1), 4 * MIB);
+	ck_assert_uint_eq(attn_block_size(SIZE_MAX), SIZE_MAX);
+	/* the account charges the same */
+	ck_assert_uint_eq(attn_mem_cost(3 * MIB), 4 * MIB);
+	ck_assert_uint_eq(attn_mem_cost(100), 112);
+}
+END_TEST
+
+/* A large block is 2 MiB-aligned (a huge page can back it); zalloc's is
+ * zeros; small and large blocks alike keep their bytes through every
+ * resize, across 256 KiB both ways. */
+START_TEST(blocks_keep_their_bytes_through_every_resize)
+{
+	static const size_t sizes[] = {
+		100, 200 * KIB, 300 * KIB, 3 * MIB, 5 * MIB, 2 * MIB,
+		700 * KIB, 100 * KIB, 6 * MIB, 10,
+	};
+	unsigned char *p = attn_block_zalloc(3 * MIB), *q;
+	size_t i, n;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq((uintptr_t)p % (2 * MIB), 0);
+	ck_assert(all_zero(p, 3 * MIB));
+	attn_block_free(p);
+	ck_assert(all_zero(p = attn_block_zalloc(1000), 1000));
+	attn_block_free(p);
+
+	n = sizes[0];
+	p = attn_block_alloc(n);
+	fill(p, n, 7);
+	for (i = 1; i < sizeof sizes / sizeof sizes[0]; i++) {
+		const size_t keep = n < sizes[i] ? n : sizes[i];
+
+		q = attn_block_realloc(p, n, sizes[i]);
+		ck_assert_msg(q != NULL && holds(q, keep, 7),
+		    "%zu -> %zu bytes", n, sizes[i]);
+		if (sizes[i] >= 256 * KIB)
+			ck_assert_uint_eq((uintptr_t)q % (2 * MIB), 0);
+		p = q;
+		n = sizes[i];
+		fill(p, n, 7);
+	}
+	attn_block_free(p);
+	attn_block_free(NULL);
+}
+END_TEST
+
+/* A large block that cannot grow where it lies moves its pages to a
+ * larger mapping, bytes kept; blocks freed in any order. */
+START_TEST(a_block_hemmed_in_moves_to_grow)
+{
+	unsigned char *p = attn_block_alloc(2 * MIB), *q, *r;
+	void *guard;
+
+	ck_assert_ptr_nonnull(p);
+	fill(p, 2 * MIB, 3);
+	/* a page of our own right after the block */
+	guard = mmap(p + 2 * MIB, 4096, PROT_READ, MAP_PRIVATE |
+	    MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ck_assert_msg(guard == p + 2 * MIB, "cannot map past the block");
+	r = attn_block_alloc(400 * KIB);
+	q = attn_block_realloc(p, 2 * MIB, 5 * MIB);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_ptr_ne(q, p);
+	ck_assert(holds(q, 2 * MIB, 3));
+	ck_assert(all_zero(q + 2 * MIB, 3 * MIB));
+	ck_assert_uint_eq((uintptr_t)q % (2 * MIB), 0);
+	munmap(guard, 4096);
+	attn_block_free(r);
+	attn_block_free(q);
+}
+END_TEST
+
 Suite *
 memory_suite(void)
 {
@@ -476,6 +597,11 @@ memory_suite(void)
 	tcase_add_kernel_test(tc, a_run_is_charged_and_given_back, 0, 1);
 	tcase_add_test(tc, pool_workers_charge_the_callers_account);
 	tcase_add_test(tc, a_callers_charges_count_against_the_limit);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("blocks");
+	tcase_add_test(tc, a_block_takes_whole_huge_pages_from_256_kib);
+	tcase_add_test(tc, blocks_keep_their_bytes_through_every_resize);
+	tcase_add_test(tc, a_block_hemmed_in_moves_to_grow);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "internal.h"
 #include "ref.h"
 #include "suites.h"
 #include "testutil.h"
@@ -153,9 +154,9 @@ expect_keeps(enum attn_kernel kernel, const struct fixture *f, unsigned set,
 }
 
 /* attn_plan of set: the kept stacks and, for the reference kernel, one
- * block of each stage computed but not kept, and with a backward stage
- * the backward pass's max(d_k, d_v) accumulators, worked out from
- * sizes. */
+ * block of each stage computed but not kept, each charged what its
+ * allocation costs (attn_mem_cost), and with a backward stage the
+ * backward pass's max(d_k, d_v) accumulators, worked out from sizes. */
 static void
 expect_plan(enum attn_kernel kernel, const struct fixture *f, unsigned set)
 {
@@ -168,18 +169,19 @@ expect_plan(enum attn_kernel kernel, const struct fixture *f, unsigned set)
 	cfg.kernel = kernel;
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
 		if (have & ATTN_STAGE_BIT(s))
-			kept += sizes[s].stack;
+			kept += attn_mem_cost(sizes[s].stack * sizeof(double));
 		else if (closure & ATTN_STAGE_BIT(s))
-			scratch += sizes[s].block;
+			scratch += attn_mem_cost(sizes[s].block *
+			    sizeof(double));
 	}
 	memset(&err, 0, sizeof err);
 	ck_assert_int_eq(attn_plan(&cfg, &f->in, set, &bytes, &err), ATTN_OK);
 	if (closure & ATTN_STAGES_GRAD)
-		scratch += D_K > D_V ? D_K : D_V;
+		scratch += (D_K > D_V ? D_K : D_V) * sizeof(double);
 	if (kernel == ATTN_KERNEL_REFERENCE)
-		ck_assert_uint_eq(bytes, (kept + scratch) * sizeof(double));
+		ck_assert_uint_eq(bytes, kept + scratch);
 	else
-		ck_assert_uint_ge(bytes, kept * sizeof(double));
+		ck_assert_uint_ge(bytes, kept);
 }
 
 KERNEL_TEST(each_set_of_stages_keeps_exactly_that_set, ATTN_STAGES_ALL)
@@ -365,11 +367,15 @@ START_TEST(plan_of_output_holds_one_head_of_scores)
 	ck_assert_int_eq(attn_plan(&cfg, &in, ATTN_STAGES_ALL, &all, &err),
 	    ATTN_OK);
 	/* output and lse, then scores, scaled and weights of one head, and
-	 * its row_max and row_sum */
-	ck_assert_uint_eq(out, 8 * (n * heads * d + heads * n +
-	    3 * n * n + 2 * n));
-	ck_assert_uint_eq(all, 8 * (n * heads * d + 3 * heads * n +
-	    4 * heads * n * n));
+	 * its row_max and row_sum, each allocation charged its cost: a
+	 * stack or block of 256 KiB or more whole 2 MiB pages */
+	ck_assert_uint_eq(out, attn_mem_cost(8 * n * heads * d) +
+	    attn_mem_cost(8 * heads * n) + 3 * attn_mem_cost(8 * n * n) +
+	    2 * attn_mem_cost(8 * n));
+	ck_assert_uint_eq(attn_mem_cost(8 * n * n), (size_t)2 << 20);
+	ck_assert_uint_eq(all, attn_mem_cost(8 * n * heads * d) +
+	    3 * attn_mem_cost(8 * heads * n) +
+	    4 * attn_mem_cost(8 * heads * n * n));
 }
 END_TEST
 
