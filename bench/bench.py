@@ -158,11 +158,15 @@ def output_of(args):
     return p.stdout
 
 
-def median_runs(argv_list, runs, failed=None, cpu=False):
+def median_runs(argv_list, runs, failed=None, cpu=False, warmup=False):
     """Take turns running each argv, runs times: for each the median
-    seconds and median peak RSS.  failed, cpu: as for run."""
+    seconds and median peak RSS.  failed, cpu: as for run.  warmup: each
+    argv runs once first, untimed (the table's first row, 20 ms a run,
+    took 1.4x its time in later runs of make bench without it)."""
     t = [[] for _ in argv_list]
     m = [[] for _ in argv_list]
+    for argv in argv_list if warmup else ():
+        run(argv, failed=[], cpu=cpu)
     for _ in range(runs):
         for i, argv in enumerate(argv_list):
             ti, mi = run(argv, failed=failed, cpu=cpu)
@@ -307,8 +311,9 @@ class Bench:
                 'left out'))
         self.say('T = S = n, d_k = d_v = 64, Q, K and V in separate files, '
                  'output in the input\'s format;')
-        self.say('whole-process medians of %s, wall time and peak RSS' % (
-            plural(a.runs, 'run') if a.runs else '5 runs (3 at n >= 4096)'))
+        self.say('whole-process medians of %s after one untimed run each, '
+                 'wall time and peak RSS' % (plural(a.runs, 'run') if a.runs
+                                             else '5 runs (3 at n >= 4096)'))
         self.say()
 
     def row(self, fmt, n, peer='numpy'):
@@ -322,7 +327,8 @@ class Bench:
         if self.py:
             argvs.append([self.py, self.torch_script if peer == 'torch'
                           else self.script, q, k, v, out_n])
-        res = median_runs(argvs, self.a.runs or (5 if n <= 2048 else 3))
+        res = median_runs(argvs, self.a.runs or (5 if n <= 2048 else 3),
+                          warmup=True)
         ta, ma = res[0]
         name = 'torch' if peer == 'torch' else fmt
         line = '%-5s %5d %8.3f' % (name, n, ta)
