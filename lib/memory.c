@@ -232,61 +232,47 @@ attn_block_size(size_t bytes)
 	return bytes;
 }
 
-/* The listed mapping at p: its index, or maps_n.  Under maps_lock. */
+/* Block p taken off the list: the length of its mapping, or 0 when
+ * malloc made it.  A block leaves the list before its addresses are
+ * unmapped or moved, and joins it after they are mapped, so that a
+ * mapping another thread makes meanwhile at the same address is never
+ * taken for it. */
 static size_t
-map_find(const void *p)
-{
-	size_t i;
-
-	for (i = 0; i < maps_n; i++)
-		if (maps[i].p == p)
-			break;
-	return i;
-}
-
-/* The length of the mapping of block p, 0 when malloc made it. */
-static size_t
-map_length(const void *p)
+map_take(const void *p)
 {
 	size_t i, len = 0;
 
 	pthread_mutex_lock(&maps_lock);
-	if ((i = map_find(p)) < maps_n)
-		len = maps[i].len;
+	for (i = 0; i < maps_n; i++)
+		if (maps[i].p == p) {
+			len = maps[i].len;
+			maps[i] = maps[--maps_n];
+			break;
+		}
 	pthread_mutex_unlock(&maps_lock);
 	return len;
 }
 
-/* Note that block p is now q, len long (p NULL: a new one; len 0: gone);
- * -1 when the list cannot grow. */
+/* Mapping p of len bytes listed; -1 when the list cannot grow (never
+ * after a map_take, whose place stays). */
 static int
-map_note(const void *p, char *q, size_t len)
+map_add(char *p, size_t len)
 {
-	size_t i;
 	int rc = 0;
 
 	pthread_mutex_lock(&maps_lock);
-	i = p != NULL ? map_find(p) : maps_n;
-	if (i == maps_n && len == 0)
-		goto out;
-	if (i == maps_n) {
-		if (maps_n == maps_cap) {
-			size_t ncap = maps_cap != 0 ? 2 * maps_cap : 16;
-			struct mapping *m = realloc(maps, ncap * sizeof *m);
+	if (maps_n == maps_cap) {
+		size_t ncap = maps_cap != 0 ? 2 * maps_cap : 16;
+		struct mapping *m = realloc(maps, ncap * sizeof *m);
 
-			if (m == NULL) {
-				rc = -1;
-				goto out;
-			}
-			maps = m;
-			maps_cap = ncap;
+		if (m == NULL) {
+			rc = -1;
+			goto out;
 		}
-		maps_n++;
+		maps = m;
+		maps_cap = ncap;
 	}
-	if (len == 0)
-		maps[i] = maps[--maps_n];
-	else
-		maps[i] = (struct mapping){ q, len };
+	maps[maps_n++] = (struct mapping){ p, len };
 out:
 	pthread_mutex_unlock(&maps_lock);
 	return rc;
@@ -333,7 +319,7 @@ map_block(size_t bytes)
 	const size_t len = huge_len(bytes);
 	char *p = map_fresh(len);
 
-	if (p != NULL && map_note(NULL, p, len) != 0) {
+	if (p != NULL && map_add(p, len) != 0) {
 		munmap(p, len);
 		p = NULL;
 	}
@@ -385,28 +371,25 @@ attn_block_zalloc(size_t bytes)
 void *
 attn_block_realloc(void *p, size_t old, size_t bytes)
 {
-	const size_t len = p != NULL ? map_length(p) : 0;
+	size_t len, nlen;
 	char *q;
 
 	if (p == NULL)
 		return attn_block_alloc(bytes);
-	if (len == 0 && bytes < BLOCK_HUGE)
+	if ((len = map_take(p)) == 0 && bytes < BLOCK_HUGE)
 		return realloc(p, bytes != 0 ? bytes : 1);
 	if (len != 0 && bytes >= BLOCK_HUGE && bytes <= SIZE_MAX - HUGE_PAGE) {
-		const size_t nlen = huge_len(bytes);
-
-		if (nlen == len)
-			return p;
-		if (nlen < len) {
-			munmap((char *)p + nlen, len - nlen);
-			q = p;
-		} else if ((q = map_grow(p, len, nlen)) == NULL) {
-			return NULL;
-		}
-		if (map_note(p, q, nlen) != 0)
-			abort();	/* an entry replaced: the list never grows */
+		q = p;
+		if ((nlen = huge_len(bytes)) < len)
+			munmap(q + nlen, len - nlen);
+		else if (nlen > len && (q = map_grow(p, len, nlen)) == NULL)
+			nlen = len;	/* p kept as it was */
+		if (map_add(q != NULL ? q : p, nlen) != 0)
+			abort();	/* the place map_take left */
 		return q;
 	}
+	if (len != 0 && map_add(p, len) != 0)
+		abort();
 	/* Across BLOCK_HUGE: into the other kind, copying. */
 	if ((q = attn_block_alloc(bytes)) == NULL)
 		return NULL;
@@ -422,12 +405,10 @@ attn_block_free(void *p)
 
 	if (p == NULL)
 		return;
-	if ((len = map_length(p)) == 0) {
+	if ((len = map_take(p)) == 0)
 		free(p);
-		return;
-	}
-	munmap(p, len);
-	map_note(p, NULL, 0);
+	else
+		munmap(p, len);
 }
 
 /*
@@ -449,28 +430,29 @@ attn_mem_advise_huge(void *p, size_t bytes)
 #endif
 }
 
-void *
-attn_mem_alloc(size_t bytes)
+/* A block of bytes from alloc, charged to the account first. */
+static void *
+charged(size_t bytes, void *(*alloc)(size_t))
 {
 	void *p;
 
 	if (attn_mem_take(attn_mem_cost(bytes)) != 0)
 		return NULL;
-	if ((p = attn_block_alloc(bytes)) == NULL)
+	if ((p = alloc(bytes)) == NULL)
 		attn_mem_give(attn_mem_cost(bytes));
 	return p;
 }
 
 void *
+attn_mem_alloc(size_t bytes)
+{
+	return charged(bytes, attn_block_alloc);
+}
+
+void *
 attn_mem_zalloc(size_t bytes)
 {
-	void *p;
-
-	if (attn_mem_take(attn_mem_cost(bytes)) != 0)
-		return NULL;
-	if ((p = attn_block_zalloc(bytes)) == NULL)
-		attn_mem_give(attn_mem_cost(bytes));
-	return p;
+	return charged(bytes, attn_block_zalloc);
 }
 
 void *

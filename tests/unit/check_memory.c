@@ -583,6 +583,59 @@ START_TEST(a_block_hemmed_in_moves_to_grow)
 }
 END_TEST
 
+/* Threads that map, grow, shrink and free blocks at once: each block
+ * keeps its bytes and its own length, though the addresses one thread
+ * gives back are another's next mapping.  Only the start and the end of
+ * each block are written: the list, not the pages, is what is shared. */
+#define BLOCK_TASKS 8
+#define BLOCK_ROUNDS 60
+
+static void
+block_task(void *ctx, size_t worker, size_t t)
+{
+	int *wrong = ctx;
+	size_t j, n, m;
+	unsigned char *p, *q;
+
+	(void)worker;
+	for (j = 0; j < BLOCK_ROUNDS; j++) {
+		n = 256 * KIB + (t * 7 + j) % 8 * 512 * KIB;
+		m = j % 3 == 0 ? 300 * KIB : n + 3 * MIB;
+		if ((p = attn_block_alloc(n)) == NULL) {
+			wrong[t] = 1;
+			return;
+		}
+		fill(p, 4096, (unsigned)(t + j));
+		fill(p + n - 4096, 4096, (unsigned)(t + j + 1));
+		if ((q = attn_block_realloc(p, n, m)) == NULL ||
+		    !holds(q, 4096, (unsigned)(t + j)) ||
+		    (m > n && !holds(q + n - 4096, 4096, (unsigned)(t + j +
+		    1)))) {
+			wrong[t] = 1;
+			return;
+		}
+		q[m - 1] = 1;	/* the whole new length is mapped */
+		attn_block_free(q);
+	}
+}
+
+START_TEST(blocks_from_many_threads_keep_their_lengths)
+{
+	struct attn_pool_job job;
+	int wrong[BLOCK_TASKS] = { 0 };
+	size_t t;
+
+	memset(&job, 0, sizeof job);
+	job.tasks = BLOCK_TASKS;
+	job.threads = 4;
+	job.task = block_task;
+	job.ctx = wrong;
+	attn_pool_run(&job);
+	for (t = 0; t < BLOCK_TASKS; t++)
+		ck_assert_msg(wrong[t] == 0, "task %zu", t);
+}
+END_TEST
+
 Suite *
 memory_suite(void)
 {
@@ -602,6 +655,7 @@ memory_suite(void)
 	tcase_add_test(tc, a_block_takes_whole_huge_pages_from_256_kib);
 	tcase_add_test(tc, blocks_keep_their_bytes_through_every_resize);
 	tcase_add_test(tc, a_block_hemmed_in_moves_to_grow);
+	tcase_add_test(tc, blocks_from_many_threads_keep_their_lengths);
 	suite_add_tcase(s, tc);
 	return s;
 }
