@@ -17,8 +17,6 @@
  * array or stacked in 2-D, as attn's csv writes output; libattn checks
  * the matrix, this file the batches of a 3-D one.
  */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,8 +143,6 @@ struct side_job {
 struct side {
 	struct side_job job[SIDE_MOST];
 	size_t n, threads;
-	atomic_size_t next;
-	struct attn_memory *account;
 };
 
 static void
@@ -161,20 +157,16 @@ side_add(struct side *sd, const char *path, const char *option,
 	jb->a = a;
 }
 
-static void *
-side_work(void *arg)
+/* attn_pool_run's task k: the k-th file. */
+static void
+side_work(void *ctx, size_t worker, size_t k)
 {
-	struct side *sd = arg;
-	struct side_job *jb;
-	size_t k;
+	struct side *sd = ctx;
+	struct side_job *jb = &sd->job[k];
 
-	attn_memory_use(sd->account);
-	while ((k = atomic_fetch_add(&sd->next, 1)) < sd->n) {
-		jb = &sd->job[k];
-		jb->st = load_array(jb->path, jb->option, jb->flags,
-		    sd->threads, jb->a, &jb->err);
-	}
-	return NULL;
+	(void)worker;
+	jb->st = load_array(jb->path, jb->option, jb->flags, sd->threads,
+	    jb->a, &jb->err);
 }
 
 /* 1 when every file is read (see above), 0 when they are to be read in
@@ -183,11 +175,10 @@ static int
 load_side_by_side(const struct options *o, struct inputs *in,
     size_t threads)
 {
-	pthread_t th[SIDE_MOST];
-	pthread_attr_t attr;
+	struct attn_pool_job job;
 	struct attn_error spare;
-	size_t k, started = 0;
 	struct side sd;
+	size_t k;
 	struct stat sb;
 
 	threads = threads != 0 ? threads : attn_cpu_count();
@@ -213,19 +204,14 @@ load_side_by_side(const struct options *o, struct inputs *in,
 	/* the account, made before the threads use it */
 	if (memory_ready(&spare) != ATTN_OK)
 		return 0;
-	sd.account = attn_memory_use(NULL);
-	attn_memory_use(sd.account);
 	sd.threads = threads;
-	atomic_init(&sd.next, 0);
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, SIDE_STACK);
-	for (k = 1; k < sd.n && k < threads; k++)
-		if (pthread_create(&th[started], &attr, side_work, &sd) == 0)
-			started++;
-	pthread_attr_destroy(&attr);
-	side_work(&sd);
-	for (k = 0; k < started; k++)
-		pthread_join(th[k], NULL);
+	memset(&job, 0, sizeof job);
+	job.tasks = sd.n;
+	job.threads = threads;
+	job.task = side_work;
+	job.ctx = &sd;
+	job.stack = SIDE_STACK;
+	attn_pool_run(&job);
 	for (k = 0; k < sd.n && sd.job[k].st == ATTN_OK; k++)
 		;
 	if (k < sd.n) {

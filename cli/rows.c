@@ -13,9 +13,9 @@
  * row, as with one thread, so that a limit refuses the same output
  * whatever the thread count.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "attn.h"
 #include "rows.h"
@@ -37,21 +37,20 @@ struct share {
 	size_t first, last;
 	char *buf;
 	size_t *ends;		/* where each row's text ends in buf */
-	pthread_t thread;
-	int started;
 };
 
-static void *
-share_format(void *arg)
+/* attn_pool_run's task k: share k of the round formatted. */
+static void
+share_format(void *ctx, size_t worker, size_t k)
 {
-	struct share *s = arg;
+	struct share *s = (struct share *)ctx + k;
 	size_t i, len = 0;
 
+	(void)worker;
 	for (i = s->first; i < s->last; i++) {
 		len += s->job->row(s->job->ctx, i, s->buf + len);
 		s->ends[i - s->first] = len;
 	}
-	return NULL;
 }
 
 /* Give back a round's buffers, and their charge. */
@@ -131,7 +130,7 @@ rows_write(FILE *fp, size_t threads, const struct rows_job *job,
 	struct share *sh = NULL;
 	size_t per, n, k, i, r, charged, text;
 	char line[STACK_ROW];
-	pthread_attr_t attr;
+	struct attn_pool_job round;
 
 	attn_memory_use(account);
 	if (job->rows == 0)
@@ -168,8 +167,11 @@ rows_write(FILE *fp, size_t threads, const struct rows_job *job,
 		shares_free(sh, 1, account, charged);
 		return ATTN_OK;
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, THREAD_STACK);
+	memset(&round, 0, sizeof round);
+	round.threads = n;
+	round.task = share_format;
+	round.ctx = sh;
+	round.stack = THREAD_STACK;
 	for (i = 0; i < job->rows; i += n * per) {
 		for (k = 0; k < n; k++) {
 			sh[k].job = job;
@@ -177,17 +179,13 @@ rows_write(FILE *fp, size_t threads, const struct rows_job *job,
 			    job->rows;
 			sh[k].last = job->rows - sh[k].first > per ?
 			    sh[k].first + per : job->rows;
-			sh[k].started = k > 0 && sh[k].first < sh[k].last &&
-			    pthread_create(&sh[k].thread, &attr, share_format,
-			    &sh[k]) == 0;
 		}
-		/* this thread's share, and those of threads not started */
-		for (k = 0; k < n; k++)
-			if (!sh[k].started)
-				share_format(&sh[k]);
+		/* the shares that have rows this round */
+		for (round.tasks = 0; round.tasks < n &&
+		    sh[round.tasks].first < sh[round.tasks].last; round.tasks++)
+			;
+		attn_pool_run(&round);
 		for (k = 0; k < n; k++) {
-			if (sh[k].started)
-				pthread_join(sh[k].thread, NULL);
 			for (r = sh[k].first; r < sh[k].last; r++) {
 				const size_t from = r > sh[k].first ?
 				    sh[k].ends[r - sh[k].first - 1] : 0;
@@ -199,7 +197,6 @@ rows_write(FILE *fp, size_t threads, const struct rows_job *job,
 			}
 		}
 	}
-	pthread_attr_destroy(&attr);
 	shares_free(sh, n, account, charged);
 	return ATTN_OK;
 }

@@ -480,8 +480,42 @@ struct attn_config {
 void attn_config_init(struct attn_config *cfg);
 
 /* The CPUs this process may use: the online ones, narrowed by its CPU
- * affinity mask and its cgroup's CPU quota (rounded up); at least 1. */
+ * affinity mask and its cgroup's CPU quota (rounded up); at least 1.
+ * Read once a process (the cgroup's files cost tens of microseconds). */
 size_t attn_cpu_count(void);
+
+/*
+ * Run task(ctx, worker, t) for t = 0 .. tasks-1 on `threads` workers
+ * (the caller's thread is worker 0), handing out tasks in increasing
+ * order, and return when all are done or stop() says so.  Each worker
+ * index runs on one thread at a time, so per-worker state needs no lock.
+ * When progress is not NULL it is called after each task with the number
+ * done, under a lock, from whichever worker finished it.  Threads that
+ * cannot be started are done without: the caller's thread alone still
+ * runs everything.  A task may run a job of its own.
+ *
+ * The other workers are threads libattn keeps for the life of the
+ * process once started (starting one costs some 0.2 ms; a run at small
+ * sizes has a dozen jobs): idle, they wait with every asynchronous
+ * signal blocked, so that a signal reaches the program's own threads.
+ * Each works on the caller's memory account (attn_memory_use) while it
+ * works for the job.  A child of fork() starts its own.
+ */
+struct attn_pool_job {
+	size_t tasks, threads;
+	void (*task)(void *ctx, size_t worker, size_t t);
+	int (*stop)(void *ctx, size_t t);	/* skip task t; may be NULL */
+	void *ctx;
+	void (*progress)(void *arg, const char *what, size_t done,
+	    size_t total);
+	void *progress_arg;
+	const char *what;	/* the tasks, for progress */
+	size_t stack;		/* bytes of stack a worker needs; 0: the
+				 * default (8 MiB an idle thread holds in
+				 * address space, which a limit counts) */
+};
+
+void attn_pool_run(const struct attn_pool_job *job);
 
 /*
  * A projection layer: what turns embeddings into q, k and v (and the

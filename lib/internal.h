@@ -1056,32 +1056,6 @@ enum attn_status attn_stream_grad_plan(const struct attn_problem *p,
 
 /* ---------------------------------------------------------------- threads.c */
 
-/*
- * Run task(ctx, worker, t) for t = 0 .. tasks-1 on `threads` workers
- * (the caller's thread is worker 0), handing out tasks in increasing
- * order, and return when all are done or stop() says so.  Each worker
- * index runs on one thread at a time, so per-worker state needs no lock.
- * When progress is not NULL it is called after each task with the number
- * done, under a lock, from whichever worker finished it.  Threads that
- * cannot be started are done without: the caller's thread alone still
- * runs everything.
- */
-struct attn_pool_job {
-	size_t tasks, threads;
-	void (*task)(void *ctx, size_t worker, size_t t);
-	int (*stop)(void *ctx, size_t t);	/* skip task t; may be NULL */
-	void *ctx;
-	void (*progress)(void *arg, const char *what, size_t done,
-	    size_t total);
-	void *progress_arg;
-	const char *what;	/* the tasks, for progress */
-	size_t stack;		/* bytes of stack a worker needs; 0: the
-				 * default (8 MiB an idle thread holds in
-				 * address space, which a limit counts) */
-};
-
-void attn_pool_run(const struct attn_pool_job *job);
-
 /* Report block n (from 0) of the B x H blocks of p done, as `what`, to
  * p->cfg->progress when it is set: for kernels that work block after
  * block on one thread (the reference kernel, the emulation). */

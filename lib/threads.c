@@ -5,20 +5,24 @@
  * Tasks go out in increasing order from one atomic counter: which thread
  * runs a task never changes what the task computes (the kernels make
  * sure of that by giving each task its own rows), so results do not
- * depend on the thread count.  A thread that cannot be started is done
- * without, since the caller's thread runs tasks too.
+ * depend on the thread count.  The threads are kept from job to job
+ * (helpers, below); one that cannot be started is done without, since
+ * the caller's thread runs tasks too.
  *
- * A worker charges its allocations to the memory account of the thread
- * that started it.
+ * A worker charges its allocations to the memory account of the job's
+ * caller.
  *
  * The CPU count is the online CPUs, narrowed by the affinity mask
  * (taskset, cpusets) and by a cgroup CPU quota (containers, systemd's
- * CPUQuota), rounded up: more threads than that only take turns.
+ * CPUQuota), rounded up: more threads than that only take turns.  It is
+ * read once.
  */
 #define _GNU_SOURCE	/* sched_getaffinity, CPU_COUNT */
 #include <limits.h>	/* PTHREAD_STACK_MIN */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,19 +33,53 @@
 
 /* ---------------------------------------------------------------- pool */
 
+/*
+ * A job in progress.  Its tasks go out from one atomic counter; its seats
+ * (worker indexes 1 .. seats) are taken by helpers under helpers.lock,
+ * which also counts the helpers inside it, so that the caller returns
+ * only when the last of them has left.
+ */
 struct pool {
 	const struct attn_pool_job *job;
 	struct attn_memory *account;	/* the caller's, for its workers */
 	atomic_size_t next;		/* the next task to hand out */
 	pthread_mutex_t lock;		/* guards done and progress calls */
 	size_t done;
+	/* under helpers.lock: */
+	size_t stack;		/* what a helper needs; SIZE_MAX: default */
+	size_t seats, seated, inside;
+	int listed;		/* in helpers.open: seats are left */
+	struct pool *up;	/* the next open job */
+	pthread_cond_t left;	/* the last helper inside has left */
 };
 
-struct worker {
-	struct pool *pool;
-	size_t index;
-	pthread_t thread;
+/*
+ * The helpers: threads started as jobs need them and kept for the life
+ * of the process, since a thread costs some 0.2 ms to start and to reap
+ * on this kind of machine and a run at small sizes has a dozen jobs (the
+ * three inputs side by side, each file's chunks, the kernel, the output
+ * rows).  An idle helper waits for a job to be posted and takes a seat
+ * in the newest open one its stack is large enough for.  Each keeps the
+ * stack size of the job it was started for (0 in attn_pool_job: the
+ * default, the largest), so that a job of small stacks (the readers')
+ * does not map 8 MiB per thread.
+ */
+#define HELPERS_MOST 256
+
+struct helper {
+	size_t stack;		/* SIZE_MAX: the default */
+	int idle;		/* waiting for a job */
 };
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t posted;	/* a job has opened */
+	struct pool *open;	/* jobs with seats left, newest first */
+	struct helper all[HELPERS_MOST];
+	size_t count;
+} helpers = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL,
+	{ { 0, 0 } }, 0 };
+static pthread_once_t helpers_once = PTHREAD_ONCE_INIT;
 
 static void
 pool_work(struct pool *pl, size_t index)
@@ -63,14 +101,154 @@ pool_work(struct pool *pl, size_t index)
 	}
 }
 
-static void *
-worker_main(void *arg)
+/* pl leaves helpers.open (under its lock). */
+static void
+unlist(struct pool *pl)
 {
-	struct worker *w = arg;
+	struct pool **at;
 
-	attn_memory_use(w->pool->account);
-	pool_work(w->pool, w->index);
+	for (at = &helpers.open; *at != pl; at = &(*at)->up)
+		;
+	*at = pl->up;
+	pl->listed = 0;
+}
+
+static void *
+helper_main(void *arg)
+{
+	struct helper *me = arg;
+	struct pool *pl;
+	size_t index;
+
+	pthread_mutex_lock(&helpers.lock);
+	for (;;) {
+		for (pl = helpers.open; pl != NULL && pl->stack > me->stack;
+		    pl = pl->up)
+			;
+		if (pl == NULL) {
+			me->idle = 1;
+			pthread_cond_wait(&helpers.posted, &helpers.lock);
+			continue;
+		}
+		me->idle = 0;
+		index = ++pl->seated;
+		if (pl->seated == pl->seats)
+			unlist(pl);
+		pl->inside++;
+		pthread_mutex_unlock(&helpers.lock);
+		attn_memory_use(pl->account);
+		pool_work(pl, index);
+		attn_memory_use(NULL);
+		pthread_mutex_lock(&helpers.lock);
+		if (--pl->inside == 0)
+			pthread_cond_signal(&pl->left);
+	}
 	return NULL;
+}
+
+/* A helper of `stack` bytes started (under helpers.lock), with the
+ * signals that come from outside blocked: those a fault raises stay
+ * open, since a blocked one kills the process unhandled.  -1 when it
+ * could not be. */
+static int
+helper_start(size_t stack)
+{
+	static const int faults[] = {
+		SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGTRAP, SIGSYS, SIGXFSZ
+	};
+	struct helper *h;
+	pthread_attr_t attr;
+	sigset_t block, old;
+	pthread_t thread;
+	size_t i;
+	int rc;
+
+	if (helpers.count == HELPERS_MOST)
+		return -1;
+	h = &helpers.all[helpers.count];
+	h->stack = stack;
+	h->idle = 0;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (stack != SIZE_MAX)
+		pthread_attr_setstacksize(&attr, stack);
+	sigfillset(&block);
+	for (i = 0; i < sizeof faults / sizeof *faults; i++)
+		sigdelset(&block, faults[i]);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	rc = pthread_create(&thread, &attr, helper_main, h);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc != 0)
+		return -1;
+	helpers.count++;
+	return 0;
+}
+
+/* fork() copies only the thread that called it: the child's helpers are
+ * none, and the lock is taken across the fork so that it is free and
+ * the lists whole in both. */
+static void
+fork_prepare(void)
+{
+	pthread_mutex_lock(&helpers.lock);
+}
+
+static void
+fork_parent(void)
+{
+	pthread_mutex_unlock(&helpers.lock);
+}
+
+static void
+fork_child(void)
+{
+	helpers.open = NULL;
+	helpers.count = 0;
+	pthread_mutex_init(&helpers.lock, NULL);
+	pthread_cond_init(&helpers.posted, NULL);
+}
+
+static void
+helpers_init(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* pl opens with `seats` seats for helpers, started for it where too
+ * few idle ones have the stack it needs. */
+static void
+job_open(struct pool *pl, size_t seats)
+{
+	size_t i, fit = 0;
+
+	pthread_once(&helpers_once, helpers_init);
+	pthread_cond_init(&pl->left, NULL);
+	pthread_mutex_lock(&helpers.lock);
+	pl->seats = seats;
+	pl->seated = pl->inside = 0;
+	pl->listed = 1;
+	pl->up = helpers.open;
+	helpers.open = pl;
+	for (i = 0; i < helpers.count; i++)
+		fit += helpers.all[i].idle && helpers.all[i].stack >= pl->stack;
+	for (; fit < seats && helper_start(pl->stack) == 0; fit++)
+		;
+	pthread_cond_broadcast(&helpers.posted);
+	pthread_mutex_unlock(&helpers.lock);
+}
+
+/* pl takes no more helpers, and those inside have left. */
+static void
+job_close(struct pool *pl)
+{
+	pthread_mutex_lock(&helpers.lock);
+	if (pl->listed)
+		unlist(pl);
+	while (pl->inside > 0)
+		pthread_cond_wait(&pl->left, &helpers.lock);
+	pthread_mutex_unlock(&helpers.lock);
+	pthread_cond_destroy(&pl->left);
 }
 
 void
@@ -86,35 +264,21 @@ void
 attn_pool_run(const struct attn_pool_job *job)
 {
 	const size_t least = (size_t)PTHREAD_STACK_MIN;
-	struct worker *w = NULL;
-	pthread_attr_t attr;
 	struct pool pl;
 	size_t n = job->threads < job->tasks ? job->threads : job->tasks;
-	size_t i, started = 0;
 
 	pl.job = job;
 	pl.account = attn_memory_current();
 	atomic_init(&pl.next, 0);
 	pthread_mutex_init(&pl.lock, NULL);
 	pl.done = 0;
-	pthread_attr_init(&attr);
-	if (job->stack != 0)
-		pthread_attr_setstacksize(&attr, job->stack < least ? least :
-		    job->stack);
-	if (n > 1 && (w = attn_mem_array(n, sizeof *w)) != NULL)
-		for (i = 1; i < n; i++) {
-			w[started].pool = &pl;
-			w[started].index = i;
-			if (pthread_create(&w[started].thread, &attr,
-			    worker_main, &w[started]) != 0)
-				break;
-			started++;
-		}
-	pthread_attr_destroy(&attr);
+	pl.stack = job->stack == 0 ? SIZE_MAX : job->stack < least ? least :
+	    job->stack;
+	if (n > 1)
+		job_open(&pl, n - 1);
 	pool_work(&pl, 0);
-	for (i = 0; i < started; i++)
-		pthread_join(w[i].thread, NULL);
-	attn_mem_free(w, n * sizeof *w);
+	if (n > 1)
+		job_close(&pl);
 	pthread_mutex_destroy(&pl.lock);
 }
 
@@ -189,8 +353,11 @@ cgroup_limit(void)
 	return 0;
 }
 
-size_t
-attn_cpu_count(void)
+static size_t cpus;
+static pthread_once_t cpus_once = PTHREAD_ONCE_INIT;
+
+static void
+count_cpus(void)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t n = online > 0 ? (size_t)online : 1, quota;
@@ -202,5 +369,12 @@ attn_cpu_count(void)
 		n = (size_t)CPU_COUNT(&set);
 	if ((quota = cgroup_limit()) != 0 && quota < n)
 		n = quota;
-	return n;
+	cpus = n;
+}
+
+size_t
+attn_cpu_count(void)
+{
+	pthread_once(&cpus_once, count_cpus);
+	return cpus;
 }

@@ -51,5 +51,6 @@ Suite *compare_suite(void);
 Suite *mask_suite(void);
 Suite *varlen_suite(void);
 Suite *memory_suite(void);
+Suite *threads_suite(void);
 
 #endif

@@ -1,0 +1,221 @@
+/*
+ * check_threads.c - the pool of lib/threads.c: its threads are kept from
+ * job to job, a task may run a job of its own and every task of both
+ * runs once with no worker index on two threads at a time, the kept
+ * threads leave asynchronous signals to the program's own, and a child
+ * of fork() starts threads of its own.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "suites.h"
+
+/* The threads of this process, from /proc/self/task; 0 when unreadable. */
+static size_t
+thread_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	size_t n = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void
+nap(long ns)
+{
+	struct timespec t = { 0, ns };
+
+	nanosleep(&t, NULL);
+}
+
+#define WORKERS 3
+#define OUTER 6
+#define INNER 200
+
+struct nest {
+	atomic_int ran[OUTER][INNER];
+	atomic_int busy[OUTER + 1][WORKERS];	/* [OUTER]: the outer job's */
+	atomic_int overlap;
+	atomic_int helped;			/* a task ran on worker > 0 */
+};
+
+/* The worker index w of job j is in use: no other thread may have it. */
+static void
+occupy(struct nest *n, size_t j, size_t w)
+{
+	if (atomic_exchange(&n->busy[j][w], 1) != 0)
+		atomic_store(&n->overlap, 1);
+	if (w > 0)
+		atomic_store(&n->helped, 1);
+}
+
+struct inner_ctx {
+	struct nest *n;
+	size_t outer;
+};
+
+static void
+inner_task(void *ctx, size_t worker, size_t t)
+{
+	struct inner_ctx *c = ctx;
+
+	occupy(c->n, c->outer, worker);
+	atomic_fetch_add(&c->n->ran[c->outer][t], 1);
+	atomic_store(&c->n->busy[c->outer][worker], 0);
+}
+
+static void
+outer_task(void *ctx, size_t worker, size_t t)
+{
+	struct nest *n = ctx;
+	struct inner_ctx c = { n, t };
+	struct attn_pool_job job;
+
+	occupy(n, OUTER, worker);
+	memset(&job, 0, sizeof job);
+	job.tasks = INNER;
+	job.threads = WORKERS;
+	job.task = inner_task;
+	job.ctx = &c;
+	job.stack = 64u << 10;
+	attn_pool_run(&job);
+	nap(1000000);
+	atomic_store(&n->busy[OUTER][worker], 0);
+}
+
+/* Every task of a job and of the jobs its tasks run, once each. */
+static void
+run_nested(struct nest *n)
+{
+	struct attn_pool_job job;
+	size_t i, j;
+
+	memset(n, 0, sizeof *n);
+	memset(&job, 0, sizeof job);
+	job.tasks = OUTER;
+	job.threads = WORKERS;
+	job.task = outer_task;
+	job.ctx = n;
+	attn_pool_run(&job);
+	for (i = 0; i < OUTER; i++)
+		for (j = 0; j < INNER; j++)
+			ck_assert_int_eq(atomic_load(&n->ran[i][j]), 1);
+	ck_assert_int_eq(atomic_load(&n->overlap), 0);
+}
+
+START_TEST(nested_jobs_run_each_task_once)
+{
+	static struct nest n;
+	int k;
+
+	for (k = 0; k < 20; k++)
+		run_nested(&n);
+}
+END_TEST
+
+/* A job's threads stay for the next: the second job starts none. */
+START_TEST(the_pool_keeps_its_threads)
+{
+	static struct nest n;
+	size_t before = thread_count(), first, second;
+
+	ck_assert_uint_gt(before, 0);
+	run_nested(&n);
+	first = thread_count();
+	run_nested(&n);
+	run_nested(&n);
+	second = thread_count();
+	/* they outlive the job, and serve the next ones */
+	ck_assert_uint_gt(first, 1);
+	ck_assert_uint_le(first, before + (WORKERS - 1) * WORKERS);
+	ck_assert_uint_eq(second, first);
+	ck_assert_int_eq(atomic_load(&n.helped), 1);
+}
+END_TEST
+
+static volatile sig_atomic_t caught;
+
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+	caught++;
+}
+
+/* With SIGUSR1 blocked on this thread, a kill() of the process stays
+ * pending: no kept thread takes it. */
+START_TEST(kept_threads_leave_signals_to_the_programs_own)
+{
+	static struct nest n;
+	struct sigaction sa, old;
+	sigset_t set, prev, pending;
+
+	run_nested(&n);		/* threads kept, waiting */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, &old);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, &prev);
+	caught = 0;
+	kill(getpid(), SIGUSR1);
+	nap(50000000);
+	ck_assert_int_eq(caught, 0);
+	ck_assert_int_eq(sigpending(&pending), 0);
+	ck_assert(sigismember(&pending, SIGUSR1));
+	pthread_sigmask(SIG_SETMASK, &prev, NULL);
+	ck_assert_int_eq(caught, 1);
+	sigaction(SIGUSR1, &old, NULL);
+}
+END_TEST
+
+/* A child of fork() has none of its parent's threads: it starts its
+ * own, and its jobs still run on several. */
+START_TEST(a_child_of_fork_starts_threads_of_its_own)
+{
+	static struct nest n;
+	int status;
+	pid_t pid;
+
+	run_nested(&n);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		memset(&n, 0, sizeof n);
+		run_nested(&n);
+		_exit(atomic_load(&n.helped) == 1 ? 0 : 3);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
+Suite *
+threads_suite(void)
+{
+	Suite *s = suite_create("threads");
+	TCase *tc = tcase_create("pool");
+
+	tcase_add_test(tc, nested_jobs_run_each_task_once);
+	tcase_add_test(tc, the_pool_keeps_its_threads);
+	tcase_add_test(tc, kept_threads_leave_signals_to_the_programs_own);
+	tcase_add_test(tc, a_child_of_fork_starts_threads_of_its_own);
+	suite_add_tcase(s, tc);
+	return s;
+}
