@@ -42,7 +42,7 @@ enum attn_status output_open(struct output *s, const char *path,
     struct attn_error *err);
 
 /* Write s->text, flush and check everything written; for a temporary
- * file, fsync it and rename it over the target (on failure the target
+ * file, rename it over the target (on failure the target
  * is left as it was).  Puts the signal dispositions back. */
 enum attn_status output_commit(struct output *s, struct attn_error *err);
 

@@ -443,15 +443,15 @@ setup_sigterm_while_reading() {
 	extra=$(judge_output)
 }
 
-# The fsync shim (signal-in-fsync.c), built once into $work; skipped
+# The fchmod shim (signal-in-fchmod.c), built once into $work; skipped
 # is set when there is no compiler to build it.
 shim=
 build_shim() {
 	if [ -z "$shim" ] && ${CC:-cc} -shared -fPIC -o "$work/shim.so" \
-	    "$here/signal-in-fsync.c" >/dev/null 2>&1; then
+	    "$here/signal-in-fchmod.c" >/dev/null 2>&1; then
 		shim=$work/shim.so
 	fi
-	[ -n "$shim" ] || skipped="cannot build signal-in-fsync.so with ${CC:-cc}"
+	[ -n "$shim" ] || skipped="cannot build signal-in-fchmod.so with ${CC:-cc}"
 }
 
 # attn -o out.txt with the shim sending it the signals $1 between its
@@ -518,7 +518,7 @@ judge_svg_kept() {
 }
 
 # --svg FILE and -o FILE at once, the signal while the first temporary
-# file is synced: both temporary files are removed (not only the last
+# file is given its mode: both temporary files are removed (not only the last
 # one made), and neither target is replaced.
 setup_sigterm_with_svg_and_output() {
 	build_shim || return
