@@ -712,13 +712,19 @@ expect_bits(const char *what, const struct attn_stages *a,
 
 /* Case i: variant i / 3, precision i % 3 + 1; every stage, forward and
  * backward, on 1 and on 3 threads, and the forward stages alone; the
- * second time float16 by bits (the loops capped at plain C), not F16C. */
+ * second time float16 by bits (the loops capped at plain C), not F16C,
+ * and a third capped at AVX2 where the CPU has it (the first takes the
+ * widest it has). */
 START_TEST(the_emulation_is_its_oracle_bit_for_bit)
 {
 	const int variant = _i / 3;
 	const enum attn_precision prec = (enum attn_precision)(_i % 3 + 1);
 	const unsigned every = ATTN_STAGES_ALL | ATTN_STAGES_GRAD;
-	static const size_t threads[] = { 1, 3 };
+	static const size_t threads[] = { 1, 3, 2 };
+	static const enum attn_isa isa[] = {
+		ATTN_ISA_AUTO, ATTN_ISA_C, ATTN_ISA_AVX2
+	};
+	static const char *const isa_name[] = { "", ", plain C", ", AVX2" };
 	struct problem pb;
 	struct attn_stages ref, fast;
 	struct attn_error err;
@@ -729,12 +735,14 @@ START_TEST(the_emulation_is_its_oracle_bit_for_bit)
 	memset(&err, 0, sizeof err);
 	ck_assert_msg(emulate_ref(&pb.cfg, &pb.in, every, prec, &ref, &err) ==
 	    ATTN_OK, "oracle: %s", err.msg);
-	for (t = 0; t < 2; t++) {
+	for (t = 0; t < 3; t++) {
+		if (isa[t] == ATTN_ISA_AVX2 &&
+		    attn_simd_get(ATTN_ISA_AVX2) == NULL)
+			continue;
 		pb.cfg.threads = threads[t];
-		pb.cfg.isa = t ? ATTN_ISA_C : ATTN_ISA_AUTO;
+		pb.cfg.isa = isa[t];
 		snprintf(what, sizeof what, "variant %d, precision %d, %zu "
-		    "threads%s", variant, (int)prec, threads[t], t ?
-		    ", plain C" : "");
+		    "threads%s", variant, (int)prec, threads[t], isa_name[t]);
 		ck_assert_msg(attn_emulate(&pb.cfg, &pb.in, every, prec, &fast,
 		    &err) == ATTN_OK, "%s: %s", what, err.msg);
 		expect_bits(what, &fast, &ref, every);
