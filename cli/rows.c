@@ -20,9 +20,9 @@
 #include "attn.h"
 #include "rows.h"
 
-/* A thread's share of a round: enough rows that starting threads costs
- * nothing beside formatting them, few enough that the buffers stay small
- * beside the output. */
+/* A thread's share of a round: enough rows that handing them to a
+ * thread costs nothing beside formatting them, few enough that the
+ * buffers stay small beside the output. */
 #define ROUND_BYTES (256u << 10)
 /* A row this long or shorter is formatted on the stack with one thread,
  * as the printers did before (uncharged: OUTPUT_RESERVE, memory.c). */

@@ -47,8 +47,7 @@ struct pool {
 	size_t done;
 	/* under helpers.lock: */
 	size_t stack;		/* what a helper needs; SIZE_MAX: default */
-	size_t seats, seated, inside;
-	int listed;		/* in helpers.open: seats are left */
+	size_t seats, seated, inside;	/* listed while seated < seats */
 	struct pool *up;	/* the next open job */
 	pthread_cond_t left;	/* the last helper inside has left */
 };
@@ -110,7 +109,6 @@ unlist(struct pool *pl)
 	for (at = &helpers.open; *at != pl; at = &(*at)->up)
 		;
 	*at = pl->up;
-	pl->listed = 0;
 }
 
 static void *
@@ -227,7 +225,6 @@ job_open(struct pool *pl, size_t seats)
 	pthread_mutex_lock(&helpers.lock);
 	pl->seats = seats;
 	pl->seated = pl->inside = 0;
-	pl->listed = 1;
 	pl->up = helpers.open;
 	helpers.open = pl;
 	for (i = 0; i < helpers.count; i++)
@@ -238,13 +235,16 @@ job_open(struct pool *pl, size_t seats)
 	pthread_mutex_unlock(&helpers.lock);
 }
 
-/* pl takes no more helpers, and those inside have left. */
+/* pl takes no more helpers (its seats are all taken), and those inside
+ * have left. */
 static void
 job_close(struct pool *pl)
 {
 	pthread_mutex_lock(&helpers.lock);
-	if (pl->listed)
+	if (pl->seated < pl->seats) {
 		unlist(pl);
+		pl->seats = pl->seated;
+	}
 	while (pl->inside > 0)
 		pthread_cond_wait(&pl->left, &helpers.lock);
 	pthread_mutex_unlock(&helpers.lock);
