@@ -149,9 +149,9 @@ in_f(const struct emu *e, double x)
  *
  * Three copies, one result: this one in C (its x86-64-v3 clone kept the
  * accumulators on the stack, a load and a store around every FMA), and
- * on x86-64 tile_sum_avx2 and tile_sum_avx512 below, whose FMA
- * instructions are fmaf lane by lane, in the same order from the same
- * +0.  tile_pick chooses by the CPU and cfg->isa, as the streaming
+ * on x86-64 tile_sum_avx2 and tile_sum_avx512 (one body for both
+ * widths, lib/emulate_tile.h), whose FMA instructions are fmaf lane by
+ * lane, in the same order from the same +0.  tile_pick chooses by the CPU and cfg->isa, as the streaming
  * kernel's loops are chosen.
  */
 ATTN_EMU_CLONES
@@ -210,89 +210,29 @@ _Static_assert(LANES == 16, "the vector tile sums hold 16 lanes");
  * tile_sum_avx2 and 0.95 s with tile_sum_avx512; the float64 forward
  * takes 0.6 s.
  */
-#define STEP_AVX2 4	/* 4 x 2 vectors of 8 */
-#define STEP_AVX512 8	/* 8 vectors of 16 */
+#define TILE_NAME tile_sum_avx2
+#define TILE_TARGET __attribute__((target("avx2,fma")))
+#define FV __m256
+#define FL 8
+#define TILE_STEP 4	/* 4 x 2 vectors of 8 */
+#define fzero() _mm256_setzero_ps()
+#define fload(p) _mm256_loadu_ps(p)
+#define fstore(p, v) _mm256_storeu_ps(p, v)
+#define fbcast(p) _mm256_broadcast_ss(p)
+#define ffma(a, b, c) _mm256_fmadd_ps(a, b, c)
+#include "emulate_tile.h"
 
-__attribute__((target("avx2,fma"))) static void
-tile_sum_avx2(const float *w, size_t ldw, size_t n, const float *b,
-    size_t sr, size_t sc, size_t nc, float *out)
-{
-	size_t c = 0, r, j;
-
-	for (; c + STEP_AVX2 <= nc; c += STEP_AVX2) {
-		__m256 lo[STEP_AVX2], hi[STEP_AVX2];
-
-#pragma GCC unroll 8
-		for (j = 0; j < STEP_AVX2; j++)
-			lo[j] = hi[j] = _mm256_setzero_ps();
-		for (r = 0; r < n; r++) {
-			const float *wr = w + r * ldw, *br = b + r * sr + c * sc;
-			const __m256 w0 = _mm256_loadu_ps(wr);
-			const __m256 w1 = _mm256_loadu_ps(wr + 8);
-
-#pragma GCC unroll 8
-			for (j = 0; j < STEP_AVX2; j++) {
-				const __m256 v = _mm256_broadcast_ss(br + j * sc);
-
-				lo[j] = _mm256_fmadd_ps(w0, v, lo[j]);
-				hi[j] = _mm256_fmadd_ps(w1, v, hi[j]);
-			}
-		}
-#pragma GCC unroll 8
-		for (j = 0; j < STEP_AVX2; j++) {
-			_mm256_storeu_ps(out + (c + j) * LANES, lo[j]);
-			_mm256_storeu_ps(out + (c + j) * LANES + 8, hi[j]);
-		}
-	}
-	for (; c < nc; c++) {
-		__m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
-
-		for (r = 0; r < n; r++) {
-			const __m256 v = _mm256_broadcast_ss(b + r * sr + c * sc);
-
-			lo = _mm256_fmadd_ps(_mm256_loadu_ps(w + r * ldw), v, lo);
-			hi = _mm256_fmadd_ps(_mm256_loadu_ps(w + r * ldw + 8), v,
-			    hi);
-		}
-		_mm256_storeu_ps(out + c * LANES, lo);
-		_mm256_storeu_ps(out + c * LANES + 8, hi);
-	}
-}
-
-__attribute__((target("avx512f"))) static void
-tile_sum_avx512(const float *w, size_t ldw, size_t n, const float *b,
-    size_t sr, size_t sc, size_t nc, float *out)
-{
-	size_t c = 0, r, j;
-
-	for (; c + STEP_AVX512 <= nc; c += STEP_AVX512) {
-		__m512 a[STEP_AVX512];
-
-#pragma GCC unroll 8
-		for (j = 0; j < STEP_AVX512; j++)
-			a[j] = _mm512_setzero_ps();
-		for (r = 0; r < n; r++) {
-			const float *br = b + r * sr + c * sc;
-			const __m512 wr = _mm512_loadu_ps(w + r * ldw);
-
-#pragma GCC unroll 8
-			for (j = 0; j < STEP_AVX512; j++)
-				a[j] = _mm512_fmadd_ps(wr,
-				    _mm512_set1_ps(br[j * sc]), a[j]);
-		}
-#pragma GCC unroll 8
-		for (j = 0; j < STEP_AVX512; j++)
-			_mm512_storeu_ps(out + (c + j) * LANES, a[j]);
-	}
-	for (; c < nc; c++) {
-		__m512 a = _mm512_setzero_ps();
-
-		for (r = 0; r < n; r++)
-			a = _mm512_fmadd_ps(_mm512_loadu_ps(w + r * ldw),
-			    _mm512_set1_ps(b[r * sr + c * sc]), a);
-		_mm512_storeu_ps(out + c * LANES, a);
-	}
-}
+#define TILE_NAME tile_sum_avx512
+#define TILE_TARGET __attribute__((target("avx512f")))
+#define FV __m512
+#define FL 16
+#define TILE_STEP 8	/* 8 vectors of 16 */
+#define fzero() _mm512_setzero_ps()
+#define fload(p) _mm512_loadu_ps(p)
+#define fstore(p, v) _mm512_storeu_ps(p, v)
+#define fbcast(p) _mm512_set1_ps(*(p))
+#define ffma(a, b, c) _mm512_fmadd_ps(a, b, c)
+#include "emulate_tile.h"
 #endif
 
 /* The tile sum of the widest instruction set the CPU has and most
