@@ -890,6 +890,12 @@ struct attn_where {
 void attn_stage_where(const struct attn_stages *stages, enum attn_stage s,
     size_t flat, struct attn_where *w);
 
+/* How many elements of stage s, in C order of its shape, share the batch
+ * and head attn_stage_where gives, from any multiple of that many on: a
+ * row of one head's columns, or more (rows of one block). */
+size_t attn_stage_where_run(const struct attn_stages *stages,
+    enum attn_stage s);
+
 /* The place of element (i, j) of block n of stage s (attn_shape_block's
  * blocks, in any layout): the batch of the block, the head of its column
  * j (a KV head for the stages laid out as K and V; 0 for projected),

@@ -293,6 +293,31 @@ attn_stage_where(const struct attn_stages *stages, enum attn_stage s,
 		w->col %= wd;
 	}
 }
+size_t
+attn_stage_where_run(const struct attn_stages *stages, enum attn_stage s)
+{
+	struct attn_shape sh;
+	size_t d, run = 1;
+	int head_dim = 0;
+
+	attn_stage_shape(stages, s, &sh);
+	for (d = 0; d + 1 < sh.ndim; d++)
+		if (dim_role(&sh, d) == ROLE_HEAD)
+			head_dim = 1;
+	/* Outward from the columns, while a dim moves neither batch nor
+	 * head: the columns (or one head's of them, when attn_stage_where
+	 * splits them), then the rows within. */
+	if (sh.col_heads > 1 && !head_dim)
+		return sh.cols / sh.col_heads;
+	for (d = sh.ndim; d-- > 0;) {
+		if (dim_role(&sh, d) != ROLE_COL &&
+		    dim_role(&sh, d) != ROLE_ROW)
+			break;
+		run *= sh.dim[d];
+	}
+	return run;
+}
+
 /* ---------------------------------------------------------------- inputs */
 
 enum attn_status

@@ -291,6 +291,46 @@ START_TEST(block_where_names_the_head_of_each_column)
 }
 END_TEST
 
+/* attn_stage_where_run: every element of a run of that many, from any
+ * multiple of it, has the batch and head of the run's first, for every
+ * stage held (the backward's too) in every layout; and the run is more
+ * than one where heads are not side by side one column each. */
+START_TEST(where_run_keeps_batch_and_head)
+{
+	const enum attn_layout l = _i == 0 ? ATTN_LAYOUT_BHSD : _i == 1 ?
+	    ATTN_LAYOUT_BSHD : ATTN_LAYOUT_NONE;
+	struct attn_stages st;
+	struct attn_shape sh;
+	struct attn_where w0 = { 0, 0, 0, 0 }, w;
+	size_t s, n, k, run, held = 0;
+
+	run_layout_stages(l, 1, &st);
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		if (st.stage[s].data == NULL)
+			continue;
+		held++;
+		attn_stage_shape(&st, (enum attn_stage)s, &sh);
+		n = attn_shape_count(&sh);
+		run = attn_stage_where_run(&st, (enum attn_stage)s);
+		ck_assert_uint_ge(run, 1);
+		ck_assert_uint_eq(n % run, 0);
+		if (s == ATTN_STAGE_OUTPUT || s == ATTN_STAGE_WEIGHTS)
+			ck_assert_uint_ge(run, l == ATTN_LAYOUT_NONE &&
+			    s == ATTN_STAGE_OUTPUT ? D_V : T);
+		for (k = 0; k < n; k++) {
+			attn_stage_where(&st, (enum attn_stage)s, k, &w);
+			if (k % run == 0)
+				w0 = w;
+			ck_assert_msg(w.batch == w0.batch &&
+			    w.head == w0.head, "%s: element %zu of a run of "
+			    "%zu", attn_stage_table[s].name, k, run);
+		}
+	}
+	ck_assert_uint_ge(held, 8);
+	attn_stages_free(&st);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- inputs */
 
 /* A 2 x 3 x 2 x 2 array, its numbers its own C-order index. */
@@ -568,6 +608,7 @@ layout_suite(void)
 	tcase_add_test(stages, a_block_of_bhsd_output_is_one_head);
 	tcase_add_loop_test(stages, block_where_names_the_head_of_each_column,
 	    0, 3);
+	tcase_add_loop_test(stages, where_run_keeps_batch_and_head, 0, 3);
 	suite_add_tcase(s, stages);
 
 	tcase_add_loop_test(inputs, fold_heads_puts_each_head_in_its_columns,
