@@ -72,10 +72,11 @@ ATTN_LIBS  = $(CJSON_LIBS) -ldl -lstdc++ -lm -lpthread
 CLI_LIBS   = -lunistring $(CURSES_LIBS)
 # attn carries libstdc++, libunistring and ncurses in itself, from the
 # .a files their -dev packages hold: the dynamic loader then maps libc,
-# libm and libcjson alone (libzip is opened by the first .npz read or
-# written: lib/zip_load.c) and relocates a third of the symbols, and `attn
-# --version` takes 1.1 ms of CPU where it took 2.4, a tenth of a whole
-# run at n = 512 (measured by 300 runs under time(1); issue 23).
+# libm and libcjson alone (libzip is opened by the first .npz read, zlib
+# by the first written: lib/zip_load.c) and relocates a third of the
+# symbols, and `attn --version` takes 1.1 ms of CPU where it took 2.4, a
+# tenth of a whole run at n = 512 (measured by 300 runs under time(1);
+# issue 23).
 # STATIC_LIBS= links them shared; a sanitizer build always does.
 STATIC_LIBS ?= 1
 ifeq ($(STATIC_LIBS)$(SAN),1)
@@ -107,7 +108,7 @@ COMPLETIONS  = $(BUILD)/attn.bash $(BUILD)/_attn
 
 # Packages on Debian: what building needs, and what the tests add.
 BUILD_PKGS = pkg-config g++ libcjson-dev check libunistring-dev \
-             libncurses-dev libzip-dev
+             libncurses-dev libzip-dev zlib1g-dev
 TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
              librsvg2-bin chromium zsh python3-numpy python3-torch
 
@@ -149,7 +150,7 @@ $(BUILD)/cli/workbench_draw.o: ALL_CFLAGS += $(CURSES_CFLAGS)
 # The emulation's float32 steps are each one rounding: never contracted
 # into an fma that the software oracle (tests/unit/emulate_ref.c) lacks.
 $(BUILD)/lib/emulate.o $(BUILD)/lib/round.o: ALL_CFLAGS += -ffp-contract=off
-# libzip's soname, which zip_load.c opens (tools/pkg.mk).
+# libzip's and zlib's sonames, which zip_load.c opens (tools/pkg.mk).
 $(BUILD)/lib/zip_load.o: ALL_CFLAGS += $(ZIP_DEFS)
 
 include tools/js2c.mk

@@ -234,24 +234,22 @@ void print_npy_array(FILE *fp, const struct attn_matrix *m,
 /*
  * The bytes of the .npy file that -f npy -s NAME writes for stage s, for
  * print_npy and print_npz alike: print_npy_stage makes its header and
- * its numbers in C order (held in a buffer charged to the memory limit;
- * a number beyond float32 with --npy-dtype f4 is a data error naming
- * it), print_npy_stage_len says how many bytes the file has, and
- * print_npy_stage_bytes writes them all at out; print_npy_stage_free
- * gives the numbers back.
+ * the bytes of its numbers in C order, as the file holds them (the
+ * stage's own memory where it lies so, else a buffer charged to the
+ * memory limit; a number beyond float32 with --npy-dtype f4 is a data
+ * error naming it); print_npy_stage_free gives the buffer back.
  */
 #define NPY_HEAD_MAX 384	/* the longest header, 4 dims of 20 digits */
 struct npy_stage {
 	char head[NPY_HEAD_MAX];
 	size_t head_len;
-	double *flat;		/* n numbers, C order */
+	const unsigned char *bytes;	/* n * size: the numbers */
+	void *held;		/* the buffer they are in, if not the stage */
 	size_t n;
 	size_t size;		/* bytes a number in the file: 8, or 4 */
 };
 enum attn_status print_npy_stage(const struct printer *p, enum attn_stage s,
     struct npy_stage *a);
-size_t print_npy_stage_len(const struct npy_stage *a);
-void print_npy_stage_bytes(const struct npy_stage *a, unsigned char *out);
 void print_npy_stage_free(struct npy_stage *a);
 
 /* print_npz.c: every stage of the list as member NAME.npy of one NumPy

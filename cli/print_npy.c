@@ -17,9 +17,12 @@
  * test) would then refuse or misread.
  *
  * print_npy_stage is the one encoding of a stage: -f npz (print_npz.c)
- * puts the same bytes in its archive.  The numbers of the stage in C
- * order, which it flattens first, are held in a buffer charged to the
- * memory limit.
+ * puts the same bytes in its archive.  Where the stage's doubles already
+ * lie in C order (attn_stage_c_order: a stage of one head, or heads in
+ * the layout the stage is held in) and the machine is little-endian,
+ * they are those bytes, written from where they lie; otherwise the
+ * numbers are flattened into a buffer charged to the memory limit and
+ * encoded there.
  */
 #include <math.h>
 #include <stdint.h>
@@ -147,53 +150,61 @@ f4_overflow(const struct printer *p, enum attn_stage s,
 	    attn_stage_table[s].name, idx, num);
 }
 
+/* Whether a double's bytes in memory are those a "<f8" file holds. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define NPY_NATIVE 1
+#else
+#define NPY_NATIVE 0
+#endif
+
 enum attn_status
 print_npy_stage(const struct printer *p, enum attn_stage s,
     struct npy_stage *a)
 {
 	struct attn_shape sh;
+	const double *own;
 	char doing[96];
+	double *flat;
 	size_t at;
 
 	memset(a, 0, sizeof *a);
 	a->size = p->o->npy_f4 ? 4 : 8;
 	attn_stage_shape(p->stages, s, &sh);
 	a->n = attn_shape_count(&sh);
+	a->head_len = npy_header(a->head, sh.dim, sh.ndim, a->size);
+	if (a->size == 8 && NPY_NATIVE &&
+	    (own = attn_stage_c_order(p->stages, s)) != NULL) {
+		a->bytes = (const unsigned char *)own;
+		return ATTN_OK;
+	}
 	snprintf(doing, sizeof doing, "writing %s as .npy (%zu numbers)",
 	    attn_stage_table[s].name, a->n);
 	/* n doubles are held already, as the stage: n * 8 fits */
-	if ((a->flat = memory_buffer(a->n * sizeof *a->flat, doing,
-	    p->err)) == NULL)
+	if ((flat = memory_buffer(a->n * sizeof *flat, doing, p->err)) ==
+	    NULL)
 		return ATTN_ERR_NOMEM;
-	attn_stage_flatten(p->stages, s, a->flat);
-	if (a->size == 4 && (at = beyond_float32(a->flat, a->n)) < a->n) {
+	a->held = flat;
+	attn_stage_flatten(p->stages, s, flat);
+	if (a->size == 4 && (at = beyond_float32(flat, a->n)) < a->n) {
 		enum attn_status status = f4_overflow(p, s, &sh, at,
-		    a->flat[at]);
+		    flat[at]);
 
 		print_npy_stage_free(a);
 		return status;
 	}
-	a->head_len = npy_header(a->head, sh.dim, sh.ndim, a->size);
+	/* In place: number i's bytes go where number i or one before it
+	 * was, after it was read. */
+	if (a->size != 8 || !NPY_NATIVE)
+		encode_values((unsigned char *)flat, flat, a->n, a->size);
+	a->bytes = (const unsigned char *)flat;
 	return ATTN_OK;
-}
-
-size_t
-print_npy_stage_len(const struct npy_stage *a)
-{
-	return a->head_len + a->n * a->size;
-}
-
-void
-print_npy_stage_bytes(const struct npy_stage *a, unsigned char *out)
-{
-	memcpy(out, a->head, a->head_len);
-	encode_values(out + a->head_len, a->flat, a->n, a->size);
 }
 
 void
 print_npy_stage_free(struct npy_stage *a)
 {
-	memory_buffer_free(a->flat, a->n * sizeof *a->flat);
+	if (a->held != NULL)
+		memory_buffer_free(a->held, a->n * sizeof(double));
 	memset(a, 0, sizeof *a);
 }
 
@@ -206,7 +217,7 @@ print_npy(const struct printer *p)
 	if ((status = print_npy_stage(p, p->o->stages[0], &a)) != ATTN_OK)
 		return status;
 	fwrite(a.head, 1, a.head_len, p->fp);
-	put_values(p->fp, a.flat, a.n, a.size);
+	fwrite(a.bytes, a.size, a.n, p->fp);
 	print_npy_stage_free(&a);
 	return ATTN_OK;
 }

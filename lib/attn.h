@@ -880,6 +880,12 @@ struct attn_matrix attn_shape_block(const struct attn_stages *stages,
 void attn_stage_flatten(const struct attn_stages *stages, enum attn_stage s,
     double *out);
 
+/* Stage s's numbers where they already lie in C order of its shape (the
+ * order attn_stage_flatten copies them in), so that they need no copy;
+ * NULL when the layout puts them in another. */
+const double *attn_stage_c_order(const struct attn_stages *stages,
+    enum attn_stage s);
+
 /* Where an element of a stage sits, counted from 0: for output the head
  * is that of the column (H*d_v columns are H heads of d_v). */
 struct attn_where {

@@ -17,9 +17,10 @@
  * the array's numbers and must not outlive it or be freed.  The functions
  * that reshape an array (attn_array_fold_heads, attn_array_broadcast)
  * replace its numbers in place; the array still owns them.  A .npz
- * archive being written (struct attn_npz) owns its members' buffers,
- * which the caller fills, until attn_npz_free.  Text and number
- * functions write into the caller's buffers and allocate nothing.
+ * archive being written (struct attn_npz) puts the caller's bytes as
+ * they are and owns only the names it keeps, until attn_npz_free.  Text
+ * and number functions write into the caller's buffers and allocate
+ * nothing.
  *
  * Errors are values, as attn.h says: a struct attn_error with the file,
  * and the line and column (or the byte offset of a binary file) where
@@ -222,39 +223,51 @@ void attn_bundle_free(struct attn_bundle *b);
 /*
  * A NumPy .npz archive written as numpy.savez writes one (and as
  * attn_read_named reads it back): a zip of members NAME.npy, stored, not
- * compressed, in the order they were added, each dated 1980-01-01 as
- * numpy's are, so that the same members make the same bytes.  Start
- * from a zeroed struct attn_npz; attn_npz_add gives the buffer of a
- * member, owned by z and charged to the memory account, which the
- * caller fills with the member's bytes (a whole .npy file);
- * attn_npz_write makes the archive with libzip, loaded on first use,
- * and hands its bytes to put(arg, bytes, n) in order, a piece at a
- * time.  Free with attn_npz_free, after a failure too.
+ * compressed, in the order they were given, each dated 1980-01-01 as
+ * numpy's are, so that the same members make the same bytes.  Start with
+ * attn_npz_start, which says where the bytes go: put(arg, bytes, n), in
+ * order, a piece at a time.  attn_npz_member puts a member whose bytes
+ * (a whole .npy file) are the caller's pieces, one after another, put as
+ * they are (not copied); attn_npz_finish puts the archive's central
+ * directory, which ends it.  zlib (for the CRC-32) is loaded on first
+ * use.  Free with attn_npz_free, after a failure too.
  */
-struct attn_npz_member {
-	char *name;		/* "NAME.npy" */
-	unsigned char *bytes;	/* len bytes; NULL once in the archive */
+struct attn_npz_piece {
+	const void *bytes;
 	size_t len;
 };
 
+/* What the central directory keeps of a member. */
+struct attn_npz_member {
+	char *name;		/* "NAME.npy" */
+	size_t name_len;
+	unsigned long long size, offset;
+	unsigned long crc;
+};
+
 struct attn_npz {
+	void (*put)(void *arg, const void *bytes, size_t n);
+	void *arg;
+	unsigned long long at;		/* bytes put so far */
+	/* The largest size or offset a field of 32 bits holds: beyond it,
+	 * ZIP64's (0xFFFFFFFF; a test lowers it). */
+	unsigned long long limit32;
 	size_t count, cap;
 	struct attn_npz_member *members;
 };
 
-/* Room for member NAME.npy of len bytes, after the others: NULL with
- * ATTN_ERR_NOMEM when out of memory or past the account's limit. */
-unsigned char *attn_npz_add(struct attn_npz *z, const char *name,
-    size_t len, struct attn_error *err);
+void attn_npz_start(struct attn_npz *z, void (*put)(void *arg,
+    const void *bytes, size_t n), void *arg);
 
-/* The archive of z's members, to put.  ATTN_ERR_NOMEM when libzip
- * cannot be loaded ("writing a .npz archive needs libzip, which could
- * not be loaded: WHY") or the archive would pass the memory limit (what
- * libzip holds while it makes it is charged too); the members' buffers
- * are given back as soon as the archive holds their bytes. */
-enum attn_status attn_npz_write(struct attn_npz *z,
-    void (*put)(void *arg, const void *bytes, size_t n), void *arg,
-    struct attn_error *err);
+/* Member NAME.npy of the n pieces, put after the others: ATTN_ERR_NOMEM
+ * when out of memory (or past the account's limit) for its name, or
+ * when zlib cannot be loaded ("writing a .npz archive needs zlib, which
+ * could not be loaded: WHY"); nothing is put then. */
+enum attn_status attn_npz_member(struct attn_npz *z, const char *name,
+    const struct attn_npz_piece *pieces, size_t n, struct attn_error *err);
+
+/* The central directory, put: the archive is whole. */
+void attn_npz_finish(struct attn_npz *z);
 
 void attn_npz_free(struct attn_npz *z);
 

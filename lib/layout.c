@@ -258,6 +258,19 @@ attn_stage_flatten(const struct attn_stages *stages, enum attn_stage s,
 		    last * sizeof *out);
 }
 
+const double *
+attn_stage_c_order(const struct attn_stages *stages, enum attn_stage s)
+{
+	struct attn_shape sh;
+	size_t d, step = 1;
+
+	attn_stage_shape(stages, s, &sh);
+	for (d = sh.ndim; d-- > 0; step *= sh.dim[d])
+		if (sh.dim[d] > 1 && sh.step[d] != step)
+			return NULL;
+	return stages->stage[s].data;
+}
+
 void
 attn_stage_where(const struct attn_stages *stages, enum attn_stage s,
     size_t flat, struct attn_where *w)

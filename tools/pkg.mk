@@ -11,7 +11,11 @@ ZIP_CFLAGS    = $(shell pkg-config --cflags libzip)
 # zip_load.c then says so.
 ZIP_SONAME    = $(shell objdump -p "$$(pkg-config --variable=libdir \
                   libzip)/libzip.so" 2>/dev/null | sed -n 's/^ *SONAME *//p')
-ZIP_DEFS      = $(if $(ZIP_SONAME),-DATTN_ZIP_SONAME='"$(ZIP_SONAME)"')
+ZIP_DEFS      = $(if $(ZIP_SONAME),-DATTN_ZIP_SONAME='"$(ZIP_SONAME)"') \
+                $(if $(ZLIB_SONAME),-DATTN_ZLIB_SONAME='"$(ZLIB_SONAME)"')
+# zlib likewise (its CRC-32 for the .npz archives attn writes).
+ZLIB_SONAME   = $(shell objdump -p "$$(pkg-config --variable=libdir \
+                  zlib)/libz.so" 2>/dev/null | sed -n 's/^ *SONAME *//p')
 # ncursesw, the wide-character build, where pkg-config knows it.
 CURSES_PC     = $(shell pkg-config --exists ncursesw 2>/dev/null && \
                   echo ncursesw || echo ncurses)
