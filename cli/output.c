@@ -364,8 +364,21 @@ open_temp(struct output *s, const char *target, struct attn_error *err)
 	return output_fdopen(s, fd, "create", err);
 }
 
-enum attn_status
-output_open(struct output *s, const char *path, struct attn_error *err)
+/* Nothing opened, for output_open_replacing: s as output_open leaves
+ * it, with no stream. */
+static enum attn_status
+open_nothing(struct output *s)
+{
+	free(s->real);
+	memset(s, 0, sizeof *s);
+	s->fd = -1;
+	return ATTN_OK;
+}
+
+/* output_open; with temp_only, only what a temporary file replaces. */
+static enum attn_status
+open_output(struct output *s, const char *path, int temp_only,
+    struct attn_error *err)
 {
 	enum attn_status status;
 	const char *target;
@@ -374,6 +387,8 @@ output_open(struct output *s, const char *path, struct attn_error *err)
 
 	memset(s, 0, sizeof *s);
 	s->fd = -1;
+	if (path == NULL && temp_only)
+		return ATTN_OK;
 	if (path == NULL) {
 		s->fp = stdout;
 		s->fd = STDOUT_FILENO;
@@ -386,7 +401,8 @@ output_open(struct output *s, const char *path, struct attn_error *err)
 	target = s->real != NULL ? s->real : path;
 	/* Error messages name the path as given, not the link's target. */
 	if (fd >= 0)
-		status = open_descriptor(s, fd, err);
+		status = temp_only ? open_nothing(s) :
+		    open_descriptor(s, fd, err);
 	else if (stat(target, &sb) != 0)
 		status = errno == ENOENT ? open_temp(s, target, err) :
 		    attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
@@ -394,18 +410,33 @@ output_open(struct output *s, const char *path, struct attn_error *err)
 	else if (S_ISDIR(sb.st_mode))
 		status = attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
 		    "cannot create: Is a directory");
-	else if (!S_ISREG(sb.st_mode))
-		status = open_in_place(s, target, err);	/* a device or FIFO */
+	else if (!S_ISREG(sb.st_mode))	/* a device or FIFO */
+		status = temp_only ? open_nothing(s) :
+		    open_in_place(s, target, err);
 	else if (faccessat(AT_FDCWD, target, W_OK, AT_EACCESS) != 0)
 		status = attn_error_set(err, ATTN_ERR_CANTCREAT, path, 0, 0,
 		    "cannot write: %s", strerror(errno));
 	else if (!replaceable(target, &sb))
-		status = open_in_place(s, target, err);
+		status = temp_only ? open_nothing(s) :
+		    open_in_place(s, target, err);
 	else
 		status = open_temp(s, target, err);
 	if (status != ATTN_OK)
 		output_abort(s);
 	return status;
+}
+
+enum attn_status
+output_open(struct output *s, const char *path, struct attn_error *err)
+{
+	return open_output(s, path, 0, err);
+}
+
+enum attn_status
+output_open_replacing(struct output *s, const char *path,
+    struct attn_error *err)
+{
+	return open_output(s, path, 1, err);
 }
 
 /* The mode a new file would get: an existing target's, else 0666 less

@@ -41,6 +41,16 @@ struct output {
 enum attn_status output_open(struct output *s, const char *path,
     struct attn_error *err);
 
+/*
+ * output_open where a temporary file would replace path, so that what is
+ * written to s->fp meanwhile reaches the target only when committed;
+ * otherwise (standard output, a descriptor, a device, a FIFO, a file
+ * written in place) nothing is opened and s->fp is NULL.  An error is
+ * output_open's.
+ */
+enum attn_status output_open_replacing(struct output *s, const char *path,
+    struct attn_error *err);
+
 /* Write s->text, flush and check everything written; for a temporary
  * file, rename it over the target (on failure the target
  * is left as it was).  Puts the signal dispositions back. */

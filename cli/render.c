@@ -2,7 +2,9 @@
  * render.c - output rendered into memory (memory_stream_open, which keeps
  * it within the memory limit), then written through output.c, so that
  * nothing reaches a file or the terminal until all of it was made.
- * main.c's output and --svg, and attn gen, go this way.
+ * main.c's output and --svg, and attn gen, go this way; main.c's output
+ * alone to -o FILE goes into FILE's temporary file instead (the same
+ * rule: FILE is replaced only once all of it was written).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
