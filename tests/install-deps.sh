@@ -16,6 +16,8 @@ for pkg in "$@"; do
 	g++) command -v g++ >/dev/null 2>&1 ;;
 	libcjson-dev) pkg-config --exists libcjson 2>/dev/null ;;
 	check) pkg-config --exists check 2>/dev/null ;;
+	libzip-dev) pkg-config --exists libzip 2>/dev/null ;;
+	zlib1g-dev) pkg-config --exists zlib 2>/dev/null ;;
 	# no .pc file: the header and the library, as the build uses them
 	libunistring-dev) printf '#include <uniwidth.h>\nint main(void) '\
 '{ return u8_width((const unsigned char *)"", 0, "UTF-8"); }\n' |

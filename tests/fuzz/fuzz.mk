@@ -93,7 +93,7 @@ FUZZ_HARNESS_OBJ = $(FUZZ_NAMES:%=$(FUZZ_DIR)/tests/fuzz/%.o)
 
 # Debian packages: clang and its libFuzzer runtime, and what attn builds
 # with (tests/install-deps.sh installs the missing ones).
-FUZZ_PKGS = pkg-config libcjson-dev libzip-dev libunistring-dev \
+FUZZ_PKGS = pkg-config libcjson-dev libzip-dev zlib1g-dev libunistring-dev \
             libncurses-dev clang libclang-rt-dev
 
 fuzz-deps:
