@@ -98,7 +98,7 @@ has "the backward row" "$work/ok.out" \
 has "the five stages' --check beside the forward" "$work/ok.out" \
     "^ +32 +[0-9.]+ +[0-9.]+ +[0-9.]+x  <= 3x (met|MISSED by [0-9]+%) +[0-9.]+ +[0-9.]+x  <= 5x "
 has "the backward's kernels alone" "$work/ok.out" \
-    "^  n = +32 +[0-9.]+ s +[0-9.]+ s +[0-9.]+x  <= 3x "
+    "^  n = +32 +[0-9.]+ s +[0-9.]+ s +[0-9.]+x$"
 has "the backward's peer, or why not" "$work/ok.out" \
     "^peer: (PyTorch float64 autograd|no PyTorch in the Python found)"
 has "the large run" "$work/ok.out" \
