@@ -19,8 +19,8 @@
 #include "attn_io.h"
 #include "print.h"
 
-/* The archive's pieces, into the printer's stream (whose failure,
- * memory, it reports when it is closed). */
+/* The archive's pieces, into the printer's stream (whose failure, of
+ * memory or of the file, is reported when it is closed). */
 static void
 put_piece(void *fp, const void *bytes, size_t n)
 {

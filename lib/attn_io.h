@@ -262,7 +262,8 @@ void attn_npz_start(struct attn_npz *z, void (*put)(void *arg,
 /* Member NAME.npy of the n pieces, put after the others: ATTN_ERR_NOMEM
  * when out of memory (or past the account's limit) for its name, or
  * when zlib cannot be loaded ("writing a .npz archive needs zlib, which
- * could not be loaded: WHY"); nothing is put then. */
+ * could not be loaded: WHY"), ATTN_ERR_DATA for a name longer than a
+ * zip holds (65531 bytes); nothing is put then. */
 enum attn_status attn_npz_member(struct attn_npz *z, const char *name,
     const struct attn_npz_piece *pieces, size_t n, struct attn_error *err);
 

@@ -306,6 +306,7 @@ attn_stage_where(const struct attn_stages *stages, enum attn_stage s,
 		w->col %= wd;
 	}
 }
+
 size_t
 attn_stage_where_run(const struct attn_stages *stages, enum attn_stage s)
 {
