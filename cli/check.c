@@ -9,8 +9,9 @@
  * stands for (attn's name, or FlashAttention's: out, softmax_lse, dq, dk,
  * dv), all checked against the one computation.  The numbers are
  * libattn's: attn_stage_flatten lines a stage up with its array in C
- * order, attn_compare measures, attn_emulate and attn_compare_baseline
- * give the --emulate verdict.
+ * order (attn_stage_c_order, where it lies so already), attn_compare
+ * measures, attn_emulate and attn_compare_baseline give the --emulate
+ * verdict.
  *
  * When a comparison fails, or a shape does not line up, check_hint.c
  * says what the array looks like instead.
@@ -276,10 +277,14 @@ run_item(const struct options *o, const struct attn_inputs *in,
 	if (!check_shape_fits(&it->file, &it->shape))
 		return check_shape_error(stages, c, it, err);
 	n = attn_shape_count(&it->shape);
-	if ((it->ref = attn_alloc_array(n, sizeof *it->ref)) == NULL)
-		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "out of memory comparing %zu numbers", n);
-	attn_stage_flatten(stages, it->stage, it->ref);
+	if ((it->ref = attn_stage_c_order(stages, it->stage)) == NULL) {
+		if ((it->ref_own = attn_alloc_array(n, sizeof *it->ref_own)) ==
+		    NULL)
+			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+			    "out of memory comparing %zu numbers", n);
+		attn_stage_flatten(stages, it->stage, it->ref_own);
+		it->ref = it->ref_own;
+	}
 	attn_compare(it->file.data, it->ref, n, o->rtol, o->atol, &it->cmp);
 	if ((status = head_errors(stages, it, err)) != ATTN_OK)
 		return status;
@@ -360,7 +365,7 @@ check_free(struct check *c)
 
 	for (k = 0; k < c->n; k++) {
 		attn_array_free(&c->item[k].file);
-		free(c->item[k].ref);
+		free(c->item[k].ref_own);
 		free(c->item[k].emu);
 		free(c->item[k].head_max);
 	}

@@ -15,7 +15,12 @@ struct check_item {
 	struct attn_array file;		/* the array as read */
 	enum attn_stage stage;		/* the stage compared */
 	struct attn_shape shape;	/* its shape */
-	double *ref;			/* the stage in C order of its shape */
+	const double *ref;		/* the stage in C order of its shape:
+					 * the stage's own numbers where they
+					 * lie so (--check refuses --query,
+					 * which would replace them), else
+					 * ref_own */
+	double *ref_own;		/* the copy, or NULL */
 	double *emu;			/* the emulated baseline's, or NULL */
 	struct attn_compare cmp;	/* the array against ref */
 	struct attn_compare base;	/* emu against ref, with --emulate */

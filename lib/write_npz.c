@@ -152,7 +152,7 @@ enum attn_status
 attn_npz_member(struct attn_npz *z, const char *name,
     const struct attn_npz_piece *pieces, size_t n, struct attn_error *err)
 {
-	unsigned char head[ZIP_LOCAL + ZIP_EXTRA64], extra[ZIP_EXTRA64];
+	unsigned char head[ZIP_LOCAL], extra[ZIP_EXTRA64];
 	struct attn_npz_member *e;
 	size_t len = strlen(name), k, x;
 	char doing[96];
