@@ -337,13 +337,17 @@ rows_finish(const struct stream *s, const struct attn_head *hd,
 	return big;
 }
 
-/* Rows j0 .. j0+nk of m, cols columns each, packed into buf. */
+/* Rows j0 .. j0+nk of m, cols columns each, packed: where they lie
+ * when m's rows are cols apart already (a head of its own, one head),
+ * else copied into buf. */
 static const double *
 block_copy(const struct attn_matrix *m, size_t j0, size_t nk, size_t cols,
     double *buf)
 {
 	size_t j;
 
+	if (m->stride == cols)
+		return attn_at(m, j0, 0);
 	for (j = 0; j < nk; j++)
 		memcpy(buf + j * cols, attn_at(m, j0 + j, 0),
 		    cols * sizeof *buf);
