@@ -186,6 +186,11 @@ rows_write(FILE *fp, size_t threads, const struct rows_job *job,
 			;
 		attn_pool_run(&round);
 		for (k = 0; k < n; k++) {
+			if (job->before == NULL && sh[k].first < sh[k].last) {
+				fwrite(sh[k].buf, 1, sh[k].ends[sh[k].last -
+				    sh[k].first - 1], fp);
+				continue;
+			}
 			for (r = sh[k].first; r < sh[k].last; r++) {
 				const size_t from = r > sh[k].first ?
 				    sh[k].ends[r - sh[k].first - 1] : 0;
