@@ -37,9 +37,13 @@ attn_chars_to_double(const char *s, size_t len, double *out)
 	std::from_chars_result r = std::from_chars(s, s + len, *out,
 	    std::chars_format::general);
 
+	/* from_chars takes the longest prefix that is a number: the word
+	 * is one only when that prefix is all of it, in range or not. */
+	if (r.ptr != s + len)
+		return -1;
 	if (r.ec == std::errc::result_out_of_range)
 		return 1;
-	return r.ec == std::errc() && r.ptr == s + len ? 0 : -1;
+	return r.ec == std::errc() ? 0 : -1;
 }
 
 size_t

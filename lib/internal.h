@@ -112,11 +112,12 @@ size_t attn_array_count(const struct attn_array *a);
 /* ---------------------------------------------------------------- charconv.cc */
 
 /*
- * Read s[0..len), a decimal number without a sign as num.c has checked
- * it (digits, a point, an exponent), correctly rounded into *out: 0; 1
- * when it lies beyond the doubles either way (too large, or nearer 0
- * than half the least subnormal), *out untouched; -1 when it is not all
- * one number.
+ * Read s[0..len), a decimal number without a sign (digits with at most
+ * one point, at least one digit, then perhaps e or E, a sign and
+ * digits: from_chars' grammar, which is attn's), correctly rounded
+ * into *out: 0; 1 when it lies beyond the doubles either way (too
+ * large, or nearer 0 than half the least subnormal), *out untouched;
+ * -1 when it is not all one such number.
  */
 int attn_chars_to_double(const char *s, size_t len, double *out);
 

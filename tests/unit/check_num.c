@@ -130,6 +130,9 @@ static const struct bad_case invalid_cases[] = {
 	BAD("--inf"), BAD("+-nan"), BAD("1e5.5"), BAD("1\0" "2"),
 	BAD("\xD9\xA3"), BAD("\xEF\xBC\x91"), BAD("true"),
 	BAD("0.0000000000000000000000000000000000000000000000000000000000001x"),
+	/* a number beyond the doubles, then more: not a number at all */
+	BAD("1e999x"), BAD("1e-999x"), BAD("1e999.5"), BAD("1e99999999999999999999x"),
+	BAD("1.e"), BAD("1.e+"), BAD(".5e"), BAD("1.5e+-3"), BAD("+.e1"),
 };
 
 #define NINVALID (int)(sizeof invalid_cases / sizeof invalid_cases[0])
