@@ -2,17 +2,23 @@
  * rows.c - rows of text formatted on worker threads and written in
  * order (see rows.h).
  *
- * Rows go in rounds: each of the threads formats a run of consecutive
- * rows into its own buffer, and once all are done the buffers are
+ * Rows go in rounds: the threads format runs of consecutive rows
+ * (shares, two a thread) into buffers of their own, and the buffers are
  * written one after another, so that the text is the one a single
- * thread writes.  A round is sized so that a thread's buffer holds
- * ROUND_BYTES of the rows' longest text (one row when a row is longer):
- * the output is being collected in memory anyway (memory.h), so the
- * buffers are charged to the run's account, and rows whose buffers do
- * not fit beside their text are formatted by this thread alone, row by
- * row, as with one thread, so that a limit refuses the same output
- * whatever the thread count.
+ * thread writes.  The calling thread writes a round's buffers while the
+ * others format the next round into a second set (it joins them once
+ * done), so that writing, which only it may do (a label goes with its
+ * row, and a write to a closed pipe raises its SIGPIPE), costs the
+ * others no wait: writing was a fifth of csv's output time, in rounds
+ * that took turns.  A share's buffer holds SHARE_BYTES of the rows'
+ * longest text (one row when a row is longer): the output is being
+ * collected in memory anyway (memory.h), so the buffers are charged to
+ * the run's account, and rows whose buffers do not fit beside their
+ * text are formatted by this thread alone, row by row, as with one
+ * thread, so that a limit refuses the same output whatever the thread
+ * count.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +26,13 @@
 #include "attn.h"
 #include "rows.h"
 
-/* A thread's share of a round: enough rows that handing them to a
- * thread costs nothing beside formatting them, few enough that the
- * buffers stay small beside the output. */
-#define ROUND_BYTES (256u << 10)
+/* A share of a round: enough rows that handing them to a thread costs
+ * nothing beside formatting them, few enough that the buffers stay
+ * small beside the output. */
+#define SHARE_BYTES (128u << 10)
+/* Shares a round for each thread: one more than a thread's own, so that
+ * the others format while the calling thread writes. */
+#define SHARES_A_THREAD 2
 /* A row this long or shorter is formatted on the stack with one thread,
  * as the printers did before (uncharged: OUTPUT_RESERVE, memory.c). */
 #define STACK_ROW 16384
@@ -31,24 +40,71 @@
  * default 8 MiB would count against an address-space limit. */
 #define THREAD_STACK (128u << 10)
 
-/* One thread's run of rows [first, last) and where its text goes. */
+/* A run of rows [first, last) and where its text goes. */
 struct share {
-	const struct rows_job *job;
 	size_t first, last;
 	char *buf;
 	size_t *ends;		/* where each row's text ends in buf */
 };
 
-/* attn_pool_run's task k: share k of the round formatted. */
+/* A round being formatted (fmt) and the round before it (out, nout
+ * shares), which the calling thread writes while pending. */
+struct rounds {
+	const struct rows_job *job;
+	FILE *fp;
+	struct share *fmt, *out;
+	size_t nout;
+	atomic_int pending;
+};
+
+/* The text of shares sh[0..n) to fp in order, each row after what goes
+ * before it. */
+static void
+shares_write(FILE *fp, const struct rows_job *job, const struct share *sh,
+    size_t n)
+{
+	size_t k, r;
+
+	for (k = 0; k < n; k++) {
+		const struct share *s = &sh[k];
+
+		if (job->before == NULL) {
+			fwrite(s->buf, 1, s->ends[s->last - s->first - 1], fp);
+			continue;
+		}
+		for (r = s->first; r < s->last; r++) {
+			const size_t from = r > s->first ?
+			    s->ends[r - s->first - 1] : 0;
+
+			job->before(job->ctx, r, fp);
+			fwrite(s->buf + from, 1, s->ends[r - s->first] - from,
+			    fp);
+		}
+	}
+}
+
+/* The round before, written if it still waits: by the calling thread
+ * alone (worker 0, or after the round's job). */
+static void
+write_pending(struct rounds *rd)
+{
+	if (atomic_exchange(&rd->pending, 0))
+		shares_write(rd->fp, rd->job, rd->out, rd->nout);
+}
+
+/* attn_pool_run's task k: share k of the round formatted, after the
+ * round before is written when this is the calling thread. */
 static void
 share_format(void *ctx, size_t worker, size_t k)
 {
-	struct share *s = (struct share *)ctx + k;
+	struct rounds *rd = ctx;
+	struct share *s = &rd->fmt[k];
 	size_t i, len = 0;
 
-	(void)worker;
+	if (worker == 0)
+		write_pending(rd);
 	for (i = s->first; i < s->last; i++) {
-		len += s->job->row(s->job->ctx, i, s->buf + len);
+		len += rd->job->row(rd->job->ctx, i, s->buf + len);
 		s->ends[i - s->first] = len;
 	}
 }
@@ -127,20 +183,24 @@ rows_write(FILE *fp, size_t threads, const struct rows_job *job,
     struct attn_error *err)
 {
 	struct attn_memory *account = attn_memory_use(NULL);
-	struct share *sh = NULL;
-	size_t per, n, k, i, r, charged, text;
+	struct share *sh = NULL, *t;
+	size_t per, n, m, k, i, charged, text, shares;
 	char line[STACK_ROW];
 	struct attn_pool_job round;
+	struct rounds rd;
 
 	attn_memory_use(account);
 	if (job->rows == 0)
 		return ATTN_OK;
 	threads = threads != 0 ? threads : attn_cpu_count();
-	per = ROUND_BYTES / job->row_bytes;
+	per = SHARE_BYTES / job->row_bytes;
 	per = per != 0 ? per : 1;
-	/* as many threads as have a share of the rows */
-	n = (job->rows + per - 1) / per;
-	n = n < threads ? n : threads;
+	/* as many threads as have a share of the rows, and a round as many
+	 * shares as there are (at most SHARES_A_THREAD a thread); two
+	 * rounds' buffers */
+	shares = (job->rows + per - 1) / per;
+	n = shares < threads ? shares : threads;
+	m = n <= shares / SHARES_A_THREAD ? n * SHARES_A_THREAD : shares;
 	/* Several threads when their buffers fit beside the most the rows'
 	 * text can take, which the output's stream is to hold: else what a
 	 * limit leaves goes to the text, as with one thread, and the
@@ -148,9 +208,9 @@ rows_write(FILE *fp, size_t threads, const struct rows_job *job,
 	text = job->rows <= (size_t)-1 / job->row_bytes ?
 	    job->rows * job->row_bytes : (size_t)-1;
 	if (n < 2 || !fits(account, text) || !fits(account, text +
-	    n * (per * (job->row_bytes + sizeof(size_t)) + sizeof *sh)) ||
-	    (sh = shares_new(n, per, job->row_bytes, account, &charged)) ==
-	    NULL) {
+	    2 * m * (per * (job->row_bytes + sizeof(size_t)) + sizeof *sh)) ||
+	    (sh = shares_new(2 * m, per, job->row_bytes, account,
+	    &charged)) == NULL) {
 		/* One thread, a row at a time: in a buffer on the stack, as
 		 * the printers always had, or one charged when a row is
 		 * longer. */
@@ -167,41 +227,38 @@ rows_write(FILE *fp, size_t threads, const struct rows_job *job,
 		shares_free(sh, 1, account, charged);
 		return ATTN_OK;
 	}
+	rd.job = job;
+	rd.fp = fp;
+	rd.fmt = sh;
+	rd.out = sh + m;
+	rd.nout = 0;
+	atomic_init(&rd.pending, 0);
 	memset(&round, 0, sizeof round);
 	round.threads = n;
 	round.task = share_format;
-	round.ctx = sh;
+	round.ctx = &rd;
 	round.stack = THREAD_STACK;
-	for (i = 0; i < job->rows; i += n * per) {
-		for (k = 0; k < n; k++) {
-			sh[k].job = job;
-			sh[k].first = i + k * per < job->rows ? i + k * per :
-			    job->rows;
-			sh[k].last = job->rows - sh[k].first > per ?
-			    sh[k].first + per : job->rows;
+	for (i = 0; i < job->rows; i += m * per) {
+		for (k = 0; k < m; k++) {
+			rd.fmt[k].first = i + k * per < job->rows ?
+			    i + k * per : job->rows;
+			rd.fmt[k].last = job->rows - rd.fmt[k].first > per ?
+			    rd.fmt[k].first + per : job->rows;
 		}
 		/* the shares that have rows this round */
-		for (round.tasks = 0; round.tasks < n &&
-		    sh[round.tasks].first < sh[round.tasks].last; round.tasks++)
+		for (round.tasks = 0; round.tasks < m &&
+		    rd.fmt[round.tasks].first < rd.fmt[round.tasks].last;
+		    round.tasks++)
 			;
 		attn_pool_run(&round);
-		for (k = 0; k < n; k++) {
-			if (job->before == NULL && sh[k].first < sh[k].last) {
-				fwrite(sh[k].buf, 1, sh[k].ends[sh[k].last -
-				    sh[k].first - 1], fp);
-				continue;
-			}
-			for (r = sh[k].first; r < sh[k].last; r++) {
-				const size_t from = r > sh[k].first ?
-				    sh[k].ends[r - sh[k].first - 1] : 0;
-
-				if (job->before != NULL)
-					job->before(job->ctx, r, fp);
-				fwrite(sh[k].buf + from, 1,
-				    sh[k].ends[r - sh[k].first] - from, fp);
-			}
-		}
+		write_pending(&rd);
+		t = rd.out;
+		rd.out = rd.fmt;
+		rd.fmt = t;
+		rd.nout = round.tasks;
+		atomic_store(&rd.pending, 1);
 	}
-	shares_free(sh, n, account, charged);
+	write_pending(&rd);
+	shares_free(sh, 2 * m, account, charged);
 	return ATTN_OK;
 }
