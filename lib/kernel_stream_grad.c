@@ -115,7 +115,8 @@ struct grad_error {
  * time, in a wave (see run below). */
 struct grad_dims {
 	size_t kb, qb, heads, qblocks, kblocks;
-	int wave;
+	size_t qrows;		/* rows of w->qr and w->dor (below) */
+	int wave, task_rows;
 };
 
 /* What a task reads and writes of one query head: its inputs, its
@@ -137,7 +138,8 @@ struct grad_ws {
 	double *dkt, *dvt;	/* d_k x kb, d_v x kb: a head's sums */
 	double *ones;		/* max(kb, qb) ones: alpha of accumulate */
 	double *mb;		/* kb: the row maxima scores gives */
-	double *qr, *dor;	/* qb x packed_ld(d_k), (d_v): Q, dO of a tile */
+	double *qr, *dor;	/* qrows x packed_ld(d_k), (d_v): Q, dO of a
+				 * tile, or of every tile of the task */
 	double *kr;		/* kb x packed_ld(d_k): K of the block */
 	double *delta;		/* heads x T (in a wave, the wave's) */
 	double *dqt;		/* heads x qblocks x d_k x qb: dQ^T (likewise) */
@@ -193,6 +195,8 @@ round_up(size_t n, size_t unit)
 	return (n + unit - 1) / unit * unit;
 }
 
+static void grad_pack(const struct attn_problem *, struct grad_dims *);
+
 static void
 grad_dims(const struct attn_problem *p, struct grad_dims *dm)
 {
@@ -202,14 +206,16 @@ grad_dims(const struct attn_problem *p, struct grad_dims *dm)
 	dm->qblocks = (p->T + dm->qb - 1) / dm->qb;
 	dm->kblocks = (p->S + dm->kb - 1) / dm->kb;
 	dm->wave = p->B * p->G < p->threads && dm->kblocks > 1;
+	grad_pack(p, dm);
 }
 
 #define PACK_PAD 8
 /*
  * The rows of Q, dO and K that the loops broadcast from are copied
- * together first (a tile's rows of Q and dO, a key block's of K), a
- * row every packed_ld(d) doubles: where they lie, a row of a head is
- * a row of all heads apart, and the `accumulate` loop, which walks
+ * together first (a task's or a tile's rows of Q and dO, grad_pack
+ * below; a key block's of K), a row every packed_ld(d) doubles: where
+ * they lie, a row of a head is a row of all heads apart, and the
+ * `accumulate` loop, which walks
  * down them, met a new line and page each row (on a 2-core AMD EPYC
  * with AVX-512, one thread, d = 128, rows 1024 doubles apart: AVX2's
  * `accumulate` ran at 29 to 34 GFLOP/s, 42 to 49 packed; the backward
@@ -235,6 +241,29 @@ pack_rows(const struct attn_matrix *m, size_t r0, size_t n, size_t cols,
 }
 
 /*
+ * Where a tile's rows of Q and dO are packed: once a task, every row of
+ * its heads (task_rows), or for each tile again (each key block packed
+ * them all again: 4% of a backward's time at n = 4096 with 8 heads of
+ * d = 128).  Once a task when the task has its own key blocks (not in a
+ * wave, whose tasks share one head) and the rows take at most
+ * TASK_PACK_MOST bytes, about what the dQ^T of such a task holds.
+ */
+#define TASK_PACK_MOST ((size_t)16 << 20)
+
+static void
+grad_pack(const struct attn_problem *p, struct grad_dims *dm)
+{
+	const size_t ld = packed_ld(p->d_k) + packed_ld(p->d_v);
+	size_t rows, bytes;
+
+	dm->task_rows = !dm->wave &&
+	    attn_size_mul(dm->heads, dm->qblocks * dm->qb, &rows) == 0 &&
+	    attn_size_mul(rows, ld * sizeof(double), &bytes) == 0 &&
+	    bytes <= TASK_PACK_MOST;
+	dm->qrows = dm->task_rows ? rows : dm->qb;
+}
+
+/*
  * Where each array of a worker starts in its allocation (off[W_COUNT]
  * its size, 64 bytes more for the alignment): -1 when a size
  * overflows.  plan and run both take the sizes from here.
@@ -256,8 +285,8 @@ grad_layout(const struct attn_problem *p, const struct grad_dims *dm,
 		{ p->d_v, dm->kb, sizeof(double) },
 		{ kq, 1, sizeof(double) },
 		{ dm->kb, 1, sizeof(double) },
-		{ dm->qb, packed_ld(p->d_k), sizeof(double) },
-		{ dm->qb, packed_ld(p->d_v), sizeof(double) },
+		{ dm->qrows, packed_ld(p->d_k), sizeof(double) },
+		{ dm->qrows, packed_ld(p->d_v), sizeof(double) },
 		{ dm->kb, packed_ld(p->d_k), sizeof(double) },
 		{ dm->wave ? 0 : dm->heads, p->T, sizeof(double) },
 		{ dm->heads, 0, sizeof(double) },	/* below */
@@ -584,6 +613,20 @@ row_bad(const struct grad *g, const struct head_view *h, const double *ds,
 	}
 }
 
+/* Rows [r0, r0 + n) of hd's Q, and of its dO when the passes read it,
+ * packed at row `at` of w->qr and w->dor. */
+static void
+tile_pack(const struct grad *g, struct grad_ws *w,
+    const struct attn_head *hd, size_t r0, size_t n, size_t at)
+{
+	const struct attn_problem *p = g->p;
+	const size_t ldq = packed_ld(p->d_k), ldo = packed_ld(p->d_v);
+
+	pack_rows(&hd->q, r0, n, p->d_k, w->qr + at * ldq, ldq);
+	if (g->need_dp || g->need_dv)
+		pack_rows(&hd->d_out, r0, n, p->d_v, w->dor + at * ldo, ldo);
+}
+
 /*
  * Tile (I, J) of one query head: rows [i0, i0 + ni) and keys [j0, j0 +
  * nk), whose K^T and V^T are in w.  Adds to dV^T, dK^T (w->dvt, w->dkt)
@@ -599,7 +642,8 @@ tile_step(const struct grad *g, struct grad_ws *w, const struct head_view *h,
 	const size_t kb = g->dm.kb, qb = g->dm.qb;
 	const size_t ni = p->T - i0 < qb ? p->T - i0 : qb;
 	const size_t ldq = packed_ld(p->d_k), ldo = packed_ld(p->d_v);
-	const double *q = w->qr, *d_out = w->dor;
+	const size_t at = g->dm.task_rows ? h->hh * g->dm.qblocks * qb + i0 : 0;
+	const double *q = w->qr + at * ldq, *d_out = w->dor + at * ldo;
 	enum attn_tile tile;
 	const double *pw;
 	int vector;
@@ -610,9 +654,8 @@ tile_step(const struct grad *g, struct grad_ws *w, const struct head_view *h,
 	    !rows_special(g, h, i0, ni) && !task_checked(g, w))
 		return;
 	vector = tile == ATTN_TILE_KEPT && g->plain && !g->stores;
-	pack_rows(&hd->q, i0, ni, p->d_k, w->qr, ldq);
-	if (g->need_dp || g->need_dv)
-		pack_rows(&hd->d_out, i0, ni, p->d_v, w->dor, ldo);
+	if (!g->dm.task_rows)
+		tile_pack(g, w, hd, i0, ni, 0);
 	simd->scores(w->kt, kb, p->d_k, q, ldq, ni, vector ? p->scale : 1.0,
 	    w->st, w->mb);
 	if (g->need_dp)
@@ -828,6 +871,9 @@ task_heads(const struct grad *g, struct grad_ws *w, size_t b, size_t kv,
 		struct head_view *v = &w->hv[hh];
 
 		head_view_init(g, b, kv, hh, w->delta + hh * p->T, v);
+		if (g->dm.task_rows)
+			tile_pack(g, w, &v->hd, 0, p->T, hh * g->dm.qblocks *
+			    g->dm.qb);
 		if (g->need_delta && !g->dm.wave)
 			head_delta(g, v, w->delta + hh * p->T, e);
 		w->nan_k[hh] = 0;
