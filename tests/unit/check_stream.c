@@ -322,6 +322,55 @@ START_TEST(stream_gives_the_reference_kernels_bytes)
 }
 END_TEST
 
+/*
+ * KV heads side by side (as bhsd and bshd fold them), over several
+ * blocks of keys: a worker caches a head's K and V and reads each block
+ * at its place there, and a task of another KV head packs that one's;
+ * 1 and 3 threads give the reference kernel's bytes.  Case 1 has the
+ * heads' keys in one block (S < 128), case 2 a T of one task a head.
+ */
+START_TEST(kv_heads_side_by_side_read_from_a_workers_cache)
+{
+	static const size_t shapes[][4] = {	/* T, S, H, G */
+		{ 200, 300, 4, 2 }, { 37, 90, 6, 3 }, { 20, 400, 2, 2 },
+	};
+	const size_t T = shapes[_i][0], S = shapes[_i][1], H = shapes[_i][2],
+	    G = shapes[_i][3], d_k = 5, d_v = 3;
+	struct ref_rng rng;
+	struct attn_inputs in;
+	struct attn_config cfg;
+	struct attn_stages ref, st;
+	const size_t threads[] = { 1, 3 };
+	size_t t;
+
+	ref_rng_seed(&rng, 0xCAC4Eu + (uint64_t)_i);
+	memset(&in, 0, sizeof in);
+	in.batches = 2;
+	in.q = matrix_random(&rng, 2 * T, H * d_k, -2.0, 2.0);
+	in.k = matrix_random(&rng, 2 * S, G * d_k, -2.0, 2.0);
+	in.v = matrix_random(&rng, 2 * S, G * d_v, -2.0, 2.0);
+	attn_config_init(&cfg);
+	cfg.heads = H;
+	cfg.kv_heads = G;
+	run_ok(ATTN_KERNEL_REFERENCE, &cfg, &in, ATTN_STAGES_ALL, &ref);
+	for (t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+		struct vcase c;
+
+		memset(&c, 0, sizeof c);
+		snprintf(c.what, sizeof c.what, "kv heads side by side");
+		cfg.threads = threads[t];
+		run_ok(ATTN_KERNEL_STREAM, &cfg, &in, STAGE(OUTPUT), &st);
+		expect_bytes(&c, threads[t] == 1 ? "1 thread" : "3 threads",
+		    &ref, &st);
+		attn_stages_free(&st);
+	}
+	attn_stages_free(&ref);
+	attn_matrix_free(&in.q);
+	attn_matrix_free(&in.k);
+	attn_matrix_free(&in.v);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- errors */
 
 /*
@@ -523,6 +572,8 @@ stream_suite(void)
 	tcase_add_loop_test(tc, the_thread_count_changes_no_bit, 0, 8);
 	tcase_add_loop_test(tc, stream_gives_the_reference_kernels_bytes, 0,
 	    LARGE_CASES);
+	tcase_add_loop_test(tc, kv_heads_side_by_side_read_from_a_workers_cache,
+	    0, 3);
 	tcase_add_loop_test(tc,
 	    an_overflowing_score_is_named_as_the_reference_kernel_names_it, 0,
 	    3);
