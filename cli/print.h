@@ -234,17 +234,21 @@ void print_npy_array(FILE *fp, const struct attn_matrix *m,
 /*
  * The bytes of the .npy file that -f npy -s NAME writes for stage s, for
  * print_npy and print_npz alike: print_npy_stage makes its header and
- * the bytes of its numbers in C order, as the file holds them (the
- * stage's own memory where it lies so, else a buffer charged to the
- * memory limit; a number beyond float32 with --npy-dtype f4 is a data
- * error naming it); print_npy_stage_free gives the buffer back.
+ * the pieces of its numbers in C order, as the file holds them (the
+ * stage's own memory where it lies so, whole or a row of its last dim a
+ * piece, else a buffer charged to the memory limit; a number beyond
+ * float32 with --npy-dtype f4 is a data error naming it);
+ * print_npy_stage_free gives the buffer back.
  */
 #define NPY_HEAD_MAX 384	/* the longest header, 4 dims of 20 digits */
 struct npy_stage {
 	char head[NPY_HEAD_MAX];
-	size_t head_len;
-	const unsigned char *bytes;	/* n * size: the numbers */
-	void *held;		/* the buffer they are in, if not the stage */
+	/* the file's bytes in order: the header, then the numbers where
+	 * they lie (the stage's runs) or in held */
+	struct attn_npz_piece *pieces, two[2];
+	size_t npieces;
+	void *held;		/* a buffer of held_bytes of ours, or NULL */
+	size_t held_bytes;
 	size_t n;
 	size_t size;		/* bytes a number in the file: 8, or 4 */
 };

@@ -157,33 +157,69 @@ f4_overflow(const struct printer *p, enum attn_stage s,
 #define NPY_NATIVE 0
 #endif
 
+/* Runs of a stage shorter than this many numbers are copied, not
+ * written where they lie. */
+#define RUN_LEAST 32
+
+/* attn_stage_c_runs' run: the next piece of a's numbers. */
+static void
+add_run(void *arg, const double *x, size_t n)
+{
+	struct npy_stage *a = arg;
+
+	a->pieces[a->npieces].bytes = x;
+	a->pieces[a->npieces++].len = n * sizeof *x;
+}
+
 enum attn_status
 print_npy_stage(const struct printer *p, enum attn_stage s,
     struct npy_stage *a)
 {
 	struct attn_shape sh;
-	const double *own;
 	char doing[96];
 	double *flat;
-	size_t at;
+	size_t at, runs;
 
 	memset(a, 0, sizeof *a);
 	a->size = p->o->npy_f4 ? 4 : 8;
 	attn_stage_shape(p->stages, s, &sh);
 	a->n = attn_shape_count(&sh);
-	a->head_len = npy_header(a->head, sh.dim, sh.ndim, a->size);
-	if (a->size == 8 && NPY_NATIVE &&
-	    (own = attn_stage_c_order(p->stages, s)) != NULL) {
-		a->bytes = (const unsigned char *)own;
-		return ATTN_OK;
-	}
+	a->pieces = a->two;
+	a->npieces = 2;
+	a->two[0].bytes = a->head;
+	a->two[0].len = npy_header(a->head, sh.dim, sh.ndim, a->size);
+	runs = attn_stage_c_runs(p->stages, s, NULL, NULL);
 	snprintf(doing, sizeof doing, "writing %s as .npy (%zu numbers)",
 	    attn_stage_table[s].name, a->n);
+	if (runs == 0) {
+		a->npieces = 1;		/* the header alone */
+		return ATTN_OK;
+	}
+	if (a->size == 8 && NPY_NATIVE && runs == 1) {
+		a->two[1].bytes = attn_stage_c_order(p->stages, s);
+		a->two[1].len = a->n * sizeof(double);
+		return ATTN_OK;
+	}
+	/* Runs of RUN_LEAST numbers or more are written where they lie,
+	 * a piece each (a piece takes 16 bytes); shorter ones are copied.
+	 * (runs + 1 pieces take less than the n doubles held already.) */
+	if (a->size == 8 && NPY_NATIVE && a->n / runs >= RUN_LEAST) {
+		if ((a->held = memory_buffer((runs + 1) * sizeof *a->pieces,
+		    doing, p->err)) == NULL)
+			return ATTN_ERR_NOMEM;
+		a->held_bytes = (runs + 1) * sizeof *a->pieces;
+		a->pieces = a->held;
+		a->pieces[0] = a->two[0];
+		a->npieces = 1;
+		attn_stage_c_runs(p->stages, s, add_run, a);
+		return ATTN_OK;
+	}
 	/* n doubles are held already, as the stage: n * 8 fits */
 	if ((flat = memory_buffer(a->n * sizeof *flat, doing, p->err)) ==
 	    NULL)
 		return ATTN_ERR_NOMEM;
 	a->held = flat;
+	a->held_bytes = a->n * sizeof *flat;
 	attn_stage_flatten(p->stages, s, flat);
 	if (a->size == 4 && (at = beyond_float32(flat, a->n)) < a->n) {
 		enum attn_status status = f4_overflow(p, s, &sh, at,
@@ -196,7 +232,8 @@ print_npy_stage(const struct printer *p, enum attn_stage s,
 	 * was, after it was read. */
 	if (a->size != 8 || !NPY_NATIVE)
 		encode_values((unsigned char *)flat, flat, a->n, a->size);
-	a->bytes = (const unsigned char *)flat;
+	a->two[1].bytes = flat;
+	a->two[1].len = a->n * a->size;
 	return ATTN_OK;
 }
 
@@ -204,7 +241,7 @@ void
 print_npy_stage_free(struct npy_stage *a)
 {
 	if (a->held != NULL)
-		memory_buffer_free(a->held, a->n * sizeof(double));
+		memory_buffer_free(a->held, a->held_bytes);
 	memset(a, 0, sizeof *a);
 }
 
@@ -214,10 +251,12 @@ print_npy(const struct printer *p)
 	struct npy_stage a;
 	enum attn_status status;
 
+	size_t k;
+
 	if ((status = print_npy_stage(p, p->o->stages[0], &a)) != ATTN_OK)
 		return status;
-	fwrite(a.head, 1, a.head_len, p->fp);
-	fwrite(a.bytes, a.size, a.n, p->fp);
+	for (k = 0; k < a.npieces; k++)
+		fwrite(a.pieces[k].bytes, 1, a.pieces[k].len, p->fp);
 	print_npy_stage_free(&a);
 	return ATTN_OK;
 }

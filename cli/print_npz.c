@@ -31,17 +31,13 @@ put_piece(void *fp, const void *bytes, size_t n)
 static enum attn_status
 add_stage(const struct printer *p, enum attn_stage s, struct attn_npz *z)
 {
-	struct attn_npz_piece pc[2];
 	struct npy_stage a;
 	enum attn_status status;
 
 	if ((status = print_npy_stage(p, s, &a)) != ATTN_OK)
 		return status;
-	pc[0].bytes = a.head;
-	pc[0].len = a.head_len;
-	pc[1].bytes = a.bytes;
-	pc[1].len = a.n * a.size;
-	status = attn_npz_member(z, attn_stage_table[s].name, pc, 2, p->err);
+	status = attn_npz_member(z, attn_stage_table[s].name, a.pieces,
+	    a.npieces, p->err);
 	print_npy_stage_free(&a);
 	return status;
 }

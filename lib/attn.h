@@ -886,6 +886,14 @@ void attn_stage_flatten(const struct attn_stages *stages, enum attn_stage s,
 const double *attn_stage_c_order(const struct attn_stages *stages,
     enum attn_stage s);
 
+/* Stage s's numbers (held) in C order of its shape as the runs they lie
+ * in: run(arg, x, n) for each in turn, n numbers at x, so that a writer
+ * can take them where they are; one run when attn_stage_c_order has
+ * them, else a row of the last dim a run.  Returns the number of runs
+ * (0 for none), and only counts them when run is NULL. */
+size_t attn_stage_c_runs(const struct attn_stages *stages, enum attn_stage s,
+    void (*run)(void *arg, const double *x, size_t n), void *arg);
+
 /* Where an element of a stage sits, counted from 0: for output the head
  * is that of the column (H*d_v columns are H heads of d_v). */
 struct attn_where {

@@ -241,21 +241,44 @@ shape_offset(const struct attn_shape *sh, size_t flat,
 	return off;
 }
 
-void
-attn_stage_flatten(const struct attn_stages *stages, enum attn_stage s,
-    double *out)
+size_t
+attn_stage_c_runs(const struct attn_stages *stages, enum attn_stage s,
+    void (*run)(void *arg, const double *x, size_t n), void *arg)
 {
 	const double *data = stages->stage[s].data;
 	size_t idx[ATTN_MAX_DIMS], i, n, last;
 	struct attn_shape sh;
 
 	attn_stage_shape(stages, s, &sh);
-	n = attn_shape_count(&sh);
-	last = sh.dim[sh.ndim - 1];
+	if ((n = attn_shape_count(&sh)) == 0)
+		return 0;
+	if (attn_stage_c_order(stages, s) != NULL) {
+		if (run != NULL)
+			run(arg, data, n);
+		return 1;
+	}
 	/* A row of the last dim is contiguous (its step is 1). */
-	for (i = 0; i < n; i += last)
-		memcpy(out + i, data + shape_offset(&sh, i, idx),
-		    last * sizeof *out);
+	last = sh.dim[sh.ndim - 1];
+	for (i = 0; run != NULL && i < n; i += last)
+		run(arg, data + shape_offset(&sh, i, idx), last);
+	return n / last;
+}
+
+/* attn_stage_flatten's run: copied to *arg, which moves on. */
+static void
+flatten_run(void *arg, const double *x, size_t n)
+{
+	double **out = arg;
+
+	memcpy(*out, x, n * sizeof *x);
+	*out += n;
+}
+
+void
+attn_stage_flatten(const struct attn_stages *stages, enum attn_stage s,
+    double *out)
+{
+	attn_stage_c_runs(stages, s, flatten_run, &out);
 }
 
 const double *

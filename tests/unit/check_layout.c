@@ -331,6 +331,78 @@ START_TEST(where_run_keeps_batch_and_head)
 }
 END_TEST
 
+/* attn_stage_c_runs' pieces, gathered. */
+struct runs_seen {
+	double *at;		/* where the next goes */
+	size_t runs;
+	const double *lo, *hi;	/* the stage's data */
+	int outside;
+};
+
+static void
+see_run(void *arg, const double *x, size_t n)
+{
+	struct runs_seen *r = arg;
+
+	r->outside |= x < r->lo || x + n > r->hi;
+	memcpy(r->at, x, n * sizeof *x);
+	r->at += n;
+	r->runs++;
+}
+
+/* Every held stage in every layout as runs where it lies: one run when
+ * attn_stage_c_order has it, else a row of the last dim a run, inside
+ * the stage's data, in the order flatten gives (whose tests above check
+ * it against the layout); NULL counts them alone. */
+START_TEST(c_runs_are_the_flattened_stage_where_it_lies)
+{
+	const enum attn_layout l = _i == 0 ? ATTN_LAYOUT_BHSD : _i == 1 ?
+	    ATTN_LAYOUT_BSHD : ATTN_LAYOUT_NONE;
+	struct attn_stages st;
+	struct attn_shape sh;
+	size_t s, n, runs, split = 0;
+
+	run_layout_stages(l, 1, &st);
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		const enum attn_stage e = (enum attn_stage)s;
+		const struct attn_matrix *m = &st.stage[s];
+		struct runs_seen r;
+		double *flat, *got;
+
+		if (m->data == NULL)
+			continue;
+		attn_stage_shape(&st, e, &sh);
+		n = attn_shape_count(&sh);
+		runs = attn_stage_c_runs(&st, e, NULL, NULL);
+		ck_assert_uint_eq(runs, attn_stage_c_order(&st, e) != NULL ?
+		    1 : n / sh.dim[sh.ndim - 1]);
+		split += runs > 1;
+		flat = malloc(n * sizeof *flat);
+		got = malloc(n * sizeof *got);
+		ck_assert(flat != NULL && got != NULL);
+		attn_stage_flatten(&st, e, flat);
+		memset(&r, 0, sizeof r);
+		r.at = got;
+		r.lo = m->data;
+		r.hi = m->data + (m->rows - 1) * m->stride + m->cols;
+		ck_assert_uint_eq(attn_stage_c_runs(&st, e, see_run, &r), runs);
+		ck_assert_uint_eq(r.runs, runs);
+		ck_assert_uint_eq((size_t)(r.at - got), n);
+		ck_assert_msg(!r.outside, "%s: a run outside the stage",
+		    attn_stage_table[s].name);
+		ck_assert_msg(memcmp(flat, got, n * sizeof *got) == 0,
+		    "%s: the runs are not the flattened stage",
+		    attn_stage_table[s].name);
+		free(flat);
+		free(got);
+	}
+	/* bhsd's output (heads side by side in the stack) lies apart */
+	if (l == ATTN_LAYOUT_BHSD)
+		ck_assert_uint_ge(split, 1);
+	attn_stages_free(&st);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- inputs */
 
 /* A 2 x 3 x 2 x 2 array, its numbers its own C-order index. */
@@ -609,6 +681,8 @@ layout_suite(void)
 	tcase_add_loop_test(stages, block_where_names_the_head_of_each_column,
 	    0, 3);
 	tcase_add_loop_test(stages, where_run_keeps_batch_and_head, 0, 3);
+	tcase_add_loop_test(stages, c_runs_are_the_flattened_stage_where_it_lies,
+	    0, 3);
 	suite_add_tcase(s, stages);
 
 	tcase_add_loop_test(inputs, fold_heads_puts_each_head_in_its_columns,
