@@ -299,6 +299,16 @@ static const struct format_case format_cases[] = {
 	{ 123.456, 0, 0, "123.456" },
 	{ 1.5e300, 0, 0, "1.5e+300" },
 	{ 2.5e-100, 0, 0, "2.5e-100" },
+	/* each way the digits are laid out in place: right of "0.0..",
+	 * left over the point, fewer than the whole part (zeros), as many */
+	{ 0.001, 0, 0, "0.001" },
+	{ -0.5, 0, 0, "-0.5" },
+	{ 0.05, 0, 0, "0.05" },
+	{ 7.0, 0, 0, "7" },
+	{ 123.0, 0, 0, "123" },
+	{ -1200.0, 0, 0, "-1200" },
+	{ 1.2345678901234567, 0, 0, "1.2345678901234567" },
+	{ -98765.4321, 0, 0, "-98765.4321" },
 	/* that many significant digits (%.*g) */
 	{ 3.14159, 3, 0, "3.14" },
 	{ 0.5, 3, 0, "0.5" },
