@@ -18,7 +18,6 @@
  * thread, so that a limit refuses the same output whatever the thread
  * count.
  */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,14 +46,13 @@ struct share {
 	size_t *ends;		/* where each row's text ends in buf */
 };
 
-/* A round being formatted (fmt) and the round before it (out, nout
- * shares), which the calling thread writes while pending. */
+/* A round being formatted (fmt) and the round before it (out), whose
+ * nout shares the calling thread has still to write (0 once written). */
 struct rounds {
 	const struct rows_job *job;
 	FILE *fp;
 	struct share *fmt, *out;
 	size_t nout;
-	atomic_int pending;
 };
 
 /* The text of shares sh[0..n) to fp in order, each row after what goes
@@ -84,12 +82,13 @@ shares_write(FILE *fp, const struct rows_job *job, const struct share *sh,
 }
 
 /* The round before, written if it still waits: by the calling thread
- * alone (worker 0, or after the round's job). */
+ * alone (worker 0, or after the round's job), so nothing else reads or
+ * sets nout. */
 static void
 write_pending(struct rounds *rd)
 {
-	if (atomic_exchange(&rd->pending, 0))
-		shares_write(rd->fp, rd->job, rd->out, rd->nout);
+	shares_write(rd->fp, rd->job, rd->out, rd->nout);
+	rd->nout = 0;
 }
 
 /* attn_pool_run's task k: share k of the round formatted, after the
@@ -232,7 +231,6 @@ rows_write(FILE *fp, size_t threads, const struct rows_job *job,
 	rd.fmt = sh;
 	rd.out = sh + m;
 	rd.nout = 0;
-	atomic_init(&rd.pending, 0);
 	memset(&round, 0, sizeof round);
 	round.threads = n;
 	round.task = share_format;
@@ -256,7 +254,6 @@ rows_write(FILE *fp, size_t threads, const struct rows_job *job,
 		rd.out = rd.fmt;
 		rd.fmt = t;
 		rd.nout = round.tasks;
-		atomic_store(&rd.pending, 1);
 	}
 	write_pending(&rd);
 	shares_free(sh, 2 * m, account, charged);
