@@ -241,6 +241,18 @@ shape_offset(const struct attn_shape *sh, size_t flat,
 	return off;
 }
 
+/* Whether sh's elements lie in C order of its dims. */
+static int
+shape_c_order(const struct attn_shape *sh)
+{
+	size_t d, step = 1;
+
+	for (d = sh->ndim; d-- > 0; step *= sh->dim[d])
+		if (sh->dim[d] > 1 && sh->step[d] != step)
+			return 0;
+	return 1;
+}
+
 size_t
 attn_stage_c_runs(const struct attn_stages *stages, enum attn_stage s,
     void (*run)(void *arg, const double *x, size_t n), void *arg)
@@ -252,7 +264,7 @@ attn_stage_c_runs(const struct attn_stages *stages, enum attn_stage s,
 	attn_stage_shape(stages, s, &sh);
 	if ((n = attn_shape_count(&sh)) == 0)
 		return 0;
-	if (attn_stage_c_order(stages, s) != NULL) {
+	if (shape_c_order(&sh)) {
 		if (run != NULL)
 			run(arg, data, n);
 		return 1;
@@ -285,13 +297,9 @@ const double *
 attn_stage_c_order(const struct attn_stages *stages, enum attn_stage s)
 {
 	struct attn_shape sh;
-	size_t d, step = 1;
 
 	attn_stage_shape(stages, s, &sh);
-	for (d = sh.ndim; d-- > 0; step *= sh.dim[d])
-		if (sh.dim[d] > 1 && sh.step[d] != step)
-			return NULL;
-	return stages->stage[s].data;
+	return shape_c_order(&sh) ? stages->stage[s].data : NULL;
 }
 
 void
