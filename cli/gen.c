@@ -37,8 +37,9 @@
 #include "whole.h"
 #include "words.h"
 
-/* Bytes held per number: the double and its text. */
-#define GEN_BYTES_PER_NUMBER (sizeof(double) + ATTN_NUM_MAX)
+/* Bytes held per number: the double, and its text unless it goes
+ * straight into -o FILE's temporary file (render_open_to). */
+#define GEN_TEXT_BYTES ATTN_NUM_MAX
 
 /* The most dims attn gen writes, as many as attn reads. */
 #define GEN_MAX_DIMS 4
@@ -291,23 +292,28 @@ gen_main(const struct options *o, struct attn_error *err)
 	int fits = 1;
 
 	if ((status = gen_shape(o->operands[0], &sh, err)) != ATTN_OK ||
-	    (status = memory_limit(&lim, err)) != ATTN_OK)
+	    (status = memory_limit(&lim, err)) != ATTN_OK ||
+	    (status = render_open_to(&out, o->output, err)) != ATTN_OK)
 		return status;
 	for (d = 0; d < sh.ndim; d++)
 		fits &= attn_size_mul(n, sh.dim[d], &n) == 0;
-	if (!fits || attn_size_mul(n, GEN_BYTES_PER_NUMBER, &need) != 0 ||
-	    need > lim.bytes)
-		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
-		    "a %s %s and its text need more than %s (%llu bytes)",
-		    o->operands[0], sh.ndim > 2 ? "array" : "matrix", lim.what,
-		    lim.bytes);
-	sh.rows = n / sh.cols;
-	if ((status = attn_matrix_alloc(&m, sh.rows, sh.cols, err)) != ATTN_OK)
+	if (!fits || attn_size_mul(n, sizeof(double) + (out.direct ? 0 :
+	    GEN_TEXT_BYTES), &need) != 0 || need > lim.bytes) {
+		status = attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "a %s %s%s more than %s (%llu bytes)", o->operands[0],
+		    sh.ndim > 2 ? "array" : "matrix", out.direct ? " needs" :
+		    " and its text need", lim.what, lim.bytes);
+		render_free(&out);
 		return status;
+	}
+	sh.rows = n / sh.cols;
+	if ((status = attn_matrix_alloc(&m, sh.rows, sh.cols, err)) !=
+	    ATTN_OK) {
+		render_free(&out);
+		return status;
+	}
 	attn_random_fill(&m, o->seed, o->dist);
-	if ((status = render_open(&out, err)) == ATTN_OK)
-		status = render_close(&out, gen_render(out.fp, o, &sh, &m, err),
-		    err);
+	status = render_close(&out, gen_render(out.fp, o, &sh, &m, err), err);
 	attn_matrix_free(&m);
 	if (status == ATTN_OK)
 		status = render_write(&out, o->output, err);

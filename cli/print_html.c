@@ -358,10 +358,11 @@ html_causal_attrs(const struct printer *p, const char *c0, const char *c1)
 static void
 html_head(const struct printer *p, int bench)
 {
-	struct render run, v[2] = { { NULL, NULL, 0 }, { NULL, NULL, 0 } };
+	struct render run, v[2];
 	char *s, *s0, *s1, *line;
 	int ok = 1, c;
 
+	memset(v, 0, sizeof v);
 	if (print_explain_head_text(p, &run) != ATTN_OK) {
 		render_free(&run);
 		return;

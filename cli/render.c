@@ -2,9 +2,12 @@
  * render.c - output rendered into memory (memory_stream_open, which keeps
  * it within the memory limit), then written through output.c, so that
  * nothing reaches a file or the terminal until all of it was made.
- * main.c's output and --svg, and attn gen, go this way; main.c's output
- * alone to -o FILE goes into FILE's temporary file instead (the same
- * rule: FILE is replaced only once all of it was written).
+ * main.c's output and --svg, and attn gen, go this way.  Output to a
+ * file that a temporary file replaces (render_open_to: -o FILE, most
+ * often) goes straight into the temporary file instead, under the same
+ * rule (FILE is replaced only once all of it was written): not held in
+ * memory, nor copied there first (0.15 s of a run writing 96 MiB of
+ * .npz, in pages never touched).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -27,18 +30,40 @@ render_open(struct render *r, struct attn_error *err)
 }
 
 enum attn_status
+render_open_to(struct render *r, const char *path, struct attn_error *err)
+{
+	struct output file;
+	enum attn_status status;
+
+	if ((status = output_open_replacing(&file, path, err)) != ATTN_OK)
+		return status;
+	if (file.fp == NULL)
+		return render_open(r, err);
+	memset(r, 0, sizeof *r);
+	r->file = file;
+	r->fp = file.fp;
+	r->direct = 1;
+	return ATTN_OK;
+}
+
+enum attn_status
 render_close(struct render *r, enum attn_status status, struct attn_error *err)
 {
 	FILE *fp = r->fp;
 
 	r->fp = NULL;
+	if (r->direct)
+		return status;	/* the file's, until render_write */
 	return fp != NULL ? memory_stream_close(fp, status, err) : status;
 }
 
 enum attn_status
-render_write(const struct render *r, const char *path,
-    struct attn_error *err)
+render_write(struct render *r, const char *path, struct attn_error *err)
 {
+	if (r->direct) {
+		r->direct = 0;
+		return output_commit(&r->file, err);
+	}
 	return render_write_both(r, path, NULL, NULL, err);
 }
 
@@ -69,7 +94,9 @@ render_write_both(const struct render *a, const char *path_a,
 void
 render_free(struct render *r)
 {
-	if (r->fp != NULL)
+	if (r->direct)
+		output_abort(&r->file);
+	else if (r->fp != NULL)
 		memory_stream_close(r->fp, ATTN_OK, NULL);
 	attn_block_free(r->text);
 	memset(r, 0, sizeof *r);

@@ -510,6 +510,14 @@ setup_sigterm_before_rename() {
 	extra=$(judge_output)
 }
 
+# attn gen writes -o FILE straight into its temporary file too
+# (render_open_to): the signal there removes it and leaves FILE.
+setup_sigterm_before_rename_of_gen() {
+	build_shim || return
+	SHIM=$shim run_signalled TERM '' gen 300x7 -o out.txt
+	extra=$(judge_output)
+}
+
 # Why w.svg (made "precious" by the case) was changed.
 judge_svg_kept() {
 	line=
