@@ -8,7 +8,9 @@
 #             4-D bshd, B 2, H 2, G 2 (T 3 > S 2); 2-D with --layout bhsd,
 #             --heads 4 --kv-heads 2 and V's columns named by its csv
 #             header (T 2 < S 3): B and H over 1 wherever the inputs
-#             have them, T != S everywhere;
+#             have them, T != S everywhere; and 4-D bhsd with heads of
+#             d = 32 for the npy and npz writers and --check of what
+#             they wrote (rows long enough to be written where they lie);
 #   variant   the forward stages; --causal; --grad (the backward ones);
 #             --grad with --bias and --sinks (grad_bias, in the bias's
 #             shape: 1 x S, B x 1 x S, 1 x H x T x S, B x H x T x 1 or
@@ -327,6 +329,30 @@ for l in 2d 3d bhsd bshd 2dl; do
 	add 64 none - $opt $labels --svg out.svg -f npy $qkv
 	add 64 none - $opt $labels --svg out.svg -f npz $qkv
 done
+
+# Heads of d = 32 in bhsd: the npy and npz writers put each row of a
+# stage whose heads lie apart (output, the grads) where it lies, not
+# through a flat copy, from runs of 32 numbers (print_npy.c); --check
+# reads what they wrote back against the same computation, and against
+# a causal one fails.
+array bhsdw-q.json "1 2 3 32"
+array bhsdw-k.json "1 2 2 32"
+array bhsdw-v.json "1 2 2 32"
+array bhsdw-do.json "1 2 3 32"
+wide="--layout bhsd --grad ../bhsdw-do.json ../bhsdw-q.json ../bhsdw-k.json
+    ../bhsdw-v.json"
+all=output,lse,grad_q,grad_k,grad_v
+# shellcheck disable=SC2086 # the options are words
+(cd "$work/ref" && "$bin" $wide -s $all -o ../bhsdw-ref.npz &&
+    "$bin" $wide -s grad_k -o ../bhsdw-dk.npy) || exit 1
+for s in output grad_q grad_k grad_v; do
+	add 0 npy "$s" $wide -s "$s" -o out.npy
+done
+add 0 npz - $wide -s $all -o out.npz
+add 0 npz - $wide -s $all --npy-dtype f4 -o out.npz
+add 0 none - $wide --check ../bhsdw-ref.npz -s $all
+add 0 none - $wide --check ../bhsdw-dk.npy -s grad_k
+add 1 fails - --causal $wide --check ../bhsdw-ref.npz -s $all
 
 # ------------------------------------------------------------- running
 
