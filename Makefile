@@ -9,7 +9,8 @@
 #   make dist      attn-VERSION.tar.gz; dist-test and deb-test: the
 #                  tarball, and the Debian packages of debian/
 #   make fuzz      libFuzzer harnesses, FUZZ_SECONDS (60) each; fuzz-ci: 20 s
-#   make bench     attn against NumPy (BENCH_QUICK=1: a subset, a minute)
+#   make bench     attn against NumPy (BENCH_QUICK=1: a subset, a minute;
+#                  BENCH_AS=avx2: an AVX-512 machine as an AVX2 one)
 #
 # Objects go to $(BUILD) (build/, or build/asan/ for the sanitizer run);
 # a change of the flags that make code rebuilds them.  WERROR makes no
@@ -407,9 +408,9 @@ bench-numbers: $(BENCH_NUMBERS)
 # BENCH_QUICK=1 a subset.  NumPy runs on OpenBLAS's threaded build, as
 # NumPy's users have it, not on the reference BLAS; bench-spawn
 # (bench/spawn.c) times each process and reads its peak RSS.  make
-# check's bench-test does without PyTorch's forward rows.  `ATTN_ISA=avx2
-# OPENBLAS_CORETYPE=Haswell make bench` measures an AVX-512 machine as
-# an AVX2 one.
+# check's bench-test does without PyTorch's forward rows.  `make bench
+# BENCH_AS=avx2` measures an AVX-512 machine as an AVX2 one, attn and
+# its peers alike (bench/bench.py says how).
 BENCH_PKGS    = python3 python3-numpy python3-torch libopenblas0-pthread
 BENCH_COMPUTE = $(BUILD)/bench-compute
 BENCH_SPAWN   = $(BUILD)/bench-spawn
@@ -427,7 +428,7 @@ bench:
 	@sh tests/install-deps.sh $(BUILD_PKGS) $(BENCH_PKGS)
 	@$(MAKE) --no-print-directory $(ATTN) $(BENCH_COMPUTE) \
 	    $(BENCH_NUMBERS) $(BENCH_SPAWN)
-	sh bench/run.sh $(BUILD) $(BENCH_QUICK)
+	BENCH_AS='$(BENCH_AS)' sh bench/run.sh $(BUILD) $(BENCH_QUICK)
 
 # make bench in miniature, with outputs that disagree and a run that
 # fails: the benchmark must not rot between runs.

@@ -45,9 +45,13 @@ Each target of issues 9 and 23 is printed beside its figure, met or
 missed by how much, with the instruction set the kernel's loops use
 (AVX2's and AVX-512's compute targets differ).
 
-An AVX-512 machine is measured as an AVX2 one with ATTN_ISA=avx2 (attn
-and bench-compute read it) and OPENBLAS_CORETYPE=Haswell (NumPy's
-OpenBLAS) in the environment of make bench.
+--as avx2 (make bench BENCH_AS=avx2) measures an AVX-512 machine as an
+AVX2 one: every process it starts has ATTN_ISA=avx2 (attn and
+bench-compute read it), OPENBLAS_CORETYPE=Haswell (NumPy's and
+PyTorch's OpenBLAS), NPY_DISABLE_CPU_FEATURES naming the AVX-512 targets
+NumPy's own loops would take here (exp, max and sum then run on AVX2, as
+they would on such a machine) and ATEN_CPU_CAPABILITY=avx2 (PyTorch's);
+the header prints them, and the instruction set each side then uses.
 
 This file uses the standard library alone: NumPy, and its BLAS threads,
 only ever run in processes of their own.
@@ -292,6 +296,8 @@ class Bench:
         version = output_of([ATTN, '--version']).strip()
         self.say('%s bench, %s: %s' % (
             version, datetime.date.today().isoformat(), machine()))
+        if a.as_env:
+            self.say('measured as an AVX2 machine: %s' % a.as_env)
         info = dict(line.split(None, 1) for line in output_of(
             self.compute_args() + ['-r', '1', '64']).splitlines())
         self.isa = info['isa'].strip()
@@ -570,6 +576,23 @@ class Bench:
                      target_note(m, BIG_MIB, False, ' MiB')))
 
 
+def as_avx2(py):
+    """The environment, for this process and so for every process it
+    starts, of an AVX2 machine without AVX-512: what each program reads
+    to choose its loops.  Returns the settings as a shell would write
+    them."""
+    env = {'ATTN_ISA': 'avx2', 'OPENBLAS_CORETYPE': 'Haswell',
+           'ATEN_CPU_CAPABILITY': 'avx2'}
+    if py:
+        off = output_of([py, os.path.join(HERE, 'numpy_side.py'),
+                         'avx512']).strip()
+        if off:
+            env['NPY_DISABLE_CPU_FEATURES'] = off
+    os.environ.update(env)
+    return ' '.join("%s='%s'" % (k, v) if ' ' in v else '%s=%s' % (k, v)
+                    for k, v in sorted(env.items()))
+
+
 def main():
     global ATTN, SPAWN, WORK
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -591,7 +614,9 @@ def main():
     ap.add_argument('--dgemm', type=int, default=4096)
     ap.add_argument('--numbers-rows', type=int, default=16384)
     ap.add_argument('--emulate-sizes', type=sizes_arg)
+    ap.add_argument('--as', dest='as_isa', choices=('avx2',))
     a = ap.parse_args()
+    a.as_env = as_avx2(a.python) if a.as_isa else None
     ATTN, SPAWN = os.path.abspath(a.attn), os.path.abspath(a.spawn)
     WORK = os.path.abspath(a.work)
     os.makedirs(os.path.join(WORK, 'data'), exist_ok=True)

@@ -3,7 +3,11 @@
 each in a process of its own so that NumPy's BLAS threads never share a
 process with a run being timed:
 
-  numpy_side.py blas               the BLAS NumPy runs on, and its threads
+  numpy_side.py blas               the BLAS NumPy runs on, its threads and
+                                   the best SIMD its own loops take
+  numpy_side.py avx512             the AVX-512 targets NumPy's loops may
+                                   take on this CPU, for
+                                   NPY_DISABLE_CPU_FEATURES
   numpy_side.py compare A B        max |A - B| / max |B|, as one number
   numpy_side.py dgemm N RUNS       GFLOP/s of an N x N x N matmul (median)
   numpy_side.py compute RUNS N...  GFLOP/s of attn_numpy.attention alone,
@@ -48,6 +52,17 @@ def blas():
     return ', '.join(sorted(libs)) or 'unknown'
 
 
+def simd():
+    """NumPy's loops (exp, max, sum) pick the best of the targets NumPy
+    was built with that the CPU has and NPY_DISABLE_CPU_FEATURES leaves:
+    the last in __cpu_dispatch__ that is on, and the ones that are AVX-512
+    (to turn off)."""
+    from numpy.core._multiarray_umath import (__cpu_dispatch__,
+                                              __cpu_features__)
+    on = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
+    return on[-1] if on else 'baseline', [f for f in on if 'AVX512' in f]
+
+
 def timed(f, runs):
     t = []
     for _ in range(runs):
@@ -77,7 +92,9 @@ def grads(paths, out):
 
 def main(argv):
     if argv[1] == 'blas':
-        print(blas())
+        print('%s; NumPy\'s loops: %s' % (blas(), simd()[0]))
+    elif argv[1] == 'avx512':
+        print(' '.join(simd()[1]))
     elif argv[1] == 'compare':
         a, b = load(argv[2]), load(argv[3])
         if a.shape != b.shape:

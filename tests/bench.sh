@@ -7,7 +7,8 @@
 #
 #   0. bench-spawn, which times every run, passes on its command's exit
 #      status and reports the command's own peak RSS, not its own;
-#   1. it prints the table: the kernel's instruction set, a row for each
+#   1. it prints the table: the kernel's instruction set (and with --as
+#      avx2, AVX2's on every side), a row for each
 #      input format (and for PyTorch, where the Python has it), the
 #      kernel against dgemm, the backward row, --emulate against the
 #      forward, the number figures, the large run; and keeps it in
@@ -117,6 +118,22 @@ if small "$bin" only --only grad; then
 		verdict "--only grad runs nothing else" "$(cat "$work/only.out")"
 	else verdict "--only grad runs nothing else" ""; fi
 else verdict "--only grad succeeds" "exit $?: $(cat "$work/only.err")"; fi
+
+# --as avx2: every program it starts is told to take AVX2's loops, and
+# the header says so (on an AVX-512 machine NumPy's loops would
+# otherwise read AVX512_...).
+if small "$bin" as --only compute --as avx2; then
+	verdict "--as avx2 succeeds" ""
+	has "--as avx2 prints the settings" "$work/as.out" \
+	    "^measured as an AVX2 machine: ATEN_CPU_CAPABILITY=avx2 ATTN_ISA=avx2 (NPY_DISABLE_CPU_FEATURES='[^']*' )?OPENBLAS_CORETYPE=Haswell\$"
+	has "--as avx2: attn on AVX2 or less" "$work/as.out" \
+	    "^attn threads: [0-9]+, kernel instruction set: (c|avx2); .*; NumPy's loops: [a-zA-Z0-9_]+\$"
+	if grep -q "NumPy's loops: AVX512" "$work/as.out"; then
+		verdict "--as avx2: NumPy on AVX2 or less" "$(cat "$work/as.out")"
+	else verdict "--as avx2: NumPy on AVX2 or less" ""; fi
+	has "--as avx2: the kernel against dgemm on avx2 loops" "$work/as.out" \
+	    "^compute alone \(.*, (c|avx2) loops\)"
+else verdict "--as avx2 succeeds" "exit $?: $(cat "$work/as.err")"; fi
 
 # 2. Outputs that disagree.
 cat >"$work/scaled" <<EOF
