@@ -195,20 +195,6 @@ round_up(size_t n, size_t unit)
 	return (n + unit - 1) / unit * unit;
 }
 
-static void grad_pack(const struct attn_problem *, struct grad_dims *);
-
-static void
-grad_dims(const struct attn_problem *p, struct grad_dims *dm)
-{
-	dm->kb = p->S < GRAD_KEYS ? round_up(p->S, ATTN_SIMD_ROWS) : GRAD_KEYS;
-	dm->qb = p->T < GRAD_ROWS ? round_up(p->T, ATTN_SIMD_ROWS) : GRAD_ROWS;
-	dm->heads = p->H / p->G;
-	dm->qblocks = (p->T + dm->qb - 1) / dm->qb;
-	dm->kblocks = (p->S + dm->kb - 1) / dm->kb;
-	dm->wave = p->B * p->G < p->threads && dm->kblocks > 1;
-	grad_pack(p, dm);
-}
-
 #define PACK_PAD 8
 /*
  * The rows of Q, dO and K that the loops broadcast from are copied
@@ -261,6 +247,20 @@ grad_pack(const struct attn_problem *p, struct grad_dims *dm)
 	    attn_size_mul(rows, ld * sizeof(double), &bytes) == 0 &&
 	    bytes <= TASK_PACK_MOST;
 	dm->qrows = dm->task_rows ? rows : dm->qb;
+}
+
+/* The blocks of keys and rows of p's backward, its tasks and where they
+ * pack their rows. */
+static void
+grad_dims(const struct attn_problem *p, struct grad_dims *dm)
+{
+	dm->kb = p->S < GRAD_KEYS ? round_up(p->S, ATTN_SIMD_ROWS) : GRAD_KEYS;
+	dm->qb = p->T < GRAD_ROWS ? round_up(p->T, ATTN_SIMD_ROWS) : GRAD_ROWS;
+	dm->heads = p->H / p->G;
+	dm->qblocks = (p->T + dm->qb - 1) / dm->qb;
+	dm->kblocks = (p->S + dm->kb - 1) / dm->kb;
+	dm->wave = p->B * p->G < p->threads && dm->kblocks > 1;
+	grad_pack(p, dm);
 }
 
 /*
