@@ -56,10 +56,14 @@ def simd():
     """NumPy's loops (exp, max, sum) pick the best of the targets NumPy
     was built with that the CPU has and NPY_DISABLE_CPU_FEATURES leaves:
     the last in __cpu_dispatch__ that is on, and the ones that are AVX-512
-    (to turn off)."""
-    from numpy.core._multiarray_umath import (__cpu_dispatch__,
-                                              __cpu_features__)
-    on = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
+    (to turn off).  NumPy 2 keeps them in numpy._core."""
+    try:
+        from numpy._core import _multiarray_umath as umath
+    except ImportError:
+        from numpy.core import _multiarray_umath as umath
+    features = getattr(umath, '__cpu_features__', {})
+    on = [f for f in getattr(umath, '__cpu_dispatch__', [])
+          if features.get(f)]
     return on[-1] if on else 'baseline', [f for f in on if 'AVX512' in f]
 
 
