@@ -613,14 +613,23 @@ row_bad(const struct grad *g, const struct head_view *h, const double *ds,
 	}
 }
 
-/* Rows [r0, r0 + n) of hd's Q, and of its dO when the passes read it,
- * packed at row `at` of w->qr and w->dor. */
+/* Where row r of the task's head hh lies packed in w->qr and w->dor:
+ * after the rows of the heads before it once a task, at 0 a tile. */
+static size_t
+packed_row(const struct grad *g, size_t hh, size_t r)
+{
+	return g->dm.task_rows ? hh * g->dm.qblocks * g->dm.qb + r : 0;
+}
+
+/* Rows [r0, r0 + n) of the task's head hh (hd), its Q and its dO when
+ * the passes read it, packed into w->qr and w->dor (packed_row). */
 static void
 tile_pack(const struct grad *g, struct grad_ws *w,
-    const struct attn_head *hd, size_t r0, size_t n, size_t at)
+    const struct attn_head *hd, size_t hh, size_t r0, size_t n)
 {
 	const struct attn_problem *p = g->p;
 	const size_t ldq = packed_ld(p->d_k), ldo = packed_ld(p->d_v);
+	const size_t at = packed_row(g, hh, r0);
 
 	pack_rows(&hd->q, r0, n, p->d_k, w->qr + at * ldq, ldq);
 	if (g->need_dp || g->need_dv)
@@ -642,7 +651,7 @@ tile_step(const struct grad *g, struct grad_ws *w, const struct head_view *h,
 	const size_t kb = g->dm.kb, qb = g->dm.qb;
 	const size_t ni = p->T - i0 < qb ? p->T - i0 : qb;
 	const size_t ldq = packed_ld(p->d_k), ldo = packed_ld(p->d_v);
-	const size_t at = g->dm.task_rows ? h->hh * g->dm.qblocks * qb + i0 : 0;
+	const size_t at = packed_row(g, h->hh, i0);
 	const double *q = w->qr + at * ldq, *d_out = w->dor + at * ldo;
 	enum attn_tile tile;
 	const double *pw;
@@ -655,7 +664,7 @@ tile_step(const struct grad *g, struct grad_ws *w, const struct head_view *h,
 		return;
 	vector = tile == ATTN_TILE_KEPT && g->plain && !g->stores;
 	if (!g->dm.task_rows)
-		tile_pack(g, w, hd, i0, ni, 0);
+		tile_pack(g, w, hd, h->hh, i0, ni);
 	simd->scores(w->kt, kb, p->d_k, q, ldq, ni, vector ? p->scale : 1.0,
 	    w->st, w->mb);
 	if (g->need_dp)
@@ -872,8 +881,7 @@ task_heads(const struct grad *g, struct grad_ws *w, size_t b, size_t kv,
 
 		head_view_init(g, b, kv, hh, w->delta + hh * p->T, v);
 		if (g->dm.task_rows)
-			tile_pack(g, w, &v->hd, 0, p->T, hh * g->dm.qblocks *
-			    g->dm.qb);
+			tile_pack(g, w, &v->hd, hh, 0, p->T);
 		if (g->need_delta && !g->dm.wave)
 			head_delta(g, v, w->delta + hh * p->T, e);
 		w->nan_k[hh] = 0;
