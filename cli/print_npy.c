@@ -17,12 +17,13 @@
  * test) would then refuse or misread.
  *
  * print_npy_stage is the one encoding of a stage: -f npz (print_npz.c)
- * puts the same bytes in its archive.  Where the stage's doubles already
- * lie in C order (attn_stage_c_order: a stage of one head, or heads in
- * the layout the stage is held in) and the machine is little-endian,
- * they are those bytes, written from where they lie; otherwise the
- * numbers are flattened into a buffer charged to the memory limit and
- * encoded there.
+ * puts the same bytes in its archive.  Where the machine is
+ * little-endian and the stage's doubles lie in C order (a stage of one
+ * head, or heads in the layout the stage is held in), or in C order's
+ * runs of RUN_LEAST numbers or more (a row of the last dim each, where
+ * bhsd keeps its heads apart), they are those bytes, written from where
+ * they lie (attn_stage_c_runs); otherwise the numbers are flattened
+ * into a buffer charged to the memory limit and encoded there.
  */
 #include <math.h>
 #include <stdint.h>
@@ -195,21 +196,20 @@ print_npy_stage(const struct printer *p, enum attn_stage s,
 		a->npieces = 1;		/* the header alone */
 		return ATTN_OK;
 	}
-	if (a->size == 8 && NPY_NATIVE && runs == 1) {
-		a->two[1].bytes = attn_stage_c_order(p->stages, s);
-		a->two[1].len = a->n * sizeof(double);
-		return ATTN_OK;
-	}
-	/* Runs of RUN_LEAST numbers or more are written where they lie,
-	 * a piece each (a piece takes 16 bytes); shorter ones are copied.
-	 * (runs + 1 pieces take less than the n doubles held already.) */
-	if (a->size == 8 && NPY_NATIVE && a->n / runs >= RUN_LEAST) {
-		if ((a->held = memory_buffer((runs + 1) * sizeof *a->pieces,
-		    doing, p->err)) == NULL)
-			return ATTN_ERR_NOMEM;
-		a->held_bytes = (runs + 1) * sizeof *a->pieces;
-		a->pieces = a->held;
-		a->pieces[0] = a->two[0];
+	/* The numbers are written where they lie when they are one run
+	 * (after the header, in two), or runs of RUN_LEAST numbers or more,
+	 * a piece each (a piece takes 16 bytes: runs + 1 pieces take less
+	 * than the n doubles held already); shorter ones are copied. */
+	if (a->size == 8 && NPY_NATIVE &&
+	    (runs == 1 || a->n / runs >= RUN_LEAST)) {
+		if (runs > 1) {
+			a->held_bytes = (runs + 1) * sizeof *a->pieces;
+			if ((a->held = memory_buffer(a->held_bytes, doing,
+			    p->err)) == NULL)
+				return ATTN_ERR_NOMEM;
+			a->pieces = a->held;
+			a->pieces[0] = a->two[0];
+		}
 		a->npieces = 1;
 		attn_stage_c_runs(p->stages, s, add_run, a);
 		return ATTN_OK;
@@ -250,7 +250,6 @@ print_npy(const struct printer *p)
 {
 	struct npy_stage a;
 	enum attn_status status;
-
 	size_t k;
 
 	if ((status = print_npy_stage(p, p->o->stages[0], &a)) != ATTN_OK)
