@@ -204,11 +204,10 @@ _Static_assert(LANES == 16, "the vector tile sums hold 16 lanes");
 /*
  * The columns a vector tile sum holds in registers: as many accumulators
  * as two FMA units with a latency of 4 keep busy (8), with the row's
- * lanes and a broadcast beside them.  On the 2-core AMD EPYC of make
- * bench, --emulate bf16 at 1 x 8 x 4096 x 128 (.npy in and out) took
- * 1.95-2.12 s with the C copy's x86-64-v3 clone, 1.18 s with
- * tile_sum_avx2 and 0.95 s with tile_sum_avx512; the float64 forward
- * takes 0.6 s.
+ * lanes and a broadcast beside them.  Built from the plain C loop, even
+ * as its x86-64-v3 clone, GCC keeps the accumulators on the stack, so
+ * each fma waits for the store of the one before it; these keep them in
+ * registers, which about halves a run of --emulate (bench/README.md).
  */
 #define TILE_NAME tile_sum_avx2
 #define TILE_TARGET __attribute__((target("avx2,fma")))

@@ -4,14 +4,14 @@
  * here and the vector versions in lib/simd_*.c give the same bytes.
  *
  * Why not libm or SLEEF: the streaming kernel takes one exp per logit,
- * and measured on AVX-512 (10^7 points in L1) this one costs 0.53 ns an
- * element against 1.02 ns for SLEEF's Sleef_expd8_u10avx512f and 5.4 ns
- * for glibc's scalar exp; it is also more accurate here (0.76 ulp at
- * most against SLEEF's 0.89; tests/unit/check_stream.c measures it against
- * expl).  The reference kernel takes its exponentials here too (one
- * arithmetic: lib/kernel.c), so that both kernels give the same bytes;
- * --emulate, which models a plain kernel in another format, takes
- * libm's exp rounded to that format.
+ * and this one, a vector at a time, costs about half of what SLEEF's
+ * vector exp costs and a small part of glibc's scalar exp, and is more
+ * accurate over this range than SLEEF's (bench/README.md has the
+ * figures; tests/unit/check_stream.c holds it within 1 ulp of expl).
+ * The reference kernel takes its exponentials here too (one arithmetic:
+ * lib/kernel.c), so that both kernels give the same bytes; --emulate,
+ * which models a plain kernel in another format, takes libm's exp
+ * rounded to that format.
  *
  * The method, x = n ln2/16 + r with n = k*16 + i:
  *

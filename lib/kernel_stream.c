@@ -24,28 +24,28 @@
  * sums and outputs in the same blocks of keys with the same operations
  * (each dot product an fma chain in column order, attn_exp, the same
  * rescaling), so the two give the same bytes for every stage both
- * compute (SPEC: a stage prints the same digits whatever else a run
- * computes or prints); tests/unit/check_stream.c holds them to it.
+ * compute (attn(1), Order of operations: a stage prints the same
+ * digits whatever else a run computes or prints);
+ * tests/unit/check_stream.c holds them to it.
  *
  * Tiling.  A task is TASK_ROWS = 144 query rows of one batch and head;
- * it walks the keys in blocks of BLOCK_KEYS = 128.  For each block, the
- * block's rows of K and V are first copied into the worker's own arrays
- * (64 KB each at d = 64), Q K^T goes into a 144 x 128 tile (144 KB), the
+ * it walks the keys in blocks of BLOCK_KEYS = 128.  For each block the
+ * loops read the block's rows of K and V packed, a row every d doubles
+ * (block_copy): where they lie when a head's rows already lie so (a
+ * head of its own, or one KV head), else from a copy in the worker's
+ * own arrays (64 KB each at d = 64), of the block or of the whole head
+ * (CACHE_MOST, below).  Q K^T goes into a 144 x 128 tile (144 KB), the
  * online step turns it into exp(x - m') in place, and P V adds it into o
  * (72 KB): with Q^T, 416 KB, in a 512 KB L2.  The register tiles are in
- * lib/simd_loops.h.  Measured on a 2-core AMD EPYC (Zen 3, AVX2, 512 KB
- * L2 a core), T = S = 4096, d = 64, one thread, each variant in turn in
- * one process (the machine was shared): the copy made the kernel 3 to 6%
- * faster than reading K and V where they lie (read once, in order, they
- * come from L3 faster than the tiles' loops fetch them, 4 rows at a
- * time; it also spares the loops' loads the L1 sets that rows 512
- * bytes apart share); tasks of 144 rows ran 5 to 10% faster than 96 and
- * 48 (which fetch K and V more often for the same work), and 168 and 192
- * no faster (their tiles no longer fit in L2).  On a Zen 4 (1 MB L2) with
- * AVX-512, tasks of 48, 96 and 192 rows and blocks of 64, 128 and 256
- * keys all ran within 10% of each other.  128 keys make the rescaling of
- * o (d_v x 144 products a block) 0.2% of the work.  144 rows give 2
- * threads 29 tasks a head to share at n = 4096.
+ * lib/simd_loops.h.  A copy, read once and in order, reaches L2 before
+ * the tiles' loops need it, where rows fetched 4 at a time from L3
+ * would keep the loops waiting (and rows 512 bytes apart share L1
+ * sets); but a block already packed costs more to copy than it saves,
+ * so it is read where it lies.  Tasks of 144 rows fetch each block of K
+ * and V for more work than smaller ones, while their tiles still fit in
+ * L2; 128 keys keep the rescaling of o (d_v x 144 products a block) a
+ * small part of the work.  144 rows give 2 threads 29 tasks a head to
+ * share at n = 4096.  bench/README.md has the measurements.
  * The rows of a task are independent, but BLOCK_KEYS decides where the
  * rescaling happens, so it is part of the arithmetic (internal.h's
  * ATTN_SOFTMAX_BLOCK, which the reference kernel sums in too): never a
@@ -345,8 +345,8 @@ rows_finish(const struct stream *s, const struct attn_head *hd,
  * read them: a head of its own, or one head, lies so already; heads
  * side by side (from bhsd or bshd) are copied, all S rows of a head at
  * once into the worker's cache when they take at most CACHE_MOST bytes,
- * else a block at a time for each task (copying every block for every
- * task was 9% of a forward at n = 4096 with 8 heads of d = 128).
+ * else a block at a time for each task: the cache copies a block once
+ * a head, where the tasks of a head would each copy it again.
  */
 #define CACHE_MOST ((size_t)16 << 20)
 

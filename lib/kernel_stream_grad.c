@@ -61,11 +61,9 @@
  * Tiling: KB = 96 keys (a multiple of ATTN_SIMD_ROWS, the loops' unit
  * of lanes) by QB = 48 query rows; with d = 128 the worker's arrays are
  * K^T and V^T of the block and the accumulators dK^T and dV^T (96 KB
- * each), four 36 KB tiles and the packed rows (below).  Measured on a
- * shared 2-core AMD EPYC with AVX-512, one thread, 8 heads of d = 128,
- * T = S = 1024 and 256, the least of 20 runs of each in turn: 48, 96,
- * 144 and 192 keys by 48 and 96 rows all ran within 7% of each other,
- * 96 x 48 the fastest or level at both sizes, so it stayed.
+ * each), four 36 KB tiles and the packed rows (below).  Blocks of 48 to
+ * 192 keys by 48 or 96 rows run about alike; 96 x 48 was the fastest or
+ * level with the best (bench/README.md).
  *
  * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
  * and d_v columns per head.
@@ -201,13 +199,10 @@ round_up(size_t n, size_t unit)
  * together first (a task's or a tile's rows of Q and dO, grad_pack
  * below; a key block's of K), a row every packed_ld(d) doubles: where
  * they lie, a row of a head is a row of all heads apart, and the
- * `accumulate` loop, which walks
- * down them, met a new line and page each row (on a 2-core AMD EPYC
- * with AVX-512, one thread, d = 128, rows 1024 doubles apart: AVX2's
- * `accumulate` ran at 29 to 34 GFLOP/s, 42 to 49 packed; the backward
- * at n = 1024 took 10% less on AVX2, the same on AVX-512).  PACK_PAD
- * doubles more a row keep the rows of a power-of-two d off the same
- * sets of the L1.
+ * `accumulate` loop, which walks down them, would meet a new cache line
+ * and page each row; packed, it runs markedly faster on AVX2 and no
+ * slower on AVX-512 (bench/README.md).  PACK_PAD doubles more a row
+ * keep the rows of a power-of-two d off the same sets of the L1.
  */
 static size_t
 packed_ld(size_t d)
@@ -228,11 +223,11 @@ pack_rows(const struct attn_matrix *m, size_t r0, size_t n, size_t cols,
 
 /*
  * Where a tile's rows of Q and dO are packed: once a task, every row of
- * its heads (task_rows), or for each tile again (each key block packed
- * them all again: 4% of a backward's time at n = 4096 with 8 heads of
- * d = 128).  Once a task when the task has its own key blocks (not in a
- * wave, whose tasks share one head) and the rows take at most
- * TASK_PACK_MOST bytes, about what the dQ^T of such a task holds.
+ * its heads (task_rows), which spares packing the same rows again for
+ * every key block, or for each tile again.  Once a task when the task
+ * has its own key blocks (not in a wave, whose tasks share one head)
+ * and the rows take at most TASK_PACK_MOST bytes, about what the dQ^T
+ * of such a task holds.
  */
 #define TASK_PACK_MOST ((size_t)16 << 20)
 
@@ -941,8 +936,8 @@ block_dq(const struct grad *g, const struct grad_ws *w, size_t hh, size_t I,
  * steps.  A task that has caught up with the one before waits until
  * that one is WAVE_LAG steps ahead (or done), not one: the two go at
  * the same pace, so one step behind it would catch up again at the
- * next step and wait again, a wake-up each (a step is tens of
- * microseconds of work at d = 128).  Which steps wait changes no bit.
+ * next step and wait again: a wake-up at every step, whose cost is no
+ * small part of a step's work.  Which steps wait changes no bit.
  */
 #define WAVE_LAG 4
 

@@ -20,14 +20,13 @@
 
 /*
  * The tiles (lib/simd_loops.h): RT vectors of queries by KT keys or value
- * columns, and XU vectors through exp at a time.  Measured on a 2-core
- * AMD EPYC (Zen 3), one thread, a 96 x 128 tile with d = 64 (the
- * fastest of 100 runs, as a share of the FMA units' peak, Q K^T / P V):
- * 12 x 4 tiles (RT 3, KT 4: 12 accumulators, 3 loads and a broadcast in
- * the 16 registers) 91% / 88%; 8 x 4 93% / 77%; 8 x 6 90% / 74%; 12 x 3
- * 92% / 70%; 8 x 5 89% / 70%; 24 x 2 78% / 65%; 4 x 8 72% / 64%.  exp
- * took 26 cycles a vector with vgatherdpd for its table, 17.5 with the
- * loads below and XU 1, 16 with XU 3, 20 with XU 6 (which spills).
+ * columns, and XU vectors through exp at a time.  12 x 4 tiles (RT 3,
+ * KT 4: 12 accumulators, 3 loads and a broadcast in the 16 registers)
+ * kept both Q K^T and P V nearest the FMA units' peak of the shapes
+ * tried (8 x 4, 8 x 6, 12 x 3, 8 x 5, 24 x 2, 4 x 8 beside it).  exp
+ * takes its table with the loads below, not a gather, and XU 3 keeps the
+ * FMA units busiest without spilling (XU 6 spills).  bench/README.md has
+ * the measurements.
  */
 #define RT 3
 #define KT 4
@@ -43,7 +42,7 @@
  * bits are n mod 16, and t >> 4 is k plus a multiple of 2^47, which the
  * shift into the exponent field drops.  The table entries of each lane
  * are loaded one by one: 4 loads and 3 inserts cost less than a gather
- * (measured above, with the tiles).
+ * (bench/README.md).
  */
 #define STEP(u) _Pragma("GCC unroll 8") for (u = 0; u < XU; u++)
 

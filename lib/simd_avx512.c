@@ -72,10 +72,10 @@ zero_where_zero8(__m512d p, __m512d x)
 #define VEC __m512d
 #define VL 8
 /* 3 x 8 accumulators, 3 loads and a broadcast fill 28 of the 32
- * registers without spilling: on a 2-core AMD EPYC (Zen 4), 24 x 8 tiles
- * ran Q K^T and P V at about 93% of OpenBLAS dgemm on one thread.  exp
- * takes one vector at a time (XU 1), as it did when that was measured;
- * the AVX2 loops found 3 better (lib/simd_avx2.c), untried here. */
+ * registers without spilling: 24 x 8 tiles run Q K^T and P V near a
+ * tuned dgemm on one thread (bench/README.md).  exp takes one vector at
+ * a time (XU 1), the setting those tiles were chosen with; the AVX2
+ * loops found 3 better (lib/simd_avx2.c), untried here. */
 #define RT 3
 #define KT 8
 #define XU 1
