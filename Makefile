@@ -75,9 +75,8 @@ CLI_LIBS   = -lunistring $(CURSES_LIBS)
 # .a files their -dev packages hold: the dynamic loader then maps libc,
 # libm and libcjson alone (libzip is opened by the first .npz read, zlib
 # by the first written: lib/zip_load.c) and relocates a third of the
-# symbols, and `attn --version` takes 1.1 ms of CPU where it took 2.4, a
-# tenth of a whole run at n = 512 (measured by 300 runs under time(1);
-# issue 23).
+# symbols, which halves the CPU time of attn's start, a good part of a
+# small run (bench/README.md).
 # STATIC_LIBS= links them shared; a sanitizer build always does.
 STATIC_LIBS ?= 1
 ifeq ($(STATIC_LIBS)$(SAN),1)
@@ -356,9 +355,9 @@ VALGRIND = valgrind --quiet --error-exitcode=99 --leak-check=full \
            --errors-for-leak-kinds=definite,indirect \
            --log-file=$(CURDIR)/build/valgrind/%p.log
 
-# A run under valgrind costs most of a second of CPU before attn starts,
-# and the suite has some 700: it runs in VALGRIND_PARTS parts, each every
-# Nth case (tests/cli/run.sh), which make -j runs side by side.
+# valgrind's start costs much CPU before attn's own, once a case
+# (tests/cli/run.sh): the suite runs in VALGRIND_PARTS parts, each every
+# Nth case, which make -j runs side by side.
 VALGRIND_PARTS = 4
 VALGRIND_RUNS  = $(addprefix check-valgrind-,$(shell seq $(VALGRIND_PARTS)))
 

@@ -482,8 +482,8 @@ output_is_stdout(const struct output *s)
 
 /* The part of output_commit before the rename: write, flush and check
  * (an output written in place is done then).  Nothing is forced to the
- * disk, as the shell's > forces nothing: an fsync cost 70 ms of a 230 ms
- * run writing 11 MB of CSV, and the rename is atomic against errors and
+ * disk, as the shell's > forces nothing: an fsync would be a large part
+ * of a run's time, and the rename is atomic against errors and
  * signals without it (not against a crash of the system; ext4 starts
  * the data's writeback when a rename replaces a file).  On failure the
  * output is given up. */

@@ -481,7 +481,8 @@ void attn_config_init(struct attn_config *cfg);
 
 /* The CPUs this process may use: the online ones, narrowed by its CPU
  * affinity mask and its cgroup's CPU quota (rounded up); at least 1.
- * Read once a process (the cgroup's files cost tens of microseconds). */
+ * Read once a process (the cgroup's files are slow to read beside a
+ * small run). */
 size_t attn_cpu_count(void);
 
 /*
@@ -494,12 +495,12 @@ size_t attn_cpu_count(void);
  * cannot be started are done without: the caller's thread alone still
  * runs everything.  A task may run a job of its own.
  *
- * The other workers are threads libattn keeps for the life of the
- * process once started (starting one costs some 0.2 ms; a run at small
- * sizes has a dozen jobs): idle, they wait with every asynchronous
- * signal blocked, so that a signal reaches the program's own threads.
- * Each works on the caller's memory account (attn_memory_use) while it
- * works for the job.  A child of fork() starts its own.
+ * The other workers are threads libattn keeps for the life of the process
+ * once started (a small run has a dozen jobs, and starting threads for
+ * each would be a noticeable part of it): idle, they wait with every
+ * asynchronous signal blocked, so that a signal reaches the program's own
+ * threads.  Each works on the caller's memory account (attn_memory_use)
+ * while it works for the job.  A child of fork() starts its own.
  */
 struct attn_pool_job {
 	size_t tasks, threads;

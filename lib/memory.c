@@ -190,26 +190,23 @@ told_refused(void)
 }
 
 /*
- * Huge pages.  Under a hypervisor a page fault is dear: 13 us a 4 KiB
- * page on the machine of `make bench` (a 4 MiB array touched page by
- * page: 13 ms; the same array in 2 MiB pages: 0.35 ms), and a run
- * touches each page of its arrays first in a copy, a parse or a memset.
- * At T = S = 4096, d = 64, CSV in and out, the 4200 faults of a run were
- * a quarter of its CPU time.  So a block of BLOCK_HUGE bytes or more is
- * a mapping of its own, 2 MiB-aligned and a whole number of 2 MiB long,
- * advised MADV_HUGEPAGE before its first touch (transparent_hugepage
- * "madvise", Debian's default; elsewhere the advice changes nothing),
- * and a smaller one comes from malloc.  BLOCK_HUGE was measured at
- * T = S = 512, d = 64, whose arrays are 256 KiB, CSV in and out
- * (farm-bench, 20 pairs): 256 KiB took 0.84 of the wall time of 1 MiB
- * (under which that run has no mapped block), for a peak RSS of 14 MiB
- * against 7; from n = 2048 the two were alike.  A mapped block grows by
- * mremap, in place or by moving its pages into a larger mapping (no
- * copy), and shrinks below BLOCK_HUGE into malloc, so that a block's
- * size says what it takes (attn_block_size).  The mappings are listed,
- * so that attn_block_free needs no size.  A mapping that fails (an
- * address-space limit) leaves the block to malloc: huge pages are a
- * saving, never a condition.
+ * Huge pages.  Under a hypervisor a page fault is dear, and a run
+ * touches each page of its arrays first in a copy, a parse or a memset,
+ * so that at large sizes the faults of 4 KiB pages are a good part of
+ * its CPU time.  So a block of BLOCK_HUGE bytes or more is a mapping of
+ * its own, 2 MiB-aligned and a whole number of 2 MiB long, advised
+ * MADV_HUGEPAGE before its first touch (transparent_hugepage "madvise",
+ * Debian's default; elsewhere the advice changes nothing), and a smaller
+ * one comes from malloc.  BLOCK_HUGE is 256 KiB, the size of an array at
+ * n = 512, d = 64: a larger threshold leaves such a run without mapped
+ * blocks and slower, for a smaller peak RSS, and from n = 2048 the two
+ * are alike (bench/README.md).  A mapped block grows by mremap, in place
+ * or by moving its pages into a larger mapping (no copy), and shrinks
+ * below BLOCK_HUGE into malloc, so that a block's size says what it
+ * takes (attn_block_size).  The mappings are listed, so that
+ * attn_block_free needs no size.  A mapping that fails (an address-space
+ * limit) leaves the block to malloc: huge pages are a saving, never a
+ * condition.
  */
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mapping {

@@ -54,11 +54,11 @@ struct pool {
 
 /*
  * The helpers: threads started as jobs need them and kept for the life
- * of the process, since a thread costs some 0.2 ms to start and to reap
- * on this kind of machine and a run at small sizes has a dozen jobs (the
- * three inputs side by side, each file's chunks, the kernel, the output
- * rows).  An idle helper waits for a job to be posted and takes a seat
- * in the newest open one its stack is large enough for.  Each keeps the
+ * of the process, since a small run has a dozen jobs (the three inputs
+ * side by side, each file's chunks, the kernel, the output rows), and
+ * starting and reaping threads for each would be a noticeable part of
+ * it.  An idle helper waits for a job to be posted and takes a seat in
+ * the newest open one its stack is large enough for.  Each keeps the
  * stack size of the job it was started for (0 in attn_pool_job: the
  * default, the largest), so that a job of small stacks (the readers')
  * does not map 8 MiB per thread.

@@ -5,15 +5,12 @@
  *
  * The zip is written here, not by libzip (which reads them, read_npz.c):
  * a stored member is a header, its bytes and a line of the central
- * directory (PKWARE's APPNOTE.TXT, 4.3), and libzip could only make it
- * in memory of its own, so each member's bytes were copied four times on
- * their way out (into a buffer of the member, libzip's 64 KiB fragments,
- * through its 8 KiB buffer, back out to the caller), each copy into
- * pages never touched before.  Measured on a 2-core AMD EPYC (farm-bench,
- * 8 to 10 pairs), attn --grad with grad_q, grad_k and grad_v of
- * 1 x 8 x n x 128 to one .npz: the whole run takes 0.64 of the time at
- * n = 1024 and 0.88 at 4096 (96 MiB), whose peak RSS falls from 429 to
- * 359 MiB.  The bytes are the same (cmp), as libzip 1.7 writes them:
+ * directory (PKWARE's APPNOTE.TXT, 4.3), and libzip can only make it in
+ * memory of its own, copying each member's bytes four times on their way
+ * out (into a buffer of the member, libzip's 64 KiB fragments, through
+ * its 8 KiB buffer, back out to the caller), each copy into pages never
+ * touched before: a run writing a large .npz takes less time and memory
+ * without them (bench/README.md).  The bytes are those libzip 1.7 writes:
  * version 1.0 (4.5 where ZIP64 is needed), made by UNIX 6.3, mode 0666,
  * no extra fields unless ZIP64's, dated 1980-01-01 00:00, the first date
  * a zip can hold and the one numpy.savez gives (Python's zipfile.open

@@ -1,12 +1,10 @@
 /*
- * zip_load.c - libzip and zlib, opened (dlopen) by the first .npz
- * archive a run reads (libzip) or writes (zlib, for its CRC-32), not
- * linked: a run that touches none never maps them, nor the libcrypto
- * and libbz2 that libzip brings, whose loading and relocation took 12%
- * of the CPU time of a whole run at n = 512 (CSV in and out: 43 ms
- * against 37 of the same attn with libzip left out, 30 pairs under
- * farm-bench; issue 23's start-up).  Their sonames are the ones the
- * build linked against (ATTN_ZIP_SONAME, ATTN_ZLIB_SONAME, from the
+ * zip_load.c - libzip and zlib, opened (dlopen) by the first .npz archive
+ * a run reads (libzip) or writes (zlib, for its CRC-32), not linked: a
+ * run that touches none never maps them, nor the libcrypto and libbz2
+ * that libzip brings, whose loading and relocation are a good part of the
+ * CPU time of a small run (bench/README.md).  Their sonames are the ones
+ * the build linked against (ATTN_ZIP_SONAME, ATTN_ZLIB_SONAME, from the
  * Makefile); their functions are looked up with the types zip.h and
  * zlib.h give them (zip_load.h), all of a library's at once, so that a
  * reader finds the whole library or none.
