@@ -265,8 +265,9 @@ cli-locale-test: $(ATTN)
 	$(TIMED) '$(BUILD) cli-test (de_DE)' sh tests/locale.sh \
 	    sh tests/cli/run.sh ./$(ATTN)
 
-# Hostile inputs (tests/bad/): one clear line, the SPEC status, nothing on
-# stdout, -o FILE untouched; make check runs it again under ASan/UBSan.
+# Hostile inputs (tests/bad/): one clear line, the status attn(1) gives,
+# nothing on stdout, -o FILE untouched; make check runs it again under
+# ASan/UBSan.
 bad-test: $(ATTN)
 	$(TIMED) '$(BUILD) bad-test' sh tests/bad/run.sh ./$(ATTN)
 

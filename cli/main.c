@@ -37,7 +37,8 @@
 #error "ATTN_VERSION: build with make, which defines it"
 #endif
 
-/* The exit code of SPEC for each status: the one place they meet. */
+/* The exit code attn(1) gives each status (EXIT STATUS): the one place
+ * they meet. */
 static int
 exit_code(enum attn_status status)
 {
@@ -276,7 +277,7 @@ main(int argc, char **argv)
 	}
 	if (status != ATTN_OK && err.msg[0] != '\0')
 		report(&err, &o);
-	/* A check that fails is no error but SPEC's exit 1, after its
+	/* A check that fails is no error but attn(1)'s exit 1, after its
 	 * report. */
 	failed = status == ATTN_OK && o.check != NULL && !check_passed(&chk);
 	attn_labels_free(&query);

@@ -281,7 +281,7 @@ applies(const struct option_row *r, int gen)
 }
 
 /* Options whose argument is a file but not named FILE (--self X,
- * --grad DO and --proj LAYER, as SPEC writes them). */
+ * --grad DO and --proj LAYER, as attn(1) writes them). */
 static const char *const file_options[] = { "self", "grad", "proj",
 	"cu-seqlens-q", "cu-seqlens-k", "seqused-k", NULL };
 

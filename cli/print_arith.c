@@ -189,8 +189,9 @@ arith_scaled(const struct printer *p, const struct arith_block *a,
 	if (a->in.bias.data != NULL)
 		put_term(p, attn_input_at(&a->in.bias, i, j), 0);
 	if (c->alibi) {
-		/* query i sits at key position i + offset (SPEC), within
-		 * its sequence when they are packed */
+		/* query i sits at key position i + offset (attn(1),
+		 * Positions and alignment), within its sequence when
+		 * they are packed */
 		struct attn_row_place at;
 
 		attn_row_place(c, p->in, print_queries(p), p->stages->S, a->b,

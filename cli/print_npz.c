@@ -1,10 +1,10 @@
 /*
- * print_npz.c - NumPy .npz output, attn's own addition to SPEC's
- * formats: every stage of the list in one archive, as numpy.savez
- * writes one, member NAME.npy a stage by its name, in the order the
- * list has them.  Each member's bytes are those -f npy -s NAME writes
- * (print_npy_stage), so that numpy.load(FILE)[NAME] is that array, and
- * attn --check FILE reads the archive back by the same names.
+ * print_npz.c - NumPy .npz output (-f npz in attn(1)): every stage of the
+ * list in one archive, as numpy.savez writes one, member NAME.npy a stage
+ * by its name, in the order the list has them.  Each member's bytes are
+ * those -f npy -s NAME writes (print_npy_stage), so that
+ * numpy.load(FILE)[NAME] is that array, and attn --check FILE reads the
+ * archive back by the same names.
  *
  * A stage at a time, its .npy header and numbers go into the archive
  * (attn_npz_member) as they lie, the stage's own memory where its

@@ -38,7 +38,8 @@
 
 /* ---------------------------------------------------------------- errors */
 
-/* One status per exit code of SPEC; the CLI maps them in one switch. */
+/* One status per exit code of attn(1) (EXIT STATUS); the CLI maps them
+ * in one switch. */
 enum attn_status {
 	ATTN_OK = 0,
 	ATTN_ERR_USAGE,    /* a bad argument or option value */
@@ -342,11 +343,11 @@ enum attn_align {
 /*
  * How 4-D arrays are laid out, in and out.  Without a layout (2-D and
  * 3-D inputs) the heads of Q, K and V sit side by side in the columns and
- * stages are shown as SPEC's "Output layout" says.  With one, 4-D inputs
- * fold into that form (attn_array_fold_heads) and every stage is shown
- * 4-D: per-head stages B x H x T x C in both layouts (PyTorch's and
- * JAX's order for logits and weights), output B x H x T x d_v (BHSD) or
- * B x T x H x d_v (BSHD), as the inputs were.
+ * stages are shown as attn(1) says (Output of stacks).  With one, 4-D
+ * inputs fold into that form (attn_array_fold_heads) and every stage is
+ * shown 4-D: per-head stages B x H x T x C in both layouts (PyTorch's
+ * and JAX's order for logits and weights), output B x H x T x d_v (BHSD)
+ * or B x T x H x d_v (BSHD), as the inputs were.
  */
 enum attn_layout {
 	ATTN_LAYOUT_NONE,	/* 2-D or 3-D, heads side by side */
@@ -354,7 +355,6 @@ enum attn_layout {
 	ATTN_LAYOUT_BSHD	/* B x S x H x D: FlashAttention, JAX */
 };
 
-/* The floating-point formats attn_emulate and attn_round know. */
 /*
  * How the lse stage is written, as kernels store it: the natural log
  * (PyTorch, FlashAttention) or log2 (Triton's tutorial kernel and the
@@ -373,6 +373,7 @@ enum attn_lse_masked {
 	ATTN_LSE_MASKED_POS_INF		/* +inf, as FlashAttention stores it */
 };
 
+/* The floating-point formats attn_emulate and attn_round know. */
 enum attn_precision {
 	ATTN_PREC_FP64,		/* double: what attn_run computes in */
 	ATTN_PREC_FP32,		/* IEEE binary32 */
@@ -800,7 +801,8 @@ void attn_stage_axes(const struct attn_stages *stages, enum attn_stage s,
     enum attn_axis *rows, enum attn_axis *cols);
 
 /*
- * The shape of a stage as every printer shows it (SPEC, Output layout):
+ * The shape of a stage as every printer shows it (attn(1), Output of
+ * stacks):
  * per-head stages are B x H x T x C, output is B x T x H*d_v (q, q_rot
  * and grad_q likewise B x T x H*d_k, k, k_rot and grad_k B x S x G*d_k,
  * v and grad_v B x S x G*d_v, projected B x T x d_out), and the B and H

@@ -802,8 +802,9 @@ attn_masked_weight(const struct attn_problem *p, const struct attn_seq *sq)
  * -inf bias masks the key, as it means to; +inf and nan, which the
  * readers refuse, make the nan row IEEE arithmetic makes).  A kernel asks
  * only where the masks keep the logit, since a masked one is -inf
- * whatever it was, and then reports attn_error_logit (SPEC: a logit that
- * overflows after the bias is a data error naming where).
+ * whatever it was, and then reports attn_error_logit (attn(1), Order of
+ * operations: a logit that overflows after the bias is a data error
+ * naming where).
  */
 static inline int
 attn_logit_overflows(const struct attn_head *hd, size_t i, size_t j,

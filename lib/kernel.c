@@ -14,15 +14,16 @@
  *
  * One arithmetic.  Its operations, and their order for each element, are
  * the streaming kernel's, so that a stage is the same bytes whichever
- * kernel computes it (SPEC: a stage prints the same digits whatever else
- * a run computes or prints): every dot product is a chain of fma over
- * its columns in order, from 0; exp is attn_exp; a row's sum of
- * exp(x - m) runs over blocks of ATTN_SOFTMAX_BLOCK keys, rescaled by
- * exp(m - m') where a block raises the row's maximum from m to m', as
- * the online softmax does (lib/kernel_stream.c has the equations); and
- * output is the sum of exp(x - m') v over the same blocks, rescaled
- * likewise, divided by the row's sum at the end.  The passes that need
- * the running maximum (6 and 9) replay it block by block (online_block).
+ * kernel computes it (attn(1), Order of operations: a stage prints the
+ * same digits whatever else a run computes or prints): every dot product
+ * is a chain of fma over its columns in order, from 0; exp is attn_exp;
+ * a row's sum of exp(x - m) runs over blocks of ATTN_SOFTMAX_BLOCK
+ * keys, rescaled by exp(m - m') where a block raises the row's maximum
+ * from m to m', as the online softmax does (lib/kernel_stream.c has the
+ * equations); and output is the sum of exp(x - m') v over the same
+ * blocks, rescaled likewise, divided by the row's sum at the end.  The
+ * passes that need the running maximum (6 and 9) replay it block by
+ * block (online_block).
  *
  * What every kernel shares (shape checks, scale, positions, the masking
  * rule, softcap, bias and ALiBi, input blocks) is in lib/problem.c,
@@ -93,8 +94,8 @@ online_block(const double *x, size_t j0, size_t j1, struct online *o)
  * up to S times larger, with values near DBL_MAX): such a row is summed
  * again from its final weights halved, w / 2 (exact), and doubled, as
  * the streaming kernel rescues it; what still overflows lies beyond the
- * doubles, a data error (SPEC: an output whose exact value is finite is
- * computed finite, or refused naming where).
+ * doubles, a data error (attn(1), Order of operations: an output whose
+ * exact value is finite is computed finite, or refused naming where).
  */
 ATTN_FMA_CLONES
 static enum attn_status

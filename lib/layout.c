@@ -471,8 +471,8 @@ dims_of_3d(const struct attn_array *a, const size_t want[4], int inputs_4d,
  * A 2-D array is the 4-D one with dims of 1 put before it (T x S is
  * 1 x 1 x T x S), a 1-D one a row (1 x s).  A 3-D mask or bias is per
  * batch (b x t x s as b x 1 x t x s), but with 4-D inputs it is H x T x S,
- * as NumPy aligns it (SPEC): there a first dim that reads as B is refused
- * by dims_of_3d rather than guessed.
+ * as NumPy aligns it (attn(1), Batches): there a first dim that reads as
+ * B is refused by dims_of_3d rather than guessed.
  */
 enum attn_status
 attn_array_broadcast(struct attn_array *a, size_t B, size_t H, size_t T,

@@ -12,12 +12,12 @@
  * through row_max and row_sum (lse = row_max + log(row_sum)), which is
  * how every kernel computes it stably.
  *
- * The backward stages are SPEC's table of them.  grad_bias and
- * grad_sinks, the gradients of the inputs a run broadcasts, are reduced
- * from them after the kernel (lib/grad_reduce.c) and are shaped as those
- * inputs are, not in blocks of the run (`reduced`): grad_bias as the
- * bias was given, grad_sinks 1 x H (struct attn_stages says the run's
- * dims, attn_stage_axes what they run over).
+ * The backward stages are attn(1)'s table of them (Backward pass).
+ * grad_bias and grad_sinks, the gradients of the inputs a run
+ * broadcasts, are reduced from them after the kernel (lib/grad_reduce.c)
+ * and are shaped as those inputs are, not in blocks of the run
+ * (`reduced`): grad_bias as the bias was given, grad_sinks 1 x H (struct
+ * attn_stages says the run's dims, attn_stage_axes what they run over).
  */
 #include <stdio.h>
 #include <string.h>
