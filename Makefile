@@ -322,14 +322,12 @@ boundary-test: $(LIBATTN)
 	$(TIMED) '$(BUILD) boundary-test' sh tests/boundary.sh $(LIBATTN)
 
 # No circles among the files of lib/ or of cli/ (calls by nm, includes by
-# cc -MM).  A directory in CYCLES_PENDING is checked and its circles
-# shown without failing, until it has none; then it moves to CYCLES_DIRS.
-CYCLES_DIRS    = lib cli
-CYCLES_PENDING =
+# cc -MM).
+CYCLES_DIRS = lib cli
 
 cycles-test: $(LIBATTN) $(ATTN)
 	$(TIMED) '$(BUILD) cycles-test' sh tests/cycles.sh $(BUILD) \
-	    $(CYCLES_DIRS) $(if $(CYCLES_PENDING),--pending $(CYCLES_PENDING))
+	    $(CYCLES_DIRS)
 
 # CC and AR come from the environment; LDLIBS adds to attn's libraries.
 build-test:

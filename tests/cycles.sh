@@ -1,6 +1,6 @@
 #!/bin/sh
-# cycles.sh BUILD DIR... [--pending DIR...] - the files of each DIR (lib,
-# cli) depend on each other without a circle.
+# cycles.sh BUILD DIR... - the files of each DIR (lib, cli) depend on
+# each other without a circle.
 #
 # The graph is one of files: A -> B when A calls or reads a symbol that B
 # defines (nm -u of A's object against nm --defined-only of B's, both in
@@ -11,11 +11,6 @@
 # strongly connected component of more than one file; each is printed
 # with the edges that tie it and what each edge takes (the symbols, or
 # the header), and fails the test.
-#
-# A DIR after --pending is checked and its cycles named (their files,
-# not their edges), but they do not fail the test (a side whose cycles another branch is removing); when it
-# has none, the line says to move it before --pending (the Makefile's
-# CYCLES_PENDING to CYCLES_DIRS).
 set -u
 
 build=$1
@@ -25,7 +20,6 @@ work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT
 cflags="-I$top/lib $(pkg-config --cflags libcjson 2>/dev/null)"
 fail=0
-pending=0
 
 # The edges of dir $1, "FROM TO WHY" a line, into $work/edges.
 edges() {
@@ -126,22 +120,10 @@ cycles() {
 }
 
 for arg in "$@"; do
-	if [ "$arg" = --pending ]; then
-		pending=1
-		continue
-	fi
 	edges "$arg" || { fail=1; continue; }
 	count=$(wc -l <"$work/edges")
 	if cycles >"$work/out"; then
-		if [ $pending = 1 ]; then
-			echo "cycles: $arg/: no cycle in $count edges: it is" \
-			    "no longer pending (move it before --pending)"
-		else
-			echo "cycles: $arg/: no cycle in $count edges"
-		fi
-	elif [ $pending = 1 ]; then
-		echo "cycles: $arg/ (pending, not failing):"
-		sed -n 's/^cycle/  cycle/p' "$work/out"
+		echo "cycles: $arg/: no cycle in $count edges"
 	else
 		echo "FAIL cycles: $arg/ has circles among its files:"
 		sed 's/^/  /' "$work/out"
