@@ -5,15 +5,12 @@
  * set (wait4's rusage); exit with CMD's status (128 + the signal that
  * killed it, 127 when it could not be run).
  *
- * What bench.py times every process with.  GNU time, which it used
- * before, added its own start-up and a second fork and exec to every
- * run: 5 ms on a quiet machine and 15 ms on a loaded one against 2 and
- * 7 ms for this (python3 timing `true` each way, 40 runs), which at
- * n = 512, where attn takes 25 ms, was a fifth of attn's figure.  The
- * peak RSS is the child's own: this process is small when it forks, and
- * the kernel keeps the larger of a process's peak before and after
- * exec, which is why a child forked from the Python driver cannot be
- * asked for it.
+ * What bench.py times every process with, rather than GNU time, which
+ * adds its own start-up and a second fork and exec to every run: a large
+ * part of a small run's time (bench/README.md).  The peak RSS is the
+ * child's own: this process is small when it forks, and the kernel keeps
+ * the larger of a process's peak before and after exec, which is why a
+ * child forked from the Python driver cannot be asked for it.
  */
 #define _DEFAULT_SOURCE		/* wait4 */
 #include <stdio.h>

@@ -13,7 +13,7 @@ prints one line; the run fails when any check fails.
   NumPy computes it, passes `attn --check --emulate fp32`, and its dK
   passes `attn --grad --check -s grad_k`.
 - Writing: numpy.load reads attn's -f npy output with the shape and dtype
-  SPEC gives (B x H x T x S for per-head stages, output B x T x H*d_v,
+  attn(1) gives (B x H x T x S for per-head stages, output B x T x H*d_v,
   levels of one left out), equal to attn's shortest-round-trip CSV of the
   same stage, and --npy-dtype f4 equal to that rounded to float32.  The
   file is byte for byte what numpy.save writes for the array it holds

@@ -38,7 +38,7 @@ mkdir "$work/bin"
 # The binary; each run appends its status to $work/statuses.  Under
 # $ATTN_TEST_WRAPPER (e.g. valgrind), when set, goes a case's first run
 # that is not `attn gen` (which makes a case's inputs), and only that
-# one: valgrind costs 0.75 s of CPU a process before attn starts, and
+# one: valgrind costs much CPU a process before attn starts, and
 # the suite runs attn some 1200 times, many of them the same paths with
 # one option changed; so every case is seen by valgrind once, in CI's
 # time, and all of each case's runs by ASan and UBSan in make check.

@@ -4,7 +4,7 @@
  *
  * The CLI sources are compiled with -Dmain=attn_main and linked in.  main
  * leaves only by returning, so each input is one run: the harness builds
- * argv and the input files, calls attn_main, and checks what SPEC
+ * argv and the input files, calls attn_main, and checks what attn(1)
  * promises of any run.
  *
  * Input format (see fuzz_cli_table.h):
@@ -30,7 +30,7 @@
  *
  * Checked after each run (a failure aborts, and libFuzzer keeps the input):
  *
- *   - the exit status is one SPEC lists, and not 70 (internal error);
+ *   - the exit status is one attn(1) lists, and not 70 (internal error);
  *   - a failed run prints nothing on stdout, and exactly one error line
  *     starting "attn: " on stderr (warnings and, for 64, the usage lines
  *     aside); a successful run prints no error line;
@@ -502,7 +502,7 @@ check_run(const struct run *r, int rc)
 		die("exit 70: an internal error is a bug");
 		break;
 	default:
-		die("an exit status SPEC does not list");
+		die("an exit status attn(1) does not list");
 	}
 	/* The captured text is cut at ERR_CAP; judge only what fits. */
 	stderr_lines(&err_cap, &errors, &others, &first_is_attn);

@@ -20,8 +20,8 @@
  * "!full" makes every write to standard output fail with ENOSPC, as on
  * /dev/full.
  *
- * Options that SPEC names but the CLI may not have yet are here too: they
- * are usage errors until they exist, and fuzzed from the day they do.
+ * Options that attn(1) names but a CLI may not have yet are here too:
+ * they are usage errors until they exist, and fuzzed from the day they do.
  * Append new entries at the end, so that the seeds keep their meaning,
  * and run make fuzz-cli-seeds after any change (entry 10, which a seed
  * reaches through byte 10 + N since '\n' ends the line, moves with N).
@@ -108,7 +108,7 @@ static const struct fuzz_word fuzz_cli_words[] = {
 	{ "-o", "@o" }, { "-o", "-" }, { "-o", "@m" }, { "-o", "@D" },
 	{ "-o", "@0j" }, { "--output=@o", 0 }, { "-o@o", 0 },
 	{ "!full", 0 },
-	/* in SPEC, maybe not in the CLI yet */
+	/* in attn(1), maybe not in the CLI yet */
 	{ "--check", "@4j" }, { "--rtol", "1e-3" }, { "--atol", "0" },
 	{ "--stats", 0 }, { "--heatmap", 0 }, { "--arithmetic", 0 },
 	{ "--query", "1" }, { "--query", "2,1" }, { "--query", "0" },

@@ -3,7 +3,7 @@
 #   awk -v mode=text|delim|html [-v stage=NAME] [-v sep=,] -f labels.awk FILE
 #
 # The matrix (run.sh) names queries Q.. and keys K.. (--query-labels,
-# --key-labels), so a label's first letter says whose it is.  SPEC's
+# --key-labels), so a label's first letter says whose it is.  attn(1)'s
 # tables of stages say what each stage's rows and columns run over: the
 # rows of k, v, k_rot, grad_k and grad_v are the S keys (S x d_k, S x d_v),
 # every other stage's the T queries, and the columns of the T x S stages

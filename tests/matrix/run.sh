@@ -54,7 +54,7 @@
 set -u
 
 # No leak check at each of the matrix's 2500 exits: LeakSanitizer's
-# costs 55 ms of CPU a process here, a third of the suite.  Leaks are
+# check at exit would be a good part of the suite's CPU time.  Leaks are
 # looked for where each printer, stage and reader runs: the CLI and
 # hostile-input suites under LeakSanitizer, the unit suite, and valgrind
 # (make check-valgrind).  The matrix looks for crashes, undefined

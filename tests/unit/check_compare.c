@@ -142,7 +142,7 @@ START_TEST(elements_over_the_tolerance_are_counted)
 END_TEST
 
 /*
- * Issue 18's float32 kernel: outputs near 1000 varying by 0.5, its
+ * A float32 kernel's outputs near 1000, varying by 0.5, with its
  * errors up to 6.75e-4 (float32's spacing there is 6.1e-5, and a sum of
  * S products rounds that much).  numpy.allclose passes it at rtol 1e-4,
  * and so must the check: the element test tells a constant apart there

@@ -10,7 +10,7 @@
  * long double through the forward reference, which know no formula for
  * a derivative, to 1e-7; and one case recorded from PyTorch autograd
  * (grad_torch.h, made by grad_torch.py next to this file).  Then the
- * decisions SPEC leaves open: rows with no key under each policy,
+ * decisions attn(1) makes itself: rows with no key under each policy,
  * masked entries, the bias's gradient, overflow.
  *
  * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k

@@ -462,7 +462,7 @@ END_TEST
  * element (b, h, i, j) of the broadcast finds its number through the
  * views the kernels read.  A 2-D array is its 4-D dims without the first
  * two (t x s), a 1-D one a row, a 3-D one without the head (b x t x s,
- * per batch as SPEC has it) or, when Q, K and V were 4-D (four_d),
+ * per batch as attn(1) has it) or, when Q, K and V were 4-D (four_d),
  * without the batch (h x t x s, as NumPy aligns it). */
 static const struct {
 	size_t rank;		/* of the array given */

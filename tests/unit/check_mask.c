@@ -1,6 +1,6 @@
 /*
  * check_mask.c - the masking rule (lib/mask.c, internal.h): the rule for
- * one logit is SPEC's (checked against positions worked out here in
+ * one logit is attn(1)'s (checked against positions worked out here in
  * signed arithmetic), and what it says of a tile, wholly kept, wholly
  * masked or mixed, is what it says of each logit in the tile: on random
  * problems of every kind of mask (T x S, 1 x S, T x 1, 1 x 1, one block
@@ -192,7 +192,7 @@ mcase_free(struct mcase *c)
 	attn_matrix_free(&c->mask);
 }
 
-/* SPEC's rule for logit (i, j) of batch b, head h, worked out in signed
+/* attn(1)'s rule for logit (i, j) of batch b, head h, worked out in signed
  * positions: query i at i + S - T (bottom-right) or i, key j at j; in a
  * packed batch, within the sequence whose queries hold i (found by
  * walking them), whose keys alone it sees, and S its used keys. */
@@ -246,8 +246,8 @@ spec_keeps(const struct mcase *c, size_t b, size_t h, size_t i, size_t j)
 
 #define MASK_CASES 300
 
-/* attn_keeps is SPEC's rule for every logit of every head. */
-START_TEST(the_rule_for_one_logit_is_specs)
+/* attn_keeps is attn(1)'s rule for every logit of every head. */
+START_TEST(attn_keeps_follows_the_documented_rule)
 {
 	struct mcase c;
 	struct attn_head hd;
@@ -408,7 +408,7 @@ mask_suite(void)
 	Suite *s = suite_create("mask");
 	TCase *tc = tcase_create("rule");
 
-	tcase_add_loop_test(tc, the_rule_for_one_logit_is_specs, 0,
+	tcase_add_loop_test(tc, attn_keeps_follows_the_documented_rule, 0,
 	    MASK_CASES);
 	tcase_add_loop_test(tc, a_tile_is_what_its_logits_are, 0,
 	    MASK_CASES);

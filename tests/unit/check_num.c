@@ -390,8 +390,8 @@ random_double(struct ref_rng *rng)
 
 /* The text the shortest mode must write: the first of %.15g, %.16g,
  * %.17g that reads back to x, or for a subnormal of %.1g to %.17g.
- * Returns that precision.  The slow exact version (700 ns a number) that
- * attn ran before std::to_chars. */
+ * Returns that precision.  The slow exact version, a loop of snprintf
+ * and strtod, independent of num.c's std::to_chars. */
 static int
 shortest_oracle(char *buf, size_t size, double x)
 {

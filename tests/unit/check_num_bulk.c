@@ -35,8 +35,8 @@
 #define BULK_CHUNKS 20		/* of BULK_CHUNK numbers: ten million */
 #endif
 #define BULK_CHUNK 500000
-/* glibc's %.17g costs 300 to 900 ns a number, four times the rest of a
- * round trip: one number of each kind in G17_EVERY takes it. */
+/* glibc's %.17g costs several times the rest of a round trip: one
+ * number of each kind in G17_EVERY takes it. */
 #define G17_EVERY 4
 
 /* Whether a and b are the same double, to the sign of a zero. */

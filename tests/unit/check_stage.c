@@ -4,7 +4,7 @@
  * attn_stage_closure over it; and attn_stage_shape, the dims every
  * printer shows.
  *
- * The names are SPEC's fixed names; lookup takes a length, not a NUL, so
+ * The names are attn(1)'s fixed names; lookup takes a length, not a NUL, so
  * that --stage can look up the pieces of "weights,output" in place.  The
  * backward stages are laid out as Q, K and V are, grad_k and grad_v
  * with keys as rows; grad_bias and grad_sinks as the bias and the sinks
@@ -15,7 +15,7 @@
 #include "internal.h"
 #include "suites.h"
 
-/* SPEC's names, shapes and column axes, in --explain order. */
+/* attn(1)'s names, shapes and column axes, in --explain order. */
 static const struct {
 	const char *name;
 	const char *shape;
@@ -30,7 +30,7 @@ static const struct {
 	/* internal: kept for printers, not offered by --stage */
 	{ "row_max", "T x 1", ATTN_AXIS_ONE },
 	{ "row_sum", "T x 1", ATTN_AXIS_ONE },
-	/* SPEC's backward stages */
+	/* attn(1)'s backward stages */
 	{ "grad_weights", "T x S", ATTN_AXIS_KEY },
 	{ "delta", "T x 1", ATTN_AXIS_ONE },
 	{ "grad_scaled", "T x S", ATTN_AXIS_KEY },
@@ -124,7 +124,7 @@ END_TEST
 
 #define B(s) ATTN_STAGE_BIT(ATTN_STAGE_ ## s)
 
-/* Sets and their closures, worked out from the definitions in SPEC:
+/* Sets and their closures, worked out from attn(1)'s definitions:
  * lse and weights read row_max and row_sum, which read scaled. */
 static const struct {
 	unsigned want, closure;

@@ -292,7 +292,7 @@ START_TEST(the_thread_count_changes_no_bit)
 END_TEST
 
 /* The streaming kernel gives the reference kernel's bytes for every
- * stage both compute (SPEC: one arithmetic), on large cases of every
+ * stage both compute (attn(1): one arithmetic), on large cases of every
  * variant, on every instruction set this CPU has and with 3 threads;
  * and lists the same rows with no key. */
 START_TEST(stream_gives_the_reference_kernels_bytes)
