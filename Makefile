@@ -345,7 +345,8 @@ mem-test: $(ATTN)
 doc-test: $(ATTN)
 	$(TIMED) '$(BUILD) doc-test' sh tests/examples.sh ./$(ATTN) \
 	    man/attn.1 README.md
-	sh tests/links.sh README.md HACKING.md data/examples/README.md man/attn.1
+	sh tests/links.sh README.md HACKING.md data/examples/README.md man/attn.1 \
+	    bench/README.md
 
 # The CLI suite under valgrind memcheck: any error or leak makes valgrind
 # exit 99, which fails the case; its report goes to build/valgrind/.
