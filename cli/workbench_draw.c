@@ -25,6 +25,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <curses.h>
+#include <term.h>
 #include <errno.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -137,6 +138,18 @@ draw_key(int ch)
 	return ch;
 }
 
+/* The terminal's name for messages, escaped: TERM is any bytes. */
+static const char *
+term_name(char *buf, size_t size)
+{
+	const char *t = getenv("TERM");
+
+	if (t == NULL)
+		t = "";
+	attn_text_preview(buf, size - 4, t, strlen(t));
+	return buf;
+}
+
 enum attn_status
 workbench_draw(struct workbench *wb, const struct options *o,
     struct attn_error *err)
@@ -146,16 +159,18 @@ workbench_draw(struct workbench *wb, const struct options *o,
 	enum attn_status status = ATTN_OK;
 	struct wb_screen scr;
 	SCREEN *term;
+	char name[64 + 4];
 	int color, rows, cols, key;
 	size_t k;
 
 	if (setlocale(LC_CTYPE, "") == NULL ||
 	    strcmp(nl_langinfo(CODESET), "UTF-8") != 0)
 		setlocale(LC_CTYPE, "C.UTF-8");
+	/* term_check found the terminal usable before any input was read */
 	if ((term = newterm(NULL, stdout, stdin)) == NULL)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "attn "
 		    "workbench cannot drive this terminal (TERM=%s)",
-		    getenv("TERM") != NULL ? getenv("TERM") : "");
+		    term_name(name, sizeof name));
 	taken = 1;
 	if (!registered)
 		registered = atexit(give_back) == 0;
@@ -191,6 +206,37 @@ workbench_draw(struct workbench *wb, const struct options *o,
 	return status;
 }
 
+/*
+ * Whether ncurses can drive the terminal of standard output: its TERM
+ * is described (terminfo) and moves the cursor (cup).  A generic or
+ * hard-copy type, such as TERM=dumb, is not, and on one the screen would
+ * be written onto one line.  The description is read and freed here,
+ * before any input is read.
+ */
+static enum attn_status
+term_check(struct attn_error *err)
+{
+	TERMINAL *t;
+	const char *cup;
+	char name[64 + 4];
+	int errret = 0, ok;
+
+	ok = setupterm(NULL, STDOUT_FILENO, &errret) == OK;
+	if (ok) {
+		cup = tigetstr("cup");
+		ok = cup != NULL && cup != (char *)-1 && *cup != '\0';
+	}
+	if ((t = cur_term) != NULL) {
+		set_curterm(NULL);
+		del_curterm(t);
+	}
+	if (!ok)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "attn "
+		    "workbench cannot drive this terminal (TERM=%s): it needs "
+		    "one that moves the cursor", term_name(name, sizeof name));
+	return ATTN_OK;
+}
+
 enum attn_status
 workbench_main(struct options *o, struct attn_error *err)
 {
@@ -202,6 +248,8 @@ workbench_main(struct options *o, struct attn_error *err)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "attn "
 		    "workbench is interactive: it needs a terminal on standard "
 		    "input and output (to print stages, run attn itself)");
+	if ((status = term_check(err)) != ATTN_OK)
+		return status;
 	status = workbench_open(&wb, o, err);
 	if (status == ATTN_OK)
 		status = workbench_draw(&wb, o, err);

@@ -41,12 +41,14 @@ bad_screen() {
 # 80 x 24, with NO_COLOR and COLORTERM unset and ENV set, its pid in
 # $work/pid; after it ends the pane shows its status and the terminal's
 # icanon and echo flags.  The shell lives through C-c (a trap, which
-# the workbench does not inherit).
+# the workbench does not inherit).  tmux itself runs with the pane's
+# TERM, which ENV may have changed.
 start() {
 	env=$1
 	shift
 	cat >"$work/run.sh" <<RUN
 unset NO_COLOR COLORTERM COLUMNS LINES
+pane_term=\$TERM
 $env
 export NO_COLOR LC_ALL LANG 2>/dev/null
 ulimit -c 0
@@ -57,7 +59,7 @@ sh -c 'echo \$\$ >"$work/pid"; exec "\$0" workbench "\$@"' "$bin" $* \
 echo "status \$?"
 stty -a | tr ' ;' '\n\n' | grep -x -e '-*icanon' -e '-*echo' | tr '\n' ' '
 echo
-tmux -L attn-wb wait-for -S wb-done
+TERM=\$pane_term tmux -L attn-wb wait-for -S wb-done
 exec cat
 RUN
 	rm -f "$work/pid"
@@ -306,6 +308,29 @@ for sig in TERM ABRT SEGV; do
 	await '^key +scores' || bad_screen "the workbench did not start"
 	kill -$sig "$(cat "$work/pid")"
 	ended $st SIG$sig
+done
+
+# 14. A terminal it cannot drive (TERM names none, or one without cursor
+#     addressing, which would draw the screen onto one line) is a usage
+#     error before any input is read: 64 even when the input cannot be
+#     opened, its one line naming TERM and the usage after it, and
+#     nothing else on stderr (under the sanitizers, no leak reported).
+for t in dumb nosuchterm; do
+	start "TERM=$t" --self /nonexistent.csv
+	if ! timeout 20 tmux -L attn-wb wait-for wb-done; then
+		bad "TERM=$t: the workbench did not end"
+	fi
+	capture
+	grep -q '^status 64$' "$work/screen" && ok ||
+	    bad_screen "TERM=$t: not status 64"
+	grep -q '^icanon echo *$' "$work/screen" && ok ||
+	    bad_screen "TERM=$t: the terminal is not given back (icanon, echo)"
+	[ "$(sed -n 1p "$work/stderr")" = "attn: attn workbench cannot drive \
+this terminal (TERM=$t): it needs one that moves the cursor" ] &&
+	    [ "$(sed -n '2,$p' "$work/stderr")" = "usage: attn workbench \
+[options] [Q K V | BUNDLE | --self X]" ] && ok ||
+	    bad "TERM=$t: stderr: $(head -c 2000 "$work/stderr")"
+	tm kill-session -t wb
 done
 
 visual_end
