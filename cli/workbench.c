@@ -225,16 +225,16 @@ workbench_key(struct workbench *wb, int key)
 	if (key == WB_KEY_RESIZE)
 		return 0;
 	if (wb->asking) {
-		/* predict mode: m and s answer; p leaves it */
-		if (key == 'm' || key == 's') {
+		/* predict mode: m, s and a answer; p leaves it */
+		if (key == 'm' || key == 's' || key == 'a') {
 			wb->asking = 0;
 			wb->guess = key;
 			wb_row_stats(wb, &wb->after);
 		} else if (key == 'p') {
 			wb->asking = wb->predict = 0;
 		} else {
-			wb_note(wb, "first your guess: m (more concentrated) or "
-			    "s (more spread)");
+			wb_note(wb, "first your guess: m (more concentrated), "
+			    "s (more spread) or a (about the same)");
 		}
 		return 0;
 	}

@@ -462,6 +462,12 @@ screen_heatmap(const struct workbench *wb, const struct printer *p,
 	sb_end(b);
 }
 
+/* Predict mode judges a change of entropy under this many nats as about
+ * the same: the effective number of keys, exp(entropy), moves by less
+ * than 1%, which no one reads off the weights (attn(1)). */
+#define SAME_NATS 0.01
+#define SAME_NATS_TEXT "0.01"	/* SAME_NATS as the screen writes it */
+
 /* Predict mode's lines: the question, or the answer to the last guess. */
 static void
 screen_predict(const struct workbench *wb, const struct printer *p,
@@ -471,13 +477,13 @@ screen_predict(const struct workbench *wb, const struct printer *p,
 	    n1[ATTN_NUM_MAX];
 	const struct stats_row *x = &wb->before, *y = &wb->after;
 	const char *said = wb->guess == 'm' ? "more concentrated" :
-	    "more spread", *was;
+	    wb->guess == 's' ? "more spread" : "about the same", *was;
 
 	if (wb->asking) {
-		sb_line(b, 1, "Predict: the weights of %s, more concentrated "
-		    "or more spread than before?", wb->nm.query[wb->query]);
-		sb_line(b, 0, "m: more concentrated   s: more spread   (p "
-		    "leaves predict mode)");
+		sb_line(b, 1, "Predict: the weights of %s, more concentrated, "
+		    "more spread or about the same?", wb->nm.query[wb->query]);
+		sb_line(b, 0, "m more concentrated   s more spread   a about "
+		    "the same   p leaves predict mode");
 		return;
 	}
 	if (wb->guess == 0) {
@@ -495,14 +501,13 @@ screen_predict(const struct workbench *wb, const struct printer *p,
 	print_number(p, e1, y->entropy);
 	print_number(p, n0, exp(x->entropy));
 	print_number(p, n1, exp(y->entropy));
-	/* the same digits either side: no change a reader could see */
-	was = strcmp(e0, e1) == 0 ? "the same" : y->entropy < x->entropy ?
-	    "more concentrated" : "more spread";
+	was = fabs(y->entropy - x->entropy) < SAME_NATS ? "about the same" :
+	    y->entropy < x->entropy ? "more concentrated" : "more spread";
 	sb_line(b, 1, "entropy %s \u2192 %s nats, effective keys %s \u2192 %s: "
 	    "%s.", e0, e1, n0, n1, was);
-	sb_line(b, 0, "You said %s: %s.", said, strcmp(said, was) == 0 ?
-	    "right" : strcmp(was, "the same") == 0 ? "neither, it did not "
-	    "change" : "not this time");
+	sb_line(b, 0, "You said %s: %s%s.", said, strcmp(said, was) == 0 ?
+	    "right" : "not this time", strcmp(was, "about the same") == 0 ?
+	    " (it moved under " SAME_NATS_TEXT " nats)" : "");
 }
 
 /* The keys, for ?. */
@@ -520,10 +525,12 @@ screen_help(struct sb *b)
 		"  c                the causal mask on and off: query i sees "
 		"keys j <= i",
 		"  h                the next head (and batch)",
-		"  p                predict mode: guess m (more concentrated) "
-		"or s (more",
-		"                   spread) before the weights show; the "
-		"entropy answers",
+		"  p                predict mode: guess m (more concentrated), "
+		"s (more spread)",
+		"                   or a (about the same: under "
+		SAME_NATS_TEXT " nats) "
+		"before the",
+		"                   weights show; the entropy answers",
 		"  ?                this help, and back",
 		"  q                quit",
 		"",
@@ -596,8 +603,8 @@ workbench_screen(const struct workbench *wb, size_t rows, size_t cols,
 	b.limit = rows;
 	sb_line(&b, 0, "%s", wb->note);
 	if (wb->asking)
-		sb_line(&b, 0, "m more concentrated   s more spread   p leave "
-		    "predict mode   q quit");
+		sb_line(&b, 0, "m more concentrated  s more spread  a about the "
+		    "same  p leave predict  q quit");
 	else
 		sb_line(&b, 0, "\u2191\u2193/k j query  s scaling  + - d_k  "
 		    "c causal  h head  p predict  ? help  q quit");

@@ -205,7 +205,7 @@ key c 'causal off' || bad_screen "c does not turn causal off"
 # 6. Predict mode: s hides the weights and asks; m shows them and the
 #    entropy before and after, as --stats gives them.
 key p 'predict on' && ok || bad_screen "p does not turn predict mode on"
-key s '^Predict: the weights of cat, more concentrated or more spread than before\?' &&
+key s '^Predict: the weights of cat, more concentrated, more spread or about the same\?' &&
     ok || bad_screen "predict mode does not ask"
 grep -q '%' "$work/screen" && bad_screen "weights shown before the guess" ||
     ok
@@ -332,5 +332,26 @@ this terminal (TERM=$t): it needs one that moves the cursor" ] &&
 	    bad "TERM=$t: stderr: $(head -c 2000 "$work/stderr")"
 	tm kill-session -t wb
 done
+
+# 15. Predict mode judges a change no one could see as about the same:
+#     at d_k 1024 without scaling each query's weights are all but one
+#     key's, and the next query's entropy differs by far less than 0.01
+#     nats; a is the answer "about the same", and m is wrong there.
+start ""
+await '^key +scores' || bad_screen "the workbench did not start"
+key + + + + + + + '^scaling on   d_k 1024' || bad_screen "+ does not reach 1024"
+key s p '^scaling off.*predict on' || bad_screen "s, p: no predict mode"
+key j '^Predict: .*about the same' && ok ||
+    bad_screen "predict mode does not offer about the same"
+grep -q '  a about the same  ' "$work/screen" && ok ||
+    bad_screen "the answers do not name a"
+key a '^You said about the same: right \(it moved under 0\.01 nats\)\.$' && ok ||
+    bad_screen "a is not right for a change under 0.01 nats"
+grep -Eq '^entropy .* nats, effective keys .*: about the same\.$' \
+    "$work/screen" && ok || bad_screen "the change is not judged the same"
+key j m '^You said more concentrated: not this time \(it moved under 0\.01 nats\)\.$' && ok ||
+    bad_screen "m is right for a change under 0.01 nats"
+tm send-keys -t wb q
+ended 0 "q after about the same"
 
 visual_end
