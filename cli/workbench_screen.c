@@ -136,20 +136,21 @@ sb_end(struct sb *b)
 /* The longest labels shown whole; longer ones are cut with a "~". */
 #define LABEL_MAX 16
 
-/* A label in at most LABEL_MAX columns. */
+/* A label in at most max columns (max >= 1): whole when it fits, else
+ * its first max - 1 columns and a "~" that marks it cut. */
 static void
-sb_label(struct sb *b, const char *s)
+sb_label_in(struct sb *b, const char *s, size_t max)
 {
 	char c[8];
 	size_t len, w, used = 0;
 
-	if (print_width(s) <= LABEL_MAX) {
+	if (print_width(s) <= max) {
 		sb_put(b, s);
 		return;
 	}
 	for (; *s != '\0'; s += len) {
 		len = print_char(s, &w);
-		if (used + w + 1 > LABEL_MAX || len >= sizeof c)
+		if (used + w + 1 > max || len >= sizeof c)
 			break;
 		memcpy(c, s, len);
 		c[len] = '\0';
@@ -159,13 +160,35 @@ sb_label(struct sb *b, const char *s)
 	sb_put(b, "~");
 }
 
+/* A label in at most LABEL_MAX columns. */
+static void
+sb_label(struct sb *b, const char *s)
+{
+	sb_label_in(b, s, LABEL_MAX);
+}
+
+/* The columns sb_label_in gives s: at most max. */
+static size_t
+label_width_in(const char *s, size_t max)
+{
+	size_t w = print_width(s), len, cw, used = 0;
+
+	if (w <= max)
+		return w;
+	for (; *s != '\0'; s += len) {
+		len = print_char(s, &cw);
+		if (used + cw + 1 > max)
+			break;
+		used += cw;
+	}
+	return used + 1;
+}
+
 /* The columns sb_label gives s. */
 static size_t
 label_width(const char *s)
 {
-	size_t w = print_width(s);
-
-	return w > LABEL_MAX ? LABEL_MAX : w;
+	return label_width_in(s, LABEL_MAX);
 }
 
 /* A whole line, bold when it is a heading. */
@@ -382,20 +405,26 @@ screen_heatmap(const struct workbench *wb, const struct printer *p,
 	const struct attn_matrix mask = print_block(p, ATTN_STAGE_MASK,
 	    wb->block);
 	const size_t T = wb->stages.T, S = wb->stages.S;
-	size_t lw = 0, kw = 0, W, i, j, i0, ncols, col, k, x0;
+	size_t lw = 0, kw = 0, W, i, j, i0, ncols, col, k, x0, room;
 	struct heat_scale hs;
-	char top[ATTN_NUM_MAX + 32], cut[64];
+	char top[ATTN_NUM_MAX + 32];
 
 	heatmap_scale_init(&hs, p);
 	for (i = 0; i < T; i++)
 		if (label_width(wb->nm.query[i]) > lw)
 			lw = label_width(wb->nm.query[i]);
 	for (j = 0; j < S; j++)
-		if (print_width(wb->nm.key[j]) > kw)
-			kw = print_width(wb->nm.key[j]);
-	W = kw > 3 ? 4 : kw < 1 ? 2 : kw + 1;
-	ncols = b->scr->cols > lw + 3 ? (b->scr->cols - lw - 3) / W : 0;
-	ncols = ncols > 0 ? ncols : 1;
+		if (label_width(wb->nm.key[j]) > kw)
+			kw = label_width(wb->nm.key[j]);
+	/* a column a key, as wide as its longest label and a blank where
+	 * the S columns fit, else narrower down to 4 (labels cut to 3
+	 * columns with their mark), and then only the first keys */
+	x0 = lw + 3;		/* the marker, the label and a blank */
+	room = b->scr->cols > x0 ? b->scr->cols - x0 : 0;
+	W = kw < 1 ? 2 : kw + 1;
+	if (S > 0 && S * W > room)
+		W = room / S > 4 ? room / S : W < 4 ? W : 4;
+	ncols = room / W > 0 ? room / W : 1;
 	ncols = ncols > S ? S : ncols;
 	/* rows: a window of nrows that holds the query */
 	i0 = wb->query >= nrows / 2 ? wb->query - nrows / 2 : 0;
@@ -403,23 +432,12 @@ screen_heatmap(const struct workbench *wb, const struct printer *p,
 	sb_line(b, 1, "weights   [T x S = %zux%zu]%s%s", T, S,
 	    wb->asking ? "   (hidden: your guess first)" : "",
 	    ncols < S ? "   (the first keys)" : "");
-	x0 = lw + 3;		/* the marker, the label and a blank */
 	sb_to(b, x0);
 	for (j = 0; j < ncols; j++) {
-		/* the first W - 1 characters of the key's label */
-		const char *key = wb->nm.key[j];
-		size_t n = 0, len, cw;
-
-		for (k = 0; key[k] != '\0'; k += len) {
-			len = print_char(key + k, &cw);
-			if (n + cw > W - 1)
-				break;
-			n += cw;
-		}
-		snprintf(cut, sizeof cut, "%.*s", (int)(k < sizeof cut - 1 ?
-		    k : sizeof cut - 1), key);
-		sb_to(b, x0 + (j + 1) * W - n);
-		sb_put(b, cut);
+		/* the key's label in W - 1 columns, right-aligned */
+		sb_to(b, x0 + (j + 1) * W - label_width_in(wb->nm.key[j],
+		    W - 1));
+		sb_label_in(b, wb->nm.key[j], W - 1);
 	}
 	sb_end(b);
 	for (i = i0; i < i0 + nrows && i < T; i++) {

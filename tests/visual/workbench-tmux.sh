@@ -354,4 +354,18 @@ key j m '^You said more concentrated: not this time \(it moved under 0\.01 nats\
 tm send-keys -t wb q
 ended 0 "q after about the same"
 
+# 16. The heatmap's key labels take the room there is: whole where the
+#     columns fit, else cut to the cells' width and marked cut (~), as
+#     the labels of the rows are past 16 columns.
+start "NO_COLOR=1" --query-labels there,kitten,a_label_longer_than_sixteen
+await '^key +scores' || bad_screen "the workbench did not start"
+heads() { awk '/^weights +\[T x S/ { getline; print; exit }' "$work/screen"; }
+heads | grep -Eq '^ +there +kitten +a_label_longer_~$' && ok ||
+    bad_screen "the heatmap's labels are not whole (cut past 16): $(heads)"
+tm resize-window -t wb -x 56 -y 24
+await '^ +there +kitten +a_label_lo~$' && ok ||
+    bad_screen "at 56 columns the labels are not cut to the cells: $(heads)"
+tm send-keys -t wb q
+ended 0 "q after the labels"
+
 visual_end
