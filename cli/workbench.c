@@ -219,11 +219,12 @@ wb_change(struct workbench *wb, int key)
 int
 workbench_key(struct workbench *wb, int key)
 {
+	/* a resize is no key of the learner's: the note stays */
+	if (key == WB_KEY_RESIZE)
+		return 0;
 	wb->note[0] = '\0';
 	if (key == 'q')
 		return 1;
-	if (key == WB_KEY_RESIZE)
-		return 0;
 	if (wb->asking) {
 		/* predict mode: m, s and a answer; p leaves it */
 		if (key == 'm' || key == 's' || key == 'a') {

@@ -2,8 +2,8 @@
  * workbench.h - attn workbench, the teaching workbench in a terminal: its
  * logic, with no terminal in it (workbench.c: what it holds and what a
  * key does; workbench_screen.c: what the screen says, as lines of text
- * and spans), and its drawing (workbench_draw.c: the terminal, through
- * ncurses).
+ * and spans, which workbench_text.c writes), and its drawing
+ * (workbench_draw.c: the terminal, through ncurses).
  */
 #ifndef ATTN_WORKBENCH_H
 #define ATTN_WORKBENCH_H
@@ -88,6 +88,56 @@ struct wb_screen {
 	struct wb_span *span;
 	size_t nspans, cap;
 };
+
+/* ------------------------------------------------ workbench_text.c */
+
+/* A screen being written: the line under way, its bytes and its width
+ * in columns; lines past limit are dropped, and nomem says that memory
+ * ran out (the screen is then given up). */
+struct sb {
+	struct wb_screen *scr;
+	size_t n;		/* lines done */
+	size_t limit;		/* lines past it are dropped */
+	char *buf;
+	size_t len, cap, col;
+	int nomem;
+};
+
+/* s put on the line under way, as much of it as fits the width. */
+void sb_put(struct sb *b, const char *s);
+void sb_printf(struct sb *b, const char *fmt, ...);
+/* Blanks up to column col. */
+void sb_to(struct sb *b, size_t col);
+/* A span of the line under way, from column col to the current one. */
+void sb_span(struct sb *b, size_t col, enum wb_look look, double pos);
+/* The line under way ended (past the limit, dropped). */
+void sb_end(struct sb *b);
+/* A whole line, bold when it is a heading. */
+void sb_line(struct sb *b, int bold, const char *fmt, ...);
+
+/* A label in at most max columns (max >= 1), or in 16 (sb_label): whole
+ * when it fits, else its first columns and a "~" that marks it cut; and
+ * the columns each gives it. */
+void sb_label_in(struct sb *b, const char *s, size_t max);
+void sb_label(struct sb *b, const char *s);
+size_t sb_label_width_in(const char *s, size_t max);
+size_t sb_label_width(const char *s);
+
+/* An item of a line of settings or of keys: its text, a shorter one, and
+ * its rank (0 is given way last). */
+struct sb_item {
+	const char *text, *brief;
+	int rank;
+};
+
+/* A line of items in order, never one cut: all of them sep blanks apart,
+ * else two apart, else brief, else without those of the highest rank
+ * down to the one of rank 0 (and if even that does not fit, none). */
+void sb_items(struct sb *b, const struct sb_item *it, size_t n,
+    size_t sep);
+/* The phrases of text (each ended by a '\n'), a line as many as fit the
+ * width, a blank between two on a line. */
+void sb_phrases(struct sb *b, const char *text);
 
 /* ---------------------------------------------- workbench_screen.c */
 

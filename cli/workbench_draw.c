@@ -198,6 +198,10 @@ workbench_draw(struct workbench *wb, const struct options *o,
 			break;
 		if (key >= 0 && workbench_key(wb, key))
 			break;
+		/* after a resize the terminal may have moved what it showed
+		 * (lines back from its scrollback): draw every cell again */
+		if (key == WB_KEY_RESIZE)
+			clearok(curscr, TRUE);
 	}
 	give_back();
 	delscreen(term);

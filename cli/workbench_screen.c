@@ -10,10 +10,14 @@
  * entropy, effective number of keys and output; the heatmap of the
  * head's weights, the query marked; predict mode's question or answer;
  * then the note and the keys on the last two lines.  What does not fit
- * the height gives way: blank lines first, then keys and heatmap rows
- * (the heatmap keeps a window of rows around the query).  Every number
- * is written by a printer's function (print_cell, print_number,
- * stats_row, heatmap_position), from the stages on screen.
+ * the height gives way (screen_layout), the query's key rows last, for
+ * they are what the screen is for (the heatmap keeps a window of rows
+ * around the query); below the size of one key row the screen says
+ * what size it needs.  The settings and the keys drop whole items where
+ * the width is short (sb_items).  Every number is written by a
+ * printer's function (print_cell, print_number, stats_row,
+ * heatmap_position), from the stages on screen; workbench_text.c
+ * writes the lines.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -27,198 +31,35 @@
 #include "print.h"
 #include "workbench.h"
 
-/* The screen being written: the line under way and its width. */
-struct sb {
-	struct wb_screen *scr;
-	size_t n;		/* lines done */
-	size_t limit;		/* lines past it are dropped */
-	char *buf;
-	size_t len, cap, col;
-	int nomem;
+/* The lines each part of the screen takes (workbench_screen's layout):
+ * 0 where it gives way. */
+struct layout {
+	size_t title, explain, formulas;
+	size_t nkeys, more;	/* key rows, and the line of the rest */
+	size_t entropy, output;
+	size_t heat;		/* heatmap rows; 0: no heatmap */
+	size_t predict;
+	size_t blank[3];	/* under the head, the row, the heatmap */
 };
 
-/* s appended to the line, as much of it as fits the width. */
-static void
-sb_put(struct sb *b, const char *s)
-{
-	size_t len, w;
-
-	for (; *s != '\0' && !b->nomem; s += len) {
-		len = print_char(s, &w);
-		if (b->col + w > b->scr->cols)
-			return;
-		if (b->len + len + 1 > b->cap) {
-			size_t cap = 2 * b->cap + len + 64;
-			char *p = realloc(b->buf, cap);
-
-			if (p == NULL) {
-				b->nomem = 1;
-				return;
-			}
-			b->buf = p;
-			b->cap = cap;
-		}
-		memcpy(b->buf + b->len, s, len);
-		b->len += len;
-		b->buf[b->len] = '\0';
-		b->col += w;
-	}
-}
-
-/* printf-like sb_put. */
-static void
-sb_vprintf(struct sb *b, const char *fmt, va_list ap)
-{
-	char text[512];
-
-	vsnprintf(text, sizeof text, fmt, ap);
-	sb_put(b, text);
-}
-
-static void
-sb_printf(struct sb *b, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	sb_vprintf(b, fmt, ap);
-	va_end(ap);
-}
-
-/* Blanks up to column col. */
-static void
-sb_to(struct sb *b, size_t col)
-{
-	while (b->col < col && b->col < b->scr->cols && !b->nomem)
-		sb_put(b, " ");
-}
-
-/* A span of the line under way, from column col to the current one. */
-static void
-sb_span(struct sb *b, size_t col, enum wb_look look, double pos)
-{
-	struct wb_screen *s = b->scr;
-
-	if (b->n >= b->limit || col >= b->col || b->nomem)
-		return;
-	if (s->nspans == s->cap) {
-		size_t cap = 2 * s->cap + 32;
-		struct wb_span *p = realloc(s->span, cap * sizeof *p);
-
-		if (p == NULL) {
-			b->nomem = 1;
-			return;
-		}
-		s->span = p;
-		s->cap = cap;
-	}
-	s->span[s->nspans++] = (struct wb_span){ b->n, col, b->col - col,
-		look, pos };
-}
-
-/* End the line under way (past the limit it is dropped). */
-static void
-sb_end(struct sb *b)
-{
-	if (b->n < b->limit && !b->nomem) {
-		char *line = strdup(b->buf != NULL ? b->buf : "");
-
-		if (line == NULL)
-			b->nomem = 1;
-		else
-			b->scr->line[b->n++] = line;
-	}
-	b->len = b->col = 0;
-	if (b->buf != NULL)
-		b->buf[0] = '\0';
-}
-
-/* The longest labels shown whole; longer ones are cut with a "~". */
-#define LABEL_MAX 16
-
-/* A label in at most max columns (max >= 1): whole when it fits, else
- * its first max - 1 columns and a "~" that marks it cut. */
-static void
-sb_label_in(struct sb *b, const char *s, size_t max)
-{
-	char c[8];
-	size_t len, w, used = 0;
-
-	if (print_width(s) <= max) {
-		sb_put(b, s);
-		return;
-	}
-	for (; *s != '\0'; s += len) {
-		len = print_char(s, &w);
-		if (used + w + 1 > max || len >= sizeof c)
-			break;
-		memcpy(c, s, len);
-		c[len] = '\0';
-		sb_put(b, c);
-		used += w;
-	}
-	sb_put(b, "~");
-}
-
-/* A label in at most LABEL_MAX columns. */
-static void
-sb_label(struct sb *b, const char *s)
-{
-	sb_label_in(b, s, LABEL_MAX);
-}
-
-/* The columns sb_label_in gives s: at most max. */
-static size_t
-label_width_in(const char *s, size_t max)
-{
-	size_t w = print_width(s), len, cw, used = 0;
-
-	if (w <= max)
-		return w;
-	for (; *s != '\0'; s += len) {
-		len = print_char(s, &cw);
-		if (used + cw + 1 > max)
-			break;
-		used += cw;
-	}
-	return used + 1;
-}
-
-/* The columns sb_label gives s. */
-static size_t
-label_width(const char *s)
-{
-	return label_width_in(s, LABEL_MAX);
-}
-
-/* A whole line, bold when it is a heading. */
-static void
-sb_line(struct sb *b, int bold, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	sb_vprintf(b, fmt, ap);
-	va_end(ap);
-	if (bold)
-		sb_span(b, 0, WB_BOLD, 0.0);
-	sb_end(b);
-}
-
 /* The title, the state of each key's setting, and --explain's lines on
- * the shapes and the scale. */
+ * the shapes and the scale, as many as the layout gives them. */
 static void
 screen_head(const struct workbench *wb, const struct printer *p,
-    struct sb *b)
+    struct sb *b, const struct layout *l)
 {
 	const struct attn_config *c = &wb->o->cfg;
-	char where[128], name[256];
+	char where[128], brief[64], name[256], scaling[32], dk[64], dkb[32],
+	    causal[32], predict[32];
+	struct sb_item it[5];
 	struct render head;
 	char *line, *nl;
 	size_t i;
 	int k;
 
-	if (wb->toy) {
+	if (!l->title) {
+		/* given way */
+	} else if (wb->toy) {
 		sb_line(b, 1, "attn workbench: the toy, Q and K are attn gen "
 		    "3x%zu --seed %d and --seed %d", wb->d_k, WB_TOY_SEED_Q,
 		    WB_TOY_SEED_K);
@@ -239,25 +80,45 @@ screen_head(const struct workbench *wb, const struct printer *p,
 		sb_span(b, 0, WB_BOLD, 0.0);
 		sb_end(b);
 	}
-	if (wb->stages.batches > 1)
+	if (wb->stages.batches > 1) {
 		snprintf(where, sizeof where, "batch %zu of %zu, head %zu of "
 		    "%zu", wb->block / wb->stages.heads + 1, wb->stages.batches,
 		    wb->block % wb->stages.heads + 1, wb->stages.heads);
-	else
+		snprintf(brief, sizeof brief, "batch %zu head %zu",
+		    wb->block / wb->stages.heads + 1,
+		    wb->block % wb->stages.heads + 1);
+	} else {
 		snprintf(where, sizeof where, "head %zu of %zu",
 		    wb->block + 1, wb->stages.heads);
-	sb_line(b, 0, "scaling %s   d_k %zu%s   causal %s   %s   predict %s",
-	    c->scale_mode == ATTN_SCALE_NONE ? "off" : "on", wb->stages.d_k,
-	    wb->toy ? "" : " (your inputs')", c->causal ? "on" : "off",
-	    where, wb->predict ? "on" : "off");
+		snprintf(brief, sizeof brief, "head %zu", wb->block + 1);
+	}
+	/* the settings, shortened by rank where the width is short: what
+	 * s, c and + - change first, predict mode (whose lines show it)
+	 * last */
+	snprintf(scaling, sizeof scaling, "scaling %s",
+	    c->scale_mode == ATTN_SCALE_NONE ? "off" : "on");
+	snprintf(dk, sizeof dk, "d_k %zu%s", wb->stages.d_k, wb->toy ? "" :
+	    " (your inputs')");
+	snprintf(dkb, sizeof dkb, "d_k %zu", wb->stages.d_k);
+	snprintf(causal, sizeof causal, "causal %s", c->causal ? "on" : "off");
+	snprintf(predict, sizeof predict, "predict %s", wb->predict ? "on" :
+	    "off");
+	it[0] = (struct sb_item){ scaling, scaling, 0 };
+	it[1] = (struct sb_item){ dk, dkb, 2 };
+	it[2] = (struct sb_item){ causal, causal, 1 };
+	it[3] = (struct sb_item){ where, brief, 3 };
+	it[4] = (struct sb_item){ predict, predict, 4 };
+	sb_items(b, it, 5, 3);
+	if (l->explain == 0)
+		return;
 	/* --explain's first two lines: the shapes, the scale */
 	if (print_explain_head_text(p, &head) != ATTN_OK) {
 		render_free(&head);
 		b->nomem = 1;
 		return;
 	}
-	for (k = 0, line = head.text; k < 2 && (nl = strchr(line, '\n')) !=
-	    NULL; k++, line = nl + 1) {
+	for (k = 0, line = head.text; (size_t)k < l->explain && (nl =
+	    strchr(line, '\n')) != NULL; k++, line = nl + 1) {
 		*nl = '\0';
 		sb_line(b, 0, "%s", line);
 	}
@@ -281,6 +142,37 @@ cell_width(const struct workbench *wb, const struct printer *p,
 	return w;
 }
 
+/* The columns of the query's rows: the stages shown, the labels' width
+ * and each stage's, for the first nkeys keys. */
+static const enum attn_stage row_stage[3] = { ATTN_STAGE_SCORES,
+	ATTN_STAGE_SCALED, ATTN_STAGE_WEIGHTS };
+
+struct row_cols {
+	size_t lw, width[3];
+};
+
+static void
+row_cols(const struct workbench *wb, const struct printer *p, size_t nkeys,
+    struct row_cols *rc)
+{
+	size_t j, c;
+
+	rc->lw = 3;		/* "key" */
+	for (j = 0; j < nkeys; j++)
+		if (sb_label_width(wb->nm.key[j]) > rc->lw)
+			rc->lw = sb_label_width(wb->nm.key[j]);
+	for (c = 0; c < 3; c++)
+		rc->width[c] = cell_width(wb, p, row_stage[c], nkeys);
+}
+
+/* The columns a key row takes up to its weight. */
+static size_t
+row_width(const struct row_cols *rc)
+{
+	return rc->lw + 2 + rc->width[0] + 2 + rc->width[1] + 2 +
+	    rc->width[2];
+}
+
 /* A bar of w * width columns in eighths of a block. */
 static void
 put_bar(struct sb *b, double w, size_t width)
@@ -296,13 +188,14 @@ put_bar(struct sb *b, double w, size_t width)
 }
 
 /* The chosen query's row of scores, scaled and weights, a key a line
- * (nkeys of the S), its entropy, effective keys and output. */
+ * (the layout's nkeys of the S), its entropy, effective keys and output,
+ * as the layout gives them lines. */
 static void
 screen_row(const struct workbench *wb, const struct printer *p,
-    struct sb *b, size_t nkeys)
+    struct sb *b, const struct layout *l)
 {
-	const enum attn_stage col[3] = { ATTN_STAGE_SCORES,
-		ATTN_STAGE_SCALED, ATTN_STAGE_WEIGHTS };
+	const enum attn_stage *col = row_stage;
+	const size_t nkeys = l->nkeys;
 	const struct attn_matrix w = print_block(p, ATTN_STAGE_WEIGHTS,
 	    wb->block);
 	const struct attn_matrix mask = print_block(p, ATTN_STAGE_MASK,
@@ -313,32 +206,30 @@ screen_row(const struct workbench *wb, const struct printer *p,
 	    wb->block % wb->stages.heads);
 	char buf[ATTN_NUM_MAX], f[3][128];
 	const char *formula[3];
-	size_t width[3], lw = 3, j, c, x;
+	size_t j, c, x;
+	struct row_cols rc;
 	struct stats_row r;
 
-	for (j = 0; j < nkeys; j++)
-		if (label_width(wb->nm.key[j]) > lw)
-			lw = label_width(wb->nm.key[j]);
-	for (c = 0; c < 3; c++)
-		width[c] = cell_width(wb, p, col[c], nkeys);
+	row_cols(wb, p, nkeys, &rc);
 	sb_line(b, 1, "query %s (row %zu of %zu), its row of each stage   "
 	    "[T x S = %zux%zu]", wb->nm.query[wb->query], wb->query + 1,
 	    wb->stages.T, wb->stages.T, S);
 	/* the formulas as in force, or the one keys change when they do
 	 * not fit */
-	for (c = 0, x = 0; c < 3; c++) {
+	for (c = 0, x = 0; c < 3 && l->formulas; c++) {
 		formula[c] = print_formula(p, col[c], f[c], sizeof f[c]);
 		x += (c > 0 ? 3 : 0) + strlen(attn_stage_table[col[c]].name) +
 		    3 + strlen(formula[c]);
 	}
-	for (c = 0; c < 3; c++)
+	for (c = 0; c < 3 && l->formulas; c++)
 		if (x <= b->scr->cols || col[c] == ATTN_STAGE_SCALED)
 			sb_printf(b, "%s%s = %s", b->col > 0 ? "   " : "",
 			    attn_stage_table[col[c]].name, formula[c]);
-	sb_end(b);
+	if (l->formulas)
+		sb_end(b);
 	sb_put(b, "key");
-	for (c = 0, x = lw; c < 3; c++) {
-		x += 2 + width[c];
+	for (c = 0, x = rc.lw; c < 3; c++) {
+		x += 2 + rc.width[c];
 		sb_to(b, x - strlen(attn_stage_table[col[c]].name));
 		sb_put(b, attn_stage_table[col[c]].name);
 	}
@@ -346,8 +237,8 @@ screen_row(const struct workbench *wb, const struct printer *p,
 	sb_end(b);
 	for (j = 0; j < nkeys; j++) {
 		sb_label(b, wb->nm.key[j]);
-		for (c = 0, x = lw; c < 3; c++) {
-			x += 2 + width[c];
+		for (c = 0, x = rc.lw; c < 3; c++) {
+			x += 2 + rc.width[c];
 			if (c == 2 && wb->asking)
 				snprintf(buf, sizeof buf, "?");
 			else
@@ -366,11 +257,13 @@ screen_row(const struct workbench *wb, const struct printer *p,
 		    b->scr->cols > b->col + 20 ? 20 : b->scr->cols - b->col);
 		sb_end(b);
 	}
-	if (nkeys < S)
+	if (l->more)
 		sb_line(b, 0, "\u2026 and %zu more key%s", S - nkeys,
 		    S - nkeys == 1 ? "" : "s");
 	stats_row(p, wb->block, wb->query, &r);
-	if (wb->asking || !r.defined) {
+	if (!l->entropy) {
+		/* given way */
+	} else if (wb->asking || !r.defined) {
 		sb_line(b, 0, "entropy %s   effective keys exp(entropy) %s   "
 		    "keys it may attend %zu", wb->asking ? "?" : "-",
 		    wb->asking ? "?" : "-", r.keys);
@@ -382,6 +275,8 @@ screen_row(const struct workbench *wb, const struct printer *p,
 		sb_line(b, 0, "entropy %s nats   effective keys exp(entropy) "
 		    "%s of %zu", e, n, r.keys);
 	}
+	if (!l->output)
+		return;
 	sb_printf(b, "output = weights V   [T x d_v = %zux%zu]:",
 	    wb->stages.T, wb->stages.d_v);
 	for (c = 0; c < out.cols; c++) {
@@ -411,11 +306,11 @@ screen_heatmap(const struct workbench *wb, const struct printer *p,
 
 	heatmap_scale_init(&hs, p);
 	for (i = 0; i < T; i++)
-		if (label_width(wb->nm.query[i]) > lw)
-			lw = label_width(wb->nm.query[i]);
+		if (sb_label_width(wb->nm.query[i]) > lw)
+			lw = sb_label_width(wb->nm.query[i]);
 	for (j = 0; j < S; j++)
-		if (label_width(wb->nm.key[j]) > kw)
-			kw = label_width(wb->nm.key[j]);
+		if (sb_label_width(wb->nm.key[j]) > kw)
+			kw = sb_label_width(wb->nm.key[j]);
 	/* a column a key, as wide as its longest label and a blank where
 	 * the S columns fit, else narrower down to 4 (labels cut to 3
 	 * columns with their mark), and then only the first keys */
@@ -435,7 +330,7 @@ screen_heatmap(const struct workbench *wb, const struct printer *p,
 	sb_to(b, x0);
 	for (j = 0; j < ncols; j++) {
 		/* the key's label in W - 1 columns, right-aligned */
-		sb_to(b, x0 + (j + 1) * W - label_width_in(wb->nm.key[j],
+		sb_to(b, x0 + (j + 1) * W - sb_label_width_in(wb->nm.key[j],
 		    W - 1));
 		sb_label_in(b, wb->nm.key[j], W - 1);
 	}
@@ -564,6 +459,92 @@ screen_help(struct sb *b)
 		sb_line(b, k == 0, "%s", lines[k]);
 }
 
+/* Up to want of the *left lines, and at least min, else none. */
+static size_t
+take(size_t *left, size_t want, size_t min)
+{
+	size_t n = want < *left ? want : *left;
+
+	if (n < min || n == 0)
+		return 0;
+	*left -= n;
+	return n;
+}
+
+/*
+ * The layout of a screen of rows lines; returns 0 when it cannot hold
+ * one key row, with *need the lines that can.  The query's weights are
+ * what the screen is for, and give way last: a key row takes the lines
+ * first, then the row's entropy, predict mode's lines (which ask about
+ * the weights or answer), the other key rows, the output, the title,
+ * the heatmap (with a row), --explain's lines, the formulas, the
+ * heatmap's other rows, and the blanks between parts.
+ */
+static int
+screen_layout(const struct workbench *wb, size_t rows, struct layout *l,
+    size_t *need)
+{
+	const size_t S = wb->stages.S, T = wb->stages.T;
+	size_t left, room, k;
+
+	memset(l, 0, sizeof *l);
+	/* the settings, the query's line, the column heads, a key row and
+	 * the line that counts the rest, the note and the keys */
+	*need = 3 + 1 + (S > 1) + 2;
+	if (rows < *need)
+		return 0;
+	left = rows - *need;
+	l->entropy = take(&left, 1, 1);
+	l->predict = take(&left, wb->asking || wb->guess != 0 ? 2 :
+	    wb->predict ? 1 : 0, 1);
+	room = left + 1 + (S > 1);	/* for key rows and that line */
+	if (room >= S) {
+		l->nkeys = S;
+		left = room - S;
+	} else {
+		l->nkeys = room - 1;
+		l->more = 1;
+		left = 0;
+	}
+	l->output = take(&left, 1, 1);
+	l->title = take(&left, 1, 1);
+	l->heat = take(&left, 4, 4) > 0;	/* its head, a row, legend */
+	l->explain = take(&left, 2, 1);
+	l->formulas = take(&left, 1, 1);
+	if (l->heat)
+		l->heat += take(&left, T - 1, 0);
+	for (k = 0; k < 3; k++)
+		l->blank[k] = take(&left, 1, 1);
+	return 1;
+}
+
+/* The keys on the last line, those that fit. */
+static void
+screen_keys(const struct workbench *wb, struct sb *b)
+{
+	static const struct sb_item asking[] = {
+		{ "m more concentrated", "m concentrated", 1 },
+		{ "s more spread", "s spread", 2 },
+		{ "a about the same", "a same", 3 },
+		{ "p leave predict", "p leave", 4 },
+		{ "q quit", "q quit", 0 },
+	}, keys[] = {
+		{ "\u2191\u2193/k j query", "\u2191\u2193/k j query", 2 },
+		{ "s scaling", "s scaling", 3 },
+		{ "+ - d_k", "+ - d_k", 5 },
+		{ "c causal", "c causal", 4 },
+		{ "h head", "h head", 7 },
+		{ "p predict", "p predict", 6 },
+		{ "? help", "? help", 1 },
+		{ "q quit", "q quit", 0 },
+	};
+
+	if (wb->asking)
+		sb_items(b, asking, sizeof asking / sizeof asking[0], 2);
+	else
+		sb_items(b, keys, sizeof keys / sizeof keys[0], 2);
+}
+
 enum attn_status
 workbench_screen(const struct workbench *wb, size_t rows, size_t cols,
     int color, struct wb_screen *scr, struct attn_error *err)
@@ -571,7 +552,10 @@ workbench_screen(const struct workbench *wb, size_t rows, size_t cols,
 	struct sb b = { 0 };
 	struct attn_error perr = { 0 };
 	struct printer p;
-	size_t fixed, room, nkeys, nrows, blank;
+	struct layout l;
+	struct row_cols rc;
+	char small[128];
+	size_t need, width, k;
 
 	memset(scr, 0, sizeof *scr);
 	scr->rows = rows;
@@ -581,51 +565,48 @@ workbench_screen(const struct workbench *wb, size_t rows, size_t cols,
 		return rows == 0 ? ATTN_OK : attn_error_set(err,
 		    ATTN_ERR_NOMEM, NULL, 0, 0, "out of memory for the screen");
 	b.scr = scr;
-	b.limit = rows > 2 ? rows - 2 : 0;	/* the note and the keys */
-	wb_printer(wb, &p, &perr);
-	/* lines: the head (4), the query's (5 and a key each, 1 more when
-	 * keys are left out), the heatmap's (3 and a row each), predict
-	 * mode's (2), the note and the keys (1 each), and 3 blanks if
-	 * there is room; the keys and the heatmap's rows share what is
-	 * left */
-	fixed = 4 + 5 + 3 + (wb->predict ? 2 : 0) + 1 + 1;
-	room = rows > fixed ? rows - fixed : 0;
-	blank = room > wb->stages.S + wb->stages.T ?
-	    room - wb->stages.S - wb->stages.T : 0;
-	blank = blank > 3 ? 3 : blank;
-	room -= blank;
-	nkeys = wb->stages.S <= room / 2 ||
-	    wb->stages.S + wb->stages.T <= room ? wb->stages.S :
-	    room - (wb->stages.T < room / 2 ? wb->stages.T : room / 2);
-	if (nkeys < wb->stages.S && nkeys > 0)
-		nkeys--;	/* the line that says how many more */
-	nrows = room > nkeys + (nkeys < wb->stages.S) ? room - nkeys -
-	    (nkeys < wb->stages.S) : 1;
-	screen_head(wb, &p, &b);
-	if (blank > 0)
-		sb_end(&b);
-	if (wb->help) {
-		screen_help(&b);
-	} else {
-		screen_row(wb, &p, &b, nkeys);
-		if (blank > 1)
-			sb_end(&b);
-		screen_heatmap(wb, &p, &b, nrows, color);
-		if (blank > 2)
-			sb_end(&b);
-		screen_predict(wb, &p, &b);
-	}
-	/* the note and the keys at the bottom */
-	while (b.n + 2 < rows && !b.nomem)
-		sb_end(&b);
 	b.limit = rows;
-	sb_line(&b, 0, "%s", wb->note);
-	if (wb->asking)
-		sb_line(&b, 0, "m more concentrated  s more spread  a about the "
-		    "same  p leave predict  q quit");
-	else
-		sb_line(&b, 0, "\u2191\u2193/k j query  s scaling  + - d_k  "
-		    "c causal  h head  p predict  ? help  q quit");
+	wb_printer(wb, &p, &perr);
+	/* the width of a key row, whichever keys the height shows */
+	row_cols(wb, &p, wb->stages.S, &rc);
+	width = row_width(&rc);
+	if (!screen_layout(wb, rows, &l, &need) || cols < width) {
+		snprintf(small, sizeof small, "window too small\n(needs %zu "
+		    "x %zu):\nq quits\n", width, need);
+		sb_phrases(&b, small);
+	} else {
+		b.limit = rows - 2;	/* the note and the keys */
+		if (wb->help) {
+			memset(&l, 0, sizeof l);
+			l.title = l.blank[0] = 1;
+			l.explain = 2;
+		}
+		screen_head(wb, &p, &b, &l);
+		if (l.blank[0])
+			sb_end(&b);
+		if (wb->help) {
+			screen_help(&b);
+		} else {
+			screen_row(wb, &p, &b, &l);
+			if (l.blank[1])
+				sb_end(&b);
+			if (l.heat)
+				screen_heatmap(wb, &p, &b, l.heat, color);
+			if (l.blank[2])
+				sb_end(&b);
+			/* predict mode's lines, as many as it has */
+			k = b.n + l.predict;
+			b.limit = k < b.limit ? k : b.limit;
+			screen_predict(wb, &p, &b);
+			b.limit = rows - 2;
+		}
+		/* the note and the keys at the bottom */
+		while (b.n + 2 < rows && !b.nomem)
+			sb_end(&b);
+		b.limit = rows;
+		sb_line(&b, 0, "%s", wb->note);
+		screen_keys(wb, &b);
+	}
 	free(b.buf);
 	if (b.nomem) {
 		wb_screen_free(scr);

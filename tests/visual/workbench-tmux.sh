@@ -63,7 +63,14 @@ TERM=\$pane_term tmux -L attn-wb wait-for -S wb-done
 exec cat
 RUN
 	rm -f "$work/pid"
-	tm -f /dev/null new-session -d -s wb -x 80 -y 24 "sh $work/run.sh"
+	# the server of the session before may be exiting: try again
+	i=0
+	until tm -f /dev/null new-session -d -s wb -x 80 -y 24 \
+	    "sh $work/run.sh" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 10 ] || break
+		sleep 0.2
+	done
 }
 
 # capture: the screen into $work/screen (text) and screen.e (colours).
@@ -367,5 +374,76 @@ await '^ +there +kitten +a_label_lo~$' && ok ||
     bad_screen "at 56 columns the labels are not cut to the cells: $(heads)"
 tm send-keys -t wb q
 ended 0 "q after the labels"
+
+# 17. A short or narrow window: the query's key rows give way last.  At
+#     80 x 14 and 40 x 12 every key row of the toy shows with its
+#     weight; a heatmap shows only with a row of it; at 50 columns the
+#     line of settings drops whole settings, never cutting one.  Below
+#     the size of one key row the screen says "window too small (needs
+#     W x H)", and W x H is exactly that size: it shows a key row, and a
+#     column or a line less does not.  After a resize x is pressed
+#     until the screen is the one drawn for the new size (the pane may
+#     resize after tmux says so, and show lines it had before).
+start "NO_COLOR=1"
+await '^key +scores' || bad_screen "the workbench did not start"
+title='attn workbench: the toy, Q and K are attn gen 3x8 --seed 1 and --seed 2'
+# sized W H: the pane made W x H, then x until the screen is drawn for
+# it: the title cut at W first, x's note and the keys last
+sized() {
+	tm resize-window -t wb -x "$1" -y "$2"
+	i=0
+	while [ $i -lt 100 ]; do
+		tm send-keys -t wb x
+		sleep 0.2
+		capture
+		[ "$(sed -n 1p "$work/screen")" = "$(printf %s "$title" |
+		    cut -c "1-$1" | sed 's/ *$//')" ] &&
+		    sed -n "$(($2 - 1))p" "$work/screen" | grep -q 'does nothing' &&
+		    sed -n "$2p" "$work/screen" | grep -q 'q quit$' && return 0
+		i=$((i + 1))
+	done
+	return 1
+}
+# resize W H ERE: the pane made W x H, then await ERE (which the screen
+# before does not show)
+resize() {
+	tm resize-window -t wb -x "$1" -y "$2"
+	await "$3"
+}
+for size in "80 14" "40 12"; do
+	# shellcheck disable=SC2086
+	sized $size || bad_screen "at $size: not drawn for the size"
+	grep -Eq '^sat +[-0-9]' "$work/screen" ||
+	    bad_screen "at $size: no row of sat"
+	# shellcheck disable=SC2086
+	same "at $size" the $toy $q8
+	if grep -q '^weights +\[T x S' "$work/screen"; then
+		grep -q '^▶ the' "$work/screen" && ok ||
+		    bad_screen "at $size: a heatmap without its rows"
+	fi
+done
+sized 50 24 || bad_screen "at 50 x 24: not drawn for the size"
+sed -n 2p "$work/screen" | grep -Eq '^scaling on( +d_k 8)?( +causal off)?( +head 1( of 1)?)?( +predict off)? *$' &&
+    ok || bad_screen "at 50 columns the settings are cut: $(sed -n 2p "$work/screen")"
+resize 20 4 'window too small' || bad_screen "no 'window too small' at 20 x 4"
+need=$(tr '\n' ' ' <"$work/screen" |
+    sed -n 's/.*window too small *(needs \([0-9]*\) x \([0-9]*\)).*/\1 \2/p')
+if [ -z "$need" ]; then
+	bad_screen "window too small, but not what size it needs"
+else
+	ok
+	set -- $need
+	w=$1 h=$2
+	resize "$w" "$h" '^(the|cat|sat) +[-0-9]' && ok ||
+	    bad_screen "at the size it needs, $w x $h, no key row"
+	resize $((w - 1)) "$h" 'window too small' && ok ||
+	    bad_screen "a column less than it needs, $((w - 1)) x $h, is not too small"
+	resize "$w" "$h" '^(the|cat|sat) +[-0-9]' ||
+	    bad_screen "at $w x $h again, no key row"
+	resize "$w" $((h - 1)) 'window too small' && ok ||
+	    bad_screen "a line less than it needs, $w x $((h - 1)), is not too small"
+fi
+tm send-keys -t wb q
+ended 0 "q after a small window"
 
 visual_end
