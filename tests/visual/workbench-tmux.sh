@@ -138,9 +138,9 @@ entropy() {
 	"$bin" --stats "$@" | awk -v q="$q" '$1 == q { print $4 }'
 }
 
-# ended STATUS WHAT: the workbench ended with STATUS, wrote nothing on
-# stderr, and the terminal is back in canonical mode with echo.
-ended() {
+# finished STATUS WHAT: the workbench ended with STATUS, and the
+# terminal is back in canonical mode with echo.
+finished() {
 	if ! timeout 20 tmux -L attn-wb wait-for wb-done; then
 		bad "$2: the workbench did not end"
 	fi
@@ -149,6 +149,11 @@ ended() {
 	    bad_screen "$2: not status $1"
 	grep -q '^icanon echo *$' "$work/screen" && ok ||
 	    bad_screen "$2: the terminal is not given back (icanon, echo)"
+}
+
+# ended STATUS WHAT: finished, and nothing on stderr.
+ended() {
+	finished "$@"
 	# nothing on stderr, no message and no sanitizer report, but the
 	# shell's word for the signal that ended it
 	grep -v -x -e Terminated -e Aborted -e 'Segmentation fault' \
@@ -324,14 +329,7 @@ done
 #     nothing else on stderr (under the sanitizers, no leak reported).
 for t in dumb nosuchterm; do
 	start "TERM=$t" --self /nonexistent.csv
-	if ! timeout 20 tmux -L attn-wb wait-for wb-done; then
-		bad "TERM=$t: the workbench did not end"
-	fi
-	capture
-	grep -q '^status 64$' "$work/screen" && ok ||
-	    bad_screen "TERM=$t: not status 64"
-	grep -q '^icanon echo *$' "$work/screen" && ok ||
-	    bad_screen "TERM=$t: the terminal is not given back (icanon, echo)"
+	finished 64 "TERM=$t"
 	[ "$(sed -n 1p "$work/stderr")" = "attn: attn workbench cannot drive \
 this terminal (TERM=$t): it needs one that moves the cursor" ] &&
 	    [ "$(sed -n '2,$p' "$work/stderr")" = "usage: attn workbench \
