@@ -128,15 +128,75 @@ member_error(struct attn_error *err, const char *name, const char *member,
 	return attn_error_set(err, st, name, 0, 0, "%s%s: %s", p, at, msg);
 }
 
-/* Member i, unpacked into a charged buffer of *n bytes. */
+/* Why libzip stopped reading f: its words, but for the two that mean
+ * the member's bytes are not what the archive says of them. */
+static void
+read_failure(zip_file_t *f, zip_uint64_t at, zip_uint64_t size, char *why,
+    size_t n)
+{
+	zip_error_t *ze = attn_zf.zip_file_get_error(f);
+
+	switch (attn_zf.zip_error_code_zip(ze)) {
+	case ZIP_ER_CRC:
+		snprintf(why, n, "its bytes do not match the CRC-32 the "
+		    "archive holds for them");
+		break;
+	case ZIP_ER_INCONS:	/* it ended before its size */
+		snprintf(why, n, "%llu bytes where its size says %llu",
+		    (unsigned long long)at, (unsigned long long)size);
+		break;
+	default:
+		snprintf(why, n, "%s", attn_zf.zip_error_strerror(ze));
+	}
+}
+
+/*
+ * Member f's bytes from *at up to `to` (of its size) into b, *at moved
+ * on; 0, or -1 with why said.  libzip checks a member's CRC-32 and size
+ * at its end, on the read that finds the end; when that read returned
+ * bytes too, it keeps the error for the next read.  So a member is read
+ * to `to` = size, then once more, which must find its end: -1 there is
+ * the mismatch, more bytes a member longer than its size.
+ */
+static int
+member_fill(zip_file_t *f, char *b, zip_uint64_t *at, zip_uint64_t to,
+    zip_uint64_t size, char *why, size_t n)
+{
+	zip_int64_t got = 0;
+	char past;
+
+	while (*at < to && (got = attn_zf.zip_fread(f, b + *at, to - *at)) >
+	    0)
+		*at += (zip_uint64_t)got;
+	if (*at == size && got >= 0)
+		got = attn_zf.zip_fread(f, &past, 1);
+	if (got < 0) {
+		read_failure(f, *at, size, why, n);
+		return -1;
+	}
+	if (*at < to) {
+		snprintf(why, n, "%llu bytes where its size says %llu",
+		    (unsigned long long)*at, (unsigned long long)size);
+		return -1;
+	}
+	if (*at == size && got > 0) {
+		snprintf(why, n, "more bytes than the %llu its size says",
+		    (unsigned long long)size);
+		return -1;
+	}
+	return 0;
+}
+
+/* Member i, unpacked into a charged buffer of *n bytes, its size and
+ * CRC-32 checked. */
 static enum attn_status
 member_bytes(zip_t *z, zip_uint64_t i, const char *name, const char *member,
     char **out, size_t *n, struct attn_error *err)
 {
-	char p[ATTN_PREVIEW_MAX + 4], doing[96];
+	char p[ATTN_PREVIEW_MAX + 4], doing[96], why[128];
+	zip_uint64_t at = 0;
 	zip_stat_t st;
 	zip_file_t *f;
-	zip_int64_t got;
 	char *b;
 
 	attn_text_preview(p, ATTN_PREVIEW_MAX, member, strlen(member));
@@ -157,19 +217,7 @@ member_bytes(zip_t *z, zip_uint64_t i, const char *name, const char *member,
 		    "%s cannot be opened: %s", p,
 		    attn_zf.zip_error_strerror(attn_zf.zip_get_error(z)));
 	}
-	/* One byte more than promised: a member longer than its size. */
-	got = attn_zf.zip_fread(f, b, st.size + 1);
-	if (got < 0 || (zip_uint64_t)got != st.size) {
-		char why[128];
-
-		if (got < 0)
-			snprintf(why, sizeof why, "%s",
-			    attn_zf.zip_error_strerror(
-			    attn_zf.zip_file_get_error(f)));
-		else
-			snprintf(why, sizeof why, "%lld bytes where its size "
-			    "says %llu", (long long)got,
-			    (unsigned long long)st.size);
+	if (member_fill(f, b, &at, st.size, st.size, why, sizeof why) != 0) {
 		attn_zf.zip_fclose(f);
 		attn_mem_free(b, (size_t)st.size + 1);
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "

@@ -16,12 +16,12 @@
 
 /* The functions of libzip that attn calls. */
 #define ATTN_ZIP_FUNCTIONS(X) \
-	X(zip_discard) X(zip_error_fini) X(zip_error_init) \
-	X(zip_error_strerror) X(zip_fclose) X(zip_file_get_error) \
-	X(zip_fopen_index) X(zip_fread) X(zip_get_error) X(zip_get_name) \
-	X(zip_get_num_entries) X(zip_open_from_source) \
-	X(zip_source_buffer_create) X(zip_source_free) X(zip_stat_index) \
-	X(zip_stat_init)
+	X(zip_discard) X(zip_error_code_zip) X(zip_error_fini) \
+	X(zip_error_init) X(zip_error_strerror) X(zip_fclose) \
+	X(zip_file_get_error) X(zip_fopen_index) X(zip_fread) \
+	X(zip_get_error) X(zip_get_name) X(zip_get_num_entries) \
+	X(zip_open_from_source) X(zip_source_buffer_create) \
+	X(zip_source_free) X(zip_stat_index) X(zip_stat_init)
 
 /* Each function as zip.h types it; valid once attn_zip_load succeeded. */
 struct attn_zip_functions {

@@ -194,6 +194,60 @@ START_TEST(every_truncation_is_refused)
 }
 END_TEST
 
+/*
+ * archives[i] damaged after it was written: stored, the lowest bit of
+ * out's first number flipped (byte 185: its local header, then its .npy
+ * header of 128 bytes); deflated, the lowest bit of the CRC-32 the
+ * archive holds for out, in its local header and its central directory
+ * entry alike, as if out's bytes had changed.
+ */
+static void
+damage(unsigned char *b, size_t len, int i)
+{
+	static const unsigned char out_crc[] = { 0xcc, 0x10, 0xf2, 0xe5 };
+	size_t k, found = 0;
+
+	if (i == 0) {
+		ck_assert_uint_eq(b[57], 0x93);	/* out.npy's magic */
+		b[185] ^= 1;
+		return;
+	}
+	for (k = 0; k + 4 <= len; k++)
+		if (memcmp(b + k, out_crc, 4) == 0) {
+			b[k] ^= 1;
+			found++;
+		}
+	ck_assert_uint_eq(found, 2);
+}
+
+/* A member whose bytes do not match its CRC-32 is a data error naming
+ * the archive and the member, whatever its numbers, and the account is
+ * given back all it was charged. */
+START_TEST(a_member_that_fails_its_crc_is_refused)
+{
+	struct attn_memory *m = attn_memory_new(SIZE_MAX, "TEST_LIMIT");
+	const size_t len = archives[_i].len;
+	unsigned char *b = malloc(len);
+	struct attn_named z;
+	struct attn_error err;
+
+	ck_assert_ptr_nonnull(b);
+	memcpy(b, archives[_i].bytes, len);
+	damage(b, len, _i);
+	attn_memory_use(m);
+	ck_assert_int_eq(attn_read_named("r.npz", (const char *)b, len, 0, &z,
+	    &err), ATTN_ERR_DATA);
+	ck_assert_str_eq(err.file, "r.npz");
+	ck_assert_str_eq(err.msg, "member out.npy is damaged: its bytes do not "
+	    "match the CRC-32 the archive holds for them");
+	ck_assert_uint_eq(z.count, 0);
+	ck_assert_uint_eq(attn_memory_held(m), 0);
+	attn_memory_use(NULL);
+	attn_memory_free(m);
+	free(b);
+}
+END_TEST
+
 /* A JSON object of arrays, named as --check reads them; a repeated name
  * and a value that is no array are errors at their place. */
 START_TEST(a_json_object_of_arrays_reads_by_name)
@@ -229,6 +283,7 @@ read_npz_suite(void)
 	tcase_add_loop_test(tc, savez_and_savez_compressed_read_by_name, 0, 2);
 	tcase_add_loop_test(tc, a_member_over_the_limit_is_refused, 0, 2);
 	tcase_add_loop_test(tc, every_truncation_is_refused, 0, 2);
+	tcase_add_loop_test(tc, a_member_that_fails_its_crc_is_refused, 0, 2);
 	tcase_add_test(tc, a_json_object_of_arrays_reads_by_name);
 	suite_add_tcase(s, tc);
 	return s;
