@@ -173,9 +173,10 @@ struct attn_bundle {
  * NumPy .npz archive (numpy.savez, stored, or numpy.savez_compressed,
  * deflated; read with libzip), each member NAME.npy read as
  * attn_read_array reads a .npy with flags (a member that is no .npy, is
- * damaged, or larger unpacked than the memory limit allows is refused
- * naming it), or a JSON object {"NAME": array, ..}.  Free with
- * attn_named_free.
+ * damaged, or would take more than the memory limit allows, its bytes
+ * and the numbers its header declares, is refused naming it, the limit
+ * before its data is unpacked), or a JSON object {"NAME": array, ..}.
+ * Free with attn_named_free.
  */
 struct attn_named_array {
 	char *name;			/* the member's name without ".npy" */

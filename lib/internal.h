@@ -254,6 +254,19 @@ enum attn_status attn_read_npy(const char *name, const char *buf,
     size_t len, unsigned flags, struct attn_array *out,
     struct attn_error *err);
 
+/*
+ * What a .npy of total bytes declares, from its first len bytes (buf),
+ * before the rest is read: *count, the elements its header's shape
+ * makes (the doubles attn_read_npy will hold), once *need is 0; while
+ * buf ends before the header does, *need is the bytes to have before
+ * asking again.  Errors are those attn_read_npy gives the whole file:
+ * its header's faults, and data that the shape and total do not agree
+ * on.
+ */
+enum attn_status attn_npy_declared(const char *name, const char *buf,
+    size_t len, size_t total, unsigned flags, size_t *need, size_t *count,
+    struct attn_error *err);
+
 /* ---------------------------------------------------------------- json_lex.c */
 
 /* The nesting of arrays and objects JSON text may have: cJSON's

@@ -35,6 +35,8 @@
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
+/* The magic, the version and a 4-byte header length (2.0 and 3.0). */
+#define NPY_PREAMBLE_MAX 12
 
 /* A header parse in progress: the header is buf[start..end), and pos the
  * byte reached, all as offsets into the whole file. */
@@ -606,6 +608,85 @@ file_index(const struct npy_header *h, size_t i)
 	return at;
 }
 
+/*
+ * What the .npy of total bytes, whose first len of them are buf, holds:
+ * its header parsed into *h, the size, kind and byte order of an
+ * element, and *count elements, which the bytes after the header must
+ * be, no more, no fewer.  When buf ends before the header does, *need
+ * is the bytes to have before asking again (the preamble's 12, then the
+ * header's end), else 0.  Each error is the one a read of the whole file
+ * gives, at its byte.
+ */
+static enum attn_status
+npy_layout(const char *name, const char *buf, size_t len, size_t total,
+    unsigned flags, struct npy_header *h, size_t *size,
+    enum npy_kind *kind, int *big, size_t *count, size_t *need,
+    struct attn_error *err)
+{
+	const unsigned char *u = (const unsigned char *)buf;
+	enum attn_status st;
+	size_t start = 0, bytes, have, d;
+	char sh[96];
+
+	memset(h, 0, sizeof *h);
+	/* read_preamble reads at most the first 12 bytes, and takes total
+	 * for the file's end. */
+	*need = total < NPY_PREAMBLE_MAX ? total : NPY_PREAMBLE_MAX;
+	if (len < *need)
+		return ATTN_OK;
+	if ((st = read_preamble(name, u, total, &start, &h->end, err)) !=
+	    ATTN_OK)
+		return st;
+	if ((*need = len < h->end ? h->end : 0) != 0)
+		return ATTN_OK;
+	h->name = name;
+	h->buf = buf;
+	h->pos = start;
+	h->err = err;
+	if ((st = parse_header(h)) != ATTN_OK ||
+	    (st = check_header(h, flags, size, kind, big)) != ATTN_OK)
+		return st;
+
+	/* The data: exactly the bytes the shape needs. */
+	shape_text(sh, sizeof sh, h);
+	*count = 1;
+	for (d = 0; d < h->ndim; d++)
+		if (attn_size_mul(*count, h->shape[d], count) != 0)
+			return attn_error_at_byte(err, ATTN_ERR_DATA, name,
+			    h->shape_off, "shape %s has more elements than "
+			    "%zu bits can count", sh, sizeof(size_t) * 8);
+	if (attn_size_mul(*count, *size, &bytes) != 0)
+		return attn_error_at_byte(err, ATTN_ERR_DATA, name,
+		    h->shape_off, "shape %s of %s is more bytes than %zu bits "
+		    "can count", sh, h->descr, sizeof(size_t) * 8);
+	have = total - h->end;
+	if (have < bytes)
+		return attn_error_at_byte(err, ATTN_ERR_DATA, name, total,
+		    "truncated .npy data: shape %s of %s needs %zu bytes but "
+		    "the file has %zu after its header", sh, h->descr, bytes,
+		    have);
+	if (have > bytes)
+		return attn_error_at_byte(err, ATTN_ERR_DATA, name,
+		    h->end + bytes, "%zu bytes of trailing data after the %zu "
+		    "of shape %s of %s", have - bytes, bytes, sh, h->descr);
+	return ATTN_OK;
+}
+
+enum attn_status
+attn_npy_declared(const char *name, const char *buf, size_t len,
+    size_t total, unsigned flags, size_t *need, size_t *count,
+    struct attn_error *err)
+{
+	struct npy_header h;
+	enum npy_kind kind = NPY_FLOAT;
+	size_t size = 0;
+	int big = 0;
+
+	*count = 0;
+	return npy_layout(name, buf, len, total, flags, &h, &size, &kind,
+	    &big, count, need, err);
+}
+
 enum attn_status
 attn_read_npy(const char *name, const char *buf, size_t len, unsigned flags,
     struct attn_array *out, struct attn_error *err)
@@ -613,45 +694,14 @@ attn_read_npy(const char *name, const char *buf, size_t len, unsigned flags,
 	const unsigned char *u = (const unsigned char *)buf;
 	struct npy_header h;
 	enum attn_status st;
-	size_t start = 0, size, count = 1, bytes, have, d, i;
+	size_t size = 0, count = 0, need, i;
 	enum npy_kind kind = NPY_FLOAT;
-	char sh[96];
 	int big = 0;
 
 	memset(out, 0, sizeof *out);
-	memset(&h, 0, sizeof h);
-	if ((st = read_preamble(name, u, len, &start, &h.end, err)) != ATTN_OK)
+	if ((st = npy_layout(name, buf, len, len, flags, &h, &size, &kind,
+	    &big, &count, &need, err)) != ATTN_OK)
 		return st;
-	h.name = name;
-	h.buf = buf;
-	h.pos = start;
-	h.err = err;
-	if ((st = parse_header(&h)) != ATTN_OK ||
-	    (st = check_header(&h, flags, &size, &kind, &big)) != ATTN_OK)
-		return st;
-
-	/* The data: exactly the bytes the shape needs. */
-	shape_text(sh, sizeof sh, &h);
-	for (d = 0; d < h.ndim; d++)
-		if (attn_size_mul(count, h.shape[d], &count) != 0)
-			return attn_error_at_byte(err, ATTN_ERR_DATA, name,
-			    h.shape_off, "shape %s has more elements than "
-			    "%zu bits can count", sh, sizeof(size_t) * 8);
-	if (attn_size_mul(count, size, &bytes) != 0)
-		return attn_error_at_byte(err, ATTN_ERR_DATA, name,
-		    h.shape_off, "shape %s of %s is more bytes than %zu bits "
-		    "can count", sh, h.descr, sizeof(size_t) * 8);
-	have = len - h.end;
-	if (have < bytes)
-		return attn_error_at_byte(err, ATTN_ERR_DATA, name, len,
-		    "truncated .npy data: shape %s of %s needs %zu bytes but "
-		    "the file has %zu after its header", sh, h.descr, bytes,
-		    have);
-	if (have > bytes)
-		return attn_error_at_byte(err, ATTN_ERR_DATA, name,
-		    h.end + bytes, "%zu bytes of trailing data after the %zu "
-		    "of shape %s of %s", have - bytes, bytes, sh, h.descr);
-
 	if ((out->data = attn_mem_array(count, sizeof(double))) == NULL) {
 		char doing[64];
 

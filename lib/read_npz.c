@@ -4,10 +4,13 @@
  * named array, read with libzip from the bytes in memory.
  *
  * Each member is unpacked whole into a buffer charged to the memory
- * account (so that a member whose size is past the limit, a zip bomb,
- * is refused before it is inflated), then read by the .npy reader.  A
- * member that is no .npy, a size that its data does not keep, a CRC
- * that does not match, are data errors naming the member.  The error of
+ * account, then read by the .npy reader.  Its .npy header is unpacked
+ * first and asked what it declares (attn_npy_declared), so that a member
+ * whose size, or whose numbers as doubles beside it, pass the limit (a
+ * zip bomb), a header at fault, or a shape its size does not keep, is
+ * told before its data is inflated.  A member that is no .npy, a size
+ * that its data does not keep, a CRC that does not match, are data
+ * errors naming the member.  The error of
  * a member's .npy names the archive as its file and the member and its
  * byte in the message, since an error's file is borrowed and the
  * member's name does not outlive the read.  A JSON object of arrays
@@ -187,46 +190,80 @@ member_fill(zip_file_t *f, char *b, zip_uint64_t *at, zip_uint64_t to,
 	return 0;
 }
 
-/* Member i, unpacked into a charged buffer of *n bytes, its size and
- * CRC-32 checked. */
+/*
+ * Member i, unpacked into a charged buffer of *n bytes, its size and
+ * CRC-32 checked.  Its .npy header comes first: the doubles its shape
+ * declares (what attn_read_npy will hold) are charged beside the buffer
+ * before the rest is inflated, so that a member too large once read,
+ * a header at fault, or a shape its size does not keep, is told before
+ * its data is inflated.  That charge is given back once the member is
+ * read, for the .npy reader to take.
+ */
 static enum attn_status
 member_bytes(zip_t *z, zip_uint64_t i, const char *name, const char *member,
-    char **out, size_t *n, struct attn_error *err)
+    unsigned flags, char **out, size_t *n, struct attn_error *err)
 {
 	char p[ATTN_PREVIEW_MAX + 4], doing[96], why[128];
+	size_t need = 0, count = 0, charge = SIZE_MAX, doubles;
+	enum attn_status st = ATTN_OK;
 	zip_uint64_t at = 0;
-	zip_stat_t st;
+	zip_stat_t zs;
 	zip_file_t *f;
 	char *b;
 
 	attn_text_preview(p, ATTN_PREVIEW_MAX, member, strlen(member));
-	attn_zf.zip_stat_init(&st);
-	if (attn_zf.zip_stat_index(z, i, 0, &st) != 0 ||
-	    !(st.valid & ZIP_STAT_SIZE))
+	attn_zf.zip_stat_init(&zs);
+	if (attn_zf.zip_stat_index(z, i, 0, &zs) != 0 ||
+	    !(zs.valid & ZIP_STAT_SIZE))
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
 		    "%s: its size cannot be read", p);
-	if (st.size > (zip_uint64_t)SIZE_MAX - 1 ||
-	    (b = attn_mem_alloc((size_t)st.size + 1)) == NULL) {
+	if (zs.size > (zip_uint64_t)SIZE_MAX - 1 ||
+	    (b = attn_mem_alloc((size_t)zs.size + 1)) == NULL) {
 		snprintf(doing, sizeof doing, "unpacking %s (%llu bytes)", p,
-		    (unsigned long long)st.size);
+		    (unsigned long long)zs.size);
 		return attn_error_input_nomem(err, name, doing);
 	}
 	if ((f = attn_zf.zip_fopen_index(z, i, 0)) == NULL) {
-		attn_mem_free(b, (size_t)st.size + 1);
+		attn_mem_free(b, (size_t)zs.size + 1);
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
 		    "%s cannot be opened: %s", p,
 		    attn_zf.zip_error_strerror(attn_zf.zip_get_error(z)));
 	}
-	if (member_fill(f, b, &at, st.size, st.size, why, sizeof why) != 0) {
+	/* The header: the preamble, then as far as it says. */
+	do {
+		if (member_fill(f, b, &at, need, zs.size, why, sizeof why) != 0)
+			goto damaged;
+		st = attn_npy_declared(name, b, (size_t)at, (size_t)zs.size,
+		    flags, &need, &count, err);
+	} while (st == ATTN_OK && need != 0);
+	if (st != ATTN_OK) {
 		attn_zf.zip_fclose(f);
-		attn_mem_free(b, (size_t)st.size + 1);
-		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
-		    "%s is damaged: %s", p, why);
+		attn_mem_free(b, (size_t)zs.size + 1);
+		return member_error(err, name, member, st);
 	}
+	if (attn_size_mul(count, sizeof(double), &doubles) == 0)
+		charge = attn_mem_cost(doubles);
+	if (attn_mem_take(charge) != 0) {
+		attn_zf.zip_fclose(f);
+		attn_mem_free(b, (size_t)zs.size + 1);
+		snprintf(doing, sizeof doing, "reading %zu numbers", count);
+		return member_error(err, name, member,
+		    attn_error_input_nomem(err, name, doing));
+	}
+	if (member_fill(f, b, &at, zs.size, zs.size, why, sizeof why) != 0) {
+		attn_mem_give(charge);
+		goto damaged;
+	}
+	attn_mem_give(charge);
 	attn_zf.zip_fclose(f);
 	*out = b;
-	*n = (size_t)st.size;
+	*n = (size_t)zs.size;
 	return ATTN_OK;
+damaged:
+	attn_zf.zip_fclose(f);
+	attn_mem_free(b, (size_t)zs.size + 1);
+	return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member %s is "
+	    "damaged: %s", p, why);
 }
 
 void
@@ -289,7 +326,8 @@ read_member(zip_t *zip, zip_uint64_t i, const char *name, unsigned flags,
 	if ((a = named_push(out, m, len - 4)) == NULL)
 		return attn_error_input_nomem(err, name,
 		    "reading a .npz archive");
-	if ((st = member_bytes(zip, i, name, m, &b, &n, err)) != ATTN_OK) {
+	if ((st = member_bytes(zip, i, name, m, flags, &b, &n, err)) !=
+	    ATTN_OK) {
 		attn_mem_free(a->name, len - 3);
 		return st;
 	}
