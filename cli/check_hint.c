@@ -40,8 +40,13 @@ check_dims_legend(char *buf, size_t size, enum attn_stage s,
 	const char *heads = attn_stage_table[s].kv ? "G" : "H";
 	size_t d, n = 0;
 	const char *sym;
-	int wide;
+	int wide = sh->col_heads > 1;
 
+	/* The heads are side by side in the last dim (H*d_v) only where no
+	 * dim of their own holds them, as bshd's and bhsd's do. */
+	for (d = 0; d < sh->ndim; d++)
+		if (sh->axis[d] == ATTN_AXIS_HEAD)
+			wide = 0;
 	buf[0] = '\0';
 	for (d = 0; d < sh->ndim && n < size; d++) {
 		switch (sh->axis[d]) {
@@ -71,10 +76,9 @@ check_dims_legend(char *buf, size_t size, enum attn_stage s,
 			sym = "1";
 			break;
 		}
-		wide = d + 1 == sh->ndim && sh->col_heads > 1;
 		n += (size_t)snprintf(buf + n, size - n, "%s%s%s%s",
-		    d > 0 ? " x " : "", wide ? heads : "", wide ? "*" : "",
-		    sym);
+		    d > 0 ? " x " : "", wide && d + 1 == sh->ndim ? heads : "",
+		    wide && d + 1 == sh->ndim ? "*" : "", sym);
 	}
 }
 
