@@ -125,6 +125,7 @@ gqa_hint(const struct attn_stages *stages, const struct check_item *it,
 	const struct attn_shape *sh = &it->shape;
 	const size_t H = stages->heads, G = stages->kv_heads;
 	size_t d, hd = sh->ndim;
+	char sum[96];
 
 	if (!attn_stage_table[it->stage].kv || G == 0 || H <= G)
 		return 0;
@@ -135,9 +136,24 @@ gqa_hint(const struct attn_stages *stages, const struct check_item *it,
 		hd = sh->ndim - 1;	/* heads side by side */
 	if (hd == sh->ndim || !shape_times(&it->file, sh, hd, H / G))
 		return 0;
+	/* The sum as NumPy writes it where the heads lie in this layout:
+	 * their own dim before the rows (bhsd) or after them (bshd), or
+	 * side by side in the last dim. */
+	if (hd == sh->ndim - 1)
+		snprintf(sum, sizeof sum, "x.reshape(*x.shape[:-1], %zu, %zu, "
+		    "%zu).sum(-2).reshape(*x.shape[:-1], %zu)", G, H / G,
+		    sh->cols / G, sh->cols);
+	else if (stages->layout == ATTN_LAYOUT_BSHD)
+		snprintf(sum, sizeof sum, " x.reshape(B, S, %zu, %zu, -1)"
+		    ".sum(3)", G, H / G);
+	else
+		snprintf(sum, sizeof sum, " x.reshape(B, %zu, %zu, S, -1)"
+		    ".sum(2)", G, H / G);
 	snprintf(hint, size, ": H = %zu heads, not G = %zu: per query head, "
-	    "the GQA sum missing? Sum each group of %zu (in bhsd "
-	    "x.reshape(B, %zu, %zu, S, -1).sum(2))", H, G, H / G, G, H / G);
+	    "the GQA sum missing? Sum each group of %zu (%s%s%s)", H, G,
+	    H / G, stages->layout == ATTN_LAYOUT_NONE ? "" : "in ",
+	    stages->layout == ATTN_LAYOUT_NONE ? "" :
+	    words_layout[stages->layout - 1], sum);
 	return 1;
 }
 
