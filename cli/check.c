@@ -141,6 +141,32 @@ not_offered(const struct options *o, const struct check *c, const char *arr,
 	    "(the upstream gradient)", p, attn_stage_table[s].name);
 }
 
+/* A stage --stage names that no array of FILE holds: the arrays there
+ * are, and the one whose name is near the stage's or its alias. */
+static enum attn_status
+no_array(const struct check *c, enum attn_stage s, const char *names,
+    struct attn_error *err)
+{
+	const char *mine[2] = { attn_stage_table[s].name, alias_of(s) };
+	const char *near = NULL;
+	char p[48], hint[128] = "";
+	size_t i;
+
+	for (i = 0; i < c->arrays.count && near == NULL; i++)
+		near = attn_suggest(c->arrays.arrays[i].name, mine,
+		    mine[1] != NULL ? 2 : 1);
+	if (near != NULL) {
+		attn_text_preview(p, 40, c->arrays.arrays[i - 1].name,
+		    strlen(c->arrays.arrays[i - 1].name));
+		snprintf(hint, sizeof hint, "; is '%s' it? Name it %s", p,
+		    near);
+	}
+	return attn_error_set(err, ATTN_ERR_DATA, c->name, 0, 0, "no array "
+	    "for stage %s (named %s%s%s); it has %s%s",
+	    attn_stage_table[s].name, attn_stage_table[s].name, mine[1] !=
+	    NULL ? " or " : "", mine[1] != NULL ? mine[1] : "", names, hint);
+}
+
 enum attn_status
 check_stages(struct options *o, struct check *c, struct attn_error *err)
 {
@@ -171,13 +197,7 @@ check_stages(struct options *o, struct check *c, struct attn_error *err)
 				if (stage_of(c->arrays.arrays[i].name) == s)
 					break;
 			if (i == c->arrays.count)
-				return attn_error_set(err, ATTN_ERR_DATA,
-				    c->name, 0, 0, "no array for stage %s "
-				    "(named %s%s%s); it has %s",
-				    attn_stage_table[s].name,
-				    attn_stage_table[s].name, alias_of(s) !=
-				    NULL ? " or " : "", alias_of(s) != NULL ?
-				    alias_of(s) : "", names);
+				return no_array(c, s, names, err);
 			take(c, i, s);
 		}
 		return ATTN_OK;
@@ -219,6 +239,59 @@ check_stages(struct options *o, struct check *c, struct attn_error *err)
 	for (k = 0; k < c->n; k++)
 		o->stages[k] = c->item[k].stage;
 	return ATTN_OK;
+}
+
+/* Why array i of FILE is not checked, in buf, and the stage or alias
+ * its name is near in *near (NULL when none); 0 when it is checked. */
+int
+check_unchecked(const struct options *o, const struct check *c, size_t i,
+    char *buf, size_t size, const char **near)
+{
+	const char *name = c->arrays.arrays[i].name;
+	const char *names[ATTN_STAGE_COUNT + sizeof aliases /
+	    sizeof aliases[0]];
+	enum attn_stage s;
+	size_t k, n = 0;
+	char p[48];
+
+	*near = NULL;
+	for (k = 0; k < c->n; k++)
+		if (c->item[k].array == name)
+			return 0;
+	if ((s = stage_of(name)) != ATTN_STAGE_COUNT) {
+		for (k = 0; k < c->n; k++)
+			if (c->item[k].stage == s)
+				break;
+		if (k < c->n) {
+			attn_text_preview(p, 40, c->item[k].array,
+			    strlen(c->item[k].array));
+			snprintf(buf, size, "attn's %s too, checked from "
+			    "'%s'", attn_stage_table[s].name, p);
+		}
+		else if (!(o->avail & ATTN_STAGE_BIT(s)))
+			snprintf(buf, size, "attn's %s, which this run does "
+			    "not make (an input here)",
+			    attn_stage_table[s].name);
+		else
+			snprintf(buf, size, "attn's %s, not among --stage's",
+			    attn_stage_table[s].name);
+		return 1;
+	}
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		if (!attn_stage_table[s].internal)
+			names[n++] = attn_stage_table[s].name;
+	for (k = 0; k < sizeof aliases / sizeof aliases[0]; k++)
+		names[n++] = aliases[k].name;
+	if ((*near = attn_suggest(name, names, n)) == NULL)
+		snprintf(buf, size, "it names no stage");
+	else if ((s = stage_of(*near)) != ATTN_STAGE_COUNT &&
+	    strcmp(*near, attn_stage_table[s].name) != 0)
+		snprintf(buf, size, "it names no stage; did you mean %s (attn's "
+		    "%s)?", *near, attn_stage_table[s].name);
+	else
+		snprintf(buf, size, "it names no stage; did you mean %s?",
+		    *near);
+	return 1;
 }
 
 /* ---------------------------------------------------------------- run */
@@ -274,8 +347,19 @@ run_item(const struct options *o, const struct attn_inputs *in,
 	size_t n;
 
 	attn_stage_shape(stages, it->stage, &it->shape);
-	if (!check_shape_fits(&it->file, &it->shape))
-		return check_shape_error(stages, c, it, err);
+	/* One array of the wrong shape is the whole check gone wrong: a
+	 * data error.  One of several is a failing row of its own, so that
+	 * the other stages still get their verdicts. */
+	if (!check_shape_fits(&it->file, &it->shape)) {
+		char why[320];
+
+		if (!c->named)
+			return check_shape_error(stages, c, it, err);
+		it->misfit = 1;
+		check_shape_why(why, sizeof why, it->hint, sizeof it->hint,
+		    stages, c, it);
+		return ATTN_OK;
+	}
 	n = attn_shape_count(&it->shape);
 	if ((it->ref = attn_stage_c_order(stages, it->stage)) == NULL) {
 		if ((it->ref_own = attn_alloc_array(n, sizeof *it->ref_own)) ==
@@ -344,7 +428,7 @@ check_run(const struct options *o, const struct attn_inputs *in,
 int
 check_item_passed(const struct check_item *it)
 {
-	return it->cmp.fails == 0;
+	return !it->misfit && it->cmp.fails == 0;
 }
 
 int

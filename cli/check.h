@@ -30,12 +30,21 @@ enum attn_status check_load(const struct options *o, struct check *c,
 enum attn_status check_stages(struct options *o, struct check *c,
     struct attn_error *err);
 
-/* Compare each stage with its array (a shape that does not line up is a
- * data error naming both), computing the emulated baseline of in with
- * --emulate. */
+/* Compare each stage with its array, computing the emulated baseline of
+ * in with --emulate.  A shape that does not line up is a data error
+ * naming both when FILE is one array; in a named FILE it is that
+ * stage's failing row (it->misfit), and the others are still compared. */
 enum attn_status check_run(const struct options *o,
     const struct attn_inputs *in, const struct attn_stages *stages,
     struct check *c, struct attn_error *err);
+
+/* Whether array i of a named FILE goes unchecked (1) or not (0); when
+ * it does, why in buf (names no stage, with "did you mean" when its
+ * name is near a stage's or FlashAttention's; a stage the run does not
+ * make; one --stage leaves out), and the name it is near in *near (a
+ * static string) or NULL. */
+int check_unchecked(const struct options *o, const struct check *c,
+    size_t i, char *buf, size_t size, const char **near);
 
 /* The report, as a table or as JSON (-f json). */
 void check_print(FILE *fp, const struct options *o,

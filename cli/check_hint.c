@@ -221,22 +221,24 @@ flat_hint(const struct attn_stages *stages, const struct check_item *it,
 	return 1;
 }
 
-/* The shape error, with what the dims suggest: the last two swapped (a
- * transpose), the two middle ones of 4-D (the other layout), the heads
- * flattened, a KV gradient per query head. */
-enum attn_status
-check_shape_error(const struct attn_stages *stages, const struct check *c,
-    const struct check_item *it, struct attn_error *err)
+/* The shape mismatch, with what the dims suggest: the last two swapped
+ * (a transpose), the two middle ones of 4-D (the other layout), the
+ * heads flattened, a KV gradient per query head.  The hints are written
+ * after ": ", which hint leaves out. */
+void
+check_shape_why(char *why, size_t wsize, char *hint, size_t hsize,
+    const struct attn_stages *stages, const struct check *c,
+    const struct check_item *it)
 {
 	const struct attn_shape *sh = &it->shape;
 	const size_t nd = sh->ndim;
-	char want[96], got[96], legend[64], hint[320], what[96];
+	char want[96], got[96], legend[64], h[320], what[96];
 	size_t swap[ATTN_MAX_DIMS];
 
 	attn_dims_text(want, sizeof want, sh->dim, nd);
 	check_dims_legend(legend, sizeof legend, it->stage, sh);
 	attn_dims_text(got, sizeof got, it->file.shape, it->file.ndim);
-	snprintf(hint, sizeof hint, ": it needs the stage's shape (dims of 1 "
+	snprintf(h, sizeof h, ": it needs the stage's shape (dims of 1 "
 	    "aside) or its blocks one under another (%zux%zu)",
 	    attn_shape_count(sh) / sh->dim[nd - 1], sh->dim[nd - 1]);
 	memcpy(swap, sh->dim, sizeof swap);
@@ -244,14 +246,14 @@ check_shape_error(const struct attn_stages *stages, const struct check *c,
 		swap[nd - 2] = sh->dim[nd - 1];
 		swap[nd - 1] = sh->dim[nd - 2];
 		if (memcmp(swap, it->file.shape, nd * sizeof *swap) == 0)
-			snprintf(hint, sizeof hint, ": it looks transposed, "
+			snprintf(h, sizeof h, ": it looks transposed, "
 			    "its last two dims swapped");
 		memcpy(swap, sh->dim, sizeof swap);
 		swap[1] = sh->dim[2];
 		swap[2] = sh->dim[1];
 		if (nd == 4 && memcmp(swap, it->file.shape, nd * sizeof *swap)
 		    == 0)
-			snprintf(hint, sizeof hint, ": its dims 2 and 3 are "
+			snprintf(h, sizeof h, ": its dims 2 and 3 are "
 			    "swapped; is it laid out as --layout %s?",
 			    words_layout[stages->layout == ATTN_LAYOUT_BSHD ?
 			    ATTN_LAYOUT_BHSD - 1 : ATTN_LAYOUT_BSHD - 1]);
@@ -263,20 +265,31 @@ check_shape_error(const struct attn_stages *stages, const struct check *c,
 	    ((it->file.shape[1] == sh->col_heads &&
 	    it->file.shape[2] == sh->rows) || (it->file.shape[1] == sh->rows &&
 	    it->file.shape[2] == sh->col_heads)))
-		snprintf(hint, sizeof hint, ": it is 4-D; give --layout %s "
+		snprintf(h, sizeof h, ": it is 4-D; give --layout %s "
 		    "to have attn's in that shape", words_layout[
 		    it->file.shape[1] == sh->col_heads ? ATTN_LAYOUT_BHSD - 1 :
 		    ATTN_LAYOUT_BSHD - 1]);
-	if (!gqa_hint(stages, it, hint, sizeof hint) &&
-	    !bias_hint(stages, it, hint, sizeof hint))
-		flat_hint(stages, it, hint, sizeof hint);
+	if (!gqa_hint(stages, it, h, sizeof h) &&
+	    !bias_hint(stages, it, h, sizeof h))
+		flat_hint(stages, it, h, sizeof h);
 	if (it->array != NULL)
 		snprintf(what, sizeof what, "array '%.32s'", it->array);
 	else
 		snprintf(what, sizeof what, "%s", c->name);
-	return attn_error_set(err, ATTN_ERR_DATA, c->name, 0, 0, "shape "
-	    "mismatch: %s is %s but attn's %s is %s (%s)%s", what, got,
-	    attn_stage_table[it->stage].name, want, legend, hint);
+	snprintf(why, wsize, "shape mismatch: %s is %s but attn's %s is %s "
+	    "(%s)", what, got, attn_stage_table[it->stage].name, want, legend);
+	snprintf(hint, hsize, "%s", h + 2);
+}
+
+enum attn_status
+check_shape_error(const struct attn_stages *stages, const struct check *c,
+    const struct check_item *it, struct attn_error *err)
+{
+	char why[320], hint[320];
+
+	check_shape_why(why, sizeof why, hint, sizeof hint, stages, c, it);
+	return attn_error_set(err, ATTN_ERR_DATA, c->name, 0, 0, "%s: %s", why,
+	    hint);
 }
 
 /* ---------------------------------------------------------------- hints */

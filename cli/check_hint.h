@@ -10,10 +10,15 @@
 #include "check_item.h"
 #include "options.h"
 
-/* Whether an array can stand for the stage of shape sh;
- * the error when it cannot, with what its dims suggest; after a failure,
- * what it matches instead (it->hint), alt room for the stage's numbers. */
+/* Whether an array can stand for the stage of shape sh; when it cannot,
+ * the mismatch naming both shapes (why) and what the array's dims
+ * suggest (hint, "" when nothing), or the two as one data error; after a
+ * failure, what it matches instead (it->hint), alt room for the stage's
+ * numbers. */
 int check_shape_fits(const struct attn_array *f, const struct attn_shape *sh);
+void check_shape_why(char *why, size_t wsize, char *hint, size_t hsize,
+    const struct attn_stages *stages, const struct check *c,
+    const struct check_item *it);
 enum attn_status check_shape_error(const struct attn_stages *stages,
     const struct check *c, const struct check_item *it,
     struct attn_error *err);

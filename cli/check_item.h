@@ -28,14 +28,21 @@ struct check_item {
 					 * batches x heads; inf where nan or
 					 * inf is on one side only */
 	size_t batches, heads;
-	char hint[320];			/* what it matches instead, or "" */
+	int misfit;			/* its shape does not line up with the
+					 * stage's: a failing row, nothing
+					 * compared (a named FILE; one array
+					 * alone is a data error) */
+	char hint[320];			/* what it matches instead, what its
+					 * dims suggest when a misfit, or "" */
 };
 
 struct check {
 	const char *name;		/* FILE as messages name it */
 	int named;			/* FILE holds named arrays */
 	struct attn_named arrays;	/* those, until check_stages takes
-					 * what it checks */
+					 * what it checks; the names stay,
+					 * those not taken named in the report
+					 * as not checked */
 	size_t n;			/* stages checked */
 	struct check_item item[ATTN_STAGE_COUNT];
 };

@@ -50,13 +50,18 @@ place(char *buf, size_t size, const struct attn_stages *stages,
 /* Why it failed, the reasons joined by "; ". */
 static void
 reasons(char *buf, size_t size, const struct options *o,
-    const struct attn_stages *stages, const struct check_item *it)
+    const struct attn_stages *stages, const struct check *c,
+    const struct check_item *it)
 {
 	const struct attn_compare *m = &it->cmp;
-	char a[ATTN_NUM_MAX], b[ATTN_NUM_MAX], at[96];
+	char a[ATTN_NUM_MAX], b[ATTN_NUM_MAX], at[96], hint[320];
 	size_t k = 0;
 
 	buf[0] = '\0';
+	if (it->misfit) {
+		check_shape_why(buf, size, hint, sizeof hint, stages, c, it);
+		return;
+	}
 	if (m->fails & ATTN_FAIL_NONFINITE) {
 		place(at, sizeof at, stages, it->stage, m->first_nonfinite);
 		k += (size_t)snprintf(buf + k, size - k, "%zu element%s nan "
@@ -102,6 +107,58 @@ print_worst_table(FILE *fp, const struct attn_stages *stages,
 	    idx, num(a, it->ref[n], 0), num(b, it->file.data[n], 0));
 }
 
+/* Why a stage failed, after lead ("FAIL: ", or "  grad_k: "), and its
+ * hint on a line of its own. */
+static void
+print_failure(FILE *fp, const struct options *o,
+    const struct attn_stages *stages, const struct check *c,
+    const struct check_item *it, const char *lead)
+{
+	char why[1024];
+
+	reasons(why, sizeof why, o, stages, c, it);
+	fputs(lead, fp);
+	report_text(fp, why);	/* it may name an array of FILE */
+	putc('\n', fp);
+	if (it->hint[0] != '\0') {
+		fputs("  hint: ", fp);	/* it may name FILE */
+		report_text(fp, it->hint);
+		putc('\n', fp);
+	}
+}
+
+/* The arrays of a named FILE that no stage was checked against, a line
+ * each, label padded to width; returns how many. */
+static size_t
+print_unchecked(FILE *fp, const struct options *o, const struct check *c,
+    int width)
+{
+	char why[160];
+	const char *near;
+	size_t i, n = 0;
+
+	for (i = 0; c->named && i < c->arrays.count; i++) {
+		if (!check_unchecked(o, c, i, why, sizeof why, &near))
+			continue;
+		fprintf(fp, "  %-*s '", width, "not checked");
+		report_text(fp, c->arrays.arrays[i].name);
+		fprintf(fp, "': %s\n", why);
+		n++;
+	}
+	return n;
+}
+
+/* "pass", saying how many arrays went unchecked when any did. */
+static void
+print_pass(FILE *fp, size_t unchecked)
+{
+	if (unchecked == 0)
+		fputs("pass\n", fp);
+	else
+		fprintf(fp, "pass, %zu of the file's arrays not checked\n",
+		    unchecked);
+}
+
 static void
 report_table(FILE *fp, const struct options *o,
     const struct attn_stages *stages, const struct check *c,
@@ -109,7 +166,8 @@ report_table(FILE *fp, const struct options *o,
 {
 	const struct attn_compare *m = &it->cmp;
 	char dims[96], a[ATTN_NUM_MAX], b[ATTN_NUM_MAX], e[ATTN_NUM_MAX];
-	char at[96], why[1024], legend[64];
+	char at[96], legend[64];
+	size_t unchecked;
 
 	attn_dims_text(dims, sizeof dims, it->shape.dim, it->shape.ndim);
 	check_dims_legend(legend, sizeof legend, it->stage, &it->shape);
@@ -122,6 +180,11 @@ report_table(FILE *fp, const struct options *o,
 		putc(')', fp);
 	}
 	putc('\n', fp);
+	if (it->misfit) {
+		print_unchecked(fp, o, c, 16);
+		print_failure(fp, o, stages, c, it, "FAIL: ");
+		return;
+	}
 	fprintf(fp, "  elements        %zu\n", m->count);
 	fprintf(fp, "  max abs error   %s\n", num(a, m->max_abs, 3));
 	fprintf(fp, "  max rel error   %s\n", num(a, m->max_rel, 3));
@@ -160,17 +223,11 @@ report_table(FILE *fp, const struct options *o,
 		    num(b, m->factor, 0), num(e, it->base.max_abs, 3),
 		    num(at, m->factor_bound, 3));
 	}
-	if (check_item_passed(it)) {
-		fputs("pass\n", fp);
-		return;
-	}
-	reasons(why, sizeof why, o, stages, it);
-	fprintf(fp, "FAIL: %s\n", why);
-	if (it->hint[0] != '\0') {
-		fputs("  hint: ", fp);	/* it may name FILE */
-		report_text(fp, it->hint);
-		putc('\n', fp);
-	}
+	unchecked = print_unchecked(fp, o, c, 16);
+	if (check_item_passed(it))
+		print_pass(fp, unchecked);
+	else
+		print_failure(fp, o, stages, c, it, "FAIL: ");
 }
 
 /* [[e, ..], ..]: the largest error of each head (inner) of each batch;
@@ -217,6 +274,57 @@ json_worst(FILE *fp, const struct attn_stages *stages,
 	putc('}', fp);
 }
 
+/* The end of a stage's object: why, hint and pass. */
+static void
+json_verdict(FILE *fp, const struct options *o,
+    const struct attn_stages *stages, const struct check *c,
+    const struct check_item *it)
+{
+	char why[1024];
+
+	fputs(",\n  \"why\": ", fp);
+	if (check_item_passed(it)) {
+		fputs("null", fp);
+	} else {
+		reasons(why, sizeof why, o, stages, c, it);
+		print_json_string(fp, why);
+	}
+	fputs(",\n  \"hint\": ", fp);
+	if (it->hint[0] != '\0')
+		print_json_string(fp, it->hint);
+	else
+		fputs("null", fp);
+	fprintf(fp, ",\n  \"pass\": %s\n}", check_item_passed(it) ? "true" :
+	    "false");
+}
+
+/* "not_checked": the arrays of FILE no stage was checked against, each
+ * its name, why and the stage or alias its name is near (or null). */
+static void
+json_unchecked(FILE *fp, const struct options *o, const struct check *c)
+{
+	char why[160];
+	const char *near;
+	size_t i, n = 0;
+
+	fputs("\"not_checked\": [", fp);
+	for (i = 0; i < c->arrays.count; i++) {
+		if (!check_unchecked(o, c, i, why, sizeof why, &near))
+			continue;
+		fputs(n++ > 0 ? ", {\"array\": " : "{\"array\": ", fp);
+		print_json_string(fp, c->arrays.arrays[i].name);
+		fputs(", \"why\": ", fp);
+		print_json_string(fp, why);
+		fputs(", \"near\": ", fp);
+		if (near != NULL)
+			print_json_string(fp, near);
+		else
+			fputs("null", fp);
+		putc('}', fp);
+	}
+	putc(']', fp);
+}
+
 static void
 report_json(FILE *fp, const struct options *o, const struct attn_stages *stages,
     const struct check *c, const struct check_item *it)
@@ -224,7 +332,6 @@ report_json(FILE *fp, const struct options *o, const struct attn_stages *stages,
 	static const char *const fail_names[] = { "elements", "nonfinite",
 	    "spread", "factor" };
 	const struct attn_compare *m = &it->cmp;
-	char why[1024];
 	size_t d, k, n = 0;
 
 	fputs("{\n  \"stage\": ", fp);
@@ -239,10 +346,25 @@ report_json(FILE *fp, const struct options *o, const struct attn_stages *stages,
 	fputs(",\n  \"shape\": [", fp);
 	for (d = 0; d < it->shape.ndim; d++)
 		fprintf(fp, "%s%zu", d > 0 ? ", " : "", it->shape.dim[d]);
-	fprintf(fp, "],\n  \"elements\": %zu,\n  \"rtol\": ", m->count);
-	print_json_double(fp, m->rtol);
+	fputs("],\n  \"file_shape\": [", fp);
+	for (d = 0; d < it->file.ndim; d++)
+		fprintf(fp, "%s%zu", d > 0 ? ", " : "", it->file.shape[d]);
+	fprintf(fp, "],\n  \"elements\": %zu,\n  \"rtol\": ",
+	    attn_shape_count(&it->shape));
+	print_json_double(fp, o->rtol);
 	fputs(",\n  \"atol\": ", fp);
-	print_json_double(fp, m->atol);
+	print_json_double(fp, o->atol);
+	if (it->misfit) {
+		/* nothing compared: every measure null */
+		fputs(",\n  \"max_abs_error\": null,\n  \"max_rel_error\": "
+		    "null,\n  \"rms_error\": null,\n  \"worst\": null,\n  "
+		    "\"max_abs_error_by_head\": null,\n  \"correlation\": "
+		    "null,\n  \"failing\": null,\n  \"nonfinite\": null,\n  "
+		    "\"spread_bound\": null,\n  \"baseline\": null,\n  "
+		    "\"fails\": [\"shape\"]", fp);
+		json_verdict(fp, o, stages, c, it);
+		return;
+	}
 	fputs(",\n  \"max_abs_error\": ", fp);
 	print_json_double(fp, m->max_abs);
 	fputs(",\n  \"max_rel_error\": ", fp);
@@ -283,20 +405,8 @@ report_json(FILE *fp, const struct options *o, const struct attn_stages *stages,
 		if (m->fails & (1u << k))
 			fprintf(fp, "%s\"%s\"", n++ > 0 ? ", " : "",
 			    fail_names[k]);
-	fputs("],\n  \"why\": ", fp);
-	if (check_item_passed(it)) {
-		fputs("null", fp);
-	} else {
-		reasons(why, sizeof why, o, stages, it);
-		print_json_string(fp, why);
-	}
-	fputs(",\n  \"hint\": ", fp);
-	if (it->hint[0] != '\0')
-		print_json_string(fp, it->hint);
-	else
-		fputs("null", fp);
-	fprintf(fp, ",\n  \"pass\": %s\n}", check_item_passed(it) ? "true" :
-	    "false");
+	putc(']', fp);
+	json_verdict(fp, o, stages, c, it);
 }
 
 /* One verdict row a stage: its array, shape, errors, failing count and
@@ -305,9 +415,9 @@ static void
 report_rows(FILE *fp, const struct options *o,
     const struct attn_stages *stages, const struct check *c)
 {
-	char a[ATTN_NUM_MAX], b[ATTN_NUM_MAX], dims[96], at[96], why[1024];
-	char p[48], count[64];
-	size_t k, fails = 0;
+	char a[ATTN_NUM_MAX], b[ATTN_NUM_MAX], dims[96], at[96];
+	char p[48], count[112];
+	size_t k, fails = 0, unchecked;
 
 	fprintf(fp, "check %zu stages against ", c->n);
 	report_text(fp, c->name);
@@ -329,21 +439,33 @@ report_rows(FILE *fp, const struct options *o,
 		    it->shape.ndim);
 		snprintf(count, sizeof count, "%zu of %zu", m->failing,
 		    m->count);
-		if (m->worst < m->count) {
+		if (it->misfit) {
+			/* nothing compared: the array's shape instead */
+			strcpy(a, "-");
+			strcpy(b, "-");
+			strcpy(count, "shape ");
+			attn_dims_text(count + 6, sizeof count - 6,
+			    it->file.shape, it->file.ndim);
+			strcpy(at, "-");
+		} else if (m->worst < m->count) {
 			attn_stage_where(stages, it->stage, m->worst, &w);
 			snprintf(at, sizeof at, "%zu, %zu, %zu, %zu",
 			    w.batch + 1, w.head + 1, w.row + 1, w.col + 1);
 		} else {
 			snprintf(at, sizeof at, "none");
 		}
+		if (!it->misfit) {
+			num(a, m->max_abs, 3);
+			num(b, m->max_rel, 3);
+		}
 		fprintf(fp, "  %-12s %-12s %-14s %-10s %-10s %-16s %-36s %s\n",
-		    attn_stage_table[it->stage].name, p, dims,
-		    num(a, m->max_abs, 3), num(b, m->max_rel, 3), count, at,
+		    attn_stage_table[it->stage].name, p, dims, a, b, count, at,
 		    check_item_passed(it) ? "pass" : "FAIL");
 		fails += !check_item_passed(it);
 	}
+	unchecked = print_unchecked(fp, o, c, 11);
 	if (fails == 0) {
-		fputs("pass\n", fp);
+		print_pass(fp, unchecked);
 		return;
 	}
 	fprintf(fp, "FAIL: %zu of %zu stages\n", fails, c->n);
@@ -352,14 +474,9 @@ report_rows(FILE *fp, const struct options *o,
 
 		if (check_item_passed(it))
 			continue;
-		reasons(why, sizeof why, o, stages, it);
-		fprintf(fp, "  %s: %s\n", attn_stage_table[it->stage].name,
-		    why);
-		if (it->hint[0] != '\0') {
-			fputs("  hint: ", fp);	/* it may name FILE */
-			report_text(fp, it->hint);
-			putc('\n', fp);
-		}
+		snprintf(p, sizeof p, "  %s: ",
+		    attn_stage_table[it->stage].name);
+		print_failure(fp, o, stages, c, it, p);
 	}
 }
 
@@ -380,7 +497,9 @@ check_print(FILE *fp, const struct options *o, const struct attn_stages *stages,
 			report_json(fp, o, stages, c, &c->item[k]);
 			fputs(k + 1 < c->n ? ",\n" : "\n", fp);
 		}
-		fprintf(fp, "], \"pass\": %s}\n", check_passed(c) ? "true" :
+		fputs("], ", fp);
+		json_unchecked(fp, o, c);
+		fprintf(fp, ", \"pass\": %s}\n", check_passed(c) ? "true" :
 		    "false");
 	} else if (c->n == 1) {
 		report_table(fp, o, stages, c, &c->item[0]);

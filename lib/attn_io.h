@@ -320,6 +320,14 @@ enum attn_status attn_array_broadcast(struct attn_array *a, size_t B,
 size_t attn_text_escape(char *buf, size_t size, const char *s, size_t len,
     size_t *used);
 
+/* The name among names[0..n) that word most likely meant: the same but
+ * for ASCII case, else the nearest by edit distance (insertions,
+ * deletions, substitutions and swaps of neighbours, ignoring case) when
+ * that is at most 1 for a name of 3 to 5 letters and 2 for a longer one;
+ * NULL when none is that near.  For "did you mean" hints. */
+const char *attn_suggest(const char *word, const char *const *names,
+    size_t n);
+
 /* A short preview of s[0..len) for messages, escaped as
  * attn_text_escape does: at most max bytes, "..." when cut.  buf has room
  * for max + 4 bytes. */

@@ -152,14 +152,6 @@ int attn_utf16_bom(const char *buf, size_t len);
 
 /* ---------------------------------------------------------------- text.c */
 
-/* The name among names[0..n) that word most likely meant: the same but
- * for ASCII case, else the nearest by edit distance (insertions,
- * deletions, substitutions and swaps of neighbours, ignoring case) when
- * that is at most 1 for a name of 3 to 5 letters and 2 for a longer one;
- * NULL when none is that near.  For "did you mean" hints. */
-const char *attn_suggest(const char *word, const char *const *names,
-    size_t n);
-
 /* A data error at the first byte of buf[0..len) that makes it no UTF-8
  * text: a UTF-16 byte order mark, a NUL, an ill-formed sequence; what
  * names the input in the message ("JSON", "text"). */
