@@ -17,6 +17,7 @@
  * says what the array looks like instead.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,33 +307,82 @@ distance(double a, double b)
 	return (isnan(a) && isnan(b)) || a == b ? 0 : INFINITY;
 }
 
-/* The largest error of each (batch, head): attn_stage_where names the
- * first of each run of elements that share one. */
+void
+check_where(const struct attn_stages *stages, const struct check *c,
+    enum attn_stage s, size_t flat, struct attn_where *w, size_t *seq)
+{
+	const struct attn_stage_info *info = &attn_stage_table[s];
+	const size_t *cu = info->rows == ATTN_AXIS_KEY ? c->cu_k : c->cu_q;
+	size_t lo = 0, hi = c->seqs;
+
+	attn_stage_where(stages, s, flat, w);
+	*seq = SIZE_MAX;
+	if (c->seqs == 0 || info->reduced || (info->rows != ATTN_AXIS_QUERY &&
+	    info->rows != ATTN_AXIS_KEY))
+		return;
+	/* the last sequence that starts at or before the row: the one
+	 * that holds it, empty ones before it passed over */
+	while (hi - lo > 1) {
+		const size_t mid = lo + (hi - lo) / 2;
+
+		if (cu[mid] <= w->row)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*seq = lo;
+	w->row -= cu[lo];
+	if (info->cols == ATTN_AXIS_KEY)
+		w->col -= c->cu_k[lo];
+}
+
+static size_t
+gcd(size_t a, size_t b)
+{
+	while (b != 0) {
+		const size_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* The largest error of each (batch, head), and in a packed batch of each
+ * (sequence, head): check_where places the first of each run of
+ * elements that share them (within a row of one head, in a packed
+ * batch, where a block's rows lie in several sequences). */
 static enum attn_status
-head_errors(const struct attn_stages *stages, struct check_item *it,
-    struct attn_error *err)
+head_errors(const struct attn_stages *stages, const struct check *c,
+    struct check_item *it, struct attn_error *err)
 {
 	const size_t n = attn_shape_count(&it->shape);
-	const size_t run = attn_stage_where_run(stages, it->stage);
+	size_t run = attn_stage_where_run(stages, it->stage);
 	struct attn_where w;
 	double d, most;
-	size_t k, i, at;
+	size_t k, i, at, seq;
 
 	it->batches = it->shape.batches;
 	it->heads = it->shape.heads * it->shape.col_heads;
 	if ((it->head_max = calloc(it->batches * it->heads,
-	    sizeof *it->head_max)) == NULL)
+	    sizeof *it->head_max)) == NULL || (c->seqs > 0 && (it->seq_max =
+	    calloc(c->seqs * it->heads, sizeof *it->seq_max)) == NULL))
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory comparing %zu numbers", n);
+	if (c->seqs > 0)
+		run = gcd(run, it->shape.dim[it->shape.ndim - 1]);
 	for (k = 0; k < n; k += run) {
-		attn_stage_where(stages, it->stage, k, &w);
+		check_where(stages, c, it->stage, k, &w, &seq);
 		most = 0;
 		for (i = k; i < k + run && i < n; i++)
 			if ((d = distance(it->file.data[i], it->ref[i])) > most)
 				most = d;
-		at = w.batch * it->heads + (w.head < it->heads ? w.head : 0);
-		if (most > it->head_max[at])
-			it->head_max[at] = most;
+		at = w.head < it->heads ? w.head : 0;
+		if (most > it->head_max[w.batch * it->heads + at])
+			it->head_max[w.batch * it->heads + at] = most;
+		if (seq != SIZE_MAX && most > it->seq_max[seq * it->heads +
+		    at])
+			it->seq_max[seq * it->heads + at] = most;
 	}
 	return ATTN_OK;
 }
@@ -370,7 +420,7 @@ run_item(const struct options *o, const struct attn_inputs *in,
 		it->ref = it->ref_own;
 	}
 	attn_compare(it->file.data, it->ref, n, o->rtol, o->atol, &it->cmp);
-	if ((status = head_errors(stages, it, err)) != ATTN_OK)
+	if ((status = head_errors(stages, c, it, err)) != ATTN_OK)
 		return status;
 	if (emu != NULL) {
 		if ((it->emu = attn_alloc_array(n, sizeof *it->emu)) == NULL)
@@ -409,6 +459,9 @@ check_run(const struct options *o, const struct attn_inputs *in,
 	unsigned want = 0;
 	size_t k;
 
+	c->seqs = in->varlen.seqs;
+	c->cu_q = in->varlen.cu_q;
+	c->cu_k = in->varlen.cu_k;
 	for (k = 0; k < c->n; k++)
 		want |= ATTN_STAGE_BIT(c->item[k].stage);
 	check_progress(o, 0, c->n);
@@ -452,6 +505,7 @@ check_free(struct check *c)
 		free(c->item[k].ref_own);
 		free(c->item[k].emu);
 		free(c->item[k].head_max);
+		free(c->item[k].seq_max);
 	}
 	attn_named_free(&c->arrays);
 	memset(c, 0, sizeof *c);

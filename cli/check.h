@@ -50,6 +50,13 @@ int check_unchecked(const struct options *o, const struct check *c,
 void check_print(FILE *fp, const struct options *o,
     const struct attn_stages *stages, const struct check *c);
 
+/* The place of element flat of the stage of it (attn_stage_where's), and
+ * in a packed batch its sequence (from 0) in *seq, row and column (when
+ * the columns are keys) counted within it; *seq is SIZE_MAX when nothing
+ * is packed or the stage is not in rows of queries or keys. */
+void check_where(const struct attn_stages *stages, const struct check *c,
+    enum attn_stage s, size_t flat, struct attn_where *w, size_t *seq);
+
 /* Whether every stage passed: exit 0, else 1. */
 int check_passed(const struct check *c);
 int check_item_passed(const struct check_item *it);

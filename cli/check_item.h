@@ -28,6 +28,9 @@ struct check_item {
 					 * batches x heads; inf where nan or
 					 * inf is on one side only */
 	size_t batches, heads;
+	double *seq_max;		/* the same per (sequence, head) of a
+					 * packed batch, seqs x heads; NULL
+					 * when nothing is packed */
 	int misfit;			/* its shape does not line up with the
 					 * stage's: a failing row, nothing
 					 * compared (a named FILE; one array
@@ -44,6 +47,10 @@ struct check {
 					 * those not taken named in the report
 					 * as not checked */
 	size_t n;			/* stages checked */
+	/* A packed batch (attn_inputs.varlen, seqs 0 when none): failures
+	 * are placed in their sequence, and errors given per sequence. */
+	size_t seqs;
+	const size_t *cu_q, *cu_k;
 	struct check_item item[ATTN_STAGE_COUNT];
 };
 

@@ -7,6 +7,7 @@
  * comparison with its largest error per (batch, head).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,16 +36,20 @@ file_index(char *buf, size_t size, const struct attn_array *f, size_t n)
 	print_index(buf, size, f->shape, f->ndim, n);
 }
 
-/* "batch 1, head 2, row 3, column 4" (from 1), for element n. */
+/* "batch 1, head 2, row 3, column 4" (from 1), for element n; in a
+ * packed batch "sequence 2, head 2, row 3, column 4", the row (and a
+ * key's column) counted within the sequence. */
 static void
 place(char *buf, size_t size, const struct attn_stages *stages,
-    enum attn_stage s, size_t n)
+    const struct check *c, enum attn_stage s, size_t n)
 {
 	struct attn_where w;
+	size_t seq;
 
-	attn_stage_where(stages, s, n, &w);
-	snprintf(buf, size, "batch %zu, head %zu, row %zu, column %zu",
-	    w.batch + 1, w.head + 1, w.row + 1, w.col + 1);
+	check_where(stages, c, s, n, &w, &seq);
+	snprintf(buf, size, "%s %zu, head %zu, row %zu, column %zu",
+	    seq != SIZE_MAX ? "sequence" : "batch", seq != SIZE_MAX ?
+	    seq + 1 : w.batch + 1, w.head + 1, w.row + 1, w.col + 1);
 }
 
 /* Why it failed, the reasons joined by "; ". */
@@ -63,7 +68,7 @@ reasons(char *buf, size_t size, const struct options *o,
 		return;
 	}
 	if (m->fails & ATTN_FAIL_NONFINITE) {
-		place(at, sizeof at, stages, it->stage, m->first_nonfinite);
+		place(at, sizeof at, stages, c, it->stage, m->first_nonfinite);
 		k += (size_t)snprintf(buf + k, size - k, "%zu element%s nan "
 		    "or inf on one side only, the first at %s", m->nonfinite,
 		    m->nonfinite == 1 ? " is" : "s are", at);
@@ -92,7 +97,7 @@ reasons(char *buf, size_t size, const struct options *o,
 /* The worst element: where, both values, FILE's own index. */
 static void
 print_worst_table(FILE *fp, const struct attn_stages *stages,
-    const struct check_item *it)
+    const struct check *c, const struct check_item *it)
 {
 	char at[96], idx[96], a[ATTN_NUM_MAX], b[ATTN_NUM_MAX];
 	const size_t n = it->cmp.worst;
@@ -101,7 +106,7 @@ print_worst_table(FILE *fp, const struct attn_stages *stages,
 		fputs("  worst element   none: every element is attn's\n", fp);
 		return;
 	}
-	place(at, sizeof at, stages, it->stage, n);
+	place(at, sizeof at, stages, c, it->stage, n);
 	file_index(idx, sizeof idx, &it->file, n);
 	fprintf(fp, "  worst element   %s (file[%s]): attn %s, file %s\n", at,
 	    idx, num(a, it->ref[n], 0), num(b, it->file.data[n], 0));
@@ -188,7 +193,7 @@ report_table(FILE *fp, const struct options *o,
 	fprintf(fp, "  elements        %zu\n", m->count);
 	fprintf(fp, "  max abs error   %s\n", num(a, m->max_abs, 3));
 	fprintf(fp, "  max rel error   %s\n", num(a, m->max_rel, 3));
-	print_worst_table(fp, stages, it);
+	print_worst_table(fp, stages, c, it);
 	fprintf(fp, "  correlation     %s\n", isnan(m->corr) ?
 	    "none (one side is constant)" : num(a, m->corr, 6));
 	fprintf(fp, "  failing         %zu of %zu over atol + rtol*|attn| "
@@ -211,7 +216,7 @@ report_table(FILE *fp, const struct options *o,
 		    words_emulate[o->emulate - 1],
 		    num(a, it->base.max_abs, 3));
 		if (it->base.worst < it->base.count) {
-			place(at, sizeof at, stages, it->stage, it->base.worst);
+			place(at, sizeof at, stages, c, it->stage, it->base.worst);
 			fprintf(fp, " at %s", at);
 		}
 		if (it->base.nonfinite > 0)
@@ -230,20 +235,22 @@ report_table(FILE *fp, const struct options *o,
 		print_failure(fp, o, stages, c, it, "FAIL: ");
 }
 
-/* [[e, ..], ..]: the largest error of each head (inner) of each batch;
- * "inf" where nan or inf is on one side only. */
+/* [[e, ..], ..]: the largest error of each head (inner) of each batch
+ * or sequence (outer, n of them) in max; "inf" where nan or inf is on
+ * one side only. */
 static void
-json_head_errors(FILE *fp, const struct check_item *it)
+json_head_errors(FILE *fp, const struct check_item *it, const double *max,
+    size_t n)
 {
 	size_t b, h;
 
 	putc('[', fp);
-	for (b = 0; b < it->batches; b++) {
+	for (b = 0; b < n; b++) {
 		fputs(b > 0 ? ", [" : "[", fp);
 		for (h = 0; h < it->heads; h++) {
 			if (h > 0)
 				fputs(", ", fp);
-			print_json_double(fp, it->head_max[b * it->heads + h]);
+			print_json_double(fp, max[b * it->heads + h]);
 		}
 		putc(']', fp);
 	}
@@ -252,22 +259,29 @@ json_head_errors(FILE *fp, const struct check_item *it)
 
 /* "worst": the place of element n, both values and FILE's index. */
 static void
-json_worst(FILE *fp, const struct attn_stages *stages,
+json_worst(FILE *fp, const struct attn_stages *stages, const struct check *c,
     const struct check_item *it, const struct attn_compare *m,
     const double *other, const char *key)
 {
-	struct attn_where w;
+	struct attn_where w, in;
 	char idx[96];
+	size_t seq;
 
 	if (m->worst >= m->count) {
 		fputs("null", fp);
 		return;
 	}
 	attn_stage_where(stages, it->stage, m->worst, &w);
+	check_where(stages, c, it->stage, m->worst, &in, &seq);
 	file_index(idx, sizeof idx, &it->file, m->worst);
 	fprintf(fp, "{\"batch\": %zu, \"head\": %zu, \"row\": %zu, "
-	    "\"column\": %zu, \"index\": [%s], \"attn\": ", w.batch + 1,
-	    w.head + 1, w.row + 1, w.col + 1, idx);
+	    "\"column\": %zu, ", w.batch + 1, w.head + 1, w.row + 1,
+	    w.col + 1);
+	if (seq != SIZE_MAX)
+		fprintf(fp, "\"sequence\": %zu, \"sequence_row\": %zu, "
+		    "\"sequence_column\": %zu, ", seq + 1, in.row + 1,
+		    in.col + 1);
+	fprintf(fp, "\"index\": [%s], \"attn\": ", idx);
 	print_json_double(fp, it->ref[m->worst]);
 	fprintf(fp, ", \"%s\": ", key);
 	print_json_double(fp, other[m->worst]);
@@ -372,9 +386,13 @@ report_json(FILE *fp, const struct options *o, const struct attn_stages *stages,
 	fputs(",\n  \"rms_error\": ", fp);
 	print_json_double(fp, m->rms_abs);
 	fputs(",\n  \"worst\": ", fp);
-	json_worst(fp, stages, it, m, it->file.data, "file");
+	json_worst(fp, stages, c, it, m, it->file.data, "file");
 	fputs(",\n  \"max_abs_error_by_head\": ", fp);
-	json_head_errors(fp, it);
+	json_head_errors(fp, it, it->head_max, it->batches);
+	if (it->seq_max != NULL) {
+		fputs(",\n  \"max_abs_error_by_sequence\": ", fp);
+		json_head_errors(fp, it, it->seq_max, c->seqs);
+	}
 	fputs(",\n  \"correlation\": ", fp);
 	print_json_double(fp, m->corr);
 	fprintf(fp, ",\n  \"failing\": %zu,\n  \"nonfinite\": %zu,\n"
@@ -392,7 +410,7 @@ report_json(FILE *fp, const struct options *o, const struct attn_stages *stages,
 		fputs(", \"max_abs_error\": ", fp);
 		print_json_double(fp, it->base.max_abs);
 		fputs(", \"worst\": ", fp);
-		json_worst(fp, stages, it, &it->base, it->emu, "baseline");
+		json_worst(fp, stages, c, it, &it->base, it->emu, "baseline");
 		fprintf(fp, ", \"nonfinite\": %zu, \"factor\": ",
 		    it->base.nonfinite);
 		print_json_double(fp, m->factor);
@@ -428,11 +446,13 @@ report_rows(FILE *fp, const struct options *o,
 	    "");
 	fprintf(fp, "  %-12s %-12s %-14s %-10s %-10s %-16s %-36s %s\n",
 	    "stage", "array", "shape", "max abs", "max rel", "failing",
+	    c->seqs > 0 ? "worst (sequence, head, row, column)" :
 	    "worst (batch, head, row, column)", "verdict");
 	for (k = 0; k < c->n; k++) {
 		const struct check_item *it = &c->item[k];
 		const struct attn_compare *m = &it->cmp;
 		struct attn_where w;
+		size_t seq;
 
 		attn_text_preview(p, 12, it->array, strlen(it->array));
 		attn_dims_text(dims, sizeof dims, it->shape.dim,
@@ -448,9 +468,10 @@ report_rows(FILE *fp, const struct options *o,
 			    it->file.shape, it->file.ndim);
 			strcpy(at, "-");
 		} else if (m->worst < m->count) {
-			attn_stage_where(stages, it->stage, m->worst, &w);
+			check_where(stages, c, it->stage, m->worst, &w, &seq);
 			snprintf(at, sizeof at, "%zu, %zu, %zu, %zu",
-			    w.batch + 1, w.head + 1, w.row + 1, w.col + 1);
+			    seq != SIZE_MAX ? seq + 1 : w.batch + 1,
+			    w.head + 1, w.row + 1, w.col + 1);
 		} else {
 			snprintf(at, sizeof at, "none");
 		}
