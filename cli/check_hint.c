@@ -221,6 +221,45 @@ flat_hint(const struct attn_stages *stages, const struct check_item *it,
 	return 1;
 }
 
+/* Who saves stage s with its heads and rows swapped, for the hints. */
+static const char *
+swapped_by(enum attn_stage s)
+{
+	return s == ATTN_STAGE_LSE ? ", as FlashInfer saves lse, [qo_len, "
+	    "num_heads]" : "";
+}
+
+/* The hint for a stage of one number a row (lse) saved with its heads
+ * and rows swapped, T x H where attn's is H x T (in a packed batch
+ * total_q x H). */
+static int
+heads_rows_hint(const struct check_item *it, char *hint, size_t size)
+{
+	const struct attn_shape *sh = &it->shape;
+	size_t a[ATTN_MAX_DIMS], b[ATTN_MAX_DIMS], want[ATTN_MAX_DIMS];
+	size_t d, h = sh->ndim, t = sh->ndim, na, nb;
+
+	for (d = 0; d < sh->ndim; d++) {
+		if (sh->axis[d] == ATTN_AXIS_HEAD)
+			h = d;
+		if (sh->axis[d] == ATTN_AXIS_QUERY)
+			t = d;
+	}
+	if (h == sh->ndim || t == sh->ndim || sh->dim[sh->ndim - 1] != 1)
+		return 0;
+	memcpy(want, sh->dim, sizeof want);
+	want[h] = sh->dim[t];
+	want[t] = sh->dim[h];
+	na = squeeze(it->file.shape, it->file.ndim, a);
+	nb = squeeze(want, sh->ndim, b);
+	if (na != nb || memcmp(a, b, na * sizeof *a) != 0)
+		return 0;
+	snprintf(hint, size, ": its heads and rows are swapped (T x H = %zux%zu "
+	    "where attn's is H x T%s): swap them, x.swapaxes(-1, -2)",
+	    sh->dim[t], sh->dim[h], swapped_by(it->stage));
+	return 1;
+}
+
 /* The shape mismatch, with what the dims suggest: the last two swapped
  * (a transpose), the two middle ones of 4-D (the other layout), the
  * heads flattened, a KV gradient per query head.  The hints are written
@@ -270,8 +309,9 @@ check_shape_why(char *why, size_t wsize, char *hint, size_t hsize,
 		    it->file.shape[1] == sh->col_heads ? ATTN_LAYOUT_BHSD - 1 :
 		    ATTN_LAYOUT_BSHD - 1]);
 	if (!gqa_hint(stages, it, h, sizeof h) &&
-	    !bias_hint(stages, it, h, sizeof h))
-		flat_hint(stages, it, h, sizeof h);
+	    !bias_hint(stages, it, h, sizeof h) &&
+	    !flat_hint(stages, it, h, sizeof h))
+		heads_rows_hint(it, h, sizeof h);
 	if (it->array != NULL)
 		snprintf(what, sizeof what, "array '%.32s'", it->array);
 	else
@@ -452,6 +492,23 @@ check_find_hint(const struct options *o, const struct attn_inputs *in,
 			    "%s with rows and columns swapped in every "
 			    "%zux%zu block: is it transposed?", c->name,
 			    attn_stage_table[it->stage].name, R, C);
+			return;
+		}
+	}
+	if (C == 1 && NH > 1 && R > 1) {
+		/* one number a row, its heads and rows swapped: the array
+		 * runs over (batch, row, head) where attn's runs over
+		 * (batch, head, row); T = H, or the shape would say so */
+		for (k = 0; k < n; k++) {
+			attn_stage_where(stages, it->stage, k, &w);
+			alt[(w.batch * R + w.row) * NH + w.head] = it->ref[k];
+		}
+		if (passes(o, it, alt, n)) {
+			snprintf(it->hint, sizeof it->hint, "%s matches attn's "
+			    "%s with its heads and rows swapped (T x H where "
+			    "attn's is H x T%s): swap them, x.swapaxes(-1, "
+			    "-2)", c->name, attn_stage_table[it->stage].name,
+			    swapped_by(it->stage));
 			return;
 		}
 	}
