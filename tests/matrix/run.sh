@@ -288,6 +288,14 @@ for l in 2d 3d bhsd bshd 2dl; do
 	add 1 fails - $opt --grad $dout --check ../$l-ref-causal.json $qkv
 	add 1 fails - $opt --grad $dout --check ../$l-ref-causal.json -f json \
 	    -s output,grad_k $qkv
+	# grad_q's numbers named grad_v (a failing row, of the wrong shape
+	# where T x H*d_k is not S x G*d_v) and grad_v's named dV (not
+	# checked, near dv)
+	sed -e 's/"grad_v"/"dV"/' -e 's/"grad_q"/"grad_v"/' \
+	    "$work/$l-ref.json" >"$work/$l-ref-misnamed.json" || exit 1
+	add 1 fails - $opt --grad $dout --check ../$l-ref-misnamed.json $qkv
+	add 1 fails - $opt --grad $dout --check ../$l-ref-misnamed.json \
+	    -f json $qkv
 	# the same stages from attn's own .npz of them
 	(cd "$work/ref" &&
 	    "$bin" $opt --grad $dout -s $all -o ../$l-ref.npz $qkv &&
