@@ -52,6 +52,13 @@ read_line(const char *name, const char *buf, size_t len, size_t ls,
 	size_t at = ls, count, d, idx[2] = { 0, 0 };
 	double *nd;
 
+	/* The line's JSON reader would skip a BOM as a text's first bytes;
+	 * in the file only its first line may start with one, as in JSON
+	 * and CSV. */
+	if (lineno > 1 && attn_bom_len(buf + ls, le - ls) > 0)
+		return attn_error_at(err, ATTN_ERR_DATA, name, buf, len, ls,
+		    "a byte order mark (U+FEFF) starts this line: only the "
+		    "first line of a file may start with one");
 	if ((st = attn_read_json(name, buf + ls, le - ls, flags, &a, err)) !=
 	    ATTN_OK) {
 		if (err != NULL && err->line > 0)
