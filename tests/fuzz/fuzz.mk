@@ -9,7 +9,8 @@
 #   make fuzz-ci              the same, FUZZ_CI_SECONDS (default 20) each
 #   make fuzz-regress         run each harness once over its seeds and its
 #                             reproducers in tests/fuzz/regress/ (no fuzzing)
-#   make fuzz-build           only build build/fuzz/fuzz_{json,text,npy,cli}
+#   make fuzz-build           only build build/fuzz/fuzz_{json,text,npy,npz,
+#                             jsonl,cli}
 #   make fuzz-deps            install clang and libclang-rt-dev if missing
 #   make fuzz-cli-seeds       regenerate tests/fuzz/corpus/fuzz_cli/
 #
@@ -28,6 +29,16 @@
 #              offsets inside the file, as many elements as the bytes
 #              hold, the same array when read twice; seeded with files
 #              numpy wrote of each dtype, byte order, version and rank
+#   fuzz_npz   .npz archives in memory through libzip into the .npy
+#              reader, as --check (attn_read_named) and --proj
+#              (attn_read_layer) read them: memory given back, the same
+#              arrays when read twice; and archives attn's own writer
+#              makes of fuzzed members (with ZIP64's fields too), which
+#              must read as each member's .npy read alone; seeded with
+#              archives of every kind of member
+#   fuzz_jsonl attn_read_array for JSON Lines (named, and guessed by
+#              name and by content): what the lines read as is what one
+#              JSON array of them reads as
 #
 # Needs clang with libFuzzer (Debian: clang, libclang-rt-dev); FUZZ_CC
 # picks the compiler, FUZZ_CXX the one for lib/charconv.cc.  Objects and binaries go to build/fuzz/, whatever
@@ -45,9 +56,9 @@
 # FUZZ_NAMES='fuzz_json' runs one harness.  To explore past a crash that
 # is known but not yet fixed, add -fork=1 -ignore_crashes=1 to FUZZ_FLAGS
 # (crashes are still saved; the exit status then says less).  The seeds
-# of fuzz_json and fuzz_text are made by make-seeds.sh, those of fuzz_npy
-# by make-npy-seeds.py (it needs NumPy), those of fuzz_cli by
-# make-cli-seeds.sh.
+# of fuzz_json, fuzz_text and fuzz_jsonl are made by make-seeds.sh, those
+# of fuzz_npy and fuzz_npz by make-npy-seeds.py and make-npz-seeds.py
+# (they need NumPy), those of fuzz_cli by make-cli-seeds.sh.
 
 # This file, however it was reached (include or -f), for the sub-make.
 FUZZ_MK := $(lastword $(MAKEFILE_LIST))
@@ -63,7 +74,10 @@ FUZZ_CFLAGS      ?= -O1 -g
 FUZZ_FLAGS       ?= -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
 
 FUZZ_DIR   = build/fuzz
-FUZZ_NAMES = fuzz_json fuzz_text fuzz_npy fuzz_cli
+# the harnesses of lib/ alone, and fuzz_cli, which adds cli/
+FUZZ_LIB_NAMES = fuzz_json fuzz_text fuzz_npy fuzz_npz fuzz_jsonl
+FUZZ_NAMES = $(FUZZ_LIB_NAMES) fuzz_cli
+FUZZ_LIB_BINS = $(addprefix $(FUZZ_DIR)/,$(FUZZ_LIB_NAMES))
 FUZZ_BINS  = $(addprefix $(FUZZ_DIR)/,$(FUZZ_NAMES))
 
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -130,15 +144,8 @@ $(FUZZ_DIR)/%.o: %.cc $(FUZZ_DIR)/flags
 	@mkdir -p $(@D)
 	$(FUZZ_CXX) $(FUZZ_ALL_CXXFLAGS) -c -o $@ $<
 
-$(FUZZ_DIR)/fuzz_json: $(FUZZ_DIR)/tests/fuzz/fuzz_json.o $(FUZZ_LIB_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ \
-	    $(FUZZ_LDLIBS)
-
-$(FUZZ_DIR)/fuzz_text: $(FUZZ_DIR)/tests/fuzz/fuzz_text.o $(FUZZ_LIB_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ \
-	    $(FUZZ_LDLIBS)
-
-$(FUZZ_DIR)/fuzz_npy: $(FUZZ_DIR)/tests/fuzz/fuzz_npy.o $(FUZZ_LIB_OBJ)
+# A harness of the library: its one source file and lib/.
+$(FUZZ_LIB_BINS): $(FUZZ_DIR)/%: $(FUZZ_DIR)/tests/fuzz/%.o $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ \
 	    $(FUZZ_LDLIBS)
 
@@ -152,7 +159,7 @@ $(FUZZ_DIR)/fuzz_cli: $(FUZZ_DIR)/tests/fuzz/fuzz_cli.o $(FUZZ_CLI_OBJ) \
 
 # Each harness runs as a target of its own, fuzz-run-NAME (for FUZZ_TIME
 # seconds) or fuzz-regress-NAME, so that make -j runs them side by side,
-# each with a core (CI runs make -j2: the four 20 s runs take 40 s); -k
+# each with a core (CI runs make -j2: the six 20 s runs take 60 s); -k
 # lets the others finish when one fails, and the sub-make then fails.
 FUZZ_RUNS    = $(FUZZ_NAMES:%=fuzz-run-%)
 FUZZ_REGRESS = $(FUZZ_NAMES:%=fuzz-regress-%)

@@ -1,5 +1,6 @@
 #!/bin/sh
-# make-seeds.sh - (re)write the seed corpora of fuzz_json and fuzz_text in
+# make-seeds.sh - (re)write the seed corpora of fuzz_json, fuzz_text and
+# fuzz_jsonl in
 # tests/fuzz/corpus/ from data/examples/, tests/cli/ inputs and small
 # hand-written hostile cases.  Run from the top of the tree.
 #
@@ -9,12 +10,16 @@
 # fuzz_text: bits 0-1 the format (0 csv, 1 tsv, 2 text, 3 auto), bits 2-3
 # the flags (0 none, 4 finite, 8 bool, 12 bias), bits 4-7 the name auto
 # guesses from (0x00 "fuzz", 0x10 ".csv", 0x20 ".tsv", 0x30 ".txt", 0x40
-# ".json", 0x80 ".jsonl", 0x90 ".ndjson").
+# ".json", 0x80 ".jsonl", 0x90 ".ndjson").  fuzz_jsonl: bits 0-1 the
+# flags (0 none, 1 finite, 2 bool, 3 bias), bits 2-3 how the format is
+# found (0 named, 4 auto from ".jsonl", 010 auto from ".ndjson", 014 auto
+# from "-", the content).
 set -eu
 
 json=tests/fuzz/corpus/fuzz_json
 text=tests/fuzz/corpus/fuzz_text
-mkdir -p "$json" "$text"
+jsonl=tests/fuzz/corpus/fuzz_jsonl
+mkdir -p "$json" "$text" "$jsonl"
 
 # seed DIR NAME OCTAL-BYTE: the byte, then standard input.
 seed() {
@@ -162,3 +167,40 @@ printf '[1,2]\n[[3,4]]\n' | seed "$text" jsonl-mixed-dims 003
 printf '[1,2]\n[3,4x]\n' | seed "$text" jsonl-bad-number 003
 printf '["]",1]\n[2,3]\n' | seed "$text" jsonl-bracket-in-string 003
 printf '[1,2]\n[3,4]\n' | seed "$text" jsonl-in-json-name 103
+
+# ---------------------------------------------------------------- jsonl
+
+# rows, matrices (a stack), each kind of value, and the ways it is found
+printf '[1,2]\n[3,4.5]\n' | seed "$jsonl" rows 001
+printf '[1, 2.5, -3e-2]\n[1E+2, -0, 5e-324]' | seed "$jsonl" rows-no-last-newline 000
+printf '[[1,2],[3,4]]\r\n\r\n[[5,6],[7,8]]\n' | seed "$jsonl" stack-crlf 001
+printf '[[1,2]]\n[[3,4]]\n[[5,6]]\n' | seed "$jsonl" stack-of-rows 014
+printf '\357\273\277[1,2]\n  \t\n[3,4]\n' | seed "$jsonl" bom-blank-line 001
+printf '[true,false]\n[0,1]\n[null,true]\n' | seed "$jsonl" mask-bools 002
+printf '[0,"-inf"]\n["-inf",2]\n' | seed "$jsonl" bias-strings-ndjson 013
+printf '["nan","inf"]\n[NaN,Infinity]\n' | seed "$jsonl" nan-inf 000
+printf '[1,2]\n[3,4]\n' | seed "$jsonl" auto-by-content 014
+printf '[1]\n' | seed "$jsonl" one-line-auto 014
+printf '[1e308,-1e308]\n[1e-320,0]\n' | seed "$jsonl" extremes 005
+# the faults a line alone cannot tell, and those it can
+printf '[1,2]\n[3]\n' | seed "$jsonl" ragged 000
+printf '[[1,2],[3,4]]\n[[5,6]]\n' | seed "$jsonl" ragged-stack 000
+printf '[[1,2],[3,4]]\n[[5,6],[7]]\n' | seed "$jsonl" ragged-inside-matrix 000
+printf '[1,2]\n[[3,4]]\n' | seed "$jsonl" row-then-matrix 000
+printf '[[[1]]]\n[[[2]]]\n' | seed "$jsonl" 3d-lines 000
+printf '[1,2]\n[3,4x]\n' | seed "$jsonl" bad-number 000
+printf '["]",1]\n[2,3]\n' | seed "$jsonl" bracket-in-string 000
+printf '[1,2]\n[3,\n4]\n' | seed "$jsonl" array-across-lines 000
+printf '[1,2], [3,4]\n' | seed "$jsonl" two-arrays-one-line 000
+printf '{"Q": [[1]]}\n' | seed "$jsonl" object-line 000
+printf '5\n6\n' | seed "$jsonl" scalar-lines 000
+printf '[]\n[]\n' | seed "$jsonl" empty-arrays 000
+printf '\n  \n\r\n' | seed "$jsonl" blank-only 000
+printf '[1,\0002]\n' | seed "$jsonl" nul-byte 000
+printf '[1,2]\n\377[3,4]\n' | seed "$jsonl" bad-utf8 000
+printf '[1,2]\n\357\273\277[3,4]\n' | seed "$jsonl" bom-on-line-2 000
+printf '\377\376[\0001\000]\000\n\000' | seed "$jsonl" utf16 000
+for f in tests/bad/jsonl-*; do
+	b=${f##*/}
+	from "$jsonl" "bad-${b%.*}" 000 "$f"
+done
