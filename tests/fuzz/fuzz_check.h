@@ -185,4 +185,23 @@ fuzz_check_array(const struct attn_array *a, unsigned flags, size_t len)
 	}
 }
 
+/* Whether a and b hold the same shape and the same numbers, bit for bit
+ * (any nan the same as any other). */
+static FUZZ_UNUSED int
+fuzz_same_array(const struct attn_array *a, const struct attn_array *b)
+{
+	size_t d, i, n = a->ndim > 0;
+
+	if (a->ndim != b->ndim || memcmp(a->shape, b->shape,
+	    sizeof a->shape) != 0)
+		return 0;
+	for (d = 0; d < a->ndim; d++)
+		n *= a->shape[d];
+	for (i = 0; i < n; i++)
+		if (memcmp(&a->data[i], &b->data[i], sizeof(double)) != 0 &&
+		    !(isnan(a->data[i]) && isnan(b->data[i])))
+			return 0;
+	return 1;
+}
+
 #endif /* ATTN_FUZZ_CHECK_H */

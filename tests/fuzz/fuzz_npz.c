@@ -24,7 +24,6 @@
  * the same arrays under the members' names, or the error of the first
  * member that fails, named in the message.
  */
-#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -54,34 +53,6 @@ static const char *const member_names[] = {
 };
 #define NNAMES (sizeof member_names / sizeof member_names[0])
 
-/* Elements of a; 0 for ndim 0. */
-static size_t
-elements(const struct attn_array *a)
-{
-	size_t n = a->ndim > 0, d;
-
-	for (d = 0; d < a->ndim; d++)
-		n *= a->shape[d];
-	return n;
-}
-
-/* a and b hold the same shape and the same numbers, bit for bit (any
- * nan the same as any other). */
-static int
-same_array(const struct attn_array *a, const struct attn_array *b)
-{
-	size_t i, n = elements(a);
-
-	if (a->ndim != b->ndim || memcmp(a->shape, b->shape,
-	    sizeof a->shape) != 0)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (memcmp(&a->data[i], &b->data[i], sizeof(double)) != 0 &&
-		    !(isnan(a->data[i]) && isnan(b->data[i])))
-			return 0;
-	return 1;
-}
-
 /* The same names and arrays, in the same order. */
 static int
 same_named(const struct attn_named *a, const struct attn_named *b)
@@ -92,7 +63,7 @@ same_named(const struct attn_named *a, const struct attn_named *b)
 		return 0;
 	for (i = 0; i < a->count; i++)
 		if (strcmp(a->arrays[i].name, b->arrays[i].name) != 0 ||
-		    !same_array(&a->arrays[i].array, &b->arrays[i].array))
+		    !fuzz_same_array(&a->arrays[i].array, &b->arrays[i].array))
 			return 0;
 	return 1;
 }
@@ -329,7 +300,7 @@ fuzz_written(const char *data, size_t size, unsigned flags, int zip64)
 			    ATTN_FMT_NPY, flags, &a, &e2) != ATTN_OK)
 				fuzz_fail("a .npy read twice failed", &e2);
 			if (strcmp(z.arrays[i].name, mb[i].name) != 0 ||
-			    !same_array(&z.arrays[i].array, &a))
+			    !fuzz_same_array(&z.arrays[i].array, &a))
 				fuzz_fail("a member read from the archive "
 				    "differs from its .npy read alone", NULL);
 			attn_array_free(&a);
