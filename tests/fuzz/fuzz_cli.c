@@ -327,9 +327,9 @@ struct run {
 	int full;
 };
 
-static const char exts[] = "jctxyn";
+static const char exts[] = "jctxynzl";
 static const char *const ext_name[] = { ".json", ".csv", ".tsv", ".txt",
-	".npy", "" };
+	".npy", "", ".npz", ".jsonl" };
 
 /* Split the input into option bytes and segments. */
 static size_t
@@ -393,6 +393,9 @@ expand(struct run *r, const char *w, char *out)
 	switch (at[1]) {
 	case 'o':
 		snprintf(out, PATH_LEN, "%.*s%s/out.csv", pre, w, dir);
+		break;
+	case 'O':
+		snprintf(out, PATH_LEN, "%.*s%s/out.npz", pre, w, dir);
 		break;
 	case 'm':
 		snprintf(out, PATH_LEN, "%.*s%s/no/such/out.csv", pre, w, dir);

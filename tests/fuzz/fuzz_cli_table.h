@@ -10,8 +10,9 @@
  *
  *   @<i><e>  the file holding segment i (0-4) of the input, written there
  *            with extension e: j .json, c .csv, t .tsv, x .txt, y .npy,
- *            n none
+ *            n none, z .npz, l .jsonl
  *   @o       DIR/out.csv, absent before the run (an output target)
+ *   @O       DIR/out.npz, likewise
  *   @m       DIR/no/such/out.csv, in a directory that does not exist
  *   @D       DIR itself, a directory
  *   @M       DIR/missing.json, an input that does not exist
@@ -130,6 +131,25 @@ static const struct fuzz_word fuzz_cli_words[] = {
 	{ "--check", "@4y" }, { "--emulate", "fp32" }, { "--emulate", "bf16" },
 	{ "--layout", "bhsd" }, { "--factor", "0.5" }, { "--rtol", "0.5" },
 	{ "-s", "lse" },
+	/* packed sequences (varlen), used keys, the lse's conventions, .npz
+	 * in and out, JSON Lines (appended likewise) */
+	{ "--cu-seqlens-q", "0,2" }, { "--cu-seqlens-q", "0,1,3" },
+	{ "--cu-seqlens-q", "0,0,2" }, { "--cu-seqlens-q", "2,0" },
+	{ "--cu-seqlens-q", "@1c" }, { "--cu-seqlens-q", "@1y" },
+	{ "--cu-seqlens-k", "0,2" }, { "--cu-seqlens-k", "0,1,3" },
+	{ "--cu-seqlens-k", "0,3,3" }, { "--cu-seqlens-k", "0,x" },
+	{ "--cu-seqlens-k", "@2j" },
+	{ "--seqused-k", "1" }, { "--seqused-k", "1,2" }, { "--seqused-k", "0" },
+	{ "--seqused-k", "9" }, { "--seqused-k", "@2c" },
+	{ "--lse-base", "2" }, { "--lse-base", "e" }, { "--lse-base", "10" },
+	{ "--lse-masked", "inf" }, { "--lse-masked", "0" },
+	{ "-s", "output,lse" }, { "@1y", 0 }, { "@2y", 0 },
+	{ "--grad", "@3y" },
+	{ "-f", "npz" }, { "-o", "@O" },
+	{ "--check", "@4z" }, { "--check", "@3z" }, { "--proj", "@3z" },
+	{ "--proj", "@4z" },
+	{ "@0l", 0 }, { "@1l", 0 }, { "--self", "@0l" }, { "-m", "@3l" },
+	{ "@0z", 0 },
 };
 
 #define FUZZ_CLI_NWORDS \

@@ -108,3 +108,40 @@ s rope-explain "-e" "--rope" "--rope-style interleaved" @0j -- $ex/t3s4.json
 s rope-grad "--rope 500000" "--grad @4j" "-s q_rot,k_rot" @0j -- $ex/t3s4.json = = = $ex/t3s4-do.csv
 s sinks-explain "-e" "--sinks @4c" @0j -- $ac = = = $ex/sink0.txt
 s sinks-bad "--sinks @3j" @0j -- $ac = = $ex/t3s4.json
+
+# ---------------------------------------------------------------- packed
+# sequences, used keys, the lse's conventions, .npz in and out, JSON Lines
+printf '0,1,3\n' >"$tmp/cu013"
+printf '[1, 0]\n[0, 1]\n[1, 1]\n' >"$tmp/k3.jsonl"
+printf '[1, 1, 0]\n[0, 1, 1]\n[1, 0, 1]\n' >"$tmp/mask33.jsonl"
+ck=$cli/check-several-stages-from-npz
+# ref.npz with a byte of its first member's numbers changed: its CRC fails
+cp $ck/ref.npz "$tmp/crc.npz"
+printf '\377' | dd of="$tmp/crc.npz" bs=1 seek=200 conv=notrunc 2>/dev/null
+pl=$cli/proj-layer-from-npz
+lse=$cli/lse-base-and-masked-conventions
+s varlen-two-sequences "--cu-seqlens-q 0,1,3" "--cu-seqlens-k 0,1,3" --causal @0j @1j @2j -- $tmp/k3 $tmp/k3 $tmp/v3
+s varlen-empty-sequence "--cu-seqlens-q 0,0,2" "--cu-seqlens-k 0,1,3" "--align bottom-right" @0j @1j @2j -- $tmp/q2 $tmp/k3 $tmp/v3
+s varlen-offsets-file "--cu-seqlens-q @1c" "--cu-seqlens-k 0,1,3" @0j @0j @0j -- $tmp/k3 $tmp/cu013
+s varlen-bad-offsets "--cu-seqlens-q 2,0" "--cu-seqlens-k 0,1,3" @0j @0j @0j -- $tmp/k3
+s varlen-offsets-not-a-file "--cu-seqlens-q 0,1,3" "--cu-seqlens-k 0,x" @0j @0j @0j -- $tmp/k3
+s seqused-k-cache "--seqused-k 1" --causal "--align bottom-right" "-s output,lse" @0j @1j @2j -- $tmp/q2 $tmp/k3 $tmp/v3
+s seqused-k-packed "--cu-seqlens-q 0,1,3" "--cu-seqlens-k 0,1,3" "--seqused-k 1,2" @0j @0j @0j -- $tmp/k3
+s seqused-k-too-many "--seqused-k 9" @0j @1j @2j -- $tmp/q2 $tmp/k3 $tmp/v3
+s lse-base-2-masked-inf "--lse-base 2" "--lse-masked inf" "-s output,lse" --causal "--align bottom-right" @0c @1c @2c -- $lse/q.csv $lse/k.csv $lse/v.csv
+s lse-like-flash-check "--like flash" "--lse-base 2" "--check @4j" "-s lse" --causal "--align bottom-right" @0c @1c @2c -- $lse/q.csv $lse/k.csv $lse/v.csv = $lse/kernel-lse.json
+s lse-bad-base "--lse-base 10" "--lse-masked 0" @0j -- $ac
+s npz-out-file "-f npz" "-o @O" "-s all" @0j -- $ac
+s npz-out-stdout "-f npz" "-s output,lse" "--npy-dtype f4" @0j -- $ac
+s npz-out-kept-on-error "-o @O" @0j @1j @2j -- $cli/shape-mismatch-q-and-k-columns/q.json $cli/shape-mismatch-q-and-k-columns/k.json $cli/shape-mismatch-q-and-k-columns/v.json
+s npz-out-full "-f npz" !full @0j -- $ac
+s check-npz "--layout bhsd" "--heads 2" "--kv-heads 1" --causal "--align bottom-right" "--grad @3y" "--check @4z" @0y @1y @2y -- $ck/q.npy $ck/k.npy $ck/v.npy $ck/do.npy $ck/ref.npz
+s check-npz-bad "--layout bhsd" "--heads 2" "--kv-heads 1" --causal "--grad @3y" "--check @4z" @0y @1y @2y -- $ck/q.npy $ck/k.npy $ck/v.npy $ck/do.npy $ck/bad.npz
+s check-npz-truncated "--check @4z" @0j -- $ac = = = tests/bad/npz-truncated.npz
+s check-npz-crc "--layout bhsd" "--heads 2" "--kv-heads 1" --causal "--align bottom-right" "--grad @3y" "--check @4z" @0y @1y @2y -- $ck/q.npy $ck/k.npy $ck/v.npy $ck/do.npy $tmp/crc.npz
+s proj-npz "--proj @3z" -e @0j -- $pl/x.json = = $pl/layer.npz
+s proj-npz-compressed "--proj @4z" @0j -- $pl/x.json = = = $pl/layer-compressed.npz
+s proj-npz-no-wk "--proj @3z" @0j -- $pl/x.json = = $pl/no-wk.npz
+s npz-operand @0z @0j @0j -- $pl/layer.npz
+s jsonl-operands @0l @1l @0l -- $tmp/k3.jsonl $tmp/k3.jsonl
+s jsonl-self-mask "--self @0l" "-m @3l" -- $tmp/k3.jsonl = = $tmp/mask33.jsonl
