@@ -188,9 +188,11 @@ $(BUILD)/attn.bash: $(COMPLETE)
 $(BUILD)/_attn: $(COMPLETE)
 	./$(COMPLETE) zsh >$@.tmp && mv $@.tmp $@
 
+# The unit tests add libunistring, the oracle of lib/utf8.c's table of
+# Unicode's format characters.
 $(UNIT): $(UNIT_OBJ) $(LIBATTN)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBATTN) \
-	    $(CHECK_LIBS) $(ATTN_LIBS) $(LDLIBS)
+	    $(CHECK_LIBS) -lunistring $(ATTN_LIBS) $(LDLIBS)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
     $(COMPLETE_OBJ:.o=.d) $(BUILD)/bench/numbers.d \

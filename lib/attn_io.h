@@ -311,8 +311,9 @@ enum attn_status attn_array_broadcast(struct attn_array *a, size_t B,
  * option values, quoted input) reach a terminal in messages and tables.
  * attn_text_escape writes s[0..len) into buf (size bytes, NUL-terminated)
  * with every byte of a control character (C0, DEL, C1: U+0080 to U+009F,
- * which a terminal may read as CSI) and of what is not well-formed UTF-8
- * written as \xHH, so that the text is one line of UTF-8 that moves no
+ * which a terminal may read as CSI), of a Unicode format character
+ * (category Cf: bidi overrides, zero-width characters, the BOM; and
+ * U+2028, U+2029) and of what is not well-formed UTF-8 written as \xHH, so that the text is one line of UTF-8 that moves no
  * cursor.  It writes whole characters and escapes while they fit, sets
  * *used (when not NULL) to the bytes of s written, and returns the
  * length written.  At most 4 * len + 1 bytes are needed.

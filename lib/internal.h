@@ -143,6 +143,12 @@ int attn_word_is(const char *s, size_t len, const char *w);
  * all of it is. */
 size_t attn_utf8_invalid(const char *s, size_t len);
 
+/* Whether code is a Unicode format character: general category Cf (bidi
+ * overrides and isolates, zero-width characters, the BOM, U+00AD) or the
+ * line and paragraph separators U+2028 and U+2029, which move or hide
+ * text on a terminal without being control characters. */
+int attn_char_is_format(long code);
+
 /* How many bytes s[0..len) starts with that are ASCII (< 0x80). */
 size_t attn_ascii_len(const char *s, size_t len);
 

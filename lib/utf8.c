@@ -93,6 +93,39 @@ attn_char_is_control(long code)
 	return (code >= 0 && code < 0x20) || (code >= 0x7F && code <= 0x9F);
 }
 
+/*
+ * Unicode's general category Cf, as libunistring 1.0 (Unicode 14) has it
+ * (tests/unit/check_read.c holds the table to libunistring's, code point
+ * by code point), in ascending ranges; libattn does not link libunistring,
+ * which only the CLI's printers need.
+ */
+static const struct {
+	long lo, hi;
+} format_ranges[] = {
+	{ 0x00AD, 0x00AD }, { 0x0600, 0x0605 }, { 0x061C, 0x061C },
+	{ 0x06DD, 0x06DD }, { 0x070F, 0x070F }, { 0x0890, 0x0891 },
+	{ 0x08E2, 0x08E2 }, { 0x180E, 0x180E }, { 0x200B, 0x200F },
+	{ 0x202A, 0x202E }, { 0x2060, 0x2064 }, { 0x2066, 0x206F },
+	{ 0xFEFF, 0xFEFF }, { 0xFFF9, 0xFFFB }, { 0x110BD, 0x110BD },
+	{ 0x110CD, 0x110CD }, { 0x13430, 0x13438 }, { 0x1BCA0, 0x1BCA3 },
+	{ 0x1D173, 0x1D17A }, { 0xE0001, 0xE0001 }, { 0xE0020, 0xE007F },
+};
+
+int
+attn_char_is_format(long code)
+{
+	size_t i;
+
+	if (code < 0xAD)	/* ASCII, most of any text */
+		return 0;
+	if (code == 0x2028 || code == 0x2029)	/* Zl, Zp */
+		return 1;
+	for (i = 0; i < sizeof format_ranges / sizeof format_ranges[0]; i++)
+		if (code <= format_ranges[i].hi)
+			return code >= format_ranges[i].lo;
+	return 0;
+}
+
 /* Eight bytes at a time, since every line a reader reads is checked this
  * way, and nearly every one is all ASCII. */
 size_t
@@ -115,7 +148,10 @@ attn_ascii_len(const char *s, size_t len)
 /*
  * Escapes are \xHH of each byte, the bytes being what a user renames a
  * file by; a backslash stays as it is, so that escaping twice changes
- * nothing and a Windows path reads as itself.
+ * nothing and a Windows path reads as itself.  Format characters are
+ * escaped with the controls: a right-to-left override would turn the rest
+ * of a line around, a BOM or zero-width space hide in a name that looks
+ * like another, a line separator break a line on some terminals.
  */
 size_t
 attn_text_escape(char *buf, size_t size, const char *s, size_t len,
@@ -127,7 +163,8 @@ attn_text_escape(char *buf, size_t size, const char *s, size_t len,
 
 	while (i < len) {
 		w = attn_utf8_char(s + i, len - i, &code);
-		if (code >= 0 && !attn_char_is_control(code)) {
+		if (code >= 0 && !attn_char_is_control(code) &&
+		    !attn_char_is_format(code)) {
 			if (n + w >= size)
 				break;
 			memcpy(buf + n, s + i, w);

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unictype.h>
+
 #include "internal.h"
 #include "suites.h"
 #include "testutil.h"
@@ -1411,9 +1413,10 @@ START_TEST(utf8_char_decodes_code_points)
 }
 END_TEST
 
-/* attn_text_escape: control characters (C0, DEL, C1) and bytes that are
- * not UTF-8 as \xHH, one per byte; everything else, backslashes too, as
- * it is; cut between characters and escapes, never inside one. */
+/* attn_text_escape: control characters (C0, DEL, C1), Unicode format
+ * characters (Cf, U+2028, U+2029) and bytes that are not UTF-8 as \xHH,
+ * one per byte; everything else, backslashes too, as it is; cut between
+ * characters and escapes, never inside one. */
 static const struct {
 	const char *s;
 	size_t size;		/* of the buffer */
@@ -1430,6 +1433,14 @@ static const struct {
 	{ "ab\x1B", 6, "ab", 2 },			/* \x1B does not fit */
 	{ "ab\x1B", 7, "ab\\x1B", 0 },
 	{ "a\xE2\x82\xAC", 4, "a", 1 },			/* nor does the euro */
+	{ "q\xE2\x80\xAE" "1", 64, "q\\xE2\\x80\\xAE1", 0 },	/* RLO */
+	{ "a\xE2\x80\xA8" "b", 64, "a\\xE2\\x80\\xA8b", 0 },	/* U+2028 */
+	{ "\xE2\x80\xA9", 64, "\\xE2\\x80\\xA9", 0 },		/* U+2029 */
+	{ "\xEF\xBB\xBFk", 64, "\\xEF\\xBB\\xBFk", 0 },		/* BOM */
+	{ "k\xE2\x80\x8B" "1", 64, "k\\xE2\\x80\\x8B1", 0 },	/* ZWSP */
+	{ "\xF3\xA0\x80\x81", 64, "\\xF3\\xA0\\x80\\x81", 0 },	/* U+E0001 */
+	{ "\xE2\x80\x8A\xE2\x80\x90", 64, "\xE2\x80\x8A\xE2\x80\x90", 0 },	/* Zs, Pd */
+	{ "a\xE2\x80\xAE", 12, "a", 1 },	/* 12 bytes do not fit */
 };
 
 START_TEST(escape_writes_controls_as_hex)
@@ -1442,6 +1453,24 @@ START_TEST(escape_writes_controls_as_hex)
 	ck_assert_uint_eq(n, strlen(escapes[_i].want));
 	ck_assert_uint_eq(used, escapes[_i].used != 0 ? escapes[_i].used :
 	    len);
+}
+END_TEST
+
+/* The format characters are Unicode's category Cf as libunistring has it,
+ * and the line and paragraph separators: every code point asked. */
+START_TEST(format_characters_are_unicodes_cf)
+{
+	long c;
+
+	for (c = 0; c <= 0x10FFFF; c++) {
+		int want = uc_is_general_category((ucs4_t)c, UC_CATEGORY_Cf) ||
+		    c == 0x2028 || c == 0x2029;
+
+		if (attn_char_is_format(c) != want)
+			ck_abort_msg("U+%04lX: %d, libunistring %d", c,
+			    attn_char_is_format(c), want);
+	}
+	ck_assert(!attn_char_is_format(-1));
 }
 END_TEST
 
@@ -2646,6 +2675,7 @@ read_suite(void)
 	tcase_add_test(text, utf8_char_decodes_code_points);
 	tcase_add_loop_test(text, escape_writes_controls_as_hex, 0,
 	    NCASES(escapes));
+	tcase_add_test(text, format_characters_are_unicodes_cf);
 	tcase_add_test(text, preview_escapes_and_cuts);
 	tcase_add_test(text, non_ascii_is_found_after_any_run_of_ascii);
 	tcase_add_test(text, large_input_reads_every_value);
