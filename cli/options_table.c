@@ -112,6 +112,14 @@ struct option_row {
 static const char *const gen_options[] = { "seed", "dist", "format",
 	"npy-dtype", "digits", "output", "help", "version", NULL };
 #define GEN_OWN 2
+/* The options of attn that attn workbench refuses, by name: those that
+ * choose or write output (rules.c's check_workbench), and those that go
+ * with --check alone.  Shell completion leaves them out after the word
+ * workbench; tests/completion.sh runs each and wants it refused. */
+static const char *const workbench_refused[] = { "explain", "stage",
+	"format", "header", "full", "npy-dtype", "grad", "query",
+	"arithmetic", "stats", "heatmap", "svg", "check", "rtol", "atol",
+	"emulate", "factor", "output", NULL };
 /* Whether row r's argument may be left out (set then gets NULL). */
 #define OPTIONAL_ARG(r) ((r)->arg != NULL && (r)->arg[0] == '[')
 
@@ -280,6 +288,19 @@ applies(const struct option_row *r, int gen)
 	return !gen;
 }
 
+/* Whether attn workbench takes row r: an option of attn it does not
+ * refuse. */
+static int
+workbench_takes(const struct option_row *r)
+{
+	size_t i;
+
+	for (i = 0; workbench_refused[i] != NULL; i++)
+		if (strcmp(r->name, workbench_refused[i]) == 0)
+			return 0;
+	return applies(r, 0);
+}
+
 /* Options whose argument is a file but not named FILE (--self X,
  * --grad DO and --proj LAYER, as attn(1) writes them). */
 static const char *const file_options[] = { "self", "grad", "proj",
@@ -389,6 +410,7 @@ options_info(size_t i, struct option_info *out)
 	}
 	out->attn = applies(r, 0);
 	out->gen = applies(r, 1);
+	out->workbench = workbench_takes(r);
 	out->value = r->arg == NULL ? OPTION_NONE : OPTION_TEXT;
 	if (r->set == set_stage) {
 		out->value = OPTION_STAGES;

@@ -41,6 +41,7 @@ struct option_info {
 	enum option_value value;
 	const char *const *words;	/* OPTION_WORDS: NULL-terminated */
 	int attn, gen;		/* whether attn and attn gen take it */
+	int workbench;		/* whether attn workbench takes it */
 };
 
 /* The number of options, and option i of the table (i < that). */

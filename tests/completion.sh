@@ -62,6 +62,11 @@ attn ''	data/ gen q.json queries.csv workbench
 attn workbench --color-r	--color-range
 attn workbench --color-range ''	max row unit
 attn workbench q	q.json queries.csv
+attn workbench --ch	
+attn workbench --st	
+attn workbench -o	
+attn workbench --c	--causal --color --color-range --cu-seqlens-k --cu-seqlens-q
+attn workbench --he	--heads --help
 attn -e ''	data/ q.json queries.csv
 attn gen --d	--digits --dist
 attn gen --dist ''	normal uniform
@@ -126,6 +131,83 @@ for cmd in "attn" "attn gen"; do
 		echo "completion: $cmd --help lists options not offered: $missing"
 	fi
 done
+
+# After attn workbench, every option of attn is offered or refused, as
+# attn workbench itself takes or refuses it: each run with a value it may
+# take, without a terminal, which a run that took its options says it
+# needs.
+printf '1,0\n0,1\n1,1\n' >"$work/x.csv"
+printf 'source "%s"; COMP_WORDS=(attn workbench --); COMP_CWORD=2; _attn; '\
+'printf "%%s\\n" "${COMPREPLY[@]}"' "$bash_script" >"$work/wb.bash"
+bash "$work/wb.bash" | sort -u >"$work/wb-offered"
+"$bin" --help |
+    sed -n 's/^  \(-[a-zA-Z], \)\{0,1\} *\(--[a-z][a-z-]*\).*/\2/p' |
+    sort -u >"$work/attn-options"
+wrong=
+for opt in $(cat "$work/attn-options"); do
+	# the inputs: --self X, or X for --proj LAYER X and --self itself
+	base='--self x.csv'
+	case $opt in
+	--self) base= ;;
+	--proj) base=x.csv ;;
+	esac
+	case $opt in
+	--stage) val=output ;;
+	--format) val=json ;;
+	--npy-dtype) val=f4 ;;
+	--digits | --threads | --heads | --kv-heads | --query) val=1 ;;
+	--scale) val=0.5 ;;
+	--self | --mask | --bias | --grad | --proj | --sinks | --check)
+		val=x.csv ;;
+	--mask-invert) val='--mask x.csv' ;;
+	--rope-style) val='half --rope' ;;
+	--svg) val=w.svg ;;
+	--output) val=w.txt ;;
+	--window) val=1,1 ;;
+	--softcap) val=3 ;;
+	--align) val=bottom-right ;;
+	--masked-rows) val=nan ;;
+	--like) val=torch ;;
+	--lse-base) val=2 ;;
+	--lse-masked) val=inf ;;
+	--cu-seqlens-q) val='0,3 --cu-seqlens-k 0,3' ;;
+	--cu-seqlens-k) val='0,3 --cu-seqlens-q 0,3' ;;
+	--seqused-k) val=3 ;;
+	--layout) val=bshd ;;
+	--query-labels | --key-labels) val=a,b,c ;;
+	--color) val=never ;;
+	--color-range) val=max ;;
+	--rtol | --atol) val=0.001 ;;
+	--emulate) val=fp32 ;;
+	--factor) val=2 ;;
+	*) val= ;;
+	esac
+	# shellcheck disable=SC2086
+	(cd "$work" && "$bin" workbench $base $opt $val \
+	    </dev/null >/dev/null 2>"$work/wb-err")
+	status=$?
+	if [ $status -eq 0 ] || grep -q 'needs a terminal' "$work/wb-err"
+	then
+		took=1
+	else
+		took=0
+	fi
+	if grep -qx -e "$opt" "$work/wb-offered"; then
+		offered=1
+	else
+		offered=0
+	fi
+	[ $took -eq $offered ] ||
+	    wrong="$wrong $opt (offered $offered, taken $took:"\
+" $(head -n 1 "$work/wb-err"))"
+done
+if [ -z "$wrong" ] && [ -s "$work/wb-offered" ]; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1))
+	echo "completion: attn workbench offers what it refuses or" \
+	    "not what it takes:$wrong"
+fi
 
 # zsh: the script parses, and compinit registers it for attn.
 mkdir "$work/fpath"

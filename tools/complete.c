@@ -9,15 +9,28 @@
  * their words (--like, --align, ..., -f's formats from the table of
  * formats), stage names for --stage (each piece of a comma-separated
  * list, and all), files for FILE arguments and operands, and gen and
- * workbench as the first word (attn workbench takes attn's options).  Bash gets one function, _attn, that needs nothing but
- * bash itself (not the bash-completion package); zsh gets an
- * _arguments spec.
+ * workbench as the first word; after it, what that subcommand takes
+ * (attn workbench: attn's options but those it refuses).  Bash gets one
+ * function, _attn, that needs nothing but bash itself (not the
+ * bash-completion package); zsh gets an _arguments spec.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "attn.h"
 #include "options_table.h"
+
+/* The commands whose options complete: attn, attn gen, attn workbench,
+ * by the name of their bash functions. */
+enum command { RUN, GEN, WORKBENCH };
+static const char *const command_name[] = { "run", "gen", "workbench" };
+
+/* Whether command c takes the option. */
+static int
+takes(const struct option_info *in, enum command c)
+{
+	return c == GEN ? in->gen : c == WORKBENCH ? in->workbench : in->attn;
+}
 
 /* The stage names --stage takes, space-separated, then "all". */
 static void
@@ -49,19 +62,18 @@ put_names(FILE *fp, const struct option_info *in)
 	fprintf(fp, "--%s", in->name);
 }
 
-/* "_attn_values NAME CUR": what the argument of option NAME may be, for
- * attn (gen 0) or attn gen; returns 1 when NAME takes no argument. */
+/* "_attn_values_CMD NAME CUR": what the argument of option NAME may be,
+ * for command c; returns 1 when NAME takes no argument. */
 static void
-bash_values(FILE *fp, int gen)
+bash_values(FILE *fp, enum command c)
 {
 	struct option_info in;
 	size_t i, n = options_count();
 
-	fprintf(fp, "_attn_values_%s()\n{\n\tcase $1 in\n",
-	    gen ? "gen" : "run");
+	fprintf(fp, "_attn_values_%s()\n{\n\tcase $1 in\n", command_name[c]);
 	for (i = 0; i < n; i++) {
 		options_info(i, &in);
-		if (!(gen ? in.gen : in.attn) || in.value == OPTION_NONE)
+		if (!takes(&in, c) || in.value == OPTION_NONE)
 			continue;
 		fputs("\t", fp);
 		put_names(fp, &in);
@@ -89,9 +101,9 @@ bash_values(FILE *fp, int gen)
 	fputs("\t*)\n\t\treturn 1 ;;\n\tesac\n}\n\n", fp);
 }
 
-/* The options of attn (gen 0) or attn gen, space-separated. */
+/* The options of command c, space-separated. */
 static void
-bash_options(FILE *fp, int gen)
+bash_options(FILE *fp, enum command c)
 {
 	struct option_info in;
 	size_t i, n = options_count();
@@ -99,7 +111,7 @@ bash_options(FILE *fp, int gen)
 
 	for (i = 0; i < n; i++) {
 		options_info(i, &in);
-		if (!(gen ? in.gen : in.attn))
+		if (!takes(&in, c))
 			continue;
 		if (in.letter != 0)
 			fprintf(fp, "%s-%c", sep, in.letter);
@@ -123,17 +135,24 @@ bash(FILE *fp)
 	    "\t[[ $2 == *,* ]] && head=${2%,*},\n"
 	    "\tCOMPREPLY=($(compgen -P \"$head\" -W \"$1\" -- \"${2##*,}\"))"
 	    "\n}\n\n", fp);
-	bash_values(fp, 0);
-	bash_values(fp, 1);
+	bash_values(fp, RUN);
+	bash_values(fp, GEN);
+	bash_values(fp, WORKBENCH);
 	fputs("_attn()\n{\n"
 	    "\tlocal cur=${COMP_WORDS[COMP_CWORD]} cword=$COMP_CWORD\n"
 	    "\tlocal prev= mode=run opts\n"
-	    "\t[[ ${COMP_WORDS[1]} == gen ]] && (( cword > 1 )) && mode=gen\n"
-	    "\tif [[ $mode == gen ]]; then\n\t\topts='", fp);
-	bash_options(fp, 1);
-	fputs("'\n\telse\n\t\topts='", fp);
-	bash_options(fp, 0);
-	fputs("'\n\tfi\n"
+	    "\tif (( cword > 1 )); then\n"
+	    "\t\tcase ${COMP_WORDS[1]} in\n"
+	    "\t\tgen | workbench) mode=${COMP_WORDS[1]} ;;\n"
+	    "\t\tesac\n"
+	    "\tfi\n"
+	    "\tcase $mode in\n\tgen)\n\t\topts='", fp);
+	bash_options(fp, GEN);
+	fputs("' ;;\n\tworkbench)\n\t\topts='", fp);
+	bash_options(fp, WORKBENCH);
+	fputs("' ;;\n\t*)\n\t\topts='", fp);
+	bash_options(fp, RUN);
+	fputs("' ;;\n\tesac\n"
 	    "\t# --name=value: bash splits it at the '=' (COMP_WORDBREAKS)\n"
 	    "\tif [[ $cur == = ]]; then\n"
 	    "\t\tprev=${COMP_WORDS[cword-1]} cur=\n"
@@ -178,9 +197,9 @@ zsh_text(FILE *fp, const char *s, size_t len)
 	}
 }
 
-/* The _arguments specs of attn (gen 0) or attn gen. */
+/* The _arguments specs of command c. */
 static void
-zsh_specs(FILE *fp, int gen)
+zsh_specs(FILE *fp, enum command c)
 {
 	struct option_info in;
 	size_t i, n = options_count();
@@ -189,7 +208,7 @@ zsh_specs(FILE *fp, int gen)
 		const char *eq = "";
 
 		options_info(i, &in);
-		if (!(gen ? in.gen : in.attn))
+		if (!takes(&in, c))
 			continue;
 		if (in.value != OPTION_NONE)
 			eq = "=";
@@ -233,14 +252,16 @@ zsh(FILE *fp)
 	    "if [[ $words[2] == gen ]] && (( CURRENT > 2 )); then\n"
 	    "\tshift words\n\t(( CURRENT-- ))\n"
 	    "\t_arguments -s -S \\\n", fp);
-	zsh_specs(fp, 1);
+	zsh_specs(fp, GEN);
 	fputs("\t\t'1:ROWSxCOLS[xN..]: '\n"
-	    "else\n"
-	    "\t# attn workbench takes attn's options\n"
-	    "\tif [[ $words[2] == workbench ]] && (( CURRENT > 2 )); then\n"
-	    "\t\tshift words\n\t\t(( CURRENT-- ))\n\tfi\n"
+	    "elif [[ $words[2] == workbench ]] && (( CURRENT > 2 )); then\n"
+	    "\tshift words\n\t(( CURRENT-- ))\n"
 	    "\t_arguments -s -S \\\n", fp);
-	zsh_specs(fp, 0);
+	zsh_specs(fp, WORKBENCH);
+	fputs("\t\t'*:Q K V or BUNDLE:_files'\n"
+	    "else\n"
+	    "\t_arguments -s -S \\\n", fp);
+	zsh_specs(fp, RUN);
 	fputs("\t\t'1:Q, K, V or BUNDLE:{_alternative \"files:file:_files\" "
 	    "\"commands:command:(gen workbench)\"}' \\\n"
 	    "\t\t'*:file:_files'\n"
