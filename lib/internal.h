@@ -289,6 +289,11 @@ struct attn_json_token {
 void attn_json_token(const char *buf, size_t len, size_t i,
     struct attn_json_token *t);
 
+/* attn_json_scan's message for arrays one after another at the top (rows
+ * without the outer brackets), which the JSON Lines reader tells its own
+ * way, where a line holds one array. */
+extern const char attn_json_rows_msg[];
+
 /* An array attn_json_scan read itself: its place (path[0..depth), the
  * member indices from the top object, as json_array's path names it),
  * its bytes buf[start, end) and its numbers. */

@@ -531,18 +531,29 @@ attn_json_plain_take(struct attn_json_plains *ps, const size_t *path,
 
 /* ---------------------------------------------------------------- the scan */
 
+const char attn_json_rows_msg[] = "several arrays one after another, as "
+    "rows without the outer brackets: a matrix is one array of rows, so "
+    "put '[' before the first and ']' after the last, as in "
+    "[[1, 0], [0, 1]]";
+
 /*
  * After the top value, at i: the rest must be white space.  What lies
  * there is told as trailing, but a fault of its white space or numbers
  * first, as anywhere else in the text (strings there are passed over,
- * whole).
+ * whole).  Trailing text that looks like something else is named with
+ * what to do: an array on a line of its own (JSON Lines), arrays
+ * separated by commas or spaces (rows pasted without the outer
+ * brackets), a number followed by a comma or another number on its line
+ * (CSV, TSV or white space).
  */
 static enum attn_status
 scan_rest(const struct scan *sc, size_t i, size_t value_end)
 {
 	const char *b = sc->b;
 	struct attn_json_token t;
-	size_t first = sc->len;
+	size_t first = sc->len, top;
+	char kind[2] = { 0, 0 };	/* of the first two trailing tokens */
+	int newline;
 
 	for (;;) {
 		if ((i = skip_space(b, sc->len, i)) < sc->len &&
@@ -553,6 +564,10 @@ scan_rest(const struct scan *sc, size_t i, size_t value_end)
 			break;
 		if (first == sc->len)
 			first = t.start;
+		if (kind[0] == 0)
+			kind[0] = t.kind;
+		else if (kind[1] == 0)
+			kind[1] = t.kind;
 		if (t.kind == 'w' && number_word(b, t.start, t.end)) {
 			const char *why;
 
@@ -563,14 +578,26 @@ scan_rest(const struct scan *sc, size_t i, size_t value_end)
 	}
 	if (first == sc->len)
 		return ATTN_OK;
+	top = skip_space(b, sc->len, attn_bom_len(b, sc->len));
+	newline = memchr(b + value_end, '\n', first - value_end) != NULL;
 	/* An array on a line of its own after one: JSON Lines, in a file
 	 * whose name says JSON. */
-	return fault(sc, first, "%s", b[first] == '[' &&
-	    memchr(b + value_end, '\n', first - value_end) != NULL ?
-	    "a second JSON value on its own line: one array a line is JSON "
-	    "Lines, read as such from a .jsonl or .ndjson file or standard "
-	    "input; a .json file holds one value" :
-	    "trailing garbage after the JSON value");
+	if (kind[0] == '[' && newline)
+		return fault(sc, first, "%s", "a second JSON value on its own "
+		    "line: one array a line is JSON Lines, read as such from "
+		    "a .jsonl or .ndjson file or standard input; a .json "
+		    "file holds one value");
+	if (b[top] == '[' && (kind[0] == '[' ||
+	    (kind[0] == ',' && kind[1] == '[')))
+		return fault(sc, first, "%s", attn_json_rows_msg);
+	if ((is_digit(b[top]) || b[top] == '-') && !newline &&
+	    (kind[0] == ',' || (kind[0] == 'w' && number_word(b, first,
+	    first + 1))))
+		return fault(sc, first, "%s", "numbers separated by commas or "
+		    "spaces, as in CSV or TSV: a file named .csv or .tsv is "
+		    "read as such; in JSON a matrix is one array of rows, as "
+		    "in [[1, 0], [0, 1]]");
+	return fault(sc, first, "%s", "trailing garbage after the JSON value");
 }
 
 /* What the grammar expects next. */

@@ -63,6 +63,11 @@ read_line(const char *name, const char *buf, size_t len, size_t ls,
 	    ATTN_OK) {
 		if (err != NULL && err->line > 0)
 			err->line += lineno - 1;
+		/* a row a line: no brackets around them */
+		if (err != NULL && strcmp(err->msg, attn_json_rows_msg) == 0)
+			snprintf(err->msg, sizeof err->msg, "several arrays on "
+			    "one line: JSON Lines holds one array a line, a "
+			    "row (or every line a matrix)");
 		return st;
 	}
 	while (buf[at] == ' ' || buf[at] == '\t')

@@ -1694,12 +1694,34 @@ START_TEST(ragged_json_row_reports_line_and_column)
 }
 END_TEST
 
+/* Text after the top value: named for what it looks like where it looks
+ * like something (rows without the outer brackets, CSV or TSV), else
+ * trailing garbage. */
+#define ROWS_MSG "several arrays one after another, as rows without the " \
+	"outer brackets: a matrix is one array of rows, so put '[' before " \
+	"the first and ']' after the last, as in [[1, 0], [0, 1]]"
+#define CSV_MSG "numbers separated by commas or spaces, as in CSV or " \
+	"TSV: a file named .csv or .tsv is read as such; in JSON a matrix " \
+	"is one array of rows, as in [[1, 0], [0, 1]]"
 static const struct error_case trailing[] = {
 	{ ATTN_FMT_JSON, 0, "[1, 2] x", 0, 1, 8,
 	    "trailing garbage after the JSON value" },
 	{ ATTN_FMT_JSON, 0, "[[1, 2]]\n\n]\n", 0, 3, 1,
 	    "trailing garbage after the JSON value" },
-	{ ATTN_FMT_JSON, 0, "[1][2]", 0, 1, 4,
+	{ ATTN_FMT_JSON, 0, "[1][2]", 0, 1, 4, ROWS_MSG },
+	{ ATTN_FMT_JSON, 0, "[1, 0],\n[0, 1]\n", 0, 1, 7, ROWS_MSG },
+	{ ATTN_FMT_JSON, 0, "[1, 0], [0, 1]", 0, 1, 7, ROWS_MSG },
+	{ ATTN_FMT_JSON, 0, "[[1, 0]],\n[[0, 1]]", 0, 1, 9, ROWS_MSG },
+	{ ATTN_FMT_JSON, 0, "[1, 0],\n", 0, 1, 7,	/* a comma alone */
+	    "trailing garbage after the JSON value" },
+	{ ATTN_FMT_JSON, 0, "1,0\n0,1\n", 0, 1, 2, CSV_MSG },
+	{ ATTN_FMT_JSON, 0, "-1.5\t0\n0\t1\n", 0, 1, 6, CSV_MSG },
+	{ ATTN_FMT_JSON, 0, "1 2 3", 0, 1, 3, CSV_MSG },
+	{ ATTN_FMT_JSON, 0, "1\n2\n", 0, 2, 1,	/* one column */
+	    "trailing garbage after the JSON value" },
+	{ ATTN_FMT_JSON, 0, "\"a\",1", 0, 1, 4,
+	    "trailing garbage after the JSON value" },
+	{ ATTN_FMT_JSON, 0, "1 x", 0, 1, 3,
 	    "trailing garbage after the JSON value" },
 };
 
@@ -2584,9 +2606,9 @@ START_TEST(internal_readers_match_the_public_call)
 	    &err), ATTN_OK);
 	ck_assert(a.data[1] == 2);
 	attn_array_free(&a);
-	/* As JSON the same bytes are a number, then garbage. */
+	/* As JSON the same bytes are a number, then another. */
 	ck_assert_int_eq(attn_read_json("t", buf, 4, 0, &a, &err), ATTN_ERR_DATA);
-	ck_assert_str_eq(err.msg, "trailing garbage after the JSON value");
+	ck_assert_str_eq(err.msg, CSV_MSG);
 	ck_assert_uint_eq(err.col, 3);
 	ck_assert_ptr_null(a.data);
 	free(buf);

@@ -394,6 +394,10 @@ static const struct near_case near_cases[] = {
 	    ":1:16 unexpected end of input (truncated JSON?)" },
 	/* after plain arrays, positions in the whole text */
 	{ "[[1, 2]] [[3]]", 'a', ATTN_ERR_DATA,
+	    ":1:10 several arrays one after another, as rows without the "
+	    "outer brackets: a matrix is one array of rows, so put '[' before "
+	    "the first and ']' after the last, as in [[1, 0], [0, 1]]" },
+	{ "[[1, 2]] x", 'a', ATTN_ERR_DATA,
 	    ":1:10 trailing garbage after the JSON value" },
 	{ "{\"Q\": [[1]], \"K\": [[1]] \"V\": [[1]]}", 'b', ATTN_ERR_DATA,
 	    ":1:25 invalid JSON: expected ',' or '}', found '\"V\"'" },

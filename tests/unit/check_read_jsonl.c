@@ -131,6 +131,9 @@ static const struct {
 	    "non-finite number 'nan' (Q, K, V and dO must be finite)" },
 	{ "-", "[1,0]\n[0,-1e9]\n", ATTN_READ_BOOL, 2, 4, MASK_MSG("-1e9") },
 	{ "-", "[1,2]\n[3,4] [5,6]\n", 0, 2, 7,
+	    "several arrays on one line: JSON Lines holds one array a line, "
+	    "a row (or every line a matrix)" },
+	{ "-", "[1,2]\n[3,4] x\n", 0, 2, 7,
 	    "trailing garbage after the JSON value" },
 	{ "-", "[1,2]\n[3,4\n", 0, 2, 5,
 	    "unexpected end of input (truncated JSON?)" },
