@@ -30,12 +30,12 @@ static const char *const option_name[VL_COUNT] = {
 int
 varlen_is_list(const char *arg)
 {
-	int digit = 0;
+	int digit = arg[0] == '\0';
 
 	for (; *arg != '\0'; arg++) {
-		if (*arg >= '0' && *arg <= '9')
+		if ((*arg >= '0' && *arg <= '9') || *arg == ',')
 			digit = 1;
-		else if (*arg != ',' && *arg != ' ')
+		else if (strchr(" +-.", *arg) == NULL)
 			return 0;
 	}
 	return digit;

@@ -9,8 +9,11 @@
 #include "inputs.h"
 #include "options.h"
 
-/* Whether an option's value is a comma list of whole numbers (digits,
- * commas and blanks, a digit among them) rather than a file's name. */
+/* Whether an option's value is meant as a comma list rather than a
+ * file's name: empty, or digits, commas, blanks, signs and points with a
+ * digit or comma among them, so that a list written wrong (-1,2,6, +0,
+ * 1.5) is told as a list, not looked for as a file; - is standard
+ * input. */
 int varlen_is_list(const char *arg);
 
 /*

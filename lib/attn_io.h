@@ -89,7 +89,8 @@ enum {
 	ATTN_READ_LAYER = 8,	/* as FINITE, worded for a layer's weights */
 	ATTN_READ_SINKS = 16,	/* as FINITE, worded for sinks */
 	ATTN_READ_INT = 32	/* .npy of integer dtypes read too (offsets
-				 * and counts, as PyTorch saves them) */
+				 * and counts, as PyTorch saves them), not
+				 * bool; faults worded for offsets */
 };
 
 /* Choose a format from the name's extension, else from the content.

@@ -375,15 +375,18 @@ dtype_name(const char *d)
 /* The kinds of element attn reads. */
 enum npy_kind { NPY_FLOAT, NPY_INT, NPY_UINT, NPY_BOOL };
 
-/* The element size of a dtype attn reads (float16/32/64; with ints,
- * bool and 1- to 8-byte integers, as masks are saved), its kind and
- * whether it is big-endian; 0 for any other.  A one-byte dtype has no
- * byte order ('|'). */
+/* The element size of a dtype attn reads (float16/32/64; for masks,
+ * ATTN_READ_BOOL, bool and 1- to 8-byte integers, as masks are saved;
+ * for offsets, ATTN_READ_INT, the integers), its kind and whether it is
+ * big-endian; 0 for any other, its kind still set.  A one-byte dtype has
+ * no byte order ('|'). */
 static size_t
-dtype_size(const char *d, int ints, enum npy_kind *kind, int *big)
+dtype_size(const char *d, unsigned flags, enum npy_kind *kind, int *big)
 {
+	const int ints = (flags & (ATTN_READ_BOOL | ATTN_READ_INT)) != 0;
 	size_t n;
 
+	*kind = NPY_FLOAT;
 	if (strlen(d) != 3 || (d[0] != '<' && d[0] != '>' && d[0] != '|') ||
 	    d[2] < '1' || d[2] > '8')
 		return 0;
@@ -394,8 +397,8 @@ dtype_size(const char *d, int ints, enum npy_kind *kind, int *big)
 		*kind = NPY_FLOAT;
 		return d[0] != '|' && (n == 2 || n == 4 || n == 8) ? n : 0;
 	case 'b':
-		*kind = NPY_BOOL;
-		return ints && n == 1 ? n : 0;
+		*kind = NPY_BOOL;	/* masks' alone */
+		return (flags & ATTN_READ_BOOL) && n == 1 ? n : 0;
 	case 'i':
 	case 'u':
 		*kind = d[1] == 'i' ? NPY_INT : NPY_UINT;
@@ -566,7 +569,13 @@ check_header(struct npy_header *h, unsigned flags, size_t *size,
 	char sh[96];
 	size_t d;
 
-	if ((*size = dtype_size(h->descr, ints, kind, big)) == 0)
+	if ((*size = dtype_size(h->descr, flags, kind, big)) == 0 &&
+	    *kind == NPY_BOOL && (flags & ATTN_READ_INT))
+		return attn_error_at_byte(h->err, ATTN_ERR_DATA, h->name,
+		    h->descr_off, "dtype '%s' (bool): sequence lengths and "
+		    "offsets are whole numbers from 0 (integers i1..i8, "
+		    "u1..u8, or floats), not true and false", h->descr);
+	if (*size == 0)
 		return attn_error_at_byte(h->err, ATTN_ERR_DATA, h->name,
 		    h->descr_off, "dtype '%s' (%s): attn reads float64, "
 		    "float32 or float16 (<f8, <f4, <f2, or >f8, >f4, >f2)%s; "

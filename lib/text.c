@@ -71,6 +71,9 @@ attn_value_fault(unsigned flags, double x, const char *s, size_t n,
 		snprintf(msg, size, "non-finite number '%s' (%s must be "
 		    "finite)", p, flags & ATTN_READ_LAYER ?
 		    "a layer's weights and biases" : "sinks");
+	else if (flags & ATTN_READ_INT)
+		snprintf(msg, size, "non-finite number '%s' (sequence lengths "
+		    "and offsets are whole numbers from 0)", p);
 	else if (flags & ATTN_READ_FINITE)
 		snprintf(msg, size, "non-finite number '%s' (Q, K, V and dO "
 		    "must be finite)", p);
