@@ -272,13 +272,111 @@ attn_format_guess(const char *name, const char *buf, size_t len)
 }
 
 /*
+ * s[0..n) as a Python string literal, into out (size bytes) with its NUL:
+ * in single quotes, or double quotes when s holds a single one and no
+ * double; backslashes and the quote escaped, control and format
+ * characters written as Python reads them (\xHH, \uHHHH, \UHHHHHHHH),
+ * so that what a message suggests runs as printed and moves no cursor.
+ * Returns -1 when it does not fit.
+ */
+static int
+py_literal(char *out, size_t size, const char *s, size_t n)
+{
+	const char q = memchr(s, '\'', n) != NULL && memchr(s, '"', n) == NULL ?
+	    '"' : '\'';
+	size_t i = 0, k = 0, w, el;
+	char e[16];
+	long c;
+
+	if (size < 3)
+		return -1;
+	out[k++] = q;
+	for (; i < n; i += w) {
+		w = attn_utf8_char(s + i, n - i, &c);
+		if (c == q || c == '\\')
+			snprintf(e, sizeof e, "\\%c", (int)c);
+		else if (c < 0)		/* no character: its byte */
+			snprintf(e, sizeof e, "\\x%02X",
+			    (unsigned)(unsigned char)s[i]);
+		else if (attn_char_is_control(c) || attn_char_is_format(c))
+			snprintf(e, sizeof e, c < 0x100 ? "\\x%02lX" : c < 0x10000 ?
+			    "\\u%04lX" : "\\U%08lX", c);
+		else
+			snprintf(e, sizeof e, "%.*s", (int)w, s + i);
+		if ((el = strlen(e)) + 2 > size - k)
+			return -1;
+		memcpy(out + k, e, el);
+		k += el;
+	}
+	out[k++] = q;
+	out[k] = '\0';
+	return 0;
+}
+
+/* Whether s[0..n) is a plain file name to suggest saving to: letters,
+ * digits, '_', '-' and '.', not starting with '.'. */
+static int
+plain_name(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' &&
+		    s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		    strchr("_-.", s[i]) != NULL) || s[i] == '\0')
+			return 0;
+	return n > 0 && s[0] != '.';
+}
+
+/*
+ * What to do with a .npz given where one array goes: numpy.save of the
+ * archive's first array (key[0..klen), the first member's name less
+ * .npy) from the file as named, each a Python literal, whole, after the
+ * archive's arrays (names, escaped; NULL when libzip could not list
+ * them, or could not be loaded).  The message holds ATTN_MSG_MAX
+ * bytes: what does not fit goes, the list first, then the array's name
+ * as the file saved to, then the command (never cut), which standard
+ * input has none of.
+ */
+static enum attn_status
+npz_advice(const char *name, const char *names, const char *key,
+    size_t klen, struct attn_error *err)
+{
+	char path[ATTN_MSG_MAX], k[ATTN_MSG_MAX], to[ATTN_MSG_MAX];
+	char msg[ATTN_MSG_MAX];
+	int n, t, lit;
+
+	lit = name != NULL && strcmp(name, "<stdin>") != 0 &&
+	    py_literal(path, sizeof path, name, strlen(name)) == 0 &&
+	    py_literal(k, sizeof k, key, klen) == 0;
+	snprintf(to, sizeof to, "'%.*s.npy'", (int)klen, key);
+	for (t = names != NULL ? 0 : 1; lit && t < 3; t++) {
+		n = snprintf(msg, sizeof msg, "a NumPy .npz archive%s%s, not "
+		    "one array: save the one you want as .npy, e.g. "
+		    "numpy.save(%s, numpy.load(%s)[%s])", t == 0 ?
+		    " of arrays " : "", t == 0 ? names : "", t < 2 &&
+		    plain_name(key, klen) ? to : "'array.npy'", path, k);
+		if (n > 0 && (size_t)n < sizeof msg)
+			return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+			    "%s", msg);
+	}
+	return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "a NumPy .npz "
+	    "archive%s%s, not one array: save the one you want as .npy with "
+	    "numpy.save", names != NULL ? " of arrays " : "", names != NULL ?
+	    names : "");
+}
+
+/*
  * A zip archive is no input attn reads as an operand, whatever its name
  * says: a NumPy .npz (numpy.savez writes a zip whose entries are .npy
  * files, the first named in the header at offset 30, its length at 26),
  * whose arrays are named so that the user can pick one, or another zip,
  * most likely a spreadsheet (.xlsx, .ods).  Say which and what to do,
  * rather than read its bytes as text.  An empty archive starts with the
- * end-of-directory record, PK\5\6.
+ * end-of-directory record, PK\5\6.  A file named .npz that is no zip
+ * (empty, or other bytes before the archive, which numpy.load refuses
+ * too) is named as such, where --check reads it as one array; one that
+ * is a .npy is read as one.
  */
 static enum attn_status
 zip_fault(const char *name, const char *buf, size_t len,
@@ -286,9 +384,9 @@ zip_fault(const char *name, const char *buf, size_t len,
 {
 	const unsigned char *u = (const unsigned char *)buf;
 	const char *ext;
-	char p[36], names[160], first[ATTN_PREVIEW_MAX + 4];
+	char p[ATTN_PREVIEW_MAX + 4], names[160];
 	struct attn_error scratch;
-	size_t elen, n;
+	size_t elen, n = 0;
 	int zip, npy = 0;
 
 	zip = attn_is_zip(buf, len);
@@ -298,26 +396,29 @@ zip_fault(const char *name, const char *buf, size_t len,
 		    attn_word_is(buf + 30 + n - 4, 4, ".npy");
 	}
 	ext = extension(name, &elen);
-	if (attn_word_is(ext, elen, "npz") || npy) {
-		attn_text_preview(p, 32, name != NULL ? name : "", name != NULL ?
-		    strlen(name) : 0);
-		if (!zip || attn_npz_names(name, buf, len, names, sizeof names,
-		    &scratch) != ATTN_OK || strcmp(names, "no arrays") == 0)
-			return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
-			    "a NumPy .npz archive (a zip of .npy files), not "
-			    "one array: save the array you want as .npy, e.g. "
-			    "numpy.save('q.npy', numpy.load('%s')['arr_0']) "
-			    "(or the name it was saved under)", p);
-		n = strcspn(names, ",");
-		snprintf(first, sizeof first, "%.*s", (int)(n < 32 ? n : 32),
-		    names);
-		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
-		    "a NumPy .npz archive of arrays %s, not one array: save "
-		    "the one you want as .npy, e.g. numpy.save('%s.npy', "
-		    "numpy.load('%s')['%s'])", names, first, p, first);
+	if (!zip && attn_word_is(ext, elen, "npz")) {
+		if (len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0)
+			return ATTN_OK;		/* a .npy, renamed */
+		attn_text_preview(p, 16, buf, len);
+		return len == 0 ? attn_error_set(err, ATTN_ERR_DATA, name, 0,
+		    0, "an empty file, not a .npz archive (a zip of .npy "
+		    "files, as numpy.savez writes)") : attn_error_set(err,
+		    ATTN_ERR_DATA, name, 0, 0, "named .npz but no zip archive: "
+		    "it starts with '%s', where a .npz (a zip of .npy files, "
+		    "as numpy.savez writes) starts with PK", p);
 	}
 	if (!zip)
 		return ATTN_OK;
+	if (npy)	/* numpy.load's key: the name less ".npy" exactly */
+		return npz_advice(name, attn_npz_names(name, buf, len, names,
+		    sizeof names, &scratch) == ATTN_OK ? names : NULL, buf + 30,
+		    memcmp(buf + 30 + n - 4, ".npy", 4) == 0 ? n - 4 : n, err);
+	if (attn_word_is(ext, elen, "npz"))
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, u[2] == 5 ?
+		    "a .npz archive with no arrays" : "a zip archive whose "
+		    "first member is no .npy array: not a .npz as numpy.savez "
+		    "writes one (a spreadsheet or a document: .xlsx, .ods, "
+		    ".docx?)");
 	return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
 	    "a zip archive, not a matrix (a spreadsheet's .xlsx or "
 	    ".ods?): save the sheet as CSV");

@@ -56,8 +56,13 @@ npz_open(const char *name, const char *buf, size_t len,
 	}
 	if ((z = attn_zf.zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS,
 	    &ze)) == NULL) {
-		attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "not a .npz "
-		    "archive libzip can read: %s",
+		/* ZIP_CHECKCONS refuses a name twice as ZIP_ER_EXISTS */
+		attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "%s%s",
+		    attn_zf.zip_error_code_zip(&ze) == ZIP_ER_EXISTS ?
+		    "two members of the archive have the same name: a .npz "
+		    "holds each array once, as numpy.savez writes it" :
+		    "not a .npz archive libzip can read: ",
+		    attn_zf.zip_error_code_zip(&ze) == ZIP_ER_EXISTS ? "" :
 		    attn_zf.zip_error_strerror(&ze));
 		attn_zf.zip_source_free(src);
 	}
@@ -320,9 +325,10 @@ read_member(zip_t *zip, zip_uint64_t i, const char *name, unsigned flags,
 		return ATTN_OK;		/* a directory */
 	attn_text_preview(p, ATTN_PREVIEW_MAX, m, len);
 	if (!is_npy_member(m, len))
-		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
-		    "%s is no .npy array: a .npz holds NAME.npy members, as "
-		    "numpy.savez writes them", p);
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "not a "
+		    ".npz archive: member %s is no .npy array (a .npz holds "
+		    "NAME.npy members, as numpy.savez writes them; .xlsx, "
+		    ".ods and .docx files are zips too)", p);
 	if ((a = named_push(out, m, len - 4)) == NULL)
 		return attn_error_input_nomem(err, name,
 		    "reading a .npz archive");

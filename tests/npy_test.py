@@ -28,6 +28,9 @@ prints one line; the run fails when any check fails.
   -f json gives; numpy.loadtxt refuses two stages of other widths.
 - -o FILE.txt is numbers only, a space apart, as numpy.savetxt writes:
   numpy.loadtxt and attn --check read back the stage -f json gives.
+- A .npz given as an operand is refused with a numpy.save command that,
+  run as printed, saves its first array as a .npy attn reads: names with
+  commas, quotes and an ESC, long ones, and a path through a directory.
 """
 import json
 import os
@@ -432,6 +435,53 @@ for stage, opts in (('weights', ['--heads', '2']), ('output', ['--heads',
 attn('-s', 'weights', '-f', 'npy', '-o', 'w.npy', '--self', 'zq.npy')
 check(np.load(path('w.npy')).shape == (2, 2), 'one problem: weights '
       'are not 2-D')
+
+# ------------------------------------------------------------ .npz operands
+
+# A .npz given where one array goes is refused (65) with a numpy.save
+# command: run as printed, in the directory attn ran in, it saves the
+# archive's first array, which attn then reads.  Names that a cut or a
+# quote would break: a long one, a comma, a quote in the file's name and
+# in the array's, an ESC, a path through a directory.
+os.makedirs(path('a long directory name, with a comma'), exist_ok=True)
+for archive, names in (
+        ('long.npz', ['model.layers.0.self_attn.q_proj.weight', 'k']),
+        ('commas.npz', ['a,b', 'c']),
+        ("it's.npz", ["the array's", 'k']),
+        ('esc.npz', ['x\x1b[31m']),
+        ('a long directory name, with a comma/x.npz', ['inner'])):
+    first = rng.standard_normal((3, 2))
+    np.savez(path(archive), **dict((n, first if i == 0 else first * 2)
+                                   for i, n in enumerate(names)))
+    r = subprocess.run([ATTN, '--self', archive], cwd=work,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    err = r.stderr.decode()
+    check(r.returncode == 65 and r.stdout == b'' and
+          err.count('\n') == 1 and ', e.g. numpy.save(' in err,
+          '%s as an operand: status %d, %r' % (archive, r.returncode, err))
+    command = err.rstrip('\n').split(', e.g. ', 1)[-1]
+    saved = set(os.listdir(work))
+    cwd = os.getcwd()
+    os.chdir(work)
+    try:
+        exec(command, {'numpy': np})
+        ran = None
+    except Exception as e:
+        ran = e
+    os.chdir(cwd)
+    new = sorted(set(os.listdir(work)) - saved)
+    check(ran is None and len(new) == 1 and
+          same_bits(np.load(path(new[0])), first),
+          '%s: %r did not save its first array: %r' % (archive, command,
+                                                       ran))
+    if len(new) == 1:
+        np.save(path('first.npy'), first)
+        check(same_bits(csv_of('-s', 'weights', '-f', 'csv', '--self',
+                               new[0]),
+                        csv_of('-s', 'weights', '-f', 'csv', '--self',
+                               'first.npy')),
+              '%s: attn does not read %s as the array' % (archive, new[0]))
+        os.remove(path(new[0]))
 
 print('npy: %d passed, %d failed (numpy %s)' % (passed, failed,
                                                np.__version__))

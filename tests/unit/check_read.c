@@ -2519,10 +2519,11 @@ END_TEST
 #define ZIP_ENTRY(name, n) "PK\x03\x04" "\x14\0\0\0\0\0\0\0\0\0" \
 	"\0\0\0\0\0\0\0\0\0\0\0\0" n "\0\0\0" name
 
-#define NPZ_MSG(name) "a NumPy .npz archive (a zip of .npy files), not " \
-	"one array: save the array you want as .npy, e.g. numpy.save(" \
-	"'q.npy', numpy.load('" name "')['arr_0']) (or the name it was " \
-	"saved under)"
+/* A .npz whose arrays libzip cannot list (these are cut short): the
+ * first member's name, from its header, in the command. */
+#define NPZ_MSG(name, key, to) "a NumPy .npz archive, not one array: " \
+	"save the one you want as .npy, e.g. numpy.save('" to "', " \
+	"numpy.load(" name ")[" key "])"
 #define ZIP_MSG "a zip archive, not a matrix (a spreadsheet's .xlsx or " \
 	".ods?): save the sheet as CSV"
 
@@ -2536,10 +2537,24 @@ static const struct {
 	size_t len;
 	const char *msg;
 } zips[] = {
-	{ "w.npz", ZIP_ENTRY("arr_0.npy", "\x09"), 39, NPZ_MSG("w.npz") },
-	{ "-", ZIP_ENTRY("q.NPY", "\x05"), 35, NPZ_MSG("-") },
-	{ "w.npz", "PK\x05\x06\0\0\0\0", 8, NPZ_MSG("w.npz") },
-	{ "w.NPZ", "1,2\n", 4, NPZ_MSG("w.NPZ") },
+	{ "w.npz", ZIP_ENTRY("arr_0.npy", "\x09"), 39,
+	    NPZ_MSG("'w.npz'", "'arr_0'", "arr_0.npy") },
+	{ "-", ZIP_ENTRY("q.NPY", "\x05"), 35,
+	    NPZ_MSG("'-'", "'q.NPY'", "q.NPY.npy") },
+	{ "it's.npz", ZIP_ENTRY("a'b.npy", "\x07"), 37,
+	    NPZ_MSG("\"it's.npz\"", "\"a'b\"", "array.npy") },
+	{ "w.npz", ZIP_ENTRY("x\x1B.npy", "\x06"), 36,
+	    NPZ_MSG("'w.npz'", "'x\\x1B'", "array.npy") },
+	{ "w.npz", "PK\x05\x06\0\0\0\0", 8, "a .npz archive with no arrays" },
+	{ "w.NPZ", "1,2\n", 4, "named .npz but no zip archive: it starts "
+	    "with '1,2\\x0A', where a .npz (a zip of .npy files, as "
+	    "numpy.savez writes) starts with PK" },
+	{ "w.npz", "", 0, "an empty file, not a .npz archive (a zip of .npy "
+	    "files, as numpy.savez writes)" },
+	{ "w.npz", ZIP_ENTRY("[Content_Types].xml", "\x13"), 49, "a zip "
+	    "archive whose first member is no .npy array: not a .npz as "
+	    "numpy.savez writes one (a spreadsheet or a document: .xlsx, "
+	    ".ods, .docx?)" },
 	{ "sheet.xlsx", ZIP_ENTRY("[Content_Types].xml", "\x13"), 49,
 	    ZIP_MSG },
 	{ "w.json", "PK\x05\x06", 4, ZIP_MSG },
@@ -2557,6 +2572,24 @@ START_TEST(zip_archives_are_named)
 	ck_assert_str_eq(err.msg, zips[_i].msg);
 	ck_assert_uint_eq(err.line, 0);
 	ck_assert_ptr_null(a.data);
+}
+END_TEST
+
+/* A .npy named .npz (saved under the wrong name) is read as a .npy. */
+START_TEST(npy_named_npz_is_read)
+{
+	static const char npy[] = "\x93NUMPY\x01\x00v\x00{'descr': '<f8', "
+	    "'fortran_order': False, 'shape': (1,), }"
+	    "                                                            \n"
+	    "\0\0\0\0\0\0\0@";
+	struct attn_array a;
+	struct attn_error err;
+
+	ck_assert_uint_eq(sizeof npy - 1, 136);
+	ck_assert_int_eq(read_n("w.npz", npy, sizeof npy - 1, ATTN_FMT_AUTO, 0,
+	    &a, &err), ATTN_OK);
+	ck_assert(a.ndim == 1 && a.shape[0] == 1 && a.data[0] == 2.0);
+	attn_array_free(&a);
 }
 END_TEST
 
@@ -2750,6 +2783,7 @@ read_suite(void)
 	tcase_add_loop_test(format, auto_format_reads_by_content, 0,
 	    NCASES(auto_inputs));
 	tcase_add_loop_test(format, zip_archives_are_named, 0, NCASES(zips));
+	tcase_add_test(format, npy_named_npz_is_read);
 	tcase_add_test(format, error_names_the_file_it_was_given);
 	tcase_add_test(format, free_functions_accept_zeroed_structs);
 	tcase_add_test(format, internal_readers_match_the_public_call);
