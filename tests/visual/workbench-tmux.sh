@@ -282,6 +282,24 @@ exp=$("$bin" -s weights $gqa | awk '/^weights, head 2/ { on = 1; next }
 tm send-keys -t wb q
 ended 0 "q on files"
 
+# 10b. Labels holding Unicode format characters (a right-to-left
+#     override, the line separator, a BOM) are shown escaped, as every
+#     printer shows them: none reaches the terminal, and the rows keep
+#     their lines.
+printf 'q\342\200\256evil,1,0\nline\342\200\250x,0,1\n\357\273\277bom,1,1\n' \
+    >"$work/format.csv"
+start "" --self "$work/format.csv"
+await '^key +scores' || bad_screen "the workbench did not start on labels"
+grep -qF 'q\xE2\x80\xAEev' "$work/screen" &&
+    grep -qF 'line\xE2\x80\xA' "$work/screen" &&
+    grep -qF '\xEF\xBB\xBFbom ' "$work/screen" && ok ||
+    bad_screen "labels with format characters are not shown escaped"
+grep -q -e "$(printf '\342\200\256')" -e "$(printf '\342\200\250')" \
+    -e "$(printf '\357\273\277')" "$work/screen" &&
+    bad_screen "a format character reached the terminal" || ok
+tm send-keys -t wb q
+ended 0 "q on labels with format characters"
+
 # 11. The screen README.md and the man page show is this one: the toy
 #     with NO_COLOR after j, p, s and the guess m.
 start "NO_COLOR=1"
