@@ -415,11 +415,10 @@ print_explain_head(const struct printer *p)
 	if (p->stages->precision != ATTN_PREC_FP64)
 		fprintf(p->fp, "precision: %s, emulated (--emulate): Q, K, V%s "
 		    "and the bias rounded to it, q * scale too before Q K^T, "
-		    "float32 sums, every stage stored in it%s\n",
-		    words_emulate[p->stages->precision - 1],
+		    "float32 sums, every stage stored in it but lse%s, kept "
+		    "in float32\n", words_emulate[p->stages->precision - 1],
 		    p->stages->have & ATTN_STAGES_GRAD ? ", dO" : "",
-		    p->stages->have & ATTN_STAGES_GRAD ?
-		    " but delta, kept in float32" : "");
+		    p->stages->have & ATTN_STAGES_GRAD ? " and delta" : "");
 	print_scale_line(p);
 	print_conventions(p);
 	print_sequences(p);

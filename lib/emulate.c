@@ -20,7 +20,10 @@
  *	m       = max(F(sink), max_j x), nan if any x is
  *	e_j     = A(exp(A(x_j - m)))            libm's exp of the float
  *	sum     = A(exp(A(F(sink) - m))) or 0, then A(sum + e_j) in key order
- *	weights = F(A(e_j / sum));  lse = F(A(m + A(log(sum))))
+ *	weights = F(A(e_j / sum))
+ *	lse     = A(m + A(log(sum)))            kept in float32, as
+ *	          FlashAttention's kernels store softmax_lse (float, their
+ *	          ElementAccum, whatever the dtype of q)
  *	output  = F(sum_j A(weights v))         fmaf in key order
  *
  * and with dO (--grad) autograd's backward of the same graph:
@@ -587,10 +590,10 @@ softmax(const struct emu *e, const struct attn_head *hd, struct work *w,
 		for (l = 0; l < rows; l++) {
 			const float mx = w->m[l];
 
+			/* in float32, the accumulator, in every format */
 			*attn_at(&m, i0 + l, 0) = isnan(mx) ? NAN :
-			    mx == -INFINITY ? -INFINITY : attn_round(
-			    (double)(mx + (float)log((double)w->sum[l])),
-			    e->prec);
+			    mx == -INFINITY ? -INFINITY :
+			    (double)(mx + (float)log((double)w->sum[l]));
 		}
 	if (held(e, ATTN_STAGE_ROW_MAX, hd, &m))
 		for (l = 0; l < rows; l++)

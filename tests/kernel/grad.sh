@@ -2,8 +2,8 @@
 # grad.sh ATTN - attn --grad --check --emulate on backward passes written
 # for the test in NumPy (grad_kernel.py, which says how it computes
 # them): FlashAttention-2's backward in float32 and in bfloat16, with
-# GQA and a softcap.  The right one passes --check of grad_q, grad_k and
-# grad_v against the emulated baseline of its precision (within
+# GQA and a softcap.  The right one passes --check of grad_q, grad_k,
+# grad_v and lse against the emulated baseline of its precision (within
 # --factor 2 of that baseline's error); each planted bug fails the
 # stage it breaks, exit 1, by the factor criterion, and leaves the
 # others passing:
@@ -11,6 +11,12 @@
 #   dk-nosum    dK of one query head, not summed over the KV head's heads
 #   dk-noscale  dK without the scale
 #   nocapgrad   dS without the softcap's derivative (dQ and dK)
+#   lse-shift   softmax_lse off by +0.02
+#   lse-scale   softmax_lse times 1.005
+#
+# The kernel keeps softmax_lse in float32 in either precision, as the
+# emulation does: a bf16 baseline's lse rounded to bf16 would err by up
+# to 0.016 at lse of 4 to 5, and pass both lse bugs.
 #
 # Without NumPy the suite is skipped with a notice, as npy.sh is.
 set -u
@@ -23,16 +29,21 @@ if [ -z "$py" ]; then
 fi
 
 # case PREC MODE STAGE STATUS: the kernel in PREC and MODE, its STAGE
-# checked; STATUS 0 wants the pass line, 1 the factor's FAIL line.
+# (lse, or grad_q, grad_k, grad_v as q, k, v) checked; STATUS 0 wants
+# the pass line, 1 the factor's FAIL line.
 case_() {
-	prec=$1 mode=$2 stage=$3 want=$4
+	prec=$1 mode=$2 want=$4
+	case $3 in
+	lse) stage=lse file=lse.npy ;;
+	*) stage=grad_$3 file=d$3.npy ;;
+	esac
 	why=
 	if ! "$py" "$here/grad_kernel.py" "$mode" "$prec" "$work" \
 	    2>"$work/err"; then
 		why="grad_kernel.py failed: $(cat "$work/err")"
 	else
 		(cd "$work" && "$bin" --grad do.npy --softcap 3 --emulate \
-		    "$prec" --check "d$stage.npy" -s "grad_$stage" q.npy \
+		    "$prec" --check "$file" -s "$stage" q.npy \
 		    k.npy v.npy >report 2>err)
 		st=$?
 		[ "$st" = "$want" ] || why="exit $st, want $want"
@@ -45,12 +56,12 @@ case_() {
 		grep -Eq -- "$re" "$work/report" ||
 		    why="$why; no line matches '$re'"
 	fi
-	verdict "$prec $mode grad_$stage" "$why"
+	verdict "$prec $mode $stage" "$why"
 	[ -n "$why" ] && sed 's/^/    /' "$work/report" 2>/dev/null
 }
 
 for prec in fp32 bf16; do
-	for stage in q k v; do
+	for stage in q k v lse; do
 		case_ $prec good $stage 0
 	done
 	case_ $prec dk-nosum k 1
@@ -60,6 +71,9 @@ for prec in fp32 bf16; do
 	case_ $prec nocapgrad q 1
 	case_ $prec nocapgrad k 1
 	case_ $prec nocapgrad v 0
+	case_ $prec lse-shift lse 1
+	case_ $prec lse-shift k 0
+	case_ $prec lse-scale lse 1
 done
 
 tally grad-kernel

@@ -4,17 +4,19 @@ NumPy as a FlashAttention-2 kernel computes it, in float32 (PREC fp32) or
 in bfloat16 with float32 accumulators (PREC bf16), right (MODE good) or
 with a bug planted (dk-nosum: dK of one query head, not the sum over the
 heads that share the KV head; dk-noscale: dK without the scale;
-nocapgrad: dS not multiplied by the softcap's derivative).  grad.sh
+nocapgrad: dS not multiplied by the softcap's derivative; lse-shift:
+softmax_lse off by +0.02; lse-scale: softmax_lse times 1.005).  grad.sh
 checks each with attn --grad --check --emulate PREC.
 
 Writes q, k, v and do (B x H x T x D, bhsd, float32 holding numbers of
-PREC) and dq, dk, dv to DIR.  GQA with H = 4 query heads on G = 2 KV
+PREC), dq, dk, dv, and lse (softmax_lse, B x H x T) to DIR.  GQA with H = 4 query heads on G = 2 KV
 heads, softcap 3 (SOFTCAP), logits of a few units so that tanh bends.
 
 The bf16 kernel is FlashAttention-2's: inputs in bf16; S = Q K^T and
 every other product accumulated in float32; P rounded to bf16 for P V
 and P^T dO, dS rounded to bf16 for dS K and dS^T Q; O, dQ, dK, dV stored
-in bf16; delta = rowsum(dO * O) in float32.
+in bf16; delta = rowsum(dO * O) and softmax_lse = max + log(sum) in
+float32, as FlashAttention's kernels keep them.
 """
 import sys
 
@@ -49,8 +51,15 @@ def main():
     x = (q @ kr.transpose(0, 1, 3, 2)) * scale
     t = np.tanh(x / SOFTCAP)
     s = SOFTCAP * t
-    p = np.exp(s - s.max(axis=-1, keepdims=True))
-    p /= p.sum(axis=-1, keepdims=True)
+    mx = s.max(axis=-1, keepdims=True)
+    p = np.exp(s - mx)
+    rowsum = p.sum(axis=-1, keepdims=True)
+    lse = (mx + np.log(rowsum))[..., 0]
+    if mode == "lse-shift":
+        lse = lse + np.float32(0.02)
+    elif mode == "lse-scale":
+        lse = lse * np.float32(1.005)
+    p /= rowsum
     pb = f(p)
     o = f(pb @ vr)
     dp = do @ vr.transpose(0, 1, 3, 2)
@@ -68,7 +77,7 @@ def main():
     dk_g = dk_h.reshape(B, G, H // G, S, D)
     dk = f(dk_g[:, :, 0] if mode == "dk-nosum" else dk_g.sum(axis=2))
     dv = f(dv_h.reshape(B, G, H // G, S, D).sum(axis=2))
-    for name, x in (("dq", dq), ("dk", dk), ("dv", dv)):
+    for name, x in (("dq", dq), ("dk", dk), ("dv", dv), ("lse", lse)):
         np.save(f"{out}/{name}.npy", x.astype(np.float32))
 
 

@@ -6,7 +6,7 @@
  * bits; and the emulated kernel: the same computation in software
  * rounding (emulate_ref.c) gives its bytes in every variant and on any
  * thread count, a float32 naive kernel written here agrees with it,
- * every number it stores is one of its format, each format's error
+ * every number it stores is one of its format but lse, kept in float32, each format's error
  * against the fp64 reference is what the format's precision says, and
  * its progress is reported.
  */
@@ -357,8 +357,7 @@ START_TEST(emulated_stages_hold_numbers_of_their_format)
 {
 	const enum attn_precision prec = (enum attn_precision)(_i / 5 + 1);
 	static const enum attn_stage stored[] = { ATTN_STAGE_SCORES,
-	    ATTN_STAGE_SCALED, ATTN_STAGE_WEIGHTS, ATTN_STAGE_OUTPUT,
-	    ATTN_STAGE_LSE };
+	    ATTN_STAGE_SCALED, ATTN_STAGE_WEIGHTS, ATTN_STAGE_OUTPUT };
 	struct problem pb;
 	struct attn_stages st;
 	size_t k, i, n;
@@ -375,6 +374,46 @@ START_TEST(emulated_stages_hold_numbers_of_their_format)
 			    "of the format", attn_stage_table[stored[k]].name,
 			    i, m->data[i]);
 	}
+	attn_stages_free(&st);
+	problem_free(&pb);
+}
+END_TEST
+
+/*
+ * lse stays in the accumulator's precision, float32, in every format, as
+ * FlashAttention's kernels store softmax_lse: each row's is A(max +
+ * A(log(sum))) of the row's float32 maximum and sum, and in float16 and
+ * bfloat16 not all of them are numbers of the format (rounded to it, a
+ * bf16 lse of 4 would be off by up to 2^-6).  Case i: precision i / 5 +
+ * 1, variant i % 5.
+ */
+START_TEST(emulated_lse_stays_in_float32)
+{
+	const enum attn_precision prec = (enum attn_precision)(_i / 5 + 1);
+	struct problem pb;
+	struct attn_stages st;
+	const struct attn_matrix *lse;
+	size_t i, narrow = 0;
+
+	problem_make(&pb, _i % 5, 2.0);
+	emulate_ok(&pb, prec, &st);
+	lse = &st.stage[ATTN_STAGE_LSE];
+	for (i = 0; i < lse->rows; i++) {
+		const double l = *attn_at(lse, i, 0);
+		const float mx = (float)stage_at(&st, ATTN_STAGE_ROW_MAX, i, 0);
+		const float sum = (float)stage_at(&st, ATTN_STAGE_ROW_SUM, i,
+		    0);
+
+		if (!isfinite(l))
+			continue;
+		ck_assert_msg(l == (double)(mx + (float)log((double)sum)),
+		    "lse[%zu] = %a, not A(%a + A(log(%a)))", i, l, (double)mx,
+		    (double)sum);
+		narrow += attn_round(l, prec) != l;
+	}
+	if (prec != ATTN_PREC_FP32)
+		ck_assert_msg(narrow > 0, "every lse of precision %d is a number "
+		    "of the format: rounded to it", (int)prec);
 	attn_stages_free(&st);
 	problem_free(&pb);
 }
@@ -867,6 +906,7 @@ emulate_suite(void)
 	tcase_add_test(kernel, fp32_emulation_is_a_plain_float_kernel);
 	tcase_add_loop_test(kernel, emulated_stages_hold_numbers_of_their_format,
 	    0, 15);
+	tcase_add_loop_test(kernel, emulated_lse_stays_in_float32, 0, 15);
 	tcase_add_loop_test(kernel, emulated_error_follows_the_format, 0, 15);
 	tcase_add_test(kernel, float16_overflow_is_inf_not_an_error);
 	tcase_add_loop_test(kernel, emulated_backward_follows_the_format, 0,

@@ -172,7 +172,7 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 			for (j = 0; j < S; j++)
 				AT(w, S, i, j) = F(r, A(A(exp(A(AT(x, S, i, j) -
 				    mx))) / sum));
-			lse = F(r, A(mx + A(log(sum))));
+			lse = A(mx + A(log(sum)));	/* float32 in any F */
 		}
 		put(r, ATTN_STAGE_ROW_MAX, hd, i, 0, mx);
 		put(r, ATTN_STAGE_ROW_SUM, hd, i, 0, sum);
