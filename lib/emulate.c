@@ -2,7 +2,8 @@
  * emulate.c - the baseline of --emulate: attention computed as a plain
  * kernel in float32, float16 or bfloat16 computes it, the way
  * FlashAttention's tests compute their reference (attention_ref with
- * upcast=False) and autograd its backward in that dtype.  A kernel in
+ * upcast=False) and autograd its backward in that dtype, but for delta,
+ * FlashAttention's rowsum(dO * O) (below).  A kernel in
  * that format is then judged by its error against the double result
  * next to this baseline's (--factor).
  *
@@ -26,12 +27,15 @@
  *	          ElementAccum, whatever the dtype of q)
  *	output  = F(sum_j A(weights v))         fmaf in key order
  *
- * and with dO (--grad) autograd's backward of the same graph:
+ * and with dO (--grad) autograd's backward of the same graph, but for
+ * delta:
  *
  *	grad_weights dP = F(sum_c A(dO v))
- *	delta        D  = A(sum_c A(dO output))  FlashAttention's delta,
- *	             kept in float32 as its kernels and autograd's softmax
- *	             backward (whose sum_j weights dP it equals) keep it
+ *	delta        D  = A(sum_c A(dO output))  FlashAttention's delta, over
+ *	             the d_v columns of the stored output, kept in float32 as
+ *	             its kernels keep it; autograd's softmax backward sums
+ *	             weights dP over the keys instead, equal only in exact
+ *	             arithmetic, and the kernels checked compute this one
  *	grad_scaled  dS = F(A(weights * A(dP - D))); +0 where the logit is
  *	             -inf or the weight 0; a row with no key 0 (nan with
  *	             --masked-rows nan)
