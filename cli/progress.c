@@ -8,7 +8,17 @@
  * kernel's heads, the heads of an emulated kernel, --check's baseline
  * after attn's own run) and --check's comparison (check.c), on the same
  * line: a new phase replaces the last one's text, and its estimate of
- * the time left is its own, from its own start.
+ * the time left is its own, from its own start: where it reported done 0,
+ * else where the phase before it last reported (the run's start for the
+ * first), since a pool of tasks reports only tasks done.
+ *
+ * A phase is drawn once it has done some of its work.  A report of done
+ * 0 (check.c begins its comparison so, and may then compute --emulate's
+ * baseline, a phase of its own, before the first stage is compared)
+ * starts the phase's clock and erases the line of the phase before,
+ * which is over: 0% of a phase would say nothing but its name, with an
+ * estimate from no work done ("about 0.0 s left"), and the name may be
+ * of a phase that is not the one running yet.
  *
  * shown only when asked (--progress) or when stderr is a terminal, only
  * once the run has gone on for PROGRESS_DELAY seconds (a short run shows
@@ -50,7 +60,7 @@ progress_start(struct progress *pr, int on)
 {
 	memset(pr, 0, sizeof *pr);
 	pr->on = on;
-	pr->start = pr->last = pr->phase = seconds_now();
+	pr->start = pr->last = pr->phase = pr->prev = seconds_now();
 }
 
 void
@@ -63,8 +73,13 @@ progress_update(void *arg, const char *what, size_t done, size_t total)
 
 	if (what != pr->what) {		/* a new phase */
 		pr->what = what;
-		pr->phase = t;
+		pr->phase = done == 0 ? t : pr->prev;
 		pr->last = 0;		/* drawn at once, once on */
+	}
+	pr->prev = t;
+	if (done == 0) {
+		progress_end(pr);
+		return;
 	}
 	if (!pr->on || elapsed < PROGRESS_DELAY || total == 0 ||
 	    (pr->width > 0 && t - pr->last < PROGRESS_EVERY && done < total))

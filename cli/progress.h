@@ -14,6 +14,7 @@ struct progress {
 	double start, last;	/* when the run and the last redraw began */
 	const char *what;	/* the phase, as the library names it */
 	double phase;		/* when it began */
+	double prev;		/* when any phase last reported */
 	size_t width;		/* of the line on screen; 0 when none */
 };
 

@@ -11,7 +11,8 @@
 #      on: the streaming kernel's backward pass after its forward one
 #      (--grad), --check's comparison after attn's run, an emulated
 #      kernel's heads (--emulate), and --check's emulated baseline after
-#      attn's own run.
+#      attn's own run; a phase shows once it has done some of its work,
+#      so --check's comparison, begun before its baseline, after it.
 #
 # The line waits for a run's first second, so each run must last longer
 # than that on the machine the test runs on, whatever its speed (CI's
@@ -177,6 +178,17 @@ expect "the emulated backward's line ends at 100%, with the work" $?
 expect "--check --emulate of the emulation passes" $?
 grep -q "attn: [0-9]*% of query blocks of the emulated fp16 kernel, " check.err
 expect "--check's baseline reports after attn's run" $?
+# A phase shows once it has done some of its work: --check's
+# comparison, begun (done 0) before its emulated baseline is computed,
+# only after the baseline's last line, and never at done 0, whose
+# estimate would come from no work ("about 0.0 s left").  (Other phases
+# may show 0% with a block or more done, of many.)
+tr '\r' '\n' <check.err | grep '^attn: ' >check.lines
+! grep -q '^attn: 0% of the comparison ' check.lines grad.lines &&
+    awk '/ of query blocks of the emulated fp16 kernel, / { e = NR }
+        / of the comparison with the --check file, / { if (!c) c = NR }
+        END { exit !(e > 0 && c > e) }' check.lines
+expect "a phase shows once begun: the comparison after its baseline" $?
 [ "$(tail -c 1 grad.err | od -An -c | tr -d ' ')" = '\r' ] &&
     [ "$(tr -cd '\n' <check.err | wc -c)" -eq 0 ]
 expect "the line is erased after the last phase, never a newline" $?
