@@ -244,9 +244,17 @@ enum attn_status attn_read_jsonl(const char *name, const char *buf,
     size_t len, unsigned flags, struct attn_array *out,
     struct attn_error *err);
 
-/* The length of the call that opens an array as NumPy or PyTorch prints
- * its repr at buf[i]: 6 for "array(", 7 for "tensor(", else 0. */
-size_t attn_repr_call(const char *buf, size_t len, size_t i);
+/* The length of the Python that opens an array at buf[i]: an optional
+ * assignment ("x = ") and a call ("array(" and "tensor(" as NumPy and
+ * PyTorch print their repr, "np.array(", "numpy.array(" and
+ * "torch.tensor(" as code writes them), with *known set; with an
+ * assignment, any other call too, with *known cleared; else 0. */
+size_t attn_repr_call(const char *buf, size_t len, size_t i, int *known);
+
+/* The offset past the white space, comments and import statements
+ * (import torch, from numpy import array) that may come before an array's
+ * code at buf[i]. */
+size_t attn_repr_start(const char *buf, size_t len, size_t i);
 
 enum attn_status attn_read_npy(const char *name, const char *buf,
     size_t len, unsigned flags, struct attn_array *out,

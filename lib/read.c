@@ -221,7 +221,10 @@ json_lines(const char *buf, size_t len, size_t i)
 /*
  * The content decides: a .npy by its magic; JSON, JSON Lines
  * (json_lines) or a printed array when it starts with '[' (looks_printed),
- * a printed array when it starts with array( or tensor(, JSON with '{';
+ * a printed array when it starts with array( or tensor(, or (after
+ * Python's comments and imports) with the code that makes one (x = torch.tensor(,
+ * x = np.array(, or an assignment of any other call, which the reader
+ * quotes as unknown code), JSON with '{';
  * else text (guess_text).  .txt names
  * text but not its separator (numpy.savetxt writes spaces by default and
  * commas when asked) nor whether it holds a pasted print, so the content
@@ -232,7 +235,7 @@ attn_format_guess(const char *name, const char *buf, size_t len)
 {
 	const char *ext;
 	size_t elen, i, nl;
-	int txt;
+	int txt, code;
 
 	ext = extension(name, &elen);
 	if (attn_word_is(ext, elen, "json"))
@@ -253,7 +256,7 @@ attn_format_guess(const char *name, const char *buf, size_t len)
 	i = attn_bom_len(buf, len);
 	while (i < len && space_at(buf, i))
 		i++;
-	if (attn_repr_call(buf, len, i) != 0)
+	if (attn_repr_call(buf, len, attn_repr_start(buf, len, i), &code) != 0)
 		return ATTN_FMT_REPR;
 	/* Rows one under another are NumPy's print, but at the top level,
 	 * each a whole array on its line, JSON Lines, unless that line looks

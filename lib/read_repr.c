@@ -15,6 +15,16 @@
  * NumPy or PyTorch summarised ("...": over 1000 elements by default) is
  * refused, since the numbers it leaves out are gone; the message says how
  * to print the array whole.
+ *
+ * The code that makes an array reads too, pasted as a book prints it:
+ * "inputs = torch.tensor(" or "np.array(" around the list, with Python's
+ * comments.  A comment after a row, on the line where that row (and no
+ * other) closed, names the row by its first word, as a CSV's first
+ * column does (Raschka's "[0.55, 0.87, 0.66], # journey  (x^2)"); the
+ * names are the row labels when every row of a 1-D or 2-D array has one.
+ * Import statements before it are skipped; any other code (another
+ * call, a second statement) is an error that quotes it, since attn runs
+ * no Python.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +49,13 @@ struct repr_reader {
 	size_t shape[ATTN_MAX_DIMS];	/* 0 until the first list closes */
 	double *vals;
 	size_t nvals, cap;
+
+	size_t rows;		/* innermost lists closed so far */
+	size_t rows_nl;		/* of them, closed before the last line break */
+	struct row_name {	/* a comment naming a row: its first word */
+		size_t row, off, n;
+	} *names;
+	size_t nnames, capnames;
 };
 
 static enum attn_status
@@ -59,7 +76,7 @@ static int
 token_end(char c)
 {
 	return is_space(c) || c == ',' || c == '[' || c == ']' || c == '(' ||
-	    c == ')';
+	    c == ')' || c == '#';
 }
 
 static size_t
@@ -68,6 +85,88 @@ skip_space(const char *buf, size_t len, size_t i)
 	while (i < len && is_space(buf[i]))
 		i++;
 	return i;
+}
+
+/* The end of the line at buf[i]: its '\n' or the end of buf. */
+static size_t
+line_end(const char *buf, size_t len, size_t i)
+{
+	const char *nl = memchr(buf + i, '\n', len - i);
+
+	return nl != NULL ? (size_t)(nl - buf) : len;
+}
+
+/* Whether buf[i] starts the word w followed by a blank. */
+static int
+word_at(const char *buf, size_t len, size_t i, const char *w)
+{
+	size_t n = strlen(w);
+
+	return len - i > n && memcmp(buf + i, w, n) == 0 &&
+	    (buf[i + n] == ' ' || buf[i + n] == '\t');
+}
+
+size_t
+attn_repr_start(const char *buf, size_t len, size_t i)
+{
+	for (i = skip_space(buf, len, i); i < len && (buf[i] == '#' ||
+	    word_at(buf, len, i, "import") || word_at(buf, len, i, "from"));
+	    i = skip_space(buf, len, i))
+		i = line_end(buf, len, i);
+	return i;
+}
+
+/*
+ * The comment at buf[i] == '#' names the last row closed when that row
+ * is the one row closed on its line: its first word is kept as the row's
+ * name.  *pos ends at the end of the line.
+ */
+static enum attn_status
+comment(struct repr_reader *r, size_t *pos)
+{
+	size_t i = *pos + 1, end = line_end(r->buf, r->len, *pos), w;
+	struct row_name *nn;
+
+	*pos = end;
+	if (r->rows != r->rows_nl + 1)
+		return ATTN_OK;
+	while (i < end && is_space(r->buf[i]))
+		i++;
+	for (w = i; w < end && !is_space(r->buf[w]); w++)
+		;
+	if (w == i)
+		return ATTN_OK;
+	if (r->nnames == r->capnames) {
+		if ((nn = attn_grow_array(r->names, &r->capnames,
+		    r->nnames + 1, sizeof *nn)) == NULL)
+			return attn_error_input_nomem(r->err, r->name,
+			    "reading a printed array");
+		r->names = nn;
+	}
+	r->names[r->nnames].row = r->rows - 1;
+	r->names[r->nnames].off = i;
+	r->names[r->nnames++].n = w - i;
+	return ATTN_OK;
+}
+
+/*
+ * White space and comments from *pos on, where the rows closed are
+ * counted line by line; *pos ends at what follows them.
+ */
+static enum attn_status
+blank(struct repr_reader *r, size_t *pos)
+{
+	enum attn_status st;
+
+	for (; *pos < r->len; ++*pos) {
+		if (r->buf[*pos] == '#' && (st = comment(r, pos)) != ATTN_OK)
+			return st;
+		if (*pos < r->len && r->buf[*pos] == '\n')
+			r->rows_nl = r->rows;
+		else if (*pos < r->len && !is_space(r->buf[*pos]))
+			break;
+	}
+	return ATTN_OK;
 }
 
 /*
@@ -215,6 +314,8 @@ close_list(struct repr_reader *r, size_t off)
 		r->shape[d] = c;
 	else if (c != r->shape[d])
 		return fail_ragged(r, off, d, c);
+	if (r->depth == r->ndim)
+		r->rows++;
 	r->depth--;
 	return ATTN_OK;
 }
@@ -236,9 +337,10 @@ nested_list(struct repr_reader *r, size_t *pos)
 		if (i >= r->len)
 			return fail_at(r, r->len, "unexpected end of input "
 			    "(a ']' is missing)");
-		if (is_space(b[i])) {
+		if (is_space(b[i]) || b[i] == '#') {
+			if ((st = blank(r, &i)) != ATTN_OK)
+				return st;
 			sep = 1;
-			i++;
 			continue;
 		}
 		if (b[i] == ',') {
@@ -292,16 +394,19 @@ nested_list(struct repr_reader *r, size_t *pos)
 /*
  * After the array of array(...) or tensor(...): keyword arguments
  * (dtype=float32, requires_grad=True, grad_fn=<MulBackward0>,
- * device='cuda:0'), skipped to the closing parenthesis, brackets and
- * quotes respected.  *pos ends just past it.
+ * device='cuda:0'), skipped to the closing parenthesis, brackets, quotes
+ * and comments respected.  *pos ends just past it.
  */
 static enum attn_status
 call_end(struct repr_reader *r, size_t *pos)
 {
 	const char *b = r->buf;
-	size_t i = skip_space(b, r->len, *pos), depth = 0;
+	size_t i = *pos, depth = 0;
 	char quote = 0;
+	enum attn_status st;
 
+	if ((st = blank(r, &i)) != ATTN_OK)
+		return st;
 	if (i < r->len && b[i] == ')') {
 		*pos = i + 1;
 		return ATTN_OK;
@@ -313,6 +418,8 @@ call_end(struct repr_reader *r, size_t *pos)
 			quote = b[i] == quote ? 0 : quote;
 		} else if (b[i] == '\'' || b[i] == '"') {
 			quote = b[i];
+		} else if (b[i] == '#') {
+			i = line_end(b, r->len, i) - 1;
 		} else if (b[i] == '(' || b[i] == '[') {
 			depth++;
 		} else if ((b[i] == ')' || b[i] == ']') && depth > 0) {
@@ -326,18 +433,94 @@ call_end(struct repr_reader *r, size_t *pos)
 	    "missing)");
 }
 
-size_t
-attn_repr_call(const char *buf, size_t len, size_t i)
+/* The length of the Python name at buf[i] (0 when none starts there),
+ * dotted (np.array) when dots is set. */
+static size_t
+py_name(const char *buf, size_t len, size_t i, int dots)
 {
-	static const char *const calls[] = { "array(", "tensor(" };
-	size_t c, n;
+	size_t j = i;
 
-	for (c = 0; c < sizeof calls / sizeof calls[0]; c++) {
-		n = strlen(calls[c]);
-		if (len - i >= n && memcmp(buf + i, calls[c], n) == 0)
-			return n;
+	while (j < len && (buf[j] == '_' || (buf[j] >= 'a' && buf[j] <= 'z') ||
+	    (buf[j] >= 'A' && buf[j] <= 'Z') || (j > i && ((buf[j] >= '0' &&
+	    buf[j] <= '9') || (dots && buf[j] == '.' && buf[j - 1] != '.')))))
+		j++;
+	return j > i && buf[j - 1] == '.' ? 0 : j - i;
+}
+
+static size_t
+skip_blanks(const char *buf, size_t len, size_t i)
+{
+	while (i < len && (buf[i] == ' ' || buf[i] == '\t'))
+		i++;
+	return i;
+}
+
+/*
+ * The rows named by comments become out's row labels when every row of a
+ * 1-D or 2-D array has a name; when some have one and others not, the
+ * rows stay unlabelled and out's notice says so, since a word missing
+ * there would shift every name after it.
+ */
+static enum attn_status
+row_labels(struct repr_reader *r, struct attn_array *out)
+{
+	size_t rows = r->ndim == 1 ? 1 : r->ndim == 2 ? r->shape[0] : 0, k;
+	const struct row_name *nm;
+	enum attn_status st;
+
+	if (r->nnames == 0 || rows == 0)
+		return ATTN_OK;
+	if (r->nnames < rows) {
+		attn_error_at(&out->notice, ATTN_OK, r->name, r->buf, r->len,
+		    r->names[0].off, "comments name %zu of the %zu rows, so "
+		    "the rows are not labelled: give each row a comment "
+		    "after it, on its line", r->nnames, rows);
+		return ATTN_OK;
 	}
-	return 0;
+	if ((out->row_labels.names = attn_mem_zalloc(rows *
+	    sizeof *out->row_labels.names)) == NULL)
+		return attn_error_input_nomem(r->err, r->name,
+		    "reading a printed array");
+	out->row_labels.count = rows;
+	for (k = 0; k < rows; k++) {
+		nm = &r->names[k];
+		if ((st = attn_label_control(r->err, r->name, r->buf, r->len,
+		    nm->off, r->buf + nm->off, nm->n)) != ATTN_OK)
+			return st;
+		if ((out->row_labels.names[k] = attn_str_ndup(r->buf + nm->off,
+		    nm->n)) == NULL)
+			return attn_error_input_nomem(r->err, r->name,
+			    "reading a printed array");
+	}
+	return ATTN_OK;
+}
+
+size_t
+attn_repr_call(const char *buf, size_t len, size_t i, int *known)
+{
+	static const char *const calls[] = {
+		"array", "tensor", "np.array", "numpy.array", "torch.tensor"
+	};
+	size_t c, n, j = i, k;
+	int assigned = 0;
+
+	/* NAME = */
+	if ((n = py_name(buf, len, j, 0)) != 0 &&
+	    (k = skip_blanks(buf, len, j + n)) < len && buf[k] == '=' &&
+	    (k + 1 == len || buf[k + 1] != '=')) {
+		j = skip_blanks(buf, len, k + 1);
+		assigned = 1;
+	}
+	/* the call: CALLEE( */
+	n = py_name(buf, len, j, 1);
+	k = skip_blanks(buf, len, j + n);
+	if (n == 0 || k == len || buf[k] != '(')
+		return 0;
+	*known = 0;
+	for (c = 0; c < sizeof calls / sizeof calls[0]; c++)
+		if (strlen(calls[c]) == n && memcmp(buf + j, calls[c], n) == 0)
+			*known = 1;
+	return *known || assigned ? k + 1 - i : 0;
 }
 
 enum attn_status
@@ -348,16 +531,25 @@ attn_read_repr(const char *name, const char *buf, size_t len,
 		.name = name, .buf = buf, .len = len, .flags = flags,
 		.err = err
 	};
+	char p[ATTN_PREVIEW_MAX + 4];
 	enum attn_status st;
 	size_t i, call, d;
+	int known;
 
 	memset(out, 0, sizeof *out);
 
 	if ((st = attn_encoding_fault(err, name, buf, len, "text")) !=
 	    ATTN_OK)
 		return st;
-	i = skip_space(buf, len, attn_bom_len(buf, len));
-	call = attn_repr_call(buf, len, i);
+	i = attn_repr_start(buf, len, attn_bom_len(buf, len));
+	if ((call = attn_repr_call(buf, len, i, &known)) != 0 && !known) {
+		attn_text_preview(p, ATTN_PREVIEW_MAX, buf + i, call);
+		st = attn_error_at(err, ATTN_ERR_DATA, name, buf, len, i,
+		    "unknown code '%s': attn reads an array written as "
+		    "torch.tensor(...) or np.array(...), or as NumPy and "
+		    "PyTorch print it", p);
+		goto fail;
+	}
 	i = skip_space(buf, len, i + call);
 	if (i >= len || buf[i] != '[') {
 		/* tensor(5.): a scalar; anything else is no printed array. */
@@ -369,10 +561,17 @@ attn_read_repr(const char *name, const char *buf, size_t len,
 	if ((st = nested_list(&r, &i)) != ATTN_OK ||
 	    (call != 0 && (st = call_end(&r, &i)) != ATTN_OK))
 		goto fail;
-	if ((i = skip_space(buf, len, i)) < len) {
-		st = fail_at(&r, i, "trailing text after the array");
+	if ((st = blank(&r, &i)) != ATTN_OK)
+		goto fail;
+	if (i < len) {
+		attn_text_preview(p, ATTN_PREVIEW_MAX, buf + i,
+		    line_end(buf, len, i) - i);
+		st = attn_error_at(err, ATTN_ERR_DATA, name, buf, len, i,
+		    "trailing text after the array: '%s'", p);
 		goto fail;
 	}
+	if ((st = row_labels(&r, out)) != ATTN_OK)
+		goto fail;
 
 	/* Give back the slack of the doubling: exactly its numbers. */
 	out->data = attn_mem_realloc(r.vals, r.cap * sizeof *r.vals,
@@ -380,8 +579,11 @@ attn_read_repr(const char *name, const char *buf, size_t len,
 	out->ndim = r.ndim;
 	for (d = 0; d < r.ndim; d++)
 		out->shape[d] = r.shape[d];
+	attn_mem_free(r.names, r.capnames * sizeof *r.names);
 	return ATTN_OK;
 fail:
+	attn_labels_free(&out->row_labels);
 	attn_mem_free(r.vals, r.cap * sizeof *r.vals);
+	attn_mem_free(r.names, r.capnames * sizeof *r.names);
 	return st;
 }

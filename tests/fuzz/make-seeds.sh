@@ -157,6 +157,11 @@ printf '[[ True False]\n [False  True]]' | seed "$text" numpy-bool 013
 printf '[[0. 0. 0. ... 0. 0. 0.]\n [0. 0. 0. ... 0. 0. 0.]]' |
     seed "$text" numpy-summarised 003
 printf 'tensor([ 1.0000, -0.5000], grad_fn=<MulBackward0>)' | seed "$text" torch-1d 003
+# the book's code: comments naming rows, some rows, unknown code
+from "$text" torch-book-code 007 data/examples/raschka/inputs.py
+printf 'x = np.array([\n  [1., 0.],  # a\n  [0., 1.]])\nprint(x)\n' |
+    seed "$text" numpy-code-some-rows-named 003
+printf 'x = foo(\n  [[1., 0.]])  # a\n' | seed "$text" unknown-code 003
 # JSON Lines, by content and by name
 printf '[1,2]\n[3,4.5]\n' | seed "$text" jsonl-rows-auto 003
 printf '[[1,2],[3,4]]\r\n\r\n[[5,6],[7,8]]\n' | seed "$text" jsonl-stack-name 203

@@ -96,6 +96,13 @@ static const struct read_case read_cases[] = {
 	    "00001 2.]]", 'a', ATTN_FMT_REPR, ATTN_READ_FINITE, 1 },
 	{ "tensor([[1., 2.],\n        [3.]])", 'a', ATTN_FMT_REPR,
 	    ATTN_READ_FINITE, 0 },
+	/* code as a book writes it: comments naming the rows, or one not */
+	{ "x = torch.tensor(\n  [[1., 2.], # a\n   [3., 4.]]) # b\n", 'a',
+	    ATTN_FMT_REPR, ATTN_READ_FINITE, 1 },
+	{ "x = np.array([[1., 2.], # a\n  [3., 4.]])\n", 'a', ATTN_FMT_REPR,
+	    ATTN_READ_FINITE, 1 },
+	{ "x = np.array([[1., 2.], # a\n  [3., 4.]]) # \x01\n", 'a',
+	    ATTN_FMT_REPR, ATTN_READ_FINITE, 0 },
 };
 
 #define NREAD (int)(sizeof read_cases / sizeof read_cases[0])

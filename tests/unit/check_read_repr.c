@@ -167,6 +167,94 @@ START_TEST(printed_nonfinite_values_and_booleans)
 }
 END_TEST
 
+/*
+ * The book's code pasted as it is: Raschka, Build a Large Language Model
+ * (From Scratch), section 3.3, writes the embeddings of "Your journey
+ * starts with one step" as a torch.tensor( block with a comment after
+ * each row naming its token (after "import torch"); the same block as
+ * np.array(, and with the keywords a call may take.  Each reads as the 6 x 3 matrix with those
+ * words as its row labels.
+ */
+#define RASCHKA_ROWS \
+	"  [[0.43, 0.15, 0.89], # Your     (x^1)\n" \
+	"   [0.55, 0.87, 0.66], # journey  (x^2)\n" \
+	"   [0.57, 0.85, 0.64], # starts   (x^3)\n" \
+	"   [0.22, 0.58, 0.33], # with     (x^4)\n" \
+	"   [0.77, 0.25, 0.10], # one      (x^5)\n" \
+	"   [0.05, 0.80, 0.55]] # step     (x^6)\n"
+
+static const char *const book_code[] = {
+	"inputs = torch.tensor(\n" RASCHKA_ROWS ")\n",
+	"inputs = np.array(\n" RASCHKA_ROWS ")\n",
+	"\xEF\xBB\xBF  inputs=numpy.array(\n" RASCHKA_ROWS
+	    "  , dtype=np.float32)  # the six tokens\n\n",
+	"torch.tensor(\n" RASCHKA_ROWS ", requires_grad=True)",
+	"import torch\n\ninputs = torch.tensor(\n" RASCHKA_ROWS ")\n",
+	"import numpy as np\nfrom numpy import array\n"
+	    "inputs = np.array(\n" RASCHKA_ROWS ")\n",
+};
+
+START_TEST(book_code_reads_with_its_comments_as_row_labels)
+{
+	static const char *const words[] = {
+		"Your", "journey", "starts", "with", "one", "step"
+	};
+	struct attn_array a;
+	struct attn_error err;
+	size_t k;
+
+	ck_assert_msg(read_text_as(book_code[_i], ATTN_FMT_AUTO,
+	    ATTN_READ_FINITE, &a, &err) == ATTN_OK, "%zu:%zu: %s", err.line,
+	    err.col, err.msg);
+	ck_assert_uint_eq(a.ndim, 2);
+	ck_assert_uint_eq(a.shape[0], 6);
+	ck_assert_uint_eq(a.shape[1], 3);
+	ck_assert(a.data[0] == 0.43 && a.data[4] == 0.87 &&
+	    a.data[17] == 0.55);
+	ck_assert_uint_eq(a.row_labels.count, 6);
+	for (k = 0; k < 6; k++)
+		ck_assert_str_eq(a.row_labels.names[k], words[k]);
+	ck_assert_uint_eq(a.col_labels.count, 0);
+	ck_assert_str_eq(a.notice.msg, "");
+	attn_array_free(&a);
+}
+END_TEST
+
+/*
+ * A comment names a row only when it is the one row that closed on its
+ * line; comments that name some rows but not all leave the rows
+ * unlabelled, with a notice that says why.  A comment holding a control
+ * character in its first word is refused where it stands, as a label is.
+ */
+START_TEST(comments_that_name_some_rows_leave_them_unlabelled)
+{
+	struct attn_array a;
+	struct attn_error err;
+
+	ck_assert_int_eq(read_text_as("# the queries\nx = torch.tensor("
+	    "[[1., 0.], [0., 1.]])  # both rows\n", ATTN_FMT_REPR, 0, &a,
+	    &err), ATTN_OK);
+	ck_assert_uint_eq(a.row_labels.count, 0);
+	ck_assert_str_eq(a.notice.msg, "");
+	attn_array_free(&a);
+
+	ck_assert_int_eq(read_text_as("x = np.array([\n  [1., 0.],  # a\n"
+	    "  [0., 1.],\n  [1., 1.]])  # c\n", ATTN_FMT_AUTO, 0, &a, &err),
+	    ATTN_OK);
+	ck_assert_uint_eq(a.row_labels.count, 0);
+	ck_assert_str_eq(a.notice.msg, "comments name 2 of the 3 rows, so "
+	    "the rows are not labelled: give each row a comment after it, "
+	    "on its line");
+	ck_assert_uint_eq(a.notice.line, 2);
+	attn_array_free(&a);
+
+	ck_assert_int_eq(read_text_as("x = np.array([[1., 0.]])  # \x1B[31m"
+	    "\n", ATTN_FMT_AUTO, 0, &a, &err), ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, "control character 0x1B in a label");
+	ck_assert_uint_eq(err.col, 29);
+}
+END_TEST
+
 #define SUMMARISED "summarised print: '...' stands for elements left " \
 	"out; print the array whole with numpy.set_printoptions(threshold=" \
 	"sys.maxsize) (PyTorch: torch.set_printoptions(profile='full'))"
@@ -225,7 +313,17 @@ static const struct {
 	{ "no comma before keywords", "array([[1., 0.]] dtype=float32)", 1,
 	    1, 18, "expected ',' or ')' after the array" },
 	{ "two prints", "[[1. 0.]]\n[[0. 1.]]", 1, 2, 1,
-	    "trailing text after the array" },
+	    "trailing text after the array: '[[0. 1.]]'" },
+	/* the book's code with code around it that attn does not run */
+	{ "a second statement", "x = torch.tensor([[1., 0.]]) # a\n"
+	    "print(x)\n", 1, 2, 1,
+	    "trailing text after the array: 'print(x)'" },
+	{ "a call of something else", "x = foo(\n  [[1., 0.]])", 1, 1, 1,
+	    "unknown code 'x = foo(': attn reads an array written as "
+	    "torch.tensor(...) or np.array(...), or as NumPy and PyTorch "
+	    "print it" },
+	{ "an assignment of no call", "x = [[1., 0.]]", 0, 1, 1,
+	    "expected '[' (an array as NumPy or PyTorch prints it)" },
 	{ "a call without an array", "tensor(x)", 1, 1, 8,
 	    "a 0-D array (one number): attn reads a row, a matrix or a "
 	    "stack of them" },
@@ -313,6 +411,15 @@ static const struct {
 	{ "p.csv", "array([[1.]])", ATTN_FMT_CSV },
 	{ "p.txt", "{\"Q\": 1}", ATTN_FMT_TEXT },
 	{ "-", "arrays(1)", ATTN_FMT_TEXT },
+	{ "-", "inputs = torch.tensor(\n  [[0.43, 0.15]])", ATTN_FMT_REPR },
+	{ "p.txt", "x=np.array([[1.]])", ATTN_FMT_REPR },
+	{ "-", "x = foo(1)", ATTN_FMT_REPR },
+	{ "-", "x = 1 2", ATTN_FMT_TEXT },
+	{ "-", "# section 3.3\n\ninputs = torch.tensor([[1.]])",
+	    ATTN_FMT_REPR },
+	{ "-", "# a comment\n1 2\n", ATTN_FMT_TEXT },
+	{ "-", "import torch\nx = torch.tensor([[1.]])", ATTN_FMT_REPR },
+	{ "-", "important 1\n", ATTN_FMT_TEXT },
 };
 
 START_TEST(content_tells_prints_from_json)
@@ -342,6 +449,9 @@ read_repr_suite(void)
 	tcase_add_loop_test(read, bad_prints_are_reported_with_their_position,
 	    0, NCASES(refused));
 	tcase_add_test(read, nul_and_invalid_utf8_are_told_first);
+	tcase_add_loop_test(read, book_code_reads_with_its_comments_as_row_labels,
+	    0, NCASES(book_code));
+	tcase_add_test(read, comments_that_name_some_rows_leave_them_unlabelled);
 	suite_add_tcase(s, read);
 	tcase_add_loop_test(guess, content_tells_prints_from_json, 0,
 	    NCASES(guesses));
