@@ -51,9 +51,10 @@ struct printer {
 /* ------------------------------------------------------------- print.c */
 
 /* Whether --explain prints stage s for o (the mask aside, which it
- * prints when a masking rule is in force): every stage offered by name
+ * prints when a masking rule is in force, and the lse, which it prints
+ * when the run needs it: print_explain.c): every stage offered by name
  * that the run makes (o->avail: the backward ones with --grad, q, k and
- * v with a layer, ...). */
+ * v with a layer, ...).  The page shows the lse always. */
 int print_explains(const struct options *o, enum attn_stage s);
 
 /* The printer of a run for o's format, writing into fp (NULL for a

@@ -2,13 +2,14 @@
  * print_explain.c - --explain: the shapes, the scale and the conventions
  * in force, then every stage in attn_stage_order as a table (from the
  * projections and rotations when a layer or RoPE makes them; the mask
- * only when a masking rule is in force, the backward stages only with
- * --grad), with a check line under the weights (each row sums to 1, or
- * with sinks to 1 - exp(sink - lse), the rest being the sink's) and
- * under grad_scaled (each row sums to 0, since the softmax does not
- * change when a row of logits moves as a whole; with sinks, to delta
- * times the sink's share).  The numbers are the computed stages; nothing
- * is computed here but the check of the row sums.
+ * only when a masking rule is in force, the lse only when the run needs
+ * it, the backward stages only with --grad), with a check line under
+ * the weights (each row sums to 1, or with sinks to 1 - exp(sink -
+ * lse), the rest being the sink's) and under grad_scaled (each row sums
+ * to 0, since the softmax does not change when a row of logits moves as
+ * a whole; with sinks, to delta times the sink's share).  The numbers
+ * are the computed stages; nothing is computed here but the check of the
+ * row sums.
  */
 #include <math.h>
 #include <stdio.h>
@@ -408,6 +409,24 @@ explain_block(const struct printer *p, enum attn_stage s, size_t n)
 	return status;
 }
 
+/*
+ * Whether the run needs the lse (attn(1), --explain): the backward pass
+ * reads it, and a kernel's convention (--lse-base, --lse-masked, --like),
+ * sinks, packed sequences, used keys and an emulated format are about
+ * what a kernel stores; a learner's run ends at the output.
+ */
+static int
+explain_lse(const struct printer *p)
+{
+	const struct attn_config *c = &p->o->cfg;
+
+	return p->o->grad != NULL || c->lse_base != ATTN_LSE_E ||
+	    c->lse_masked != ATTN_LSE_MASKED_NEG_INF || p->o->like != NULL ||
+	    p->stages->sinks.data != NULL || p->in->varlen.seqs > 0 ||
+	    p->in->varlen.used_k != NULL ||
+	    p->stages->precision != ATTN_PREC_FP64;
+}
+
 void
 print_explain_head(const struct printer *p)
 {
@@ -451,7 +470,8 @@ print_explain(const struct printer *p)
 		const enum attn_stage s = attn_stage_order[n];
 
 		if (!print_explains(p->o, s) ||
-		    (s == ATTN_STAGE_MASK && !print_masking(p)))
+		    (s == ATTN_STAGE_MASK && !print_masking(p)) ||
+		    (s == ATTN_STAGE_LSE && !explain_lse(p)))
 			continue;
 		putc('\n', p->fp);
 		status = print_blocks(p, s, explain_block);
