@@ -4,9 +4,8 @@
  *	attn: 42% of query blocks, 3.1 s elapsed, about 4.3 s left
  *
  * for each phase the library reports (the streaming kernel's query
- * blocks and its key blocks of the backward pass, the reference
- * kernel's heads, the heads of an emulated kernel, --check's baseline
- * after attn's own run) and --check's comparison (check.c), on the same
+ * blocks and its key blocks of the backward pass, the blocks of an
+ * emulated kernel, --check's baseline after attn's own run) and --check's comparison (check.c), on the same
  * line: a new phase replaces the last one's text, and its estimate of
  * the time left is its own, from its own start: where it reported done 0,
  * else where the phase before it last reported (the run's start for the

@@ -319,9 +319,10 @@ enum attn_stage attn_stage_lookup(const char *name, size_t len);
 
 /*
  * The set want together with every stage its members depend on, directly
- * or not (attn_stage_table[].needs): what the reference kernel computes
- * for want.  A kernel that fuses stages (a streaming kernel never holds
- * weights) may compute less.  Bits that name no stage are dropped.
+ * or not (attn_stage_table[].needs): what plain passes, a stage each,
+ * compute for want.  attn_run's streaming kernel fuses stages (it forms
+ * weights a tile at a time and keeps them only when held) and may
+ * compute less.  Bits that name no stage are dropped.
  */
 unsigned attn_stage_closure(unsigned want);
 
@@ -389,25 +390,6 @@ enum attn_masked_rows {
 };
 
 /*
- * The kernels.  Each computes the same stages (to rounding) in its own
- * way; ATTN_KERNEL_AUTO lets attn_run pick the fastest one that can
- * compute the stages asked for.  Tests run every kernel but AUTO, so a
- * new kernel is tested by adding its value here (before COUNT).
- */
-enum attn_kernel {
-	ATTN_KERNEL_AUTO,
-	ATTN_KERNEL_REFERENCE,	/* plain passes over whole T x S blocks */
-	ATTN_KERNEL_STREAM,	/* online softmax over key blocks, threaded */
-	ATTN_KERNEL_COUNT
-};
-
-/* The stages kernel k can compute (0 for AUTO and unknown values). */
-unsigned attn_kernel_stages(enum attn_kernel k);
-
-/* The kernel's name, for messages: "reference"; "auto" for AUTO. */
-const char *attn_kernel_name(enum attn_kernel k);
-
-/*
  * The instruction sets the streaming kernel's inner loops are written
  * for, plainest first.  Every one gives the same bytes.  A run uses the
  * best one this CPU runs, or with attn_config.isa the best one that is
@@ -438,7 +420,7 @@ enum attn_rope_style {
 };
 
 /* How to compute; attn_config_init sets every default (plain attention,
- * one head, the kernel and thread count left to the library). */
+ * one head, the thread count left to the library). */
 struct attn_config {
 	enum attn_scale_mode scale_mode;
 	double scale;		/* used with ATTN_SCALE_VALUE; finite */
@@ -452,18 +434,15 @@ struct attn_config {
 	int mask_invert;	/* mask nonzero means masked out */
 	size_t heads;		/* H >= 1 */
 	size_t kv_heads;	/* G: divides H; 0 means G = H */
-	enum attn_kernel kernel;	/* ATTN_KERNEL_AUTO by default */
 	enum attn_isa isa;	/* the best instruction set the kernel's
 				 * loops may use: ATTN_ISA_AUTO by default */
-	size_t threads;		/* worker threads; 0: attn_cpu_count()
-				 * (the reference kernel uses one) */
+	size_t threads;		/* worker threads; 0: attn_cpu_count() */
 	/* When not NULL, called as the work of a long phase is done (from
 	 * whichever thread finished a part, never two calls at once): done
 	 * of total parts so far, `what` naming the parts and the phase
 	 * ("query blocks" of the streaming kernel, then "key blocks of the
-	 * backward pass" with backward stages, "heads, forward and
-	 * backward" of the reference kernel, "heads of the emulated fp16
-	 * kernel", ...); a new `what` starts a new phase. */
+	 * backward pass" with backward stages, "query blocks of the
+	 * emulated fp16 kernel", ...); a new `what` starts a new phase. */
 	void (*progress)(void *arg, const char *what, size_t done,
 	    size_t total);
 	void *progress_arg;
@@ -675,7 +654,6 @@ struct attn_stages {
 	size_t batches, heads, kv_heads;
 	size_t T, S, d_k, d_v;			/* d_k, d_v per head */
 	double scale;				/* the scale used */
-	enum attn_kernel kernel;		/* the kernel that ran */
 	enum attn_precision precision;	/* FP64, or attn_emulate's */
 	enum attn_layout layout;		/* cfg->layout */
 	unsigned have;		/* stages held: those asked for, and lse */
@@ -704,20 +682,22 @@ struct attn_stages {
 /*
  * Compute the stages in want (a set of ATTN_STAGE_BIT values) of
  * softmax(softcap(Q K^T * scale) + bias + ALiBi, masked) V for every batch
- * and head, with the kernel cfg->kernel names.  lse is always held too:
+ * and head, with the streaming kernel (lib/kernel_stream.c: online
+ * softmax over blocks of keys, on cfg->threads threads; the backward
+ * stages FlashAttention-2's way, lib/kernel_stream_grad.c), the one
+ * kernel of the library in double precision.  lse is always held too:
  * the rows that may attend no key (nmasked, masked) are those whose lse
  * is -inf.  With sinks no row is one of them: a row whose keys are all
  * masked puts all its weight on the sink (weights 0, output 0, lse the
- * sink).  Stages that want depends on but does not hold are computed
- * into scratch of one batch and head at a time.  With a projection layer
- * (in->proj) q, k and v are projected first, with RoPE (cfg->rope) q and
- * k rotated, whichever kernel runs, and projected comes from output
- * after it; grad_bias and grad_sinks are reduced from the backward
- * stages last (lib/grad_reduce.c).  Shape errors name both shapes and
- * the rule (which W, and
- * dO's too, whenever in->d_out is given); scores or gradients that
- * overflow are a data error; a kernel that cannot compute want, a
- * backward stage without dO, or a stage that in and cfg do not make
+ * sink).  Stages that want depends on but does not hold are computed a
+ * block at a time and not kept.  With a projection layer (in->proj) q,
+ * k and v are projected first, with RoPE (cfg->rope) q and k rotated,
+ * before the kernel runs, and projected comes from output after it;
+ * grad_bias and grad_sinks are reduced from the backward stages last
+ * (lib/grad_reduce.c).  Shape errors name both shapes and the rule
+ * (which W, and dO's too, whenever in->d_out is given); scores or
+ * gradients that overflow are a data error; a backward stage without
+ * dO, or a stage that in and cfg do not make
  * (attn_stages_available), is a usage error.  On success *out owns its
  * memory (attn_stages_free).
  */

@@ -8,10 +8,10 @@
  * vector exp costs and a small part of glibc's scalar exp, and is more
  * accurate over this range than SLEEF's (bench/README.md has the
  * figures; tests/unit/check_stream.c holds it within 1 ulp of expl).
- * The reference kernel takes its exponentials here too (one arithmetic:
- * lib/kernel.c), so that both kernels give the same bytes; --emulate,
- * which models a plain kernel in another format, takes libm's exp
- * rounded to that format.
+ * The tests' reference kernel takes its exponentials here too (one
+ * arithmetic: tests/unit/kernel_ref.c), so that both kernels give the
+ * same bytes; --emulate, which models a plain kernel in another format,
+ * takes libm's exp rounded to that format.
  *
  * The method, x = n ln2/16 + r with n = k*16 + i:
  *

@@ -1,8 +1,8 @@
 /*
  * grad_reduce.c - the gradients of the inputs a run broadcasts, made
  * from the backward stages after any kernel has computed them, so that
- * the reference backward pass (grad.c), the streaming one
- * (kernel_stream_grad.c) and the emulation share them:
+ * the streaming backward pass (kernel_stream_grad.c), the emulation and
+ * the tests' reference kernel (tests/unit/kernel_ref_grad.c) share them:
  *
  *	grad_sinks[h] = -sum over b, i of exp(sink_h - lse_bhi) delta_bhi
  *	grad_bias     = dS summed over the axes the bias was broadcast
@@ -15,8 +15,8 @@
  * numbers.  grad_bias of a T x S bias reads the held grad_scaled, whose
  * blocks it adds up.  Of a bias of one row or column it needs only each
  * block's sums of dS over the queries (1 x S) or the keys (T x 1), so
- * that attn_run's kernels add every dS they form into p->sums
- * (attn_bias_sum_add) and never hold a T x S matrix for it; the
+ * that a backward pass adds every dS it forms into p->sums
+ * (attn_bias_sum_add) and never holds a T x S matrix for it; the
  * emulation, which has no such sums, holds grad_scaled and sums it here
  * in the same order.
  *
@@ -26,10 +26,10 @@
  * threads it runs on (a tile the masks leave empty adds only zeros,
  * which change no sum that starts at +0); then the blocks (b, h) are
  * added into the gradient's in order, batch-major.  So the bytes of
- * grad_bias are the same for any kernel, -j and set of stages printed.
- * In a lower precision (--emulate) each addition is rounded to float32,
- * the accumulator, and the result to the format, as autograd's sum of
- * a broadcast gradient is.
+ * grad_bias are the same for any backward pass, -j and set of stages
+ * printed.  In a lower precision (--emulate) each addition is rounded
+ * to float32, the accumulator, and the result to the format, as
+ * autograd's sum of a broadcast gradient is.
  *
  * Dims: B batches, H query heads, T query rows, S keys.
  */
@@ -249,17 +249,6 @@ attn_reduce_alloc(struct attn_problem *p, struct attn_error *err)
 	if (p->sums.rows == 0)
 		return ATTN_OK;
 	return attn_matrix_alloc(&p->sums, p->sums.rows, p->sums.cols, err);
-}
-
-void
-attn_bias_sums_block(const struct attn_problem *p, size_t n,
-    const struct attn_matrix *ds)
-{
-	size_t i, j;
-
-	for (i = 0; i < ds->rows; i++)
-		for (j = 0; j < ds->cols; j++)
-			attn_bias_sum_add(p, n, i, j, *attn_at(ds, i, j));
 }
 
 /* ---------------------------------------------------------------- after */

@@ -568,7 +568,7 @@ extern const double attn_exp_hi[16], attn_exp_lo[16];
 /* ------------------------------------------------------------ arithmetic */
 
 /*
- * For the scalar loops that call fma() (the reference kernel's passes,
+ * For the scalar loops that call fma() (the tests' reference kernel,
  * attn_exp): on x86-64 with GCC, a second copy of the function compiled
  * for FMA, picked when the program loads where the CPU has it, so that
  * each fma() is one instruction rather than a call into libm.  The
@@ -620,9 +620,9 @@ float attn_round_odd(double x);
  * of exp(x - m) is summed in blocks of this many keys, from key 0, and
  * rescaled when a block raises the row's maximum (lib/kernel_stream.c
  * gives the equations).  It is part of the arithmetic, not a tuning
- * knob: the reference kernel sums its rows in the same blocks, so that
- * it gives the streaming kernel's bytes, and no thread count or CPU
- * changes it.  128 keys: see kernel_stream.c's tiling.
+ * knob: the tests' reference kernel sums its rows in the same blocks,
+ * so that the streaming kernel gives its bytes, and no thread count or
+ * CPU changes it.  128 keys: see kernel_stream.c's tiling.
  */
 #define ATTN_SOFTMAX_BLOCK 128
 
@@ -855,33 +855,6 @@ enum attn_status attn_error_output(struct attn_error *err,
     const struct attn_problem *p, const struct attn_head *hd, size_t i,
     size_t c);
 
-/*
- * Scratch for the stages a run needs but does not hold: one T-row block
- * of each, for one batch and head at a time (a threaded kernel holds one
- * per worker).
- */
-struct attn_scratch {
-	struct attn_matrix stage[ATTN_STAGE_COUNT];	/* data NULL if unused */
-};
-
-/* The bytes of one struct attn_scratch for p; ATTN_ERR_NOMEM when the
- * size overflows. */
-enum attn_status attn_scratch_bytes(const struct attn_problem *p,
-    size_t *bytes, struct attn_error *err);
-
-enum attn_status attn_scratch_alloc(const struct attn_problem *p,
-    struct attn_scratch *sc, struct attn_error *err);
-void attn_scratch_free(struct attn_scratch *sc);
-
-/*
- * The T-row block of every stage p needs, for head hd: a view into out's
- * stack for a held stage, into sc for the others, data NULL for stages
- * not needed.  Scratch output is zeroed, as a held output starts.
- */
-void attn_head_stages(const struct attn_problem *p,
-    const struct attn_stages *out, const struct attn_scratch *sc,
-    const struct attn_head *hd, struct attn_matrix m[ATTN_STAGE_COUNT]);
-
 /* The start of the array after one at off[0] of `bytes` bytes, in a
  * workspace carved from one allocation, each array 64-byte aligned:
  * into off[1]; -1 when the size overflows. */
@@ -916,12 +889,13 @@ double attn_random_log(double x);
 /* ---------------------------------------------------------------- kernels */
 
 /*
- * A kernel, as attn_run (lib/run.c) dispatches to it.  A new kernel is a
- * file lib/kernel_NAME.c defining one of these, a value in enum
- * attn_kernel and a row in run.c's table.
+ * A kernel, as attn_run (lib/run.c) dispatches to it: attn_run computes
+ * with the streaming kernel (attn_kernel_stream), attn_emulate with the
+ * emulation's (attn_emulate_ops), and the tests with the reference
+ * kernel of tests/unit/kernel_ref.c too, through attn_run_kernel.
  */
 struct attn_kernel_ops {
-	const char *name;	/* "reference" */
+	const char *name;	/* "stream", for messages */
 	unsigned stages;	/* the stages it can compute */
 	/* The bytes it holds besides the held stages, for p. */
 	enum attn_status (*plan)(const struct attn_problem *p, size_t *bytes,
@@ -937,33 +911,24 @@ struct attn_kernel_ops {
 enum attn_status attn_stages_alloc(const struct attn_problem *p,
     struct attn_stages *out, struct attn_error *err);
 
-/* lib/kernel.c */
-extern const struct attn_kernel_ops attn_kernel_reference;
-
-/* What the reference kernel (lib/kernel.c) holds besides the held
- * stages. */
-enum attn_status attn_reference_plan(const struct attn_problem *p,
-    size_t *bytes, struct attn_error *err);
+/*
+ * attn_run and attn_plan with the kernel ops instead of the streaming
+ * kernel, the passes and reductions around it as attn_run runs them:
+ * for the unit tests, which hold the streaming kernel to the reference
+ * kernel (tests/unit/kernel_ref.c) byte for byte.  A usage error when
+ * ops cannot compute a stage the run holds.
+ */
+enum attn_status attn_run_kernel(const struct attn_kernel_ops *ops,
+    const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, struct attn_stages *out, struct attn_error *err);
+enum attn_status attn_plan_kernel(const struct attn_kernel_ops *ops,
+    const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, size_t *bytes, struct attn_error *err);
 
 /* ---------------------------------------------------------------- grad.c */
 
-/*
- * The backward pass of one batch and head (lib/grad.c), for a kernel
- * that holds the forward stages of that block: from
- * the blocks m of the stages p needs (as attn_head_stages gives them,
- * with scores, weights, output and row_max computed) and hd's inputs and
- * dO, compute the backward stages in p->need into m.  grad_k and grad_v
- * are added to, since the query heads that share a KV head add up
- * there; run the heads of a KV head in order on zeroed blocks.  acc
- * holds max(d_k, d_v) doubles of scratch.  *done collects the stages
- * computed.  Gradients that overflow are a data error.
- */
-enum attn_status attn_grad_head(const struct attn_problem *p,
-    const struct attn_head *hd, struct attn_matrix *m, double *acc,
-    unsigned *done, struct attn_error *err);
-
-/* The rules of the backward pass that a tiled kernel shares with
- * attn_grad_head, element by element (lib/grad.c). */
+/* The rules of the backward pass that every backward kernel applies,
+ * element by element (lib/grad.c). */
 
 /* g = dS * c' * scale, what entry (i, j) of grad_scaled (ds) sends back
  * to the dot product of query i and key j, whose raw score is score
@@ -1008,10 +973,11 @@ extern const struct attn_kernel_ops attn_kernel_stream;
  * in plain key or column order in each lane.  That is why every set, the
  * plain C one included, gives the same bytes: lane i does what the C
  * loop does for row i, with the same fused multiply-adds in the same
- * order; and why the reference kernel, which sums each row in that order
- * with the same operations (lib/kernel.c), gives them too.  A maximum
- * keeps the first of equal values, as the reference kernel's x > max
- * does (only the sign of a zero maximum could tell).
+ * order; and why the tests' reference kernel, which sums each row in
+ * that order with the same operations (tests/unit/kernel_ref.c), gives
+ * them too.  A maximum keeps the first of equal values, as the
+ * reference kernel's x > max does (only the sign of a zero maximum
+ * could tell).
  * br is a multiple of ATTN_SIMD_ROWS; qt is d_k x br (Q^T, query-minor),
  * ot is d_v x br.
  */
@@ -1072,8 +1038,9 @@ enum attn_status attn_stream_run(const struct attn_problem *p,
  * backward stages p->need into out's held stacks, for the blocks n =
  * b*H + h below limit, from out's output, row_max and row_sum (which
  * the forward pass computed into out, held or not), with the loops of
- * simd; its bytes are attn_grad_head's, whatever the thread count and
- * the loops.  attn_stream_grad_plan counts what it allocates.
+ * simd; its bytes are those of plain passes over whole blocks (the
+ * tests' kernel_ref_grad_head), whatever the thread count and the
+ * loops.  attn_stream_grad_plan counts what it allocates.
  */
 enum attn_status attn_stream_grad(const struct attn_problem *p,
     const struct attn_simd *simd, const struct attn_stages *out,
@@ -1082,12 +1049,6 @@ enum attn_status attn_stream_grad_plan(const struct attn_problem *p,
     size_t *bytes, struct attn_error *err);
 
 /* ---------------------------------------------------------------- threads.c */
-
-/* Report block n (from 0) of the B x H blocks of p done, as `what`, to
- * p->cfg->progress when it is set: for kernels that work block after
- * block on one thread (the reference kernel, the emulation). */
-void attn_progress_block(const struct attn_problem *p, const char *what,
-    size_t n);
 
 /* The CPUs a cgroup quota allows, rounded up, from its quota and period
  * texts (cgroup v2's cpu.max holds both, "max 100000" when there is no
@@ -1201,12 +1162,6 @@ enum attn_status attn_reduce_alloc(struct attn_problem *p,
     struct attn_error *err);
 enum attn_status attn_reduce_run(const struct attn_problem *p,
     unsigned want, struct attn_stages *out, struct attn_error *err);
-
-/* The sums of block n of dS (T x S, as a backward pass made it) into
- * p->sums, in their order (attn_bias_sum_add): the reference backward
- * pass's, after each block. */
-void attn_bias_sums_block(const struct attn_problem *p, size_t n,
-    const struct attn_matrix *ds);
 
 /* Last: the lse stage written as cfg says (log2, +inf for a row with no
  * key), once everything that reads the natural value has run. */

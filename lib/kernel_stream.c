@@ -20,12 +20,12 @@
  * 1, o = 0 instead (attn_row_max_start, attn_row_sum_start): the sink is
  * one more logit with a value of 0, seen before the first block.
  *
- * One arithmetic.  The reference kernel (lib/kernel.c) takes its row
- * sums and outputs in the same blocks of keys with the same operations
- * (each dot product an fma chain in column order, attn_exp, the same
- * rescaling), so the two give the same bytes for every stage both
- * compute (attn(1), Order of operations: a stage prints the same
- * digits whatever else a run computes or prints);
+ * One arithmetic.  The tests' reference kernel (tests/unit/kernel_ref.c)
+ * takes its row sums and outputs in the same blocks of keys with the
+ * same operations (each dot product an fma chain in column order,
+ * attn_exp, the same rescaling), so the two give the same bytes for
+ * every stage both compute (attn(1), Order of operations: a stage
+ * prints the same digits whatever else a run computes or prints);
  * tests/unit/check_stream.c holds them to it.
  *
  * Tiling.  A task is TASK_ROWS = 144 query rows of one batch and head;

@@ -3,7 +3,9 @@
  * (FlashAttention-2's): from the forward's output, row_max and row_sum,
  * never holding a T x S matrix unless a T x S backward stage is held.
  * For each tile of keys J and queries I it recomputes the weights and
- * goes on as lib/grad.c's passes do:
+ * goes on as plain passes over whole blocks do (the reference passes,
+ * tests/unit/kernel_ref_grad.c, which the tests hold it to byte for
+ * byte):
  *
  *	P   = exp(scaled - row_max) / row_sum	(the forward's weights)
  *	dV += P^T dO				dP = dO V^T
@@ -26,9 +28,9 @@
  * each, in the same order), each after key block J - 1 has taken it;
  * so dK and dV are still one task's, and each dQ chain passes from one
  * task to the next in key order, and the bytes are those of one task.
- * Where grad.c skips an entry whose dS (or weight) is 0, a
+ * Where the reference passes skip an entry whose dS (or weight) is 0, a
  * tile adds fma(0, x, sum), which can only change the sign of a zero
- * sum; grad.c's dQ turns a zero into +0 and dK and dV add each head's
+ * sum; their dQ turns a zero into +0 and dK and dV add each head's
  * sum to +0, so the bytes are the same.
  *
  * Layout.  Lanes are keys: the tile of a query block I (QB rows) and a
@@ -42,21 +44,22 @@
  * P comes from the `weights` loop a query row at a time, dS and g from
  * `grad`.  A tile that is wholly kept with no softcap, bias or ALiBi
  * takes that path; any other is finished element by element with the
- * rules every kernel shares (internal.h) and grad.c's (attn_grad_*).
+ * rules every kernel shares (internal.h) and the backward pass's
+ * (lib/grad.c, attn_grad_*).
  *
  * Masked tiles.  attn_tile_keeps (lib/mask.c) says what the masks leave
  * of a tile; a tile they mask wholly adds nothing (P = dS = 0) and is
  * skipped, unless a row of it has weights of its own (a row with no key
  * under --masked-rows uniform or nan, or a nan row), a T x S backward
  * stage is held, or dP could overflow there (dO and V too large for
- * the bound d_v max|dO| max|V| < DBL_MAX / 2), as grad.c's dP would
- * then be an error.
+ * the bound d_v max|dO| max|V| < DBL_MAX / 2), as the reference
+ * passes' dP would then be an error.
  *
- * Overflow.  A value of a backward stage that is not finite, where
- * grad.c's check_finite would refuse it, is recorded as (head, stage,
- * row, column); the least of all, in grad.c's order (heads in order,
- * then the stages in their passes' order, then row-major), is the data
- * error, the one grad.c reports.
+ * Overflow.  A value of a backward stage that is not finite, where the
+ * reference passes would refuse it, is recorded as (head, stage, row,
+ * column); the least of all, in their order (heads in order, then the
+ * stages in their passes' order, then row-major), is the data error,
+ * the one they report.
  *
  * Tiling: KB = 96 keys (a multiple of ATTN_SIMD_ROWS, the loops' unit
  * of lanes) by QB = 48 query rows; with d = 128 the worker's arrays are
@@ -99,8 +102,8 @@ _Static_assert(ATTN_SIMD_ROWS % TRANSPOSE_ROWS == 0,
 #define GRAD_TXS (ATTN_STAGE_BIT(ATTN_STAGE_GRAD_WEIGHTS) | \
 	ATTN_STAGE_BIT(ATTN_STAGE_GRAD_SCALED))
 
-/* The first value of a backward stage that overflowed, in grad.c's
- * order; stage ATTN_STAGE_COUNT when none. */
+/* The first value of a backward stage that overflowed, in the
+ * reference passes' order; stage ATTN_STAGE_COUNT when none. */
 struct grad_error {
 	size_t n;		/* the block b*H + h */
 	enum attn_stage s;
@@ -446,8 +449,8 @@ note(struct grad_error *e, size_t n, enum attn_stage s, size_t i, size_t j)
 	}
 }
 
-/* Whether x, of a row whose row_max is mx, is refused as grad.c's
- * check_finite refuses it: an infinity, or a nan but in a nan row. */
+/* Whether x, of a row whose row_max is mx, is refused as the reference
+ * passes refuse it: an infinity, or a nan but in a nan row. */
 static int
 bad_in_row(const struct attn_problem *p, double x, double mx)
 {
@@ -515,10 +518,10 @@ rows_special(const struct grad *g, const struct head_view *h, size_t i0,
 }
 
 /*
- * A tile element by element, with the rules of lib/kernel.c and
- * lib/grad.c: from the raw scores in st and dP in dpt, the weights into
- * pt and, when dS is needed, dS into dpt and g into st; the held T x S
- * stages written; overflow noted.
+ * A tile element by element, with the rules of the forward pass
+ * (internal.h) and lib/grad.c: from the raw scores in st and dP in dpt,
+ * the weights into pt and, when dS is needed, dS into dpt and g into
+ * st; the held T x S stages written; overflow noted.
  */
 static void
 tile_elements(const struct grad *g, struct grad_ws *w,
@@ -574,8 +577,8 @@ tile_elements(const struct grad *g, struct grad_ws *w,
 				note(e, h->n, ATTN_STAGE_GRAD_SCALED, qi, kj);
 			if (h->ds.data != NULL)
 				*attn_at(&h->ds, qi, kj) = ds;
-			/* grad_bias's sums, in grad.c's order (a bias makes
-			 * every tile take this path) */
+			/* grad_bias's sums, in the reference passes' order (a
+			 * bias makes every tile take this path) */
 			if (p->sums.data != NULL)
 				attn_bias_sum_add(p, h->n, qi, kj, ds);
 			dpt[j] = ds;
@@ -733,7 +736,8 @@ tick(struct grad *g)
 }
 
 /* A head's delta = rowsum(dO * output), each an fma chain over the
- * columns in order from 0, as grad.c sums it, into d[0..T). */
+ * columns in order from 0, as the reference passes sum it, into
+ * d[0..T). */
 ATTN_FMA_CLONES
 static void
 head_delta(const struct grad *g, const struct head_view *h, double *d,
@@ -762,8 +766,9 @@ head_delta(const struct grad *g, const struct head_view *h, double *d,
 }
 
 /* Rows [j0, j0 + nk) of block m (S x d) gain a head's sums acc (d x
- * kb, lanes the keys), as grad.c adds a head: an infinity, or a nan
- * unless nan_ok, is noted as an overflow of stage s of block n. */
+ * kb, lanes the keys), as the reference passes add a head: an
+ * infinity, or a nan unless nan_ok, is noted as an overflow of stage s
+ * of block n. */
 static void
 add_head(const struct grad *g, const struct attn_matrix *m,
     const double *acc, size_t d, size_t j0, size_t nk, int nan_ok,
@@ -1007,9 +1012,10 @@ key_block(struct grad *g, struct grad_ws *w, size_t b, size_t J,
 		    attn_stage_block(g->out, ATTN_STAGE_GRAD_V, b, v->hd.h) :
 		    (struct attn_matrix){ 0 };
 
-		/* nan from a head before this one is meant, as grad.c
-		 * reads it from dK(0, 0), which key block 0 holds: in a
-		 * wave, its task passes it on with its first step */
+		/* nan from a head before this one is meant, as the
+		 * reference passes read it from dK(0, 0), which key block
+		 * 0 holds: in a wave, its task passes it on with its first
+		 * step */
 		if (J == 0 && g->need_dk)
 			w->nan_k[hh] |= (unsigned char)isnan(*attn_at(&dk, 0,
 			    0));
@@ -1157,7 +1163,7 @@ wave_alloc(struct grad *g, const size_t off[V_COUNT + 1])
  * attention has one), each pair in turn is a wave: its deltas, a task a
  * head, then a task a key block, key block J following J - 1 a step
  * behind (key_block), so that every thread has a key block while the
- * sums keep grad.c's order.
+ * sums keep the reference passes' order.
  */
 enum attn_status
 attn_stream_grad(const struct attn_problem *p, const struct attn_simd *simd,

@@ -1,7 +1,8 @@
 /*
  * passes.c - the passes that lib/run.c runs around whichever kernel it
- * dispatches to, so that every kernel (the reference one, the streaming
- * one, any to come) gets them without a line of its own:
+ * dispatches to, so that every kernel (the streaming one, the
+ * emulation's, the tests' reference one) gets them without a line of its
+ * own:
  *
  *	before: q, k, v = the embeddings projected by the layer (project.c)
  *	        q_rot, k_rot = q and k rotated by position (rope.c)

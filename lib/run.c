@@ -1,14 +1,14 @@
 /*
  * run.c - attn_run and attn_plan (and attn_emulate and attn_emulate_plan,
  * the same in a lower precision): check the problem once
- * (lib/problem.c), pick a kernel, allocate the stages the caller holds,
- * run the passes before it (projections, RoPE: lib/passes.c), let the
- * kernel compute, list the rows that may attend no key, reduce
- * grad_bias and grad_sinks (lib/grad_reduce.c), then run the passes
- * after it (the output projection).  This is the one place where
- * kernels are dispatched: a new kernel is a value of enum attn_kernel, a
- * row in `kernels` and, when AUTO may pick it, a place in `auto_order`;
- * it gets the passes for free.
+ * (lib/problem.c), allocate the stages the caller holds, run the passes
+ * before the kernel (projections, RoPE: lib/passes.c), let the kernel
+ * compute, list the rows that may attend no key, reduce grad_bias and
+ * grad_sinks (lib/grad_reduce.c), then run the passes after it (the
+ * output projection).  This is the one place where kernels are
+ * dispatched: the streaming kernel in double precision, the emulation's
+ * below it, and for the tests any kernel's ops (attn_run_kernel); each
+ * gets the passes for free.
  */
 #include <math.h>
 #include <stdint.h>
@@ -16,19 +16,6 @@
 #include <string.h>
 
 #include "internal.h"
-
-/* Every kernel by its enum value; AUTO has no row of its own. */
-static const struct attn_kernel_ops *const kernels[ATTN_KERNEL_COUNT] = {
-	[ATTN_KERNEL_AUTO] = NULL,
-	[ATTN_KERNEL_REFERENCE] = &attn_kernel_reference,
-	[ATTN_KERNEL_STREAM] = &attn_kernel_stream,
-};
-
-/* What AUTO tries, fastest first: the first that can compute what a run
- * holds is used. */
-static const enum attn_kernel auto_order[] = {
-	ATTN_KERNEL_STREAM, ATTN_KERNEL_REFERENCE,
-};
 
 void
 attn_config_init(struct attn_config *cfg)
@@ -40,7 +27,6 @@ attn_config_init(struct attn_config *cfg)
 	cfg->masked_rows = ATTN_MASKED_ZERO;
 	cfg->heads = 1;
 	cfg->kv_heads = 0;
-	cfg->kernel = ATTN_KERNEL_AUTO;
 	cfg->isa = ATTN_ISA_AUTO;
 	cfg->threads = 0;
 	cfg->rope = 0;
@@ -58,55 +44,6 @@ attn_stages_free(struct attn_stages *s)
 	attn_matrix_free(&s->sinks);
 	attn_mem_free(s->masked, s->nmasked * sizeof *s->masked);
 	memset(s, 0, sizeof *s);
-}
-
-unsigned
-attn_kernel_stages(enum attn_kernel k)
-{
-	if ((unsigned)k >= ATTN_KERNEL_COUNT || kernels[k] == NULL)
-		return 0;
-	/* the passes around it and the reductions after it give every
-	 * kernel their stages */
-	return kernels[k]->stages | ATTN_STAGES_PROJ | ATTN_STAGES_REDUCE;
-}
-
-const char *
-attn_kernel_name(enum attn_kernel k)
-{
-	if ((unsigned)k >= ATTN_KERNEL_COUNT)
-		return "unknown";
-	return kernels[k] == NULL ? "auto" : kernels[k]->name;
-}
-
-/* The kernel for p, and its enum value in *id; a usage error when the one
- * asked for cannot compute what p holds. */
-static enum attn_status
-kernel_pick(const struct attn_problem *p, enum attn_kernel *id,
-    const struct attn_kernel_ops **ops, struct attn_error *err)
-{
-	enum attn_kernel k = p->cfg->kernel;
-	size_t i, s;
-
-	if (k == ATTN_KERNEL_AUTO) {
-		for (i = 0; i < sizeof auto_order / sizeof auto_order[0]; i++)
-			if ((p->hold & ~attn_kernel_stages(auto_order[i])) ==
-			    0)
-				break;
-		k = i < sizeof auto_order / sizeof auto_order[0] ?
-		    auto_order[i] : ATTN_KERNEL_REFERENCE;
-	}
-	if ((unsigned)k >= ATTN_KERNEL_COUNT || kernels[k] == NULL)
-		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-		    "no kernel number %u", (unsigned)k);
-	for (s = 0; s < ATTN_STAGE_COUNT; s++)
-		if ((p->hold & ATTN_STAGE_BIT(s)) &&
-		    !(kernels[k]->stages & ATTN_STAGE_BIT(s)))
-			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-			    "the %s kernel cannot compute %s",
-			    kernels[k]->name, attn_stage_table[s].name);
-	*id = k;
-	*ops = kernels[k];
-	return ATTN_OK;
 }
 
 /* The rows and columns of the whole stack of stage s; 0 when a size
@@ -135,38 +72,41 @@ too_large(const struct attn_problem *p, struct attn_error *err)
 	    "keys are too large to address", p->B, p->H, p->T, p->S);
 }
 
-/* The kernel for p, or in a precision below fp64 its emulation
- * (lib/emulate.c). */
+/*
+ * The kernel for p: ops when the caller names one (the tests), else the
+ * streaming kernel, or in a precision below fp64 its emulation
+ * (lib/emulate.c); a usage error when it cannot compute a stage p holds.
+ */
 static enum attn_status
 pick(const struct attn_problem *p, enum attn_precision prec,
-    enum attn_kernel *id, const struct attn_kernel_ops **ops,
-    struct attn_error *err)
+    const struct attn_kernel_ops *want_ops,
+    const struct attn_kernel_ops **ops, struct attn_error *err)
 {
 	size_t s;
 
-	if (prec == ATTN_PREC_FP64)
-		return kernel_pick(p, id, ops, err);
-	*id = ATTN_KERNEL_REFERENCE;
-	if ((*ops = attn_emulate_ops(prec)) == NULL)
+	if (prec != ATTN_PREC_FP64)
+		*ops = attn_emulate_ops(prec);
+	else
+		*ops = want_ops != NULL ? want_ops : &attn_kernel_stream;
+	if (*ops == NULL)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "no precision number %u", (unsigned)prec);
 	for (s = 0; s < ATTN_STAGE_COUNT; s++)
 		if ((p->hold & ATTN_STAGE_BIT(s)) &&
 		    !((*ops)->stages & ATTN_STAGE_BIT(s)))
 			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-			    "the emulation cannot compute %s",
+			    "the %s kernel cannot compute %s", (*ops)->name,
 			    attn_stage_table[s].name);
 	return ATTN_OK;
 }
 
 static enum attn_status
-plan_in(const struct attn_config *cfg, const struct attn_inputs *in,
-    unsigned want, enum attn_precision prec, size_t *bytes,
-    struct attn_error *err)
+plan_in(const struct attn_kernel_ops *want_ops, const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want, enum attn_precision prec,
+    size_t *bytes, struct attn_error *err)
 {
 	const struct attn_kernel_ops *ops;
 	struct attn_problem p;
-	enum attn_kernel id;
 	enum attn_status st;
 	struct attn_passes ps;
 	size_t rows, cols, n, s;
@@ -174,7 +114,7 @@ plan_in(const struct attn_config *cfg, const struct attn_inputs *in,
 	*bytes = 0;
 	if ((st = attn_passes_prepare(cfg, in, want, &ps, &p, err)) !=
 	    ATTN_OK ||
-	    (st = pick(&p, prec, &id, &ops, err)) != ATTN_OK ||
+	    (st = pick(&p, prec, want_ops, &ops, err)) != ATTN_OK ||
 	    (st = attn_reduce_plan(&p, prec, want, bytes, err)) != ATTN_OK)
 		return st;
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
@@ -277,14 +217,13 @@ fail:
 }
 
 static enum attn_status
-run_in(const struct attn_config *cfg, const struct attn_inputs *in,
-    unsigned want, enum attn_precision prec, struct attn_stages *out,
-    struct attn_error *err)
+run_in(const struct attn_kernel_ops *want_ops, const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want, enum attn_precision prec,
+    struct attn_stages *out, struct attn_error *err)
 {
 	const struct attn_kernel_ops *ops;
 	struct attn_problem p;
 	struct attn_passes ps;
-	enum attn_kernel id;
 	enum attn_status st;
 
 	size_t bytes;
@@ -292,11 +231,10 @@ run_in(const struct attn_config *cfg, const struct attn_inputs *in,
 	memset(out, 0, sizeof *out);
 	if ((st = attn_passes_prepare(cfg, in, want, &ps, &p, err)) !=
 	    ATTN_OK ||
-	    (st = pick(&p, prec, &id, &ops, err)) != ATTN_OK ||
+	    (st = pick(&p, prec, want_ops, &ops, err)) != ATTN_OK ||
 	    (st = attn_reduce_plan(&p, prec, want, &bytes, err)) != ATTN_OK ||
 	    (st = attn_stages_alloc(&p, out, err)) != ATTN_OK)
 		return st;
-	out->kernel = id;
 	out->precision = prec;
 	if ((st = attn_reduce_alloc(&p, err)) != ATTN_OK ||
 	    (st = attn_passes_before(&p, in, &ps, err)) != ATTN_OK ||
@@ -321,14 +259,14 @@ enum attn_status
 attn_plan(const struct attn_config *cfg, const struct attn_inputs *in,
     unsigned want, size_t *bytes, struct attn_error *err)
 {
-	return plan_in(cfg, in, want, ATTN_PREC_FP64, bytes, err);
+	return plan_in(NULL, cfg, in, want, ATTN_PREC_FP64, bytes, err);
 }
 
 enum attn_status
 attn_run(const struct attn_config *cfg, const struct attn_inputs *in,
     unsigned want, struct attn_stages *out, struct attn_error *err)
 {
-	return run_in(cfg, in, want, ATTN_PREC_FP64, out, err);
+	return run_in(NULL, cfg, in, want, ATTN_PREC_FP64, out, err);
 }
 
 enum attn_status
@@ -336,7 +274,7 @@ attn_emulate_plan(const struct attn_config *cfg, const struct attn_inputs *in,
     unsigned want, enum attn_precision prec, size_t *bytes,
     struct attn_error *err)
 {
-	return plan_in(cfg, in, want, prec, bytes, err);
+	return plan_in(NULL, cfg, in, want, prec, bytes, err);
 }
 
 enum attn_status
@@ -344,7 +282,23 @@ attn_emulate(const struct attn_config *cfg, const struct attn_inputs *in,
     unsigned want, enum attn_precision prec, struct attn_stages *out,
     struct attn_error *err)
 {
-	return run_in(cfg, in, want, prec, out, err);
+	return run_in(NULL, cfg, in, want, prec, out, err);
+}
+
+enum attn_status
+attn_run_kernel(const struct attn_kernel_ops *ops,
+    const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, struct attn_stages *out, struct attn_error *err)
+{
+	return run_in(ops, cfg, in, want, ATTN_PREC_FP64, out, err);
+}
+
+enum attn_status
+attn_plan_kernel(const struct attn_kernel_ops *ops,
+    const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, size_t *bytes, struct attn_error *err)
+{
+	return plan_in(ops, cfg, in, want, ATTN_PREC_FP64, bytes, err);
 }
 
 enum attn_status

@@ -252,15 +252,6 @@ job_close(struct pool *pl)
 }
 
 void
-attn_progress_block(const struct attn_problem *p, const char *what,
-    size_t n)
-{
-	if (p->cfg->progress != NULL)
-		p->cfg->progress(p->cfg->progress_arg, what, n + 1,
-		    p->B * p->H);
-}
-
-void
 attn_pool_run(const struct attn_pool_job *job)
 {
 	const size_t least = (size_t)PTHREAD_STACK_MIN;

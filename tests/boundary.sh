@@ -3,7 +3,8 @@
 # symbol that LIBATTN (libattn.a) defines starts with attn_, cli/
 # includes lib/attn.h and lib/attn_io.h and nothing else of lib/ (its
 # own headers are cli/*.h, system headers come in <>), and neither public
-# header names a cJSON type or includes a header of lib/ but attn.h.
+# header names a cJSON type or a kernel, or includes a header of lib/ but
+# attn.h.
 set -u
 
 lib=$1
@@ -42,10 +43,18 @@ for f in "$top"/cli/*.c "$top"/cli/*.h; do
 	done
 done | { grep . && exit 1; exit 0; } || fail=1
 
-# The public headers: no cJSON, no internal header.
+# The public headers: no cJSON, no internal header, and no choice of
+# kernel: the library computes with one in double precision (attn(1),
+# Order of operations), and the reference kernel is the tests' oracle
+# (tests/unit/kernel_ref.c), which they run through lib/internal.h.
 for h in attn.h attn_io.h; do
 	if grep -nE 'cJSON([ _*]|\.h)' "$top/lib/$h"; then
 		echo "FAIL boundary: lib/$h names cJSON"
+		fail=1
+	fi
+	if grep -nE 'attn_kernel|ATTN_KERNEL' "$top/lib/$h"; then
+		echo "FAIL boundary: lib/$h offers a choice of kernel:" \
+		    "the library has one; an oracle lives under tests/"
 		fail=1
 	fi
 	sed -n "$inc" "$top/lib/$h" | grep -v '^attn\.h$' |

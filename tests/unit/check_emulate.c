@@ -436,7 +436,7 @@ START_TEST(emulated_error_follows_the_format)
 	size_t i, n;
 
 	problem_make(&pb, _i % 5, 2.0);
-	run_ok(ATTN_KERNEL_REFERENCE, &pb.cfg, &pb.in, ATTN_STAGES_ALL, &ref);
+	run_ok(KERNEL_REFERENCE, &pb.cfg, &pb.in, ATTN_STAGES_ALL, &ref);
 	emulate_ok(&pb, prec, &emu);
 	n = ref.stage[ATTN_STAGE_OUTPUT].rows *
 	    ref.stage[ATTN_STAGE_OUTPUT].cols;
@@ -474,7 +474,7 @@ START_TEST(emulated_backward_follows_the_format)
 	size_t k, i, n;
 
 	problem_make(&pb, _i % 5, 2.0);
-	run_ok(ATTN_KERNEL_REFERENCE, &pb.cfg, &pb.in, ATTN_STAGES_ALL |
+	run_ok(KERNEL_REFERENCE, &pb.cfg, &pb.in, ATTN_STAGES_ALL |
 	    ATTN_STAGES_GRAD, &ref);
 	emulate_set(&pb, prec, ATTN_STAGES_ALL | ATTN_STAGES_GRAD, &emu);
 	for (k = 0; k < sizeof grads / sizeof grads[0]; k++) {

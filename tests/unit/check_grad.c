@@ -512,7 +512,7 @@ END_TEST
 /* One run of a T = 3, S = 4 problem whose row 1 the mask empties, under
  * policy, with dO's row 1 scaled by k (0 removes it). */
 static void
-masked_row_run(enum attn_kernel kernel, unsigned stages,
+masked_row_run(enum kernel_id kernel, unsigned stages,
     enum attn_masked_rows policy, double k, struct attn_stages *st,
     struct attn_matrix *v_out, struct attn_matrix *do_out)
 {
@@ -680,9 +680,8 @@ KERNEL_TEST(a_gradient_that_overflows_is_a_data_error, EVERY)
 
 	grad_inputs(&in, 1, &q, &k, &v, &d_out);
 	attn_config_init(&cfg);
-	cfg.kernel = kernel;
 	memset(&err, 0, sizeof err);
-	ck_assert_int_eq(attn_run(&cfg, &in, stages, &st, &err),
+	ck_assert_int_eq(run_kernel(kernel, &cfg, &in, stages, &st, &err),
 	    ATTN_ERR_DATA);
 	ck_assert_str_eq(err.msg, "grad_weights of query 2 and key 2 "
 	    "overflows a double (the values of dO, Q, K or V are too large)");
@@ -712,10 +711,9 @@ KERNEL_TEST(a_gradient_that_overflows_to_nan_is_a_data_error, EVERY)
 
 	grad_inputs(&in, 1, &q, &k, &v, &d_out);
 	attn_config_init(&cfg);
-	cfg.kernel = kernel;
 	cfg.scale_mode = ATTN_SCALE_NONE;
 	memset(&err, 0, sizeof err);
-	ck_assert_int_eq(attn_run(&cfg, &in, stages, &st, &err),
+	ck_assert_int_eq(run_kernel(kernel, &cfg, &in, stages, &st, &err),
 	    ATTN_ERR_DATA);
 	ck_assert_str_eq(err.msg, "grad_q of query 1, column 1 overflows a "
 	    "double (the values of dO, Q, K or V are too large)");

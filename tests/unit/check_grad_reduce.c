@@ -446,19 +446,18 @@ START_TEST(grad_bias_has_one_arithmetic)
 	n = c.sh.nb * c.sh.r * c.sh.c;
 	expect = attn_alloc_array(n, sizeof *expect);
 	ck_assert_ptr_nonnull(expect);
-	c.cfg.kernel = ATTN_KERNEL_REFERENCE;
-	ck_assert_int_eq(attn_run(&c.cfg, &c.in, wants[1], &held, &err),
-	    ATTN_OK);
+	ck_assert_int_eq(run_kernel(KERNEL_REFERENCE, &c.cfg, &c.in, wants[1],
+	    &held, &err), ATTN_OK);
 	by_expected(&c, &held, expect);
 	memcpy(sinks, held.stage[ATTN_STAGE_GRAD_SINKS].data, sizeof sinks);
 	attn_stages_free(&held);
 	for (kn = 0; kn < NKERNELS; kn++)
 		for (threads = 1; threads <= 3; threads++)
 			for (w = 0; w < 2; w++) {
-				c.cfg.kernel = test_kernel(kn);
 				c.cfg.threads = threads;
-				ck_assert_int_eq(attn_run(&c.cfg, &c.in,
-				    wants[w], &st, &err), ATTN_OK);
+				ck_assert_int_eq(run_kernel(test_kernel(kn),
+				    &c.cfg, &c.in, wants[w], &st, &err),
+				    ATTN_OK);
 				ck_assert_uint_eq(st.stage[ATTN_STAGE_GRAD_BIAS].
 				    rows * st.stage[ATTN_STAGE_GRAD_BIAS].cols,
 				    n);
@@ -466,7 +465,7 @@ START_TEST(grad_bias_has_one_arithmetic)
 				    ATTN_STAGE_GRAD_BIAS].data, expect,
 				    n * sizeof *expect) == 0, "case %d: grad_bias "
 				    "of kernel %s on %zu threads (want %u) differs",
-				    _i, attn_kernel_name(c.cfg.kernel), threads,
+				    _i, kernel_name(test_kernel(kn)), threads,
 				    wants[w]);
 				ck_assert_mem_eq(st.stage[ATTN_STAGE_GRAD_SINKS].
 				    data, sinks, sizeof sinks);
@@ -491,7 +490,6 @@ START_TEST(grad_bias_of_a_row_holds_no_scores)
 	size_t alone, held;
 
 	by_make(&c, _i);
-	c.cfg.kernel = ATTN_KERNEL_STREAM;
 	c.cfg.threads = 1;
 	ck_assert_int_eq(attn_plan(&c.cfg, &c.in, STAGE(GRAD_BIAS), &alone,
 	    &err), ATTN_OK);

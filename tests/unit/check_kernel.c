@@ -343,7 +343,6 @@ KERNEL_TEST(overflowing_scores_are_a_data_error, STAGE(OUTPUT))
 	struct attn_error err;
 
 	attn_config_init(&cfg);
-	cfg.kernel = kernel;
 	if (_i == 0) {
 		q = matrix_from(1, 1, big);
 		k = matrix_from(1, 1, one);
@@ -363,7 +362,8 @@ KERNEL_TEST(overflowing_scores_are_a_data_error, STAGE(OUTPUT))
 	in.k = k;
 	in.v = v;
 	memset(&err, 0, sizeof err);
-	ck_assert_int_eq(attn_run(&cfg, &in, stages, &st, &err), ATTN_ERR_DATA);
+	ck_assert_int_eq(run_kernel(kernel, &cfg, &in, stages, &st, &err),
+	    ATTN_ERR_DATA);
 	ck_assert_int_eq(err.status, ATTN_ERR_DATA);
 	ck_assert_msg(strstr(err.msg, "overflows") != NULL, "message: %s",
 	    err.msg);
@@ -451,12 +451,11 @@ KERNEL_TEST(a_logit_the_bias_overflows_is_a_data_error, STAGE(OUTPUT))
 	in.mask = mask;
 	in.mask_blocks = 1;
 	attn_config_init(&cfg);
-	cfg.kernel = kernel;
 	cfg.heads = H;
 	cfg.scale_mode = ATTN_SCALE_NONE;
 	cfg.alibi = bias_overflows[_i].alibi;
 	memset(&err, 0, sizeof err);
-	status = attn_run(&cfg, &in, stages, &st, &err);
+	status = run_kernel(kernel, &cfg, &in, stages, &st, &err);
 	if (bias_overflows[_i].msg == NULL) {
 		ck_assert_msg(status == ATTN_OK, "%s", err.msg);
 		for (i = 0; i < T; i++)
@@ -545,9 +544,8 @@ KERNEL_TEST(an_output_beyond_the_doubles_is_a_data_error, STAGE(OUTPUT))
 	in.k = k;
 	in.v = v;
 	attn_config_init(&cfg);
-	cfg.kernel = kernel;
 	memset(&err, 0, sizeof err);
-	ck_assert_int_eq(attn_run(&cfg, &in, stages, &st, &err),
+	ck_assert_int_eq(run_kernel(kernel, &cfg, &in, stages, &st, &err),
 	    ATTN_ERR_DATA);
 	ck_assert_str_eq(err.msg, "output of query 1, column 2 overflows a "
 	    "double (V's values are too large: the weighted mean of them lies "
@@ -740,7 +738,7 @@ START_TEST(zeroed_stages_can_be_freed)
 	if (_i == 1)
 		in.sinks = matrix_from(1, 1, sinks);
 	attn_config_init(&cfg);
-	run_ok(ATTN_KERNEL_REFERENCE, &cfg, &in, ATTN_STAGES_ALL, &st);
+	run_ok(KERNEL_REFERENCE, &cfg, &in, ATTN_STAGES_ALL, &st);
 	if (_i == 0) {
 		ck_assert_uint_eq(st.nmasked, 1);
 		ck_assert_ptr_nonnull(st.masked);

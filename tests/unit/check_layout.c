@@ -46,7 +46,7 @@ run_layout_stages(enum attn_layout l, int grad, struct attn_stages *st)
 	in.v = v;
 	if (grad)
 		in.d_out = d_out = matrix_random(&rng, B * T, H * D_V, -1, 1);
-	run_ok(ATTN_KERNEL_REFERENCE, &cfg, &in, ATTN_STAGES_ALL |
+	run_ok(KERNEL_REFERENCE, &cfg, &in, ATTN_STAGES_ALL |
 	    (grad ? ATTN_STAGES_GRAD : 0), st);
 	attn_matrix_free(&q);
 	attn_matrix_free(&k);
@@ -132,7 +132,7 @@ START_TEST(a_layout_keeps_levels_of_one)
 	memset(&in, 0, sizeof in);
 	in.batches = 1;
 	in.q = in.k = in.v = q;
-	run_ok(ATTN_KERNEL_REFERENCE, &cfg, &in, ATTN_STAGES_ALL, &st);
+	run_ok(KERNEL_REFERENCE, &cfg, &in, ATTN_STAGES_ALL, &st);
 	attn_stage_shape(&st, ATTN_STAGE_OUTPUT, &sh);
 	ck_assert_uint_eq(sh.ndim, _i == 0 ? 2 : 4);
 	ck_assert_uint_eq(attn_shape_count(&sh), 2);

@@ -343,7 +343,6 @@ KERNEL_TEST(a_run_is_charged_and_given_back, ATTN_STAGES_ALL)
 	d_out = matrix_random(&rng, 3, 4, -1, 1);
 	mask = matrix_from(3, 3, mask_rows);
 	attn_config_init(&cfg);
-	cfg.kernel = kernel;
 	memset(&in, 0, sizeof in);
 	in.batches = 1;
 	in.q = q;
@@ -357,10 +356,12 @@ KERNEL_TEST(a_run_is_charged_and_given_back, ATTN_STAGES_ALL)
 	}
 
 	m = account(SIZE_MAX);
-	ck_assert_int_eq(attn_run(&cfg, &in, want, &st, &err), ATTN_OK);
+	ck_assert_int_eq(run_kernel(kernel, &cfg, &in, want, &st, &err),
+	    ATTN_OK);
 	ck_assert_uint_eq(st.nmasked, 1);
 	held = attn_memory_held(m);
-	ck_assert_int_eq(attn_plan(&cfg, &in, want, &plan, &err), ATTN_OK);
+	ck_assert_int_eq(plan_kernel(kernel, &cfg, &in, want, &plan, &err),
+	    ATTN_OK);
 	ck_assert_msg(held > 0 && held <= 2 * plan + 4096, "held %zu, plan "
 	    "%zu", held, plan);
 	attn_stages_free(&st);
@@ -375,7 +376,7 @@ KERNEL_TEST(a_run_is_charged_and_given_back, ATTN_STAGES_ALL)
 	in.proj.w_o = w;
 	in.d_out = (struct attn_matrix){ 0, 0, 0, NULL };
 	cfg.rope = 1;
-	ck_assert_int_eq(attn_run(&cfg, &in, ATTN_STAGES_ALL |
+	ck_assert_int_eq(run_kernel(kernel, &cfg, &in, ATTN_STAGES_ALL |
 	    ATTN_STAGES_PROJ, &st, &err), ATTN_OK);
 	ck_assert_uint_gt(attn_memory_held(m), 0);
 	attn_stages_free(&st);
@@ -384,8 +385,8 @@ KERNEL_TEST(a_run_is_charged_and_given_back, ATTN_STAGES_ALL)
 
 	/* past a limit */
 	m = account(256);
-	ck_assert_int_eq(attn_run(&cfg, &in, ATTN_STAGES_ALL, &st, &err),
-	    ATTN_ERR_NOMEM);
+	ck_assert_int_eq(run_kernel(kernel, &cfg, &in, ATTN_STAGES_ALL, &st,
+	    &err), ATTN_ERR_NOMEM);
 	ck_assert_msg(strstr(err.msg, "would take more memory than TEST_LIMIT "
 	    "(256 bytes) allows") != NULL, "%s", err.msg);
 	ck_assert_uint_eq(attn_memory_held(m), 0);

@@ -76,7 +76,7 @@ output_magnitude(const struct attn_stages *st, const struct attn_matrix *v,
 
 /* One seed of weights_rows_sum_to_one. */
 static void
-rows_sum_case(enum attn_kernel kernel, unsigned stages, uint64_t seed)
+rows_sum_case(enum kernel_id kernel, unsigned stages, uint64_t seed)
 {
 	struct ref_rng rng;
 	struct problem p;
@@ -113,7 +113,7 @@ END_TEST
 /* One seed of adding_a_constant_to_a_row_of_logits_leaves_its_weights:
  * the weights of row i of [Q | c / scale] [K | 1]^T are those of Q K^T. */
 static void
-shift_case(enum attn_kernel kernel, unsigned stages, uint64_t seed)
+shift_case(enum kernel_id kernel, unsigned stages, uint64_t seed)
 {
 	struct ref_rng rng;
 	struct problem p;
@@ -185,7 +185,7 @@ END_TEST
 
 /* One seed of permuting_keys_with_values_keeps_the_output. */
 static void
-permute_case(enum attn_kernel kernel, unsigned stages, uint64_t seed)
+permute_case(enum kernel_id kernel, unsigned stages, uint64_t seed)
 {
 	struct ref_rng rng;
 	struct problem p;
@@ -263,7 +263,7 @@ END_TEST
 
 /* One seed of scaling_v_scales_the_output. */
 static void
-scale_v_case(enum attn_kernel kernel, unsigned stages, uint64_t seed)
+scale_v_case(enum kernel_id kernel, unsigned stages, uint64_t seed)
 {
 	/* powers of two scale every product exactly; -3.7 does not */
 	static const double factors[] = { 0.25, 1024.0, -3.7 };
@@ -324,7 +324,7 @@ END_TEST
 
 /* One seed of one_key_takes_all_the_weight. */
 static void
-one_key_case(enum attn_kernel kernel, unsigned stages, uint64_t seed)
+one_key_case(enum kernel_id kernel, unsigned stages, uint64_t seed)
 {
 	struct ref_rng rng;
 	struct attn_matrix q, k, v;
@@ -368,7 +368,7 @@ END_TEST
 
 /* One seed of query_rows_are_computed_independently. */
 static void
-rows_alone_case(enum attn_kernel kernel, unsigned stages, uint64_t seed)
+rows_alone_case(enum kernel_id kernel, unsigned stages, uint64_t seed)
 {
 	struct ref_rng rng;
 	struct problem p;
@@ -410,7 +410,7 @@ END_TEST
 
 /* One seed of self_attention_scores_are_symmetric. */
 static void
-symmetric_case(enum attn_kernel kernel, unsigned stages, uint64_t seed)
+symmetric_case(enum kernel_id kernel, unsigned stages, uint64_t seed)
 {
 	struct ref_rng rng;
 	struct attn_matrix x;

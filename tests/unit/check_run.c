@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kernel_ref.h"
 #include "ref.h"
 #include "suites.h"
 #include "testutil.h"
@@ -130,7 +131,7 @@ what(char *buf, size_t size, size_t s, unsigned set)
  * (and lse), number for number as all holds it, and that the reference
  * kernel computed exactly the closure. */
 static void
-expect_keeps(enum attn_kernel kernel, const struct fixture *f, unsigned set,
+expect_keeps(enum kernel_id kernel, const struct fixture *f, unsigned set,
     const struct attn_stages *all, struct attn_stages *st)
 {
 	const unsigned have = set | STAGE(LSE);
@@ -139,7 +140,7 @@ expect_keeps(enum attn_kernel kernel, const struct fixture *f, unsigned set,
 
 	run_ok(kernel, &f->cfg, &f->in, set, st);
 	ck_assert_uint_eq(st->have, have);
-	if (kernel == ATTN_KERNEL_REFERENCE)
+	if (kernel == KERNEL_REFERENCE)
 		ck_assert_uint_eq(st->computed, attn_stage_closure(have));
 	else
 		ck_assert_uint_eq(st->computed & have, have);
@@ -158,7 +159,7 @@ expect_keeps(enum attn_kernel kernel, const struct fixture *f, unsigned set,
  * allocation costs (attn_mem_cost), and with a backward stage the
  * backward pass's max(d_k, d_v) accumulators, worked out from sizes. */
 static void
-expect_plan(enum attn_kernel kernel, const struct fixture *f, unsigned set)
+expect_plan(enum kernel_id kernel, const struct fixture *f, unsigned set)
 {
 	const unsigned have = set | STAGE(LSE);
 	const unsigned closure = attn_stage_closure(have);
@@ -166,7 +167,6 @@ expect_plan(enum attn_kernel kernel, const struct fixture *f, unsigned set)
 	struct attn_error err;
 	size_t s, bytes, kept = 0, scratch = 0;
 
-	cfg.kernel = kernel;
 	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
 		if (have & ATTN_STAGE_BIT(s))
 			kept += attn_mem_cost(sizes[s].stack * sizeof(double));
@@ -175,10 +175,11 @@ expect_plan(enum attn_kernel kernel, const struct fixture *f, unsigned set)
 			    sizeof(double));
 	}
 	memset(&err, 0, sizeof err);
-	ck_assert_int_eq(attn_plan(&cfg, &f->in, set, &bytes, &err), ATTN_OK);
+	ck_assert_int_eq(plan_kernel(kernel, &cfg, &f->in, set, &bytes, &err),
+	    ATTN_OK);
 	if (closure & ATTN_STAGES_GRAD)
 		scratch += (D_K > D_V ? D_K : D_V) * sizeof(double);
-	if (kernel == ATTN_KERNEL_REFERENCE)
+	if (kernel == KERNEL_REFERENCE)
 		ck_assert_uint_eq(bytes, kept + scratch);
 	else
 		ck_assert_uint_ge(bytes, kept);
@@ -361,11 +362,10 @@ START_TEST(plan_of_output_holds_one_head_of_scores)
 	in.q = in.k = in.v = q;
 	attn_config_init(&cfg);
 	cfg.heads = heads;
-	cfg.kernel = ATTN_KERNEL_REFERENCE;
-	ck_assert_int_eq(attn_plan(&cfg, &in, STAGE(OUTPUT), &out, &err),
-	    ATTN_OK);
-	ck_assert_int_eq(attn_plan(&cfg, &in, ATTN_STAGES_ALL, &all, &err),
-	    ATTN_OK);
+	ck_assert_int_eq(plan_kernel(KERNEL_REFERENCE, &cfg, &in,
+	    STAGE(OUTPUT), &out, &err), ATTN_OK);
+	ck_assert_int_eq(plan_kernel(KERNEL_REFERENCE, &cfg, &in,
+	    ATTN_STAGES_ALL, &all, &err), ATTN_OK);
 	/* output and lse, then scores, scaled and weights of one head, and
 	 * its row_max and row_sum, each allocation charged its cost: a
 	 * stack or block of 256 KiB or more whole 2 MiB pages */
@@ -399,12 +399,10 @@ START_TEST(plan_reports_sizes_that_overflow)
 	ck_assert_uint_gt(strlen(err.msg), 0);
 	/* and so does output alone on the reference kernel, through the
 	 * scratch it needs */
-	cfg.kernel = ATTN_KERNEL_REFERENCE;
-	ck_assert_int_eq(attn_plan(&cfg, &in, STAGE(OUTPUT), &bytes, &err),
-	    ATTN_ERR_NOMEM);
+	ck_assert_int_eq(plan_kernel(KERNEL_REFERENCE, &cfg, &in, STAGE(OUTPUT),
+	    &bytes, &err), ATTN_ERR_NOMEM);
 	/* but not on the streaming kernel, which holds no T x S block:
 	 * output and lse, 2^40 rows of 8 bytes each, and its tiles */
-	cfg.kernel = ATTN_KERNEL_STREAM;
 	cfg.threads = 2;
 	ck_assert_int_eq(attn_plan(&cfg, &in, STAGE(OUTPUT), &bytes, &err),
 	    ATTN_OK);
@@ -415,100 +413,88 @@ END_TEST
 
 /* ---------------------------------------------------------------- kernels */
 
+/* Both kernels compute every stage: the passes' stages from
+ * lib/passes.c, grad_bias and grad_sinks from lib/grad_reduce.c, the
+ * rest their own. */
 START_TEST(kernels_have_names_and_stages)
 {
-	ck_assert_str_eq(attn_kernel_name(ATTN_KERNEL_AUTO), "auto");
-	ck_assert_str_eq(attn_kernel_name(ATTN_KERNEL_REFERENCE),
-	    "reference");
-	ck_assert_str_eq(attn_kernel_name(ATTN_KERNEL_COUNT), "unknown");
-	ck_assert_uint_eq(attn_kernel_stages(ATTN_KERNEL_AUTO), 0);
-	/* every kernel gets the passes' stages from lib/passes.c, and
-	 * grad_bias and grad_sinks from lib/grad_reduce.c */
-	ck_assert_uint_eq(attn_kernel_stages(ATTN_KERNEL_REFERENCE),
-	    ATTN_STAGES_ALL | ATTN_STAGES_GRAD | ATTN_STAGES_REDUCE |
-	    ATTN_STAGES_PROJ);
-	ck_assert_uint_eq(attn_kernel_stages(ATTN_KERNEL_STREAM),
-	    ATTN_STAGES_ALL | ATTN_STAGES_GRAD | ATTN_STAGES_REDUCE |
-	    ATTN_STAGES_PROJ);
-	ck_assert_uint_eq(attn_kernel_stages(ATTN_KERNEL_COUNT), 0);
+	const unsigned every = ATTN_STAGES_ALL | ATTN_STAGES_GRAD |
+	    ATTN_STAGES_REDUCE | ATTN_STAGES_PROJ;
+
+	ck_assert_str_eq(kernel_name(KERNEL_REFERENCE), "reference");
+	ck_assert_str_eq(kernel_name(KERNEL_STREAM), "stream");
+	ck_assert_uint_eq(kernel_stages(KERNEL_REFERENCE), every);
+	ck_assert_uint_eq(kernel_stages(KERNEL_STREAM), every);
 }
 END_TEST
 
-/* Every kernel under test has a name and computes output and lse, which
- * is what any run needs. */
-KERNEL_TEST(every_kernel_computes_output_and_lse, 0)
-{
-	ck_assert_str_ne(attn_kernel_name(kernel), "auto");
-	ck_assert_str_ne(attn_kernel_name(kernel), "unknown");
-	ck_assert(kernel_computes(kernel, STAGE(OUTPUT) | STAGE(LSE)));
-}
-END_TEST
+/* What the counting kernel below ran: its run and plan calls. */
+static int counted_runs, counted_plans;
 
-START_TEST(auto_picks_a_kernel_that_computes_the_set)
+static enum attn_status
+counted_plan(const struct attn_problem *p, size_t *bytes,
+    struct attn_error *err)
 {
+	counted_plans++;
+	return kernel_ref.plan(p, bytes, err);
+}
+
+static enum attn_status
+counted_run(const struct attn_problem *p, struct attn_stages *out,
+    struct attn_error *err)
+{
+	counted_runs++;
+	return kernel_ref.run(p, out, err);
+}
+
+/*
+ * attn_run_kernel runs the kernel it is given, not the library's own:
+ * the tests that hold the streaming kernel to the reference kernel's
+ * bytes would pass whatever they compared if it ran the streaming one
+ * for both.  Here a kernel that counts its calls runs the reference
+ * kernel's passes; its output is the reference kernel's, and a stage it
+ * cannot compute is a usage error naming it.
+ */
+START_TEST(a_run_with_kernel_ops_runs_those_ops)
+{
+	const struct attn_kernel_ops counted = { "counted",
+	    kernel_ref.stages, counted_plan, counted_run };
+	const struct attn_kernel_ops forward = { "forward-only",
+	    ATTN_STAGES_ALL, counted_plan, counted_run };
 	struct fixture f;
-	struct attn_stages st;
+	struct attn_stages st, ref;
 	struct attn_error err;
-	unsigned set;
-
-	fixture_make(&f);
-	f.cfg.kernel = ATTN_KERNEL_AUTO;
-	for (set = 0; set <= ATTN_STAGES_ALL; set += 5) {
-		memset(&err, 0, sizeof err);
-		ck_assert_int_eq(attn_run(&f.cfg, &f.in, set, &st, &err),
-		    ATTN_OK);
-		ck_assert_int_gt(st.kernel, ATTN_KERNEL_AUTO);
-		ck_assert_int_lt(st.kernel, ATTN_KERNEL_COUNT);
-		ck_assert(kernel_computes(st.kernel, set | STAGE(LSE)));
-		attn_stages_free(&st);
-	}
-	fixture_free(&f);
-}
-END_TEST
-
-START_TEST(an_unknown_kernel_is_a_usage_error)
-{
-	struct fixture f;
-	struct attn_stages st;
-	struct attn_error err;
-	char msg[64];
 	size_t bytes;
 
 	fixture_make(&f);
-	f.cfg.kernel = ATTN_KERNEL_COUNT;
+	counted_runs = counted_plans = 0;
 	memset(&err, 0, sizeof err);
-	memset(&st, 0xA5, sizeof st);
+	ck_assert_int_eq(attn_plan_kernel(&counted, &f.cfg, &f.in,
+	    STAGE(OUTPUT), &bytes, &err), ATTN_OK);
+	ck_assert_int_eq(counted_plans, 1);
+	ck_assert_int_eq(attn_run_kernel(&counted, &f.cfg, &f.in,
+	    STAGE(OUTPUT), &st, &err), ATTN_OK);
+	ck_assert_int_eq(counted_runs, 1);
+	run_ok(KERNEL_REFERENCE, &f.cfg, &f.in, STAGE(OUTPUT), &ref);
+	expect_same("output", &st.stage[ATTN_STAGE_OUTPUT],
+	    &ref.stage[ATTN_STAGE_OUTPUT]);
+	attn_stages_free(&st);
+	attn_stages_free(&ref);
+	/* attn_run does not: it runs the streaming kernel */
 	ck_assert_int_eq(attn_run(&f.cfg, &f.in, STAGE(OUTPUT), &st, &err),
-	    ATTN_ERR_USAGE);
-	snprintf(msg, sizeof msg, "no kernel number %u",
-	    (unsigned)ATTN_KERNEL_COUNT);
-	ck_assert_str_eq(err.msg, msg);
+	    ATTN_OK);
+	ck_assert_int_eq(counted_runs, 1);
+	attn_stages_free(&st);
+
+	ck_assert_int_eq(attn_run_kernel(&forward, &f.cfg, &f.in,
+	    STAGE(GRAD_V), &st, &err), ATTN_ERR_USAGE);
+	ck_assert_str_eq(err.msg, "the forward-only kernel cannot compute "
+	    "grad_v");
 	ck_assert_ptr_null(st.stage[ATTN_STAGE_OUTPUT].data);
-	ck_assert_int_eq(attn_plan(&f.cfg, &f.in, STAGE(OUTPUT), &bytes,
-	    &err), ATTN_ERR_USAGE);
-	fixture_free(&f);
-}
-END_TEST
-
-START_TEST(auto_picks_a_kernel_that_computes_the_backward_stages)
-{
-	struct fixture f;
-	struct attn_stages st;
-	struct attn_error err;
-	size_t s;
-
-	fixture_make(&f);
-	f.cfg.kernel = ATTN_KERNEL_AUTO;
-	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
-		if (!(ATTN_STAGES_GRAD & ATTN_STAGE_BIT(s)))
-			continue;
-		memset(&err, 0, sizeof err);
-		ck_assert_int_eq(attn_run(&f.cfg, &f.in, ATTN_STAGE_BIT(s),
-		    &st, &err), ATTN_OK);
-		ck_assert(kernel_computes(st.kernel, ATTN_STAGE_BIT(s)));
-		ck_assert(st.have & ATTN_STAGE_BIT(s));
-		attn_stages_free(&st);
-	}
+	ck_assert_int_eq(attn_plan_kernel(&forward, &f.cfg, &f.in,
+	    STAGE(GRAD_V), &bytes, &err), ATTN_ERR_USAGE);
+	ck_assert_int_eq(counted_runs, 1);
+	ck_assert_int_eq(counted_plans, 1);
 	fixture_free(&f);
 }
 END_TEST
@@ -530,7 +516,7 @@ enum { TT = 200, TS = 300, TD = 8 };
 KERNEL_TEST(the_thread_count_does_not_change_any_number, STAGE(OUTPUT))
 {
 	static const size_t threads[] = { 0, 2, 3, 8 };
-	const unsigned keep = _i == 0 ? attn_kernel_stages(kernel) &
+	const unsigned keep = _i == 0 ? kernel_stages(kernel) &
 	    (ATTN_STAGES_ALL | ATTN_STAGES_GRAD) : STAGE(OUTPUT) | STAGE(LSE);
 	struct attn_matrix q, k, v, bias, mask, d_out;
 	struct attn_stages one, st;
@@ -665,11 +651,7 @@ run_suite(void)
 
 	tc = tcase_create("kernels");
 	tcase_add_test(tc, kernels_have_names_and_stages);
-	tcase_add_kernel_test(tc, every_kernel_computes_output_and_lse, 0, 1);
-	tcase_add_test(tc, auto_picks_a_kernel_that_computes_the_set);
-	tcase_add_test(tc, an_unknown_kernel_is_a_usage_error);
-	tcase_add_test(tc,
-	    auto_picks_a_kernel_that_computes_the_backward_stages);
+	tcase_add_test(tc, a_run_with_kernel_ops_runs_those_ops);
 	tcase_add_kernel_test(tc, the_thread_count_does_not_change_any_number,
 	    0, 2);
 	suite_add_tcase(s, tc);

@@ -304,7 +304,7 @@ START_TEST(stream_gives_the_reference_kernels_bytes)
 
 	vcase_make_large(&c, LARGE_SEED + 200 + (uint64_t)_i);
 	vcase_inputs(&c, &in);
-	run_ok(ATTN_KERNEL_REFERENCE, &c.cfg, &in, ATTN_STAGES_ALL, &ref);
+	run_ok(KERNEL_REFERENCE, &c.cfg, &in, ATTN_STAGES_ALL, &ref);
 	for (isa = ATTN_ISA_C; isa < ATTN_ISA_COUNT; isa++) {
 		struct attn_config cfg = c.cfg;
 
@@ -312,7 +312,7 @@ START_TEST(stream_gives_the_reference_kernels_bytes)
 			continue;
 		cfg.isa = (enum attn_isa)isa;
 		cfg.threads = 3;
-		run_ok(ATTN_KERNEL_STREAM, &cfg, &in, ATTN_STAGES_ALL, &st);
+		run_ok(KERNEL_STREAM, &cfg, &in, ATTN_STAGES_ALL, &st);
 		expect_bytes(&c, attn_isa_name((enum attn_isa)isa), &ref, &st);
 		ck_assert_uint_eq(st.nmasked, ref.nmasked);
 		attn_stages_free(&st);
@@ -352,14 +352,14 @@ START_TEST(kv_heads_side_by_side_read_from_a_workers_cache)
 	attn_config_init(&cfg);
 	cfg.heads = H;
 	cfg.kv_heads = G;
-	run_ok(ATTN_KERNEL_REFERENCE, &cfg, &in, ATTN_STAGES_ALL, &ref);
+	run_ok(KERNEL_REFERENCE, &cfg, &in, ATTN_STAGES_ALL, &ref);
 	for (t = 0; t < sizeof threads / sizeof threads[0]; t++) {
 		struct vcase c;
 
 		memset(&c, 0, sizeof c);
 		snprintf(c.what, sizeof c.what, "kv heads side by side");
 		cfg.threads = threads[t];
-		run_ok(ATTN_KERNEL_STREAM, &cfg, &in, STAGE(OUTPUT), &st);
+		run_ok(KERNEL_STREAM, &cfg, &in, STAGE(OUTPUT), &st);
 		expect_bytes(&c, threads[t] == 1 ? "1 thread" : "3 threads",
 		    &ref, &st);
 		attn_stages_free(&st);
@@ -447,8 +447,7 @@ START_TEST(progress_counts_blocks_of_queries)
 	cfg.threads = 4;
 	cfg.progress = progress_note;
 	cfg.progress_arg = &log;
-	cfg.kernel = ATTN_KERNEL_STREAM;
-	run_ok(ATTN_KERNEL_STREAM, &cfg, &(struct attn_inputs){ .batches = 1,
+	run_ok(KERNEL_STREAM, &cfg, &(struct attn_inputs){ .batches = 1,
 	    .q = q, .k = k, .v = v }, STAGE(OUTPUT), &st);
 	/* 2 heads of ceil(1000 / 144) = 7 blocks */
 	ck_assert_uint_eq(log.calls, 14);
@@ -503,7 +502,7 @@ START_TEST(every_long_phase_reports_its_heads)
 		ck_assert_int_eq(attn_emulate(&cfg, &in, STAGE(OUTPUT),
 		    ATTN_PREC_FP16, &st, &err), ATTN_OK);
 	} else {
-		run_ok(ATTN_KERNEL_REFERENCE, &cfg, &in, _i == 0 ?
+		run_ok(KERNEL_REFERENCE, &cfg, &in, _i == 0 ?
 		    STAGE(GRAD_Q) : STAGE(WEIGHTS), &st);
 	}
 	ck_assert_uint_eq(log.calls, B * H);

@@ -147,7 +147,7 @@ rows_of(const struct attn_matrix *m, size_t r0, size_t n)
 /* A run of kernel, or with prec below FP64 the emulation in prec;
  * expects success. */
 static void
-run_in(enum attn_kernel kernel, enum attn_precision prec,
+run_in(enum kernel_id kernel, enum attn_precision prec,
     const struct attn_config *cfg, const struct attn_inputs *in,
     unsigned want, struct attn_stages *st)
 {
@@ -168,7 +168,7 @@ run_in(enum attn_kernel kernel, enum attn_precision prec,
  * and 0 outside the sequence.
  */
 static void
-packed_is_alone(struct vcase *c, enum attn_kernel kernel,
+packed_is_alone(struct vcase *c, enum kernel_id kernel,
     enum attn_precision prec, unsigned want)
 {
 	const struct attn_varlen *vl = &c->in.varlen;
@@ -287,7 +287,7 @@ START_TEST(an_emulated_packed_batch_is_its_sequences_emulated_alone)
 	struct vcase c;
 
 	vcase_make(&c, 0xE3A70000u + (uint64_t)_i, 1);
-	packed_is_alone(&c, ATTN_KERNEL_REFERENCE, prec[_i % 3],
+	packed_is_alone(&c, KERNEL_REFERENCE, prec[_i % 3],
 	    STAGE(OUTPUT) | STAGE(LSE) | STAGE(WEIGHTS) | STAGE(GRAD_Q) |
 	    STAGE(GRAD_K) | STAGE(GRAD_V));
 	vcase_free(&c);

@@ -6,20 +6,61 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
+#include "kernel_ref.h"
 #include "testutil.h"
 
-enum attn_kernel
+enum kernel_id
 test_kernel(int n)
 {
 	ck_assert_int_ge(n, 0);
 	ck_assert_int_lt(n, NKERNELS);
-	return (enum attn_kernel)(ATTN_KERNEL_AUTO + 1 + n);
+	return (enum kernel_id)n;
+}
+
+/* The ops of kernel k. */
+static const struct attn_kernel_ops *
+kernel_ops(enum kernel_id k)
+{
+	return k == KERNEL_STREAM ? &attn_kernel_stream : &kernel_ref;
+}
+
+const char *
+kernel_name(enum kernel_id k)
+{
+	return kernel_ops(k)->name;
+}
+
+unsigned
+kernel_stages(enum kernel_id k)
+{
+	return kernel_ops(k)->stages | ATTN_STAGES_PROJ | ATTN_STAGES_REDUCE;
 }
 
 int
-kernel_computes(enum attn_kernel k, unsigned want)
+kernel_computes(enum kernel_id k, unsigned want)
 {
-	return (want & ~attn_kernel_stages(k)) == 0;
+	return (want & ~kernel_stages(k)) == 0;
+}
+
+enum attn_status
+run_kernel(enum kernel_id k, const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want, struct attn_stages *out,
+    struct attn_error *err)
+{
+	if (k == KERNEL_STREAM)
+		return attn_run(cfg, in, want, out, err);
+	return attn_run_kernel(kernel_ops(k), cfg, in, want, out, err);
+}
+
+enum attn_status
+plan_kernel(enum kernel_id k, const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want, size_t *bytes,
+    struct attn_error *err)
+{
+	if (k == KERNEL_STREAM)
+		return attn_plan(cfg, in, want, bytes, err);
+	return attn_plan_kernel(kernel_ops(k), cfg, in, want, bytes, err);
 }
 
 /* A rows x cols matrix holding values row by row. */
@@ -63,7 +104,7 @@ matrix_random(struct ref_rng *rng, size_t rows, size_t cols, double lo,
 }
 
 void
-compute_ok(enum attn_kernel kernel, unsigned want, enum attn_scale_mode mode,
+compute_ok(enum kernel_id kernel, unsigned want, enum attn_scale_mode mode,
     double scale, const struct attn_matrix *q, const struct attn_matrix *k,
     const struct attn_matrix *v, struct attn_stages *st)
 {
@@ -82,19 +123,16 @@ compute_ok(enum attn_kernel kernel, unsigned want, enum attn_scale_mode mode,
 }
 
 void
-run_ok(enum attn_kernel kernel, const struct attn_config *cfg,
+run_ok(enum kernel_id kernel, const struct attn_config *cfg,
     const struct attn_inputs *in, unsigned want, struct attn_stages *st)
 {
-	struct attn_config c = *cfg;
 	struct attn_error err;
 	enum attn_status rc;
 
-	c.kernel = kernel;
 	memset(&err, 0, sizeof err);
-	rc = attn_run(&c, in, want, st, &err);
+	rc = run_kernel(kernel, cfg, in, want, st, &err);
 	ck_assert_msg(rc == ATTN_OK, "attn_run (%s kernel): status %d: %s",
-	    attn_kernel_name(kernel), rc, err.msg);
-	ck_assert_int_eq(st->kernel, kernel);
+	    kernel_name(kernel), rc, err.msg);
 	ck_assert_uint_eq(st->have & want, want);
 }
 
@@ -172,11 +210,9 @@ expect_same_error(const struct attn_config *cfg, const struct attn_inputs *in,
 
 	memset(&e1, 0, sizeof e1);
 	memset(&e2, 0, sizeof e2);
-	c.kernel = ATTN_KERNEL_REFERENCE;
-	r1 = attn_run(&c, in, want, &st, &e1);
-	c.kernel = ATTN_KERNEL_STREAM;
+	r1 = run_kernel(KERNEL_REFERENCE, &c, in, want, &st, &e1);
 	c.threads = 3;
-	r2 = attn_run(&c, in, want, &st, &e2);
+	r2 = run_kernel(KERNEL_STREAM, &c, in, want, &st, &e2);
 	ck_assert_int_eq(r1, ATTN_ERR_DATA);
 	ck_assert_int_eq(r2, ATTN_ERR_DATA);
 	ck_assert_str_eq(e2.msg, e1.msg);

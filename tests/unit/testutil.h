@@ -4,12 +4,11 @@
  * work, and KERNEL_TEST, which runs a test once per kernel.
  * They fail the current Check test on any error.
  *
- * Every kernel is tested by the same tests: a test written with
+ * Both kernels are tested by the same tests: a test written with
  * KERNEL_TEST(name, set) and registered with tcase_add_kernel_test runs
- * each of its cases on every value of enum attn_kernel but AUTO that can
- * compute the stages in `set` (a streaming kernel never computes weights,
- * so a test of the weights skips it).  A new kernel is tested by adding
- * its enum value.
+ * each of its cases on the library's streaming kernel (what attn_run
+ * runs) and on the reference kernel (kernel_ref.c, run through
+ * attn_run_kernel), each when it can compute the stages in `set`.
  */
 #ifndef ATTN_TESTUTIL_H
 #define ATTN_TESTUTIL_H
@@ -22,14 +21,32 @@
 #include "attn_io.h"
 #include "ref.h"
 
-/* The kernels under test: every enum attn_kernel value after AUTO. */
-#define NKERNELS ((int)ATTN_KERNEL_COUNT - 1)
+/* The kernels under test. */
+enum kernel_id {
+	KERNEL_REFERENCE,	/* kernel_ref.c, the oracle */
+	KERNEL_STREAM,		/* the library's, what attn_run runs */
+	NKERNELS
+};
 
 /* Kernel n of the kernels under test, 0 <= n < NKERNELS. */
-enum attn_kernel test_kernel(int n);
+enum kernel_id test_kernel(int n);
+
+/* Its name ("reference", "stream") and the stages it can compute, with
+ * those of the passes and reductions that attn_run adds around it. */
+const char *kernel_name(enum kernel_id k);
+unsigned kernel_stages(enum kernel_id k);
 
 /* Whether kernel k can compute every stage in want. */
-int kernel_computes(enum attn_kernel k, unsigned want);
+int kernel_computes(enum kernel_id k, unsigned want);
+
+/* attn_run and attn_plan with kernel k: attn_run itself for the
+ * streaming kernel, attn_run_kernel for the reference one. */
+enum attn_status run_kernel(enum kernel_id k, const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want, struct attn_stages *out,
+    struct attn_error *err);
+enum attn_status plan_kernel(enum kernel_id k, const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want, size_t *bytes,
+    struct attn_error *err);
 
 /*
  * A Check test run per case and per kernel: the body sees _i (the case),
@@ -40,18 +57,18 @@ int kernel_computes(enum attn_kernel k, unsigned want);
  * iteration number.
  */
 #define KERNEL_TEST(name, set)						\
-static void name##_kernel(int _i, enum attn_kernel kernel,		\
+static void name##_kernel(int _i, enum kernel_id kernel,		\
     unsigned stages);							\
 START_TEST(name)							\
 {									\
-	const enum attn_kernel k_ = test_kernel(_i % NKERNELS);		\
+	const enum kernel_id k_ = test_kernel(_i % NKERNELS);		\
 									\
 	if (kernel_computes(k_, (set)))					\
 		name##_kernel(_i / NKERNELS, k_, (set));		\
 }									\
 END_TEST								\
 static void name##_kernel(int _i CK_ATTRIBUTE_UNUSED,			\
-    enum attn_kernel kernel CK_ATTRIBUTE_UNUSED,			\
+    enum kernel_id kernel CK_ATTRIBUTE_UNUSED,			\
     unsigned stages CK_ATTRIBUTE_UNUSED)
 
 /* Register KERNEL_TEST name for cases [start, end) on every kernel. */
@@ -86,14 +103,13 @@ struct attn_matrix matrix_random(struct ref_rng *rng, size_t rows,
 
 /* attn_compute's problem (one batch, no mask or bias) with kernel, the
  * given scale mode and value, keeping want; expects success. */
-void compute_ok(enum attn_kernel kernel, unsigned want,
+void compute_ok(enum kernel_id kernel, unsigned want,
     enum attn_scale_mode mode, double scale, const struct attn_matrix *q,
     const struct attn_matrix *k, const struct attn_matrix *v,
     struct attn_stages *st);
 
-/* attn_run with kernel (whatever cfg->kernel says), keeping want;
- * expects success. */
-void run_ok(enum attn_kernel kernel, const struct attn_config *cfg,
+/* run_kernel with kernel, keeping want; expects success. */
+void run_ok(enum kernel_id kernel, const struct attn_config *cfg,
     const struct attn_inputs *in, unsigned want, struct attn_stages *st);
 
 /* Run cfg's problem on the reference kernel and on the streaming one

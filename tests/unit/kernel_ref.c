@@ -1,16 +1,19 @@
 /*
- * kernel.c - the reference kernel: every stage of
+ * kernel_ref.c - the reference kernel: every stage of
  *
  *	softmax(mask(softcap(Q K^T * scale) + bias + ALiBi)) V
  *
  * (with sinks, each row's softmax denominator gains exp(sink))
  * in plain numbered passes over whole T x S blocks, simple enough to
- * check by eye, for each batch and head in turn.  It is the oracle the
- * streaming kernel is tested against; the long double reference in
- * tests/ref is the independent check on both.  A pass runs only when its
- * stage is needed (p->need): a stage that is held is written into the
- * caller's stacks, one that is only needed into scratch of one block
- * (lib/problem.c).
+ * check by eye, for each batch and head in turn.  It is a test oracle,
+ * not a kernel of the library: the unit tests run it through
+ * attn_run_kernel (lib/internal.h), with the passes and reductions
+ * attn_run runs around any kernel, and hold the streaming kernel
+ * (lib/kernel_stream.c, lib/kernel_stream_grad.c) to its bytes; the long
+ * double reference in tests/ref is the independent check on both.  A
+ * pass runs only when its stage is needed (p->need): a stage that is
+ * held is written into the caller's stacks, one that is only needed into
+ * scratch of one block (struct scratch below).
  *
  * One arithmetic.  Its operations, and their order for each element, are
  * the streaming kernel's, so that a stage is the same bytes whichever
@@ -27,17 +30,20 @@
  *
  * What every kernel shares (shape checks, scale, positions, the masking
  * rule, softcap, bias and ALiBi, input blocks) is in lib/problem.c,
- * lib/mask.c and internal.h.  The backward stages are lib/grad.c's
- * passes over the forward stages of each block, run after them.
+ * lib/mask.c and internal.h.  The backward stages are the passes of
+ * kernel_ref_grad.c over the forward stages of each block, run after
+ * them.
  *
  * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
  * and d_v columns per head.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "kernel_ref.h"
 
 /* The end of a row's block of keys that starts at j0: blocks of `block`
  * keys from k0, the first key of the row's sequence (attn_row_seq), so
@@ -355,14 +361,130 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 	return ATTN_OK;
 }
 
-enum attn_status
-attn_reference_plan(const struct attn_problem *p, size_t *bytes,
+/* ---------------------------------------------------------------- scratch */
+
+/*
+ * Scratch for the stages a run needs but does not hold: one T-row block
+ * of each, for one batch and head at a time.
+ */
+struct scratch {
+	struct attn_matrix stage[ATTN_STAGE_COUNT];	/* NULL data: unused */
+};
+
+/* The stages in scratch: needed, not held. */
+static unsigned
+scratch_set(const struct attn_problem *p)
+{
+	return p->need & ~p->hold;
+}
+
+/* The rows and columns of a block of stage s in p. */
+static size_t
+rows_of(const struct attn_problem *p, size_t s)
+{
+	return attn_stage_block_rows((enum attn_stage)s, p->T, p->S);
+}
+
+static size_t
+cols_of(const struct attn_problem *p, size_t s)
+{
+	return attn_stage_block_cols((enum attn_stage)s, p->S, p->d_k,
+	    p->d_v);
+}
+
+/* The bytes of one struct scratch for p; ATTN_ERR_NOMEM when the size
+ * overflows. */
+static enum attn_status
+scratch_bytes(const struct attn_problem *p, size_t *bytes,
+    struct attn_error *err)
+{
+	size_t s, n;
+
+	*bytes = 0;
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		if (!(scratch_set(p) & ATTN_STAGE_BIT(s)))
+			continue;
+		if (attn_size_mul(rows_of(p, s), cols_of(p, s), &n) != 0 ||
+		    attn_size_mul(n, sizeof(double), &n) != 0 ||
+		    *bytes > SIZE_MAX - (n = attn_mem_cost(n)))
+			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+			    "a block of %zu queries and %zu keys is too large "
+			    "to address", p->T, p->S);
+		*bytes += n;
+	}
+	return ATTN_OK;
+}
+
+static void
+scratch_free(struct scratch *sc)
+{
+	size_t s;
+
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		attn_matrix_free(&sc->stage[s]);
+}
+
+static enum attn_status
+scratch_alloc(const struct attn_problem *p, struct scratch *sc,
+    struct attn_error *err)
+{
+	enum attn_status st;
+	size_t s;
+
+	memset(sc, 0, sizeof *sc);
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		if (!(scratch_set(p) & ATTN_STAGE_BIT(s)))
+			continue;
+		if ((st = attn_matrix_alloc(&sc->stage[s], rows_of(p, s),
+		    cols_of(p, s), err)) != ATTN_OK) {
+			scratch_free(sc);
+			return st;
+		}
+	}
+	return ATTN_OK;
+}
+
+/*
+ * The T-row block of every stage p needs, for head hd: a view into out's
+ * stack for a held stage, into sc for the others, data NULL for stages
+ * not needed.  Scratch output is zeroed, as a held output starts.
+ */
+static void
+head_stages(const struct attn_problem *p, const struct attn_stages *out,
+    const struct scratch *sc, const struct attn_head *hd,
+    struct attn_matrix m[ATTN_STAGE_COUNT])
+{
+	size_t s, i;
+
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		const unsigned bit = ATTN_STAGE_BIT(s);
+
+		memset(&m[s], 0, sizeof m[s]);
+		if (p->hold & bit) {
+			m[s] = attn_stage_block(out, (enum attn_stage)s, hd->b,
+			    hd->h);
+		} else if (p->need & bit) {
+			m[s] = sc->stage[s];
+			/* A block is written whole by every pass but the
+			 * output's sums, which start from 0. */
+			if (s == ATTN_STAGE_OUTPUT)
+				for (i = 0; i < m[s].rows; i++)
+					memset(attn_at(&m[s], i, 0), 0,
+					    m[s].cols * sizeof(double));
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- the run */
+
+static enum attn_status
+reference_plan(const struct attn_problem *p, size_t *bytes,
     struct attn_error *err)
 {
 	enum attn_status st;
 	size_t acc;
 
-	if ((st = attn_scratch_bytes(p, bytes, err)) != ATTN_OK)
+	if ((st = scratch_bytes(p, bytes, err)) != ATTN_OK)
 		return st;
 	/* the backward pass's accumulators */
 	acc = (p->need & ATTN_STAGES_GRAD) ? (p->d_k > p->d_v ? p->d_k :
@@ -375,15 +497,25 @@ attn_reference_plan(const struct attn_problem *p, size_t *bytes,
 	return ATTN_OK;
 }
 
+/* Report block n (from 0) of the B x H blocks of p done, as `what`, to
+ * p->cfg->progress when it is set. */
+static void
+progress_block(const struct attn_problem *p, const char *what, size_t n)
+{
+	if (p->cfg->progress != NULL)
+		p->cfg->progress(p->cfg->progress_arg, what, n + 1,
+		    p->B * p->H);
+}
+
 /* Every batch and head of p in turn: p->need into out, whose p->hold
  * stages are allocated and zeroed, the backward stages of p->need too
- * (attn_grad_head). */
+ * (kernel_ref_grad_head). */
 static enum attn_status
 reference_run(const struct attn_problem *p, struct attn_stages *out,
     struct attn_error *err)
 {
 	struct attn_matrix m[ATTN_STAGE_COUNT];
-	struct attn_scratch sc;
+	struct scratch sc;
 	struct attn_head hd;
 	enum attn_status st;
 	double *acc = NULL;
@@ -393,27 +525,27 @@ reference_run(const struct attn_problem *p, struct attn_stages *out,
 	    p->d_k > p->d_v ? p->d_k : p->d_v, sizeof *acc)) == NULL)
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory");
-	if ((st = attn_scratch_alloc(p, &sc, err)) != ATTN_OK) {
+	if ((st = scratch_alloc(p, &sc, err)) != ATTN_OK) {
 		free(acc);
 		return st;
 	}
 	for (b = 0; b < p->B && st == ATTN_OK; b++)
 		for (h = 0; h < p->H && st == ATTN_OK; h++) {
 			attn_problem_head(p, b, h, &hd);
-			attn_head_stages(p, out, &sc, &hd, m);
+			head_stages(p, out, &sc, &hd, m);
 			st = reference_head(p, &hd, m, &out->computed, err);
 			if (st == ATTN_OK && (p->need & ATTN_STAGES_GRAD))
-				st = attn_grad_head(p, &hd, m, acc,
+				st = kernel_ref_grad_head(p, &hd, m, acc,
 				    &out->computed, err);
-			attn_progress_block(p, p->need & ATTN_STAGES_GRAD ?
+			progress_block(p, p->need & ATTN_STAGES_GRAD ?
 			    "heads, forward and backward" : "heads",
 			    b * p->H + h);
 		}
-	attn_scratch_free(&sc);
+	scratch_free(&sc);
 	free(acc);
 	return st;
 }
 
-const struct attn_kernel_ops attn_kernel_reference = {
-	"reference", ATTN_STAGES_EVERY, attn_reference_plan, reference_run,
+const struct attn_kernel_ops kernel_ref = {
+	"reference", ATTN_STAGES_EVERY, reference_plan, reference_run,
 };
