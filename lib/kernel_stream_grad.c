@@ -28,6 +28,8 @@
  * each, in the same order), each after key block J - 1 has taken it;
  * so dK and dV are still one task's, and each dQ chain passes from one
  * task to the next in key order, and the bytes are those of one task.
+ * Without waves such a pair's backward pass would run on one thread
+ * while the others wait (bench/README.md has what the waves buy).
  * Where the reference passes skip an entry whose dS (or weight) is 0, a
  * tile adds fma(0, x, sum), which can only change the sign of a zero
  * sum; their dQ turns a zero into +0 and dK and dV add each head's

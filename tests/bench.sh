@@ -7,6 +7,8 @@
 #
 #   0. bench-spawn, which times every run, passes on its command's exit
 #      status and reports the command's own peak RSS, not its own;
+#      bench/busiest.sh passes the status on and reports a busy
+#      thread's CPU time;
 #   1. it prints the table: the kernel's instruction set (and with --as
 #      avx2, AVX2's on every side), a row for each
 #      input format (and for PyTorch, where the Python has it), the
@@ -61,6 +63,19 @@ s=$?
 if [ "$s" -eq 3 ] && grep -Eq '^[0-9]+\.[0-9]{6} [0-9]+ [0-9]+\.[0-9]{6}$' "$work/sp"; then
 	verdict "bench-spawn passes the status on" ""
 else verdict "bench-spawn passes the status on" "exit $s: $(cat "$work/sp")"; fi
+# bench/busiest.sh: the status passed on, and the CPU time of a
+# command's one busy thread read while it runs: all of it the busiest's.
+busiest="$here/../bench/busiest.sh"
+sh "$busiest" sh -c 'exit 3' 2>"$work/bu"
+s=$?
+if [ "$s" -eq 3 ] && grep -Eq '^wall [0-9.]+ cpu [0-9.]+ busiest [0-9.]+ threads [0-9]+$' "$work/bu"; then
+	verdict "busiest.sh passes the status on" ""
+else verdict "busiest.sh passes the status on" "exit $s: $(cat "$work/bu")"; fi
+sh "$busiest" sh -c 'i=0; while [ $i -lt 400000 ]; do i=$((i + 1)); done' \
+    2>"$work/bb"
+if awk '{ exit !($4 >= 0.1 && $6 == $4 && $8 == 1) }' "$work/bb"; then
+	verdict "busiest.sh reports a thread's CPU time" ""
+else verdict "busiest.sh reports a thread's CPU time" "$(cat "$work/bb")"; fi
 "$spawn" "$work/big" "$py" -c 'b = bytearray(64 << 20)'
 "$spawn" "$work/small" sh -c ':'
 big=$(cut -d' ' -f2 "$work/big")
