@@ -13,6 +13,11 @@
  * measures, attn_emulate and attn_compare_baseline give the --emulate
  * verdict.
  *
+ * A .npz is read as far as its members' headers first: the data of a
+ * member is inflated only once its shape fits its stage, after the run,
+ * so that a member of the wrong shape, however large, is a failing row
+ * at the cost of its header, and one not checked is never inflated.
+ *
  * When a comparison fails, or a shape does not line up, check_hint.c
  * says what the array looks like instead.
  */
@@ -54,7 +59,15 @@ check_load(const struct options *o, struct check *c, struct attn_error *err)
 	if ((status = slurp_file(o->check, &f, err)) != ATTN_OK)
 		return status;
 	c->named = attn_is_zip(f.buf, f.len) || attn_is_bundle(f.buf, f.len);
-	if (c->named) {
+	if (c->named && attn_is_zip(f.buf, f.len)) {
+		/* The members' headers alone: the data of one is inflated
+		 * once its shape fits its stage (run_item), never for a
+		 * member not checked. */
+		status = attn_read_named_declared(c->name, f.buf, f.len, 0,
+		    &c->arrays, err);
+		c->bytes = f;
+		return status;
+	} else if (c->named) {
 		status = attn_read_named(c->name, f.buf, f.len, 0, &c->arrays,
 		    err);
 	} else {
@@ -117,6 +130,7 @@ take(struct check *c, size_t i, enum attn_stage s)
 
 	it->stage = s;
 	it->array = c->arrays.arrays[i].name;
+	it->member = c->arrays.arrays[i].member;
 	it->file = c->arrays.arrays[i].array;
 	memset(&c->arrays.arrays[i].array, 0, sizeof it->file);
 }
@@ -410,6 +424,11 @@ run_item(const struct options *o, const struct attn_inputs *in,
 		    stages, c, it);
 		return ATTN_OK;
 	}
+	/* A .npz member's data, now that its shape fits. */
+	if (it->file.data == NULL && (status = attn_npz_read_member(c->name,
+	    c->bytes.buf, c->bytes.len, it->member, 0, &it->file, err)) !=
+	    ATTN_OK)
+		return status;
 	n = attn_shape_count(&it->shape);
 	if ((it->ref = attn_stage_c_order(stages, it->stage)) == NULL) {
 		if ((it->ref_own = attn_alloc_array(n, sizeof *it->ref_own)) ==
@@ -508,5 +527,6 @@ check_free(struct check *c)
 		free(c->item[k].seq_max);
 	}
 	attn_named_free(&c->arrays);
+	slurp_release(&c->bytes);
 	memset(c, 0, sizeof *c);
 }

@@ -8,11 +8,15 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "slurp.h"
 
 /* One stage against one array of FILE. */
 struct check_item {
 	const char *array;		/* its name in FILE; NULL: FILE itself */
-	struct attn_array file;		/* the array as read */
+	struct attn_array file;		/* the array as read; from a .npz,
+					 * its dims alone (data NULL) until
+					 * its shape fits the stage's */
+	size_t member;			/* a .npz's: the array's member */
 	enum attn_stage stage;		/* the stage compared */
 	struct attn_shape shape;	/* its shape */
 	const double *ref;		/* the stage in C order of its shape:
@@ -46,6 +50,8 @@ struct check {
 					 * what it checks; the names stay,
 					 * those not taken named in the report
 					 * as not checked */
+	struct slurp bytes;		/* a .npz's bytes, kept to read the
+					 * data of the members checked */
 	size_t n;			/* stages checked */
 	/* A packed batch (attn_inputs.varlen, seqs 0 when none): failures
 	 * are placed in their sequence, and errors given per sequence. */

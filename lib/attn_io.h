@@ -182,6 +182,8 @@ struct attn_bundle {
 struct attn_named_array {
 	char *name;			/* the member's name without ".npy" */
 	struct attn_array array;
+	size_t member;			/* a .npz's: its index in the archive,
+					 * for attn_npz_read_member */
 };
 
 struct attn_named {
@@ -195,6 +197,21 @@ int attn_is_zip(const char *buf, size_t len);
 /* A .npz (attn_is_zip) or a JSON object of arrays. */
 enum attn_status attn_read_named(const char *name, const char *buf,
     size_t len, unsigned flags, struct attn_named *out,
+    struct attn_error *err);
+
+/* As attn_read_named, but a .npz's members are read only as far as
+ * their .npy headers (their data never inflated): each array's dims as
+ * its header declares them, its data NULL, a header's faults told as
+ * attn_read_named tells them.  A JSON object is read whole. */
+enum attn_status attn_read_named_declared(const char *name,
+    const char *buf, size_t len, unsigned flags, struct attn_named *out,
+    struct attn_error *err);
+
+/* Member `member` of the .npz in buf (attn_named_array.member), read
+ * whole into out as attn_read_named reads it (inflated, its CRC-32
+ * checked).  Free out with attn_array_free. */
+enum attn_status attn_npz_read_member(const char *name, const char *buf,
+    size_t len, size_t member, unsigned flags, struct attn_array *out,
     struct attn_error *err);
 
 /* The array named array, or NULL. */

@@ -263,15 +263,15 @@ enum attn_status attn_read_npy(const char *name, const char *buf,
 /*
  * What a .npy of total bytes declares, from its first len bytes (buf),
  * before the rest is read: *count, the elements its header's shape
- * makes (the doubles attn_read_npy will hold), once *need is 0; while
- * buf ends before the header does, *need is the bytes to have before
- * asking again.  Errors are those attn_read_npy gives the whole file:
- * its header's faults, and data that the shape and total do not agree
- * on.
+ * makes (the doubles attn_read_npy will hold), and that shape in dims
+ * (ndim and shape, no data), once *need is 0; while buf ends before
+ * the header does, *need is the bytes to have before asking again.
+ * Errors are those attn_read_npy gives the whole file: its header's
+ * faults, and data that the shape and total do not agree on.
  */
 enum attn_status attn_npy_declared(const char *name, const char *buf,
     size_t len, size_t total, unsigned flags, size_t *need, size_t *count,
-    struct attn_error *err);
+    struct attn_array *dims, struct attn_error *err);
 
 /* ---------------------------------------------------------------- json_lex.c */
 

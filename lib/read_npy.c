@@ -684,16 +684,23 @@ npy_layout(const char *name, const char *buf, size_t len, size_t total,
 enum attn_status
 attn_npy_declared(const char *name, const char *buf, size_t len,
     size_t total, unsigned flags, size_t *need, size_t *count,
-    struct attn_error *err)
+    struct attn_array *dims, struct attn_error *err)
 {
 	struct npy_header h;
 	enum npy_kind kind = NPY_FLOAT;
+	enum attn_status st;
 	size_t size = 0;
 	int big = 0;
 
 	*count = 0;
-	return npy_layout(name, buf, len, total, flags, &h, &size, &kind,
-	    &big, count, need, err);
+	memset(dims, 0, sizeof *dims);
+	st = npy_layout(name, buf, len, total, flags, &h, &size, &kind, &big,
+	    count, need, err);
+	if (st == ATTN_OK && *need == 0) {
+		dims->ndim = h.ndim;
+		memcpy(dims->shape, h.shape, sizeof dims->shape);
+	}
+	return st;
 }
 
 enum attn_status

@@ -8,7 +8,10 @@
  * first and asked what it declares (attn_npy_declared), so that a member
  * whose size, or whose numbers as doubles beside it, pass the limit (a
  * zip bomb), a header at fault, or a shape its size does not keep, is
- * told before its data is inflated.  A member that is no .npy, a size
+ * told before its data is inflated.  attn_read_named_declared stops
+ * there, at each member's dims, so that a caller (--check) can refuse a
+ * member by its shape, or leave it unread, without inflating its data,
+ * and attn_npz_read_member reads the one it takes.  A member that is no .npy, a size
  * that its data does not keep, a CRC that does not match, are data
  * errors naming the member.  The error of
  * a member's .npy names the archive as its file and the member and its
@@ -195,80 +198,147 @@ member_fill(zip_file_t *f, char *b, zip_uint64_t *at, zip_uint64_t to,
 	return 0;
 }
 
+/* A member being read: its file, its bytes unpacked so far into b (a
+ * charged buffer of cap bytes), and what its .npy header declares. */
+struct member {
+	const char *name, *member;	/* the archive's, the member's */
+	char p[ATTN_PREVIEW_MAX + 4];	/* the member's name, escaped */
+	zip_file_t *f;
+	zip_uint64_t size, at;		/* its size, the bytes in b */
+	char *b;
+	size_t cap;
+	size_t count;			/* the elements its header declares */
+	struct attn_array dims;		/* their shape (no data) */
+};
+
+static void
+member_close(struct member *m)
+{
+	if (m->f != NULL)
+		attn_zf.zip_fclose(m->f);
+	attn_mem_free(m->b, m->cap);
+	m->f = NULL;
+	m->b = NULL;
+	m->cap = 0;
+}
+
+/* Room in m's buffer for its first `bytes` bytes and a NUL after them
+ * (never shrunk). */
+static enum attn_status
+member_room(struct member *m, zip_uint64_t bytes, struct attn_error *err)
+{
+	char doing[96];
+	void *g;
+
+	if (bytes < m->cap)
+		return ATTN_OK;
+	if (bytes >= (zip_uint64_t)SIZE_MAX || (g = attn_mem_realloc(m->b,
+	    m->cap, (size_t)bytes + 1)) == NULL) {
+		snprintf(doing, sizeof doing, "unpacking %s (%llu bytes)", m->p,
+		    (unsigned long long)m->size);
+		return attn_error_input_nomem(err, m->name, doing);
+	}
+	m->b = g;
+	m->cap = (size_t)bytes + 1;
+	return ATTN_OK;
+}
+
+/* m's bytes unpacked up to `to`; the member's damage told as a data
+ * error. */
+static enum attn_status
+member_upto(struct member *m, zip_uint64_t to, struct attn_error *err)
+{
+	char why[128];
+
+	if (member_fill(m->f, m->b, &m->at, to, m->size, why, sizeof why) ==
+	    0)
+		return ATTN_OK;
+	return attn_error_set(err, ATTN_ERR_DATA, m->name, 0, 0, "member %s "
+	    "is damaged: %s", m->p, why);
+}
+
 /*
- * Member i, unpacked into a charged buffer of *n bytes, its size and
- * CRC-32 checked.  Its .npy header comes first: the doubles its shape
- * declares (what attn_read_npy will hold) are charged beside the buffer
- * before the rest is inflated, so that a member too large once read,
- * a header at fault, or a shape its size does not keep, is told before
- * its data is inflated.  That charge is given back once the member is
- * read, for the .npy reader to take.
+ * Member i opened into m and its .npy header unpacked, no further: what
+ * it declares in m->count and m->dims, so that a member too large once
+ * read, a header at fault, or a shape its size does not keep, is told
+ * before its data is inflated, and a reader that wants the header alone
+ * never inflates the data.  On failure m holds nothing.
+ */
+static enum attn_status
+member_open(zip_t *z, zip_uint64_t i, const char *name, const char *member,
+    unsigned flags, struct member *m, struct attn_error *err)
+{
+	enum attn_status st = ATTN_OK;
+	size_t need = 0;
+	zip_stat_t zs;
+
+	memset(m, 0, sizeof *m);
+	m->name = name;
+	m->member = member;
+	attn_text_preview(m->p, ATTN_PREVIEW_MAX, member, strlen(member));
+	attn_zf.zip_stat_init(&zs);
+	if (attn_zf.zip_stat_index(z, i, 0, &zs) != 0 ||
+	    !(zs.valid & ZIP_STAT_SIZE))
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
+		    "%s: its size cannot be read", m->p);
+	m->size = zs.size;
+	if ((m->f = attn_zf.zip_fopen_index(z, i, 0)) == NULL)
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
+		    "%s cannot be opened: %s", m->p,
+		    attn_zf.zip_error_strerror(attn_zf.zip_get_error(z)));
+	/* The header: the preamble, then as far as it says (never past
+	 * the member's size, which attn_npy_declared holds it to). */
+	do {
+		if ((st = member_room(m, need, err)) != ATTN_OK ||
+		    (st = member_upto(m, need, err)) != ATTN_OK)
+			break;
+		st = attn_npy_declared(name, m->b, (size_t)m->at,
+		    (size_t)m->size, flags, &need, &m->count, &m->dims, err);
+		if (st != ATTN_OK)
+			st = member_error(err, name, member, st);
+	} while (st == ATTN_OK && need != 0);
+	if (st != ATTN_OK)
+		member_close(m);
+	return st;
+}
+
+/*
+ * Member i, unpacked whole into a charged buffer of *n + 1 bytes, its
+ * size and CRC-32 checked.  The doubles its header declares (what
+ * attn_read_npy will hold) are charged beside the buffer before the rest
+ * is inflated, and given back once the member is read, for the .npy
+ * reader to take.
  */
 static enum attn_status
 member_bytes(zip_t *z, zip_uint64_t i, const char *name, const char *member,
     unsigned flags, char **out, size_t *n, struct attn_error *err)
 {
-	char p[ATTN_PREVIEW_MAX + 4], doing[96], why[128];
-	size_t need = 0, count = 0, charge = SIZE_MAX, doubles;
-	enum attn_status st = ATTN_OK;
-	zip_uint64_t at = 0;
-	zip_stat_t zs;
-	zip_file_t *f;
-	char *b;
+	size_t charge = SIZE_MAX, doubles;
+	enum attn_status st;
+	struct member m;
+	char doing[64];
 
-	attn_text_preview(p, ATTN_PREVIEW_MAX, member, strlen(member));
-	attn_zf.zip_stat_init(&zs);
-	if (attn_zf.zip_stat_index(z, i, 0, &zs) != 0 ||
-	    !(zs.valid & ZIP_STAT_SIZE))
-		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
-		    "%s: its size cannot be read", p);
-	if (zs.size > (zip_uint64_t)SIZE_MAX - 1 ||
-	    (b = attn_mem_alloc((size_t)zs.size + 1)) == NULL) {
-		snprintf(doing, sizeof doing, "unpacking %s (%llu bytes)", p,
-		    (unsigned long long)zs.size);
-		return attn_error_input_nomem(err, name, doing);
-	}
-	if ((f = attn_zf.zip_fopen_index(z, i, 0)) == NULL) {
-		attn_mem_free(b, (size_t)zs.size + 1);
-		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
-		    "%s cannot be opened: %s", p,
-		    attn_zf.zip_error_strerror(attn_zf.zip_get_error(z)));
-	}
-	/* The header: the preamble, then as far as it says. */
-	do {
-		if (member_fill(f, b, &at, need, zs.size, why, sizeof why) != 0)
-			goto damaged;
-		st = attn_npy_declared(name, b, (size_t)at, (size_t)zs.size,
-		    flags, &need, &count, err);
-	} while (st == ATTN_OK && need != 0);
-	if (st != ATTN_OK) {
-		attn_zf.zip_fclose(f);
-		attn_mem_free(b, (size_t)zs.size + 1);
-		return member_error(err, name, member, st);
-	}
-	if (attn_size_mul(count, sizeof(double), &doubles) == 0)
+	if ((st = member_open(z, i, name, member, flags, &m, err)) != ATTN_OK)
+		return st;
+	if (attn_size_mul(m.count, sizeof(double), &doubles) == 0)
 		charge = attn_mem_cost(doubles);
 	if (attn_mem_take(charge) != 0) {
-		attn_zf.zip_fclose(f);
-		attn_mem_free(b, (size_t)zs.size + 1);
-		snprintf(doing, sizeof doing, "reading %zu numbers", count);
+		member_close(&m);
+		snprintf(doing, sizeof doing, "reading %zu numbers", m.count);
 		return member_error(err, name, member,
 		    attn_error_input_nomem(err, name, doing));
 	}
-	if (member_fill(f, b, &at, zs.size, zs.size, why, sizeof why) != 0) {
-		attn_mem_give(charge);
-		goto damaged;
-	}
+	if ((st = member_room(&m, m.size, err)) == ATTN_OK)
+		st = member_upto(&m, m.size, err);
 	attn_mem_give(charge);
-	attn_zf.zip_fclose(f);
-	*out = b;
-	*n = (size_t)zs.size;
-	return ATTN_OK;
-damaged:
-	attn_zf.zip_fclose(f);
-	attn_mem_free(b, (size_t)zs.size + 1);
-	return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member %s is "
-	    "damaged: %s", p, why);
+	if (st == ATTN_OK) {
+		attn_zf.zip_fclose(m.f);
+		*out = m.b;
+		*n = (size_t)m.size;
+		return ATTN_OK;
+	}
+	member_close(&m);
+	return st;
 }
 
 void
@@ -306,16 +376,36 @@ named_push(struct attn_named *out, const char *key, size_t len)
 	return a;
 }
 
-/* Member i of zip into out's next array. */
+/* Member i of zip (named m) read whole into a, as the .npy reader reads
+ * it. */
+static enum attn_status
+read_data(zip_t *zip, zip_uint64_t i, const char *name, const char *m,
+    unsigned flags, struct attn_array *a, struct attn_error *err)
+{
+	enum attn_status st;
+	char *b = NULL;
+	size_t n = 0;
+
+	if ((st = member_bytes(zip, i, name, m, flags, &b, &n, err)) !=
+	    ATTN_OK)
+		return st;
+	st = attn_read_npy(name, b, n, flags, a, err);
+	attn_mem_free(b, n + 1);
+	return st == ATTN_OK ? st : member_error(err, name, m, st);
+}
+
+/* Member i of zip into out's next array: read whole, or with `declared`
+ * its header alone (its dims, no data). */
 static enum attn_status
 read_member(zip_t *zip, zip_uint64_t i, const char *name, unsigned flags,
-    struct attn_named *out, struct attn_error *err)
+    int declared, struct attn_named *out, struct attn_error *err)
 {
 	struct attn_named_array *a;
+	struct member h;
 	const char *m;
 	enum attn_status st;
-	char p[ATTN_PREVIEW_MAX + 4], *b = NULL;
-	size_t len, n = 0;
+	char p[ATTN_PREVIEW_MAX + 4];
+	size_t len;
 
 	if ((m = attn_zf.zip_get_name(zip, i, 0)) == NULL)
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
@@ -332,24 +422,25 @@ read_member(zip_t *zip, zip_uint64_t i, const char *name, unsigned flags,
 	if ((a = named_push(out, m, len - 4)) == NULL)
 		return attn_error_input_nomem(err, name,
 		    "reading a .npz archive");
-	if ((st = member_bytes(zip, i, name, m, flags, &b, &n, err)) !=
+	a->member = (size_t)i;
+	if (!declared)
+		st = read_data(zip, i, name, m, flags, &a->array, err);
+	else if ((st = member_open(zip, i, name, m, flags, &h, err)) ==
 	    ATTN_OK) {
-		attn_mem_free(a->name, len - 3);
-		return st;
+		a->array = h.dims;
+		member_close(&h);
 	}
-	st = attn_read_npy(name, b, n, flags, &a->array, err);
-	attn_mem_free(b, n + 1);
 	if (st != ATTN_OK) {
 		attn_mem_free(a->name, len - 3);
-		return member_error(err, name, m, st);
+		return st;
 	}
 	out->count++;
 	return ATTN_OK;
 }
 
-enum attn_status
-attn_read_npz(const char *name, const char *buf, size_t len, unsigned flags,
-    struct attn_named *out, struct attn_error *err)
+static enum attn_status
+read_npz(const char *name, const char *buf, size_t len, unsigned flags,
+    int declared, struct attn_named *out, struct attn_error *err)
 {
 	enum attn_status st = ATTN_OK;
 	zip_int64_t i, n;
@@ -364,13 +455,42 @@ attn_read_npz(const char *name, const char *buf, size_t len, unsigned flags,
 		return err != NULL ? err->status : ATTN_ERR_DATA;
 	n = attn_zf.zip_get_num_entries(z, 0);
 	for (i = 0; i < n && st == ATTN_OK; i++)
-		st = read_member(z, (zip_uint64_t)i, name, flags, out, err);
+		st = read_member(z, (zip_uint64_t)i, name, flags, declared,
+		    out, err);
 	attn_zf.zip_discard(z);
 	if (st == ATTN_OK && out->count == 0)
 		st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "a .npz "
 		    "archive with no arrays");
 	if (st != ATTN_OK)
 		attn_named_free(out);
+	return st;
+}
+
+enum attn_status
+attn_read_npz(const char *name, const char *buf, size_t len, unsigned flags,
+    struct attn_named *out, struct attn_error *err)
+{
+	return read_npz(name, buf, len, flags, 0, out, err);
+}
+
+enum attn_status
+attn_npz_read_member(const char *name, const char *buf, size_t len,
+    size_t member, unsigned flags, struct attn_array *out,
+    struct attn_error *err)
+{
+	enum attn_status st;
+	const char *m;
+	zip_t *z;
+
+	memset(out, 0, sizeof *out);
+	if ((z = npz_open(name, buf, len, err)) == NULL)
+		return err != NULL ? err->status : ATTN_ERR_DATA;
+	if ((m = attn_zf.zip_get_name(z, member, 0)) == NULL)
+		st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
+		    "%zu has no name", member + 1);
+	else
+		st = read_data(z, member, name, m, flags, out, err);
+	attn_zf.zip_discard(z);
 	return st;
 }
 
@@ -434,16 +554,30 @@ read_object(const char *name, const char *buf, size_t len, unsigned flags,
 	return st;
 }
 
-enum attn_status
-attn_read_named(const char *name, const char *buf, size_t len,
-    unsigned flags, struct attn_named *out, struct attn_error *err)
+static enum attn_status
+read_named(const char *name, const char *buf, size_t len, unsigned flags,
+    int declared, struct attn_named *out, struct attn_error *err)
 {
 	enum attn_status st;
 
 	if (attn_is_zip(buf, len))
-		return attn_read_npz(name, buf, len, flags, out, err);
+		return read_npz(name, buf, len, flags, declared, out, err);
 	memset(out, 0, sizeof *out);
 	if ((st = read_object(name, buf, len, flags, out, err)) != ATTN_OK)
 		attn_named_free(out);
 	return st;
+}
+
+enum attn_status
+attn_read_named(const char *name, const char *buf, size_t len,
+    unsigned flags, struct attn_named *out, struct attn_error *err)
+{
+	return read_named(name, buf, len, flags, 0, out, err);
+}
+
+enum attn_status
+attn_read_named_declared(const char *name, const char *buf, size_t len,
+    unsigned flags, struct attn_named *out, struct attn_error *err)
+{
+	return read_named(name, buf, len, flags, 1, out, err);
 }

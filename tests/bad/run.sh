@@ -628,19 +628,6 @@ setup_nul_stream() {
 	st=$?
 }
 
-# A .npz whose member (float16 zeros, 32 MiB deflated into 32 KiB)
-# declares 2^24 numbers, 128 MiB as doubles, past ATTN_MAX_MEMORY while
-# its bytes are not: refused once its header is read, before its data is
-# inflated.  The CRC-32 the archive holds for it is wrong, so a read of
-# the whole member would say that instead.
-setup_npz_member_shape_past_the_limit() {
-	cp "$here/npz-member-shape-past-the-limit.npz" "$c/big.npz"
-	(cd "$c" && ATTN_MAX_MEMORY=64M timeout $limit "$bin" --self good.csv \
-	    --check big.npz </dev/null >out 2>err
-	    echo $? >st)
-	st=$(cat "$c/st")
-}
-
 # One line of 8 MB: 4 million values, then one that is not a number.
 setup_long_line() {
 	{ yes 1, | head -n 4000000 | tr -d '\n'; echo x; } >"$c/long-line.csv"

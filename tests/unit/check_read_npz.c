@@ -4,7 +4,9 @@
  * it, read with libzip, each array as the .npy reader reads it (with
  * the rules of the flags, an error named by member and byte); a JSON object of arrays; and what is
  * charged to the memory account given back whole, on success and when
- * a member is larger than the limit (refused before it is unpacked).
+ * a member is larger than the limit (refused before it is unpacked);
+ * an archive read as far as its members' headers (their dims, no data
+ * inflated), and a member of it read whole after.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -290,12 +292,17 @@ static const unsigned char npz_f2_zeros_bad_crc[] = {
 /* A member whose shape declares more doubles than the account allows is
  * refused once its header is read, before the rest is inflated: with
  * room for the member's bytes but not for its doubles, the refusal
- * comes, and not the damage at its end, which a read with room finds. */
+ * comes, and not the damage at its end, which a read with room finds.
+ * Read as declared, under the same limit, it gives its dims and no data
+ * without a word (its data not inflated, so its damage not found), and
+ * the account is given back whole; attn_npz_read_member then reads it
+ * as attn_read_named does, its damage told. */
 START_TEST(a_member_whose_shape_is_past_the_limit_is_refused_before_its_data)
 {
 	const char *b = (const char *)npz_f2_zeros_bad_crc;
 	const size_t len = sizeof npz_f2_zeros_bad_crc;
 	struct attn_memory *m = attn_memory_new(256 << 10, "TEST_LIMIT");
+	struct attn_array a;
 	struct attn_named z;
 	struct attn_error err;
 
@@ -307,9 +314,21 @@ START_TEST(a_member_whose_shape_is_past_the_limit_is_refused_before_its_data)
 	    strstr(err.msg, "TEST_LIMIT") != NULL, "%s", err.msg);
 	ck_assert_uint_eq(z.count, 0);
 	ck_assert_uint_eq(attn_memory_held(m), 0);
+	ck_assert_int_eq(attn_read_named_declared("r.npz", b, len, 0, &z,
+	    &err), ATTN_OK);
+	ck_assert_uint_eq(z.count, 1);
+	ck_assert_str_eq(z.arrays[0].name, "output");
+	ck_assert_uint_eq(z.arrays[0].array.ndim, 1);
+	ck_assert_uint_eq(z.arrays[0].array.shape[0], 65536);
+	ck_assert_ptr_null(z.arrays[0].array.data);
+	attn_named_free(&z);
+	ck_assert_uint_eq(attn_memory_held(m), 0);
 	attn_memory_use(NULL);
 	attn_memory_free(m);
 	ck_assert_int_eq(attn_read_named("r.npz", b, len, 0, &z, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, "member output.npy is damaged: " CRC_DAMAGED);
+	ck_assert_int_eq(attn_npz_read_member("r.npz", b, len, 0, 0, &a, &err),
 	    ATTN_ERR_DATA);
 	ck_assert_str_eq(err.msg, "member output.npy is damaged: " CRC_DAMAGED);
 }
@@ -353,6 +372,41 @@ START_TEST(a_shape_the_member_does_not_keep_is_told_before_its_data)
 }
 END_TEST
 
+/* The member attn_read_named_declared names is the one
+ * attn_npz_read_member reads: each array of archives[i], its numbers as
+ * attn_read_named reads them. */
+START_TEST(a_member_read_after_its_header_is_the_named_one)
+{
+	struct attn_named z, whole;
+	struct attn_array a;
+	struct attn_error err;
+	const char *b = (const char *)archives[_i].bytes;
+	const size_t len = archives[_i].len;
+	size_t i;
+
+	ck_assert_int_eq(attn_read_named_declared("r.npz", b, len, 0, &z,
+	    &err), ATTN_OK);
+	ck_assert_int_eq(attn_read_named("r.npz", b, len, 0, &whole, &err),
+	    ATTN_OK);
+	ck_assert_uint_eq(z.count, whole.count);
+	for (i = 0; i < z.count; i++) {
+		const struct attn_array *w = &whole.arrays[i].array;
+
+		ck_assert_str_eq(z.arrays[i].name, whole.arrays[i].name);
+		ck_assert_uint_eq(z.arrays[i].array.ndim, w->ndim);
+		ck_assert_mem_eq(z.arrays[i].array.shape, w->shape,
+		    w->ndim * sizeof *w->shape);
+		ck_assert_int_eq(attn_npz_read_member("r.npz", b, len,
+		    z.arrays[i].member, 0, &a, &err), ATTN_OK);
+		ck_assert_mem_eq(a.data, w->data, attn_array_count(w) *
+		    sizeof *w->data);
+		attn_array_free(&a);
+	}
+	attn_named_free(&z);
+	attn_named_free(&whole);
+}
+END_TEST
+
 /* A JSON object of arrays, named as --check reads them; a repeated name
  * and a value that is no array are errors at their place. */
 START_TEST(a_json_object_of_arrays_reads_by_name)
@@ -393,6 +447,8 @@ read_npz_suite(void)
 	    a_member_whose_shape_is_past_the_limit_is_refused_before_its_data);
 	tcase_add_test(tc,
 	    a_shape_the_member_does_not_keep_is_told_before_its_data);
+	tcase_add_loop_test(tc, a_member_read_after_its_header_is_the_named_one,
+	    0, 2);
 	tcase_add_test(tc, a_json_object_of_arrays_reads_by_name);
 	suite_add_tcase(s, tc);
 	return s;
