@@ -65,7 +65,7 @@ STRICT      = $(shell sed -n 2p $(BUILD)/flags 2>/dev/null)
 ALL_CFLAGS  = $(BASE_CFLAGS) $(STRICT)
 BASE_CXXFLAGS = $(CPPFLAGS) $(CXXFLAGS) $(SAN) $(CXX_WARNINGS) -Ilib -MMD -MP
 ALL_CXXFLAGS  = $(BASE_CXXFLAGS) $(STRICT)
-ATTN_LIBS  = $(CJSON_LIBS) -ldl -lstdc++ -lm -lpthread
+ATTN_LIBS  = $(CJSON_LIBS) $(ZIP_LIBS) -lstdc++ -lm -lpthread
 # The CLI alone adds libunistring (display widths of labels in tables)
 # and ncurses (attn workbench; ncursesw, the wide-character build, where
 # pkg-config knows it); libattn never prints, so it needs neither.  Only
@@ -73,15 +73,14 @@ ATTN_LIBS  = $(CJSON_LIBS) -ldl -lstdc++ -lm -lpthread
 CLI_LIBS   = -lunistring $(CURSES_LIBS)
 # attn carries libstdc++, libunistring and ncurses in itself, from the
 # .a files their -dev packages hold: the dynamic loader then maps libc,
-# libm and libcjson alone (libzip is opened by the first .npz read, zlib
-# by the first written: lib/zip_load.c) and relocates a third of the
-# symbols, which halves the CPU time of attn's start, a good part of a
-# small run (bench/README.md).
+# libm, libcjson, libzip and zlib (and what libzip links) and relocates
+# fewer symbols, which halves the CPU time of attn's start
+# (bench/README.md).
 # STATIC_LIBS= links them shared; a sanitizer build always does.
 STATIC_LIBS ?= 1
 ifeq ($(STATIC_LIBS)$(SAN),1)
 ATTN_LINK  = -static-libgcc -Wl,-Bstatic -lunistring $(CURSES_LIBS) \
-             -lstdc++ -Wl,-Bdynamic $(CJSON_LIBS) -ldl -lm -lpthread
+             -lstdc++ -Wl,-Bdynamic $(CJSON_LIBS) $(ZIP_LIBS) -lm -lpthread
 else
 ATTN_LINK  = $(CLI_LIBS) $(ATTN_LIBS)
 endif
@@ -150,8 +149,6 @@ $(BUILD)/cli/workbench_draw.o: ALL_CFLAGS += $(CURSES_CFLAGS)
 # The emulation's float32 steps are each one rounding: never contracted
 # into an fma that the software oracle (tests/unit/emulate_ref.c) lacks.
 $(BUILD)/lib/emulate.o $(BUILD)/lib/round.o: ALL_CFLAGS += -ffp-contract=off
-# libzip's and zlib's sonames, which zip_load.c opens (tools/pkg.mk).
-$(BUILD)/lib/zip_load.o: ALL_CFLAGS += $(ZIP_DEFS)
 
 include tools/js2c.mk
 

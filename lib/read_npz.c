@@ -18,16 +18,13 @@
  * byte in the message, since an error's file is borrowed and the
  * member's name does not outlive the read.  A JSON object of arrays
  * (attn_read_named) fills the same struct attn_named.
- *
- * libzip is opened by the first archive read or written (zip_load.c),
- * not linked.
  */
 #include <stdio.h>
 #include <string.h>
+#include <zip.h>
 
 #include "internal.h"
 #include "read_json.h"
-#include "zip_load.h"
 
 int
 attn_is_zip(const char *buf, size_t len)
@@ -47,29 +44,27 @@ npz_open(const char *name, const char *buf, size_t len,
 	zip_source_t *src;
 	zip_t *z;
 
-	if (attn_zip_load(name, "reading", err) != ATTN_OK)
-		return NULL;
-	attn_zf.zip_error_init(&ze);
-	if ((src = attn_zf.zip_source_buffer_create(buf, len, 0, &ze)) ==
+	zip_error_init(&ze);
+	if ((src = zip_source_buffer_create(buf, len, 0, &ze)) ==
 	    NULL) {
 		attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
 		    "out of memory opening a .npz archive");
-		attn_zf.zip_error_fini(&ze);
+		zip_error_fini(&ze);
 		return NULL;
 	}
-	if ((z = attn_zf.zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS,
+	if ((z = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS,
 	    &ze)) == NULL) {
 		/* ZIP_CHECKCONS refuses a name twice as ZIP_ER_EXISTS */
 		attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "%s%s",
-		    attn_zf.zip_error_code_zip(&ze) == ZIP_ER_EXISTS ?
+		    zip_error_code_zip(&ze) == ZIP_ER_EXISTS ?
 		    "two members of the archive have the same name: a .npz "
 		    "holds each array once, as numpy.savez writes it" :
 		    "not a .npz archive libzip can read: ",
-		    attn_zf.zip_error_code_zip(&ze) == ZIP_ER_EXISTS ? "" :
-		    attn_zf.zip_error_strerror(&ze));
-		attn_zf.zip_source_free(src);
+		    zip_error_code_zip(&ze) == ZIP_ER_EXISTS ? "" :
+		    zip_error_strerror(&ze));
+		zip_source_free(src);
 	}
-	attn_zf.zip_error_fini(&ze);
+	zip_error_fini(&ze);
 	return z;
 }
 
@@ -85,14 +80,14 @@ is_npy_member(const char *n, size_t len)
 static void
 member_list(zip_t *z, char *out, size_t size)
 {
-	zip_int64_t i, n = attn_zf.zip_get_num_entries(z, 0);
+	zip_int64_t i, n = zip_get_num_entries(z, 0);
 	size_t k = 0, len;
 	char p[ATTN_PREVIEW_MAX + 4];
 	const char *m;
 
 	out[0] = '\0';
 	for (i = 0; i < n && k + 8 < size; i++) {
-		if ((m = attn_zf.zip_get_name(z, (zip_uint64_t)i, 0)) == NULL)
+		if ((m = zip_get_name(z, (zip_uint64_t)i, 0)) == NULL)
 			continue;
 		len = strlen(m);
 		if (is_npy_member(m, len))
@@ -118,7 +113,7 @@ attn_npz_names(const char *name, const char *buf, size_t len, char *out,
 	if ((z = npz_open(name, buf, len, err)) == NULL)
 		return err != NULL ? err->status : ATTN_ERR_DATA;
 	member_list(z, out, size);
-	attn_zf.zip_discard(z);
+	zip_discard(z);
 	return ATTN_OK;
 }
 
@@ -145,9 +140,9 @@ static void
 read_failure(zip_file_t *f, zip_uint64_t at, zip_uint64_t size, char *why,
     size_t n)
 {
-	zip_error_t *ze = attn_zf.zip_file_get_error(f);
+	zip_error_t *ze = zip_file_get_error(f);
 
-	switch (attn_zf.zip_error_code_zip(ze)) {
+	switch (zip_error_code_zip(ze)) {
 	case ZIP_ER_CRC:
 		snprintf(why, n, "its bytes do not match the CRC-32 the "
 		    "archive holds for them");
@@ -157,7 +152,7 @@ read_failure(zip_file_t *f, zip_uint64_t at, zip_uint64_t size, char *why,
 		    (unsigned long long)at, (unsigned long long)size);
 		break;
 	default:
-		snprintf(why, n, "%s", attn_zf.zip_error_strerror(ze));
+		snprintf(why, n, "%s", zip_error_strerror(ze));
 	}
 }
 
@@ -176,11 +171,11 @@ member_fill(zip_file_t *f, char *b, zip_uint64_t *at, zip_uint64_t to,
 	zip_int64_t got = 0;
 	char past;
 
-	while (*at < to && (got = attn_zf.zip_fread(f, b + *at, to - *at)) >
+	while (*at < to && (got = zip_fread(f, b + *at, to - *at)) >
 	    0)
 		*at += (zip_uint64_t)got;
 	if (*at == size && got >= 0)
-		got = attn_zf.zip_fread(f, &past, 1);
+		got = zip_fread(f, &past, 1);
 	if (got < 0) {
 		read_failure(f, *at, size, why, n);
 		return -1;
@@ -215,7 +210,7 @@ static void
 member_close(struct member *m)
 {
 	if (m->f != NULL)
-		attn_zf.zip_fclose(m->f);
+		zip_fclose(m->f);
 	attn_mem_free(m->b, m->cap);
 	m->f = NULL;
 	m->b = NULL;
@@ -276,16 +271,16 @@ member_open(zip_t *z, zip_uint64_t i, const char *name, const char *member,
 	m->name = name;
 	m->member = member;
 	attn_text_preview(m->p, ATTN_PREVIEW_MAX, member, strlen(member));
-	attn_zf.zip_stat_init(&zs);
-	if (attn_zf.zip_stat_index(z, i, 0, &zs) != 0 ||
+	zip_stat_init(&zs);
+	if (zip_stat_index(z, i, 0, &zs) != 0 ||
 	    !(zs.valid & ZIP_STAT_SIZE))
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
 		    "%s: its size cannot be read", m->p);
 	m->size = zs.size;
-	if ((m->f = attn_zf.zip_fopen_index(z, i, 0)) == NULL)
+	if ((m->f = zip_fopen_index(z, i, 0)) == NULL)
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
 		    "%s cannot be opened: %s", m->p,
-		    attn_zf.zip_error_strerror(attn_zf.zip_get_error(z)));
+		    zip_error_strerror(zip_get_error(z)));
 	/* The header: the preamble, then as far as it says (never past
 	 * the member's size, which attn_npy_declared holds it to). */
 	do {
@@ -332,7 +327,7 @@ member_bytes(zip_t *z, zip_uint64_t i, const char *name, const char *member,
 		st = member_upto(&m, m.size, err);
 	attn_mem_give(charge);
 	if (st == ATTN_OK) {
-		attn_zf.zip_fclose(m.f);
+		zip_fclose(m.f);
 		*out = m.b;
 		*n = (size_t)m.size;
 		return ATTN_OK;
@@ -407,7 +402,7 @@ read_member(zip_t *zip, zip_uint64_t i, const char *name, unsigned flags,
 	char p[ATTN_PREVIEW_MAX + 4];
 	size_t len;
 
-	if ((m = attn_zf.zip_get_name(zip, i, 0)) == NULL)
+	if ((m = zip_get_name(zip, i, 0)) == NULL)
 		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
 		    "member %llu has no name", (unsigned long long)i + 1);
 	len = strlen(m);
@@ -453,11 +448,11 @@ read_npz(const char *name, const char *buf, size_t len, unsigned flags,
 		    "writes)");
 	if ((z = npz_open(name, buf, len, err)) == NULL)
 		return err != NULL ? err->status : ATTN_ERR_DATA;
-	n = attn_zf.zip_get_num_entries(z, 0);
+	n = zip_get_num_entries(z, 0);
 	for (i = 0; i < n && st == ATTN_OK; i++)
 		st = read_member(z, (zip_uint64_t)i, name, flags, declared,
 		    out, err);
-	attn_zf.zip_discard(z);
+	zip_discard(z);
 	if (st == ATTN_OK && out->count == 0)
 		st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "a .npz "
 		    "archive with no arrays");
@@ -485,12 +480,12 @@ attn_npz_read_member(const char *name, const char *buf, size_t len,
 	memset(out, 0, sizeof *out);
 	if ((z = npz_open(name, buf, len, err)) == NULL)
 		return err != NULL ? err->status : ATTN_ERR_DATA;
-	if ((m = attn_zf.zip_get_name(z, member, 0)) == NULL)
+	if ((m = zip_get_name(z, member, 0)) == NULL)
 		st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
 		    "%zu has no name", member + 1);
 	else
 		st = read_data(z, member, name, m, flags, out, err);
-	attn_zf.zip_discard(z);
+	zip_discard(z);
 	return st;
 }
 

@@ -17,9 +17,9 @@
  * gives a member written through it no other): the same members make
  * the same bytes.
  *
- * The CRC-32 of each member is zlib's (crc32_z), opened on first use
- * (zip_load.c), and taken before its header is put, so that the bytes
- * are put once and never sought back to.
+ * The CRC-32 of each member is zlib's (crc32_z), taken before its
+ * header is put, so that the bytes are put once and never sought back
+ * to.
  *
  * ZIP64.  A size or an offset past 0xFFFFFFFF (z->limit32, which a test
  * lowers) takes ZIP64's extra fields: a member's local header holds both
@@ -34,9 +34,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "internal.h"
-#include "zip_load.h"
 
 #define ZIP_LIMIT32 0xFFFFFFFFu
 #define ZIP_LIMIT16 0xFFFFu
@@ -97,11 +97,11 @@ attn_npz_start(struct attn_npz *z, void (*put_fn)(void *arg,
 static uint32_t
 pieces_crc(const struct attn_npz_piece *pc, size_t n)
 {
-	unsigned long crc = attn_zlib.crc32_z(0, NULL, 0);
+	unsigned long crc = crc32_z(0, NULL, 0);
 	size_t k;
 
 	for (k = 0; k < n; k++)
-		crc = attn_zlib.crc32_z(crc, pc[k].bytes, pc[k].len);
+		crc = crc32_z(crc, pc[k].bytes, pc[k].len);
 	return (uint32_t)crc;
 }
 
@@ -156,8 +156,6 @@ attn_npz_member(struct attn_npz *z, const char *name,
 
 	snprintf(doing, sizeof doing, "adding %.40s.npy to a .npz archive",
 	    name);
-	if (attn_zlib_load(NULL, "writing", err) != ATTN_OK)
-		return err->status;
 	if (len > ZIP_LIMIT16 - 4)
 		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0, "%s: "
 		    "a name of %zu bytes is more than a zip holds", doing,

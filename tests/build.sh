@@ -1,7 +1,7 @@
 #!/bin/sh
 # build.sh - the Makefile takes CC, CXX and AR from the environment and
 # adds a command line's LDLIBS to the libraries attn needs (libstdc++
-# among them, for lib/charconv.cc).  Checked on what
+# among them, for lib/charconv.cc, and libzip and zlib).  Checked on what
 # `make -n` would run in a scratch build directory, so nothing is built.
 set -u
 
@@ -32,7 +32,10 @@ make -C "$top" --no-print-directory -n BUILD="$tmp/b" \
 # make -n shows a recipe's continued lines as they are written: join them.
 link=$(sed -e :a -e '/\\$/N; s/\\\n//; ta' "$tmp/ldlibs.log" |
     grep -- " -o $tmp/b/attn ")
-for lib in -lattn-test-extra $(pkg-config --libs libcjson) -lstdc++ -lm -lunistring; do
+# libzip and zlib are linked as any library is, not opened at run time,
+# so that the packaging's shlibs name them.
+for lib in -lattn-test-extra $(pkg-config --libs libcjson libzip zlib) \
+    -lstdc++ -lm -lunistring; do
 	case " $link " in
 	*" $lib "*) ;;
 	*) no "with LDLIBS=-lattn-test-extra the link lacks $lib: $link" ;;

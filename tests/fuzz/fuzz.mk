@@ -91,7 +91,7 @@ FUZZ_ALL_CFLAGS   = $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
 FUZZ_ALL_CXXFLAGS = $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
                     -std=c++17 -Wall -Wextra -Wpedantic -Wshadow \
                     -Wconversion $(WERROR) -Ilib -MMD -MP
-FUZZ_LDLIBS       = $(CJSON_LIBS) -ldl -lstdc++ -lm -lpthread
+FUZZ_LDLIBS       = $(CJSON_LIBS) $(ZIP_LIBS) -lstdc++ -lm -lpthread
 # The CLI alone adds libunistring and ncurses, as in the Makefile
 # (CLI_LIBS).
 FUZZ_CLI_LDLIBS   = -lunistring $(CURSES_LIBS)
@@ -126,7 +126,6 @@ fuzz-FORCE:
 # main() becomes attn_main(), which fuzz_cli calls; nothing else changes.
 $(FUZZ_CLI_OBJ): FUZZ_DEFS = -Dmain=attn_main
 $(FUZZ_DIR)/cli/workbench_draw.o: FUZZ_DEFS += $(CURSES_CFLAGS)
-$(FUZZ_DIR)/lib/zip_load.o: FUZZ_DEFS += $(ZIP_DEFS)
 # attn --version, as the Makefile's main.o has it (tools/version.sh).
 $(FUZZ_DIR)/cli/main.o: FUZZ_DEFS += -DATTN_VERSION='"$(shell sh tools/version.sh)"'
 

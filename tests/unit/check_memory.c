@@ -9,6 +9,7 @@
  * bytes through every resize, moved when they cannot grow in place.
  */
 #define _GNU_SOURCE	/* MAP_FIXED_NOREPLACE */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -574,10 +575,13 @@ START_TEST(a_block_hemmed_in_moves_to_grow)
 
 	ck_assert_ptr_nonnull(p);
 	fill(p, 2 * MIB, 3);
-	/* a page of our own right after the block */
+	/* a page of our own right after the block, unless a mapping lies
+	 * there already (the libraries' place decides): either way the
+	 * block cannot grow where it is */
 	guard = mmap(p + 2 * MIB, 4096, PROT_READ, MAP_PRIVATE |
 	    MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-	ck_assert_msg(guard == p + 2 * MIB, "cannot map past the block");
+	ck_assert_msg(guard == p + 2 * MIB || (guard == MAP_FAILED &&
+	    errno == EEXIST), "cannot map past the block");
 	r = attn_block_alloc(400 * KIB);
 	q = attn_block_realloc(p, 2 * MIB, 5 * MIB);
 	ck_assert_ptr_nonnull(q);
@@ -585,7 +589,8 @@ START_TEST(a_block_hemmed_in_moves_to_grow)
 	ck_assert(holds(q, 2 * MIB, 3));
 	ck_assert(all_zero(q + 2 * MIB, 3 * MIB));
 	ck_assert_uint_eq((uintptr_t)q % (2 * MIB), 0);
-	munmap(guard, 4096);
+	if (guard != MAP_FAILED)
+		munmap(guard, 4096);
 	attn_block_free(r);
 	attn_block_free(q);
 }
