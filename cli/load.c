@@ -549,6 +549,8 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 	}
 	if (in->in.k.rows != in->in.v.rows)
 		return ATTN_OK;	/* attn_run names both shapes */
+	if ((status = varlen_valid_lens(o, in, err)) != ATTN_OK)
+		return status;
 	/* The mask, then the bias: broadcast, and their blocks counted. */
 	for (i = IN_MASK; i <= IN_BIAS; i++) {
 		struct attn_matrix *m = i == IN_MASK ? &in->in.mask :

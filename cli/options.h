@@ -73,6 +73,7 @@ struct options {
 	const char *cu_seqlens_q;	/* --cu-seqlens-q LIST|FILE */
 	const char *cu_seqlens_k;	/* --cu-seqlens-k LIST|FILE */
 	const char *seqused_k;		/* --seqused-k LIST|FILE */
+	const char *valid_lens;		/* --valid-lens LIST|FILE */
 	char **operands;	/* Q K V, or one BUNDLE; with --proj, X or
 				 * XQ XKV (or a BUNDLE of embeddings) */
 	size_t noperands;

@@ -209,6 +209,9 @@ static const struct option_row rows[] = {
 	{ "seqused-k", 0, "LIST", "keys in use per batch (or per sequence),\n"
 	    "the rest padding (a KV cache), a list or a FILE",
 	    NULL, NULL, FIELD(seqused_k) },
+	{ "valid-lens", 0, "LIST", "keys kept per batch (or per batch and\n"
+	    "query row: a FILE), as d2l's valid_lens",
+	    NULL, NULL, FIELD(valid_lens) },
 	{ "layout", 0, "L", "4-D arrays are bhsd (default, as PyTorch) or\n"
 	    "bshd (as FlashAttention and JAX)", words_layout, set_layout, 0 },
 	{ "query-labels", 0, "L", "names of the query rows, comma-separated",
@@ -304,7 +307,7 @@ workbench_takes(const struct option_row *r)
 /* Options whose argument is a file but not named FILE (--self X,
  * --grad DO and --proj LAYER, as attn(1) writes them). */
 static const char *const file_options[] = { "self", "grad", "proj",
-	"cu-seqlens-q", "cu-seqlens-k", "seqused-k", NULL };
+	"cu-seqlens-q", "cu-seqlens-k", "seqused-k", "valid-lens", NULL };
 
 /* Whether row r's argument is a file. */
 static int

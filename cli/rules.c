@@ -360,11 +360,19 @@ rules_check_options(const struct options *o, const struct given *g,
 		    "(the same list again for self-attention)" :
 		    "--cu-seqlens-k needs --cu-seqlens-q, the queries' "
 		    "offsets (the same list again for self-attention)");
+	if (o->valid_lens != NULL && o->mask != NULL)
+		return usage_error(err, "--valid-lens makes the mask, and "
+		    "--mask gives another: leave out one of them");
+	if (o->valid_lens != NULL && o->cu_seqlens_q != NULL)
+		return usage_error(err, "--valid-lens gives lengths per "
+		    "batch, and packed sequences are one batch: give the keys "
+		    "in use of each sequence with --seqused-k");
 	for (i = 0; i < o->noperands; i++)
 		nstdin += strcmp(o->operands[i], "-") == 0;
 	nstdin += o->cu_seqlens_q != NULL && strcmp(o->cu_seqlens_q, "-") == 0;
 	nstdin += o->cu_seqlens_k != NULL && strcmp(o->cu_seqlens_k, "-") == 0;
 	nstdin += o->seqused_k != NULL && strcmp(o->seqused_k, "-") == 0;
+	nstdin += o->valid_lens != NULL && strcmp(o->valid_lens, "-") == 0;
 	nstdin += o->self != NULL && strcmp(o->self, "-") == 0;
 	nstdin += o->mask != NULL && strcmp(o->mask, "-") == 0;
 	nstdin += o->bias != NULL && strcmp(o->bias, "-") == 0;

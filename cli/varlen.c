@@ -7,10 +7,13 @@
  * one batch laid out B x T x H x D (--layout bshd), so that the heads
  * come from their shapes and every stage is shown in that layout.  Whether the offsets
  * fit (0 first, never decreasing, the packed rows last) is libattn's
- * rule, checked when the run starts.
+ * rule, checked when the run starts.  --valid-lens, d2l's lengths, is
+ * read the same way (also as B x T, one per batch and query row) and
+ * becomes the mask.
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,10 +82,14 @@ parse_list(const char *option, const char *arg, size_t **out, size_t *n,
 	    "not '%s'", option, arg);
 }
 
-/* A file of whole numbers, one row or one column, into a new array. */
+/*
+ * A file of whole numbers into a new array *out of *n, its shape as read
+ * in *rows x *cols.  One row or one column, unless grid: --valid-lens
+ * also takes d2l's 2-D form, a length per batch and query row.
+ */
 static enum attn_status
-read_file(const char *option, const char *path, size_t **out, size_t *n,
-    struct attn_error *err)
+read_file(const char *option, const char *path, int grid, size_t **out,
+    size_t *n, size_t *rows, size_t *cols, struct attn_error *err)
 {
 	struct attn_array a;
 	struct attn_matrix m;
@@ -100,22 +107,26 @@ read_file(const char *option, const char *path, size_t **out, size_t *n,
 	if (st != ATTN_OK)
 		return st;
 	m = attn_array_matrix(&a);
-	if (a.ndim > 2 || (m.rows != 1 && m.cols != 1)) {
+	if (a.ndim > 2 || (!grid && m.rows != 1 && m.cols != 1)) {
 		attn_dims_text(shape, sizeof shape, a.shape, a.ndim);
 		attn_array_free(&a);
 		return attn_error_set(err, ATTN_ERR_DATA, path, 0, 0,
 		    "%s: the file holds %s numbers: give one list, a row or "
-		    "a column", option, shape);
+		    "a column%s", option, shape, grid ? " (or d2l's 2-D "
+		    "valid_lens, B x T)" : strcmp(option, "--seqused-k") == 0 ?
+		    "; a length per query row, as d2l's 2-D valid_lens, is "
+		    "--valid-lens FILE" : "");
 	}
+	*rows = a.ndim == 2 ? m.rows : 1;
+	*cols = a.ndim == 2 ? m.cols : m.rows * m.cols;
 	*n = m.rows * m.cols;
-	if ((*out = calloc(*n, sizeof **out)) == NULL) {
+	if ((*out = calloc(*n != 0 ? *n : 1, sizeof **out)) == NULL) {
 		attn_array_free(&a);
 		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 		    "out of memory");
 	}
 	for (k = 0; k < *n; k++) {
-		const double x = m.rows == 1 ? *attn_at(&m, 0, k) :
-		    *attn_at(&m, k, 0);
+		const double x = m.data[k / m.cols * m.stride + k % m.cols];
 
 		/* below 2^53, where every whole number is a double */
 		if (!(x >= 0.0 && x < 0x1p53 && floor(x) == x)) {
@@ -136,6 +147,21 @@ read_file(const char *option, const char *path, size_t **out, size_t *n,
 	return ATTN_OK;
 }
 
+/* An option's numbers, from its comma list or its file. */
+static enum attn_status
+read_counts(const char *option, const char *arg, int grid, size_t **out,
+    size_t *n, size_t *rows, size_t *cols, struct attn_error *err)
+{
+	enum attn_status st;
+
+	if (!varlen_is_list(arg))
+		return read_file(option, arg, grid, out, n, rows, cols, err);
+	st = parse_list(option, arg, out, n, err);
+	*rows = 1;
+	*cols = *n;
+	return st;
+}
+
 enum attn_status
 varlen_load(struct options *o, struct inputs *in, struct attn_error *err)
 {
@@ -143,16 +169,12 @@ varlen_load(struct options *o, struct inputs *in, struct attn_error *err)
 	    o->seqused_k };
 	struct attn_varlen *vl = &in->in.varlen;
 	enum attn_status st;
-	size_t i;
+	size_t i, rows, cols;
 
 	for (i = 0; i < VL_COUNT; i++) {
-		if (arg[i] == NULL)
-			continue;
-		st = varlen_is_list(arg[i]) ? parse_list(option_name[i],
-		    arg[i], &in->varlen[i], &in->nvarlen[i], err) :
-		    read_file(option_name[i], arg[i], &in->varlen[i],
-		    &in->nvarlen[i], err);
-		if (st != ATTN_OK)
+		if (arg[i] != NULL && (st = read_counts(option_name[i], arg[i],
+		    0, &in->varlen[i], &in->nvarlen[i], &rows, &cols, err)) !=
+		    ATTN_OK)
 			return st;
 	}
 	if (in->varlen[VL_CU_Q] != NULL) {
@@ -196,5 +218,84 @@ varlen_load(struct options *o, struct inputs *in, struct attn_error *err)
 		vl->used_k = in->varlen[VL_USED_K];
 		vl->used_n = in->nvarlen[VL_USED_K];
 	}
+	return ATTN_OK;
+}
+
+/*
+ * --valid-lens: d2l's valid_lens made the mask, a T x S block per batch
+ * in which query i of batch b keeps key j when j < its length: one
+ * length per batch (B numbers, d2l's 1-D form) or per batch and query
+ * row (B x T, its 2-D form).  d2l puts -1e6 where this masks, so its
+ * row of length 0 is uniform; here it is a row with no key, which
+ * --masked-rows decides (attn(1)).
+ */
+enum attn_status
+varlen_valid_lens(const struct options *o, struct inputs *in,
+    struct attn_error *err)
+{
+	const size_t B = in->in.batches;
+	const size_t T = B == 0 ? 0 : in->in.q.rows / B;
+	const size_t S = B == 0 ? 0 : in->in.k.rows / B;
+	struct attn_matrix m;
+	enum attn_status st;
+	size_t *len = NULL, n, rows, cols, per_row, r, j;
+
+	if (o->valid_lens == NULL)
+		return ATTN_OK;
+	/* (--mask with it is a usage error before anything is read) */
+	if (in->arr[IN_MASK].ndim != 0)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "the bundle has a mask, and --valid-lens makes another: "
+		    "leave out one of them");
+	if ((st = read_counts("--valid-lens", o->valid_lens, 1, &len, &n,
+	    &rows, &cols, err)) != ATTN_OK)
+		return st;
+	/* B x T as read is per row; else B numbers, a row or a column */
+	per_row = rows == B && cols == T && (B != 1 || n != 1);
+	if (!per_row && !(n == B && (rows == 1 || cols == 1))) {
+		free(len);
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		    "--valid-lens has %zux%zu lengths but there %s %zu "
+		    "batch%s of %zu quer%s: give B = %zu (d2l's 1-D "
+		    "valid_lens) or B x T = %zux%zu (its 2-D form)", rows,
+		    cols, B == 1 ? "is" : "are", B, B == 1 ? "" : "es", T,
+		    T == 1 ? "y" : "ies", B, B, T);
+	}
+	for (r = 0; r < n; r++)
+		if (len[r] > S) {
+			char row[64] = "";
+
+			if (per_row)
+				snprintf(row, sizeof row, ", query row %zu",
+				    r % T + 1);
+			st = attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+			    "--valid-lens: the length of batch %zu%s is %zu "
+			    "but there %s only %zu key%s", (per_row ? r / T :
+			    r) + 1, row, len[r], S == 1 ? "is" : "are", S,
+			    S == 1 ? "" : "s");
+			free(len);
+			return st;
+		}
+	/* nothing to mask in an empty block (and no empty allocation,
+	 * which the memory account would charge a byte) */
+	if (T == 0 || S == 0) {
+		free(len);
+		return ATTN_OK;
+	}
+	if ((st = attn_matrix_alloc(&m, B * T, S, err)) != ATTN_OK) {
+		free(len);
+		return st;
+	}
+	for (r = 0; r < B * T; r++)
+		for (j = 0; j < len[per_row ? r : r / T]; j++)
+			m.data[r * S + j] = 1.0;
+	free(len);
+	/* a 2-D stack of B blocks, which attn_array_free gives back as
+	 * attn_matrix_alloc charged it */
+	in->arr[IN_MASK].ndim = 2;
+	in->arr[IN_MASK].shape[0] = B * T;
+	in->arr[IN_MASK].shape[1] = S;
+	in->arr[IN_MASK].data = m.data;
+	in->name[IN_MASK] = "--valid-lens";
 	return ATTN_OK;
 }

@@ -26,4 +26,14 @@ int varlen_is_list(const char *arg);
 enum attn_status varlen_load(struct options *o, struct inputs *in,
     struct attn_error *err);
 
+/*
+ * --valid-lens, once the inputs are read: d2l's valid_lens as the mask,
+ * a T x S block per batch in in->arr[IN_MASK] (to be broadcast and
+ * counted as a --mask is).  With a mask already given it is a usage
+ * error; lengths that do not fit the batches, queries or keys are data
+ * errors.
+ */
+enum attn_status varlen_valid_lens(const struct options *o,
+    struct inputs *in, struct attn_error *err);
+
 #endif

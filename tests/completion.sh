@@ -172,7 +172,7 @@ for opt in $(cat "$work/attn-options"); do
 	--lse-masked) val=inf ;;
 	--cu-seqlens-q) val='0,3 --cu-seqlens-k 0,3' ;;
 	--cu-seqlens-k) val='0,3 --cu-seqlens-q 0,3' ;;
-	--seqused-k) val=3 ;;
+	--seqused-k | --valid-lens) val=3 ;;
 	--layout) val=bshd ;;
 	--query-labels | --key-labels) val=a,b,c ;;
 	--color) val=never ;;

@@ -20,7 +20,9 @@
 #             --lse-masked inf (causal, bottom-right); --emulate fp16,
 #             alone and with --grad; packed sequences (--cu-seqlens-q/-k,
 #             --seqused-k per sequence) in 2-D and --seqused-k per batch
-#             in 3-D, with --causal, --alibi and --grad;
+#             in 3-D, with --causal, --alibi and --grad; d2l's valid_lens
+#             (--valid-lens) per batch and query row in 3-D and per batch
+#             in 4-D bhsd, with --grad;
 #   printer   for each stage of the variant, npy (-o) and csv --header;
 #             for all of them at once (-s all), a table (with --stats
 #             and --heatmap), csv, csv --header, tsv --header and json
@@ -154,6 +156,9 @@ array 3d-bias.json "2 1 3"
 array bhsd-bias.json "1 2 2 3"
 array bshd-bias.json "2 2 3 1"
 array 2dl-bias.json "2 3"
+# d2l's 2-D valid_lens (--valid-lens), B x T for 3-D: batch 1's first
+# query sees no key.
+echo '[[0, 3], [2, 1]]' >"$work/3d-lens.json"
 # 2-D given --layout bhsd (printed 4-D), and V's csv header naming its
 # columns: a, b for KV head 1, c, d for KV head 2.
 inputs 2dl 1 4 2 2 3
@@ -326,7 +331,12 @@ for l in 2d 3d bhsd bshd 2dl; do
 		    --seqused-k 1,1 --causal --alibi --rope --grad $dout $qkv ;;
 	3d)
 		printers $opt $labels --seqused-k 2,3 --causal \
-		    --align bottom-right --alibi --grad $dout $qkv ;;
+		    --align bottom-right --alibi --grad $dout $qkv
+		printers $opt $labels --valid-lens ../3d-lens.json \
+		    --grad $dout $qkv ;;
+	bhsd)
+		printers $opt $labels --valid-lens 1,3 --causal --grad $dout \
+		    $qkv ;;
 	esac
 	# printers that do not go together: a page or --explain shows every
 	# stage, --header is csv's and tsv's, npy and npz need a stage to
