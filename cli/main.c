@@ -244,7 +244,8 @@ main(int argc, char **argv)
 		status = check_load(&o, &chk, &err);
 	if (status == ATTN_OK) {
 		/* a layer, its W_O and RoPE make stages of their own */
-		options_offer(&o, attn_stages_available(&o.cfg, &in.in));
+		options_offer(&o, attn_stages_available(&o.cfg, &in.in),
+		    in.in.proj.w_q.data != NULL);
 		if (o.check != NULL)
 			status = check_stages(&o, &chk, &err);
 		if (status == ATTN_OK)

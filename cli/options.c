@@ -32,7 +32,9 @@ options_init(struct options *o)
 unsigned
 options_offered(const struct options *o)
 {
-	unsigned set = ATTN_STAGES_ALL;
+	/* q, k and v: the operands as read, or with --proj the projections */
+	unsigned set = ATTN_STAGES_ALL | ATTN_STAGE_BIT(ATTN_STAGE_Q) |
+	    ATTN_STAGE_BIT(ATTN_STAGE_K) | ATTN_STAGE_BIT(ATTN_STAGE_V);
 
 	if (o->grad != NULL)
 		set |= ATTN_STAGES_GRAD;
@@ -42,10 +44,7 @@ options_offered(const struct options *o)
 	if (o->grad != NULL && o->sinks != NULL)
 		set |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_SINKS);
 	if (o->proj != NULL)
-		set |= ATTN_STAGE_BIT(ATTN_STAGE_Q) |
-		    ATTN_STAGE_BIT(ATTN_STAGE_K) |
-		    ATTN_STAGE_BIT(ATTN_STAGE_V) |
-		    ATTN_STAGE_BIT(ATTN_STAGE_PROJECTED);
+		set |= ATTN_STAGE_BIT(ATTN_STAGE_PROJECTED);
 	if (o->cfg.rope)
 		set |= ATTN_STAGE_BIT(ATTN_STAGE_Q_ROT) |
 		    ATTN_STAGE_BIT(ATTN_STAGE_K_ROT);
@@ -67,11 +66,16 @@ options_stage_names(char *buf, size_t size, unsigned set)
 }
 
 void
-options_offer(struct options *o, unsigned avail)
+options_offer(struct options *o, unsigned avail, int layer)
 {
+	const unsigned operands = ATTN_STAGE_BIT(ATTN_STAGE_Q) |
+	    ATTN_STAGE_BIT(ATTN_STAGE_K) | ATTN_STAGE_BIT(ATTN_STAGE_V);
 	size_t i;
 
-	o->avail = avail;
+	/* Without a layer q, k and v are the operands as read: printed
+	 * when --stage names them, not computed, so neither in --stage all
+	 * nor in --explain (attn(1)) */
+	o->avail = layer ? avail : avail & ~operands;
 	if (!o->all_stages)
 		return;
 	o->nstages = 0;
@@ -79,7 +83,7 @@ options_offer(struct options *o, unsigned avail)
 		const enum attn_stage s = attn_stage_order[i];
 
 		if (!attn_stage_table[s].internal &&
-		    (avail & ATTN_STAGE_BIT(s)))
+		    (o->avail & ATTN_STAGE_BIT(s)))
 			o->stages[o->nstages++] = s;
 	}
 }
@@ -92,7 +96,7 @@ options_stages(struct options *o, const char *list, struct attn_error *err)
 
 	if (strcmp(list, "all") == 0) {
 		o->all_stages = 1;
-		options_offer(o, options_offered(o));
+		options_offer(o, options_offered(o), o->proj != NULL);
 		return ATTN_OK;
 	}
 	o->nstages = 0;

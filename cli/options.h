@@ -88,8 +88,9 @@ struct options {
 
 /* Record that the run can compute the stages avail (once the inputs are
  * read: a bundle may bring a layer, a layer W_O), and make --stage all
- * the offered ones among them, in attn_stage_order. */
-void options_offer(struct options *o, unsigned avail);
+ * the offered ones among them, in attn_stage_order; without a layer
+ * (layer 0), q, k and v, the operands as read, are not among them. */
+void options_offer(struct options *o, unsigned avail, int layer);
 
 /* The --stage LIST into o->stages: names from the stage table,
  * comma-separated, or all (every stage offered).  A usage error names
@@ -101,9 +102,10 @@ enum attn_status options_stages(struct options *o, const char *list,
 void options_init(struct options *o);
 
 /* The stages o offers: the backward ones only with --grad (grad_bias
- * with --bias too, grad_sinks with --sinks), q, k, v and projected with
- * --proj (a BUNDLE that brings a layer or a bias offers theirs once it
- * is read: options_offer), q_rot and k_rot with --rope. */
+ * with --bias too, grad_sinks with --sinks), q, k and v (the operands,
+ * or with --proj their projections), projected with --proj (a BUNDLE
+ * that brings a layer or a bias offers theirs once it is read:
+ * options_offer), q_rot and k_rot with --rope. */
 unsigned options_offered(const struct options *o);
 
 /* The names of the stages of set that users may ask for, "scores,

@@ -55,6 +55,13 @@ layer_formula(const struct printer *p, enum attn_stage s, char *buf,
 	char base[ATTN_NUM_MAX];
 
 	attn_format_number(base, c->rope_base, 0, 0);	/* as given */
+	/* without a layer, q, k and v are the operands (attn(1)) */
+	if (!stages->proj && (s == ATTN_STAGE_Q || s == ATTN_STAGE_K ||
+	    s == ATTN_STAGE_V)) {
+		snprintf(buf, size, "%s as read", s == ATTN_STAGE_Q ? "Q" :
+		    s == ATTN_STAGE_K ? "K" : "V");
+		return buf;
+	}
 	switch (s) {
 	case ATTN_STAGE_Q:
 		snprintf(buf, size, "%s W_Q%s", x, biased ? " + b_Q" : "");

@@ -85,9 +85,8 @@ check_embeddings(const struct options *o, const struct given *g,
 		    ATTN_STAGE_BIT(ATTN_STAGE_K_ROT))) && !o->cfg.rope)
 			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 			    "stage '%s' needs --rope", attn_stage_table[s].name);
-		if ((bit & ATTN_STAGES_PROJ) && !(bit &
-		    (ATTN_STAGE_BIT(ATTN_STAGE_Q_ROT) |
-		    ATTN_STAGE_BIT(ATTN_STAGE_K_ROT))) && o->proj == NULL &&
+		/* q, k and v are the operands without a layer */
+		if (s == ATTN_STAGE_PROJECTED && o->proj == NULL &&
 		    o->noperands != 1)
 			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 			    "stage '%s' needs --proj LAYER (or a BUNDLE with a "

@@ -222,9 +222,9 @@ enum attn_stage {
 	ATTN_STAGE_GRAD_SINKS,		/* dL/dsinks, 1 x H */
 	/* The passes around the kernel (attn_stage_order puts them where
 	 * --explain shows them: q to k_rot first, projected after output) */
-	ATTN_STAGE_Q,		/* XQ W_Q + b_Q */
-	ATTN_STAGE_K,		/* XKV W_K + b_K */
-	ATTN_STAGE_V,		/* XKV W_V + b_V */
+	ATTN_STAGE_Q,		/* XQ W_Q + b_Q, without a layer Q */
+	ATTN_STAGE_K,		/* XKV W_K + b_K, without a layer K */
+	ATTN_STAGE_V,		/* XKV W_V + b_V, without a layer V */
 	ATTN_STAGE_Q_ROT,	/* q rotated by position (RoPE) */
 	ATTN_STAGE_K_ROT,	/* k rotated likewise */
 	ATTN_STAGE_PROJECTED,	/* output W_O + b_O */
@@ -252,10 +252,11 @@ enum attn_stage {
 #define ATTN_STAGES_REDUCE (ATTN_STAGE_BIT(ATTN_STAGE_GRAD_BIAS) | \
 	ATTN_STAGE_BIT(ATTN_STAGE_GRAD_SINKS))
 
-/* The stages of the passes around the kernel, which exist only when the
- * inputs make them: q, k and v with a projection layer (attn_inputs.
- * proj), projected when it has W_O, q_rot and k_rot with RoPE
- * (attn_config.rope); attn_stages_available says which. */
+/* The stages of the passes around the kernel: q, k and v, made by a
+ * projection layer (attn_inputs.proj) or without one the operands q, k
+ * and v as read (copied when asked for), and those that exist only when
+ * the inputs make them: projected when the layer has W_O, q_rot and
+ * k_rot with RoPE (attn_config.rope); attn_stages_available says which. */
 #define ATTN_STAGES_PROJ (ATTN_STAGE_BIT(ATTN_STAGE_Q) | \
 	ATTN_STAGE_BIT(ATTN_STAGE_K) | ATTN_STAGE_BIT(ATTN_STAGE_V) | \
 	ATTN_STAGE_BIT(ATTN_STAGE_Q_ROT) | ATTN_STAGE_BIT(ATTN_STAGE_K_ROT) | \

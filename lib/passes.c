@@ -5,6 +5,7 @@
  * own:
  *
  *	before: q, k, v = the embeddings projected by the layer (project.c)
+ *	        (without one, q, k and v are the operands, copied after)
  *	        q_rot, k_rot = q and k rotated by position (rope.c)
  *	kernel: reads the last of these as its Q, K and V
  *	after:  grad_q and grad_k turned back to q and k (rope.c)
@@ -47,9 +48,9 @@ attn_stages_available(const struct attn_config *cfg,
 		set |= BIT(ATTN_STAGE_GRAD_BIAS);
 	if (in->d_out.data != NULL && in->sinks.data != NULL)
 		set |= BIT(ATTN_STAGE_GRAD_SINKS);
-	if (in->proj.w_q.data != NULL)
-		set |= BIT(ATTN_STAGE_Q) | BIT(ATTN_STAGE_K) |
-		    BIT(ATTN_STAGE_V);
+	/* q, k and v: the projections with a layer, else the operands
+	 * as read (attn(1)) */
+	set |= BIT(ATTN_STAGE_Q) | BIT(ATTN_STAGE_K) | BIT(ATTN_STAGE_V);
 	if (in->proj.w_q.data != NULL && in->proj.w_o.data != NULL)
 		set |= BIT(ATTN_STAGE_PROJECTED);
 	if (cfg->rope)
@@ -77,9 +78,9 @@ check_available(const struct attn_config *cfg, const struct attn_inputs *in,
 		    "stage %s needs %s", attn_stage_table[s].name,
 		    s == ATTN_STAGE_Q_ROT || s == ATTN_STAGE_K_ROT ?
 		    "RoPE (rotary position embedding)" :
-		    s == ATTN_STAGE_PROJECTED && in->proj.w_q.data != NULL ?
+		    in->proj.w_q.data != NULL ?
 		    "an output projection, W_O, in the layer" :
-		    "a projection layer (W_Q, W_K, W_V) and embeddings");
+		    "a projection layer (W_Q, W_K, W_V, W_O) and embeddings");
 	}
 	return ATTN_OK;
 }
@@ -133,6 +134,14 @@ attn_passes_bytes(const struct attn_problem *p, const struct attn_inputs *in,
 	if (p->cfg->rope &&
 	    ((st = add_matrix(bytes, k->q.rows, k->q.cols, err)) != ATTN_OK ||
 	    (st = add_matrix(bytes, k->k.rows, k->k.cols, err)) != ATTN_OK))
+		return st;
+	if (in->proj.w_q.data == NULL &&
+	    (((want & BIT(ATTN_STAGE_Q)) && (st = add_matrix(bytes, in->q.rows,
+	    in->q.cols, err)) != ATTN_OK) ||
+	    ((want & BIT(ATTN_STAGE_K)) && (st = add_matrix(bytes, in->k.rows,
+	    in->k.cols, err)) != ATTN_OK) ||
+	    ((want & BIT(ATTN_STAGE_V)) && (st = add_matrix(bytes, in->v.rows,
+	    in->v.cols, err)) != ATTN_OK)))
 		return st;
 	if (want & BIT(ATTN_STAGE_PROJECTED))
 		st = add_matrix(bytes, k->q.rows, in->proj.w_o.cols, err);
@@ -270,6 +279,18 @@ attn_passes_after(const struct attn_problem *p, const struct attn_inputs *in,
 			attn_matrix_free(&out->stage[ATTN_STAGE_OUTPUT]);
 			out->have &= ~BIT(ATTN_STAGE_OUTPUT);
 		}
+	}
+	/* 5. Without a layer, q, k and v are the operands as read: copied
+	 * (packed, a view may be wider) when asked for */
+	for (s = ATTN_STAGE_Q; w->w_q.data == NULL && s <= ATTN_STAGE_V; s++) {
+		const struct attn_matrix *from = s == ATTN_STAGE_Q ? &in->q :
+		    s == ATTN_STAGE_K ? &in->k : &in->v;
+
+		if (!(want & BIT(s)))
+			continue;
+		if ((st = copy_matrix(from, &out->stage[s], err)) != ATTN_OK)
+			return st;
+		out->have |= BIT(s);
 	}
 	/* what the passes made and want holds moves into the stages */
 	for (s = 0; s < ATTN_STAGE_COUNT; s++)

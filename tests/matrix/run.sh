@@ -16,7 +16,8 @@
 #             shape: 1 x S, B x 1 x S, 1 x H x T x S, B x H x T x 1 or
 #             T x S by layout, and grad_sinks besides), also emulated;
 #             --proj with W_O, --rope and --grad (q, k, v, q_rot, k_rot
-#             and projected besides); --rope; --sinks; --lse-base 2
+#             and projected besides); --rope (q, k and v, the operands
+#             as read, besides q_rot and k_rot); --sinks; --lse-base 2
 #             --lse-masked inf (causal, bottom-right); --emulate fp16,
 #             alone and with --grad; packed sequences (--cu-seqlens-q/-k,
 #             --seqused-k per sequence) in 2-D and --seqused-k per batch
@@ -261,7 +262,8 @@ for l in 2d 3d bhsd bshd 2dl; do
 	stages="q k v q_rot k_rot projected $forward $backward"
 	printers $popt $labels --proj ../$l-layer.json --rope \
 	    --grad ../$l-do-proj.json ../$l-xq.json ../$l-xkv.json
-	stages="q_rot k_rot $forward"
+	# q, k and v without a layer: the operands as read
+	stages="q k v q_rot k_rot $forward"
 	printers $opt $labels --rope $qkv
 	stages=$forward
 	printers $opt $labels --sinks $sinks $qkv

@@ -463,8 +463,9 @@ KERNEL_TEST(a_layer_gives_what_its_q_k_and_v_give,
 END_TEST
 
 /* Stages a run does not make are usage errors that say what makes
- * them; what a layer and RoPE make is what attn_stages_available says. */
-START_TEST(stages_only_a_layer_or_rope_make_are_refused_without_them)
+ * them; what a layer and RoPE make is what attn_stages_available says.
+ * Without a layer, q, k and v are the operands as read (attn(1)). */
+START_TEST(stages_of_a_layer_or_rope_and_qkv_as_read)
 {
 	static const double one[] = { 1, 0, 0, 1 };
 	struct attn_matrix x = matrix_from(2, 2, one), w = matrix_from(2, 2,
@@ -478,11 +479,18 @@ START_TEST(stages_only_a_layer_or_rope_make_are_refused_without_them)
 	memset(&in, 0, sizeof in);
 	in.batches = 1;
 	in.q = in.k = in.v = x;
-	ck_assert_uint_eq(attn_stages_available(&cfg, &in), ATTN_STAGES_ALL);
+	ck_assert_uint_eq(attn_stages_available(&cfg, &in), ATTN_STAGES_ALL |
+	    STAGE(Q) | STAGE(K) | STAGE(V));
 	ck_assert_int_eq(attn_run(&cfg, &in, STAGE(OUTPUT) | STAGE(V), &st,
-	    &err), ATTN_ERR_USAGE);
-	ck_assert_str_eq(err.msg, "stage v needs a projection layer (W_Q, "
-	    "W_K, W_V) and embeddings");
+	    &err), ATTN_OK);
+	ck_assert_uint_eq(st.have & (STAGE(Q) | STAGE(K) | STAGE(V)),
+	    STAGE(V));
+	expect_same("v", &st.stage[ATTN_STAGE_V], &x);
+	attn_stages_free(&st);
+	ck_assert_int_eq(attn_run(&cfg, &in, STAGE(PROJECTED), &st, &err),
+	    ATTN_ERR_USAGE);
+	ck_assert_str_eq(err.msg, "stage projected needs a projection layer "
+	    "(W_Q, W_K, W_V, W_O) and embeddings");
 	ck_assert_int_eq(attn_run(&cfg, &in, STAGE(K_ROT), &st, &err),
 	    ATTN_ERR_USAGE);
 	ck_assert_str_eq(err.msg,
@@ -575,8 +583,7 @@ project_suite(void)
 	tcase_add_kernel_test(tc, a_layer_reproduces_nn_multihead_attention, 0,
 	    2);
 	tcase_add_kernel_test(tc, a_layer_gives_what_its_q_k_and_v_give, 0, 6);
-	tcase_add_test(tc,
-	    stages_only_a_layer_or_rope_make_are_refused_without_them);
+	tcase_add_test(tc, stages_of_a_layer_or_rope_and_qkv_as_read);
 	tcase_add_test(tc, plan_counts_the_passes);
 	suite_add_tcase(s, tc);
 	return s;
