@@ -20,6 +20,8 @@ inputs_role(const struct inputs *in, size_t i)
 		return in->self ? "X" : "XQ";
 	if (in->embeddings && i == IN_K)
 		return "XKV";
+	if (in->logits && i == IN_Q)
+		return "SCORES";
 	return role[i];
 }
 

@@ -23,6 +23,8 @@ struct inputs {
 	struct attn_labels query, key;	/* from the files; may be empty */
 	int embeddings;			/* the operands are X, or XQ and XKV */
 	int self;			/* one matrix is queries and keys */
+	int logits;			/* Q holds the logits, K the identity
+					 * (attn softmax, logits.h) */
 	int four_d;			/* Q, K and V were 4-D (layout.h) */
 	struct attn_layer layer;	/* --proj's, or the bundle's "proj" */
 	const char *layer_name;		/* where it came from; NULL: none */

@@ -25,6 +25,7 @@
 #include "attn.h"
 #include "attn_io.h"
 #include "inputs.h"
+#include "logits.h"
 #include "load.h"
 #include "layout.h"
 #include "memory.h"
@@ -461,6 +462,21 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 			return status;
 		in->name[IN_K] = in->name[IN_V] = in->name[IN_Q];
 		labels_move(&in->query, &in->arr[IN_Q].row_labels);
+	} else if (o->softmax) {
+		/* SCORES [V]: the logits as Q, and K made the identity */
+		in->logits = 1;
+		for (i = 0; i < o->noperands; i++) {
+			const size_t at = i == 0 ? IN_Q : IN_V;
+
+			in->name[at] = display_name(o->operands[i]);
+			if ((status = load_array(o->operands[i], NULL,
+			    ATTN_READ_FINITE, j, &in->arr[at], err)) !=
+			    ATTN_OK)
+				return status;
+		}
+		labels_move(&in->query, &in->arr[IN_Q].row_labels);
+		if ((status = logits_keys(o, in, err)) != ATTN_OK)
+			return status;
 	} else if (o->noperands == 1) {
 		if ((status = load_bundle(o->operands[0], o->proj, j, in,
 		    err)) != ATTN_OK)

@@ -76,6 +76,9 @@ options_offer(struct options *o, unsigned avail, int layer)
 	 * when --stage names them, not computed, so neither in --stage all
 	 * nor in --explain (attn(1)) */
 	o->avail = layer ? avail : avail & ~operands;
+	/* attn softmax starts from the logits, and has output with V */
+	if (o->softmax && o->noperands < 2)
+		o->avail &= ~ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT);
 	if (!o->all_stages)
 		return;
 	o->nstages = 0;

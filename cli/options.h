@@ -63,6 +63,7 @@ struct options {
 	const char *svg;	/* --svg FILE ("-": standard output) */
 	int gen;		/* the command is attn gen */
 	int workbench;		/* the command is attn workbench */
+	int softmax;		/* the command is attn softmax */
 	unsigned long long seed;	/* attn gen --seed */
 	enum attn_dist dist;		/* attn gen --dist */
 	enum color_mode color;	/* --color */

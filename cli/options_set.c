@@ -17,6 +17,7 @@
 
 #include "attn.h"
 #include "formats.h"
+#include "logits.h"
 #include "options.h"
 #include "options_set.h"
 #include "query.h"
@@ -614,6 +615,9 @@ set_finish(struct parse *ps, struct attn_error *err)
 	 * Before the rules, which count the stages printed. */
 	if (!ps->given.stage && (o->stats || o->heatmap || o->svg != NULL))
 		o->nstages = 0;
+	if (o->softmax)
+		logits_defaults(o, ps->given.scale || ps->given.no_scale,
+		    ps->given.stage);
 	if ((status = rules_check_options(o, &ps->given, err)) != ATTN_OK)
 		return status;
 	if (o->digits < 0)

@@ -45,6 +45,7 @@ static const char help_head[] =
     "       attn [options] --proj LAYER XQ XKV\n"
     "       attn gen ROWSxCOLS[xN..] [--seed N] [--dist normal|uniform]\n"
     "       attn workbench [options] [Q K V | BUNDLE | --self X]\n"
+    "       attn softmax [options] SCORES [V]\n"
     "\n"
     "Q, K and V are JSON, CSV, TSV, whitespace-separated text or NumPy\n"
     ".npy files (--check FILE and --proj LAYER may be .npz);\n"
@@ -52,6 +53,7 @@ static const char help_head[] =
     "\"mask\", \"bias\" and \"labels\"; '-' reads standard input.\n"
     "With --proj, X (or XQ and XKV) are embeddings that the LAYER\n"
     "projects to q, k and v.\n"
+    "attn softmax starts from the logits, SCORES (scale 1 unless given).\n"
     "\n"
     "options:\n";
 
@@ -545,6 +547,10 @@ options_parse(int argc, char **argv, struct options *o,
 		argv++;
 	} else if (argc > 1 && strcmp(argv[1], "workbench") == 0) {
 		o->workbench = 1;
+		argc--;
+		argv++;
+	} else if (argc > 1 && strcmp(argv[1], "softmax") == 0) {
+		o->softmax = 1;
 		argc--;
 		argv++;
 	}

@@ -84,6 +84,9 @@ layer_formula(const struct printer *p, enum attn_stage s, char *buf,
 		    base);
 		return buf;
 	case ATTN_STAGE_SCORES:
+		/* attn softmax: the logits, against identity keys */
+		if (p->o->softmax)
+			return "SCORES as read";
 		if (!c->rope && !stages->proj)
 			return NULL;
 		return c->rope ? "q_rot k_rot^T" : "q k^T";

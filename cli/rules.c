@@ -8,6 +8,7 @@
 
 #include "attn.h"
 #include "formats.h"
+#include "logits.h"
 #include "output.h"
 #include "rules.h"
 
@@ -235,6 +236,8 @@ rules_check_options(const struct options *o, const struct given *g,
 
 	if (o->workbench && (status = check_workbench(o, g, err)) != ATTN_OK)
 		return status;
+	if (o->softmax && (status = logits_rules(o, err)) != ATTN_OK)
+		return status;
 	/* Only a BUNDLE (one operand) may bring a mask besides --mask. */
 	if ((status = rules_mask_invert(o, o->mask != NULL || o->noperands == 1,
 	    err)) != ATTN_OK)
@@ -382,7 +385,7 @@ rules_check_options(const struct options *o, const struct given *g,
 	if (nstdin > 1)
 		return usage_error(err,
 		    "standard input ('-') can be read only once");
-	if (o->proj != NULL)
+	if (o->proj != NULL || o->softmax)
 		return ATTN_OK;
 	/* attn workbench without operands shows its toy */
 	if (o->self == NULL && o->noperands != 1 && o->noperands != 3 &&

@@ -58,7 +58,9 @@ attn --heads ''
 attn q	q.json queries.csv
 attn g	gen
 attn w	workbench
-attn ''	data/ gen q.json queries.csv workbench
+attn so	softmax
+attn softmax --valid	--valid-lens
+attn ''	data/ gen q.json queries.csv softmax workbench
 attn workbench --color-r	--color-range
 attn workbench --color-range ''	max row unit
 attn workbench q	q.json queries.csv

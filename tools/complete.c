@@ -8,9 +8,10 @@
  * What completes: options (of attn, or of attn gen after the word gen),
  * their words (--like, --align, ..., -f's formats from the table of
  * formats), stage names for --stage (each piece of a comma-separated
- * list, and all), files for FILE arguments and operands, and gen and
- * workbench as the first word; after it, what that subcommand takes
- * (attn workbench: attn's options but those it refuses).  Bash gets one
+ * list, and all), files for FILE arguments and operands, and gen,
+ * workbench and softmax as the first word; after it, what that
+ * subcommand takes (attn workbench: attn's options but those it
+ * refuses; attn softmax: attn's, which its own rules then narrow).  Bash gets one
  * function, _attn, that needs nothing but bash itself (not the
  * bash-completion package); zsh gets an _arguments spec.
  */
@@ -174,7 +175,7 @@ bash(FILE *fp)
 	    "\tfi\n"
 	    "\t[[ $mode == gen ]] && { COMPREPLY=(); return 0; }\n"
 	    "\t_attn_files \"$cur\"\n"
-	    "\t(( cword == 1 )) && for c in gen workbench; do\n"
+	    "\t(( cword == 1 )) && for c in gen workbench softmax; do\n"
 	    "\t\t[[ $c == \"$cur\"* ]] && COMPREPLY+=(\"$c\")\n"
 	    "\tdone\n"
 	    "\treturn 0\n}\n\n"
@@ -263,7 +264,7 @@ zsh(FILE *fp)
 	    "\t_arguments -s -S \\\n", fp);
 	zsh_specs(fp, RUN);
 	fputs("\t\t'1:Q, K, V or BUNDLE:{_alternative \"files:file:_files\" "
-	    "\"commands:command:(gen workbench)\"}' \\\n"
+	    "\"commands:command:(gen workbench softmax)\"}' \\\n"
 	    "\t\t'*:file:_files'\n"
 	    "fi\n", fp);
 }

@@ -21,7 +21,8 @@
 #             --lse-masked inf (causal, bottom-right); --emulate fp16,
 #             alone and with --grad; packed sequences (--cu-seqlens-q/-k,
 #             --seqused-k per sequence) in 2-D and --seqused-k per batch
-#             in 3-D, with --causal, --alibi and --grad; d2l's valid_lens
+#             in 3-D, with --causal, --alibi and --grad; attn softmax
+#             from the scaled logits of 3-D and 4-D runs; d2l's valid_lens
 #             (--valid-lens) per batch and query row in 3-D and per batch
 #             in 4-D bhsd, with --grad;
 #   printer   for each stage of the variant, npy (-o) and csv --header;
@@ -373,6 +374,32 @@ add 0 npz - $wide -s $all --npy-dtype f4 -o out.npz
 add 0 none - $wide --check ../bhsdw-ref.npz -s $all
 add 0 none - $wide --check ../bhsdw-dk.npy -s grad_k
 add 1 fails - --causal $wide --check ../bhsdw-ref.npz -s $all
+
+# attn softmax: the scaled logits of a 3-D run (B 2, T 2, S 3), with its
+# V and without, and 4-D bhsd ones (B 2, H 2) with a V split likewise:
+# every stage it has, to each writer, with rules that follow the
+# scaling; --explain and the page, which start from Q and K, refused.
+array sm4-v.json "2 2 3 2"
+(cd "$work/ref" && "$bin" -s scaled -o ../sm3-scaled.npy ../3d-q.json \
+    ../3d-k.json ../3d-v.json && "$bin" --heads 2 -s scaled \
+    -o ../sm4-scaled.npy ../3d-q.json ../3d-k.json ../3d-v.json) || exit 1
+labels="--query-labels Qa,Qb --key-labels Ka,Kb,Kc"
+for sm in "../sm3-scaled.npy ../3d-v.json" ../sm3-scaled.npy \
+    "--layout bhsd --sinks ../sinks-2.txt ../sm4-scaled.npy ../sm4-v.json"; do
+	stages="scores scaled weights lse mask"
+	case $sm in *v.json) stages="$stages output" ;; esac
+	for s in $stages; do
+		add 0 npy "$s" softmax $labels --causal -s "$s" -o out.npy $sm
+		add 0 delim "$s" softmax $labels --valid-lens 1,3 -s "$s" \
+		    -f csv --header $sm
+	done
+	add 0 text - softmax $labels --causal -s all --stats --heatmap $sm
+	add 0 none - softmax $labels --softcap 2 -s all -f json $sm
+	add 0 npz - softmax $labels -s all -o out.npz $sm
+	add 0 svg - softmax $labels --svg out.svg $sm
+	add 64 none - softmax $labels --explain $sm
+	add 64 none - softmax $labels -f html $sm
+done
 
 # ------------------------------------------------------------- running
 
