@@ -11,9 +11,9 @@
  * list, and all), files for FILE arguments and operands, and gen,
  * workbench and softmax as the first word; after it, what that
  * subcommand takes (attn workbench: attn's options but those it
- * refuses; attn softmax: attn's, which its own rules then narrow).  Bash gets one
- * function, _attn, that needs nothing but bash itself (not the
- * bash-completion package); zsh gets an _arguments spec.
+ * refuses; attn softmax: attn's, which its own rules then narrow).
+ * Bash gets one function, _attn, that needs nothing but bash itself
+ * (not the bash-completion package); zsh gets an _arguments spec.
  */
 #include <stdio.h>
 #include <string.h>
