@@ -5,7 +5,8 @@
 # by 0:0, every mtime the commit's date, VERSION saying what
 # tools/version.sh says of the commit.  Unpacked where no checkout of
 # attn is (inside an unrelated git repository, so that its git describe
-# cannot leak in), it builds with -Werror and passes the quick suites
+# cannot leak in), it holds no file that its .gitignore calls generated,
+# it builds with -Werror and passes the quick suites
 # (DIST_SUITES: the documents' examples, which run the binary it built,
 # and make install, which show that the tree works away from git; make
 # check has run the others on the same files, which the list of names
@@ -70,6 +71,18 @@ src=$work/other/$name
 [ "$(cat "$src/VERSION")" = "$version" ] ||
     fail "VERSION in the tarball is '$(cat "$src/VERSION")', not $version"
 [ ! -e "$src/.git" ] || fail "the tarball holds .git"
+# No generated file: none of its names is one that the tarball's own
+# .gitignore, the one list of what building, testing, packaging and
+# Python leave in the tree, ignores (as bytecode tracked by mistake
+# would be).  The user's own git excludes are not asked.
+sed "s|^$name/||" "$work/got" | grep -vx VERSION >"$work/files"
+(cd "$src" && git -c core.excludesFile=/dev/null check-ignore --no-index \
+    --stdin) <"$work/files" >"$work/generated"
+case $? in
+0) fail "generated files in the tarball: $(tr '\n' ' ' <"$work/generated")" ;;
+1) ;;
+*) fail "git check-ignore failed" ;;
+esac
 # shellcheck disable=SC2086
 make -C "$src" --no-print-directory -j"$(nproc)" WERROR=-Werror $suites \
     >"$work/make.log" 2>&1 ||
