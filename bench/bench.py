@@ -121,6 +121,17 @@ class Failed(Exception):
     pass
 
 
+def measured(value, what, unit):
+    """value, a figure measured (a time, a rate, a peak RSS), when it is
+    above zero; else Failed naming it.  The table divides by every such
+    figure, and a zero is a clock that did not advance or a figure
+    printed too short to show, never a result."""
+    if not value > 0:
+        raise Failed('%s: measured %g %s, which is no measurement' % (
+            what, value, unit))
+    return value
+
+
 def failure(args, status, stderr):
     return Failed('%s: exit %d\n%s' % (' '.join(args), status,
                                         stderr.rstrip()))
@@ -149,7 +160,9 @@ def run(args, out=subprocess.DEVNULL, failed=None, cpu=False):
             raise failure(args, rc, err.read())
     with open(rss_path) as f:
         wall, kib, cpu_s = f.read().split()
-    return float(cpu_s if cpu else wall), int(kib) / 1024.0
+    what = ' '.join(os.path.basename(w) for w in args[:2])
+    return (measured(float(cpu_s if cpu else wall), what, 's'),
+            measured(int(kib) / 1024.0, what, 'MiB'))
 
 
 def output_of(args):
@@ -385,11 +398,16 @@ class Bench:
                               [str(n) for n in sizes]).splitlines():
             w = line.split()
             if w[0] == 'compute':
-                comp[int(w[1])] = float(w[3])
+                comp[int(w[1])] = measured(
+                    float(w[3]), 'attn\'s kernel at n = %s' % w[1],
+                    'GFLOP/s')
         if self.py:
-            dgemm = self.dgemm = float(self.numpy('dgemm', self.a.dgemm,
-                                                  self.runs))
-            npc = dict((int(w[0]), float(w[1])) for w in (
+            dgemm = self.dgemm = measured(
+                float(self.numpy('dgemm', self.a.dgemm, self.runs)),
+                'NumPy\'s dgemm at n = %d' % self.a.dgemm, 'GFLOP/s')
+            npc = dict((int(w[0]), measured(
+                float(w[1]), 'NumPy\'s attention at n = %s' % w[0],
+                'GFLOP/s')) for w in (
                 line.split() for line in self.numpy(
                     'compute', self.runs, *sizes).splitlines()))
         self.say('compute alone (inputs in memory, output stage, %s loops),'
@@ -551,7 +569,9 @@ class Bench:
                               [str(n) for n in sizes]).splitlines():
             w = line.split()
             if w[0] == 'grad':
-                tf, tb = float(w[2]), float(w[3])
+                tf, tb = (measured(float(t), 'attn\'s %s at n = %s' % (
+                    part, w[1]), 's') for t, part in (
+                        (w[2], 'forward'), (w[3], 'forward and backward')))
                 self.say('  n = %5s  %7.3f s  %7.3f s  %5.2fx' % (
                     w[1], tf, tb, tb / tf))
         self.say()

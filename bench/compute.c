@@ -27,6 +27,11 @@
  *
  * the medians of output alone and of grad_q, grad_k and grad_v: the
  * kernels' ratio without reading or writing a file.
+ *
+ * Every figure is printed to six significant digits, not to a fixed
+ * number of decimals, so that none prints as zero however small n is
+ * or however long a loaded machine makes a run: bench.py divides by
+ * them.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -78,7 +83,7 @@ isa_from_env(void)
 }
 
 /* The median of runs timed attn_run calls at T = S = n, keeping want,
- * with `heads` heads of d columns (and dO with backward stages); 0 on
+ * with `heads` heads of d columns (and dO with backward stages); -1 on
  * failure. */
 static double
 time_run(size_t n, size_t heads, size_t d, unsigned want, size_t threads,
@@ -89,7 +94,7 @@ time_run(size_t n, size_t heads, size_t d, unsigned want, size_t threads,
 	struct attn_config cfg;
 	struct attn_stages st;
 	struct attn_error err;
-	double t[RUNS_MAX], median = 0;
+	double t[RUNS_MAX], median = -1;
 	int i, r;
 
 	memset(&in, 0, sizeof in);
@@ -169,17 +174,17 @@ main(int argc, char **argv)
 			return usage();
 		if (grad) {
 			if ((t = time_run(n, GRAD_H, GRAD_D, OUTPUT, threads,
-			    runs)) <= 0 || (tg = time_run(n, GRAD_H, GRAD_D,
-			    GRADS, threads, runs)) <= 0)
+			    runs)) < 0 || (tg = time_run(n, GRAD_H, GRAD_D,
+			    GRADS, threads, runs)) < 0)
 				return 1;
-			printf("grad %zu %.4f %.4f\n", n, t, tg);
+			printf("grad %zu %.6g %.6g\n", n, t, tg);
 			fflush(stdout);
 			continue;
 		}
-		if ((t = time_run(n, 1, D, OUTPUT, threads, runs)) <= 0)
+		if ((t = time_run(n, 1, D, OUTPUT, threads, runs)) < 0)
 			return 1;
 		flops = 4.0 * (double)n * (double)n * D;
-		printf("compute %zu %.4f %.1f\n", n, t, flops / t * 1e-9);
+		printf("compute %zu %.6g %.6g\n", n, t, flops / t * 1e-9);
 		fflush(stdout);
 	}
 	return 0;

@@ -12,6 +12,8 @@ process with a run being timed:
   numpy_side.py dgemm N RUNS       GFLOP/s of an N x N x N matmul (median)
   numpy_side.py compute RUNS N...  GFLOP/s of attn_numpy.attention alone,
                                    T = S = N, d = 64, inputs in memory
+                                   (rates to six significant digits: a
+                                   small or slow one never prints as 0)
   numpy_side.py grads Q K V DO OUT the .npz a kernel under test would
                                    write for --check (out, softmax_lse,
                                    dq, dk, dv): the naive formula and its
@@ -109,14 +111,14 @@ def main(argv):
         n, runs = int(argv[2]), int(argv[3])
         rng = np.random.default_rng(1)
         a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
-        print('%.4g' % (2.0 * n ** 3 / timed(lambda: a @ b, runs) * 1e-9))
+        print('%.6g' % (2.0 * n ** 3 / timed(lambda: a @ b, runs) * 1e-9))
     elif argv[1] == 'compute':
         runs = int(argv[2])
         rng = np.random.default_rng(1)
         for n in map(int, argv[3:]):
             q, k, v = (rng.standard_normal((n, 64)) for _ in range(3))
             t = timed(lambda: attention(q, k, v), runs)
-            print('%d %.1f' % (n, 4.0 * n * n * 64 / t * 1e-9))
+            print('%d %.6g' % (n, 4.0 * n * n * 64 / t * 1e-9))
     elif argv[1] == 'grads' and len(argv) == 7:
         grads(argv[2:6], argv[6])
     else:

@@ -17,7 +17,9 @@
 #      table.txt;
 #   2. an attn whose output is not NumPy's (a wrapper adding --scale 0.5)
 #      fails it, naming the rows that disagree;
-#   3. an attn that fails on JSON stops it with attn's own message.
+#   3. an attn that fails on JSON stops it with attn's own message;
+#   4. at n = 1 no rate or time prints as zero, and a figure measured as
+#      zero all the same stops it, named, never divided by.
 #
 # Needs a Python with NumPy (make test-deps installs it); without one the
 # suite is skipped with a notice, as npy.sh is.
@@ -177,6 +179,42 @@ else
 	has "a failed run stops the bench" "$work/nojson.err" \
 	    "^bench: [^ ]*nojson [^ ]*/q32\\.json .*: exit 65\$"
 	has "with attn's message" "$work/nojson.err" "^attn: no JSON today\$"
+fi
+
+# 4. Figures too small or too slow to print.  At n = 1 a rate is a few
+# MFLOP/s and the backward's forward a few microseconds: each is printed
+# with the digits that keep it above zero, as a run slowed down by a
+# loaded machine is, and the table takes its ratios.
+if small "$bin" tiny --only compute,grad --compute-sizes 1 --grad-sizes 1
+then
+	verdict "rates and times at n = 1 are not rounded to zero" ""
+	has "the kernel beside dgemm at n = 1" "$work/tiny.out" \
+	    "^  n = +1  attn +[0-9.]+ .* attn/dgemm [0-9.]+\$"
+	has "the backward's kernels at n = 1" "$work/tiny.out" \
+	    "^  n = +1 +[0-9.]+ s +[0-9.]+ s +[0-9.]+x\$"
+else verdict "rates and times at n = 1 are not rounded to zero" \
+    "exit $?: $(cat "$work/tiny.err")"; fi
+
+# A figure measured as zero all the same (here a Python whose NumPy
+# side says 0 GFLOP/s) is reported, naming it, and never divided by.
+cat >"$work/zero" <<EOF
+#!/bin/sh
+if [ "\$2" = compute ]; then
+	shift 3
+	for n; do echo "\$n 0"; done
+	exit 0
+fi
+exec "$py" "\$@"
+EOF
+chmod +x "$work/zero"
+if small "$bin" zero --only compute --python "$work/zero"; then
+	verdict "a rate of zero fails the bench" "it passed"
+else
+	has "a rate of zero fails the bench" "$work/zero.err" \
+	    "^bench: NumPy's attention at n = 64: measured 0 GFLOP/s, which is no measurement\$"
+	if grep -q Traceback "$work/zero.err"; then
+		verdict "a rate of zero is not divided by" "$(cat "$work/zero.err")"
+	else verdict "a rate of zero is not divided by" ""; fi
 fi
 
 tally bench
