@@ -41,7 +41,7 @@ agree to 1e-9 of the largest |output| ("rel diff"), and measures dgemm
 and NumPy's compute alone; without it those columns are left out.  When
 PY also has PyTorch, rows "torch" set attn from .npy beside
 bench/attn_torch.py (float64, the explicit formula) at 4096 and 8192.
-Each target of issues 9 and 23 is printed beside its figure, met or
+Each of the project's targets is printed beside its figure, met or
 missed by how much, with the instruction set the kernel's loops use
 (AVX2's and AVX-512's compute targets differ).
 
@@ -69,7 +69,7 @@ FORMATS = ('csv', 'json', 'npy')
 AGREE = 1e-9
 BIG = 65536
 
-# The targets of issues 9 and 23, as ratios taken in one run: NumPy's
+# The targets of speed and memory, as ratios taken in one run: NumPy's
 # time over attn's, at least; attn's JSON time over its CSV time at the
 # same n, at most; attn's peak RSS over NumPy's, at most; the kernel's
 # rate over dgemm's, at least, by instruction set; at n = 65536 the time
@@ -82,11 +82,11 @@ RSS_TARGET = {('csv', 8192): 1.2}
 COMPUTE_TARGET = {'avx2': 0.75, 'avx512': 0.8}
 COMPUTE_SIZES = (4096, 8192)
 BIG_OF_DGEMM, BIG_MIB = 0.7, 256.0
-# issue 20: --emulate's forward, at most this times attn's own
+# --emulate's forward, at most this times attn's own
 EMULATE_TARGET = 3
 EMU_HEADS, EMU_D = 8, 128
 
-# The backward rows (issue 20): heads and d, and the targets, as ratios
+# The backward rows: heads and d, and the targets, as ratios
 # taken in one run: attn's forward and backward against its forward at
 # most; PyTorch's time against attn's at least (more at small n, where
 # torch's start and T x S passes weigh); attn's peak RSS against
@@ -178,8 +178,8 @@ def output_of(args):
 def median_runs(argv_list, runs, failed=None, cpu=False, warmup=False):
     """Take turns running each argv, runs times: for each the median
     seconds and median peak RSS.  failed, cpu: as for run.  warmup: each
-    argv runs once first, untimed (the table's first row, 20 ms a run,
-    took 1.4x its time in later runs of make bench without it)."""
+    argv runs once first, untimed, so that no timed run pays for the
+    caches a first run of a program finds cold."""
     t = [[] for _ in argv_list]
     m = [[] for _ in argv_list]
     for argv in argv_list if warmup else ():
@@ -447,7 +447,7 @@ class Bench:
     def emulate(self, sizes):
         """--emulate bf16 and fp32 against attn's own forward pass, 1 x 8
         x n x 128 bhsd .npy (FlashAttention's test size at 4096), each a
-        ratio of medians taken in turns in one run (issue 20's target: at
+        ratio of medians taken in turns in one run (the target: at
         most EMULATE_TARGET times the forward)."""
         self.say('--emulate, 1 x %d x n x %d bhsd .npy in and out '
                  '(medians of %s; load average %s before):' % (
