@@ -106,6 +106,8 @@ COMPLETE_OBJ = $(BUILD)/tools/complete.o
 COMPLETIONS  = $(BUILD)/attn.bash $(BUILD)/_attn
 
 # Packages on Debian: what building needs, and what the tests add.
+# debian/control's Build-Depends names the same (build-essential's
+# aside): make deb-test compares them.
 BUILD_PKGS = pkg-config g++ libcjson-dev check libunistring-dev \
              libncurses-dev libzip-dev zlib1g-dev
 TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
@@ -491,7 +493,8 @@ DEB_PKGS = $(BUILD_PKGS) build-essential debhelper dpkg-dev lintian jq \
 deb-test:
 	@sh tests/install-deps.sh $(DEB_PKGS)
 	@$(MAKE) --no-print-directory $(ATTN)
-	$(TIMED) '$(BUILD) deb-test' sh tests/deb.sh ./$(ATTN)
+	$(TIMED) '$(BUILD) deb-test' env BUILD_PKGS='$(BUILD_PKGS)' \
+	    TEST_PKGS='$(TEST_PKGS)' sh tests/deb.sh ./$(ATTN)
 
 # Every package CI needs, in one apt-get: its later steps run side by
 # side, and two apt-gets at once would fight for dpkg's lock.

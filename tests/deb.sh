@@ -1,10 +1,13 @@
 #!/bin/sh
 # deb.sh ATTN - the Debian packages, built, linted, installed and used.
 #
-# dpkg-buildpackage -us -uc -b builds attn and libattn-dev (debian/) in a
-# copy of the tree that holds no .git (the files git tracks or would
-# add; outside git, all but build/), running the quick suites as it
-# does; lintian finds no error and no warning (debian/*.lintian-overrides
+# First the Makefile's lists of packages (BUILD_PKGS, TEST_PKGS, which
+# make deb-test passes) and debian/control's Build-Depends are compared:
+# a package the build needs and Build-Depends lacks fails here, not in
+# a clean chroot.  Then dpkg-buildpackage -us -uc -b builds attn and
+# libattn-dev (debian/) in a copy of the tree that holds no .git (the
+# files git tracks or would add; outside git, all but build/), running
+# the quick suites as it does; lintian finds no error and no warning (debian/*.lintian-overrides
 # say why for the ones that do not apply); then, from the installed
 # packages: attn --explain on the worked example prints what ATTN (the
 # build make check tested) prints, attn --version and the .pc file say
@@ -36,6 +39,42 @@ fail() {
 # The package is built as Debian builds it, not with this make's jobs
 # and variables (WERROR, BUILD, SAN).
 unset MAKEFLAGS MFLAGS MAKELEVEL
+
+# The Makefile's packages and debian/control's Build-Depends, which a
+# build in a chroot holding Build-Depends alone relies on, say the same:
+# each of BUILD_PKGS (what `make` builds with) is a build dependency, or
+# one of build-essential's, which Debian never lists; each build
+# dependency is in BUILD_PKGS, or in TEST_PKGS when only the package's
+# tests need it (<!nocheck>), but debhelper-compat, which dh alone reads.
+# The Makefile passes both lists (make deb-test).
+[ -n "${BUILD_PKGS:-}" ] && [ -n "${TEST_PKGS:-}" ] ||
+    fail "BUILD_PKGS and TEST_PKGS unset: run make deb-test"
+# The names of a Depends field on stdin, one a line, each alternative on
+# its own, "NAME test" for one that <!nocheck> restricts to the tests.
+dep_names() {
+	tr ',|' '\n\n' | sed -n -e 's/^[[:space:]]*\([a-z0-9][a-z0-9.+-]*\).*<!nocheck>.*/\1 test/p' \
+	    -e 't' -e 's/^[[:space:]]*\([a-z0-9][a-z0-9.+-]*\).*/\1 build/p'
+}
+awk '/^[^ \t#]/ { f = sub(/^Build-Depends:/, "") } f' "$top/debian/control" |
+    dep_names >"$work/build-depends"
+[ -s "$work/build-depends" ] || fail "no Build-Depends in debian/control"
+dpkg-query -W -f '${Depends}' build-essential >"$work/essential" ||
+    fail "dpkg-query: build-essential is not installed"
+{ cut -d' ' -f1 "$work/build-depends"; dep_names <"$work/essential" |
+    cut -d' ' -f1; } >"$work/known"
+for pkg in $BUILD_PKGS; do
+	grep -qxF "$pkg" "$work/known" ||
+	    fail "$pkg is in the Makefile's BUILD_PKGS, not in debian/control's Build-Depends"
+done
+while read -r pkg use; do
+	[ "$pkg" = debhelper-compat ] && continue
+	case " $BUILD_PKGS " in *" $pkg "*) continue ;; esac
+	[ "$use" = build ] &&
+	    fail "$pkg is in debian/control's Build-Depends, not in the Makefile's BUILD_PKGS"
+	case " $TEST_PKGS " in *" $pkg "*) continue ;; esac
+	fail "$pkg is in debian/control's Build-Depends <!nocheck>, in neither BUILD_PKGS nor TEST_PKGS of the Makefile"
+done <"$work/build-depends"
+echo "deb: the Makefile's BUILD_PKGS and debian/control's Build-Depends agree"
 
 version=$(sh "$top/tools/version.sh") || exit 1
 src=$work/attn-$version
