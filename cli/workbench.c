@@ -18,10 +18,13 @@
  * A key whose run fails (d_k odd with --rope, say) is undone, and the
  * note line says why.
  *
- * The toy, without operands: three tokens whose Q and K are `attn gen
- * 3xD --seed 1` and `attn gen 3xD --seed 2` at the current d_k = D (8 to
- * start, doubled by + and halved by -, 1 to 1024), so that raw dot
- * products grow like sqrt(d_k), and V = [[1, 0], [0, 1], [1, 1]].
+ * The toy, without operands: three tokens whose Q and K are the first
+ * D columns of `attn gen 3x1024 --seed 1` and `--seed 2` at the current
+ * d_k = D (8 to start, doubled by + and halved by -, 1 to 1024), so that
+ * raw dot products grow like sqrt(d_k), and V = [[1, 0], [0, 1], [1, 1]].
+ * Both are drawn once at their full width and shown as views: a change
+ * of d_k keeps the first columns and adds or drops the others, so the
+ * example stays the same and d_k is the only change.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
@@ -42,7 +45,6 @@
 #define TOY_T 3
 #define TOY_LABELS "the,cat,sat"
 #define TOY_DK 8
-#define TOY_DK_MAX 1024
 static const double toy_v[TOY_T][2] = { { 1, 0 }, { 0, 1 }, { 1, 1 } };
 
 /* The stages on screen (lse comes with them). */
@@ -71,26 +73,14 @@ wb_row_stats(const struct workbench *wb, struct stats_row *r)
 	stats_row(&p, wb->block, wb->query, r);
 }
 
-/* The toy's Q and K at d_k columns, as attn gen draws them. */
-static enum attn_status
-toy_fill(struct workbench *wb, struct attn_error *err)
+/* The toy's Q and K at d_k columns: the first d_k of those drawn. */
+static void
+toy_fill(struct workbench *wb)
 {
-	enum attn_status status;
-
-	attn_matrix_free(&wb->tq);
-	attn_matrix_free(&wb->tk);
-	if ((status = attn_matrix_alloc(&wb->tq, TOY_T, wb->d_k, err)) !=
-	    ATTN_OK ||
-	    (status = attn_matrix_alloc(&wb->tk, TOY_T, wb->d_k, err)) !=
-	    ATTN_OK)
-		return status;
-	attn_random_fill(&wb->tq, WB_TOY_SEED_Q, ATTN_DIST_NORMAL);
-	attn_random_fill(&wb->tk, WB_TOY_SEED_K, ATTN_DIST_NORMAL);
-	wb->in.in.q = wb->tq;
-	wb->in.in.k = wb->tk;
+	wb->in.in.q = attn_matrix_view(&wb->tq, 0, TOY_T, 0, wb->d_k);
+	wb->in.in.k = attn_matrix_view(&wb->tk, 0, TOY_T, 0, wb->d_k);
 	wb->in.in.v = wb->tv;
 	wb->in.in.batches = 1;
-	return ATTN_OK;
 }
 
 /* Compute the stages for the options of the moment, and name their
@@ -103,8 +93,8 @@ wb_run(struct workbench *wb, struct attn_error *err)
 	enum attn_status s;
 	struct attn_shape sh;
 
-	if (wb->toy && (s = toy_fill(wb, err)) != ATTN_OK)
-		return s;
+	if (wb->toy)
+		toy_fill(wb);
 	if ((s = attn_run(&wb->o->cfg, &wb->in.in, WB_STAGES, &stages, err)) !=
 	    ATTN_OK)
 		return s;
@@ -191,10 +181,10 @@ wb_change(struct workbench *wb, int key)
 			    wb->stages.d_k);
 			return;
 		}
-		if ((key == '+' && d_k >= TOY_DK_MAX) ||
+		if ((key == '+' && d_k >= WB_TOY_DK_MAX) ||
 		    (key == '-' && d_k <= 1)) {
 			wb_note(wb, "the toy's d_k goes from 1 to %d",
-			    TOY_DK_MAX);
+			    WB_TOY_DK_MAX);
 			return;
 		}
 		wb->d_k = key == '+' ? 2 * d_k : d_k / 2;
@@ -205,7 +195,7 @@ wb_change(struct workbench *wb, int key)
 		wb->o->cfg = cfg;
 		wb->d_k = d_k;
 		if (wb->toy)
-			(void)toy_fill(wb, &err);
+			toy_fill(wb);
 		wb_note(wb, "attn: %s (the key is undone)", err.msg);
 		return;
 	}
@@ -283,7 +273,8 @@ wb_load(struct workbench *wb, struct attn_error *err)
 	    wb->in.in.k.rows, need, err);
 }
 
-/* The toy: V, and the tokens' names unless the options give others. */
+/* The toy: Q and K drawn at their full width (attn gen's numbers), V,
+ * and the tokens' names unless the options give others. */
 static enum attn_status
 wb_toy(struct workbench *wb, struct attn_error *err)
 {
@@ -292,8 +283,13 @@ wb_toy(struct workbench *wb, struct attn_error *err)
 
 	wb->toy = 1;
 	wb->d_k = TOY_DK;
-	if ((status = attn_matrix_alloc(&wb->tv, TOY_T, 2, err)) != ATTN_OK)
+	if ((status = attn_matrix_alloc(&wb->tq, TOY_T, WB_TOY_DK_MAX, err)) !=
+	    ATTN_OK || (status = attn_matrix_alloc(&wb->tk, TOY_T,
+	    WB_TOY_DK_MAX, err)) != ATTN_OK ||
+	    (status = attn_matrix_alloc(&wb->tv, TOY_T, 2, err)) != ATTN_OK)
 		return status;
+	attn_random_fill(&wb->tq, WB_TOY_SEED_Q, ATTN_DIST_NORMAL);
+	attn_random_fill(&wb->tk, WB_TOY_SEED_K, ATTN_DIST_NORMAL);
 	for (i = 0; i < TOY_T; i++) {
 		*attn_at(&wb->tv, i, 0) = toy_v[i][0];
 		*attn_at(&wb->tv, i, 1) = toy_v[i][1];

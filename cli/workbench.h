@@ -19,9 +19,11 @@
 
 /* ---------------------------------------------------- workbench.c */
 
-/* The toy's seeds: its Q and K are attn gen 3xD --seed these. */
+/* The toy's seeds and widest d_k: its Q and K are the first d_k columns
+ * of attn gen 3xWB_TOY_DK_MAX --seed these. */
 #define WB_TOY_SEED_Q 1
 #define WB_TOY_SEED_K 2
+#define WB_TOY_DK_MAX 1024
 
 /* What the workbench holds: the inputs, the options of the moment, the
  * stages computed for them (names included), and where the learner is. */
@@ -30,7 +32,8 @@ struct workbench {
 	struct inputs in;	/* the user's, or the toy's views */
 	int toy;
 	size_t d_k;			/* the toy's */
-	struct attn_matrix tq, tk, tv;	/* the toy's Q, K (3 x d_k), V */
+	struct attn_matrix tq, tk, tv;	/* the toy's Q, K (3 x WB_TOY_DK_MAX,
+					 * shown 3 x d_k), V (3 x 2) */
 	enum attn_scale_mode scale_on;	/* what s turns back on */
 	struct attn_stages stages;	/* the run on screen */
 	struct attn_labels qlab, klab;

@@ -60,9 +60,9 @@ screen_head(const struct workbench *wb, const struct printer *p,
 	if (!l->title) {
 		/* given way */
 	} else if (wb->toy) {
-		sb_line(b, 1, "attn workbench: the toy, Q and K are attn gen "
-		    "3x%zu --seed %d and --seed %d", wb->d_k, WB_TOY_SEED_Q,
-		    WB_TOY_SEED_K);
+		sb_line(b, 1, "attn workbench: the toy, Q, K = columns 1-%zu "
+		    "of attn gen 3x%d --seed %d, %d", wb->d_k, WB_TOY_DK_MAX,
+		    WB_TOY_SEED_Q, WB_TOY_SEED_K);
 	} else {
 		/* the operands as given, escaped: a file name is any bytes */
 		sb_put(b, "attn workbench: ");

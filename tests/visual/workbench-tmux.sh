@@ -22,11 +22,14 @@ export TMUX_TMPDIR
 unset TMUX
 tm() { tmux -L attn-wb "$@"; }
 
-# The toy's Q, K and V as files: attn gen at d_k 8 and 16, full
-# precision, as the workbench draws them.
+# The toy's Q, K and V as files: the first 8 and 16 columns of attn gen
+# 3x1024, full precision, as the workbench draws them.
+for s in 1 2; do
+	"$bin" gen 3x1024 --seed $s -o "$work/g$s.csv"
+done
 for d in 8 16; do
-	"$bin" gen 3x$d --seed 1 -o "$work/q$d.csv"
-	"$bin" gen 3x$d --seed 2 -o "$work/k$d.csv"
+	cut -d, -f1-$d "$work/g1.csv" >"$work/q$d.csv"
+	cut -d, -f1-$d "$work/g2.csv" >"$work/k$d.csv"
 done
 printf '1,0\n0,1\n1,1\n' >"$work/v.csv"
 toy="--query-labels the,cat,sat --key-labels the,cat,sat"
@@ -169,7 +172,7 @@ q16="$work/q16.csv $work/k16.csv $work/v.csv"
 # 1. The toy: its header, and the first query's weights as attn's.
 start ""
 await '^key +scores' || bad_screen "the toy did not start"
-grep -q 'the toy, Q and K are attn gen 3x8 --seed 1 and --seed 2' \
+grep -q 'the toy, Q, K = columns 1-8 of attn gen 3x1024 --seed 1, 2' \
     "$work/screen" && ok || bad_screen "no toy title"
 grep -q '^scaling on   d_k 8   causal off   head 1 of 1' "$work/screen" &&
     ok || bad_screen "no conventions line"
@@ -199,11 +202,28 @@ awk '/^key +scores/ { on = 1; next } /^entropy/ { on = 0 }
     on && $2 != $3 { bad = 1 } END { exit bad }' "$work/screen" && ok ||
     bad_screen "without scaling, scaled differs from scores"
 
-# 4. s again, then +: d_k 16 in the header, the toy made again at 16.
+# 4. s again, then +: d_k 16 in the header, the toy's first 16 columns.
+#    The example stays: d_k 16 adds 8 columns to the 8 there were, and
+#    every query's largest weight stays on the same key.
 key s '^scaling on' || bad_screen "s does not turn scaling back on"
+# winner: query=key of the largest weight, for the query on screen
+winner() {
+	awk '/^key +scores/ { on = 1; next } /^entropy/ { on = 0 }
+	    on && NF >= 4 && $4 + 0 > w { w = $4 + 0; k = $1 }
+	    END { print k }' "$work/screen"
+}
+for q in sat the cat; do
+	key j "^query $q " || bad_screen "j does not reach $q"
+	w8=$(winner)
+	key + '^scaling on   d_k 16' || bad_screen "+ does not double d_k"
+	w16=$(winner)
+	[ -n "$w8" ] && [ "$w8" = "$w16" ] && ok ||
+	    bad_screen "query $q: the largest weight on $w8 at d_k 8, on $w16 at 16"
+	key - '^scaling on   d_k 8' || bad_screen "- does not halve d_k"
+done
 key + '^scaling on   d_k 16' && ok || bad_screen "+ does not double d_k"
-grep -q 'attn gen 3x16 --seed 1' "$work/screen" && ok ||
-    bad_screen "+ does not make the toy at d_k 16"
+grep -q 'columns 1-16 of attn gen 3x1024' "$work/screen" && ok ||
+    bad_screen "+ does not take the toy's first 16 columns"
 # shellcheck disable=SC2086
 same "after +" cat $toy $q16
 key - '^scaling on   d_k 8' && ok || bad_screen "- does not halve d_k"
@@ -402,7 +422,7 @@ ended 0 "q after the labels"
 #     resize after tmux says so, and show lines it had before).
 start "NO_COLOR=1"
 await '^key +scores' || bad_screen "the workbench did not start"
-title='attn workbench: the toy, Q and K are attn gen 3x8 --seed 1 and --seed 2'
+title='attn workbench: the toy, Q, K = columns 1-8 of attn gen 3x1024 --seed 1, 2'
 # sized W H: the pane made W x H, then x until the screen is drawn for
 # it: the title cut at W first, x's note and the keys last
 sized() {
