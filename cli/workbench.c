@@ -55,6 +55,15 @@ static const double toy_v[TOY_T][2] = { { 1, 0 }, { 0, 1 }, { 1, 1 } };
 
 /* -------------------------------------------------------------- running */
 
+/* The stages the workbench holds: those on screen, and the q, k and v
+ * that a projection layer or RoPE makes, which its vectors show. */
+static unsigned
+wb_want(const struct workbench *wb)
+{
+	return WB_STAGES | (attn_stages_available(&wb->o->cfg, &wb->in.in) &
+	    ATTN_STAGES_PROJ & ~ATTN_STAGE_BIT(ATTN_STAGE_PROJECTED));
+}
+
 void
 wb_printer(const struct workbench *wb, struct printer *p,
     struct attn_error *err)
@@ -95,8 +104,8 @@ wb_run(struct workbench *wb, struct attn_error *err)
 
 	if (wb->toy)
 		toy_fill(wb);
-	if ((s = attn_run(&wb->o->cfg, &wb->in.in, WB_STAGES, &stages, err)) !=
-	    ATTN_OK)
+	if ((s = attn_run(&wb->o->cfg, &wb->in.in, wb_want(wb), &stages,
+	    err)) != ATTN_OK)
 		return s;
 	if ((s = name_rows(wb->o, &wb->in, &stages, &q, &k, err)) != ATTN_OK) {
 		attn_stages_free(&stages);
@@ -266,7 +275,7 @@ wb_load(struct workbench *wb, struct attn_error *err)
 	size_t need;
 
 	if ((status = load_inputs(wb->o, &wb->in, err)) != ATTN_OK ||
-	    (status = attn_plan(&wb->o->cfg, &wb->in.in, WB_STAGES, &need,
+	    (status = attn_plan(&wb->o->cfg, &wb->in.in, wb_want(wb), &need,
 	    err)) != ATTN_OK)
 		return status;
 	return memory_admit_run(&wb->in.query, &wb->in.key, wb->in.in.q.rows +

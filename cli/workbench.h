@@ -2,7 +2,8 @@
  * workbench.h - attn workbench, the teaching workbench in a terminal: its
  * logic, with no terminal in it (workbench.c: what it holds and what a
  * key does; workbench_screen.c: what the screen says, as lines of text
- * and spans, which workbench_text.c writes), and its drawing
+ * and spans, which workbench_text.c writes, the vectors and the spread
+ * of the scores from workbench_vectors.c), and its drawing
  * (workbench_draw.c: the terminal, through ncurses).
  */
 #ifndef ATTN_WORKBENCH_H
@@ -141,6 +142,18 @@ void sb_items(struct sb *b, const struct sb_item *it, size_t n,
 /* The phrases of text (each ended by a '\n'), a line as many as fit the
  * width, a blank between two on a line. */
 void sb_phrases(struct sb *b, const char *text);
+
+/* --------------------------------------------- workbench_vectors.c */
+
+/* The vectors the query's scores are made of, a line each: the query's
+ * row of Q, and for each of the first nkeys keys its row of K and, where
+ * it fits, of V; as many of their first columns as the width holds. */
+void wb_vectors(const struct workbench *wb, const struct printer *p,
+    struct sb *b, size_t nkeys);
+/* A line: the standard deviation of the head's scores (kept and finite)
+ * against sqrt(d_k), and that of its scaled logits. */
+void wb_spread(const struct workbench *wb, const struct printer *p,
+    struct sb *b);
 
 /* ---------------------------------------------- workbench_screen.c */
 

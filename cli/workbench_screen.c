@@ -6,8 +6,10 @@
  *
  * From the top: the title and the state of each key's setting, the
  * first two lines of --explain (the shapes, the scale); the chosen
- * query's row of scores, scaled and weights, a key a line, with its
- * entropy, effective number of keys and output; the heatmap of the
+ * query's vectors and the keys' (workbench_vectors.c), its row of
+ * scores, scaled and weights, a key a line, with its entropy, effective
+ * number of keys and output, and the spread of the head's scores
+ * against sqrt(d_k); the heatmap of the
  * head's weights, the query marked; predict mode's question or answer;
  * then the note and the keys on the last two lines.  What does not fit
  * the height gives way (screen_layout), the query's key rows last, for
@@ -36,7 +38,8 @@
 struct layout {
 	size_t title, explain, formulas;
 	size_t nkeys, more;	/* key rows, and the line of the rest */
-	size_t entropy, output;
+	size_t entropy, output, spread;
+	size_t vectors;		/* the query's and the keys': 1 + nkeys */
 	size_t heat;		/* heatmap rows; 0: no heatmap */
 	size_t predict;
 	size_t blank[3];	/* under the head, the row, the heatmap */
@@ -227,6 +230,8 @@ screen_row(const struct workbench *wb, const struct printer *p,
 			    attn_stage_table[col[c]].name, formula[c]);
 	if (l->formulas)
 		sb_end(b);
+	if (l->vectors)
+		wb_vectors(wb, p, b, l->vectors - 1);
 	sb_put(b, "key");
 	for (c = 0, x = rc.lw; c < 3; c++) {
 		x += 2 + rc.width[c];
@@ -275,18 +280,21 @@ screen_row(const struct workbench *wb, const struct printer *p,
 		sb_line(b, 0, "entropy %s nats   effective keys exp(entropy) "
 		    "%s of %zu", e, n, r.keys);
 	}
-	if (!l->output)
-		return;
-	sb_printf(b, "output = weights V   [T x d_v = %zux%zu]:",
-	    wb->stages.T, wb->stages.d_v);
-	for (c = 0; c < out.cols; c++) {
-		if (wb->asking)
-			snprintf(buf, sizeof buf, "?");
-		else
-			print_number(p, buf, *attn_at(&out, wb->query, c));
-		sb_printf(b, "  %s", buf);
+	if (l->output) {
+		sb_printf(b, "output = weights V   [T x d_v = %zux%zu]:",
+		    wb->stages.T, wb->stages.d_v);
+		for (c = 0; c < out.cols; c++) {
+			if (wb->asking)
+				snprintf(buf, sizeof buf, "?");
+			else
+				print_number(p, buf, *attn_at(&out, wb->query,
+				    c));
+			sb_printf(b, "  %s", buf);
+		}
+		sb_end(b);
 	}
-	sb_end(b);
+	if (l->spread)
+		wb_spread(wb, p, b);
 }
 
 /* The weights of the block as a heatmap, nrows rows around the query
@@ -477,8 +485,9 @@ take(size_t *left, size_t want, size_t min)
  * what the screen is for, and give way last: a key row takes the lines
  * first, then the row's entropy, predict mode's lines (which ask about
  * the weights or answer), the other key rows, the output, the title,
- * the heatmap (with a row), --explain's lines, the formulas, the
- * heatmap's other rows, and the blanks between parts.
+ * the spread of the scores, the heatmap (with a row), --explain's
+ * lines, the formulas, the vectors (all of them or none), the heatmap's
+ * other rows, and the blanks between parts.
  */
 static int
 screen_layout(const struct workbench *wb, size_t rows, struct layout *l,
@@ -508,9 +517,11 @@ screen_layout(const struct workbench *wb, size_t rows, struct layout *l,
 	}
 	l->output = take(&left, 1, 1);
 	l->title = take(&left, 1, 1);
+	l->spread = take(&left, 1, 1);
 	l->heat = take(&left, 4, 4) > 0;	/* its head, a row, legend */
 	l->explain = take(&left, 2, 1);
 	l->formulas = take(&left, 1, 1);
+	l->vectors = take(&left, 1 + l->nkeys, 1 + l->nkeys);
 	if (l->heat)
 		l->heat += take(&left, T - 1, 0);
 	for (k = 0; k < 3; k++)

@@ -482,4 +482,87 @@ fi
 tm send-keys -t wb q
 ended 0 "q after a small window"
 
+# 18. The vectors and the spread: the query's row of Q and each key's of
+#     K (and V) as the table writes them, the first columns of the toy's
+#     files; at d_k 16 the first 8 of each are those of d_k 8, and the
+#     spread line gives the standard deviation of the head's scores
+#     (and its ratio to sqrt(d_k)) that attn -s scores gives.
+start "NO_COLOR=1"
+await '^key +scores' || bad_screen "the workbench did not start"
+# vecs: the lines of the vectors, "q the n n ..." and "k the n n ... v n n"
+vecs() { grep -E '^[qk] (the|cat|sat) ' "$work/screen"; }
+vecs >"$work/vec8"
+# vec_check D: the screen's vectors are the files' at d_k D to 4 digits
+vec_check() {
+	python3 - "$work/screen" "$work/g1.csv" "$work/g2.csv" "$1" <<'PY'
+import sys
+scr, g1, g2, d = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+rows = lambda f: [[float(x) for x in l.split(",")] for l in open(f)]
+Q, K = rows(g1), rows(g2)
+V = [[1, 0], [0, 1], [1, 1]]
+names = ["the", "cat", "sat"]
+seen = 0
+for line in open(scr, encoding="utf-8"):
+    f = line.split()
+    if len(f) < 3 or f[0] not in "qk" or f[1] not in names:
+        continue
+    i = names.index(f[1])
+    nums, rest = f[2:], []
+    if "v" in nums:
+        rest = nums[nums.index("v") + 1:]
+        nums = nums[:nums.index("v")]
+    more = nums[-1:] == ["\u2026"]
+    nums = [float(x) for x in nums if x != "\u2026"]
+    want = (Q if f[0] == "q" else K)[i][:d]
+    if not nums or more != (len(nums) < d) or any(
+            abs(a - b) > 5e-4 * abs(b) + 1e-12 for a, b in zip(nums, want)):
+        sys.exit("%s %s: %s, not %s" % (f[0], f[1], nums, want[:len(nums)]))
+    if f[0] == "k" and [float(x) for x in rest] != V[i]:
+        sys.exit("v %s: %s" % (f[1], rest))
+    seen += 1
+sys.exit(0 if seen == 4 else "%d vector lines, not 4" % seen)
+PY
+}
+vec_check 8 && ok || bad_screen "the vectors at d_k 8 are not the toy's"
+# spread_check D: the spread line's sd, ratio and scaled sd, from attn's
+# scores at d_k D
+spread_check() {
+	"$bin" -s scores,scaled -f csv "$work/q$1.csv" "$work/k$1.csv" \
+	    "$work/v.csv" >"$work/sc.csv" || return 1
+	python3 - "$work/screen" "$work/sc.csv" "$1" <<'PY'
+import math, re, sys
+scr, csv, d = sys.argv[1], sys.argv[2], int(sys.argv[3])
+text = open(scr, encoding="utf-8").read()
+m = re.search(r"^spread of the head's scores: sd (\S+) = (\S+) sqrt\(d_k\); "
+              r"of scaled: sd (\S+)$", text, re.M)
+if not m:
+    sys.exit("no spread line")
+vals = [[float(x) for x in l.split(",")] for l in open(csv)
+        if re.match(r"^-?[0-9]", l)]
+sd = lambda xs: math.sqrt(sum((x - sum(xs) / len(xs)) ** 2 for x in xs)
+                          / len(xs))
+scores, scaled = sum(vals[:3], []), sum(vals[3:6], [])
+want = [sd(scores), sd(scores) / math.sqrt(d), sd(scaled)]
+got = [float(x) for x in m.groups()]
+if any(abs(a - b) > 5e-4 * b for a, b in zip(got, want)):
+    sys.exit("spread %s, not %s" % (got, want))
+PY
+}
+spread_check 8 && ok || bad_screen "the spread at d_k 8 is not attn's"
+sed -n '/^spread/p' "$work/screen" >"$work/spread8"
+key + '^scaling on   d_k 16' || bad_screen "+ does not double d_k"
+vec_check 16 && ok || bad_screen "the vectors at d_k 16 are not the toy's"
+vecs >"$work/vec16"
+# the vectors' first columns stay: the first 7 numbers of each line
+# (its fields 3 to 9; 80 columns show 7 at d_k 16)
+first7() { awk '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9 }' "$1"; }
+[ "$(wc -l <"$work/vec8")" -eq 4 ] &&
+    [ "$(first7 "$work/vec8")" = "$(first7 "$work/vec16")" ] &&
+    ok || bad_screen "d_k 16 does not keep the vectors' first columns"
+spread_check 16 && ok || bad_screen "the spread at d_k 16 is not attn's"
+[ "$(sed -n '/^spread/p' "$work/screen")" != "$(cat "$work/spread8")" ] &&
+    ok || bad_screen "the spread line does not change with d_k"
+tm send-keys -t wb q
+ended 0 "q after the vectors"
+
 visual_end
