@@ -139,6 +139,16 @@ wb_note(struct workbench *wb, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The note at a limit of the toy's d_k, d_k: the key that goes on. */
+static void
+wb_dk_limit(struct workbench *wb, size_t d_k)
+{
+	if (d_k >= WB_TOY_DK_MAX)
+		wb_note(wb, "d_k %zu is the toy's largest: - halves it", d_k);
+	else
+		wb_note(wb, "d_k %zu is the toy's smallest: + doubles it", d_k);
+}
+
 /*
  * A key that changes what is shown: s, +, -, c (which run again), the
  * query and h (which only move).  In predict mode the weights then hide
@@ -169,7 +179,10 @@ wb_change(struct workbench *wb, int key)
 		break;
 	case 'h':
 		if (blocks == 1) {
-			wb_note(wb, "one head: h has no other to show");
+			wb_note(wb, wb->toy ? "h shows the next head: the toy "
+			    "has one (with --heads your Q K V have more)" :
+			    "h shows the next head: these inputs have one "
+			    "(--heads H splits them into H)");
 			return;
 		}
 		wb->block = (wb->block + 1) % blocks;
@@ -192,8 +205,7 @@ wb_change(struct workbench *wb, int key)
 		}
 		if ((key == '+' && d_k >= WB_TOY_DK_MAX) ||
 		    (key == '-' && d_k <= 1)) {
-			wb_note(wb, "the toy's d_k goes from 1 to %d",
-			    WB_TOY_DK_MAX);
+			wb_dk_limit(wb, d_k);
 			return;
 		}
 		wb->d_k = key == '+' ? 2 * d_k : d_k / 2;
@@ -208,6 +220,8 @@ wb_change(struct workbench *wb, int key)
 		wb_note(wb, "attn: %s (the key is undone)", err.msg);
 		return;
 	}
+	if (wb->toy && (wb->d_k == 1 || wb->d_k == WB_TOY_DK_MAX))
+		wb_dk_limit(wb, wb->d_k);
 	wb->guess = 0;
 	if (wb->predict) {
 		wb->asking = 1;
@@ -225,8 +239,10 @@ workbench_key(struct workbench *wb, int key)
 	if (key == 'q')
 		return 1;
 	if (wb->asking) {
-		/* predict mode: m, s and a answer; p leaves it */
-		if (key == 'm' || key == 's' || key == 'a') {
+		/* predict mode: m, f and a answer (s is the scaling's key,
+		 * and the scaling stays as it is until the answer); p leaves
+		 * it */
+		if (key == 'm' || key == 'f' || key == 'a') {
 			wb->asking = 0;
 			wb->guess = key;
 			wb_row_stats(wb, &wb->after);
@@ -234,7 +250,7 @@ workbench_key(struct workbench *wb, int key)
 			wb->asking = wb->predict = 0;
 		} else {
 			wb_note(wb, "first your guess: m (more concentrated), "
-			    "s (more spread) or a (about the same)");
+			    "f (more spread) or a (about the same)");
 		}
 		return 0;
 	}

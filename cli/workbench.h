@@ -42,8 +42,8 @@ struct workbench {
 	size_t query, block;	/* the query row and the (batch, head) */
 	int help;		/* ? shows the keys */
 	int predict;		/* p: guess before the weights show */
-	int asking;		/* the weights hidden until m, s or a */
-	int guess;		/* 'm', 's' or 'a' once given, else 0 */
+	int asking;		/* the weights hidden until m, f or a */
+	int guess;		/* 'm', 'f' or 'a' once given, else 0 */
 	struct stats_row before, after;	/* the row's, around a change */
 	char note[ATTN_MSG_MAX + 64];	/* errors and notes */
 };

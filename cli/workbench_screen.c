@@ -398,12 +398,12 @@ screen_predict(const struct workbench *wb, const struct printer *p,
 	    n1[ATTN_NUM_MAX];
 	const struct stats_row *x = &wb->before, *y = &wb->after;
 	const char *said = wb->guess == 'm' ? "more concentrated" :
-	    wb->guess == 's' ? "more spread" : "about the same", *was;
+	    wb->guess == 'f' ? "more spread" : "about the same", *was;
 
 	if (wb->asking) {
 		sb_line(b, 1, "Predict: the weights of %s, more concentrated, "
 		    "more spread or about the same?", wb->nm.query[wb->query]);
-		sb_line(b, 0, "m more concentrated   s more spread   a about "
+		sb_line(b, 0, "m more concentrated   f more spread   a about "
 		    "the same   p leaves predict mode");
 		return;
 	}
@@ -447,7 +447,7 @@ screen_help(struct sb *b)
 		"keys j <= i",
 		"  h                the next head (and batch)",
 		"  p                predict mode: guess m (more concentrated), "
-		"s (more spread)",
+		"f (more spread)",
 		"                   or a (about the same: under "
 		SAME_NATS_TEXT " nats) "
 		"before the",
@@ -535,7 +535,7 @@ screen_keys(const struct workbench *wb, struct sb *b)
 {
 	static const struct sb_item asking[] = {
 		{ "m more concentrated", "m concentrated", 1 },
-		{ "s more spread", "s spread", 2 },
+		{ "f more spread", "f spread", 2 },
 		{ "a about the same", "a same", 3 },
 		{ "p leave predict", "p leave", 4 },
 		{ "q quit", "q quit", 0 },

@@ -243,6 +243,12 @@ grep -q '%' "$work/screen" && bad_screen "weights shown before the guess" ||
     ok
 [ "$(shown)" = "the=? cat=? sat=?" ] && ok ||
     bad_screen "the weights are not hidden: $(shown)"
+# s is the scaling's key, not an answer: while the question is open it
+# changes nothing and the note names the answers, f the spread one
+key s '^first your guess: m \(more concentrated\), f \(more spread\) or a \(about the same\)$' &&
+    ok || bad_screen "s answers the question"
+grep -q '^scaling off' "$work/screen" && ok ||
+    bad_screen "s changes the scaling while the question is open"
 # shellcheck disable=SC2086
 e0=$(entropy cat $toy $q8)
 # shellcheck disable=SC2086
@@ -383,6 +389,18 @@ done
 start ""
 await '^key +scores' || bad_screen "the workbench did not start"
 key + + + + + + + '^scaling on   d_k 1024' || bad_screen "+ does not reach 1024"
+# d_k's limits: reached, the note says so and names the key that goes
+# back; pressed again, the key does nothing but say it
+grep -q "^d_k 1024 is the toy's largest: - halves it\$" "$work/screen" && ok ||
+    bad_screen "no note on reaching d_k 1024"
+key x 'does nothing here' || bad_screen "x does not clear the note"
+key + "^d_k 1024 is the toy's largest: - halves it\$" && ok ||
+    bad_screen "+ at d_k 1024 does not say it is the largest"
+grep -q '^scaling on   d_k 1024' "$work/screen" && ok ||
+    bad_screen "+ at d_k 1024 changes d_k"
+# h with the toy's one head says why it does nothing
+key h '^h shows the next head: the toy has one \(with --heads your Q K V have more\)$' &&
+    ok || bad_screen "h with one head does not say why it does nothing"
 key s p '^scaling off.*predict on' || bad_screen "s, p: no predict mode"
 key j '^Predict: .*about the same' && ok ||
     bad_screen "predict mode does not offer about the same"
@@ -394,6 +412,13 @@ grep -Eq '^entropy .* nats, effective keys .*: about the same\.$' \
     "$work/screen" && ok || bad_screen "the change is not judged the same"
 key j m '^You said more concentrated: not this time \(it moved under 0\.01 nats\)\.$' && ok ||
     bad_screen "m is right for a change under 0.01 nats"
+key j f '^You said more spread: not this time \(it moved under 0\.01 nats\)\.$' && ok ||
+    bad_screen "f does not answer more spread"
+key p 'predict off' || bad_screen "p does not leave predict mode"
+key - - - - - - - - - - "^d_k 1 is the toy's smallest: \+ doubles it\$" && ok ||
+    bad_screen "no note at d_k 1"
+grep -q '^scaling off   d_k 1 ' "$work/screen" && ok ||
+    bad_screen "- does not stop at d_k 1"
 tm send-keys -t wb q
 ended 0 "q after about the same"
 
