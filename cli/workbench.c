@@ -6,7 +6,9 @@
  *
  * This file is the workbench's logic, with no terminal in it: what it
  * holds (struct workbench, workbench.h), how it starts (workbench_open)
- * and what each key does (workbench_key).  workbench_screen.c says what
+ * and what each key does (workbench_key): the changes (query, s, +, -,
+ * c, h), predict mode (p) and step mode (t), which shows the stages one
+ * at a time.  workbench_screen.c says what
  * the screen shows, and workbench_draw.c puts that on a terminal
  * through ncurses.
  *
@@ -229,6 +231,22 @@ wb_change(struct workbench *wb, int key)
 	}
 }
 
+/* Step mode's n (on, next) or b (back): one part more or less, and at
+ * either end a note that says which key goes on. */
+static void
+wb_step(struct workbench *wb, int on)
+{
+	if (!wb->step)
+		wb_note(wb, "n and b move through the stages in step mode: t "
+		    "starts it");
+	else if (on && wb->step == WB_STEPS)
+		wb_note(wb, "the last step: b goes back, t shows every stage");
+	else if (!on && wb->step == WB_STEP_VECTORS)
+		wb_note(wb, "the first step: n goes on, t shows every stage");
+	else
+		wb->step += on ? 1 : -1;
+}
+
 int
 workbench_key(struct workbench *wb, int key)
 {
@@ -265,6 +283,15 @@ workbench_key(struct workbench *wb, int key)
 	case '+':
 	case '-':
 		wb_change(wb, key);
+		break;
+	case 't':
+		wb->step = wb->step ? 0 : WB_STEP_VECTORS;
+		break;
+	case 'n':
+	case WB_KEY_RIGHT:
+	case 'b':
+	case WB_KEY_LEFT:
+		wb_step(wb, key == 'n' || key == WB_KEY_RIGHT);
 		break;
 	case 'p':
 		wb->predict = !wb->predict;

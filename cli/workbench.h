@@ -3,7 +3,8 @@
  * logic, with no terminal in it (workbench.c: what it holds and what a
  * key does; workbench_screen.c: what the screen says, as lines of text
  * and spans, which workbench_text.c writes, the vectors and the spread
- * of the scores from workbench_vectors.c), and its drawing
+ * of the scores from workbench_vectors.c, the words about the keys from
+ * workbench_keys.c), and its drawing
  * (workbench_draw.c: the terminal, through ncurses).
  */
 #ifndef ATTN_WORKBENCH_H
@@ -26,6 +27,23 @@
 #define WB_TOY_SEED_K 2
 #define WB_TOY_DK_MAX 1024
 
+/* Predict mode judges a change of entropy under this many nats as about
+ * the same: the effective number of keys, exp(entropy), moves by less
+ * than 1%, which no one reads off the weights (attn(1)). */
+#define WB_SAME_NATS 0.01
+#define WB_SAME_NATS_TEXT "0.01"	/* WB_SAME_NATS as the screen writes it */
+
+/* Step mode's steps, each showing one part more: the vectors, then the
+ * stages in the order they are computed. */
+enum wb_step {
+	WB_STEP_VECTORS = 1,
+	WB_STEP_SCORES,
+	WB_STEP_SCALED,
+	WB_STEP_WEIGHTS,
+	WB_STEP_OUTPUT,
+	WB_STEPS = WB_STEP_OUTPUT
+};
+
 /* What the workbench holds: the inputs, the options of the moment, the
  * stages computed for them (names included), and where the learner is. */
 struct workbench {
@@ -44,6 +62,8 @@ struct workbench {
 	int predict;		/* p: guess before the weights show */
 	int asking;		/* the weights hidden until m, f or a */
 	int guess;		/* 'm', 'f' or 'a' once given, else 0 */
+	int step;		/* t: the step shown (enum wb_step), or 0 for
+				 * every stage */
 	struct stats_row before, after;	/* the row's, around a change */
 	char note[ATTN_MSG_MAX + 64];	/* errors and notes */
 };
@@ -63,6 +83,8 @@ void wb_printer(const struct workbench *wb, struct printer *p,
 enum {
 	WB_KEY_UP = 0x110000,	/* past Unicode: no character */
 	WB_KEY_DOWN,
+	WB_KEY_RIGHT,
+	WB_KEY_LEFT,
 	WB_KEY_RESIZE
 };
 
@@ -153,6 +175,16 @@ void wb_vectors(const struct workbench *wb, const struct printer *p,
 /* A line: the standard deviation of the head's scores (kept and finite)
  * against sqrt(d_k), and that of its scaled logits. */
 void wb_spread(const struct workbench *wb, const struct printer *p,
+    struct sb *b);
+
+/* ------------------------------------------------ workbench_keys.c */
+
+/* The keys, for ?. */
+void wb_help(struct sb *b);
+/* The keys of the mode the workbench is in, as many as fit a line. */
+void wb_keys(const struct workbench *wb, struct sb *b);
+/* Step mode's line: the step, and the stage it adds with its formula. */
+void wb_step_line(const struct workbench *wb, const struct printer *p,
     struct sb *b);
 
 /* ---------------------------------------------- workbench_screen.c */

@@ -130,6 +130,10 @@ draw_key(int ch)
 		return WB_KEY_UP;
 	case KEY_DOWN:
 		return WB_KEY_DOWN;
+	case KEY_RIGHT:
+		return WB_KEY_RIGHT;
+	case KEY_LEFT:
+		return WB_KEY_LEFT;
 	case KEY_RESIZE:
 		return WB_KEY_RESIZE;
 	case ERR:

@@ -41,9 +41,17 @@ struct layout {
 	size_t entropy, output, spread;
 	size_t vectors;		/* the query's and the keys': 1 + nkeys */
 	size_t heat;		/* heatmap rows; 0: no heatmap */
+	size_t step;		/* step mode's line */
 	size_t predict;
 	size_t blank[3];	/* under the head, the row, the heatmap */
 };
+
+/* Whether step mode shows step s (every step when it is off). */
+static int
+shown(const struct workbench *wb, enum wb_step s)
+{
+	return wb->step == 0 || wb->step >= (int)s;
+}
 
 /* The title, the state of each key's setting, and --explain's lines on
  * the shapes and the scale, as many as the layout gives them. */
@@ -214,6 +222,8 @@ screen_row(const struct workbench *wb, const struct printer *p,
 	struct stats_row r;
 
 	row_cols(wb, p, nkeys, &rc);
+	if (l->step)
+		wb_step_line(wb, p, b);
 	sb_line(b, 1, "query %s (row %zu of %zu), its row of each stage   "
 	    "[T x S = %zux%zu]", wb->nm.query[wb->query], wb->query + 1,
 	    wb->stages.T, wb->stages.T, S);
@@ -236,7 +246,8 @@ screen_row(const struct workbench *wb, const struct printer *p,
 	for (c = 0, x = rc.lw; c < 3; c++) {
 		x += 2 + rc.width[c];
 		sb_to(b, x - strlen(attn_stage_table[col[c]].name));
-		sb_put(b, attn_stage_table[col[c]].name);
+		if (shown(wb, (enum wb_step)(WB_STEP_SCORES + c)))
+			sb_put(b, attn_stage_table[col[c]].name);
 	}
 	sb_span(b, 0, WB_BOLD, 0.0);
 	sb_end(b);
@@ -244,7 +255,10 @@ screen_row(const struct workbench *wb, const struct printer *p,
 		sb_label(b, wb->nm.key[j]);
 		for (c = 0, x = rc.lw; c < 3; c++) {
 			x += 2 + rc.width[c];
-			if (c == 2 && wb->asking)
+			if (!shown(wb, (enum wb_step)(WB_STEP_SCORES + c)))
+				buf[0] = '\0';	/* a stage step mode has not
+						 * reached: a blank */
+			else if (c == 2 && wb->asking)
 				snprintf(buf, sizeof buf, "?");
 			else
 				print_cell(p, col[c], wb->block, wb->query, j,
@@ -252,7 +266,8 @@ screen_row(const struct workbench *wb, const struct printer *p,
 			sb_to(b, x - strlen(buf));
 			sb_put(b, buf);
 		}
-		if (wb->asking || *attn_at(&mask, wb->query, j) == 0.0 ||
+		if (wb->asking || !shown(wb, WB_STEP_WEIGHTS) ||
+		    *attn_at(&mask, wb->query, j) == 0.0 ||
 		    isnan(*attn_at(&w, wb->query, j))) {
 			sb_end(b);
 			continue;
@@ -268,6 +283,9 @@ screen_row(const struct workbench *wb, const struct printer *p,
 	stats_row(p, wb->block, wb->query, &r);
 	if (!l->entropy) {
 		/* given way */
+	} else if (!shown(wb, WB_STEP_WEIGHTS)) {
+		sb_line(b, 0, "entropy and effective keys: with the weights, "
+		    "step %d", WB_STEP_WEIGHTS);
 	} else if (wb->asking || !r.defined) {
 		sb_line(b, 0, "entropy %s   effective keys exp(entropy) %s   "
 		    "keys it may attend %zu", wb->asking ? "?" : "-",
@@ -283,7 +301,9 @@ screen_row(const struct workbench *wb, const struct printer *p,
 	if (l->output) {
 		sb_printf(b, "output = weights V   [T x d_v = %zux%zu]:",
 		    wb->stages.T, wb->stages.d_v);
-		for (c = 0; c < out.cols; c++) {
+		if (!shown(wb, WB_STEP_OUTPUT))
+			sb_printf(b, "  step %d", WB_STEP_OUTPUT);
+		for (c = 0; c < out.cols && shown(wb, WB_STEP_OUTPUT); c++) {
 			if (wb->asking)
 				snprintf(buf, sizeof buf, "?");
 			else
@@ -293,8 +313,10 @@ screen_row(const struct workbench *wb, const struct printer *p,
 		}
 		sb_end(b);
 	}
-	if (l->spread)
+	if (l->spread && shown(wb, WB_STEP_SCALED))
 		wb_spread(wb, p, b);
+	else if (l->spread)
+		sb_end(b);	/* its line, blank until scaled shows */
 }
 
 /* The weights of the block as a heatmap, nrows rows around the query
@@ -308,6 +330,10 @@ screen_heatmap(const struct workbench *wb, const struct printer *p,
 	const struct attn_matrix mask = print_block(p, ATTN_STAGE_MASK,
 	    wb->block);
 	const size_t T = wb->stages.T, S = wb->stages.S;
+	/* hidden: until a guess ("?" cells), or until step mode reaches the
+	 * weights (blank cells) */
+	const int hide = wb->asking || !shown(wb, WB_STEP_WEIGHTS);
+	const char *const hidden = wb->asking ? "?" : " ";
 	size_t lw = 0, kw = 0, W, i, j, i0, ncols, col, k, x0, room;
 	struct heat_scale hs;
 	char top[ATTN_NUM_MAX + 32];
@@ -332,9 +358,12 @@ screen_heatmap(const struct workbench *wb, const struct printer *p,
 	/* rows: a window of nrows that holds the query */
 	i0 = wb->query >= nrows / 2 ? wb->query - nrows / 2 : 0;
 	i0 = i0 + nrows > T ? (T > nrows ? T - nrows : 0) : i0;
-	sb_line(b, 1, "weights   [T x S = %zux%zu]%s%s", T, S,
-	    wb->asking ? "   (hidden: your guess first)" : "",
-	    ncols < S ? "   (the first keys)" : "");
+	sb_printf(b, "weights   [T x S = %zux%zu]", T, S);
+	if (wb->asking)
+		sb_put(b, "   (hidden: your guess first)");
+	else if (hide)
+		sb_printf(b, "   (step %d)", WB_STEP_WEIGHTS);
+	sb_line(b, 1, "%s", ncols < S ? "   (the first keys)" : "");
 	sb_to(b, x0);
 	for (j = 0; j < ncols; j++) {
 		/* the key's label in W - 1 columns, right-aligned */
@@ -358,9 +387,9 @@ screen_heatmap(const struct workbench *wb, const struct printer *p,
 
 			col = b->col;
 			for (k = 0; k < W; k++)	/* hidden: "   ?" */
-				sb_put(b, !wb->asking ? cell : k + 1 < W ?
-				    " " : "?");
-			if (color && !wb->asking && *attn_at(&mask, i, j) != 0.0
+				sb_put(b, !hide ? cell : k + 1 < W ? " " :
+				    hidden);
+			if (color && !hide && *attn_at(&mask, i, j) != 0.0
 			    && !isnan(x))
 				sb_span(b, col, WB_HEAT, pos);
 		}
@@ -382,12 +411,6 @@ screen_heatmap(const struct workbench *wb, const struct printer *p,
 	    heatmap_top_text(&hs, p, top, sizeof top));
 	sb_end(b);
 }
-
-/* Predict mode judges a change of entropy under this many nats as about
- * the same: the effective number of keys, exp(entropy), moves by less
- * than 1%, which no one reads off the weights (attn(1)). */
-#define SAME_NATS 0.01
-#define SAME_NATS_TEXT "0.01"	/* SAME_NATS as the screen writes it */
 
 /* Predict mode's lines: the question, or the answer to the last guess. */
 static void
@@ -422,49 +445,13 @@ screen_predict(const struct workbench *wb, const struct printer *p,
 	print_number(p, e1, y->entropy);
 	print_number(p, n0, exp(x->entropy));
 	print_number(p, n1, exp(y->entropy));
-	was = fabs(y->entropy - x->entropy) < SAME_NATS ? "about the same" :
+	was = fabs(y->entropy - x->entropy) < WB_SAME_NATS ? "about the same" :
 	    y->entropy < x->entropy ? "more concentrated" : "more spread";
 	sb_line(b, 1, "entropy %s \u2192 %s nats, effective keys %s \u2192 %s: "
 	    "%s.", e0, e1, n0, n1, was);
 	sb_line(b, 0, "You said %s: %s%s.", said, strcmp(said, was) == 0 ?
 	    "right" : "not this time", strcmp(was, "about the same") == 0 ?
-	    " (it moved under " SAME_NATS_TEXT " nats)" : "");
-}
-
-/* The keys, for ?. */
-static void
-screen_help(struct sb *b)
-{
-	static const char *const lines[] = {
-		"Keys",
-		"  up, k / down, j  the query: its row of each stage, marked "
-		"in the heatmap",
-		"  s                scaling on and off: 1/sqrt(d_k) (or "
-		"--scale), or 1",
-		"  + / -            double or halve d_k (the toy's; your "
-		"inputs fix theirs)",
-		"  c                the causal mask on and off: query i sees "
-		"keys j <= i",
-		"  h                the next head (and batch)",
-		"  p                predict mode: guess m (more concentrated), "
-		"f (more spread)",
-		"                   or a (about the same: under "
-		SAME_NATS_TEXT " nats) "
-		"before the",
-		"                   weights show; the entropy answers",
-		"  ?                this help, and back",
-		"  q                quit",
-		"",
-		"Entropy -sum w log w is in nats: 0 when one key takes all "
-		"the weight,",
-		"log S when the weights are uniform; exp(entropy) is the "
-		"effective number",
-		"of keys.",
-	};
-	size_t k;
-
-	for (k = 0; k < sizeof lines / sizeof lines[0]; k++)
-		sb_line(b, k == 0, "%s", lines[k]);
+	    " (it moved under " WB_SAME_NATS_TEXT " nats)" : "");
 }
 
 /* Up to want of the *left lines, and at least min, else none. */
@@ -504,6 +491,7 @@ screen_layout(const struct workbench *wb, size_t rows, struct layout *l,
 		return 0;
 	left = rows - *need;
 	l->entropy = take(&left, 1, 1);
+	l->step = take(&left, wb->step ? 1 : 0, 1);
 	l->predict = take(&left, wb->asking || wb->guess != 0 ? 2 :
 	    wb->predict ? 1 : 0, 1);
 	room = left + 1 + (S > 1);	/* for key rows and that line */
@@ -515,45 +503,22 @@ screen_layout(const struct workbench *wb, size_t rows, struct layout *l,
 		l->more = 1;
 		left = 0;
 	}
+	/* step mode starts at the vectors: they come before the rest */
+	if (wb->step)
+		l->vectors = take(&left, 1 + l->nkeys, 1 + l->nkeys);
 	l->output = take(&left, 1, 1);
 	l->title = take(&left, 1, 1);
 	l->spread = take(&left, 1, 1);
 	l->heat = take(&left, 4, 4) > 0;	/* its head, a row, legend */
 	l->explain = take(&left, 2, 1);
 	l->formulas = take(&left, 1, 1);
-	l->vectors = take(&left, 1 + l->nkeys, 1 + l->nkeys);
+	if (!wb->step)
+		l->vectors = take(&left, 1 + l->nkeys, 1 + l->nkeys);
 	if (l->heat)
 		l->heat += take(&left, T - 1, 0);
 	for (k = 0; k < 3; k++)
 		l->blank[k] = take(&left, 1, 1);
 	return 1;
-}
-
-/* The keys on the last line, those that fit. */
-static void
-screen_keys(const struct workbench *wb, struct sb *b)
-{
-	static const struct sb_item asking[] = {
-		{ "m more concentrated", "m concentrated", 1 },
-		{ "f more spread", "f spread", 2 },
-		{ "a about the same", "a same", 3 },
-		{ "p leave predict", "p leave", 4 },
-		{ "q quit", "q quit", 0 },
-	}, keys[] = {
-		{ "\u2191\u2193/k j query", "\u2191\u2193/k j query", 2 },
-		{ "s scaling", "s scaling", 3 },
-		{ "+ - d_k", "+ - d_k", 5 },
-		{ "c causal", "c causal", 4 },
-		{ "h head", "h head", 7 },
-		{ "p predict", "p predict", 6 },
-		{ "? help", "? help", 1 },
-		{ "q quit", "q quit", 0 },
-	};
-
-	if (wb->asking)
-		sb_items(b, asking, sizeof asking / sizeof asking[0], 2);
-	else
-		sb_items(b, keys, sizeof keys / sizeof keys[0], 2);
 }
 
 enum attn_status
@@ -596,7 +561,7 @@ workbench_screen(const struct workbench *wb, size_t rows, size_t cols,
 		if (l.blank[0])
 			sb_end(&b);
 		if (wb->help) {
-			screen_help(&b);
+			wb_help(&b);
 		} else {
 			screen_row(wb, &p, &b, &l);
 			if (l.blank[1])
@@ -616,7 +581,7 @@ workbench_screen(const struct workbench *wb, size_t rows, size_t cols,
 			sb_end(&b);
 		b.limit = rows;
 		sb_line(&b, 0, "%s", wb->note);
-		screen_keys(wb, &b);
+		wb_keys(wb, &b);
 	}
 	free(b.buf);
 	if (b.nomem) {

@@ -181,8 +181,8 @@ same "at the start" the $toy $q8
 grep -q '^▶ the' "$work/screen" && ok || bad_screen "the first row not marked"
 grep -q "$(printf '\033')\[48;5;[0-9]*m" "$work/screen.e" && ok ||
     bad_screen "no colour in the heatmap"
-grep -q '^↑↓/k j query  s scaling' "$work/screen" && ok ||
-    bad_screen "no key help on the last line"
+grep -q '^↑↓ query  s scale  + - d_k  c causal  h head  p predict  t step  ? help  q quit$' \
+    "$work/screen" && ok || bad_screen "no key help on the last line"
 
 # 2. down (and j): the marker moves, the row is the next query's.
 key Down '^▶ cat' || bad_screen "Down does not mark cat"
@@ -277,7 +277,7 @@ while [ $i -lt 200 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
-sed -n 30p "$work/screen" | grep -q '^↑↓/k j query' && ok ||
+sed -n 30p "$work/screen" | grep -q '^↑↓ query' && ok ||
     bad_screen "no redraw at 60 x 30"
 python3 -c 'import sys
 sys.exit(any(len(l.rstrip("\n")) > 60 for l in open(sys.argv[1],
@@ -340,7 +340,8 @@ ended 0 "q after the documents' screen"
 # 12. NO_COLOR: shade characters; --color-range row says so.  In the C
 #     locale, whose characters are bytes, the screen is UTF-8 still.
 start "NO_COLOR=1 LC_ALL=C LANG=C" --color-range row
-await '^key +scores' || bad_screen "the workbench did not start"
+# the legend, the heatmap's last line: the screen is drawn down to it
+await '^0 \[' || bad_screen "the workbench did not start"
 grep -q '^0 \[ .*\] each row.s largest weight' "$work/screen" && ok ||
     bad_screen "no shaded legend of --color-range row"
 grep -q "$(printf '\033')\[48;5;" "$work/screen.e" &&
@@ -589,5 +590,58 @@ spread_check 16 && ok || bad_screen "the spread at d_k 16 is not attn's"
     ok || bad_screen "the spread line does not change with d_k"
 tm send-keys -t wb q
 ended 0 "q after the vectors"
+
+# 19. Step mode (t): the vectors first, then one stage more at each n
+#     (or right), back at each b (or left), each step's line naming the
+#     stage and its formula; the weights, their entropy and heatmap wait
+#     for step 4, the output for step 5; at either end a note says which
+#     key goes on, and t shows every stage again.
+start "NO_COLOR=1"
+await '^key +scores' || bad_screen "the workbench did not start"
+key n '^n and b move through the stages in step mode: t starts it$' && ok ||
+    bad_screen "n outside step mode does not say what it is for"
+# cols: the fields of the key rows, "the:N cat:N sat:N"
+cols() {
+	awk '/^key( |$)/ { on = 1; next } /^entropy/ { on = 0 }
+	    on { printf "%s%s:%d", (n++ ? " " : ""), $1, NF } END { print "" }' \
+	    "$work/screen"
+}
+key t '^step 1 of 5: the vectors, q of the query, k and v of each key$' &&
+    ok || bad_screen "t does not start step mode at the vectors"
+[ "$(cols)" = "the:1 cat:1 sat:1" ] && grep -q '^q the ' "$work/screen" &&
+    ok || bad_screen "step 1 shows more than the vectors: $(cols)"
+grep -q '^weights   \[T x S = 3x3\]   (step 4)$' "$work/screen" &&
+    ! grep -Eq '^▶ the +[^ ]' "$work/screen" && ok ||
+    bad_screen "step 1 shows the weights' heatmap"
+key n '^step 2 of 5: scores = Q K\^T$' && ok || bad_screen "n does not reach step 2"
+[ "$(cols)" = "the:2 cat:2 sat:2" ] && ok ||
+    bad_screen "step 2 does not show the scores alone: $(cols)"
+key Right '^step 3 of 5: scaled = scores \* scale$' && ok ||
+    bad_screen "Right does not reach step 3"
+[ "$(cols)" = "the:3 cat:3 sat:3" ] && grep -q '^spread of' "$work/screen" &&
+    ok || bad_screen "step 3 does not show scaled and the spread: $(cols)"
+grep -q '^output = weights V .*:  step 5$' "$work/screen" && ok ||
+    bad_screen "step 3 shows the output"
+key n '^step 4 of 5: weights = softmax\(scaled\), row by row$' && ok ||
+    bad_screen "n does not reach step 4"
+# shellcheck disable=SC2086
+same "at step 4" the $toy $q8
+grep -q '^entropy [0-9.]* nats' "$work/screen" && ok ||
+    bad_screen "step 4 does not show the entropy"
+key n '^step 5 of 5: output = weights V$' && ok || bad_screen "n does not reach step 5"
+grep -Eq '^output = weights V .*:  [-0-9.]+  [-0-9.]+$' "$work/screen" && ok ||
+    bad_screen "step 5 does not show the output"
+key n '^the last step: b goes back, t shows every stage$' && ok ||
+    bad_screen "n at the last step does not say so"
+key b '^step 4 of 5' && ok || bad_screen "b does not go back"
+key Left Left Left '^step 1 of 5' && ok || bad_screen "Left does not go back to step 1"
+key b '^the first step: n goes on, t shows every stage$' && ok ||
+    bad_screen "b at the first step does not say so"
+key t '^↑↓ query  s scale' && ok || bad_screen "t does not leave step mode"
+grep -q '^step ' "$work/screen" && bad_screen "a step line after t" || ok
+# shellcheck disable=SC2086
+same "after step mode" the $toy $q8
+tm send-keys -t wb q
+ended 0 "q after step mode"
 
 visual_end
