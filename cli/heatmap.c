@@ -7,7 +7,8 @@
  * A cell is a background colour on a terminal (one of nine steps in 256
  * colours, or 24-bit when COLORTERM says truecolor) and a shade
  * character (' ', U+2591 to U+2588, the weight to the nearest 1/4)
- * otherwise, or with NO_COLOR set, or --color never; --color
+ * otherwise (a blank for 0 alone: any weight above 0 is at least
+ * U+2591), or with NO_COLOR set, or --color never; --color
  * always colours whatever stdout is.  The colours are viridis
  * (heatmap_rgb), which the SVG and HTML pages share, so that 0 and 1
  * differ in lightness as well as hue.  Where a weight falls on that
@@ -78,7 +79,12 @@ heatmap_xterm256(double w)
 const char *
 heatmap_shade(double w)
 {
-	return shades[lround(clamp01(w) * 4.0)];
+	const long k = lround(clamp01(w) * 4.0);
+
+	/* the blank is 0 alone (a weight whose exp underflowed): any
+	 * weight above it is at least the lightest shade, so that 0.099
+	 * is not drawn as if it were nothing */
+	return shades[k == 0 && w > 0.0 ? 1 : k];
 }
 
 void

@@ -310,7 +310,7 @@ int heatmap_dark(double w);
 
 /* The colour at position w in xterm's 256 colours (one of nine steps),
  * and the shade character that stands for it without colour (' ',
- * U+2591 to U+2588, to the nearest 1/4). */
+ * U+2591 to U+2588, to the nearest 1/4, but ' ' for 0 alone). */
 int heatmap_xterm256(double w);
 const char *heatmap_shade(double w);
 

@@ -93,7 +93,7 @@ for env in "NO_COLOR=1" ""; do
 	else
 		show 80 "" --heatmap --color never --self data/examples/tokens.csv
 	fi
-	grep -q '^cat     ▓▓▓▓░░░░' "$work/screen" && ok ||
+	grep -q '^cat ░░░░▓▓▓▓░░░░' "$work/screen" && ok ||
 	    bad_screen "no shades with ${env:---color never}"
 	grep -q "${esc}\[48;" "$work/screen.e" &&
 	    bad "colour with ${env:---color never}" || ok
