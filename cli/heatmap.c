@@ -14,7 +14,9 @@
  * differ in lightness as well as hue.  Where a weight falls on that
  * scale is --color-range's rule, heatmap_position, which every picture
  * asks: 0 to 1, 0 to the largest weight, or each row 0 to its own
- * largest, so that near-uniform rows (0.10 to 0.24) are not one shade.
+ * largest, so that near-uniform rows (0.10 to 0.24) are not one shade;
+ * without the option, row where every weight lies in a narrow band,
+ * which the legend then says.
  *
  * The width is COLUMNS, else the terminal's, else 80.  A grid wider than
  * that shows its first and last keys around a column of U+2026, and more
@@ -118,6 +120,39 @@ heat_max(const struct printer *p, size_t n, size_t i0, size_t i1)
 	return top;
 }
 
+/* A band of unequal weights narrower than this, a quarter of the scale (one
+ * step of the shades, two of the nine colours), is drawn by row when no
+ * --color-range is given: on the 0 to 1 scale its weights would be one
+ * or two colours (Raschka's 0.12 to 0.21 are all one purple). */
+#define NARROW_BAND 0.25
+
+/* The smallest and largest weights a key may take in the picture (lo >
+ * hi when there is none). */
+static void
+heat_band(const struct printer *p, double *lo, double *hi)
+{
+	struct attn_shape sh;
+	size_t n, i, j;
+
+	attn_stage_shape(p->stages, ATTN_STAGE_WEIGHTS, &sh);
+	*lo = INFINITY;
+	*hi = -INFINITY;
+	for (n = 0; n < sh.blocks; n++) {
+		const struct attn_matrix w = print_block(p, ATTN_STAGE_WEIGHTS,
+		    n);
+		const struct attn_matrix mask = print_block(p, ATTN_STAGE_MASK,
+		    n);
+
+		for (i = 0; i < w.rows; i++)
+			for (j = 0; j < w.cols; j++)
+				if (*attn_at(&mask, i, j) != 0.0 &&
+				    !isnan(*attn_at(&w, i, j))) {
+					*lo = fmin(*lo, *attn_at(&w, i, j));
+					*hi = fmax(*hi, *attn_at(&w, i, j));
+				}
+	}
+}
+
 void
 heatmap_scale_init(struct heat_scale *hs, const struct printer *p)
 {
@@ -127,6 +162,14 @@ heatmap_scale_init(struct heat_scale *hs, const struct printer *p)
 	hs->range = p->o->color_range;
 	hs->top = 1.0;
 	hs->n = hs->i = (size_t)-1;
+	hs->chosen = 0;
+	if (hs->range == RANGE_AUTO) {
+		heat_band(p, &hs->lo, &hs->hi);
+		/* equal weights (one key, or uniform rows) are one colour
+		 * on either scale: nothing to choose */
+		hs->chosen = hs->lo < hs->hi && hs->hi - hs->lo < NARROW_BAND;
+		hs->range = hs->chosen ? RANGE_ROW : RANGE_UNIT;
+	}
 	if (hs->range != RANGE_MAX)
 		return;
 	attn_stage_shape(p->stages, ATTN_STAGE_WEIGHTS, &sh);
@@ -157,6 +200,7 @@ heatmap_top_text(const struct heat_scale *hs, const struct printer *p,
 
 	switch (hs->range) {
 	case RANGE_UNIT:
+	case RANGE_AUTO:	/* resolved by heatmap_scale_init */
 		break;
 	case RANGE_MAX:
 		print_number(p, num, hs->top);
@@ -166,6 +210,20 @@ heatmap_top_text(const struct heat_scale *hs, const struct printer *p,
 		return "each row's largest weight";
 	}
 	return "1";
+}
+
+const char *
+heatmap_chosen_text(const struct heat_scale *hs, const struct printer *p,
+    char *buf, size_t size)
+{
+	char lo[ATTN_NUM_MAX], hi[ATTN_NUM_MAX];
+
+	if (!hs->chosen)
+		return "";
+	print_number(p, lo, hs->lo);
+	print_number(p, hi, hs->hi);
+	snprintf(buf, size, "chosen: every weight lies in %s to %s", lo, hi);
+	return buf;
 }
 
 int
@@ -469,6 +527,29 @@ heat_line(const struct printer *p, const struct heat *h,
 	}
 }
 
+/* "(text)" in lines of at most width columns, broken between words. */
+static void
+heat_words(FILE *fp, const char *text, size_t width)
+{
+	char line[256];
+	const char *w, *e;
+	size_t col = 0, len;
+
+	snprintf(line, sizeof line, "(%s)", text);
+	for (w = line; *w != '\0'; w = *e == ' ' ? e + 1 : e) {
+		e = strchr(w, ' ');
+		e = e != NULL ? e : w + strlen(w);
+		len = (size_t)(e - w);
+		if (col > 0 && col + 1 + len > width) {
+			fputc('\n', fp);
+			col = 0;
+		}
+		fprintf(fp, "%s%.*s", col > 0 ? " " : "", (int)len, w);
+		col += (col > 0) + len;
+	}
+	fputc('\n', fp);
+}
+
 /* The legend: the scale from 0 to its top (1, the largest weight or each
  * row's) and what a masked cell looks like. */
 static void
@@ -477,17 +558,39 @@ heat_legend(const struct printer *p, const struct heat *h,
 {
 	struct heat one = *h;
 	size_t k, steps = h->color ? 9 : 5;
-	char top[ATTN_NUM_MAX + 32];
+	char top[2 * ATTN_NUM_MAX + 64];
+
+	/* the columns of "0 [", the scale and "] ", or their colours */
+	const size_t bar = h->color ? 2 + 2 * steps + 1 : 3 + 2 * steps + 2;
+	const char *text = heatmap_top_text(hs, p, top, sizeof top);
+	size_t col;
 
 	/* Shades are bracketed, so that the blank of 0 shows. */
 	one.W = 2;
 	fputs(h->color ? "0 " : "0 [", p->fp);
 	for (k = 0; k < steps; k++)
 		put_cell(p->fp, &one, (double)k / (double)(steps - 1), 1);
-	fprintf(p->fp, "%s%s   ", h->color ? " " : "] ",
-	    heatmap_top_text(hs, p, top, sizeof top));
+	/* the top after the scale, and the masked cell after it, where
+	 * the width holds them; else each on a line of its own */
+	fputs(h->color ? "" : "]", p->fp);
+	col = bar + print_width(text);
+	if (col > h->width) {
+		fputc('\n', p->fp);
+		col = print_width(text);
+	} else {
+		fputc(' ', p->fp);
+	}
+	fputs(text, p->fp);
+	if (col + 3 + 2 + 7 <= h->width)
+		fputs("   ", p->fp);
+	else
+		fputc('\n', p->fp);
 	put_cell(p->fp, &one, 0.0, 0);
 	fputs(" masked\n", p->fp);
+	/* a range chosen for a narrow band says so on lines of its own */
+	if (hs->chosen)
+		heat_words(p->fp, heatmap_chosen_text(hs, p, top, sizeof top),
+		    h->width);
 }
 
 enum attn_status

@@ -21,6 +21,7 @@ options_init(struct options *o)
 	o->nstages = 1;
 	o->format = OUT_TABLE;
 	o->digits = -1;		/* resolved once the format is known */
+	o->color_range = RANGE_AUTO;	/* unit, or row for a narrow band */
 	o->avail = ATTN_STAGES_ALL;	/* until the inputs are read */
 	o->rtol = 1e-5;		/* numpy.allclose's */
 	o->atol = 1e-8;

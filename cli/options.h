@@ -20,8 +20,10 @@ enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 /* --color-range (words_color_range, words.h): what the colour scale of
  * the heatmap, the SVG and the page spans: 0 to 1, 0 to the largest
  * weight, or each row 0 to its own largest (heatmap_position, heatmap.c,
- * applies it). */
-enum color_range { RANGE_UNIT, RANGE_MAX, RANGE_ROW };
+ * applies it).  Without the option it is RANGE_AUTO, which no word
+ * names: heatmap_scale_init chooses unit or, when every weight lies in
+ * a narrow band, row. */
+enum color_range { RANGE_UNIT, RANGE_MAX, RANGE_ROW, RANGE_AUTO };
 
 struct options {
 	int help, version;

@@ -321,19 +321,27 @@ const char *heatmap_shade(double w);
  * block n falls on it, 0 to 1 (w / top; nan stays nan), for heatmap_rgb.
  * top is 1 (unit), the largest weight a key may take in the picture
  * (max), or that of the row asked for (row, found when the row changes,
- * so ask row by row).  heatmap_top_text names the top for a legend:
- * "1", "0.2379, the largest weight", "each row's largest weight" (in buf
- * or static).
+ * so ask row by row).  Without --color-range the range is chosen: row
+ * when the weights a key may take are unequal and lie within a band
+ * narrower than a quarter of the scale (chosen, with the band in lo and
+ * hi), else unit.
+ * heatmap_top_text names the top for a legend: "1", "0.2379, the
+ * largest weight", "each row's largest weight" (in buf or static), and
+ * heatmap_chosen_text says why a range was chosen ("" when none was).
  */
 struct heat_scale {
-	enum color_range range;
+	enum color_range range;	/* unit, max or row, never RANGE_AUTO */
 	double top;		/* the weight drawn as position 1 */
 	size_t n, i;		/* the row top is of, with RANGE_ROW */
+	int chosen;		/* row, chosen for the band lo to hi */
+	double lo, hi;
 };
 void heatmap_scale_init(struct heat_scale *hs, const struct printer *p);
 double heatmap_position(struct heat_scale *hs, const struct printer *p,
     size_t n, size_t i, double w);
 const char *heatmap_top_text(const struct heat_scale *hs,
+    const struct printer *p, char *buf, size_t size);
+const char *heatmap_chosen_text(const struct heat_scale *hs,
     const struct printer *p, char *buf, size_t size);
 
 /* print_svg.c: the weights as an SVG heatmap. */

@@ -243,19 +243,23 @@ html_block(const struct printer *p, enum attn_stage s, size_t n, int arith)
 }
 
 /* The colour scale under the weights: 0 to 1, or as --color-range says
- * (then its word in data-range, for a script that colours cells again). */
+ * (then its word in data-range, for a script that colours cells again);
+ * without the option data-range is "auto", and a range chosen for a
+ * narrow band says so. */
 static void
 html_legend(const struct printer *p)
 {
 	static const char *const range[] = { "", " data-range=\"max\"",
-		" data-range=\"row\"" };
-	char top[ATTN_NUM_MAX + 32];
+		" data-range=\"row\"", " data-range=\"auto\"" };
+	char top[ATTN_NUM_MAX + 32], chosen[2 * ATTN_NUM_MAX + 64];
 	struct heat_scale hs;
 
 	heatmap_scale_init(&hs, p);
 	fprintf(p->fp, "<p class=\"legend\"%s>0 <span class=\"bar\"></span> "
-	    "%s <span class=\"swatch\"></span> masked</p>\n",
-	    range[hs.range], heatmap_top_text(&hs, p, top, sizeof top));
+	    "%s%s%s%s <span class=\"swatch\"></span> masked</p>\n",
+	    range[p->o->color_range], heatmap_top_text(&hs, p, top,
+	    sizeof top), hs.chosen ? " (" : "", heatmap_chosen_text(&hs, p,
+	    chosen, sizeof chosen), hs.chosen ? ")" : "");
 }
 
 /* The worked arithmetic of block n of stage s as --explain --arithmetic

@@ -641,11 +641,31 @@
 
   /* --color-range, as heatmap_position: a weight is drawn at w / top,
    * top being 1, the largest weight the masks keep on the page, or the
-   * largest its row keeps; the legend names top under "max". */
+   * largest its row keeps; the legend names top under "max".  Without
+   * the option ("auto") the range is chosen as heatmap_scale_init
+   * chooses it, for the weights of the moment: row when the weights the
+   * masks keep are unequal and lie in a band narrower than 0.25, else
+   * unit. */
   var legends = Array.prototype.slice.call(
       document.querySelectorAll('p.legend'));
-  var range = legends.length && legends[0].getAttribute('data-range') ||
+  var given = legends.length && legends[0].getAttribute('data-range') ||
       'unit';
+  var range = given, band = null;
+  function chooseRange(res) {
+    var lo = Infinity, hi = -Infinity;
+    if (given !== 'auto') return;
+    res.forEach(function (R) {
+      R.weights.forEach(function (row, i) {
+        row.forEach(function (w, j) {
+          if (R.keep[i][j] === 0 || isNaN(w)) return;
+          lo = Math.min(lo, w);
+          hi = Math.max(hi, w);
+        });
+      });
+    });
+    band = lo < hi && hi - lo < 0.25 ? [lo, hi] : null;
+    range = band ? 'row' : 'unit';
+  }
   function heatMax(R, i0, i1) {
     var top = 0, i, j;
     for (i = i0; i < i1; i++)
@@ -665,6 +685,14 @@
     return isNaN(w) ? w : top <= 0 ? 0 : w / top;
   }
   function renderLegends(res) {
+    if (given === 'auto') {
+      legends.forEach(function (p) {
+        p.childNodes[2].textContent = band ? " each row's largest weight " +
+            '(chosen: every weight lies in ' + num(band[0]) + ' to ' +
+            num(band[1]) + ') ' : ' 1 ';
+      });
+      return;
+    }
     if (range !== 'max') return;
     legends.forEach(function (p) {
       p.childNodes[2].textContent = ' ' + num(heatTop(res, 0, 0)) +
@@ -869,6 +897,7 @@
       }
     }
     res = next;
+    chooseRange(res);
     heads.forEach(function (p, k) {
       var t = p.hasAttribute('data-c0') ?
           p.getAttribute(state.causal ? 'data-c1' : 'data-c0') : headText[k];

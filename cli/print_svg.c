@@ -54,7 +54,8 @@ struct svg {
 };
 
 static void
-svg_layout(const struct printer *p, struct svg *g, size_t head_chars)
+svg_layout(const struct printer *p, const struct heat_scale *hs,
+    struct svg *g, size_t head_chars)
 {
 	const size_t T = p->stages->T, S = p->stages->S;
 	struct attn_shape sh;
@@ -81,8 +82,8 @@ svg_layout(const struct printer *p, struct svg *g, size_t head_chars)
 	g->top = SVG_MARGIN + SVG_TITLE + 3.0 * SVG_LINE + 16.0;
 	grids_w = (double)sh.heads * (g->grid_w + SVG_GAP);
 	/* the ticks: "0.25", or with --color-range row "row max" */
-	bar_w = SVG_BAR_W + 8.0 + text_width(p->o->color_range == RANGE_ROW ?
-	    7 : 6, SVG_FONT);
+	bar_w = SVG_BAR_W + 8.0 + text_width(hs->range == RANGE_ROW ? 7 : 6,
+	    SVG_FONT);
 	g->width = 2.0 * SVG_MARGIN + fmax(grids_w + bar_w,
 	    text_width(head_chars, SVG_FONT) + 8.0);
 	g->height = g->top + (double)sh.batches * (g->grid_h + SVG_GAP) +
@@ -226,7 +227,8 @@ print_svg(const struct printer *p)
 	struct render head;
 	enum attn_status status;
 	char *line, *nl, suffix[64] = "", top[ATTN_NUM_MAX + 32];
-	char title[320], range[ATTN_NUM_MAX + 64] = "";
+	char title[400], range[3 * ATTN_NUM_MAX + 128] = "";
+	char chosen[2 * ATTN_NUM_MAX + 64];
 	size_t n, chars = 0, len;
 	struct svg g;
 
@@ -247,10 +249,13 @@ print_svg(const struct printer *p)
 	else if (sh.blocks > 1)
 		snprintf(suffix, sizeof suffix, "; %zu %s", sh.blocks,
 		    sh.heads > 1 ? "heads" : "batches");
-	/* --color-range max and row: the title says what the colours span */
+	/* --color-range max and row: the title says what the colours span,
+	 * and why, when the range was chosen for a narrow band */
 	if (hs.range != RANGE_UNIT)
-		snprintf(range, sizeof range, "   colours 0 to %s",
-		    heatmap_top_text(&hs, p, top, sizeof top));
+		snprintf(range, sizeof range, "   colours 0 to %s%s%s%s",
+		    heatmap_top_text(&hs, p, top, sizeof top), hs.chosen ?
+		    " (" : "", heatmap_chosen_text(&hs, p, chosen,
+		    sizeof chosen), hs.chosen ? ")" : "");
 	snprintf(title, sizeof title, "weights = %s   [T x S = %zux%zu%s]%s",
 	    attn_stage_table[ATTN_STAGE_WEIGHTS].formula, p->stages->T,
 	    p->stages->S, suffix, range);
@@ -259,7 +264,7 @@ print_svg(const struct printer *p)
 	len = strlen(title) * SVG_TITLE / SVG_FONT;
 	if (range[0] != '\0' && len > chars)
 		chars = len;
-	svg_layout(p, &g, chars);
+	svg_layout(p, &hs, &g, chars);
 	fprintf(p->fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 	    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" "
 	    "height=\"%g\" viewBox=\"0 0 %g %g\">\n", g.width, g.height,

@@ -336,7 +336,7 @@ screen_heatmap(const struct workbench *wb, const struct printer *p,
 	const char *const hidden = wb->asking ? "?" : " ";
 	size_t lw = 0, kw = 0, W, i, j, i0, ncols, col, k, x0, room;
 	struct heat_scale hs;
-	char top[ATTN_NUM_MAX + 32];
+	char top[2 * ATTN_NUM_MAX + 64];
 
 	heatmap_scale_init(&hs, p);
 	for (i = 0; i < T; i++)
@@ -409,6 +409,10 @@ screen_heatmap(const struct workbench *wb, const struct printer *p,
 	}
 	sb_printf(b, "%s%s   \u00b7\u00b7 masked", color ? " " : "] ",
 	    heatmap_top_text(&hs, p, top, sizeof top));
+	/* a range chosen for a narrow band says why, as far as it fits */
+	if (hs.chosen)
+		sb_printf(b, "   (%s)", heatmap_chosen_text(&hs, p, top,
+		    sizeof top));
 	sb_end(b);
 }
 

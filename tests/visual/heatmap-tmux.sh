@@ -122,12 +122,19 @@ grep -q '^query ▓▓░░$' "$work/out.txt" && ok || bad_screen "no shades in
 
 # 7. --color-range row on a terminal: Raschka's near-uniform row "with"
 #    (0.13 to 0.21) is one or two of the nine colours on the 0 to 1
-#    scale, and at least four when each row spans 0 to its largest.
+#    scale, and at least four when each row spans 0 to its largest;
+#    without the option the range is chosen so, and the legend says so.
 colours() {
 	grep 'with ' "$work/screen.e" | grep -o "${esc}\\[48;5;[0-9]*m" |
 	    sort -u | wc -l
 }
 show 80 "" --heatmap --no-scale --self data/examples/raschka/inputs.csv
+chosen=$(colours)
+grep -q '^(chosen: every weight lies in 0.09881 to 0.2379)$' "$work/screen" &&
+    [ "$chosen" -ge 4 ] && ok ||
+    bad_screen "without --color-range the row 'with' has $chosen colours, or no legend says why"
+show 80 "" --heatmap --color-range unit --no-scale --self \
+    data/examples/raschka/inputs.csv
 unit=$(colours)
 show 80 "" --heatmap --color-range row --no-scale --self \
     data/examples/raschka/inputs.csv

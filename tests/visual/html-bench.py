@@ -6,8 +6,8 @@ same options:
 - the page loads with no console error, nothing fetched, the controls
   shown and on;
 - at the run's options (the "as attn ran it" button) the page's script
-  writes every table, colour, arithmetic, statistic, check line and
-  heading exactly as attn wrote them;
+  writes every table, colour, arithmetic, statistic, check line, legend
+  and heading exactly as attn wrote them;
 - Tab reaches the controls in order; Space toggles the scaling and the
   causal mask, arrow keys move the temperature, the query and the
   block; after each, the page names the options attn computes the same
@@ -114,6 +114,8 @@ SNAP = r"""(function () {
     });
     var check = s.querySelector('.check');
     if (check) o.check = check.textContent;
+    var legend = s.querySelector('p.legend');
+    if (legend) o.legend = legend.textContent;
     s.querySelectorAll('table.stats').forEach(function (t) {
       o.stats.push(Array.prototype.map.call(t.rows, function (tr) {
         return Array.prototype.map.call(tr.cells, function (c) {

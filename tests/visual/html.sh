@@ -77,6 +77,8 @@ python3 "$here/html-bench.py" "$bin" "$work/bench" \
     --case color-range-row --color-range row --stats $d/gqa/q.csv \
 	$d/gqa/k.csv $d/gqa/v.csv --heads 4 --kv-heads 2 \
     --case color-range-max --color-range max $d/t3s4.json \
+    --case color-range-chosen-for-a-narrow-band --self \
+	$d/raschka/inputs.csv \
     --case sinks-alibi-softcap-query --sinks $d/sink0.txt --alibi \
 	--softcap 5 --align bottom-right --query 3,1 -e --arithmetic \
 	$d/t3s4.json \

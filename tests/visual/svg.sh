@@ -83,4 +83,20 @@ grep -q '<title>.*colours 0 to 0.2379, the largest weight</title>' \
 grep -q 'colours 0 to' "$work/range-unit.svg" &&
     bad "unit: the title names a range" || ok
 
+# Without --color-range, weights in a narrow band (Raschka's with the
+# scaling, 0.1243 to 0.2070) are drawn by row as if row were given: the
+# row's largest weight yellow, the row spread over the scale; the title
+# says the range was chosen and why.  The causal picture's weights span
+# 0 to 1: drawn 0 to 1, no range in the title.
+picture range-chosen --self data/examples/raschka/inputs.csv
+python3 "$here/svg-range.py" "$work/range-chosen.svg" \
+    "$work/range-chosen.png" with >"$work/range-chosen" 2>&1 ||
+    bad "range-chosen: $(cat "$work/range-chosen")"
+grep -qx 'top-yellow' "$work/range-chosen" && [ "$(spread chosen)" -gt 150 ] &&
+    ok || bad "chosen: the row 'with' is not drawn by row: $(cat "$work/range-chosen")"
+grep -q '<title>.*colours 0 to each row.s largest weight (chosen: every weight lies in 0.1243 to 0.2070)</title>' \
+    "$work/range-chosen.svg" && ok || bad "chosen: the title does not say why"
+grep -q 'colours 0 to' "$work/large.svg" &&
+    bad "large: the title names a range for weights from 0 to 1" || ok
+
 visual_end
