@@ -65,15 +65,15 @@ exit_code(enum attn_status status)
 
 /* One line: "attn: FILE:LINE:COL: message", or "attn: FILE: byte N:
  * message" for a binary file, with the parts that apply; a usage error
- * is followed by the synopsis of the command (attn, attn gen or attn
- * workbench). */
+ * is followed by a line pointing to the help of its command (attn, attn
+ * gen or attn workbench), as attn(1) says under EXIT STATUS. */
 static void
 report(const struct attn_error *err, const struct options *o)
 {
 	report_error("", err);
 	if (err->status == ATTN_ERR_USAGE)
-		fputs(o->gen ? options_gen_usage : o->workbench ?
-		    options_workbench_usage : options_usage, stderr);
+		fprintf(stderr, "Try 'attn%s --help'.\n", o->gen ? " gen" :
+		    o->workbench ? " workbench" : "");
 }
 
 /*

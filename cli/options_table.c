@@ -20,19 +20,6 @@
 #include "options_table.h"
 #include "words.h"
 
-const char options_usage[] =
-    "usage: attn [options] Q K V\n"
-    "       attn [options] BUNDLE\n"
-    "       attn [options] --self X\n"
-    "       attn [options] --proj LAYER X\n"
-    "       attn [options] --proj LAYER XQ XKV\n";
-
-const char options_gen_usage[] =
-    "usage: attn gen ROWSxCOLS[xN..] [--seed N] [--dist normal|uniform]\n";
-
-const char options_workbench_usage[] =
-    "usage: attn workbench [options] [Q K V | BUNDLE | --self X]\n";
-
 /* --help: this, then a line per option from the table. */
 static const char help_head[] =
     "attn - scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V,\n"

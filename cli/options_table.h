@@ -16,12 +16,6 @@
 enum attn_status options_parse(int argc, char **argv, struct options *o,
     struct attn_error *err);
 
-/* The usage synopsis, as in the man page: of attn, of attn gen and of
- * attn workbench. */
-extern const char options_usage[];
-extern const char options_gen_usage[];
-extern const char options_workbench_usage[];
-
 /* What an option's argument is, for shell completion. */
 enum option_value {
 	OPTION_NONE,		/* the option takes no argument */

@@ -32,7 +32,9 @@
  *
  *   - the exit status is one attn(1) lists, and not 70 (internal error);
  *   - a failed run prints nothing on stdout, and exactly one error line
- *     starting "attn: " on stderr (warnings and, for 64, the usage lines
+ *     starting "attn: " on stderr (warnings aside), then, for 64 alone,
+ *     one line pointing to the help ("Try 'attn --help'.", or gen's or
+ *     the workbench's), and nothing else
  *     aside); a successful run prints no error line;
  *   - a failed run leaves the directory as it found it: no file created,
  *     changed or removed (so -o FILE survives); no run leaves an
@@ -469,21 +471,26 @@ starts(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* Check stderr: count the error lines ("attn: " but not a warning) and
- * the lines that start otherwise. */
+/* Check stderr: count the error lines ("attn: " but not a warning), the
+ * lines pointing to a command's help, and the lines that start
+ * otherwise. */
 static void
-stderr_lines(const struct capture *c, size_t *errors, size_t *others,
-    int *first_is_attn)
+stderr_lines(const struct capture *c, size_t *errors, size_t *tries,
+    size_t *others, int *first_is_attn)
 {
 	const char *p = c->text, *nl;
 
-	*errors = *others = 0;
+	*errors = *tries = *others = 0;
 	*first_is_attn = starts(p, "attn: ");
 	while (*p != '\0') {
 		if (starts(p, "attn: warning: "))
 			;
 		else if (starts(p, "attn: "))
 			(*errors)++;
+		else if (starts(p, "Try 'attn --help'.\n") ||
+		    starts(p, "Try 'attn gen --help'.\n") ||
+		    starts(p, "Try 'attn workbench --help'.\n"))
+			(*tries)++;
 		else
 			(*others)++;
 		if ((nl = strchr(p, '\n')) == NULL)
@@ -495,7 +502,7 @@ stderr_lines(const struct capture *c, size_t *errors, size_t *others,
 static void
 check_run(const struct run *r, int rc)
 {
-	size_t errors, others, i;
+	size_t errors, tries, others, i;
 	int first_is_attn;
 
 	switch (rc) {
@@ -508,7 +515,7 @@ check_run(const struct run *r, int rc)
 		die("an exit status attn(1) does not list");
 	}
 	/* The captured text is cut at ERR_CAP; judge only what fits. */
-	stderr_lines(&err_cap, &errors, &others, &first_is_attn);
+	stderr_lines(&err_cap, &errors, &tries, &others, &first_is_attn);
 	if (rc != 0 && rc != 1) {
 		if (out_cap.bytes != 0)
 			die("a failed run wrote to stdout");
@@ -516,9 +523,13 @@ check_run(const struct run *r, int rc)
 			die("a failed run's stderr does not start 'attn: '");
 		if (errors != 1)
 			die("a failed run printed other than one error line");
-		if (others != 0 && rc != 64)
+		if (others != 0)
 			die("a failed run printed lines not starting 'attn: '");
-	} else if (err_cap.bytes < ERR_CAP && (errors != 0 || others != 0)) {
+		if (tries != (rc == 64))
+			die("a usage error is not followed by one line pointing "
+			    "to the help, or another error is");
+	} else if (err_cap.bytes < ERR_CAP &&
+	    (errors != 0 || tries != 0 || others != 0)) {
 		die("a successful run printed an error line");
 	}
 	if (r->full && out_cap.attempted > 0 && rc == 0)

@@ -370,15 +370,16 @@ done
 # 14. A terminal it cannot drive (TERM names none, or one without cursor
 #     addressing, which would draw the screen onto one line) is a usage
 #     error before any input is read: 64 even when the input cannot be
-#     opened, its one line naming TERM and the usage after it, and
-#     nothing else on stderr (under the sanitizers, no leak reported).
+#     opened, its one line naming TERM and the pointer to its help after
+#     it, and nothing else on stderr (under the sanitizers, no leak
+#     reported).
 for t in dumb nosuchterm; do
 	start "TERM=$t" --self /nonexistent.csv
 	finished 64 "TERM=$t"
 	[ "$(sed -n 1p "$work/stderr")" = "attn: attn workbench cannot drive \
 this terminal (TERM=$t): it needs one that moves the cursor" ] &&
-	    [ "$(sed -n '2,$p' "$work/stderr")" = "usage: attn workbench \
-[options] [Q K V | BUNDLE | --self X]" ] && ok ||
+	    [ "$(sed -n '2,$p' "$work/stderr")" = \
+	    "Try 'attn workbench --help'." ] && ok ||
 	    bad "TERM=$t: stderr: $(head -c 2000 "$work/stderr")"
 	tm kill-session -t wb
 done
