@@ -187,11 +187,23 @@ $(BUILD)/attn.bash: $(COMPLETE)
 $(BUILD)/_attn: $(COMPLETE)
 	./$(COMPLETE) zsh >$@.tmp && mv $@.tmp $@
 
+# The CLI's objects but main's, as an archive: a unit test that reads
+# the CLI's tables (check_suggest.c, the table of options) takes what it
+# calls and what that calls, and no more.
+CLI_ARCHIVE = $(BUILD)/attn-cli.a
+
+$(CLI_ARCHIVE): $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# -iquote: cli/check.h is not Check's <check.h>.
+$(BUILD)/tests/unit/check_suggest.o: ALL_CFLAGS += -iquote cli
+
 # The unit tests add libunistring, the oracle of lib/utf8.c's table of
-# Unicode's format characters.
-$(UNIT): $(UNIT_OBJ) $(LIBATTN)
-	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBATTN) \
-	    $(CHECK_LIBS) -lunistring $(ATTN_LIBS) $(LDLIBS)
+# Unicode's format characters (and the CLI's own libraries).
+$(UNIT): $(UNIT_OBJ) $(CLI_ARCHIVE) $(LIBATTN)
+	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(CLI_ARCHIVE) \
+	    $(LIBATTN) $(CHECK_LIBS) $(CLI_LIBS) $(ATTN_LIBS) $(LDLIBS)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
     $(COMPLETE_OBJ:.o=.d) $(BUILD)/bench/numbers.d \

@@ -11,6 +11,7 @@
 #include "attn.h"
 #include "attn_io.h"
 #include "options.h"
+#include "options_hint.h"
 
 /* Every default, in one place. */
 void
@@ -92,6 +93,48 @@ options_offer(struct options *o, unsigned avail, int layer)
 	}
 }
 
+/* Words that name a stage elsewhere: in the formula (the softmax of
+ * the logits), in PyTorch and in FlashAttention's code; "did you mean"
+ * offers the stage for them as for its own name. */
+static const struct {
+	const char *word;
+	enum attn_stage stage;
+} stage_words[] = {
+	{ "softmax", ATTN_STAGE_WEIGHTS },
+	{ "probs", ATTN_STAGE_WEIGHTS },
+	{ "attn_weights", ATTN_STAGE_WEIGHTS },
+	{ "logits", ATTN_STAGE_SCALED },
+	{ "out", ATTN_STAGE_OUTPUT },
+	{ "softmax_lse", ATTN_STAGE_LSE },
+	{ "dq", ATTN_STAGE_GRAD_Q },
+	{ "dk", ATTN_STAGE_GRAD_K },
+	{ "dv", ATTN_STAGE_GRAD_V },
+};
+
+#define NSTAGE_WORDS (sizeof stage_words / sizeof stage_words[0])
+
+/* "; did you mean NAME?" into buf for word, the len bytes at p, when it
+ * is near a stage's name or one of stage_words, else "". */
+static void
+stage_hint(char *buf, size_t size, const char *p, size_t len)
+{
+	const char *names[ATTN_STAGE_COUNT + NSTAGE_WORDS];
+	const char *near;
+	size_t i, n = 0;
+
+	for (i = 0; i < ATTN_STAGE_COUNT; i++)
+		if (!attn_stage_table[i].internal)
+			names[n++] = attn_stage_table[i].name;
+	for (i = 0; i < NSTAGE_WORDS; i++)
+		names[n++] = stage_words[i].word;
+	if ((near = hint_suggest(buf, size, p, len, names, n, "")) == NULL)
+		return;
+	for (i = 0; i < NSTAGE_WORDS; i++)
+		if (near == stage_words[i].word)
+			snprintf(buf, size, "; did you mean %s?",
+			    attn_stage_table[stage_words[i].stage].name);
+}
+
 enum attn_status
 options_stages(struct options *o, const char *list, struct attn_error *err)
 {
@@ -117,13 +160,14 @@ options_stages(struct options *o, const char *list, struct attn_error *err)
 			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 			    "--stage all stands alone, without other stages");
 		if (s == ATTN_STAGE_COUNT || attn_stage_table[s].internal) {
-			char names[256];
+			char names[256], hint[64];
 
 			options_stage_names(names, sizeof names,
 			    options_offered(o));
+			stage_hint(hint, sizeof hint, p, len);
 			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-			    "unknown stage '%s' (stages: %s, or all)", name,
-			    names);
+			    "unknown stage '%s' (stages: %s, or all)%s", name,
+			    names, hint);
 		}
 		for (i = 0; i < o->nstages; i++)
 			if (o->stages[i] == s)

@@ -9,8 +9,10 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "options_hint.h"
 
 static enum attn_status
@@ -42,6 +44,83 @@ full_names(char *buf, size_t size, const char *name, size_t len,
 		snprintf(buf + n, size - n, ")");
 }
 
+const char *
+hint_suggest(char *buf, size_t size, const char *word, size_t len,
+    const char *const *names, size_t n, const char *prefix)
+{
+	char w[64];
+	const char *near;
+
+	buf[0] = '\0';
+	if (len >= sizeof w)
+		return NULL;
+	memcpy(w, word, len);
+	w[len] = '\0';
+	if ((near = attn_suggest(w, names, n)) != NULL)
+		snprintf(buf, size, "; did you mean %s%s?", prefix, near);
+	return near;
+}
+
+/* The long names of the options this command offers into names (room
+ * for HINT_MAX_OPTIONS), and their count. */
+static size_t
+long_names(const char **names, const struct hint_option *opts, size_t nopts)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < nopts && i < HINT_MAX_OPTIONS; i++)
+		if (opts[i].offered)
+			names[n++] = opts[i].name;
+	return n;
+}
+
+enum attn_status
+hint_one_dash(const char *word, int near, const struct hint_option *opts,
+    size_t nopts, struct attn_error *err)
+{
+	const char *names[HINT_MAX_OPTIONS];
+	const size_t len = strcspn(word + 1, "=");
+	size_t i, n;
+	char hint[96];
+
+	if (word[0] != '-' || word[1] == '-' || len < 2)
+		return ATTN_OK;
+	for (i = 0; i < nopts; i++)
+		if (opts[i].here && strlen(opts[i].name) == len &&
+		    strncmp(opts[i].name, word + 1, len) == 0)
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "unknown option '%.*s': long options take two "
+			    "dashes: --%s", (int)(len + 1), word, opts[i].name);
+	n = long_names(names, opts, nopts);
+	if (!near || hint_suggest(hint, sizeof hint, word + 1, len, names, n,
+	    "--") == NULL)
+		return ATTN_OK;
+	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+	    "unknown option '%.*s': long options take two dashes%s",
+	    (int)(len + 1), word, hint);
+}
+
+/* Where getopt_long, reading the cluster of short options `word`, stops
+ * at the letter c: the index of c's first place in it when each letter
+ * before it is an option of this command that takes no value, else 0. */
+static size_t
+cluster_stop(const char *word, int c, const struct hint_option *opts,
+    size_t nopts)
+{
+	size_t k, i;
+
+	if (word == NULL || word[0] != '-' || word[1] == '-')
+		return 0;
+	for (k = 1; word[k] != '\0' && (unsigned char)word[k] != c; k++) {
+		for (i = 0; i < nopts; i++)
+			if (opts[i].here && opts[i].letter == word[k])
+				break;
+		if (i == nopts || opts[i].takes_value)
+			return 0;
+	}
+	return word[k] != '\0' ? k : 0;
+}
+
 /*
  * A letter that no option of this command has is a short option, in a
  * cluster such as -ze or not (getopt_long leaves it in optopt, and
@@ -61,8 +140,26 @@ hint_unknown(char **argv, int gen, const struct hint_option *opts,
 	for (i = 0; i < nopts; i++)
 		letter |= opts[i].here && optopt != 0 &&
 		    opts[i].letter == optopt;
-	if (optopt > 0 && optopt < 256 && !letter)
+	if (optopt > 0 && optopt < 256 && !letter) {
+		/* The word getopt_long stopped in: argv[optind] while letters
+		 * of it are left, argv[optind - 1] when c was its last; a
+		 * long option written with one dash (-causal) is such a
+		 * word. */
+		const char *word = argv[optind];
+		enum attn_status status;
+		size_t k = cluster_stop(word, optopt, opts, nopts);
+
+		if (k == 0 || word[k + 1] == '\0') {
+			word = argv[optind - 1];
+			k = cluster_stop(word, optopt, opts, nopts);
+			if (k > 0 && word[k + 1] != '\0')
+				k = 0;
+		}
+		if (k > 0 &&
+		    (status = hint_one_dash(word, 1, opts, nopts, err)) != ATTN_OK)
+			return status;
 		return usage_error(err, "unknown option '%s'", shortopt);
+	}
 	len = strcspn(arg + 2, "=");
 	for (i = 0; i < nopts; i++)
 		if (!opts[i].here && strlen(opts[i].name) == len &&
@@ -78,8 +175,33 @@ hint_unknown(char **argv, int gen, const struct hint_option *opts,
 				    "option '--%s' takes no value",
 				    opts[i].name);
 	full_names(hint, sizeof hint, arg + 2, len, opts, nopts);
+	if (hint[0] == '\0') {
+		const char *names[HINT_MAX_OPTIONS];
+
+		hint_suggest(hint, sizeof hint, arg + 2, len, names,
+		    long_names(names, opts, nopts), "--");
+	}
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 	    "unknown option '%.*s'%s", (int)(len + 2), arg, hint);
+}
+
+enum attn_status
+hint_command(const char *word, const char *const *commands, size_t n,
+    struct attn_error *err)
+{
+	struct stat st;
+	char hint[96];
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (strcmp(word, commands[k]) == 0)
+			return ATTN_OK;
+	if (word[0] == '-' || stat(word, &st) == 0 ||
+	    hint_suggest(hint, sizeof hint, word, strlen(word), commands, n,
+	    "attn ") == NULL)
+		return ATTN_OK;
+	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+	    "unknown command '%s' (and no file of that name)%s", word, hint);
 }
 
 /*

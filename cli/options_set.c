@@ -19,6 +19,7 @@
 #include "formats.h"
 #include "logits.h"
 #include "options.h"
+#include "options_hint.h"
 #include "options_set.h"
 #include "query.h"
 #include "rules.h"
@@ -48,7 +49,9 @@ enum attn_status
 set_format(struct parse *ps, const char *arg, struct attn_error *err)
 {
 	const enum out_format f = formats_named(arg);
-	char names[128];
+	const char *words[OUT_COUNT];
+	char names[128], hint[96];
+	size_t k;
 
 	ps->given.format = 1;
 	if (f != OUT_COUNT) {
@@ -56,8 +59,12 @@ set_format(struct parse *ps, const char *arg, struct attn_error *err)
 		return ATTN_OK;
 	}
 	formats_list(names, sizeof names, 0, 0);
+	for (k = 0; k < OUT_COUNT; k++)
+		words[k] = formats[k].name;
+	hint_suggest(hint, sizeof hint, arg, strlen(arg), words, OUT_COUNT,
+	    "");
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-	    "unknown format '%s' (formats: %s)", arg, names);
+	    "unknown format '%s' (formats: %s)%s", arg, names, hint);
 }
 
 /*

@@ -109,6 +109,10 @@ static const char *const workbench_refused[] = { "explain", "stage",
 	"format", "header", "full", "npy-dtype", "grad", "query",
 	"arithmetic", "stats", "heatmap", "svg", "check", "rtol", "atol",
 	"emulate", "factor", "output", NULL };
+/* attn's commands, the words that may come first on its command line:
+ * each parses the options that follow as the table says. */
+const char *const options_commands[] = { "gen", "workbench", NULL };
+#define NCOMMANDS (sizeof options_commands / sizeof options_commands[0] - 1)
 /* Whether row r's argument may be left out (set then gets NULL). */
 #define OPTIONAL_ARG(r) ((r)->arg != NULL && (r)->arg[0] == '[')
 
@@ -260,6 +264,7 @@ static const struct option_row rows[] = {
 };
 
 #define NROWS (sizeof rows / sizeof rows[0])
+_Static_assert(NROWS <= HINT_MAX_OPTIONS, "options_hint.h's room for names");
 
 /* getopt_long's value for row i: its letter, else 256 + i. */
 static int
@@ -458,14 +463,17 @@ options_print_help(const struct options *o, FILE *fp)
 	}
 }
 
-/* Row r as the hints for a mistyped option see it, for attn gen (gen)
- * or attn. */
+/* Row r as the hints for a mistyped option see it, for the command o
+ * parses (attn, attn gen or attn workbench). */
 static void
-hint_of(const struct option_row *r, int gen, struct hint_option *h)
+hint_of(const struct option_row *r, const struct options *o,
+    struct hint_option *h)
 {
 	h->name = r->name;
+	h->offered = o->workbench ? workbench_takes(r) : applies(r, o->gen);
 	h->letter = r->letter;
-	h->here = applies(r, gen);
+	h->takes_value = r->arg != NULL;
+	h->here = applies(r, o->gen);
 	h->file = takes_file(r);
 	h->words = r->set == set_format ? format_words() : r->choices;
 }
@@ -476,7 +484,7 @@ static enum attn_status
 check_choice(const struct option_row *r, struct parse *ps, const char *arg,
     struct attn_error *err)
 {
-	char words[128];
+	char words[128], hint[96];
 	size_t n = 0, i;
 
 	for (i = 0; r->choices[i] != NULL; i++)
@@ -489,8 +497,9 @@ check_choice(const struct option_row *r, struct parse *ps, const char *arg,
 		n += (size_t)snprintf(words + n, sizeof words - n, "%s%s",
 		    i == 0 ? "" : r->choices[i + 1] == NULL ? " or " : ", ",
 		    r->choices[i]);
+	hint_suggest(hint, sizeof hint, arg, strlen(arg), r->choices, i, "");
 	return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
-	    "--%s wants %s, not '%s'", r->name, words, arg);
+	    "--%s wants %s, not '%s'%s", r->name, words, arg, hint);
 }
 
 /* Row r given with argument arg (NULL when it takes none). */
@@ -527,7 +536,11 @@ options_parse(int argc, char **argv, struct options *o,
 
 	options_init(o);
 	/* attn gen: its own options, from the same table; attn
-	 * workbench: attn's */
+	 * workbench: attn's; a word near either that names no file: a
+	 * command mistyped */
+	if (argc > 1 && (status = hint_command(argv[1], options_commands,
+	    NCOMMANDS, err)) != ATTN_OK)
+		return status;
 	if (argc > 1 && strcmp(argv[1], "gen") == 0) {
 		o->gen = 1;
 		argc--;
@@ -550,7 +563,7 @@ options_parse(int argc, char **argv, struct options *o,
 	shortopts[n++] = ':';
 	memset(longopts, 0, sizeof longopts);
 	for (i = 0; i < NROWS; i++) {
-		hint_of(&rows[i], o->gen, &hints[i]);
+		hint_of(&rows[i], o, &hints[i]);
 		if (!applies(&rows[i], o->gen))
 			continue;
 		longopts[nl].name = rows[i].name;
@@ -576,6 +589,20 @@ options_parse(int argc, char **argv, struct options *o,
 			;
 		if (i == NROWS)
 			return hint_unknown(argv, o->gen, hints, NROWS, err);
+		/* A long option with one dash that starts with a letter of
+		 * a short option: -stage weights is -s tage (the value
+		 * attached, the word argv[optind - 1]), -heads is -h -e ..
+		 * (the word argv[optind], which the letters left keep) unless
+		 * refused here. */
+		if (li < 0 && optarg != NULL && optind >= 1 &&
+		    optarg != argv[optind - 1] && (status = hint_one_dash(
+		    argv[optind - 1], 0, hints, NROWS, err)) != ATTN_OK)
+			return status;
+		if (li < 0 && optarg == NULL && optind < argc &&
+		    argv[optind][0] == '-' && argv[optind][1] == c &&
+		    (status = hint_one_dash(argv[optind], 0, hints, NROWS,
+		    err)) != ATTN_OK)
+			return status;
 		if (li >= 0 && (status = hint_full_name(argv, &hints[i], optarg,
 		    hints, NROWS, err)) != ATTN_OK)
 			return status;

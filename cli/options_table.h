@@ -16,6 +16,9 @@
 enum attn_status options_parse(int argc, char **argv, struct options *o,
     struct attn_error *err);
 
+/* attn's commands (gen, workbench), NULL-terminated. */
+extern const char *const options_commands[];
+
 /* What an option's argument is, for shell completion. */
 enum option_value {
 	OPTION_NONE,		/* the option takes no argument */

@@ -342,8 +342,10 @@ size_t attn_text_escape(char *buf, size_t size, const char *s, size_t len,
 /* The name among names[0..n) that word most likely meant: the same but
  * for ASCII case, else the nearest by edit distance (insertions,
  * deletions, substitutions and swaps of neighbours, ignoring case) when
- * that is at most 1 for a name of 3 to 5 letters and 2 for a longer one;
- * NULL when none is that near.  For "did you mean" hints. */
+ * that is at most 1 for a name of 3 to 5 letters and 2 for a longer one
+ * and no other name is as near, else the one name that word (of 3
+ * letters or more) begins; NULL when none is that near, or two are.  For "did you mean" hints: the one judge of them in
+ * attn. */
 const char *attn_suggest(const char *word, const char *const *names,
     size_t n);
 

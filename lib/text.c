@@ -334,12 +334,37 @@ edit_distance(const char *a, size_t la, const char *b, size_t lb)
 	return d[la][lb];
 }
 
+/* The one name among names[0..n) that the lw bytes of word (at least
+ * 3) begin, ignoring ASCII case (top for top-left), else NULL. */
+static const char *
+unique_prefix(const char *word, size_t lw, const char *const *names,
+    size_t n)
+{
+	const char *found = NULL;
+	size_t k, i;
+
+	if (lw < 3)
+		return NULL;
+	for (k = 0; k < n; k++) {
+		for (i = 0; i < lw && names[k][i] != '\0' &&
+		    ascii_lower(word[i]) == ascii_lower(names[k][i]); i++)
+			;
+		if (i < lw)
+			continue;
+		if (found != NULL)
+			return NULL;
+		found = names[k];
+	}
+	return found;
+}
+
 const char *
 attn_suggest(const char *word, const char *const *names, size_t n)
 {
 	const size_t lw = strlen(word);
 	const char *best = NULL;
 	size_t k, dbest = SIZE_MAX;
+	int tie = 0;
 
 	if (lw > SUGGEST_MAX)
 		return NULL;
@@ -355,7 +380,14 @@ attn_suggest(const char *word, const char *const *names, size_t n)
 		if (d <= most && d < dbest) {
 			best = names[k];
 			dbest = d;
-		}
+			tie = 0;
+		} else if (d <= most && d == dbest &&
+		    strcmp(best, names[k]) != 0)
+			tie = 1;
 	}
-	return best;
+	/* two names as near (grad_x: grad_q, grad_k and grad_v) are a
+	 * guess, not a suggestion */
+	if (tie)
+		return NULL;
+	return best != NULL ? best : unique_prefix(word, lw, names, n);
 }

@@ -2227,28 +2227,22 @@ START_TEST(bundle_with_unknown_key_is_rejected)
 }
 END_TEST
 
-/* Which name an unknown key is taken to mean: the same but for case
- * first, then the nearest within 1 edit for 3 to 5 letters and 2 for
- * more; one letter is never near another. */
-START_TEST(key_suggestions_are_near_misses_only)
+/* A word attn_suggest is asked about, and the name it must answer (NULL:
+ * none). */
+struct suggestion {
+	const char *word, *want;
+};
+
+/* attn_suggest gives each of cases[0..nc) its answer among
+ * names[0..n). */
+static void
+suggestions_are(const char *const *names, size_t n,
+    const struct suggestion *cases, size_t nc)
 {
-	static const char *const keys[] = { "Q", "K", "V", "mask", "bias",
-		"labels", "proj", "X", "XQ", "XKV" };
-	static const struct {
-		const char *word, *want;
-	} cases[] = {
-		{ "q", "Q" }, { "v", "V" }, { "xq", "XQ" }, { "MASK", "mask" },
-		{ "bais", "bias" }, { "lables", "labels" }, { "label", "labels" },
-		{ "lbls", "labels" }, { "prj", "proj" }, { "XKVV", "XKV" },
-		{ "W", NULL }, { "Z", NULL }, { "masks_", NULL },
-		{ "bs", NULL }, { "labelssss", NULL }, { "", NULL },
-		{ "an_extremely_long_key_of_more_than_32_bytes", NULL },
-	};
 	size_t i;
 
-	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		const char *got = attn_suggest(cases[i].word, keys,
-		    sizeof keys / sizeof keys[0]);
+	for (i = 0; i < nc; i++) {
+		const char *got = attn_suggest(cases[i].word, names, n);
 
 		if (cases[i].want == NULL)
 			ck_assert_msg(got == NULL, "%s: got %s", cases[i].word,
@@ -2258,6 +2252,50 @@ START_TEST(key_suggestions_are_near_misses_only)
 			    strcmp(got, cases[i].want) == 0, "%s: got %s",
 			    cases[i].word, got != NULL ? got : "none");
 	}
+}
+
+/* Which name an unknown key is taken to mean: the same but for case
+ * first, then the nearest within 1 edit for 3 to 5 letters and 2 for
+ * more; one letter is never near another. */
+START_TEST(key_suggestions_are_near_misses_only)
+{
+	static const char *const keys[] = { "Q", "K", "V", "mask", "bias",
+		"labels", "proj", "X", "XQ", "XKV" };
+	static const struct suggestion cases[] = {
+		{ "q", "Q" }, { "v", "V" }, { "xq", "XQ" }, { "MASK", "mask" },
+		{ "bais", "bias" }, { "lables", "labels" }, { "label", "labels" },
+		{ "lbls", "labels" }, { "prj", "proj" }, { "XKVV", "XKV" },
+		{ "W", NULL }, { "Z", NULL }, { "masks_", NULL },
+		{ "bs", NULL }, { "labelssss", NULL }, { "", NULL },
+		{ "an_extremely_long_key_of_more_than_32_bytes", NULL },
+	};
+
+	suggestions_are(keys, sizeof keys / sizeof keys[0], cases,
+	    sizeof cases / sizeof cases[0]);
+}
+END_TEST
+
+/* The rules beside the distance: case first, a tie is no suggestion,
+ * and a beginning of 3 letters or more that is one name's alone is. */
+START_TEST(ties_say_nothing_and_a_unique_beginning_is_offered)
+{
+	static const char *const names[] = { "grad_q", "grad_k", "grad_v",
+		"top-left", "bottom-right", "scores", "scaled", "Q" };
+	static const struct suggestion cases[] = {
+		{ "grad_x", NULL },		/* as near all three */
+		{ "grad_Q", "grad_q" },		/* case alone */
+		{ "q", "Q" },
+		{ "top", "top-left" },		/* a beginning */
+		{ "bot", "bottom-right" },
+		{ "to", NULL },			/* too short a beginning */
+		{ "sc", NULL },
+		{ "sca", "scaled" },		/* scaled's beginning alone */
+		{ "scor", "scores" },
+		{ "grad", NULL },		/* the beginning of three */
+	};
+
+	suggestions_are(names, sizeof names / sizeof names[0], cases,
+	    sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
@@ -2769,6 +2807,7 @@ read_suite(void)
 	tcase_add_test(bundle, bundle_bias_may_hold_inf_but_q_may_not);
 	tcase_add_test(bundle, bundle_with_unknown_key_is_rejected);
 	tcase_add_test(bundle, key_suggestions_are_near_misses_only);
+	tcase_add_test(bundle, ties_say_nothing_and_a_unique_beginning_is_offered);
 	tcase_add_test(bundle, bundle_repeated_key_reports_second);
 	tcase_add_loop_test(bundle,
 	    bundle_errors_report_message_line_and_column, 0,

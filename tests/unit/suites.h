@@ -48,6 +48,7 @@ Suite *grad_reduce_suite(void);
 Suite *layout_suite(void);
 Suite *emulate_suite(void);
 Suite *compare_suite(void);
+Suite *suggest_suite(void);
 Suite *mask_suite(void);
 Suite *varlen_suite(void);
 Suite *memory_suite(void);
