@@ -127,26 +127,33 @@ START_TEST(nested_jobs_run_each_task_once)
 }
 END_TEST
 
-/* A job's threads stay for the next: the second job starts none. */
+/*
+ * A job's threads stay for the next ones and serve them.  How many a run
+ * starts depends on timing: a job starts a helper for each seat that no
+ * idle helper takes, and on a loaded machine the helpers of one job may
+ * not be idle yet when the next is posted, so each of the 1 + OUTER jobs
+ * of a nested run may start WORKERS - 1.  That is the bound, whatever
+ * the load; a pool that kept its threads but never reused them would
+ * pass it after one run and pass it no longer after a few.
+ */
 START_TEST(the_pool_keeps_its_threads)
 {
 	static struct nest n;
-	size_t before = thread_count(), first, second;
+	size_t before = thread_count(), most, first, later;
+	int k;
 
 	ck_assert_uint_gt(before, 0);
+	most = before + (1 + OUTER) * (WORKERS - 1);
 	run_nested(&n);
 	first = thread_count();
-	run_nested(&n);
-	run_nested(&n);
-	second = thread_count();
-	/* they outlive the job, and serve the next ones; at most the seats
-	 * open at once were started: the outer job's and, when its tasks
-	 * overlap (a loaded machine), those of an inner job each (helpers
-	 * still leaving one job are not yet idle for the next) */
 	ck_assert_uint_gt(first, 1);
-	ck_assert_uint_le(first, before + (WORKERS - 1) + WORKERS *
-	    (WORKERS - 1));
-	ck_assert_uint_eq(second, first);
+	ck_assert_uint_le(first, most);
+	for (k = 0; k < 5; k++) {
+		run_nested(&n);
+		later = thread_count();
+		ck_assert_uint_ge(later, first);
+		ck_assert_uint_le(later, most);
+	}
 	ck_assert_int_eq(atomic_load(&n.helped), 1);
 }
 END_TEST
