@@ -110,7 +110,7 @@ COMPLETIONS  = $(BUILD)/attn.bash $(BUILD)/_attn
 # aside): make deb-test compares them.
 BUILD_PKGS = pkg-config g++ libcjson-dev check libunistring-dev \
              libncurses-dev libzip-dev zlib1g-dev
-TEST_PKGS  = groff-base jq locales tmux python3 libxml2-utils \
+TEST_PKGS  = groff-base man-db jq locales tmux python3 libxml2-utils \
              librsvg2-bin chromium zsh python3-numpy python3-torch
 
 .PHONY: all demo check check-plain check-asan check-valgrind \
@@ -353,13 +353,14 @@ build-test:
 mem-test: $(ATTN)
 	$(TIMED) '$(BUILD) mem-test' sh tests/memory/run.sh ./$(ATTN)
 
-# The examples in the man page and the README are tests too, and every
-# file the documents name is in the repository.
+# The examples in the man pages and the README are tests too (the
+# tutorial's against the figures its books print), and every file the
+# documents name is in the repository.
 doc-test: $(ATTN)
 	$(TIMED) '$(BUILD) doc-test' sh tests/examples.sh ./$(ATTN) \
-	    man/attn.1 README.md
-	sh tests/links.sh README.md HACKING.md data/examples/README.md man/attn.1 \
-	    bench/README.md
+	    $(MAN_PAGES) README.md
+	sh tests/links.sh README.md HACKING.md data/examples/README.md \
+	    $(MAN_PAGES) bench/README.md
 
 # The CLI suite under valgrind memcheck: any error or leak makes valgrind
 # exit 99, which fails the case; its report goes to build/valgrind/.
@@ -393,9 +394,10 @@ install-test: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 	+$(TIMED) '$(BUILD) install-test' sh tests/install.sh $(BUILD)
 
 lint-man:
-	@out=$$(groff -mdoc -ww -z man/attn.1 2>&1); \
-	if [ -n "$$out" ]; then echo "$$out"; exit 1; fi; \
-	echo 'groff -mdoc -ww -z man/attn.1: clean'
+	@for page in $(MAN_PAGES); do \
+	out=$$(groff -mdoc -ww -z $$page 2>&1); \
+	if [ -n "$$out" ]; then echo "$$page: $$out"; exit 1; fi; \
+	echo "groff -mdoc -ww -z $$page: clean"; done
 
 # ---------------------------------------------------------------- benchmarks
 
@@ -450,6 +452,12 @@ bench-test: $(ATTN) $(BENCH_COMPUTE) $(BENCH_SPAWN)
 
 # ---------------------------------------------------------------- install
 
+# attn(1), the reference, the pages of its subcommands, and the guides
+# (attn help TOPIC opens them).
+MAN1_PAGES = man/attn.1 man/attn-gen.1 man/attn-workbench.1
+MAN7_PAGES = man/attn-kernels.7 man/attn-tutorial.7
+MAN_PAGES  = $(MAN1_PAGES) $(MAN7_PAGES)
+
 # The .pc file's paths, as ${prefix}/... when they lie under PREFIX, so
 # that pkg-config --define-variable=prefix=DIR relocates them.
 PC_LIBDIR     = $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
@@ -460,12 +468,14 @@ PC_INCLUDEDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
 install: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 	    $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(MANDIR)/man7 \
 	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 755 $(ATTN) $(DESTDIR)$(BINDIR)/attn
 	install -m 644 $(LIBATTN) $(DESTDIR)$(LIBDIR)/libattn.a
 	install -m 644 lib/attn.h $(DESTDIR)$(INCLUDEDIR)/attn.h
 	install -m 644 lib/attn_io.h $(DESTDIR)$(INCLUDEDIR)/attn_io.h
-	install -m 644 man/attn.1 $(DESTDIR)$(MANDIR)/man1/attn.1
+	install -m 644 $(MAN1_PAGES) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(MAN7_PAGES) $(DESTDIR)$(MANDIR)/man7
 	install -m 644 $(BUILD)/attn.bash $(DESTDIR)$(BASHCOMPDIR)/attn
 	install -m 644 $(BUILD)/_attn $(DESTDIR)$(ZSHCOMPDIR)/_attn
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(PC_LIBDIR)|' \
@@ -476,7 +486,8 @@ install: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/attn $(DESTDIR)$(LIBDIR)/libattn.a \
 	    $(DESTDIR)$(INCLUDEDIR)/attn.h $(DESTDIR)$(INCLUDEDIR)/attn_io.h \
-	    $(DESTDIR)$(MANDIR)/man1/attn.1 \
+	    $(MAN1_PAGES:man/%=$(DESTDIR)$(MANDIR)/man1/%) \
+	    $(MAN7_PAGES:man/%=$(DESTDIR)$(MANDIR)/man7/%) \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/libattn.pc \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/attn.pc \
 	    $(DESTDIR)$(BASHCOMPDIR)/attn $(DESTDIR)$(ZSHCOMPDIR)/_attn

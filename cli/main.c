@@ -16,6 +16,7 @@
 #include "attn_io.h"
 #include "check.h"
 #include "gen.h"
+#include "help.h"
 #include "inputs.h"
 #include "labels.h"
 #include "load.h"
@@ -211,6 +212,9 @@ main(int argc, char **argv)
 	enum attn_status status;
 	int failed;
 
+	/* attn help [TOPIC]: the manual pages (help.c) */
+	if (argc > 1 && strcmp(argv[1], "help") == 0)
+		return help_main(argc - 2, argv + 2);
 	if ((status = options_parse(argc, argv, &o, &err)) != ATTN_OK) {
 		report(&err, &o);
 		return exit_code(status);

@@ -60,7 +60,11 @@ attn g	gen
 attn w	workbench
 attn so	softmax
 attn softmax --valid	--valid-lens
-attn ''	data/ gen q.json queries.csv softmax workbench
+attn ''	data/ gen help q.json queries.csv softmax workbench
+attn h	help
+attn help ''	attn gen kernels tutorial workbench
+attn help k	kernels
+attn help tutorial ''	
 attn workbench --color-r	--color-range
 attn workbench --color-range ''	max row unit
 attn workbench q	q.json queries.csv

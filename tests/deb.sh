@@ -153,7 +153,10 @@ cmp -s "$work/explain.ref" "$work/explain" ||
 got=$("$attn" --version)
 [ "$got" = "attn $version" ] ||
     fail "attn --version says '$got', not 'attn $version'"
-[ -f "$dest/usr/share/man/man1/attn.1.gz" ] || fail "no man page"
+for page in man1/attn.1 man1/attn-gen.1 man1/attn-workbench.1 \
+    man7/attn-kernels.7 man7/attn-tutorial.7; do
+	[ -f "$dest/usr/share/man/$page.gz" ] || fail "no man page $page"
+done
 sh "$top/tests/completion.sh" "$attn" \
     "$dest/usr/share/bash-completion/completions/attn" \
     "$dest/usr/share/zsh/vendor-completions/_attn" >"$work/completion.log" ||

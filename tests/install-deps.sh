@@ -26,6 +26,7 @@ for pkg in "$@"; do
 	libncurses-dev) pkg-config --exists ncursesw 2>/dev/null ||
 	    pkg-config --exists ncurses 2>/dev/null ;;
 	groff-base) command -v groff >/dev/null 2>&1 ;;
+	man-db) command -v man >/dev/null 2>&1 ;;
 	jq) command -v jq >/dev/null 2>&1 ;;
 	tmux) command -v tmux >/dev/null 2>&1 ;;
 	python3) command -v python3 >/dev/null 2>&1 ;;

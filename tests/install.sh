@@ -7,7 +7,8 @@
 # asked for -Werror and the install does not; a C program builds with
 # `pkg-config --cflags --libs attn` alone and computes the worked
 # example; attn --version and the .pc file say tools/version.sh's
-# version; `make uninstall` removes all of it.
+# version; attn help opens the installed pages; `make uninstall` removes
+# all of it.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +17,9 @@ dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
 trap 'exit 130' INT TERM
 prefix=/opt/attn-test
-files="bin/attn share/man/man1/attn.1 lib/libattn.a include/attn.h
+files="bin/attn share/man/man1/attn.1 share/man/man1/attn-gen.1
+share/man/man1/attn-workbench.1 share/man/man7/attn-kernels.7
+share/man/man7/attn-tutorial.7 lib/libattn.a include/attn.h
 include/attn_io.h lib/pkgconfig/libattn.pc lib/pkgconfig/attn.pc
 share/bash-completion/completions/attn share/zsh/site-functions/_attn"
 
@@ -72,6 +75,17 @@ got=$("$dest$prefix/bin/attn" --version)
 got=$(PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig" pkg-config --modversion attn)
 [ "$got" = "$version" ] ||
     { echo "install: the .pc file's version is '$got', not '$version'"; exit 1; }
+
+# attn help TOPIC: man shows the page installed, found where MANPATH says.
+for topic in tutorial:ATTN-TUTORIAL kernels:ATTN-KERNELS gen:ATTN-GEN \
+    workbench:ATTN-WORKBENCH attn:ATTN; do
+	got=$(MANPATH="$dest$prefix/share/man" MANPAGER=cat MANWIDTH=80 \
+	    "$dest$prefix/bin/attn" help "${topic%%:*}" 2>&1 | sed -n 1p)
+	case $got in
+	"${topic#*:}("*) ;;
+	*) echo "install: attn help ${topic%%:*} shows '$got'"; exit 1 ;;
+	esac
+done
 
 make -C "$top" --no-print-directory -s uninstall DESTDIR="$dest" \
     PREFIX=$prefix >/dev/null

@@ -8,7 +8,9 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 fail=0 seen=0
 for doc in "$@"; do
-	for ref in $(grep -o '[A-Za-z0-9_.-]*\(/[A-Za-z0-9_.-]\+\)\+\|[A-Za-z0-9_-]\+\.md' "$doc" |
+	# roff's quotes \(oq and \(cq around a path are not part of it
+	for ref in $(sed 's/\\(oq/ /g; s/\\(cq/ /g' "$doc" |
+	    grep -o '[A-Za-z0-9_.-]*\(/[A-Za-z0-9_.-]\+\)\+\|[A-Za-z0-9_-]\+\.md' |
 	    sort -u); do
 		ref=${ref#./}
 		case $ref in

@@ -8,7 +8,7 @@ prints one line; the run fails when any check fails.
   byte orders, 1- to 4-D, come back bit for bit.  attn echoes an array
   through a computation that is exact: with Q and K zero, --no-scale and
   the array as --bias, the `scaled` stage is the array itself.
-- The README's "Checking your kernel": its Python writes the inputs in
+- attn-kernels(7), "From Python": its first script writes the inputs in
   data/examples/kernel/ byte for byte, the output of its kernel, as this
   NumPy computes it, passes `attn --check --emulate fp32`, and its dK
   passes `attn --grad --check -s grad_k`.
@@ -322,14 +322,17 @@ for layout in ('bhsd', 'bshd'):
                       zipfile.ZIP_STORED, '%s: %s.npy is compressed, not '
                       'stored as numpy.savez stores it' % (what, name))
 
-# ------------------------------------------------------------ README
+# ------------------------------------------------------------ attn-kernels(7)
 
 top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-with open(os.path.join(top, 'README.md')) as f:
-    readme = f.read()
-section = readme[readme.index('## Checking your kernel'):]
-script = section[section.index('```python\n') + 10:]
-script = script[:script.index('```')]
+with open(os.path.join(top, 'man', 'attn-kernels.7')) as f:
+    page = f.read()
+# The literal block after the comment that names this test, its roff
+# escapes (\e a backslash, \& nothing) read as Python.
+section = page[page.index('tests/npy_test.py runs this script'):]
+script = section[section.index('.Bd -literal -offset indent\n') + 28:]
+script = script[:script.index('\n.Ed')]
+script = script.replace('\\e', '\\').replace('\\&', '')
 kdir = os.path.join(work, 'kernel')
 os.mkdir(kdir)
 subprocess.run([sys.executable, '-c', script], cwd=kdir, check=True)
@@ -339,18 +342,18 @@ for name in ('q.npy', 'k.npy', 'v.npy', 'do.npy'):
     with open(os.path.join(top, 'data', 'examples', 'kernel', name),
               'rb') as f:
         kept = f.read()
-    check(mine == kept, 'README: its script writes another %s than '
+    check(mine == kept, 'attn-kernels(7): its script writes another %s than '
           'data/examples/kernel/ holds' % name)
 r = subprocess.run([ATTN, '--check', 'out.npy', '--emulate', 'fp32',
                     'q.npy', 'k.npy', 'v.npy'], cwd=kdir,
                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-check(r.returncode == 0, 'README: the kernel of its script fails: %s%s' %
+check(r.returncode == 0, 'attn-kernels(7): the kernel of its script fails: %s%s' %
       (r.stdout.decode(), r.stderr.decode()))
 r = subprocess.run([ATTN, '--grad', 'do.npy', '--check', 'dk.npy', '-s',
                     'grad_k', '--rtol', '1e-4', '--atol', '1e-6', 'q.npy',
                     'k.npy', 'v.npy'], cwd=kdir, stdout=subprocess.PIPE,
                    stderr=subprocess.PIPE)
-check(r.returncode == 0, 'README: the dK of its script fails: %s%s' %
+check(r.returncode == 0, 'attn-kernels(7): the dK of its script fails: %s%s' %
       (r.stdout.decode(), r.stderr.decode()))
 
 # ------------------------------------------------------------ man page

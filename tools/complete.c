@@ -8,17 +8,19 @@
  * What completes: options (of attn, or of attn gen after the word gen),
  * their words (--like, --align, ..., -f's formats from the table of
  * formats), stage names for --stage (each piece of a comma-separated
- * list, and all), files for FILE arguments and operands, and gen,
+ * list, and all), files for FILE arguments and operands, and gen, help,
  * workbench and softmax as the first word; after it, what that
  * subcommand takes (attn workbench: attn's options but those it
- * refuses; attn softmax: attn's, which its own rules then narrow).
- * Bash gets one function, _attn, that needs nothing but bash itself
- * (not the bash-completion package); zsh gets an _arguments spec.
+ * refuses; attn softmax: attn's, which its own rules then narrow; attn
+ * help: its topics, from help.c's table).  Bash gets one function,
+ * _attn, that needs nothing but bash itself (not the bash-completion
+ * package); zsh gets an _arguments spec.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "attn.h"
+#include "help.h"
 #include "options_table.h"
 
 /* The commands whose options complete: attn, attn gen, attn workbench,
@@ -52,6 +54,16 @@ put_words(FILE *fp, const char *const *w)
 
 	for (k = 0; w[k] != NULL; k++)
 		fprintf(fp, "%s%s", k > 0 ? " " : "", w[k]);
+}
+
+/* The topics attn help takes, space-separated (help.c's table). */
+static void
+put_topics(FILE *fp)
+{
+	size_t i;
+
+	for (i = 0; help_topic(i) != NULL; i++)
+		fprintf(fp, "%s%s", i > 0 ? " " : "", help_topic(i));
 }
 
 /* The case patterns of option i's names: "-s|--stage". */
@@ -142,6 +154,12 @@ bash(FILE *fp)
 	fputs("_attn()\n{\n"
 	    "\tlocal cur=${COMP_WORDS[COMP_CWORD]} cword=$COMP_CWORD\n"
 	    "\tlocal prev= mode=run opts\n"
+	    "\tif [[ ${COMP_WORDS[1]} == help ]]; then\n"
+	    "\t\t(( cword == 2 )) && COMPREPLY=($(compgen -W '", fp);
+	put_topics(fp);
+	fputs("' -- \"$cur\"))\n"
+	    "\t\treturn 0\n"
+	    "\tfi\n"
 	    "\tif (( cword > 1 )); then\n"
 	    "\t\tcase ${COMP_WORDS[1]} in\n"
 	    "\t\tgen | workbench) mode=${COMP_WORDS[1]} ;;\n"
@@ -175,7 +193,7 @@ bash(FILE *fp)
 	    "\tfi\n"
 	    "\t[[ $mode == gen ]] && { COMPREPLY=(); return 0; }\n"
 	    "\t_attn_files \"$cur\"\n"
-	    "\t(( cword == 1 )) && for c in gen workbench softmax; do\n"
+	    "\t(( cword == 1 )) && for c in gen help workbench softmax; do\n"
 	    "\t\t[[ $c == \"$cur\"* ]] && COMPREPLY+=(\"$c\")\n"
 	    "\tdone\n"
 	    "\treturn 0\n}\n\n"
@@ -255,6 +273,10 @@ zsh(FILE *fp)
 	    "\t_arguments -s -S \\\n", fp);
 	zsh_specs(fp, GEN);
 	fputs("\t\t'1:ROWSxCOLS[xN..]: '\n"
+	    "elif [[ $words[2] == help ]] && (( CURRENT == 3 )); then\n"
+	    "\tcompadd -- ", fp);
+	put_topics(fp);
+	fputs("\n"
 	    "elif [[ $words[2] == workbench ]] && (( CURRENT > 2 )); then\n"
 	    "\tshift words\n\t(( CURRENT-- ))\n"
 	    "\t_arguments -s -S \\\n", fp);
@@ -264,7 +286,7 @@ zsh(FILE *fp)
 	    "\t_arguments -s -S \\\n", fp);
 	zsh_specs(fp, RUN);
 	fputs("\t\t'1:Q, K, V or BUNDLE:{_alternative \"files:file:_files\" "
-	    "\"commands:command:(gen workbench softmax)\"}' \\\n"
+	    "\"commands:command:(gen help workbench softmax)\"}' \\\n"
 	    "\t\t'*:file:_files'\n"
 	    "fi\n", fp);
 }

@@ -1,7 +1,6 @@
-"""workbench-doc.py SCREEN README MAN - the screen of attn workbench that
-README.md and the man page show is the one tmux captured (SCREEN): in
-README the code block after the line "<!-- workbench screen: ...", in
-the man page the literal block after the comment that names this test,
+"""workbench-doc.py SCREEN PAGE... - the screen of attn workbench that
+attn-workbench(1) and attn(1) show is the one tmux captured (SCREEN): in
+each page the literal block after the comment that names this test,
 its \\[uXXXX] escapes read as the characters they are.  Prints a diff
 and exits 1 when either differs."""
 import difflib
@@ -23,16 +22,13 @@ def block(lines, start, end):
     return None
 
 
-readme = open(sys.argv[2], encoding="utf-8").read().splitlines()
-man = open(sys.argv[3], encoding="utf-8").read().splitlines()
-shown = {
-    "README.md": block(readme, lambda l: l.startswith("<!-- workbench screen"),
-                       lambda l: l == "```"),
-    "man/attn.1": [re.sub(r"\\\[u([0-9A-F]{4})\]",
+shown = {}
+for page in sys.argv[2:]:
+    lines = open(page, encoding="utf-8").read().splitlines()
+    shown[page] = [re.sub(r"\\\[u([0-9A-F]{4})\]",
                           lambda m: chr(int(m.group(1), 16)), l)
-                   for l in block(man, lambda l: "workbench-tmux.sh captures"
-                                  in l, lambda l: l == ".Ed") or []],
-}
+                   for l in block(lines, lambda l: "workbench-tmux.sh captures"
+                                  in l, lambda l: l == ".Ed") or []]
 failed = 0
 for doc, lines in shown.items():
     if lines != screen:

@@ -326,13 +326,13 @@ grep -q -e "$(printf '\342\200\256')" -e "$(printf '\342\200\250')" \
 tm send-keys -t wb q
 ended 0 "q on labels with format characters"
 
-# 11. The screen README.md and the man page show is this one: the toy
+# 11. The screen attn-workbench(1) and attn(1) show is this one: the toy
 #     with NO_COLOR after j, p, s and the guess m.
 start "NO_COLOR=1"
 await '^key +scores' || bad_screen "the workbench did not start"
 key j p s '^Predict' || bad_screen "no question for the documents' screen"
 key m '^You said' || bad_screen "no answer for the documents' screen"
-python3 "$here/workbench-doc.py" "$work/screen" README.md man/attn.1 \
+python3 "$here/workbench-doc.py" "$work/screen" man/attn-workbench.1 man/attn.1 \
     >"$work/doc" 2>&1 && ok || { bad "the documents' screen:"; cat "$work/doc"; }
 tm send-keys -t wb q
 ended 0 "q after the documents' screen"
