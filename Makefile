@@ -330,7 +330,9 @@ kernel-test: $(ATTN) $(FAKE_KERNEL)
 grad-kernel-test: $(ATTN)
 	$(TIMED) '$(BUILD) grad-kernel-test' sh tests/kernel/grad.sh ./$(ATTN)
 
-# libattn exports only attn_ names; cli/ includes only lib/attn.h.
+# libattn defines only attn_ names; cli/ includes only lib/attn.h,
+# lib/attn_io.h and lib/attn_private.h; the public headers declare none
+# of the CLI's plumbing.
 boundary-test: $(LIBATTN)
 	$(TIMED) '$(BUILD) boundary-test' sh tests/boundary.sh $(LIBATTN)
 

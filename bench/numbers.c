@@ -20,6 +20,7 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "attn_private.h"
 #include "clock.h"
 
 /* Rounds of each measurement: parsing and printing are fast, reading

@@ -16,6 +16,7 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "attn_private.h"
 #include "check_item.h"
 #include "options.h"
 

@@ -35,6 +35,7 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "attn_private.h"
 #include "memory.h"
 
 /* A name the CLI makes for a row, or copies from a file (q1, k1, a

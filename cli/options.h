@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "attn.h"
+#include "attn_private.h"
 #include "formats.h"
 #include "progress.h"
 

@@ -13,6 +13,7 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "attn_private.h"
 #include "options_hint.h"
 
 static enum attn_status

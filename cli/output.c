@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "attn.h"
+#include "attn_private.h"
 #include "output.h"
 #include "signals.h"
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_private.h"
 #include "memory.h"
 #include "output.h"
 #include "render.h"

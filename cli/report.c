@@ -9,6 +9,7 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "attn_private.h"
 #include "report.h"
 
 void

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_private.h"
 #include "rows.h"
 
 /* A share of a round: enough rows that handing them to a thread costs

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "attn.h"
+#include "attn_private.h"
 #include "memory.h"
 #include "signals.h"
 #include "slurp.h"

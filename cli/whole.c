@@ -6,6 +6,7 @@
  * 18446744073709551615.
  */
 #include "attn.h"
+#include "attn_private.h"
 #include "whole.h"
 
 int

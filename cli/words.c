@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "attn.h"
+#include "attn_private.h"
 #include "words.h"
 
 const char *const words_align[] = {

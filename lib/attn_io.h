@@ -110,7 +110,7 @@ enum attn_status attn_read_array(const char *name, const char *buf,
     struct attn_array *out, struct attn_error *err);
 
 /*
- * As attn_read_array, on up to threads threads (0: attn_cpu_count()):
+ * As attn_read_array, on up to threads threads (0: the CPUs it may use):
  * a large CSV, TSV or white-space file is cut at line ends into chunks
  * parsed side by side.  The array, and the error (the first in the
  * file, at the same position and in the same words), are those of one
@@ -321,48 +321,6 @@ enum attn_status attn_array_fold_heads(struct attn_array *a,
  */
 enum attn_status attn_array_broadcast(struct attn_array *a, size_t B,
     size_t H, size_t T, size_t S, int inputs_4d, struct attn_error *err);
-
-/* ---------------------------------------------------------------- text */
-
-/*
- * Names from the command line and from files (file names, labels,
- * option values, quoted input) reach a terminal in messages and tables.
- * attn_text_escape writes s[0..len) into buf (size bytes, NUL-terminated)
- * with every byte of a control character (C0, DEL, C1: U+0080 to U+009F,
- * which a terminal may read as CSI), of a Unicode format character
- * (category Cf: bidi overrides, zero-width characters, the BOM; and
- * U+2028, U+2029) and of what is not well-formed UTF-8 written as \xHH, so that the text is one line of UTF-8 that moves no
- * cursor.  It writes whole characters and escapes while they fit, sets
- * *used (when not NULL) to the bytes of s written, and returns the
- * length written.  At most 4 * len + 1 bytes are needed.
- */
-size_t attn_text_escape(char *buf, size_t size, const char *s, size_t len,
-    size_t *used);
-
-/* The name among names[0..n) that word most likely meant: the same but
- * for ASCII case, else the nearest by edit distance (insertions,
- * deletions, substitutions and swaps of neighbours, ignoring case) when
- * that is at most 1 for a name of 3 to 5 letters and 2 for a longer one
- * and no other name is as near, else the one name that word (of 3
- * letters or more) begins; NULL when none is that near, or two are.  For "did you mean" hints: the one judge of them in
- * attn. */
-const char *attn_suggest(const char *word, const char *const *names,
-    size_t n);
-
-/* A short preview of s[0..len) for messages, escaped as
- * attn_text_escape does: at most max bytes, "..." when cut.  buf has room
- * for max + 4 bytes. */
-void attn_text_preview(char *buf, size_t max, const char *s, size_t len);
-
-/* The first character of s[0..len), len > 0: returns its length in bytes
- * with its code point in *code, or 1 with *code = -1 when s[0] does not
- * start a well-formed UTF-8 character (overlong, surrogate, past
- * U+10FFFF, cut off by the end). */
-size_t attn_utf8_char(const char *s, size_t len, long *code);
-
-/* Whether code is a control character: C0, DEL or C1 (U+0000 to U+001F,
- * U+007F to U+009F). */
-int attn_char_is_control(long code);
 
 /* ---------------------------------------------------------------- numbers */
 

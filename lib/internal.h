@@ -15,6 +15,7 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "attn_private.h"
 
 /* ---------------------------------------------------------------- error.c */
 

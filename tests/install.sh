@@ -39,6 +39,9 @@ for f in $files; do
 	[ -f "$dest$prefix/$f" ] ||
 	    { echo "install: missing $prefix/$f"; exit 1; }
 done
+# The header attn's program shares with the library is not the API.
+[ ! -e "$dest$prefix/include/attn_private.h" ] ||
+    { echo "install: make install shipped attn_private.h"; exit 1; }
 for f in attn libattn.a flags; do
 	if ! cmp -s "$dest/before-$f" "$top/$build/$f" ||
 	    [ "$top/$build/$f" -nt "$dest/before-$f" ]; then

@@ -22,6 +22,7 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "attn_private.h"
 #include "fuzz_check.h"
 
 static const unsigned flag_choice[4] = {

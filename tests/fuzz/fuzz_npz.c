@@ -31,6 +31,7 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "attn_private.h"
 #include "fuzz_check.h"
 
 #define FUZZ_NAME "fuzz.npz"

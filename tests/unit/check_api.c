@@ -1,6 +1,8 @@
 /*
  * check_api.c - libattn as a C program sees it, through attn.h and
- * attn_io.h alone (no internal.h): read Q, K and V from text in memory,
+ * attn_io.h (no internal.h; attn_private.h only for attn_head_inputs,
+ * the inputs of one head, which the test reads back beside the stages
+ * as printers do): read Q, K and V from text in memory,
  * view them as matrices, compute, read the stages, free everything; and
  * get an error back as a value with its file, line and column.
  *
@@ -14,6 +16,7 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "attn_private.h"
 #include "suites.h"
 #include "testutil.h"
 

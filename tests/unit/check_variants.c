@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_private.h"
 #include "ref.h"
 #include "suites.h"
 #include "testutil.h"
