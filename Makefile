@@ -96,6 +96,10 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/print_html_js.o
 UNIT_OBJ = $(UNIT_SRC:%.c=$(BUILD)/%.o)
 
 LIBATTN = $(BUILD)/libattn.a
+# What the library's objects add, so that libattn.so.0 can hold them too
+# (below, where they are compiled).
+LIB_PIC = -fPIC -fno-semantic-interposition
+LIBATTN_SO = $(BUILD)/libattn.so.0
 ATTN    = $(BUILD)/attn
 UNIT    = $(BUILD)/unit-tests
 
@@ -120,13 +124,13 @@ TEST_PKGS  = groff-base man-db jq locales tmux python3 libxml2-utils \
         test-deps install uninstall clean bench-numbers bench bench-test \
         dist dist-test deb-test ci-deps FORCE
 
-all: $(ATTN) $(LIBATTN) $(COMPLETIONS)
+all: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS)
 
 # The stamp: line 1, the compiler and the flags that make code (not the
 # test objects' own additions, which would make the stamp depend on which
 # target asked first); line 2, WERROR.  Without WERROR, a stamp whose
 # code flags are the same is kept, -Werror and all.
-CODE_FLAGS = $(CC) $(BASE_CFLAGS) $(CXX) $(BASE_CXXFLAGS)
+CODE_FLAGS = $(CC) $(BASE_CFLAGS) $(CXX) $(BASE_CXXFLAGS) $(LIB_PIC)
 
 $(BUILD)/flags: FORCE
 	@mkdir -p $(@D)
@@ -147,6 +151,13 @@ $(BUILD)/%.o: %.cc $(BUILD)/flags
 	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%.o: ALL_CFLAGS += $(CHECK_CFLAGS) -Itests/unit -Itests/ref
+# The library's objects go into libattn.a and libattn.so.0 alike, so they
+# are position-independent; -fno-semantic-interposition lets calls within
+# the library be inlined and bound directly, as in an executable, since
+# libattn.so.0 exports only the public API (lib/libattn.map), which no
+# call inside the library expects to be replaced.
+$(BUILD)/lib/%.o: ALL_CFLAGS += $(LIB_PIC)
+$(BUILD)/lib/%.o: ALL_CXXFLAGS += $(LIB_PIC)
 $(BUILD)/cli/workbench_draw.o: ALL_CFLAGS += $(CURSES_CFLAGS)
 # The emulation's float32 steps are each one rounding: never contracted
 # into an fma that the software oracle (tests/unit/emulate_ref.c) lacks.
@@ -169,6 +180,17 @@ $(BUILD)/version: FORCE
 $(LIBATTN): $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $(LIB_OBJ)
+
+# The shared library: soname libattn.so.0, exporting what lib/libattn.map
+# lists, the public headers' functions (tests/boundary.sh holds the two
+# together), with every symbol it uses resolved (-z defs).  -z nodelete
+# keeps it mapped after a dlclose: the thread pool's idle workers run its
+# code for the life of the process.  attn and the tests link libattn.a,
+# which also holds what attn_private.h declares.
+$(LIBATTN_SO): $(LIB_OBJ) lib/libattn.map
+	$(CXX) -shared $(CFLAGS) $(SAN) $(LDFLAGS) -Wl,-soname,libattn.so.0 \
+	    -Wl,--version-script=lib/libattn.map -Wl,-z,defs \
+	    -Wl,-z,nodelete -o $@ $(LIB_OBJ) $(ATTN_LIBS) $(LDLIBS)
 
 $(ATTN): $(CLI_OBJ) $(LIBATTN)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBATTN) \
@@ -332,9 +354,10 @@ grad-kernel-test: $(ATTN)
 
 # libattn defines only attn_ names; cli/ includes only lib/attn.h,
 # lib/attn_io.h and lib/attn_private.h; the public headers declare none
-# of the CLI's plumbing.
-boundary-test: $(LIBATTN)
-	$(TIMED) '$(BUILD) boundary-test' sh tests/boundary.sh $(LIBATTN)
+# of the CLI's plumbing; libattn.so.0 exports what they declare alone.
+boundary-test: $(LIBATTN) $(LIBATTN_SO)
+	$(TIMED) '$(BUILD) boundary-test' sh tests/boundary.sh $(LIBATTN) \
+	    $(LIBATTN_SO)
 
 # No circles among the files of lib/ or of cli/ (calls by nm, includes by
 # cc -MM).
@@ -392,7 +415,7 @@ valgrind-setup:
 	@rm -rf build/valgrind && mkdir -p build/valgrind
 
 # `make install` copies what this build made, compiling nothing.
-install-test: $(ATTN) $(LIBATTN) $(COMPLETIONS)
+install-test: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS)
 	+$(TIMED) '$(BUILD) install-test' sh tests/install.sh $(BUILD)
 
 lint-man:
@@ -466,14 +489,18 @@ PC_LIBDIR     = $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
 PC_INCLUDEDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
 
 # Installs the objects that were built (and tested: see the stamp above)
-# as they are.  pkg-config finds the library as libattn and as attn.
-install: $(ATTN) $(LIBATTN) $(COMPLETIONS)
+# as they are.  pkg-config finds the library as libattn and as attn; a
+# program links libattn.so (the link to libattn.so.0) unless it asks for
+# libattn.a.
+install: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 	    $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(MANDIR)/man7 \
 	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 755 $(ATTN) $(DESTDIR)$(BINDIR)/attn
 	install -m 644 $(LIBATTN) $(DESTDIR)$(LIBDIR)/libattn.a
+	install -m 644 $(LIBATTN_SO) $(DESTDIR)$(LIBDIR)/libattn.so.0
+	ln -sf libattn.so.0 $(DESTDIR)$(LIBDIR)/libattn.so
 	install -m 644 lib/attn.h $(DESTDIR)$(INCLUDEDIR)/attn.h
 	install -m 644 lib/attn_io.h $(DESTDIR)$(INCLUDEDIR)/attn_io.h
 	install -m 644 $(MAN1_PAGES) $(DESTDIR)$(MANDIR)/man1
@@ -487,6 +514,7 @@ install: $(ATTN) $(LIBATTN) $(COMPLETIONS)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/attn $(DESTDIR)$(LIBDIR)/libattn.a \
+	    $(DESTDIR)$(LIBDIR)/libattn.so.0 $(DESTDIR)$(LIBDIR)/libattn.so \
 	    $(DESTDIR)$(INCLUDEDIR)/attn.h $(DESTDIR)$(INCLUDEDIR)/attn_io.h \
 	    $(MAN1_PAGES:man/%=$(DESTDIR)$(MANDIR)/man1/%) \
 	    $(MAN7_PAGES:man/%=$(DESTDIR)$(MANDIR)/man7/%) \

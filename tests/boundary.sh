@@ -1,5 +1,8 @@
 #!/bin/sh
-# boundary.sh LIBATTN - the one public boundary of libattn: every global
+# boundary.sh LIBATTN [LIBATTN_SO] - the one public boundary of libattn:
+# LIBATTN_SO (libattn.so.0, its soname) exports the functions and tables
+# that lib/attn.h and lib/attn_io.h declare, every one of them and
+# nothing else, as lib/libattn.map lists them; every global
 # symbol that LIBATTN (libattn.a) defines starts with attn_, cli/
 # includes lib/attn.h, lib/attn_io.h and lib/attn_private.h and nothing
 # else of lib/ (its own headers are cli/*.h, system headers come in <>),
@@ -11,6 +14,7 @@
 set -u
 
 lib=$1
+so=${2:-}
 top=$(cd "$(dirname "$0")/.." && pwd)
 fail=0
 
@@ -73,7 +77,45 @@ for h in attn.h attn_io.h; do
 	fi
 done
 
+# The shared library's exports against the public declarations: a name
+# declared at the start of a line in a header is a static inline
+# function's definition (attn_at), which nothing exports.
+if [ -n "$so" ]; then
+	declared=$(${CC:-cc} -E -P -I"$top/lib" "$top/lib/attn_io.h" |
+	    tr '\n' ' ' | grep -oE '\<attn_[a-z0-9_]+ *[([]' |
+	    sed 's/ *[([]$//' | sort -u) ||
+	    { echo "FAIL boundary: cc -E of the public headers failed"; exit 1; }
+	inline=$(cat "$top/lib/attn.h" "$top/lib/attn_io.h" |
+	    sed -n 's/^\(attn_[a-z0-9_]*\)(.*/\1/p' | sort -u)
+	want=$(printf '%s\n' "$declared" | grep -vxF "$inline" | sort -u)
+	exported=$(nm -D --defined-only "$so" | awk 'NF == 3 && $2 != "A" {
+	    sub(/@.*/, "", $3); print $3 }' | sort -u) ||
+	    { echo "FAIL boundary: nm -D $so failed"; exit 1; }
+	extra=$(printf '%s\n' "$exported" | grep -vxF "$want")
+	missing=$(printf '%s\n' "$want" | grep -vxF "$exported")
+	if [ -n "$extra" ]; then
+		echo "FAIL boundary: ${so##*/} exports what no public header" \
+		    "declares (lib/libattn.map lists only the public API):"
+		printf '%s\n' "$extra" | sed 's/^/    /'
+		fail=1
+	fi
+	if [ -n "$missing" ]; then
+		echo "FAIL boundary: ${so##*/} does not export what the public" \
+		    "headers declare (add it to lib/libattn.map):"
+		printf '%s\n' "$missing" | sed 's/^/    /'
+		fail=1
+	fi
+	soname=$(objdump -p "$so" | awk '$1 == "SONAME" { print $2 }')
+	if [ "$soname" != libattn.so.0 ]; then
+		echo "FAIL boundary: ${so##*/}'s soname is '$soname'," \
+		    "not libattn.so.0"
+		fail=1
+	fi
+	nexported=$(printf '%s\n' "$exported" | grep -c .)
+fi
+
 [ $fail -eq 0 ] || exit 1
 echo "boundary: $count global symbols, all attn_; cli/ includes only" \
     "attn.h, attn_io.h and attn_private.h of lib/; the public headers" \
-    "hold the computation, readers and number text alone"
+    "hold the computation, readers and number text alone${so:+;
+${so##*/} exports their $nexported functions and tables alone}"

@@ -4,16 +4,19 @@
 # First the Makefile's lists of packages (BUILD_PKGS, TEST_PKGS, which
 # make deb-test passes) and debian/control's Build-Depends are compared:
 # a package the build needs and Build-Depends lacks fails here, not in
-# a clean chroot.  Then dpkg-buildpackage -us -uc -b builds attn and
-# libattn-dev (debian/) in a copy of the tree that holds no .git (the
-# files git tracks or would add; outside git, all but build/), running
-# the quick suites as it does; lintian finds no error and no warning (debian/*.lintian-overrides
+# a clean chroot.  Then dpkg-buildpackage -us -uc -b builds attn,
+# libattn0 and libattn-dev (debian/) in a copy of the tree that holds no
+# .git (the files git tracks or would add; outside git, all but build/),
+# running the quick suites as it does; lintian finds no error and no
+# warning (debian/*.lintian-overrides
 # say why for the ones that do not apply); then, from the installed
 # packages: attn --explain on the worked example prints what ATTN (the
 # build make check tested) prints, attn --version and the .pc file say
-# the tree's version, the completions work (tests/completion.sh), and a
-# C program builds against libattn-dev with pkg-config alone, and with
-# pkg-config --static, and computes.
+# the tree's version, the completions work (tests/completion.sh),
+# libattn0 holds libattn.so.0 and its symbols file, and a C program builds
+# against libattn-dev with pkg-config alone, loading libattn0's
+# libattn.so.0, and with pkg-config --static against libattn.a, and
+# computes (tests/use_libattn.sh).
 #
 # DEB_INSTALL=dpkg (CI, as root on a fresh machine) installs the
 # packages with dpkg -i and purges them afterwards; otherwise they are
@@ -27,7 +30,8 @@ top=$(cd "$(dirname "$0")/.." && pwd -P)
 work=$(mktemp -d) || exit 1
 installed=
 cleanup() {
-	[ -z "$installed" ] || dpkg --purge attn libattn-dev >/dev/null
+	[ -z "$installed" ] ||
+	    dpkg --purge attn libattn-dev libattn0 >/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -113,7 +117,8 @@ case " ${DEB_BUILD_OPTIONS:-} " in
 esac
 
 changes=$(ls "$work"/attn_*_*.changes)
-debs="$(ls "$work"/attn_*.deb) $(ls "$work"/libattn-dev_*.deb)"
+debs="$(ls "$work"/attn_*.deb) $(ls "$work"/libattn0_*.deb)
+$(ls "$work"/libattn-dev_*.deb)"
 lintian --fail-on error,warning "$changes" >"$work/lintian.log" 2>&1
 status=$?
 grep -v '^running with root privileges' "$work/lintian.log"
@@ -121,9 +126,10 @@ grep -v '^running with root privileges' "$work/lintian.log"
 echo "lintian: no errors, no warnings"
 
 if [ "${DEB_INSTALL:-}" = dpkg ]; then
-	dpkg-query -W -f '${Status}\n' attn libattn-dev 2>/dev/null |
+	dpkg-query -W -f '${Status}\n' attn libattn0 libattn-dev 2>/dev/null |
 	    grep -q ' installed$' &&
-	    fail "attn or libattn-dev is installed already: not touching it"
+	    fail "attn, libattn0 or libattn-dev is installed already:" \
+	        "not touching it"
 	# shellcheck disable=SC2086
 	dpkg -i $debs >"$work/dpkg.log" 2>&1 ||
 	    { cat "$work/dpkg.log"; installed=1; fail "dpkg -i failed"; }
@@ -131,6 +137,7 @@ if [ "${DEB_INSTALL:-}" = dpkg ]; then
 	dest=
 	pcpath=
 	pcdefine=
+	libdir=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 else
 	dest=$work/root
 	for deb in $debs; do
@@ -139,6 +146,7 @@ else
 	multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 	pcpath=$dest/usr/lib/$multiarch/pkgconfig
 	pcdefine=--define-variable=prefix=$dest/usr
+	libdir=$dest/usr/lib/$multiarch
 fi
 attn=$dest/usr/bin/attn
 
@@ -170,17 +178,21 @@ pc() {
 got=$(pc --modversion attn) || fail "pkg-config does not find attn"
 [ "$got" = "$version" ] ||
     fail "the .pc file's version is '$got', not '$version'"
-for how in "" --static; do
-	flags=$(pc $how --cflags --libs attn) || fail "pkg-config $how failed"
-	# shellcheck disable=SC2086
-	${CC:-cc} -std=c11 -o "$work/use" "$top/tests/use_libattn.c" $flags \
-	    >"$work/cc.log" 2>&1 ||
-	    { cat "$work/cc.log"; fail "cc ... \$(pkg-config $how --cflags --libs attn) failed: $flags"; }
-	got=$("$work/use")
-	[ "$got" = "6.698 3.302" ] ||
-	    fail "the program linked with pkg-config $how printed '$got'"
-done
+# libattn0: the shared library alone, with the symbols file dpkg-shlibdeps
+# reads for a program that links it.
+libdeb=$(ls "$work"/libattn0_*.deb)
+dpkg-deb -c "$libdeb" >"$work/libattn0.list" ||
+    fail "dpkg-deb -c $libdeb failed"
+grep -q '/libattn\.so\.0$' "$work/libattn0.list" ||
+    fail "libattn0 does not hold libattn.so.0"
+grep -q '\.a$\|\.h$\|/libattn\.so\( ->.*\)\?$' "$work/libattn0.list" &&
+    fail "libattn0 holds libattn-dev's files"
+dpkg-deb -I "$libdeb" symbols | grep -q '^libattn\.so\.0 libattn0 ' ||
+    fail "libattn0 has no symbols file for libattn.so.0"
+# shellcheck disable=SC2086
+PKG_CONFIG_PATH=$pcpath sh "$top/tests/use_libattn.sh" "$libdir" $pcdefine ||
+    fail "the program of tests/use_libattn.c against libattn-dev"
 how=${DEB_INSTALL:+installed with dpkg -i}
-echo "deb: $(cd "$work" && echo attn_*.deb libattn-dev_*.deb) built," \
+echo "deb: $(cd "$work" && echo attn_*.deb libattn0_*.deb libattn-dev_*.deb) built," \
     "lintian clean, ${how:-unpacked with dpkg-deb -x} and used:" \
     "1 passed, 0 failed"

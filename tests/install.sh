@@ -1,14 +1,15 @@
 #!/bin/sh
 # install.sh [BUILD] - `make install` into a scratch DESTDIR puts the
-# binary, the man page, libattn.a, attn.h, attn_io.h and the pkg-config
-# file where
-# PREFIX says, copying the objects already built in BUILD (default
-# build/) and tested, without compiling anything, even when the build
-# asked for -Werror and the install does not; a C program builds with
-# `pkg-config --cflags --libs attn` alone and computes the worked
-# example; attn --version and the .pc file say tools/version.sh's
-# version; attn help opens the installed pages; `make uninstall` removes
-# all of it.
+# binary, the man pages, libattn.a, libattn.so.0 (and its libattn.so
+# link), attn.h, attn_io.h and the pkg-config file where PREFIX says, and
+# not attn_private.h, copying the objects already built in BUILD
+# (default build/) and tested, without compiling anything, even when the
+# build asked for -Werror and the install does not; a C program builds
+# with `pkg-config --cflags --libs attn` alone, against the shared
+# library and against the static one, and computes the worked example
+# (tests/use_libattn.sh); attn --version and the .pc file say
+# tools/version.sh's version; attn help opens the installed pages; `make
+# uninstall` removes all of it.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,12 +20,13 @@ trap 'exit 130' INT TERM
 prefix=/opt/attn-test
 files="bin/attn share/man/man1/attn.1 share/man/man1/attn-gen.1
 share/man/man1/attn-workbench.1 share/man/man7/attn-kernels.7
-share/man/man7/attn-tutorial.7 lib/libattn.a include/attn.h
+share/man/man7/attn-tutorial.7 lib/libattn.a lib/libattn.so.0
+lib/libattn.so include/attn.h
 include/attn_io.h lib/pkgconfig/libattn.pc lib/pkgconfig/attn.pc
 share/bash-completion/completions/attn share/zsh/site-functions/_attn"
 
 # What make check built and tested, before the install.
-for f in attn libattn.a flags; do
+for f in attn libattn.a libattn.so.0 flags; do
 	[ -f "$top/$build/$f" ] ||
 	    { echo "install: no $build/$f: build first"; exit 1; }
 	cp -p "$top/$build/$f" "$dest/before-$f"
@@ -42,7 +44,7 @@ done
 # The header attn's program shares with the library is not the API.
 [ ! -e "$dest$prefix/include/attn_private.h" ] ||
     { echo "install: make install shipped attn_private.h"; exit 1; }
-for f in attn libattn.a flags; do
+for f in attn libattn.a libattn.so.0 flags; do
 	if ! cmp -s "$dest/before-$f" "$top/$build/$f" ||
 	    [ "$top/$build/$f" -nt "$dest/before-$f" ]; then
 		echo "install: make install rebuilt $build/$f:"
@@ -56,7 +58,8 @@ if grep -q -- ' -c -o ' "$dest/install.log"; then
 	exit 1
 fi
 cmp -s "$top/$build/attn" "$dest$prefix/bin/attn" &&
-    cmp -s "$top/$build/libattn.a" "$dest$prefix/lib/libattn.a" ||
+    cmp -s "$top/$build/libattn.a" "$dest$prefix/lib/libattn.a" &&
+    cmp -s "$top/$build/libattn.so.0" "$dest$prefix/lib/libattn.so" ||
     { echo "install: the installed files are not the ones built"; exit 1; }
 
 # What pkg-config says, with the prefix moved to where DESTDIR put it.
@@ -66,10 +69,8 @@ pc=$(PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig" pkg-config \
 [ "$pc" = "$(PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig" pkg-config \
     --define-variable=prefix="$dest$prefix" --cflags --libs libattn)" ] ||
     { echo "install: pkg-config attn and libattn differ"; exit 1; }
-# shellcheck disable=SC2086
-${CC:-cc} -std=c11 -o "$dest/use" "$top/tests/use_libattn.c" $pc
-got=$("$dest/use")
-[ "$got" = "6.698 3.302" ] || { echo "install: program printed '$got'"; exit 1; }
+PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig" sh "$top/tests/use_libattn.sh" \
+    "$dest$prefix/lib" --define-variable=prefix="$dest$prefix" || exit 1
 # One version: the program's, the .pc file's and tools/version.sh's.
 version=$(sh "$top/tools/version.sh")
 got=$("$dest$prefix/bin/attn" --version)
