@@ -1,19 +1,19 @@
 /*
  * attn.h - libattn's computation: the stages of scaled dot-product
  * attention from matrices, their shapes as printed, comparisons of
- * numbers, and errors as values.  Reading inputs and writing numbers and
- * text are attn_io.h's.
+ * numbers, and errors as values.  Reading inputs and writing numbers
+ * are attn_io.h's.  Both are what libattn.so.0 exports (lib/libattn.map).
  *
  * Ownership.  Every struct that this header fills owns the memory it
  * points to, unless its comment says it is a view, and is released with
  * the matching *_free function (attn_matrix_free, attn_stages_free),
  * which also accepts a zeroed struct.  A view (struct attn_matrix made
  * by attn_matrix_view or attn_stage_block) borrows the memory of its
- * parent and must not outlive it or be freed.  What the
- * caller passes in (struct attn_inputs, its matrices, names) stays the
- * caller's: the library reads it during the call and keeps no pointer
- * to it, except attn_error.file, which points at the name the caller
- * passed to the call that failed.
+ * parent and must not outlive it or be freed.  What the caller passes in
+ * (struct attn_inputs, its matrices, names) stays the caller's: the
+ * library reads it during the call and keeps no pointer to it, except
+ * attn_error.file, which points at the name the caller passed to the
+ * call that failed.
  *
  * Errors.  Calls that can fail return enum attn_status and, on failure,
  * fill a caller-provided struct attn_error with the file, line and column
@@ -187,6 +187,7 @@ enum attn_axis {
 	ATTN_AXIS_MODEL		/* the columns of W_O: d_out */
 };
 
+/* A row of the stage table. */
 struct attn_stage_info {
 	const char *name;	/* "weights" */
 	const char *formula;	/* "softmax(scaled), row by row" */
@@ -201,6 +202,7 @@ struct attn_stage_info {
 	int reduced;		/* shaped as an input: grad_bias, grad_sinks */
 };
 
+/* The stage table, indexed by enum attn_stage. */
 extern const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT];
 
 /* Every stage once, in the order --explain and --stage all print them. */
@@ -317,6 +319,7 @@ struct attn_config {
 	enum attn_lse_masked lse_masked;	/* ATTN_LSE_MASKED_NEG_INF */
 };
 
+/* Set every field of cfg to its default. */
 void attn_config_init(struct attn_config *cfg);
 
 /* A projection layer: q, k, v (and the output's projection) as x @ W + b,
@@ -450,6 +453,7 @@ enum attn_status attn_compute(const struct attn_config *cfg,
     const struct attn_matrix *v, struct attn_stages *out,
     struct attn_error *err);
 
+/* Free what s holds and zero it; a zeroed s is fine. */
 void attn_stages_free(struct attn_stages *s);
 
 /* The natural log-sum-exp an element x of stages' lse stands for. */
@@ -480,6 +484,7 @@ struct attn_shape {
 	size_t col_heads;		/* heads side by side in the columns */
 };
 
+/* Fill *sh with the shape of stage s of stages. */
 void attn_stage_shape(const struct attn_stages *stages, enum attn_stage s,
     struct attn_shape *sh);
 

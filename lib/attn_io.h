@@ -1,10 +1,10 @@
 /*
- * attn_io.h - libattn's inputs and text: matrices read from files (JSON,
- * JSON Lines, CSV, TSV, white space, NumPy's .npy and printed arrays),
- * layers and BUNDLEs; NumPy .npz archives written; 4-D inputs and
- * broadcast masks made into what struct attn_inputs takes; numbers read
- * and written without the locale; text made safe for a terminal.  The
- * computation is attn.h's, which this header includes.
+ * attn_io.h - libattn's inputs and number text: matrices read from files
+ * (JSON, JSON Lines, CSV, TSV, white space, NumPy's .npy and printed
+ * arrays), layers and BUNDLEs; NumPy .npz archives written; 4-D inputs
+ * and broadcast masks made into what struct attn_inputs takes; numbers
+ * read and written without the locale.  The computation is attn.h's,
+ * which this header includes.
  *
  * Ownership.  A reader fills a caller-provided struct (attn_array,
  * attn_layer, attn_bundle) that then owns its numbers and labels, also
@@ -18,8 +18,8 @@
  * that reshape an array (attn_array_fold_heads, attn_array_broadcast)
  * replace its numbers in place; the array still owns them.  A .npz
  * archive being written (struct attn_npz) puts the caller's bytes as
- * they are and owns only the names it keeps, until attn_npz_free.  Text
- * and number functions write into the caller's buffers and allocate
+ * they are and owns only the names it keeps, until attn_npz_free.  The
+ * number functions write into the caller's buffers and allocate
  * nothing.
  *
  * Errors are values, as attn.h says: a struct attn_error with the file,
