@@ -13,12 +13,17 @@
 #                  BENCH_AS=avx2: an AVX-512 machine as an AVX2 one)
 #
 # Objects go to $(BUILD) (build/, or build/asan/ for the sanitizer run);
-# a change of the flags that make code rebuilds them.  WERROR makes no
-# code, so it is not one of them: a build directory remembers it
-# ($(BUILD)/flags) and compiles every object with it until the code flags
-# change, so that `make install` after `make check` installs the objects
-# that were tested, and a build that asks for -Werror rebuilds objects
-# made without it.
+# a change of the flags that make code rebuilds them.  -Werror is sticky:
+# WERROR makes no code, so changing it alone does not rebuild; instead
+# $(BUILD)/flags records it, and once a build directory was made with
+# WERROR=-Werror (as make check makes it), every later make there keeps
+# -Werror until the code flags change.  So `make install` after `make
+# check` installs the very objects that were tested, compiling nothing,
+# and a make that asks for -Werror rebuilds objects made without it.
+#
+# The rules of the suites are in tests/suites.mk, the benchmark's in
+# bench/bench.mk, the release's in tools/release.mk, the fuzzers' in
+# tests/fuzz/fuzz.mk: each beside what it runs.
 #
 # CC, CXX, AR, CFLAGS and CXXFLAGS may come from the environment or the
 # command line; LDLIBS adds libraries to the ones attn links with
@@ -245,7 +250,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	./$(ATTN) --explain -d 3 data/examples/apple-cheese.json
 
-# ---------------------------------------------------------------- tests
+# ---------------------------------------------------------------- check
 
 # The whole suite: warnings are errors; the suites that run attn's code,
 # on the plain build and again under ASan and UBSan.
@@ -286,194 +291,10 @@ check-asan:
 # Every suite on one build (BUILD, SAN as given).
 test: $(CODE_TESTS) $(PLAIN_TESTS) $(ASAN_TESTS)
 
-# Each suite prints its time, "time build unit: 12.3 s".
-TIMED = sh tests/timed.sh
-
-unit: $(UNIT)
-	$(TIMED) '$(BUILD) unit' sh tests/locale.sh ./$(UNIT)
-
-cli-test: $(ATTN)
-	$(TIMED) '$(BUILD) cli-test' sh tests/cli/run.sh ./$(ATTN)
-
-# The CLI suite where the decimal point is a comma: the same bytes.
-cli-locale-test: $(ATTN)
-	$(TIMED) '$(BUILD) cli-test (de_DE)' sh tests/locale.sh \
-	    sh tests/cli/run.sh ./$(ATTN)
-
-# Hostile inputs (tests/bad/): one clear line, the status attn(1) gives,
-# nothing on stdout, -o FILE untouched; make check runs it again under
-# ASan/UBSan.
-bad-test: $(ATTN)
-	$(TIMED) '$(BUILD) bad-test' sh tests/bad/run.sh ./$(ATTN)
-
-# The matrix (tests/matrix/): every printer on every stage of every
-# variant (--grad, --proj, --rope, --sinks, --emulate ...) in every layout,
-# generated, each run checked for its status, sanitizer reports and the
-# labels of its rows; make check runs it again under ASan/UBSan.
-matrix-test: $(ATTN)
-	$(TIMED) '$(BUILD) matrix-test' sh tests/matrix/run.sh ./$(ATTN)
-
-# What a person sees (tests/visual/): the heatmap in a real terminal, the
-# SVG checked by xmllint and rendered by rsvg-convert, the HTML page in
-# headless Chromium.
-visual-test: $(ATTN)
-	$(TIMED) '$(BUILD) visual-test' sh tests/visual/run.sh ./$(ATTN) \
-	    $(VISUAL_PARTS)
-
-# The completion scripts, sourced in bash (and zsh) and asked for
-# completions.
-completion-test: $(ATTN) $(COMPLETIONS)
-	$(TIMED) '$(BUILD) completion-test' sh tests/completion.sh ./$(ATTN) \
-	    $(BUILD)/attn.bash $(BUILD)/_attn
-
-# The progress line: in a terminal (tmux) and not in pipes.
-progress-test: $(ATTN)
-	$(TIMED) '$(BUILD) progress-test' sh tests/progress.sh ./$(ATTN)
-
-# .npy in and out against NumPy's own reader and writer, and the man
-# page's numpy.loadtxt of -f csv (skipped, with a notice, where no Python
-# has NumPy; make check installs python3-numpy).
-npy-test: $(ATTN)
-	$(TIMED) '$(BUILD) npy-test' sh tests/npy.sh ./$(ATTN)
-
-# attn --check on a float32 kernel written for the test, right and wrong.
-FAKE_KERNEL = $(BUILD)/fake-kernel
-
-$(FAKE_KERNEL): tests/kernel/fake_kernel.c $(BUILD)/flags
-	$(CC) $(CFLAGS) $(SAN) $(WARNINGS) $(STRICT) $(LDFLAGS) -o $@ \
-	    tests/kernel/fake_kernel.c -lm
-
-kernel-test: $(ATTN) $(FAKE_KERNEL)
-	$(TIMED) '$(BUILD) kernel-test' sh tests/kernel/run.sh ./$(ATTN) \
-	    ./$(FAKE_KERNEL)
-
-# attn --grad --check --emulate on backward passes written in NumPy, in
-# float32 and bfloat16, right and with bugs planted.
-grad-kernel-test: $(ATTN)
-	$(TIMED) '$(BUILD) grad-kernel-test' sh tests/kernel/grad.sh ./$(ATTN)
-
-# libattn defines only attn_ names; cli/ includes only lib/attn.h,
-# lib/attn_io.h and lib/attn_private.h; the public headers declare none
-# of the CLI's plumbing; libattn.so.0 exports what they declare alone.
-boundary-test: $(LIBATTN) $(LIBATTN_SO)
-	$(TIMED) '$(BUILD) boundary-test' sh tests/boundary.sh $(LIBATTN) \
-	    $(LIBATTN_SO)
-
-# No circles among the files of lib/ or of cli/ (calls by nm, includes by
-# cc -MM).
-CYCLES_DIRS = lib cli
-
-cycles-test: $(LIBATTN) $(ATTN)
-	$(TIMED) '$(BUILD) cycles-test' sh tests/cycles.sh $(BUILD) \
-	    $(CYCLES_DIRS)
-
-# CC and AR come from the environment; LDLIBS adds to attn's libraries.
-build-test:
-	$(TIMED) '$(BUILD) build-test' sh tests/build.sh
-
-# ATTN_MAX_MEMORY, cgroup limits: what attn accepts it can hold (heap
-# counted by an LD_PRELOAD shim, runs under prlimit --as, a made-up
-# cgroup in a private mount namespace); parts that cannot run here, as
-# under ASan, are skipped with a notice.
-mem-test: $(ATTN)
-	$(TIMED) '$(BUILD) mem-test' sh tests/memory/run.sh ./$(ATTN)
-
-# The examples in the man pages and the README are tests too (the
-# tutorial's against the figures its books print), and every file the
-# documents name is in the repository.
-doc-test: $(ATTN)
-	$(TIMED) '$(BUILD) doc-test' sh tests/examples.sh ./$(ATTN) \
-	    $(MAN_PAGES) README.md
-	sh tests/links.sh README.md HACKING.md data/examples/README.md \
-	    $(MAN_PAGES) bench/README.md
-
-# The CLI suite under valgrind memcheck: any error or leak makes valgrind
-# exit 99, which fails the case; its report goes to build/valgrind/.
-VALGRIND = valgrind --quiet --error-exitcode=99 --leak-check=full \
-           --show-leak-kinds=definite,indirect \
-           --errors-for-leak-kinds=definite,indirect \
-           --log-file=$(CURDIR)/build/valgrind/%p.log
-
-# valgrind's start costs much CPU before attn's own, once a case
-# (tests/cli/run.sh): the suite runs in VALGRIND_PARTS parts, each every
-# Nth case, which make -j runs side by side.
-VALGRIND_PARTS = 4
-VALGRIND_RUNS  = $(addprefix check-valgrind-,$(shell seq $(VALGRIND_PARTS)))
-
-.PHONY: $(VALGRIND_RUNS)
-
-check-valgrind: $(VALGRIND_RUNS)
-
-$(VALGRIND_RUNS): $(ATTN) valgrind-setup
-	$(TIMED) 'valgrind cli-test $(@:check-valgrind-%=%)/$(VALGRIND_PARTS)' \
-	    env ATTN_TEST_WRAPPER='$(VALGRIND)' \
-	    ATTN_TEST_SHARD=$(@:check-valgrind-%=%)/$(VALGRIND_PARTS) \
-	    sh tests/cli/run.sh ./$(ATTN)
-
-valgrind-setup:
-	@sh tests/install-deps.sh valgrind
-	@rm -rf build/valgrind && mkdir -p build/valgrind
-
-# `make install` copies what this build made, compiling nothing.
-install-test: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS)
-	+$(TIMED) '$(BUILD) install-test' sh tests/install.sh $(BUILD)
-
-lint-man:
-	@for page in $(MAN_PAGES); do \
-	out=$$(groff -mdoc -ww -z $$page 2>&1); \
-	if [ -n "$$out" ]; then echo "$$page: $$out"; exit 1; fi; \
-	echo "groff -mdoc -ww -z $$page: clean"; done
-
-# ---------------------------------------------------------------- benchmarks
-
-# ns a number read and written, and a JSON array's reading against CSV's
-# (bench/numbers.c); lines "parse ns/number: X", "print ns/number: Y".
-BENCH_NUMBERS = $(BUILD)/bench-numbers
-
-$(BENCH_NUMBERS): $(BUILD)/bench/numbers.o $(LIBATTN)
-	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $^ $(ATTN_LIBS) $(LDLIBS)
-
-bench-numbers: $(BENCH_NUMBERS)
-	./$(BENCH_NUMBERS)
-
-# make bench: attn against the NumPy script bench/attn_numpy.py from CSV,
-# JSON and .npy at n = 512 to 8192, and against PyTorch's in float64
-# (bench/attn_torch.py) from .npy at 4096 and 8192, its kernel against
-# NumPy's dgemm, its backward pass against PyTorch's autograd (1 x 8 x n
-# x 128 at n = 256 to 4096) and its five-stage --check against its
-# forward, its number text, --emulate bf16 and fp32 against the forward
-# at 1 x 8 x n x 128, and self-attention at n =
-# 65536 (bench/bench.py says how), in one table; a few minutes,
-# BENCH_QUICK=1 a subset.  NumPy runs on OpenBLAS's threaded build, as
-# NumPy's users have it, not on the reference BLAS; bench-spawn
-# (bench/spawn.c) times each process and reads its peak RSS.  make
-# check's bench-test does without PyTorch's forward rows.  `make bench
-# BENCH_AS=avx2` measures an AVX-512 machine as an AVX2 one, attn and
-# its peers alike (bench/bench.py says how).
-BENCH_PKGS    = python3 python3-numpy python3-torch libopenblas0-pthread
-BENCH_COMPUTE = $(BUILD)/bench-compute
-BENCH_SPAWN   = $(BUILD)/bench-spawn
-
-$(BENCH_COMPUTE): $(BUILD)/bench/compute.o $(LIBATTN)
-	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $^ $(ATTN_LIBS) $(LDLIBS)
-
-# A launcher, not a part of attn: never under the sanitizers, whose
-# start-up it would add to every time it takes.
-$(BENCH_SPAWN): bench/spawn.c bench/clock.h $(BUILD)/flags
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) $(STRICT) $(LDFLAGS) -o $@ \
-	    bench/spawn.c
-
-bench:
-	@sh tests/install-deps.sh $(BUILD_PKGS) $(BENCH_PKGS)
-	@$(MAKE) --no-print-directory $(ATTN) $(BENCH_COMPUTE) \
-	    $(BENCH_NUMBERS) $(BENCH_SPAWN)
-	BENCH_AS='$(BENCH_AS)' sh bench/run.sh $(BUILD) $(BENCH_QUICK)
-
-# make bench in miniature, with outputs that disagree and a run that
-# fails: the benchmark must not rot between runs.
-bench-test: $(ATTN) $(BENCH_COMPUTE) $(BENCH_SPAWN)
-	$(TIMED) '$(BUILD) bench-test' sh tests/bench.sh ./$(ATTN) \
-	    ./$(BENCH_COMPUTE) ./$(BENCH_SPAWN)
+# The rule of each suite (tests/suites.mk), the benchmark (bench/bench.mk)
+# and the release's checks (tools/release.mk), each beside what it runs.
+include tests/suites.mk
+include bench/bench.mk
 
 # ---------------------------------------------------------------- install
 
@@ -527,33 +348,7 @@ clean:
 
 # ---------------------------------------------------------------- release
 
-# make dist: attn-VERSION.tar.gz of the last commit, the same bytes
-# whoever makes it (tools/dist.sh says how); it builds outside git and
-# says its version there too.
-dist:
-	@sh tools/dist.sh
-
-# The tarball made twice, compared, read back, and built and tested
-# outside git (tests/dist.sh).
-dist-test: test-deps
-	$(TIMED) 'dist-test' sh tests/dist.sh
-
-# The Debian packages of debian/ built, linted, installed and used
-# (tests/deb.sh); CI installs them with dpkg (DEB_INSTALL=dpkg).
-DEB_PKGS = $(BUILD_PKGS) build-essential debhelper dpkg-dev lintian jq \
-           locales zsh
-
-deb-test:
-	@sh tests/install-deps.sh $(DEB_PKGS)
-	@$(MAKE) --no-print-directory $(ATTN)
-	$(TIMED) '$(BUILD) deb-test' env BUILD_PKGS='$(BUILD_PKGS)' \
-	    TEST_PKGS='$(TEST_PKGS)' sh tests/deb.sh ./$(ATTN)
-
-# Every package CI needs, in one apt-get: its later steps run side by
-# side, and two apt-gets at once would fight for dpkg's lock.
-ci-deps:
-	@sh tests/install-deps.sh $(sort $(BUILD_PKGS) $(TEST_PKGS) \
-	    $(DEB_PKGS) valgrind $(FUZZ_PKGS))
+include tools/release.mk
 
 FORCE:
 
