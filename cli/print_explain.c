@@ -1,7 +1,8 @@
 /*
  * print_explain.c - --explain: the shapes, the scale and the conventions
- * in force, then every stage in attn_stage_order as a table (from the
- * projections and rotations when a layer or RoPE makes them; the mask
+ * in force, then every stage in attn_stage_order as a table (from q, k
+ * and v, the operands as read or a layer's projections, and the
+ * rotations when RoPE makes them; the mask
  * only when a masking rule is in force, the lse only when the run needs
  * it, the backward stages only with --grad), with a check line under
  * the weights (each row sums to 1, or with sinks to 1 - exp(sink -
