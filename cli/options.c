@@ -45,6 +45,8 @@ options_offered(const struct options *o)
 		set |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_BIAS);
 	if (o->grad != NULL && o->sinks != NULL)
 		set |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_SINKS);
+	if (o->bias != NULL)
+		set |= ATTN_STAGE_BIT(ATTN_STAGE_BIAS);
 	if (o->proj != NULL)
 		set |= ATTN_STAGE_BIT(ATTN_STAGE_PROJECTED);
 	if (o->cfg.rope)
@@ -72,12 +74,14 @@ options_offer(struct options *o, unsigned avail, int layer)
 {
 	const unsigned operands = ATTN_STAGE_BIT(ATTN_STAGE_Q) |
 	    ATTN_STAGE_BIT(ATTN_STAGE_K) | ATTN_STAGE_BIT(ATTN_STAGE_V);
+	const unsigned bias = ATTN_STAGE_BIT(ATTN_STAGE_BIAS);
 	size_t i;
 
-	/* Without a layer q, k and v are the operands as read: printed
-	 * when --stage names them, not computed, so neither in --stage all
-	 * nor in --explain (attn(1)) */
-	o->avail = layer ? avail : avail & ~operands;
+	/* Without a layer q, k and v are the operands as read, and the
+	 * bias is always: printed when --stage names them and where
+	 * --explain starts, not computed, so not in --stage all (attn(1)) */
+	o->inputs = avail & (operands | bias);
+	o->avail = avail & ~bias & ~(layer ? 0 : operands);
 	/* attn softmax starts from the logits, and has output with V */
 	if (o->softmax && o->noperands < 2)
 		o->avail &= ~ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT);

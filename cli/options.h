@@ -88,12 +88,17 @@ struct options {
 	 * ATTN_STAGES_ALL until the inputs are read, then what
 	 * attn_stages_available says for them (options_offer). */
 	unsigned avail;
+	/* The inputs as read that the run offers as stages (q, k and v
+	 * always, bias with a bias), which --explain and the page start
+	 * from; without a layer they are not in avail (options_offer). */
+	unsigned inputs;
 };
 
 /* Record that the run can compute the stages avail (once the inputs are
  * read: a bundle may bring a layer, a layer W_O), and make --stage all
- * the offered ones among them, in attn_stage_order; without a layer
- * (layer 0), q, k and v, the operands as read, are not among them. */
+ * the offered ones among them, in attn_stage_order; the inputs as read
+ * are not among them (q, k and v without a layer, layer 0, and the
+ * bias), but in o->inputs. */
 void options_offer(struct options *o, unsigned avail, int layer);
 
 /* The --stage LIST into o->stages: names from the stage table,
@@ -107,9 +112,9 @@ void options_init(struct options *o);
 
 /* The stages o offers: the backward ones only with --grad (grad_bias
  * with --bias too, grad_sinks with --sinks), q, k and v (the operands,
- * or with --proj their projections), projected with --proj (a BUNDLE
- * that brings a layer or a bias offers theirs once it is read:
- * options_offer), q_rot and k_rot with --rope. */
+ * or with --proj their projections), bias with --bias, projected with
+ * --proj (a BUNDLE that brings a layer or a bias offers theirs once it
+ * is read: options_offer), q_rot and k_rot with --rope. */
 unsigned options_offered(const struct options *o);
 
 /* The names of the stages of set that users may ask for, "scores,

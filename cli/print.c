@@ -24,13 +24,10 @@
 int
 print_explains(const struct options *o, enum attn_stage s)
 {
-	/* o->avail leaves the operands out of --stage all, which lists
-	 * what the run computes; the walk starts from them (attn(1)) */
-	const unsigned operands = ATTN_STAGE_BIT(ATTN_STAGE_Q) |
-	    ATTN_STAGE_BIT(ATTN_STAGE_K) | ATTN_STAGE_BIT(ATTN_STAGE_V);
-
+	/* o->avail leaves the inputs as read out of --stage all, which
+	 * lists what the run computes; the walk starts from them (attn(1)) */
 	return !attn_stage_table[s].internal &&
-	    ((o->avail | operands) & ATTN_STAGE_BIT(s)) != 0;
+	    ((o->avail | o->inputs) & ATTN_STAGE_BIT(s)) != 0;
 }
 
 void

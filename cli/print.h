@@ -53,9 +53,10 @@ struct printer {
 /* Whether --explain prints stage s for o (the mask aside, which it
  * prints when a masking rule is in force, and the lse, which it prints
  * when the run needs it: print_explain.c): q, k and v first, the
- * projections with a layer or else the operands as read, then every
- * stage offered by name that the run makes (o->avail: the backward
- * ones with --grad, ...).  The page shows the lse always. */
+ * projections with a layer or else the operands as read, and the bias
+ * as read where there is one (o->inputs), then every stage offered by
+ * name that the run makes (o->avail: the backward ones with --grad,
+ * ...).  The page shows the lse always. */
 int print_explains(const struct options *o, enum attn_stage s);
 
 /* The printer of a run for o's format, writing into fp (NULL for a

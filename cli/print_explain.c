@@ -1,16 +1,16 @@
 /*
  * print_explain.c - --explain: the shapes, the scale and the conventions
  * in force, then every stage in attn_stage_order as a table (from q, k
- * and v, the operands as read or a layer's projections, and the
- * rotations when RoPE makes them; the mask
- * only when a masking rule is in force, the lse only when the run needs
- * it, the backward stages only with --grad), with a check line under
- * the weights (each row sums to 1, or with sinks to 1 - exp(sink -
- * lse), the rest being the sink's) and under grad_scaled (each row sums
- * to 0, since the softmax does not change when a row of logits moves as
- * a whole; with sinks, to delta times the sink's share).  The numbers
- * are the computed stages; nothing is computed here but the check of the
- * row sums.
+ * and v, the operands as read or a layer's projections, the bias as
+ * read where there is one, and the rotations when RoPE makes them; the
+ * mask only when a masking rule is in force, the lse only when the run
+ * needs it, the backward stages only with --grad), with a check line
+ * under the weights (each row sums to 1, or with sinks to 1 - exp(sink
+ * - lse), the rest being the sink's) and under grad_scaled (each row
+ * sums to 0, since the softmax does not change when a row of logits
+ * moves as a whole; with sinks, to delta times the sink's share).  The
+ * numbers are the computed stages; nothing is computed here but the
+ * check of the row sums.
  */
 #include <math.h>
 #include <stdio.h>

@@ -114,6 +114,8 @@ reduced_formula(const struct printer *p, enum attn_stage s, char *buf,
 	size_t n = 0, d, k, len;
 	int batch = 0, head = 0;
 
+	if (s == ATTN_STAGE_BIAS)
+		return attn_stage_table[s].formula;
 	if (s == ATTN_STAGE_GRAD_SINKS) {
 		snprintf(buf, size, "-sum over the rows%s of exp(sink - lse) * "
 		    "delta", st->batches > 1 ? " and batches" : "");

@@ -213,8 +213,8 @@ query_select(struct options *o, const struct attn_inputs *in,
 		}
 		attn_matrix_free(&stages->stage[s]);
 		stages->stage[s] = rows;
-		/* the gradient of a bias of T rows: of the rows kept */
-		if (s == ATTN_STAGE_GRAD_BIAS)
+		/* a bias of T rows, and its gradient: of the rows kept */
+		if (s == ATTN_STAGE_GRAD_BIAS || s == ATTN_STAGE_BIAS)
 			stages->bias_dim[stages->bias_ndim - 2] = q->n;
 	}
 	select_masked(stages, pos, T, q->n);

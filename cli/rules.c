@@ -269,6 +269,12 @@ rules_check_options(const struct options *o, const struct given *g,
 			    "--bias FILE" : "--sinks FILE",
 			    o->stages[i] == ATTN_STAGE_GRAD_BIAS ? "bias" :
 			    "sinks");
+	/* the bias as read: given, or brought by a BUNDLE */
+	for (i = 0; i < o->nstages; i++)
+		if (o->stages[i] == ATTN_STAGE_BIAS && o->bias == NULL &&
+		    o->noperands != 1)
+			return usage_error(err, "stage 'bias' needs --bias "
+			    "FILE: it is the bias as read");
 	if (o->format == OUT_HTML && g->stage)
 		return o->format_by_name ? by_extension(o, "a page shows "
 		    "every stage, as --explain does", "leave out --stage, or "

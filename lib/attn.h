@@ -137,6 +137,7 @@ enum attn_stage {
 	ATTN_STAGE_Q_ROT,	/* q rotated by position (RoPE) */
 	ATTN_STAGE_K_ROT,	/* k rotated likewise */
 	ATTN_STAGE_PROJECTED,	/* output W_O + b_O */
+	ATTN_STAGE_BIAS,	/* the bias as read, in its own shape */
 	ATTN_STAGE_COUNT
 };
 
@@ -161,11 +162,13 @@ enum attn_stage {
  * projection layer (attn_inputs.proj) or without one the operands q, k
  * and v as read (copied when asked for), and those that exist only when
  * the inputs make them: projected when the layer has W_O, q_rot and
- * k_rot with RoPE (attn_config.rope); attn_stages_available says which. */
+ * k_rot with RoPE (attn_config.rope), bias with a bias (copied as read,
+ * in the dims it was given in, as grad_bias is shaped);
+ * attn_stages_available says which. */
 #define ATTN_STAGES_PROJ (ATTN_STAGE_BIT(ATTN_STAGE_Q) | \
 	ATTN_STAGE_BIT(ATTN_STAGE_K) | ATTN_STAGE_BIT(ATTN_STAGE_V) | \
 	ATTN_STAGE_BIT(ATTN_STAGE_Q_ROT) | ATTN_STAGE_BIT(ATTN_STAGE_K_ROT) | \
-	ATTN_STAGE_BIT(ATTN_STAGE_PROJECTED))
+	ATTN_STAGE_BIT(ATTN_STAGE_PROJECTED) | ATTN_STAGE_BIT(ATTN_STAGE_BIAS))
 
 /* Every forward stage that Q, K and V alone give. */
 #define ATTN_STAGES_ALL (((1u << ATTN_STAGE_COUNT) - 1u) & \
@@ -199,7 +202,8 @@ struct attn_stage_info {
 	enum attn_axis rows;	/* queries, or keys (laid out as K, V) */
 	int kv;			/* its heads side by side are the KV heads */
 	const char *wide;	/* a block's shape with several heads */
-	int reduced;		/* shaped as an input: grad_bias, grad_sinks */
+	int reduced;		/* shaped as an input: bias, grad_bias,
+				 * grad_sinks */
 };
 
 /* The stage table, indexed by enum attn_stage. */
@@ -379,8 +383,9 @@ struct attn_inputs {
  * The stages of a run.  Only those in `have` are held (stage[s].data is
  * NULL for the others).  Per-head stages are stacks of T-row blocks,
  * block (b, h) at b*H + h; output is B*T x H*d_v and the stages laid out
- * as Q, K or V are shaped as they are.  attn_stage_block gives one
- * batch and head, attn_stage_shape the dims as printed.
+ * as Q, K or V are shaped as they are; bias and grad_bias are the bias's
+ * blocks (as read, of the gradient).  attn_stage_block gives one batch
+ * and head, attn_stage_shape the dims as printed.
  */
 struct attn_stages {
 	size_t batches, heads, kv_heads;
@@ -395,7 +400,8 @@ struct attn_stages {
 	size_t *masked;		/* their rows in the per-head stacks */
 	struct attn_matrix sinks;	/* 1 x H, the sinks of the run (owned);
 					 * data NULL without sinks */
-	/* grad_bias's dims and what each runs over (0 without it). */
+	/* bias's and grad_bias's dims and what each runs over (0 without
+	 * either). */
 	size_t bias_ndim;
 	size_t bias_dim[ATTN_MAX_DIMS];
 	enum attn_axis bias_axis[ATTN_MAX_DIMS];

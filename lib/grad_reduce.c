@@ -11,6 +11,9 @@
  *	                batch and head), its rows (1 x S) and its columns
  *	                (T x 1) as it was given (attn_inputs.bias_dims)
  *
+ * and, not a gradient but shaped as grad_bias is, the stage bias: the
+ * bias as read, in the dims it was given in.
+ *
  * grad_sinks reads lse (always held) and delta (held for it): B*H*T
  * numbers.  grad_bias of a T x S bias reads the held grad_scaled, whose
  * blocks it adds up.  Of a bias of one row or column it needs only each
@@ -211,10 +214,11 @@ attn_reduce_plan(struct attn_problem *p, enum attn_precision prec,
 	p->sum_rows = 0;
 	if (want & BIT(ATTN_STAGE_GRAD_SINKS))
 		st = add_doubles(bytes, 1, p->H, err);
-	if (st != ATTN_OK || !(want & BIT(ATTN_STAGE_GRAD_BIAS)))
+	if (st != ATTN_OK || !(want & (BIT(ATTN_STAGE_GRAD_BIAS) |
+	    BIT(ATTN_STAGE_BIAS))))
 		return st;
 	/* the bias's stack is checked (problem.c): its dims as given
-	 * must describe it */
+	 * must describe it, for its gradient as for the bias stage */
 	if (layout_of(p->in, p->B, p->H, p->T, p->S, &l) != 0) {
 		char dims[96];
 		const size_t N = p->in->bias_blocks;
@@ -227,6 +231,11 @@ attn_reduce_plan(struct attn_problem *p, enum attn_precision prec,
 		    N, N == 1 ? "" : "s", p->in->bias.rows / N,
 		    p->in->bias.cols, p->B, p->H);
 	}
+	if ((want & BIT(ATTN_STAGE_BIAS)) && (st = add_doubles(bytes,
+	    l.nb * l.nh * l.rows, l.cols, err)) != ATTN_OK)
+		return st;
+	if (!(want & BIT(ATTN_STAGE_GRAD_BIAS)))
+		return ATTN_OK;
 	if ((st = add_doubles(bytes, l.nb * l.nh * l.rows, l.cols, err)) !=
 	    ATTN_OK)
 		return st;
@@ -305,6 +314,36 @@ held_sums(const struct attn_stages *st, enum attn_precision prec,
 
 			*y = prec_acc(prec, *y + *attn_at(&ds, i, j));
 		}
+}
+
+/* The bias stage into out: the bias as read, in its dims as given,
+ * block layout_block(b, h) from the block of the stack that batch b and
+ * head h read (a bias given once for every batch is stacked per batch
+ * to the run, attn_inputs.bias_dims; its first batch's blocks are it). */
+static enum attn_status
+bias_as_read(const struct attn_problem *p, const struct layout *l,
+    struct attn_matrix *out, struct attn_error *err)
+{
+	const struct attn_inputs *in = p->in;
+	const size_t N = in->bias_blocks;
+	enum attn_status status;
+	size_t b, h, i, n;
+
+	if ((status = attn_matrix_alloc(out, l->nb * l->nh * l->rows,
+	    l->cols, err)) != ATTN_OK)
+		return status;
+	for (b = 0; b < l->nb; b++)
+		for (h = 0; h < l->nh; h++) {
+			/* the stack's block: one, one a batch or one a
+			 * batch and head (struct attn_inputs) */
+			n = N == 1 ? 0 : N == p->B ? b : b * p->H + h;
+			for (i = 0; i < l->rows; i++)
+				memcpy(attn_at(out, layout_block(l, b, h) *
+				    l->rows + i, 0), attn_at(&in->bias,
+				    n * l->rows + i, 0), l->cols *
+				    sizeof(double));
+		}
+	return ATTN_OK;
 }
 
 /* grad_bias into out: block (b, h)'s share added into block
@@ -398,16 +437,24 @@ attn_reduce_run(const struct attn_problem *p, unsigned want,
 		out->computed |= BIT(ATTN_STAGE_GRAD_SINKS);
 		drop(out, want, ATTN_STAGE_DELTA);
 	}
+	if (!(want & (BIT(ATTN_STAGE_GRAD_BIAS) | BIT(ATTN_STAGE_BIAS))))
+		return ATTN_OK;
+	(void)layout_of(p->in, p->B, p->H, p->T, p->S, &l);
+	out->bias_ndim = l.ndim;
+	for (d = 0; d < l.ndim; d++) {
+		out->bias_dim[d] = l.dim[d];
+		out->bias_axis[d] = l.axis[d];
+	}
+	if (want & BIT(ATTN_STAGE_BIAS)) {
+		if ((st = bias_as_read(p, &l, &out->stage[ATTN_STAGE_BIAS],
+		    err)) != ATTN_OK)
+			return st;
+		out->have |= BIT(ATTN_STAGE_BIAS);
+	}
 	if (want & BIT(ATTN_STAGE_GRAD_BIAS)) {
-		(void)layout_of(p->in, p->B, p->H, p->T, p->S, &l);
 		if ((st = grad_bias(p, out, prec, &l,
 		    &out->stage[ATTN_STAGE_GRAD_BIAS], err)) != ATTN_OK)
 			return st;
-		out->bias_ndim = l.ndim;
-		for (d = 0; d < l.ndim; d++) {
-			out->bias_dim[d] = l.dim[d];
-			out->bias_axis[d] = l.axis[d];
-		}
 		out->have |= BIT(ATTN_STAGE_GRAD_BIAS);
 		out->computed |= BIT(ATTN_STAGE_GRAD_BIAS);
 		drop(out, want, ATTN_STAGE_GRAD_SCALED);

@@ -55,6 +55,8 @@ attn_stages_available(const struct attn_config *cfg,
 		set |= BIT(ATTN_STAGE_PROJECTED);
 	if (cfg->rope)
 		set |= BIT(ATTN_STAGE_Q_ROT) | BIT(ATTN_STAGE_K_ROT);
+	if (in->bias.data != NULL)
+		set |= BIT(ATTN_STAGE_BIAS);
 	return set;
 }
 
@@ -78,6 +80,7 @@ check_available(const struct attn_config *cfg, const struct attn_inputs *in,
 		    "stage %s needs %s", attn_stage_table[s].name,
 		    s == ATTN_STAGE_Q_ROT || s == ATTN_STAGE_K_ROT ?
 		    "RoPE (rotary position embedding)" :
+		    s == ATTN_STAGE_BIAS ? "a bias: it is the bias as read" :
 		    in->proj.w_q.data != NULL ?
 		    "an output projection, W_O, in the layer" :
 		    "a projection layer (W_Q, W_K, W_V, W_O) and embeddings");

@@ -108,18 +108,22 @@ const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT] = {
 	[ATTN_STAGE_PROJECTED] = { "projected", "output W_O + b_O",
 	    "T x d_out", ATTN_AXIS_MODEL, 0, BIT(ATTN_STAGE_OUTPUT), 0,
 	    ATTN_AXIS_QUERY, 0, NULL },
+	/* The bias as read, shaped as grad_bias is (lib/grad_reduce.c
+	 * copies it): rows and cols are a T x S bias's. */
+	[ATTN_STAGE_BIAS] = { "bias", "the bias as read", "the bias's shape",
+	    ATTN_AXIS_KEY, 0, 0, 0, ATTN_AXIS_QUERY, 0, NULL, 1 },
 };
 
 /* Adding a stage means adding its row above and its place below (and
  * its test): this fails until all are done, as ggml does for its op
  * tables.  A stage set must fit in an unsigned. */
-_Static_assert(ATTN_STAGE_COUNT == 22, "update attn_stage_table");
+_Static_assert(ATTN_STAGE_COUNT == 23, "update attn_stage_table");
 _Static_assert(ATTN_STAGE_COUNT < sizeof(unsigned) * 8,
     "stage sets are unsigned bit sets");
 
 const enum attn_stage attn_stage_order[ATTN_STAGE_COUNT] = {
-	ATTN_STAGE_Q, ATTN_STAGE_K, ATTN_STAGE_V, ATTN_STAGE_Q_ROT,
-	ATTN_STAGE_K_ROT, ATTN_STAGE_SCORES, ATTN_STAGE_SCALED,
+	ATTN_STAGE_Q, ATTN_STAGE_K, ATTN_STAGE_V, ATTN_STAGE_BIAS,
+	ATTN_STAGE_Q_ROT, ATTN_STAGE_K_ROT, ATTN_STAGE_SCORES, ATTN_STAGE_SCALED,
 	ATTN_STAGE_WEIGHTS, ATTN_STAGE_OUTPUT, ATTN_STAGE_PROJECTED,
 	ATTN_STAGE_LSE, ATTN_STAGE_MASK, ATTN_STAGE_ROW_MAX, ATTN_STAGE_ROW_SUM,
 	ATTN_STAGE_GRAD_WEIGHTS, ATTN_STAGE_DELTA, ATTN_STAGE_GRAD_SCALED,
@@ -170,12 +174,14 @@ attn_stage_cols(const struct attn_stages *stages, enum attn_stage s)
 	return attn_stage_block_cols(s, stages->S, stages->d_k, stages->d_v);
 }
 
-/* The block of grad_bias that batch b and head h add into: b's if the
- * bias has a batch dim, h's if it has a head dim (bias_axis). */
+/* The block of stage s, bias or grad_bias, that batch b and head h
+ * read or add into: b's if the bias has a batch dim, h's if it has a
+ * head dim (bias_axis). */
 static struct attn_matrix
-bias_block(const struct attn_stages *stages, size_t b, size_t h)
+bias_block(const struct attn_stages *stages, enum attn_stage s, size_t b,
+    size_t h)
 {
-	const struct attn_matrix *m = &stages->stage[ATTN_STAGE_GRAD_BIAS];
+	const struct attn_matrix *m = &stages->stage[s];
 	const size_t nd = stages->bias_ndim;
 	size_t d, n = 0, rows;
 
@@ -196,7 +202,7 @@ attn_stage_axes(const struct attn_stages *stages, enum attn_stage s,
 
 	*rows = attn_stage_table[s].rows;
 	*cols = attn_stage_table[s].cols;
-	if (s == ATTN_STAGE_GRAD_BIAS && nd >= 2) {
+	if ((s == ATTN_STAGE_GRAD_BIAS || s == ATTN_STAGE_BIAS) && nd >= 2) {
 		*rows = stages->bias_axis[nd - 2];
 		*cols = stages->bias_axis[nd - 1];
 	}
@@ -215,8 +221,8 @@ attn_stage_block(const struct attn_stages *stages, enum attn_stage s, size_t b,
 		return none;
 	if (s == ATTN_STAGE_GRAD_SINKS)
 		return attn_matrix_view(m, 0, 1, h, 1);
-	if (s == ATTN_STAGE_GRAD_BIAS)
-		return bias_block(stages, b, h);
+	if (s == ATTN_STAGE_GRAD_BIAS || s == ATTN_STAGE_BIAS)
+		return bias_block(stages, s, b, h);
 	if (attn_stage_table[s].per_head)
 		return attn_matrix_view(m, (b * stages->heads + h) * rows,
 		    rows, 0, cols);

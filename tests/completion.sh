@@ -36,7 +36,7 @@ attn --cu-seqlens-q d	data/
 attn --quer	--query --query-labels
 attn --query ''	
 attn --fu	--full
-attn -s ''	all delta grad_bias grad_k grad_q grad_scaled grad_sinks grad_v grad_weights k k_rot lse mask output projected q q_rot scaled scores v weights
+attn -s ''	all bias delta grad_bias grad_k grad_q grad_scaled grad_sinks grad_v grad_weights k k_rot lse mask output projected q q_rot scaled scores v weights
 attn --stage we	weights
 attn -s scores,we	scores,weights
 attn --stage=sc	scaled scores

@@ -9,8 +9,9 @@
 # every other stage's the T queries, and the columns of the T x S stages
 # are the keys.  Each row and key column of each stage found must carry
 # such a label; a stage not named here (the statistics, the heatmap) is
-# skipped.  grad_bias has the bias's shape: its rows are the queries or
-# one row named grad_bias, its columns the keys or one named grad_bias;
+# skipped.  bias and grad_bias have the bias's shape: their rows are the
+# queries or one row named by the stage, their columns the keys or one
+# named so;
 # grad_sinks is one row named grad_sinks of a column a head, h1...
 # Where a stage is found:
 #
@@ -59,7 +60,7 @@ function rowletter(s) {
 }
 
 function row(label) {
-	if (cur == "grad_bias" || cur == "grad_sinks") {
+	if (cur == "bias" || cur == "grad_bias" || cur == "grad_sinks") {
 		rows++
 		whose = cur == "grad_sinks" ? "one, named so" : "queries or one"
 		if (label != cur && (cur == "grad_sinks" || substr(label, 1, 1) != "Q"))
@@ -78,8 +79,10 @@ function col(label) {
 	if ((cur in keycols) && substr(label, 1, 1) != "K")
 		fail(sprintf("column '%s' of %s: its columns are keys", label,
 		    cur))
-	if (cur == "grad_bias" && label != cur && substr(label, 1, 1) != "K")
-		fail(sprintf("column '%s' of grad_bias: its columns are keys or one", label))
+	if ((cur == "bias" || cur == "grad_bias") && label != cur &&
+	    substr(label, 1, 1) != "K")
+		fail(sprintf("column '%s' of %s: its columns are keys or one",
+		    label, cur))
 	if (cur == "grad_sinks" && label !~ /^h[0-9]+$/)
 		fail(sprintf("column '%s' of grad_sinks: its columns are heads", label))
 }

@@ -12,9 +12,10 @@
 #             d = 32 for the npy and npz writers and --check of what
 #             they wrote (rows long enough to be written where they lie);
 #   variant   the forward stages; --causal; --grad (the backward ones);
-#             --grad with --bias and --sinks (grad_bias, in the bias's
-#             shape: 1 x S, B x 1 x S, 1 x H x T x S, B x H x T x 1 or
-#             T x S by layout, and grad_sinks besides), also emulated;
+#             --grad with --bias and --sinks (bias as read and
+#             grad_bias, in the bias's shape: 1 x S, B x 1 x S,
+#             1 x H x T x S, B x H x T x 1 or T x S by layout, and
+#             grad_sinks besides), also emulated;
 #             --proj with W_O, --rope and --grad (q, k, v, q_rot, k_rot
 #             and projected besides); --rope (q, k and v, the operands
 #             as read, besides q_rot and k_rot); --sinks; --lse-base 2
@@ -268,8 +269,8 @@ for l in 2d 3d bhsd bshd 2dl; do
 	printers $opt $labels --rope $qkv
 	stages=$forward
 	printers $opt $labels --sinks $sinks $qkv
-	# the gradients of a broadcast bias and of the sinks
-	stages="$forward $backward grad_bias grad_sinks"
+	# a broadcast bias as read, its gradient and the sinks'
+	stages="bias $forward $backward grad_bias grad_sinks"
 	printers $opt $labels --grad $dout --bias ../$l-bias.json \
 	    --sinks $sinks $qkv
 	printers $opt $labels --emulate fp16 --grad $dout \

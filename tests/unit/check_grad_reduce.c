@@ -10,7 +10,8 @@
  * thread count, grad_bias alone or beside the stages it is made of,
  * give the same bytes, those of the sums of the held grad_scaled added
  * in the order lib/grad_reduce.c gives; and a bias of one row or column
- * is reduced without holding T x S.
+ * is reduced without holding T x S.  The stage bias, shaped as
+ * grad_bias is, is the bias as given, bit for bit, with or without dO.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -181,15 +182,17 @@ gr_numeric(struct gr_case *c, double *x)
 	return (up - down) / (2 * h);
 }
 
-/* grad_bias has the dims the bias was given in: ndim 2 to 4 (the
- * stack's own, B x H x 1 x S, for case 16 which gives none). */
+/* Stage s, grad_bias or bias, has the dims the bias was given in: ndim
+ * 2 to 4 (the stack's own, B x H x 1 x S, for case 16 which gives
+ * none). */
 static void
-gr_expect_dims(const struct gr_case *c, const struct attn_stages *st)
+gr_expect_dims(const struct gr_case *c, const struct attn_stages *st,
+    enum attn_stage s)
 {
 	struct attn_shape sh;
 	size_t d;
 
-	attn_stage_shape(st, ATTN_STAGE_GRAD_BIAS, &sh);
+	attn_stage_shape(st, s, &sh);
 	if (c->sh.ndim == 0) {
 		const size_t want[4] = { GR_B, GR_H, 1, GR_S };
 
@@ -219,7 +222,7 @@ START_TEST(grad_bias_and_sinks_match_finite_differences)
 	gr_make(&c, _i);
 	ck_assert_int_eq(attn_run(&c.cfg, &c.in, want, &st, &err), ATTN_OK);
 	ck_assert_uint_eq(st.have, want | STAGE(LSE));
-	gr_expect_dims(&c, &st);
+	gr_expect_dims(&c, &st, ATTN_STAGE_GRAD_BIAS);
 	gb = &st.stage[ATTN_STAGE_GRAD_BIAS];
 	gs = &st.stage[ATTN_STAGE_GRAD_SINKS];
 	ck_assert_uint_eq(gb->rows, c.given.rows);
@@ -579,6 +582,45 @@ START_TEST(grad_bias_and_sinks_need_their_inputs)
 }
 END_TEST
 
+/* The stage bias is the bias as given, in its dims and bit for bit,
+ * whatever the stack the run read (a block shared by the batches is
+ * repeated in it), without dO and beside grad_bias; and needs a bias. */
+START_TEST(bias_stage_is_the_bias_as_given)
+{
+	struct attn_stages st;
+	struct attn_error err;
+	struct gr_case c;
+	size_t i, j;
+	int with;
+
+	gr_make(&c, _i);
+	for (with = 0; with < 2; with++) {
+		c.in.d_out.data = with ? c.d_out.data : NULL;
+		ck_assert_int_eq(attn_run(&c.cfg, &c.in, STAGE(BIAS) |
+		    (with ? STAGE(GRAD_BIAS) : 0), &st, &err), ATTN_OK);
+		ck_assert(st.have & STAGE(BIAS));
+		gr_expect_dims(&c, &st, ATTN_STAGE_BIAS);
+		ck_assert_uint_eq(st.stage[ATTN_STAGE_BIAS].rows, c.given.rows);
+		ck_assert_uint_eq(st.stage[ATTN_STAGE_BIAS].cols, c.given.cols);
+		for (i = 0; i < c.given.rows; i++)
+			for (j = 0; j < c.given.cols; j++)
+				ck_assert_mem_eq(attn_at(&st.stage[
+				    ATTN_STAGE_BIAS], i, j), attn_at(&c.given,
+				    i, j), sizeof(double));
+		attn_stages_free(&st);
+	}
+	c.in.bias.data = NULL;
+	ck_assert_uint_eq(attn_stages_available(&c.cfg, &c.in) & STAGE(BIAS),
+	    0);
+	ck_assert_int_eq(attn_run(&c.cfg, &c.in, STAGE(BIAS), &st, &err),
+	    ATTN_ERR_USAGE);
+	ck_assert_str_eq(err.msg, "stage bias needs a bias: it is the bias "
+	    "as read");
+	c.in.bias = c.stack;
+	gr_free(&c);
+}
+END_TEST
+
 Suite *
 grad_reduce_suite(void)
 {
@@ -595,6 +637,8 @@ grad_reduce_suite(void)
 	tcase_add_loop_test(tc, grad_bias_of_a_row_holds_no_scores, 0, 4);
 	tcase_add_test(tc, grad_bias_and_sinks_are_emulated);
 	tcase_add_test(tc, grad_bias_and_sinks_need_their_inputs);
+	tcase_add_loop_test(tc, bias_stage_is_the_bias_as_given, 0,
+	    GR_SHAPES);
 	suite_add_tcase(s, tc);
 	return s;
 }

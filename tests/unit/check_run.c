@@ -115,9 +115,12 @@ static const struct {
 	[ATTN_STAGE_Q_ROT] = { B * T * H * D_K, T * D_K },
 	[ATTN_STAGE_K_ROT] = { B * S * G * D_K, S * D_K },
 	[ATTN_STAGE_PROJECTED] = { 0, 0 },	/* d_out is the layer's */
+	/* copied after the kernel, never in its stages or scratch
+	 * (lib/grad_reduce.c; check_grad_reduce.c counts it) */
+	[ATTN_STAGE_BIAS] = { 0, 0 },
 };
 
-_Static_assert(ATTN_STAGE_COUNT == 22, "a new stage needs its sizes here");
+_Static_assert(ATTN_STAGE_COUNT == 23, "a new stage needs its sizes here");
 
 /* "weights with set 0x5": what expect_same names. */
 static const char *

@@ -8,7 +8,7 @@
  * that --stage can look up the pieces of "weights,output" in place.  The
  * backward stages are laid out as Q, K and V are, grad_k and grad_v
  * with keys as rows; grad_bias and grad_sinks as the bias and the sinks
- * are.
+ * are, and bias, the bias as read, as grad_bias is.
  */
 #include <string.h>
 
@@ -47,6 +47,8 @@ static const struct {
 	{ "q_rot", "T x d_k", ATTN_AXIS_DK },
 	{ "k_rot", "S x d_k", ATTN_AXIS_DK },
 	{ "projected", "T x d_out", ATTN_AXIS_MODEL },
+	/* an input as read, shaped as grad_bias is */
+	{ "bias", "the bias's shape", ATTN_AXIS_KEY },
 };
 
 _Static_assert(sizeof spec_stages / sizeof spec_stages[0] ==
@@ -559,6 +561,8 @@ START_TEST(the_order_holds_every_stage_once_projections_first)
 	}
 	ck_assert_uint_lt(pos[ATTN_STAGE_Q], pos[ATTN_STAGE_Q_ROT]);
 	ck_assert_uint_lt(pos[ATTN_STAGE_K_ROT], pos[ATTN_STAGE_SCORES]);
+	/* the bias as read, an input, before what it is added to */
+	ck_assert_uint_lt(pos[ATTN_STAGE_BIAS], pos[ATTN_STAGE_SCORES]);
 	ck_assert_uint_eq(pos[ATTN_STAGE_PROJECTED],
 	    pos[ATTN_STAGE_OUTPUT] + 1);
 	ck_assert_uint_lt(pos[ATTN_STAGE_SCORES], pos[ATTN_STAGE_SCALED]);
