@@ -14,7 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "attn_private.h"
 #include "help.h"
+#include "options_hint.h"
 
 struct topic {
 	const char *name;	/* the word after attn help */
@@ -92,6 +94,32 @@ source_page(const struct topic *t, char *buf, size_t size)
 	return -1;
 }
 
+/* A usage error of attn help, one line and the pointer to help, as
+ * attn's others: word is the topic it does not know (NULL: more than
+ * one word), named escaped, with "did you mean" where one is near. */
+static void
+usage(const char *word)
+{
+	const char *names[NTOPICS];
+	char esc[4 * 64 + 1], hint[96];
+	size_t i, len;
+
+	for (i = 0; i < NTOPICS; i++)
+		names[i] = topics[i].name;
+	if (word == NULL) {
+		fputs("attn: help takes one topic", stderr);
+	} else {
+		len = strlen(word);
+		attn_text_escape(esc, sizeof esc, word, len, NULL);
+		hint_suggest(hint, sizeof hint, word, len, names, NTOPICS, "");
+		fprintf(stderr, "attn: unknown help topic '%s'%s", esc, hint);
+	}
+	fputs(" (topics:", stderr);
+	for (i = 0; i < NTOPICS; i++)
+		fprintf(stderr, "%s %s", i > 0 ? "," : "", topics[i].name);
+	fputs(")\nTry 'attn --help'.\n", stderr);
+}
+
 int
 help_main(int argc, char **argv)
 {
@@ -111,11 +139,7 @@ help_main(int argc, char **argv)
 		if (strcmp(argv[0], topics[i].name) == 0)
 			t = &topics[i];
 	if (argc > 1 || t == NULL) {
-		fputs("attn: help takes one topic of", stderr);
-		for (i = 0; i < NTOPICS; i++)
-			fprintf(stderr, "%s %s", i > 0 ? "," : "",
-			    topics[i].name);
-		fputs(" (attn help lists them)\n", stderr);
+		usage(argc > 1 ? NULL : argv[0]);
 		return 64;
 	}
 	have = installed(t);

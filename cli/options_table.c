@@ -33,6 +33,7 @@ static const char help_head[] =
     "       attn gen ROWSxCOLS[xN..] [--seed N] [--dist normal|uniform]\n"
     "       attn workbench [options] [Q K V | BUNDLE | --self X]\n"
     "       attn softmax [options] SCORES [V]\n"
+    "       attn help [TOPIC]\n"
     "\n"
     "Q, K and V are JSON, CSV, TSV, whitespace-separated text or NumPy\n"
     ".npy files (--check FILE and --proj LAYER may be .npz);\n"
@@ -41,6 +42,8 @@ static const char help_head[] =
     "With --proj, X (or XQ and XKV) are embeddings that the LAYER\n"
     "projects to q, k and v.\n"
     "attn softmax starts from the logits, SCORES (scale 1 unless given).\n"
+    "attn help opens the manual pages: attn(1), the tutorial, checking\n"
+    "kernels, the workbench and gen (attn help lists the topics).\n"
     "\n"
     "options:\n";
 
@@ -111,7 +114,8 @@ static const char *const workbench_refused[] = { "explain", "stage",
 	"emulate", "factor", "output", NULL };
 /* attn's commands, the words that may come first on its command line:
  * each parses the options that follow as the table says. */
-const char *const options_commands[] = { "gen", "workbench", NULL };
+const char *const options_commands[] = { "gen", "workbench", "softmax",
+    "help", NULL };
 #define NCOMMANDS (sizeof options_commands / sizeof options_commands[0] - 1)
 /* Whether row r's argument may be left out (set then gets NULL). */
 #define OPTIONAL_ARG(r) ((r)->arg != NULL && (r)->arg[0] == '[')
