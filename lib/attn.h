@@ -258,7 +258,9 @@ enum attn_precision {
 	ATTN_PREC_FP64,		/* double: what attn_run computes in */
 	ATTN_PREC_FP32,		/* IEEE binary32 */
 	ATTN_PREC_FP16,		/* IEEE binary16 */
-	ATTN_PREC_BF16		/* bfloat16: float32's range, 8 bits */
+	ATTN_PREC_BF16,		/* bfloat16: float32's range, 8 bits */
+	ATTN_PREC_FP8_E4M3,	/* OCP FP8 E4M3: 4 bits, up to 448, saturating */
+	ATTN_PREC_FP8_E5M2	/* OCP FP8 E5M2: 3 bits, up to 57344, inf */
 };
 
 /* What a query row that may attend no key gets. */
@@ -449,7 +451,8 @@ enum attn_status attn_emulate_plan(const struct attn_config *cfg,
     const struct attn_inputs *in, unsigned want, enum attn_precision prec,
     size_t *bytes, struct attn_error *err);
 
-/* x rounded to the nearest number of format prec, ties to even. */
+/* x rounded to the nearest number of format prec, ties to even; in FP8
+ * E4M3, which has no inf, what lies past 448 (and inf) is +-448. */
 double attn_round(double x, enum attn_precision prec);
 
 /* attn_run of every forward stage for one problem without mask or bias:

@@ -605,15 +605,15 @@ extern const double attn_exp_hi[16], attn_exp_lo[16];
 
 /* n float32 values rounded in place to prec (lib/round.c), as
  * attn_round rounds them: float16 by the CPU's conversion (F16C) where
- * hardware is set and the CPU has one, else by bit operations; FP32 and
- * FP64 leave them. */
+ * hardware is set and the CPU has one, else by bit operations; the FP8
+ * formats by attn_round, a float at a time; FP32 and FP64 leave them. */
 void attn_round_floats(float *x, size_t n, enum attn_precision prec,
     int hardware);
 
 /* x rounded to float32 to odd (toward zero, the last bit set when that
  * was inexact): a float from which attn_round_floats rounds to float16
- * or bfloat16 as attn_round rounds x itself, with no double rounding
- * (Boldo and Melquiond: float32 has more than 2 bits beyond either). */
+ * bfloat16 or FP8 as attn_round rounds x itself, with no double rounding
+ * (Boldo and Melquiond: float32 has more than 2 bits beyond each). */
 float attn_round_odd(double x);
 
 /*

@@ -1,6 +1,6 @@
 /*
- * round.c - attn_round: a double rounded to float32, float16 or bfloat16,
- * the one rounding of --emulate.  A leaf below the emulation
+ * round.c - attn_round: a double rounded to float32, float16, bfloat16 or
+ * one of the two OCP FP8 formats, the one rounding of --emulate.  A leaf below the emulation
  * (lib/emulate.c) and its software-rounded oracle in the tests.
  *
  * Rounding is written out rather than taken from _Float16 or __bf16,
@@ -8,7 +8,8 @@
  * is a power of two, x is scaled so that it is 1, and the integer part is
  * rounded half to even by hand, so that the result does not depend on
  * the rounding mode.  It is tested against float casts for float32 and on
- * the edge values of each format (check_emulate.c).
+ * the edge values of each format (check_emulate.c), and for FP8 against
+ * NumPy's decoding of every code (check_fp8.c, tests/unit/fp8_numpy.py).
  */
 #include <math.h>
 #include <stdint.h>
@@ -17,15 +18,22 @@
 #include "internal.h"
 
 /* Bits of the significand (its leading 1 included), the exponent of the
- * smallest normal number, and the largest finite number. */
+ * smallest normal number, the largest finite number, and whether a
+ * number past it (and inf) saturates to it rather than rounding to inf.
+ * OCP FP8 E4M3 has no inf (its top codes S.1111.111 are nan) and
+ * converts with saturation, as CUDA's conversions to it with satfinite
+ * and FlashAttention 3's fp8 inputs do; E5M2 is IEEE-like. */
 static const struct {
 	int bits, emin;
 	double max;
+	int saturate;
 } formats[] = {
-	[ATTN_PREC_FP64] = { 53, -1022, 1.7976931348623157e308 },
-	[ATTN_PREC_FP32] = { 24, -126, 3.4028234663852886e38 },
-	[ATTN_PREC_FP16] = { 11, -14, 65504.0 },
-	[ATTN_PREC_BF16] = { 8, -126, 3.3895313892515355e38 },
+	[ATTN_PREC_FP64] = { 53, -1022, 1.7976931348623157e308, 0 },
+	[ATTN_PREC_FP32] = { 24, -126, 3.4028234663852886e38, 0 },
+	[ATTN_PREC_FP16] = { 11, -14, 65504.0, 0 },
+	[ATTN_PREC_BF16] = { 8, -126, 3.3895313892515355e38, 0 },
+	[ATTN_PREC_FP8_E4M3] = { 4, -6, 448.0, 1 },
+	[ATTN_PREC_FP8_E5M2] = { 3, -14, 57344.0, 0 },
 };
 
 double
@@ -35,8 +43,11 @@ attn_round(double x, enum attn_precision prec)
 	int e;
 
 	if (prec == ATTN_PREC_FP64 || (unsigned)prec >= sizeof formats /
-	    sizeof formats[0] || !isfinite(x) || x == 0.0)
+	    sizeof formats[0] || isnan(x) || x == 0.0)
 		return x;
+	if (isinf(x))
+		return formats[prec].saturate ? copysign(formats[prec].max, x) :
+		    x;
 	/* x = m 2^e with 0.5 <= |m| < 1: its leading bit is 2^(e-1); below
 	 * the smallest normal the spacing stays that of emin. */
 	(void)frexp(x, &e);
@@ -51,7 +62,8 @@ attn_round(double x, enum attn_precision prec)
 		f += 1.0;
 	y = ldexp(f, e - formats[prec].bits + 1);
 	if (fabs(y) > formats[prec].max)
-		return copysign(INFINITY, x);
+		return copysign(formats[prec].saturate ? formats[prec].max :
+		    INFINITY, x);
 	/* An underflow to zero has the sign of x, as in IEEE arithmetic. */
 	return y == 0.0 ? copysign(0.0, x) : y;
 }
@@ -164,6 +176,17 @@ has_f16c(void)
 }
 #endif
 
+/* The FP8 formats through attn_round, a float at a time: a float32 is
+ * exact as a double, and the format's 3 or 4 bits are far inside it. */
+static void
+fp8_floats(float *x, size_t n, enum attn_precision prec)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		x[i] = (float)attn_round((double)x[i], prec);
+}
+
 float
 attn_round_odd(double x)
 {
@@ -199,6 +222,10 @@ attn_round_floats(float *x, size_t n, enum attn_precision prec,
 #endif
 		(void)hardware;
 		fp16_floats_bits(x, n);
+		break;
+	case ATTN_PREC_FP8_E4M3:
+	case ATTN_PREC_FP8_E5M2:
+		fp8_floats(x, n, prec);
 		break;
 	case ATTN_PREC_FP64:
 	case ATTN_PREC_FP32:

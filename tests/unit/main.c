@@ -33,7 +33,7 @@ main(void)
 		npy_suite, read_npz_suite, write_npz_suite, layout_suite,
 		grad_reduce_suite,
 		emulate_suite, compare_suite, mask_suite, varlen_suite,
-		memory_suite, threads_suite, suggest_suite,
+		memory_suite, threads_suite, suggest_suite, fp8_suite,
 	};
 	SRunner *sr;
 	size_t i;

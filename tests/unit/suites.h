@@ -47,6 +47,7 @@ Suite *write_npz_suite(void);
 Suite *grad_reduce_suite(void);
 Suite *layout_suite(void);
 Suite *emulate_suite(void);
+Suite *fp8_suite(void);
 Suite *compare_suite(void);
 Suite *suggest_suite(void);
 Suite *mask_suite(void);
