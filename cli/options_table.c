@@ -247,8 +247,9 @@ static const struct option_row rows[] = {
 	    "(default 1e-05)", NULL, set_rtol, 0 },
 	{ "atol", 0, "X", "--check absolute tolerance (default 1e-08)",
 	    NULL, set_atol, 0 },
-	{ "emulate", 0, "P", "fp32, fp16 or bf16: compute a naive kernel in\n"
-	    "that precision; with --check, the baseline",
+	{ "emulate", 0, "P", "fp32, fp16, bf16, fp8-e4m3 or fp8-e5m2:\n"
+	    "compute a naive kernel in that precision;\nwith --check, the "
+	    "baseline",
 	    words_emulate, set_emulate, 0 },
 	{ "factor", 0, "X", "--check --emulate passes within X times the\n"
 	    "baseline's error (default 2)", NULL, set_factor, 0 },

@@ -432,7 +432,15 @@ void
 print_explain_head(const struct printer *p)
 {
 	print_shapes(p);
-	if (p->stages->precision != ATTN_PREC_FP64)
+	if (p->stages->precision == ATTN_PREC_FP8_E4M3 ||
+	    p->stages->precision == ATTN_PREC_FP8_E5M2)
+		fprintf(p->fp, "precision: %s, emulated (--emulate) as "
+		    "FlashAttention 3's fp8 forward: Q, K, V rounded to it, "
+		    "Q K^T summed and scaled in float32, the weights rounded "
+		    "to fp8-e4m3 before weights V, the output stored in "
+		    "bfloat16, every other stage in float32\n",
+		    words_emulate[p->stages->precision - 1]);
+	else if (p->stages->precision != ATTN_PREC_FP64)
 		fprintf(p->fp, "precision: %s, emulated (--emulate): Q, K, V%s "
 		    "and the bias rounded to it, q * scale too before Q K^T, "
 		    "float32 sums, every stage stored in it but lse%s, kept "

@@ -11,6 +11,7 @@
 #include "logits.h"
 #include "output.h"
 #include "rules.h"
+#include "words.h"
 
 static enum attn_status
 usage_error(struct attn_error *err, const char *msg)
@@ -358,6 +359,15 @@ rules_check_options(const struct options *o, const struct given *g,
 		    "--heatmap, --svg and -f html: add one of them");
 	if ((status = rules_check(o, g, err)) != ATTN_OK)
 		return status;
+	/* FlashAttention 3's fp8 kernels are forward only: an fp8 backward
+	 * would be a convention of no kernel (attn(1), --emulate) */
+	if (o->grad != NULL && (o->emulate == ATTN_PREC_FP8_E4M3 ||
+	    o->emulate == ATTN_PREC_FP8_E5M2))
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "--emulate %s computes the forward pass only, as "
+		    "FlashAttention 3's fp8 kernels do: leave out --grad, or "
+		    "emulate the backward with --emulate bf16",
+		    words_emulate[o->emulate - 1]);
 	if (o->self != NULL && o->noperands != 0)
 		return usage_error(err, "--self X takes no other operands");
 	if ((status = check_embeddings(o, g, err)) != ATTN_OK)

@@ -44,6 +44,8 @@ const char *const words_emulate[] = {
 	[ATTN_PREC_FP32 - 1] = "fp32",
 	[ATTN_PREC_FP16 - 1] = "fp16",
 	[ATTN_PREC_BF16 - 1] = "bf16",
+	[ATTN_PREC_FP8_E4M3 - 1] = "fp8-e4m3",
+	[ATTN_PREC_FP8_E5M2 - 1] = "fp8-e5m2",
 	NULL
 };
 

@@ -48,6 +48,16 @@
  * where the sums over h are float32 in head order, rounded once, as the
  * sum that autograd's backward of an expanded K or V does.  For F =
  * float32 both roundings are float32: a plain float32 kernel with fma.
+ *
+ * In the FP8 formats (OCP E4M3 and E5M2), FlashAttention 3's fp8 forward
+ * pass, which takes Q, K and V in the format and keeps the rest wider:
+ * q, k, v are rounded to F, but every step between is rounded to A
+ * (e->mid), the scale multiplies the logits, not q (x = A(A(sum_c A(q
+ * k)) * A(scale))), the weights are rounded to E4M3 before the P V
+ * product (e->pf; FlashAttention 3 converts P to E4M3, its fp8 input
+ * format), and the output to bfloat16, the dtype its fp8 kernels write
+ * (e->of).  Those kernels have no backward pass, so no backward stage is
+ * emulated in FP8 (attn_emulate_ops: a usage error).
  * Overflow is what the format gives (fp16 logits past 65504 are inf, and
  * their softmax nan): not an error, but part of the baseline.
  *
@@ -108,7 +118,12 @@ typedef void tile_fn(const float *w, size_t ldw, size_t n, const float *b,
 struct emu {
 	const struct attn_problem *p;
 	tile_fn *tile;		/* tile_sum's copy for this CPU */
-	enum attn_precision prec;
+	enum attn_precision prec;	/* F of q, k, v */
+	enum attn_precision mid;	/* F of the steps between: prec, or
+					 * FP32 in FP8 */
+	enum attn_precision pf, of;	/* F of the weights and output:
+					 * prec, or in FP8 E4M3 and BF16 */
+	int fp8;			/* prec is an FP8 format */
 	struct attn_stages *out;
 	struct attn_mask_counts counts;
 	size_t sp;		/* S rounded up to LANES */
@@ -130,21 +145,28 @@ struct emu {
 
 /* ---------------------------------------------------------------- loops */
 
-/* F of n floats: F16C for fp16 unless the caller capped the loops at
- * plain C (cfg->isa, ATTN_ISA), which gives the same bytes. */
+/* n floats rounded to prec: F16C for fp16 unless the caller capped the
+ * loops at plain C (cfg->isa, ATTN_ISA), which gives the same bytes. */
+static void
+round_to(const struct emu *e, float *x, size_t n, enum attn_precision prec)
+{
+	attn_round_floats(x, n, prec, e->p->cfg->isa != ATTN_ISA_C);
+}
+
+/* F of the steps between the inputs and the weights. */
 static void
 round_f(const struct emu *e, float *x, size_t n)
 {
-	attn_round_floats(x, n, e->prec, e->p->cfg->isa != ATTN_ISA_C);
+	round_to(e, x, n, e->mid);
 }
 
-/* A double input on its way to the format: RNE to float32 is F for
- * fp32; rounding to odd keeps F exact for fp16 and bf16 (round_f then
- * finishes it, a whole array at a time). */
+/* A double input on its way to format prec: RNE to float32 is F for
+ * fp32; rounding to odd keeps F exact for the narrower formats (round_to
+ * then finishes it, a whole array at a time). */
 static float
-in_f(const struct emu *e, double x)
+in_f(enum attn_precision prec, double x)
 {
-	return e->prec == ATTN_PREC_FP32 ? (float)x : attn_round_odd(x);
+	return prec == ATTN_PREC_FP32 ? (float)x : attn_round_odd(x);
 }
 
 /*
@@ -446,7 +468,8 @@ put_rows(const struct emu *e, enum attn_stage s, const struct attn_head *hd,
 
 /* ------------------------------------------------------------- forward */
 
-/* F(q)^T and qs^T of rows [i0, i0 + rows); 0 in the lanes after. */
+/* F(q)^T and qs^T of rows [i0, i0 + rows); 0 in the lanes after.  In
+ * FP8 qs is F(q) itself: the scale multiplies the float32 logits. */
 static void
 load_q(const struct emu *e, const struct attn_head *hd, struct work *w,
     size_t i0, size_t rows)
@@ -456,10 +479,12 @@ load_q(const struct emu *e, const struct attn_head *hd, struct work *w,
 
 	for (c = 0; c < d; c++)
 		for (l = 0; l < LANES; l++)
-			w->qt[c * LANES + l] = l < rows ? in_f(e,
+			w->qt[c * LANES + l] = l < rows ? in_f(e->prec,
 			    *attn_at(&hd->q, i0 + l, c)) : 0.0f;
-	round_f(e, w->qt, d * LANES);
+	round_to(e, w->qt, d * LANES, e->prec);
 	memcpy(w->st, w->qt, d * LANES * sizeof *w->st);
+	if (e->fp8)
+		return;
 	all_mul(w->st, e->scale, d * LANES);
 	round_f(e, w->st, d * LANES);
 }
@@ -510,6 +535,8 @@ logits(const struct emu *e, const struct attn_head *hd, struct work *w,
 		put_rows(e, ATTN_STAGE_SCORES, hd, w->y, i0, rows, S);
 	}
 	tile_dot(e, w->st, p->d_k, kf, S, w->x);
+	if (e->fp8)
+		all_mul(w->x, e->scale, n);
 	round_f(e, w->x, n);
 	if (e->cap > 0.0f) {
 		all_div(w->x, e->cap, n);
@@ -525,7 +552,7 @@ logits(const struct emu *e, const struct attn_head *hd, struct work *w,
 		/* w->y as the rounded bias, 0 in the lanes after */
 		for (j = 0; j < S; j++)
 			for (l = 0; l < LANES; l++)
-				w->y[j * LANES + l] = l < rows ? in_f(e,
+				w->y[j * LANES + l] = l < rows ? in_f(e->mid,
 				    attn_input_at(&hd->bias, i0 + l, j)) : 0.0f;
 		round_f(e, w->y, n);
 		all_add(w->x, w->y, n);
@@ -558,7 +585,7 @@ softmax(const struct emu *e, const struct attn_head *hd, struct work *w,
 	const struct attn_problem *p = e->p;
 	const size_t S = p->S, n = S * LANES;
 	const float sink = hd->sink == -INFINITY ? -INFINITY :
-	    (float)attn_round(hd->sink, e->prec);
+	    (float)attn_round(hd->sink, e->mid);
 	struct attn_matrix m;
 	size_t j, l;
 
@@ -570,7 +597,7 @@ softmax(const struct emu *e, const struct attn_head *hd, struct work *w,
 		    (float)exp((double)(sink - w->m[l]));
 	rows_sum(w->x, S, w->sum);
 	rows_div(w->x, w->sum, S);
-	round_f(e, w->x, n);
+	round_to(e, w->x, n, e->pf);
 	/* rows with no key (no sink), and nan rows */
 	for (l = 0; l < rows; l++) {
 		struct attn_seq sq;
@@ -582,7 +609,7 @@ softmax(const struct emu *e, const struct attn_head *hd, struct work *w,
 			v = NAN;
 		else if (w->m[l] == -INFINITY)
 			v = (float)attn_round(attn_round(attn_masked_weight(p,
-			    &sq), ATTN_PREC_FP32), e->prec);
+			    &sq), ATTN_PREC_FP32), e->pf);
 		else
 			continue;
 		w->sum[l] = isnan(w->m[l]) ? NAN : 0.0f;
@@ -625,7 +652,7 @@ backward_rows(const struct emu *e, const struct attn_head *hd,
 
 	for (c = 0; c < p->d_v; c++)
 		for (l = 0; l < LANES; l++)
-			w->dot[c * LANES + l] = l < rows ? in_f(e,
+			w->dot[c * LANES + l] = l < rows ? in_f(e->prec,
 			    *attn_at(&hd->d_out, i0 + l, c)) : 0.0f;
 	round_f(e, w->dot, p->d_v * LANES);
 	for (l = 0; l < rows; l++) {
@@ -742,7 +769,7 @@ row_task(void *ctx, size_t worker, size_t t)
 	softmax(e, &hd, w, i0, rows);
 	if (e->grad || (p->hold & ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT))) {
 		tile_mix(e, w->x, LANES, p->S, vf, p->d_v, p->d_v, w->acc);
-		round_f(e, w->acc, p->d_v * LANES);
+		round_to(e, w->acc, p->d_v * LANES, e->of);
 		put_rows(e, ATTN_STAGE_OUTPUT, &hd, w->acc, i0, rows, p->d_v);
 	}
 	if (e->grad)
@@ -965,14 +992,14 @@ load_kv(struct emu *e)
 			attn_problem_head(p, b, g * (p->H / p->G), &hd);
 			for (j = 0; j < p->S; j++) {
 				for (c = 0; c < p->d_k; c++)
-					kf[j * p->d_k + c] = in_f(e,
+					kf[j * p->d_k + c] = in_f(e->prec,
 					    *attn_at(&hd.k, j, c));
 				for (c = 0; c < p->d_v; c++)
-					vf[j * p->d_v + c] = in_f(e,
+					vf[j * p->d_v + c] = in_f(e->prec,
 					    *attn_at(&hd.v, j, c));
 			}
-			round_f(e, kf, p->S * p->d_k);
-			round_f(e, vf, p->S * p->d_v);
+			round_to(e, kf, p->S * p->d_k, e->prec);
+			round_to(e, vf, p->S * p->d_v, e->prec);
 		}
 }
 
@@ -990,6 +1017,10 @@ progress_what(enum attn_precision prec, int grad)
 		[ATTN_PREC_BF16] = { "query blocks of the emulated bf16 kernel",
 		    "blocks of the emulated bf16 kernel, forward and "
 		    "backward" },
+		[ATTN_PREC_FP8_E4M3] = { "query blocks of the emulated "
+		    "fp8-e4m3 kernel", NULL },
+		[ATTN_PREC_FP8_E5M2] = { "query blocks of the emulated "
+		    "fp8-e5m2 kernel", NULL },
 	};
 
 	return what[prec][grad];
@@ -1009,7 +1040,13 @@ emulate_run(const struct attn_problem *p, enum attn_precision prec,
 		return too_large(p, err);
 	e.p = p;
 	e.tile = tile_pick(p->cfg->isa);
-	e.prec = prec;
+	e.prec = e.mid = e.pf = e.of = prec;
+	e.fp8 = prec == ATTN_PREC_FP8_E4M3 || prec == ATTN_PREC_FP8_E5M2;
+	if (e.fp8) {
+		e.mid = ATTN_PREC_FP32;
+		e.pf = ATTN_PREC_FP8_E4M3;
+		e.of = ATTN_PREC_BF16;
+	}
 	e.out = out;
 	e.sp = (p->S + LANES - 1) / LANES * LANES;
 	e.row_tasks = (p->T + LANES - 1) / LANES;
@@ -1066,6 +1103,20 @@ run_bf16(const struct attn_problem *p, struct attn_stages *out,
 	return emulate_run(p, ATTN_PREC_BF16, out, err);
 }
 
+static enum attn_status
+run_e4m3(const struct attn_problem *p, struct attn_stages *out,
+    struct attn_error *err)
+{
+	return emulate_run(p, ATTN_PREC_FP8_E4M3, out, err);
+}
+
+static enum attn_status
+run_e5m2(const struct attn_problem *p, struct attn_stages *out,
+    struct attn_error *err)
+{
+	return emulate_run(p, ATTN_PREC_FP8_E5M2, out, err);
+}
+
 #define EMULATED (ATTN_STAGES_ALL | ATTN_STAGES_GRAD)
 
 static const struct attn_kernel_ops emulate_ops[] = {
@@ -1075,6 +1126,11 @@ static const struct attn_kernel_ops emulate_ops[] = {
 	    run_fp16 },
 	[ATTN_PREC_BF16] = { "emulated bf16", EMULATED, emulate_plan,
 	    run_bf16 },
+	/* forward only, as FlashAttention 3's fp8 kernels are */
+	[ATTN_PREC_FP8_E4M3] = { "emulated fp8-e4m3", ATTN_STAGES_ALL,
+	    emulate_plan, run_e4m3 },
+	[ATTN_PREC_FP8_E5M2] = { "emulated fp8-e5m2", ATTN_STAGES_ALL,
+	    emulate_plan, run_e5m2 },
 };
 
 const struct attn_kernel_ops *

@@ -52,6 +52,8 @@ attn --self d	data/
 attn --proj q	q.json queries.csv
 attn --sinks d	data/
 attn --rope-style ''	half interleaved
+attn --emulate ''	bf16 fp16 fp32 fp8-e4m3 fp8-e5m2
+attn --emulate fp8	fp8-e4m3 fp8-e5m2
 attn --svg q	q.json queries.csv
 attn -d ''	
 attn --heads ''	

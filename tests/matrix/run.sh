@@ -20,7 +20,7 @@
 #             and projected besides); --rope (q, k and v, the operands
 #             as read, besides q_rot and k_rot); --sinks; --lse-base 2
 #             --lse-masked inf (causal, bottom-right); --emulate fp16,
-#             alone and with --grad; packed sequences (--cu-seqlens-q/-k,
+#             alone and with --grad; --emulate fp8-e4m3; packed sequences (--cu-seqlens-q/-k,
 #             --seqused-k per sequence) in 2-D and --seqused-k per batch
 #             in 3-D, with --causal, --alibi and --grad; attn softmax
 #             from the scaled logits of 3-D and 4-D runs; d2l's valid_lens
@@ -281,6 +281,7 @@ for l in 2d 3d bhsd bshd 2dl; do
 	printers $opt $labels --causal --align bottom-right --lse-base 2 \
 	    --lse-masked inf $qkv
 	printers $opt $labels --emulate fp16 $qkv
+	printers $opt $labels --emulate fp8-e4m3 $qkv
 	stages="$forward $backward"
 	printers $opt $labels --emulate fp16 --grad $dout $qkv
 	# --check of several stages from a JSON object keyed by stage

@@ -749,16 +749,18 @@ expect_bits(const char *what, const struct attn_stages *a,
 	}
 }
 
-/* Case i: variant i / 3, precision i % 3 + 1; every stage, forward and
- * backward, on 1 and on 3 threads, and the forward stages alone; the
+/* Case i: variant i / 5, precision i % 5 + 1; every stage, forward and
+ * backward (forward alone in the FP8 formats, which have no backward),
+ * on 1 and on 3 threads, and the forward stages alone; the
  * second time float16 by bits (the loops capped at plain C), not F16C,
  * and a third capped at AVX2 where the CPU has it (the first takes the
  * widest it has). */
 START_TEST(the_emulation_is_its_oracle_bit_for_bit)
 {
-	const int variant = _i / 3;
-	const enum attn_precision prec = (enum attn_precision)(_i % 3 + 1);
-	const unsigned every = ATTN_STAGES_ALL | ATTN_STAGES_GRAD;
+	const int variant = _i / 5;
+	const enum attn_precision prec = (enum attn_precision)(_i % 5 + 1);
+	const unsigned every = ATTN_STAGES_ALL | (prec >= ATTN_PREC_FP8_E4M3 ?
+	    0u : ATTN_STAGES_GRAD);
 	static const size_t threads[] = { 1, 3, 2 };
 	static const enum attn_isa isa[] = {
 		ATTN_ISA_AUTO, ATTN_ISA_C, ATTN_ISA_AVX2
@@ -792,6 +794,25 @@ START_TEST(the_emulation_is_its_oracle_bit_for_bit)
 		attn_stages_free(&fast);
 	}
 	attn_stages_free(&ref);
+	problem_free(&pb);
+}
+END_TEST
+
+/* The FP8 formats compute no backward stage (FlashAttention 3's fp8
+ * kernels are forward only): asked for one, a usage error. */
+START_TEST(fp8_emulation_refuses_the_backward)
+{
+	const enum attn_precision prec = _i ? ATTN_PREC_FP8_E5M2 :
+	    ATTN_PREC_FP8_E4M3;
+	struct problem pb;
+	struct attn_stages st;
+	struct attn_error err;
+
+	vproblem_make(&pb, 0);
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(attn_emulate(&pb.cfg, &pb.in, STAGE(GRAD_Q), prec,
+	    &st, &err), ATTN_ERR_USAGE);
+	ck_assert_msg(strstr(err.msg, "grad_q") != NULL, "%s", err.msg);
 	problem_free(&pb);
 }
 END_TEST
@@ -913,7 +934,8 @@ emulate_suite(void)
 	    15);
 	tcase_add_test(kernel, fp32_emulated_grad_v_is_plain_float);
 	tcase_add_loop_test(kernel, the_emulation_is_its_oracle_bit_for_bit, 0,
-	    V_COUNT * 3);
+	    V_COUNT * 5);
+	tcase_add_loop_test(kernel, fp8_emulation_refuses_the_backward, 0, 2);
 	tcase_add_test(kernel, q_is_scaled_before_the_dot_products);
 	tcase_add_loop_test(kernel, an_emulated_run_reports_its_progress, 0, 2);
 	suite_add_tcase(s, kernel);

@@ -15,14 +15,24 @@
 #include "internal.h"
 
 struct ref {
-	enum attn_precision prec;
+	enum attn_precision prec;	/* q, k, v, dO */
+	enum attn_precision mid;	/* the steps between: F */
+	enum attn_precision pf, of;	/* the weights, the output */
+	int fp8;
 	const struct attn_problem *p;
 	struct attn_stages *out;
 };
 
-/* F: the format; A: the float32 accumulator; an fmaf in A. */
+/* F: the format of the steps between; A: the float32 accumulator; an
+ * fmaf in A; I: the inputs' format. */
 static double
 F(const struct ref *r, double x)
+{
+	return attn_round(x, r->mid);
+}
+
+static double
+I(const struct ref *r, double x)
 {
 	return attn_round(x, r->prec);
 }
@@ -101,14 +111,16 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 #define AT(a, n, i, j) (a)[(i) * (n) + (j)]
 	for (i = 0; i < T; i++)
 		for (c = 0; c < dk; c++) {
-			AT(q, dk, i, c) = F(r, *attn_at(&hd->q, i, c));
-			AT(qs, dk, i, c) = F(r, A(AT(q, dk, i, c) * sc));
+			AT(q, dk, i, c) = I(r, *attn_at(&hd->q, i, c));
+			/* FP8: the scale multiplies the logits instead */
+			AT(qs, dk, i, c) = r->fp8 ? AT(q, dk, i, c) :
+			    F(r, A(AT(q, dk, i, c) * sc));
 		}
 	for (j = 0; j < S; j++) {
 		for (c = 0; c < dk; c++)
-			AT(k, dk, j, c) = F(r, *attn_at(&hd->k, j, c));
+			AT(k, dk, j, c) = I(r, *attn_at(&hd->k, j, c));
 		for (c = 0; c < dv; c++)
-			AT(v, dv, j, c) = F(r, *attn_at(&hd->v, j, c));
+			AT(v, dv, j, c) = I(r, *attn_at(&hd->v, j, c));
 	}
 
 	/* the logits */
@@ -121,7 +133,7 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 				y = fma_a(AT(qs, dk, i, c), AT(k, dk, j, c), y);
 			}
 			put(r, ATTN_STAGE_SCORES, hd, i, j, F(r, s));
-			y = F(r, y);
+			y = F(r, r->fp8 ? A(y * sc) : y);
 			if (cap > 0.0) {
 				AT(t, S, i, j) = F(r, A(tanh(F(r, A(y / cap)))));
 				y = F(r, A(AT(t, S, i, j) * cap));
@@ -156,9 +168,9 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 		m[i] = mx;
 		if (isnan(mx) || mx == -INFINITY) {
 			const double wv = isnan(mx) ? NAN :
-			    F(r, A(p->cfg->masked_rows == ATTN_MASKED_UNIFORM ?
+			    attn_round(A(p->cfg->masked_rows == ATTN_MASKED_UNIFORM ?
 			    1.0 / (double)S : p->cfg->masked_rows ==
-			    ATTN_MASKED_NAN ? NAN : 0.0));
+			    ATTN_MASKED_NAN ? NAN : 0.0), r->pf);
 
 			for (j = 0; j < S; j++)
 				AT(w, S, i, j) = wv;
@@ -170,8 +182,8 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 			for (j = 0; j < S; j++)
 				sum = A(sum + A(exp(A(AT(x, S, i, j) - mx))));
 			for (j = 0; j < S; j++)
-				AT(w, S, i, j) = F(r, A(A(exp(A(AT(x, S, i, j) -
-				    mx))) / sum));
+				AT(w, S, i, j) = attn_round(A(A(exp(A(AT(x, S,
+				    i, j) - mx))) / sum), r->pf);
 			lse = A(mx + A(log(sum)));	/* float32 in any F */
 		}
 		put(r, ATTN_STAGE_ROW_MAX, hd, i, 0, mx);
@@ -184,8 +196,8 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 
 			for (j = 0; j < S; j++)
 				o = fma_a(AT(w, S, i, j), AT(v, dv, j, c), o);
-			AT(out, dv, i, c) = F(r, o);
-			put(r, ATTN_STAGE_OUTPUT, hd, i, c, F(r, o));
+			AT(out, dv, i, c) = attn_round(o, r->of);
+			put(r, ATTN_STAGE_OUTPUT, hd, i, c, AT(out, dv, i, c));
 		}
 	}
 	if (!grad)
@@ -194,7 +206,7 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 	/* the backward */
 	for (i = 0; i < T; i++)
 		for (c = 0; c < dv; c++)
-			AT(dO, dv, i, c) = F(r, *attn_at(&hd->d_out, i, c));
+			AT(dO, dv, i, c) = I(r, *attn_at(&hd->d_out, i, c));
 	for (i = 0; i < T; i++) {
 		double d = 0.0;
 		double *dp = block(S, 1);
@@ -277,7 +289,13 @@ emulate_ref(const struct attn_config *cfg, const struct attn_inputs *in,
 	    (st = attn_stages_alloc(&p, out, err)) != ATTN_OK)
 		return st;
 	out->precision = prec;
-	r.prec = prec;
+	r.prec = r.mid = r.pf = r.of = prec;
+	r.fp8 = prec == ATTN_PREC_FP8_E4M3 || prec == ATTN_PREC_FP8_E5M2;
+	if (r.fp8) {
+		r.mid = ATTN_PREC_FP32;
+		r.pf = ATTN_PREC_FP8_E4M3;
+		r.of = ATTN_PREC_BF16;
+	}
 	r.p = &p;
 	r.out = out;
 	grad = (p.hold & ATTN_STAGES_GRAD) != 0;
