@@ -18,9 +18,9 @@ bench-numbers: $(BENCH_NUMBERS)
 # (bench/attn_torch.py) from .npy at 4096 and 8192, its kernel against
 # NumPy's dgemm, its backward pass against PyTorch's autograd (1 x 8 x n
 # x 128 at n = 256 to 4096) and its five-stage --check against its
-# forward, its number text, --emulate bf16 and fp32 against the forward
-# at 1 x 8 x n x 128, and self-attention at n =
-# 65536 (bench/bench.py says how), in one table; a few minutes,
+# forward, its number text, --emulate bf16, fp32 and fp8-e4m3 against
+# the forward at 1 x 8 x n x 128, and self-attention at n = 65536
+# (bench/bench.py says how), in one table; a few minutes,
 # BENCH_QUICK=1 a subset.  NumPy runs on OpenBLAS's threaded build, as
 # NumPy's users have it, not on the reference BLAS; bench-spawn
 # (bench/spawn.c) times each process and reads its peak RSS.  make

@@ -84,6 +84,7 @@ COMPUTE_SIZES = (4096, 8192)
 BIG_OF_DGEMM, BIG_MIB = 0.7, 256.0
 # --emulate's forward, at most this times attn's own
 EMULATE_TARGET = 3
+EMULATED = ('bf16', 'fp32', 'fp8-e4m3')
 EMU_HEADS, EMU_D = 8, 128
 
 # The backward rows: heads and d, and the targets, as ratios
@@ -445,10 +446,10 @@ class Bench:
                  'ns/number' % (parse, prnt))
 
     def emulate(self, sizes):
-        """--emulate bf16 and fp32 against attn's own forward pass, 1 x 8
-        x n x 128 bhsd .npy (FlashAttention's test size at 4096), each a
-        ratio of medians taken in turns in one run (the target: at
-        most EMULATE_TARGET times the forward)."""
+        """--emulate bf16, fp32 and fp8-e4m3 against attn's own forward
+        pass, 1 x 8 x n x 128 bhsd .npy (FlashAttention's test size at
+        4096), each a ratio of medians taken in turns in one run (the
+        target: at most EMULATE_TARGET times the forward)."""
         self.say('--emulate, 1 x %d x n x %d bhsd .npy in and out '
                  '(medians of %s; load average %s before):' % (
                      EMU_HEADS, EMU_D, plural(self.runs, 'run'),
@@ -459,11 +460,11 @@ class Bench:
             out = os.path.join(WORK, 'out', 'emulate%d.npy' % n)
             base = [ATTN, q, k, v, '-f', 'npy', '-o', out]
             res = median_runs([base] + [base + ['--emulate', p]
-                                        for p in ('bf16', 'fp32')],
+                                        for p in EMULATED],
                               self.runs)
             os.remove(out)
             line = '  n = %5d  forward %7.3f s' % (n, res[0][0])
-            for p, (t, _) in zip(('bf16', 'fp32'), res[1:]):
+            for p, (t, _) in zip(EMULATED, res[1:]):
                 line += '   --emulate %s %7.3f s = %4.2fx (%s)' % (
                     p, t, t / res[0][0],
                     target_note(t / res[0][0], EMULATE_TARGET, False))

@@ -10,7 +10,8 @@
 #include "inputs.h"
 
 static const char *const role[IN_COUNT] = {
-	"Q", "K", "V", "mask", "bias", "dO", "sinks"
+	"Q", "K", "V", "mask", "bias", "dO", "sinks", "descale_q", "descale_k",
+	"descale_v"
 };
 
 const char *
@@ -37,5 +38,7 @@ inputs_free(struct inputs *in)
 		attn_array_free(&in->arr[i]);
 	for (i = 0; i < VL_COUNT; i++)
 		free(in->varlen[i]);
+	for (i = 0; i < 3; i++)
+		free(in->descale[i]);
 	memset(in, 0, sizeof *in);
 }

@@ -11,7 +11,8 @@
 #include "attn_io.h"
 
 /* With embeddings, IN_Q holds X or XQ and IN_K holds XKV. */
-enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_DO, IN_SINKS, IN_COUNT };
+enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_DO, IN_SINKS, IN_DESCALE_Q,
+	IN_DESCALE_K, IN_DESCALE_V, IN_COUNT };
 
 /* --cu-seqlens-q, --cu-seqlens-k, --seqused-k (varlen.h). */
 enum { VL_CU_Q, VL_CU_K, VL_USED_K, VL_COUNT };
@@ -30,6 +31,7 @@ struct inputs {
 	const char *layer_name;		/* where it came from; NULL: none */
 	size_t *varlen[VL_COUNT];	/* their numbers (NULL: not given), */
 	size_t nvarlen[VL_COUNT];	/* in.varlen's arrays, and how many */
+	double *descale[3];	/* --descale-q, -k, -v given as a number */
 };
 
 /* What operand i is called in messages: Q, K and V (mask, bias, dO,

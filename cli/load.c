@@ -324,6 +324,45 @@ load_layer(const char *path, struct inputs *in, struct attn_error *err)
 	return status;
 }
 
+/* --descale-q, -k, -v (n 0, 1, 2) X|FILE: one number for every batch and
+ * KV head, or a file of them, B x G (attn_run checks the shape and the
+ * values). */
+static enum attn_status
+load_descale(const char *arg, size_t n, size_t threads, struct inputs *in,
+    struct attn_error *err)
+{
+	static const char *const option[3] = { "--descale-q", "--descale-k",
+	    "--descale-v" };
+	struct attn_matrix *m[3] = { &in->in.descale_q, &in->in.descale_k,
+	    &in->in.descale_v };
+	struct attn_array *a = &in->arr[IN_DESCALE_Q + n];
+	enum attn_status status;
+	char shape[64];
+	double x;
+
+	if (attn_parse_number(arg, strlen(arg), &x) == 0) {
+		if ((in->descale[n] = malloc(sizeof *in->descale[n])) == NULL)
+			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+			    "out of memory");
+		*in->descale[n] = x;
+		m[n]->rows = m[n]->cols = m[n]->stride = 1;
+		m[n]->data = in->descale[n];
+		return ATTN_OK;
+	}
+	in->name[IN_DESCALE_Q + n] = display_name(arg);
+	if ((status = load_array(arg, option[n], ATTN_READ_FINITE, threads, a,
+	    err)) != ATTN_OK)
+		return status;
+	if (a->ndim > 2) {
+		attn_dims_text(shape, sizeof shape, a->shape, a->ndim);
+		return attn_error_set(err, ATTN_ERR_DATA,
+		    in->name[IN_DESCALE_Q + n], 0, 0, "the descale factors "
+		    "are %s: give one a batch and KV head, B x G", shape);
+	}
+	*m[n] = attn_array_matrix(a);
+	return ATTN_OK;
+}
+
 /* --sinks FILE: one logit per head, a row or a column (attn_run checks
  * that there is one per head). */
 static enum attn_status
@@ -533,6 +572,10 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 	if (o->sinks != NULL && (status = load_sinks(o->sinks, j, in, err)) !=
 	    ATTN_OK)
 		return status;
+	for (i = 0; i < 3; i++)
+		if (o->descale[i] != NULL && (status = load_descale(
+		    o->descale[i], i, j, in, err)) != ATTN_OK)
+			return status;
 	in->self = in->self || o->self != NULL;
 	/* Every input read: a warning may explain a shape error to come. */
 	warn_notices(in);

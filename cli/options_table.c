@@ -253,6 +253,13 @@ static const struct option_row rows[] = {
 	    words_emulate, set_emulate, 0 },
 	{ "factor", 0, "X", "--check --emulate passes within X times the\n"
 	    "baseline's error (default 2)", NULL, set_factor, 0 },
+	{ "descale-q", 0, "X", "fp8 descale factor of Q (FlashAttention 3):\n"
+	    "a number, or a FILE of one a batch and KV head",
+	    NULL, NULL, FIELD(descale[0]) },
+	{ "descale-k", 0, "X", "fp8 descale factor of K, as --descale-q",
+	    NULL, NULL, FIELD(descale[1]) },
+	{ "descale-v", 0, "X", "fp8 descale factor of V, as --descale-q",
+	    NULL, NULL, FIELD(descale[2]) },
 	{ "output", 'o', "FILE", "write to FILE atomically instead of stdout;\n"
 	    "without -f, its extension picks the format:\n{extensions}",
 	    NULL, set_output, 0 },
@@ -306,7 +313,8 @@ workbench_takes(const struct option_row *r)
 /* Options whose argument is a file but not named FILE (--self X,
  * --grad DO and --proj LAYER, as attn(1) writes them). */
 static const char *const file_options[] = { "self", "grad", "proj",
-	"cu-seqlens-q", "cu-seqlens-k", "seqused-k", "valid-lens", NULL };
+	"cu-seqlens-q", "cu-seqlens-k", "seqused-k", "valid-lens",
+	"descale-q", "descale-k", "descale-v", NULL };
 
 /* Whether row r's argument is a file. */
 static int

@@ -234,6 +234,12 @@ print_conventions(const struct printer *p)
 			fprintf(p->fp, " %s", buf);
 		}
 	}
+	/* the fp8 descale factors as given: a number or a file */
+	for (h = 0; h < 3; h++)
+		if (p->o->descale[h] != NULL) {
+			fprintf(p->fp, "; descale_%c ", "qkv"[h]);
+			report_text(p->fp, p->o->descale[h]);
+		}
 	putc('\n', p->fp);
 }
 
@@ -436,8 +442,9 @@ print_explain_head(const struct printer *p)
 	    p->stages->precision == ATTN_PREC_FP8_E5M2)
 		fprintf(p->fp, "precision: %s, emulated (--emulate) as "
 		    "FlashAttention 3's fp8 forward: Q, K, V rounded to it, "
-		    "Q K^T summed and scaled in float32, the weights rounded "
-		    "to fp8-e4m3 before weights V, the output stored in "
+		    "Q K^T summed in float32 and scaled by scale * descale_q * "
+		    "descale_k, the weights rounded to fp8-e4m3 before "
+		    "weights V, the output times descale_v stored in "
 		    "bfloat16, every other stage in float32\n",
 		    words_emulate[p->stages->precision - 1]);
 	else if (p->stages->precision != ATTN_PREC_FP64)

@@ -368,6 +368,11 @@ rules_check_options(const struct options *o, const struct given *g,
 		    "FlashAttention 3's fp8 kernels do: leave out --grad, or "
 		    "emulate the backward with --emulate bf16",
 		    words_emulate[o->emulate - 1]);
+	if (o->grad != NULL && (o->descale[0] != NULL ||
+	    o->descale[1] != NULL || o->descale[2] != NULL))
+		return usage_error(err, "descale factors are FlashAttention "
+		    "3's fp8 forward convention: leave out --grad, or the "
+		    "--descale options");
 	if (o->self != NULL && o->noperands != 0)
 		return usage_error(err, "--self X takes no other operands");
 	if ((status = check_embeddings(o, g, err)) != ATTN_OK)

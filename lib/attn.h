@@ -379,6 +379,12 @@ struct attn_inputs {
 	 * then hold the embeddings XQ and XKV, and v is not read. */
 	struct attn_proj proj;
 	struct attn_varlen varlen;
+	/* FP8 descale factors (attn(1), --descale-q), data NULL when absent:
+	 * B x G, or 1 x 1 for every batch and KV head, as FlashAttention 3
+	 * takes them; the attention is that of descale_q Q, descale_k K and
+	 * descale_v V, batch b's KV head g (and its query heads) scaled by
+	 * element (b, g).  Forward stages only. */
+	struct attn_matrix descale_q, descale_k, descale_v;
 };
 
 /*

@@ -53,10 +53,11 @@
  * pass, which takes Q, K and V in the format and keeps the rest wider:
  * q, k, v are rounded to F, but every step between is rounded to A
  * (e->mid), the scale multiplies the logits, not q (x = A(A(sum_c A(q
- * k)) * A(scale))), the weights are rounded to E4M3 before the P V
- * product (e->pf; FlashAttention 3 converts P to E4M3, its fp8 input
- * format), and the output to bfloat16, the dtype its fp8 kernels write
- * (e->of).  Those kernels have no backward pass, so no backward stage is
+ * k)) * s), s = A(A(A(scale) * dq) * dk) with the descale factors of
+ * the head's batch and KV head, fp8_scale), the weights are rounded to
+ * E4M3 before the P V product (e->pf; FlashAttention 3 converts P to
+ * E4M3, its fp8 input format), and the output, times dv in A, to
+ * bfloat16, the dtype its fp8 kernels write (e->of).  Those kernels have no backward pass, so no backward stage is
  * emulated in FP8 (attn_emulate_ops: a usage error).
  * Overflow is what the format gives (fp16 logits past 65504 are inf, and
  * their softmax nan): not an error, but part of the baseline.
@@ -519,6 +520,17 @@ apply_masks(const struct emu *e, const struct attn_head *hd, struct work *w,
 	}
 }
 
+/* FP8's scale of head hd's float32 logits: A(A(scale * descale_q) *
+ * descale_k), the factors in float32, in FlashAttention 3's order. */
+static float
+fp8_scale(const struct emu *e, const struct attn_head *hd)
+{
+	const struct attn_inputs *in = e->p->in;
+
+	return e->scale * (float)attn_descale(&in->descale_q, hd->b, hd->g) *
+	    (float)attn_descale(&in->descale_k, hd->b, hd->g);
+}
+
 /* The logits of the rows in w->x (and scores, the softcap's tanh). */
 static void
 logits(const struct emu *e, const struct attn_head *hd, struct work *w,
@@ -536,7 +548,7 @@ logits(const struct emu *e, const struct attn_head *hd, struct work *w,
 	}
 	tile_dot(e, w->st, p->d_k, kf, S, w->x);
 	if (e->fp8)
-		all_mul(w->x, e->scale, n);
+		all_mul(w->x, fp8_scale(e, hd), n);
 	round_f(e, w->x, n);
 	if (e->cap > 0.0f) {
 		all_div(w->x, e->cap, n);
@@ -769,6 +781,9 @@ row_task(void *ctx, size_t worker, size_t t)
 	softmax(e, &hd, w, i0, rows);
 	if (e->grad || (p->hold & ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT))) {
 		tile_mix(e, w->x, LANES, p->S, vf, p->d_v, p->d_v, w->acc);
+		if (p->in->descale_v.data != NULL)
+			all_mul(w->acc, (float)attn_descale(&p->in->descale_v,
+			    hd.b, hd.g), p->d_v * LANES);
 		round_to(e, w->acc, p->d_v * LANES, e->of);
 		put_rows(e, ATTN_STAGE_OUTPUT, &hd, w->acc, i0, rows, p->d_v);
 	}

@@ -1098,7 +1098,16 @@ enum attn_status attn_project(const struct attn_matrix *x,
 struct attn_passes {
 	struct attn_inputs in;
 	struct attn_matrix made[ATTN_STAGE_COUNT];
+	/* The double kernels read Q, K and V times their descale factors
+	 * (set by run.c for them; the emulation applies the factors as its
+	 * kernel does): the copies, Q, K, V. */
+	int descale;
+	struct attn_matrix descaled[3];
 };
+
+/* The descale factor of batch b and KV head g in m (struct attn_inputs'
+ * descale_q, _k, _v): 1 when m is absent, its one element when 1 x 1. */
+double attn_descale(const struct attn_matrix *m, size_t b, size_t g);
 
 /*
  * Check what attn_run checks before any number is computed: that cfg and

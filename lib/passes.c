@@ -6,6 +6,9 @@
  *
  *	before: q, k, v = the embeddings projected by the layer (project.c)
  *	        (without one, q, k and v are the operands, copied after)
+ *	        q, k, v times their fp8 descale factors, for the double
+ *	        kernels only (the emulation applies them as FlashAttention
+ *	        3 does: lib/emulate.c)
  *	        q_rot, k_rot = q and k rotated by position (rope.c)
  *	kernel: reads the last of these as its Q, K and V
  *	after:  grad_q and grad_k turned back to q and k (rope.c)
@@ -146,6 +149,15 @@ attn_passes_bytes(const struct attn_problem *p, const struct attn_inputs *in,
 	    ((want & BIT(ATTN_STAGE_V)) && (st = add_matrix(bytes, in->v.rows,
 	    in->v.cols, err)) != ATTN_OK)))
 		return st;
+	/* the descaled copies (counted for the emulation too, which makes
+	 * none: a bound) */
+	if ((in->descale_q.data != NULL && (st = add_matrix(bytes, k->q.rows,
+	    k->q.cols, err)) != ATTN_OK) ||
+	    (in->descale_k.data != NULL && (st = add_matrix(bytes, k->k.rows,
+	    k->k.cols, err)) != ATTN_OK) ||
+	    (in->descale_v.data != NULL && (st = add_matrix(bytes, k->v.rows,
+	    k->v.cols, err)) != ATTN_OK))
+		return st;
 	if (want & BIT(ATTN_STAGE_PROJECTED))
 		st = add_matrix(bytes, k->q.rows, in->proj.w_o.cols, err);
 	return st;
@@ -203,6 +215,56 @@ rope_rows(const struct attn_problem *p, struct attn_matrix *x, int keys,
 	    keys ? key_pos : query_pos, p, sign, err);
 }
 
+/* A copy of x with batch b's (rows / B rows each) head (c / d columns
+ * each) scaled by f's factor of its KV head (a query head's is that of
+ * its group of per heads). */
+static enum attn_status
+descaled_copy(const struct attn_problem *p, const struct attn_matrix *x,
+    const struct attn_matrix *f, size_t d, size_t per,
+    struct attn_matrix *to, struct attn_error *err)
+{
+	const size_t rows = x->rows / p->B;
+	enum attn_status st;
+	size_t i, c;
+
+	if ((st = copy_matrix(x, to, err)) != ATTN_OK)
+		return st;
+	for (i = 0; i < to->rows; i++)
+		for (c = 0; c < to->cols; c++)
+			*attn_at(to, i, c) *= attn_descale(f, i / rows,
+			    c / d / per);
+	return ATTN_OK;
+}
+
+static enum attn_status
+descale(const struct attn_problem *p, struct attn_passes *ps,
+    struct attn_error *err)
+{
+	const struct attn_inputs *in = &ps->in;
+	struct attn_matrix *m = ps->descaled;
+	enum attn_status st;
+
+	if (in->descale_q.data != NULL) {
+		if ((st = descaled_copy(p, &in->q, &in->descale_q, p->d_k,
+		    p->H / p->G, &m[0], err)) != ATTN_OK)
+			return st;
+		ps->in.q = m[0];
+	}
+	if (in->descale_k.data != NULL) {
+		if ((st = descaled_copy(p, &in->k, &in->descale_k, p->d_k, 1,
+		    &m[1], err)) != ATTN_OK)
+			return st;
+		ps->in.k = m[1];
+	}
+	if (in->descale_v.data != NULL) {
+		if ((st = descaled_copy(p, &in->v, &in->descale_v, p->d_v, 1,
+		    &m[2], err)) != ATTN_OK)
+			return st;
+		ps->in.v = m[2];
+	}
+	return ATTN_OK;
+}
+
 enum attn_status
 attn_passes_before(const struct attn_problem *p,
     const struct attn_inputs *in, struct attn_passes *ps,
@@ -229,6 +291,11 @@ attn_passes_before(const struct attn_problem *p,
 		ps->in.k = m[ATTN_STAGE_K];
 		ps->in.v = m[ATTN_STAGE_V];
 	}
+
+	/* 1b. The double kernels' Q, K and V times their descale factors
+	 * (the emulation applies them itself, as its kernel does) */
+	if (ps->descale && (st = descale(p, ps, err)) != ATTN_OK)
+		return st;
 
 	/* 2. RoPE: query i at i + offset (offset = q_pos0 - k_pos0, S - T
 	 * bottom-right), key j at j, each head of d_k on its own; in a
@@ -323,6 +390,8 @@ attn_passes_free(struct attn_passes *ps)
 
 	for (s = 0; s < ATTN_STAGE_COUNT; s++)
 		attn_matrix_free(&ps->made[s]);
+	for (s = 0; s < 3; s++)
+		attn_matrix_free(&ps->descaled[s]);
 }
 
 void

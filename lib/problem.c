@@ -330,6 +330,59 @@ scale_of(const struct attn_config *cfg, size_t d_k)
 	return 1.0 / sqrt((double)d_k);
 }
 
+double
+attn_descale(const struct attn_matrix *m, size_t b, size_t g)
+{
+	if (m->data == NULL)
+		return 1.0;
+	return m->rows == 1 && m->cols == 1 ? m->data[0] : *attn_at(m, b, g);
+}
+
+/* The descale factors: B x G or 1 x 1, finite and above 0, and only for
+ * forward stages (FlashAttention 3's fp8 kernels, whose convention they
+ * are, have no backward pass). */
+static enum attn_status
+check_descales(const struct attn_problem *p, struct attn_error *err)
+{
+	const struct attn_matrix *m[3] = { &p->in->descale_q,
+	    &p->in->descale_k, &p->in->descale_v };
+	static const char *const name[3] = { "q", "k", "v" };
+	size_t n, b, g;
+
+	for (n = 0; n < 3; n++) {
+		if (m[n]->data == NULL)
+			continue;
+		if (p->hold & ATTN_STAGES_GRAD)
+			return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+			    "descale factors are FlashAttention 3's fp8 "
+			    "forward convention: no backward stage goes with "
+			    "them");
+		if ((m[n]->rows != p->B || m[n]->cols != p->G) &&
+		    (m[n]->rows != 1 || m[n]->cols != 1))
+			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+			    "shape mismatch: the descale factors of %s are "
+			    "%zux%zu but there %s %zu batch%s and %zu KV "
+			    "head%s: give one factor per batch and KV head "
+			    "(%zux%zu), or one number", name[n], m[n]->rows,
+			    m[n]->cols, p->B == 1 ? "is" : "are", p->B,
+			    p->B == 1 ? "" : "es", p->G, p->G == 1 ? "" : "s",
+			    p->B, p->G);
+		for (b = 0; b < p->B; b++)
+			for (g = 0; g < p->G; g++) {
+				const double x = attn_descale(m[n], b, g);
+
+				if (!isfinite(x) || x <= 0.0)
+					return attn_error_set(err,
+					    ATTN_ERR_DATA, NULL, 0, 0, "the "
+					    "descale factor of %s for batch %zu "
+					    "and KV head %zu is not a finite "
+					    "number above 0", name[n], b + 1,
+					    g + 1);
+			}
+	}
+	return ATTN_OK;
+}
+
 /* The backward stages need dO. */
 static enum attn_status
 check_grad_wanted(const struct attn_problem *p, struct attn_error *err)
@@ -365,6 +418,8 @@ attn_problem_init(struct attn_problem *p, const struct attn_config *cfg,
 	/* lse is always held: the rows with no key are read from it. */
 	p->hold = (want & ATTN_STAGES_EVERY) | ATTN_STAGE_BIT(ATTN_STAGE_LSE);
 	p->need = attn_stage_closure(p->hold);
+	if ((st = check_descales(p, err)) != ATTN_OK)
+		return st;
 	return check_grad_wanted(p, err);
 }
 

@@ -91,6 +91,13 @@ pick(const struct attn_problem *p, enum attn_precision prec,
 	if (*ops == NULL)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "no precision number %u", (unsigned)prec);
+	if (prec != ATTN_PREC_FP64 && prec != ATTN_PREC_FP8_E4M3 &&
+	    prec != ATTN_PREC_FP8_E5M2 && (p->in->descale_q.data != NULL ||
+	    p->in->descale_k.data != NULL || p->in->descale_v.data != NULL))
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "descale factors are FlashAttention 3's fp8 convention: "
+		    "the %s kernel takes none, the emulated fp8-e4m3 and "
+		    "fp8-e5m2 ones do", (*ops)->name);
 	for (s = 0; s < ATTN_STAGE_COUNT; s++)
 		if ((p->hold & ATTN_STAGE_BIT(s)) &&
 		    !((*ops)->stages & ATTN_STAGE_BIT(s)))
@@ -236,6 +243,7 @@ run_in(const struct attn_kernel_ops *want_ops, const struct attn_config *cfg,
 	    (st = attn_stages_alloc(&p, out, err)) != ATTN_OK)
 		return st;
 	out->precision = prec;
+	ps.descale = prec == ATTN_PREC_FP64;
 	if ((st = attn_reduce_alloc(&p, err)) != ATTN_OK ||
 	    (st = attn_passes_before(&p, in, &ps, err)) != ATTN_OK ||
 	    (st = ops->run(&p, out, err)) != ATTN_OK ||

@@ -54,6 +54,8 @@ attn --sinks d	data/
 attn --rope-style ''	half interleaved
 attn --emulate ''	bf16 fp16 fp32 fp8-e4m3 fp8-e5m2
 attn --emulate fp8	fp8-e4m3 fp8-e5m2
+attn --desc	--descale-k --descale-q --descale-v
+attn --descale-q q	q.json queries.csv
 attn --svg q	q.json queries.csv
 attn -d ''	
 attn --heads ''	
@@ -187,6 +189,7 @@ for opt in $(cat "$work/attn-options"); do
 	--color-range) val=max ;;
 	--rtol | --atol) val=0.001 ;;
 	--emulate) val=fp32 ;;
+	--descale-q | --descale-k | --descale-v) val=0.5 ;;
 	--factor) val=2 ;;
 	*) val= ;;
 	esac

@@ -20,7 +20,8 @@
 #             and projected besides); --rope (q, k and v, the operands
 #             as read, besides q_rot and k_rot); --sinks; --lse-base 2
 #             --lse-masked inf (causal, bottom-right); --emulate fp16,
-#             alone and with --grad; --emulate fp8-e4m3; packed sequences (--cu-seqlens-q/-k,
+#             alone and with --grad; --emulate fp8-e4m3, and fp8-e5m2
+#             with --descale-q, -k and -v; descale factors alone; packed sequences (--cu-seqlens-q/-k,
 #             --seqused-k per sequence) in 2-D and --seqused-k per batch
 #             in 3-D, with --causal, --alibi and --grad; attn softmax
 #             from the scaled logits of 3-D and 4-D runs; d2l's valid_lens
@@ -282,6 +283,9 @@ for l in 2d 3d bhsd bshd 2dl; do
 	    --lse-masked inf $qkv
 	printers $opt $labels --emulate fp16 $qkv
 	printers $opt $labels --emulate fp8-e4m3 $qkv
+	printers $opt $labels --emulate fp8-e5m2 --descale-q 0.5 \
+	    --descale-k 2 --descale-v 0.25 $qkv
+	printers $opt $labels --descale-q 0.5 --descale-v 4 $qkv
 	stages="$forward $backward"
 	printers $opt $labels --emulate fp16 --grad $dout $qkv
 	# --check of several stages from a JSON object keyed by stage

@@ -133,7 +133,9 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 				y = fma_a(AT(qs, dk, i, c), AT(k, dk, j, c), y);
 			}
 			put(r, ATTN_STAGE_SCORES, hd, i, j, F(r, s));
-			y = F(r, r->fp8 ? A(y * sc) : y);
+			y = F(r, r->fp8 ? A(y * A(A(sc * A(attn_descale(
+			    &p->in->descale_q, hd->b, hd->g))) * A(attn_descale(
+			    &p->in->descale_k, hd->b, hd->g)))) : y);
 			if (cap > 0.0) {
 				AT(t, S, i, j) = F(r, A(tanh(F(r, A(y / cap)))));
 				y = F(r, A(AT(t, S, i, j) * cap));
@@ -196,6 +198,9 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 
 			for (j = 0; j < S; j++)
 				o = fma_a(AT(w, S, i, j), AT(v, dv, j, c), o);
+			if (p->in->descale_v.data != NULL)
+				o = A(o * A(attn_descale(&p->in->descale_v,
+				    hd->b, hd->g)));
 			AT(out, dv, i, c) = attn_round(o, r->of);
 			put(r, ATTN_STAGE_OUTPUT, hd, i, c, AT(out, dv, i, c));
 		}
