@@ -38,7 +38,9 @@ logits_rules(const struct options *o, struct attn_error *err)
 	    "--proj" : o->cfg.rope ? "--rope" : o->grad != NULL ? "--grad" :
 	    o->explain ? "--explain" : o->arithmetic ? "--arithmetic" :
 	    o->cfg.kv_heads != 0 ? "--kv-heads" : o->cu_seqlens_q != NULL ?
-	    "--cu-seqlens-q" : o->format == OUT_HTML ? "-f html" : NULL;
+	    "--cu-seqlens-q" : o->format == OUT_HTML ? "-f html" :
+	    o->descale[0] != NULL ? "--descale-q" : o->descale[1] != NULL ?
+	    "--descale-k" : NULL;
 	size_t i;
 
 	if (o->noperands != 1 && o->noperands != 2)

@@ -111,7 +111,8 @@ static const char *const gen_options[] = { "seed", "dist", "format",
 static const char *const workbench_refused[] = { "explain", "stage",
 	"format", "header", "full", "npy-dtype", "grad", "query",
 	"arithmetic", "stats", "heatmap", "svg", "check", "rtol", "atol",
-	"emulate", "factor", "output", NULL };
+	"emulate", "factor", "output", "descale-q", "descale-k", "descale-v",
+	NULL };
 /* attn's commands, the words that may come first on its command line:
  * each parses the options that follow as the table says. */
 const char *const options_commands[] = { "gen", "workbench", "softmax",

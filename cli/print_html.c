@@ -301,6 +301,10 @@ html_bench_off(const struct printer *p)
 		return "--rope";
 	if (p->stages->precision != ATTN_PREC_FP64)
 		return "--emulate";
+	/* the kernel read Q, K and V times them, which the page lacks */
+	if (p->o->descale[0] != NULL || p->o->descale[1] != NULL ||
+	    p->o->descale[2] != NULL)
+		return "--descale-q, --descale-k or --descale-v";
 	if (p->o->grad != NULL)
 		return "--grad (the backward stages)";
 	return NULL;

@@ -148,7 +148,9 @@ check_workbench(const struct options *o, const struct given *g,
 	    o->grad != NULL ? "--grad" : o->query != NULL ? "--query" :
 	    o->arithmetic ? "--arithmetic" : o->header ? "--header" :
 	    o->full ? "--full" : o->emulate != ATTN_PREC_FP64 ? "--emulate" :
-	    g->npy_dtype ? "--npy-dtype" : NULL;
+	    g->npy_dtype ? "--npy-dtype" : o->descale[0] != NULL ?
+	    "--descale-q" : o->descale[1] != NULL ? "--descale-k" :
+	    o->descale[2] != NULL ? "--descale-v" : NULL;
 	const char *input = o->cfg.heads > 1 ? "--heads" :
 	    o->cfg.kv_heads != 0 ? "--kv-heads" : o->proj != NULL ? "--proj" :
 	    o->cfg.layout != ATTN_LAYOUT_NONE ? "--layout" :
