@@ -35,6 +35,17 @@ struct check_item {
 	double *seq_max;		/* the same per (sequence, head) of a
 					 * packed batch, seqs x heads; NULL
 					 * when nothing is packed */
+	double *base_head_max;		/* head_max and seq_max of the */
+	double *base_seq_max;		/* emulated baseline, or NULL */
+	/* --check-by head: each (batch, head), or (sequence, head) where
+	 * seq_max is, judged against its own baseline's error, floored at
+	 * unit_floor, the median of them all (check.c says why). */
+	int by_unit;			/* judged so */
+	int by_seq;			/* the units are (sequence, head) */
+	size_t units, units_failing;	/* how many, how many fail */
+	size_t unit_worst;		/* the one furthest over (or nearest
+					 * to) its bound */
+	double unit_floor, unit_bound;	/* the floor; unit_worst's bound */
 	int misfit;			/* its shape does not line up with the
 					 * stage's: a failing row, nothing
 					 * compared (a named FILE; one array

@@ -52,6 +52,22 @@ place(char *buf, size_t size, const struct attn_stages *stages,
 	    seq + 1 : w.batch + 1, w.head + 1, w.row + 1, w.col + 1);
 }
 
+/* The unit --check-by head names, "batch 1, head 2" or "sequence 1,
+ * head 2", and its largest error and its baseline's as judged (at least
+ * the floor). */
+static void
+unit_place(char *buf, size_t size, const struct check_item *it, double *err,
+    double *base)
+{
+	const size_t u = it->unit_worst;
+
+	snprintf(buf, size, "%s %zu, head %zu", it->by_seq ? "sequence" :
+	    "batch", u / it->heads + 1, u % it->heads + 1);
+	*err = (it->by_seq ? it->seq_max : it->head_max)[u];
+	*base = fmax((it->by_seq ? it->base_seq_max : it->base_head_max)[u],
+	    it->unit_floor);
+}
+
 /* Why it failed, the reasons joined by "; ". */
 static void
 reasons(char *buf, size_t size, const struct options *o,
@@ -86,7 +102,18 @@ reasons(char *buf, size_t size, const struct options *o,
 		    "shuffled or transposed one would not", k > 0 ? "; " : "",
 		    num(a, m->ref_std > 0 ? m->rms_abs / m->ref_std : INFINITY,
 		    3), num(b, ATTN_SPREAD_FRACTION, 0));
-	if ((m->fails & ATTN_FAIL_FACTOR) && k < size)
+	if ((m->fails & ATTN_FAIL_FACTOR) && k < size && it->by_unit) {
+		double e, base;
+
+		unit_place(at, sizeof at, it, &e, &base);
+		snprintf(buf + k, size - k, "%sthe largest error of %s is %s "
+		    "times its emulated %s baseline's, more than --factor %s "
+		    "(%zu of %zu (%s, head) pairs over)", k > 0 ? "; " : "", at,
+		    num(a, base > 0 ? e / base : INFINITY, 3),
+		    words_emulate[o->emulate - 1], num(b, m->factor, 0),
+		    it->units_failing, it->units, it->by_seq ? "sequence" :
+		    "batch");
+	} else if ((m->fails & ATTN_FAIL_FACTOR) && k < size)
 		snprintf(buf + k, size - k, "%sthe largest error is %s times the "
 		    "emulated %s baseline's, more than --factor %s",
 		    k > 0 ? "; " : "", num(a, m->base_max_abs > 0 ?
@@ -223,10 +250,24 @@ report_table(FILE *fp, const struct options *o,
 			fprintf(fp, "; %zu nan or inf where attn has a number "
 			    "(the format overflows)", it->base.nonfinite);
 		fprintf(fp, "\n  factor          max abs error %s %s %s * %s "
-		    "+ atol = %s\n", num(a, m->max_abs, 3),
+		    "+ atol = %s%s\n", num(a, m->max_abs, 3),
 		    m->max_abs <= m->factor_bound ? "<=" : ">",
 		    num(b, m->factor, 0), num(e, it->base.max_abs, 3),
-		    num(at, m->factor_bound, 3));
+		    num(at, m->factor_bound, 3), it->by_unit ?
+		    " (the whole stage's; the verdict is by head)" : "");
+	}
+	if (it->by_unit) {
+		char x[ATTN_NUM_MAX], y[ATTN_NUM_MAX];
+		double err, base;
+
+		unit_place(at, sizeof at, it, &err, &base);
+		fprintf(fp, "  by head         %s: max abs error %s %s %s * %s "
+		    "+ atol = %s (its baseline's, at least the median %s); "
+		    "%zu of %zu (%s, head) pairs over\n", at, num(a, err, 3),
+		    err <= it->unit_bound ? "<=" : ">", num(b, m->factor, 0),
+		    num(e, base, 3), num(x, it->unit_bound, 3),
+		    num(y, it->unit_floor, 3), it->units_failing, it->units,
+		    it->by_seq ? "sequence" : "batch");
 	}
 	unchecked = print_unchecked(fp, o, c, 16);
 	if (check_item_passed(it))
@@ -255,6 +296,37 @@ json_head_errors(FILE *fp, const struct check_item *it, const double *max,
 		putc(']', fp);
 	}
 	putc(']', fp);
+}
+
+/* --check-by head's fields of "baseline": the baseline's own errors by
+ * head (and sequence), the floor, how many pairs fail, and the pair
+ * named (worst_head: its batch or sequence and head from 1, its error,
+ * its baseline's as judged, and its bound). */
+static void
+json_units(FILE *fp, const struct check *c, const struct check_item *it)
+{
+	double err, base;
+	char at[64];
+
+	fputs(", \"max_abs_error_by_head\": ", fp);
+	json_head_errors(fp, it, it->base_head_max, it->batches);
+	if (it->base_seq_max != NULL) {
+		fputs(", \"max_abs_error_by_sequence\": ", fp);
+		json_head_errors(fp, it, it->base_seq_max, c->seqs);
+	}
+	fputs(", \"floor\": ", fp);
+	print_json_double(fp, it->unit_floor);
+	fprintf(fp, ", \"failing_heads\": %zu, \"worst_head\": {\"%s\": %zu, "
+	    "\"head\": %zu, \"max_abs_error\": ", it->units_failing,
+	    it->by_seq ? "sequence" : "batch", it->unit_worst / it->heads + 1,
+	    it->unit_worst % it->heads + 1);
+	unit_place(at, sizeof at, it, &err, &base);
+	print_json_double(fp, err);
+	fputs(", \"baseline\": ", fp);
+	print_json_double(fp, base);
+	fputs(", \"bound\": ", fp);
+	print_json_double(fp, it->unit_bound);
+	putc('}', fp);
 }
 
 /* "worst": the place of element n, both values and FILE's index. */
@@ -416,6 +488,10 @@ report_json(FILE *fp, const struct options *o, const struct attn_stages *stages,
 		print_json_double(fp, m->factor);
 		fputs(", \"bound\": ", fp);
 		print_json_double(fp, m->factor_bound);
+		fputs(", \"by\": ", fp);
+		print_json_string(fp, words_check_by[o->check_by]);
+		if (it->by_unit)
+			json_units(fp, c, it);
 		putc('}', fp);
 	}
 	fputs(",\n  \"fails\": [", fp);

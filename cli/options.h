@@ -26,6 +26,12 @@ enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
  * a narrow band, row. */
 enum color_range { RANGE_UNIT, RANGE_MAX, RANGE_ROW, RANGE_AUTO };
 
+/* --check-by (words_check_by, words.h): with an emulated baseline, each
+ * (batch, head), or each (sequence, head) of a packed batch, judged
+ * against its own baseline's error (check.c), or the whole stage against
+ * the whole baseline's. */
+enum check_by { CHECK_BY_HEAD, CHECK_BY_TENSOR };
+
 struct options {
 	int help, version;
 	int explain;
@@ -41,6 +47,7 @@ struct options {
 	double rtol, atol;	/* its tolerances */
 	enum attn_precision emulate;	/* --emulate, FP64 when not given */
 	double factor;		/* --factor */
+	enum check_by check_by;	/* --check-by */
 	struct attn_config cfg;	/* how to compute */
 	const char *scale_text;	/* --scale as given, NULL when not */
 	const char *like;	/* --like preset, NULL when none */

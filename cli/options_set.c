@@ -365,6 +365,17 @@ set_factor(struct parse *ps, const char *arg, struct attn_error *err)
 	return parse_tolerance(arg, "--factor", 1, &ps->o->factor, err);
 }
 
+/* --check-by: head or tensor (enum check_by). */
+enum attn_status
+set_check_by(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->given.check_by = 1;
+	ps->o->check_by = (enum check_by)ps->choice;
+	return ATTN_OK;
+}
+
 /* --emulate: a precision below fp64. */
 enum attn_status
 set_emulate(struct parse *ps, const char *arg, struct attn_error *err)

@@ -111,8 +111,8 @@ static const char *const gen_options[] = { "seed", "dist", "format",
 static const char *const workbench_refused[] = { "explain", "stage",
 	"format", "header", "full", "npy-dtype", "grad", "query",
 	"arithmetic", "stats", "heatmap", "svg", "check", "rtol", "atol",
-	"emulate", "factor", "output", "descale-q", "descale-k", "descale-v",
-	NULL };
+	"emulate", "factor", "check-by", "output", "descale-q", "descale-k",
+	"descale-v", NULL };
 /* attn's commands, the words that may come first on its command line:
  * each parses the options that follow as the table says. */
 const char *const options_commands[] = { "gen", "workbench", "softmax",
@@ -261,6 +261,9 @@ static const struct option_row rows[] = {
 	    NULL, NULL, FIELD(descale[1]) },
 	{ "descale-v", 0, "X", "fp8 descale factor of V, as --descale-q",
 	    NULL, NULL, FIELD(descale[2]) },
+	{ "check-by", 0, "BY", "--check --emulate judges each (batch, head)\n"
+	    "against its own baseline (head, the default),\nor the whole "
+	    "stage (tensor)", words_check_by, set_check_by, 0 },
 	{ "output", 'o', "FILE", "write to FILE atomically instead of stdout;\n"
 	    "without -f, its extension picks the format:\n{extensions}",
 	    NULL, set_output, 0 },

@@ -106,14 +106,18 @@ rules_check(const struct options *o, const struct given *g,
 		if (g->tolerance)
 			return usage_error(err,
 			    "--rtol and --atol go with --check FILE");
-		if (g->factor)
-			return usage_error(err, "--factor goes with --check "
-			    "FILE and --emulate");
+		if (g->factor || g->check_by)
+			return usage_error(err, g->factor ? "--factor goes with "
+			    "--check FILE and --emulate" : "--check-by goes "
+			    "with --check FILE and --emulate");
 		return ATTN_OK;
 	}
 	if (g->factor && o->emulate == ATTN_PREC_FP64)
 		return usage_error(err, "--factor goes with --emulate: it "
 		    "multiplies the emulated baseline's error");
+	if (g->check_by && o->emulate == ATTN_PREC_FP64)
+		return usage_error(err, "--check-by goes with --emulate: it "
+		    "says over what the emulated baseline's error is taken");
 	if (o->explain || o->stats || o->heatmap || o->svg != NULL)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "--check "
 		    "reports a comparison; leave out %s", o->explain ?

@@ -55,6 +55,9 @@ const char *const words_color[] = { "auto", "always", "never", NULL };
 /* By enum color_range: RANGE_UNIT, RANGE_MAX, RANGE_ROW. */
 const char *const words_color_range[] = { "unit", "max", "row", NULL };
 
+/* By enum check_by: CHECK_BY_HEAD, CHECK_BY_TENSOR. */
+const char *const words_check_by[] = { "head", "tensor", NULL };
+
 const char *const words_dist[] = {
 	[ATTN_DIST_NORMAL] = "normal",
 	[ATTN_DIST_UNIFORM] = "uniform",

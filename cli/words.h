@@ -40,6 +40,7 @@ extern const char *const words_color[];
 /* --color-range's words, by enum color_range (options.h);
  * NULL-terminated. */
 extern const char *const words_color_range[];
+extern const char *const words_check_by[];
 
 /* attn gen --dist's words, by enum attn_dist; NULL-terminated. */
 extern const char *const words_dist[];

@@ -191,6 +191,7 @@ for opt in $(cat "$work/attn-options"); do
 	--emulate) val=fp32 ;;
 	--descale-q | --descale-k | --descale-v) val=0.5 ;;
 	--factor) val=2 ;;
+	--check-by) val=tensor ;;
 	*) val= ;;
 	esac
 	# shellcheck disable=SC2086

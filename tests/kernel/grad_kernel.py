@@ -5,7 +5,10 @@ in bfloat16 with float32 accumulators (PREC bf16), right (MODE good) or
 with a bug planted (dk-nosum: dK of one query head, not the sum over the
 heads that share the KV head; dk-noscale: dK without the scale;
 nocapgrad: dS not multiplied by the softcap's derivative; lse-shift:
-softmax_lse off by +0.02; lse-scale: softmax_lse times 1.005).  grad.sh
+softmax_lse off by +0.02; lse-scale: softmax_lse times 1.005; dv-head:
+dV of one KV head, batch 1's second, times 1.02, beside a loud one,
+batch 1's first, whose dO is 4 times the others', so that its baseline
+errs 4 times as much and hides the bug from a whole-tensor verdict).  grad.sh
 checks each with attn --grad --check --emulate PREC.
 
 Writes q, k, v and do (B x H x T x D, bhsd, float32 holding numbers of
@@ -42,6 +45,8 @@ def main():
     k = f(rng.standard_normal((B, G, S, D)) * 1.5)
     v = f(rng.standard_normal((B, G, S, D)))
     do = f(rng.standard_normal((B, H, T, D)))
+    if mode == "dv-head":
+        do[0, :H // G] *= np.float32(4)     # batch 1's loud KV head
     for name, x in (("q", q), ("k", k), ("v", v), ("do", do)):
         np.save(f"{out}/{name}.npy", x)
 
@@ -77,6 +82,8 @@ def main():
     dk_g = dk_h.reshape(B, G, H // G, S, D)
     dk = f(dk_g[:, :, 0] if mode == "dk-nosum" else dk_g.sum(axis=2))
     dv = f(dv_h.reshape(B, G, H // G, S, D).sum(axis=2))
+    if mode == "dv-head":
+        dv[0, 1] = f(dv[0, 1] * np.float32(1.02))
     for name, x in (("dq", dq), ("dk", dk), ("dv", dv), ("lse", lse)):
         np.save(f"{out}/{name}.npy", x.astype(np.float32))
 

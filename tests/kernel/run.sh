@@ -55,15 +55,15 @@ check good 1 -- '^FAIL: [0-9]+ of 512 elements fail \|a - b\| <= atol'
 # exp of logits past 88 overflows float32: inf / inf is nan.
 check nomax 1 --emulate fp32 -- \
     '^  worst element   batch 1, head 1, row 2, column 1 \(file\[0, 0, 1, 0\]\): attn [-0-9.e]+, file nan$' \
-    '^FAIL: [0-9]+ elements are nan or inf on one side only, the first at batch 1, head 1, row 2, column 1$'
+    '^FAIL: [0-9]+ elements are nan or inf on one side only, the first at batch 1, head 1, row 2, column 1; the largest error of batch 1, head 1 is inf times'
 check scale 1 --emulate fp32 -- \
     '^  worst element   batch [12], head [1-4], row [1-4], column [0-9]+ \(file\[[0-9, ]+\]\): attn ' \
-    "^FAIL: the largest error is [0-9.e+]+ times the emulated fp32 baseline's, more than --factor 2$"
+    "^FAIL: the largest error of batch [12], head [1-4] is [0-9.e+]+ times its emulated fp32 baseline's, more than --factor 2 \\([0-9] of 8 \\(batch, head\\) pairs over\\)$"
 # Written B x T x H x D where B x H x T x D was asked for (T = H).
 check layout 1 --emulate fp32 -- '^  worst element   batch ' \
     "^  hint: out\.npy matches attn's output laid out as --layout bshd: does the kernel write that layout\?$"
 check gqa 1 --emulate fp32 -- '^  worst element   batch ' \
-    '^FAIL: the largest error is'
+    '^FAIL: the largest error of batch [12], head [1-4] is'
 # The backward pass: dK of grouped-query heads within float32's error,
 # and without the sum over the query heads that share a KV head.
 check dk:dk.npy 0 --grad do.npy -s grad_k --rtol 1e-4 --atol 1e-5 -- \
@@ -74,7 +74,7 @@ check dk-nosum:dk.npy 1 --grad do.npy -s grad_k --rtol 1e-4 --atol 1e-5 -- \
 # The report as JSON, for CI.
 check nomax 1 --emulate fp32 -f json -- '^  "pass": false$' \
     '^  "worst": \{"batch": 1, "head": 1, "row": 2, "column": 1, "index": \[0, 0, 1, 0\], "attn": [-0-9.e]+, "file": "nan"\},$' \
-    '^  "fails": \["nonfinite"\],$'
+    '^  "fails": \["nonfinite", "factor"\],$'
 check good 0 --emulate fp32 -f json -- '^  "pass": true$' '"baseline": \{"emulate": "fp32"'
 
 tally kernel

@@ -37,7 +37,8 @@
 #             --heatmap; --svg FILE; the heatmap, the SVG and the page
 #             with --color-range max and row; --check of the forward and
 #             backward stages at once (a table, JSON; from attn's -f json
-#             and from its -f npz), passing and failing,
+#             and from its -f npz), passing and failing, and against
+#             an emulated baseline by head, by tensor and by sequence,
 #
 # run under LC_ALL=C and timeout 20.  A case passes when the exit status
 # is the one wanted, standard error holds no sanitizer report (make check
@@ -302,6 +303,15 @@ for l in 2d 3d bhsd bshd 2dl; do
 	add 1 fails - $opt --grad $dout --check ../$l-ref-causal.json $qkv
 	add 1 fails - $opt --grad $dout --check ../$l-ref-causal.json -f json \
 	    -s output,grad_k $qkv
+	# against an emulated baseline, each (batch, head) held to its own
+	# (--check-by head, the default) and the whole stage (tensor)
+	add 0 none - $opt --grad $dout --emulate fp32 --check ../$l-ref.json $qkv
+	add 0 none - $opt --grad $dout --emulate bf16 --check-by tensor \
+	    --check ../$l-ref.json -f json $qkv
+	add 1 fails - $opt --grad $dout --emulate fp16 --check \
+	    ../$l-ref-causal.json -f json $qkv
+	add 1 fails - $opt --grad $dout --emulate fp16 --check-by tensor \
+	    --check ../$l-ref-causal.json $qkv
 	# grad_q's numbers named grad_v (a failing row, of the wrong shape
 	# where T x H*d_k is not S x G*d_v) and grad_v's named dV (not
 	# checked, near dv)
@@ -336,8 +346,17 @@ for l in 2d 3d bhsd bshd 2dl; do
 	stages="$forward $backward"
 	case $l in
 	2d)
-		printers $opt $labels --cu-seqlens-q 0,2,3 --cu-seqlens-k 0,1,2 \
-		    --seqused-k 1,1 --causal --alibi --rope --grad $dout $qkv ;;
+		packed="--cu-seqlens-q 0,2,3 --cu-seqlens-k 0,1,2 --seqused-k 1,1"
+		printers $opt $labels $packed --causal --alibi --rope --grad \
+		    $dout $qkv
+		# --check by (sequence, head) against an emulated baseline
+		(cd "$work/ref" && "$bin" $opt $packed --alibi --grad $dout \
+		    -s output,lse,grad_q,grad_k,grad_v -f json $qkv \
+		    >../$l-ref-packed.json) || exit 1
+		add 0 none - $opt $packed --alibi --grad $dout --emulate fp32 \
+		    --check ../$l-ref-packed.json -f json $qkv
+		add 1 fails - $opt $packed --alibi --grad $dout --emulate fp16 \
+		    --check ../$l-ref.json $qkv ;;
 	3d)
 		printers $opt $labels --seqused-k 2,3 --causal \
 		    --align bottom-right --alibi --grad $dout $qkv
