@@ -372,6 +372,43 @@ passes_with(const struct options *o, const struct attn_inputs *in,
 	return ok;
 }
 
+/* FlashAttention-2's lse under causal ALiBi (attn(1)): its alibi.h adds
+ * slope * (key index within the sequence) to the logits where the causal
+ * mask keeps them, not -slope * |qpos - j|: for every key kept the two
+ * differ by slope * qpos, the query's position (i + S - T bottom-right),
+ * so the weights are the same and lse is shifted by that much (in log2
+ * under --lse-base 2).  Does the array pass so? */
+static int
+alibi_lse_hint(const struct options *o, const struct attn_inputs *in,
+    const struct attn_stages *stages, const struct check *c,
+    struct check_item *it, double *alt)
+{
+	const size_t n = attn_shape_count(&it->shape);
+	const double unit = o->cfg.lse_base == ATTN_LSE_2 ? log(2.0) : 1.0;
+	struct attn_row_place rp;
+	struct attn_where w;
+	size_t k;
+
+	if (!o->cfg.alibi || !o->cfg.causal || it->stage != ATTN_STAGE_LSE)
+		return 0;
+	for (k = 0; k < n; k++) {
+		attn_stage_where(stages, it->stage, k, &w);
+		attn_row_place(&o->cfg, in, stages->T, stages->S, w.batch,
+		    w.row, &rp);
+		alt[k] = isfinite(it->ref[k]) ? it->ref[k] +
+		    attn_alibi_slope(w.head, stages->heads) *
+		    (double)rp.qpos / unit : it->ref[k];
+	}
+	if (!passes(o, it, alt, n))
+		return 0;
+	snprintf(it->hint, sizeof it->hint, "%s is attn's lse plus slope_h * "
+	    "(i + S - T), the query's position: FlashAttention-2's lse under "
+	    "causal ALiBi, whose alibi.h adds slope_h * key index to the "
+	    "logits; the weights are the same, the lse is shifted (see attn(1), "
+	    "ALiBi slopes)", c->name);
+	return 1;
+}
+
 /* The conventions that differ between systems: does the array pass
  * under the other --align, the other --lse-base or --lse-masked (for
  * lse), or another --masked-rows? */
@@ -399,6 +436,8 @@ convention_hint(const struct options *o, const struct attn_inputs *in,
 		}
 		cfg.align = o->cfg.align;
 	}
+	if (alibi_lse_hint(o, in, stages, c, it, alt))
+		return;
 	/* lse in the other base, with the other value where no key */
 	for (m = 1; it->stage == ATTN_STAGE_LSE && m < 4; m++) {
 		cfg.lse_base = (m & 1) ? !o->cfg.lse_base : o->cfg.lse_base;

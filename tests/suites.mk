@@ -65,9 +65,11 @@ kernel-test: $(ATTN) $(FAKE_KERNEL)
 	    ./$(FAKE_KERNEL)
 
 # attn --grad --check --emulate on backward passes written in NumPy, in
-# float32 and bfloat16, right and with bugs planted.
+# float32 and bfloat16, right and with bugs planted; and --check of
+# FlashAttention-2's lse under causal ALiBi, written in NumPy too.
 grad-kernel-test: $(ATTN)
 	$(TIMED) '$(BUILD) grad-kernel-test' sh tests/kernel/grad.sh ./$(ATTN)
+	$(TIMED) '$(BUILD) grad-kernel-test (ALiBi)' sh tests/kernel/alibi.sh ./$(ATTN)
 
 # libattn defines only attn_ names; cli/ includes only lib/attn.h,
 # lib/attn_io.h and lib/attn_private.h; the public headers declare none
