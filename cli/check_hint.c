@@ -396,7 +396,8 @@ alibi_lse_hint(const struct options *o, const struct attn_inputs *in,
 		attn_row_place(&o->cfg, in, stages->T, stages->S, w.batch,
 		    w.row, &rp);
 		alt[k] = isfinite(it->ref[k]) ? it->ref[k] +
-		    attn_alibi_slope(w.head, stages->heads) *
+		    attn_run_slope(&o->cfg, in, w.batch, w.head,
+		    stages->heads) *
 		    (double)rp.qpos / unit : it->ref[k];
 	}
 	if (!passes(o, it, alt, n))

@@ -10,8 +10,8 @@
 #include "inputs.h"
 
 static const char *const role[IN_COUNT] = {
-	"Q", "K", "V", "mask", "bias", "dO", "sinks", "descale_q", "descale_k",
-	"descale_v"
+	"Q", "K", "V", "mask", "bias", "dO", "sinks", "ALiBi slopes",
+	"descale_q", "descale_k", "descale_v"
 };
 
 const char *

@@ -11,8 +11,8 @@
 #include "attn_io.h"
 
 /* With embeddings, IN_Q holds X or XQ and IN_K holds XKV. */
-enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_DO, IN_SINKS, IN_DESCALE_Q,
-	IN_DESCALE_K, IN_DESCALE_V, IN_COUNT };
+enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_DO, IN_SINKS, IN_SLOPES,
+	IN_DESCALE_Q, IN_DESCALE_K, IN_DESCALE_V, IN_COUNT };
 
 /* --cu-seqlens-q, --cu-seqlens-k, --seqused-k (varlen.h). */
 enum { VL_CU_Q, VL_CU_K, VL_USED_K, VL_COUNT };

@@ -81,6 +81,8 @@ bundle_misplaced(const char *name, const char *option,
 		{ "--grad", "dO as an array", "give its array alone" },
 		{ "--sinks", "one logit per head, an array", "give the array "
 		    "alone" },
+		{ "--alibi-slopes", "a slope per head, an array", "give the "
+		    "array alone" },
 	};
 	size_t i;
 
@@ -363,27 +365,29 @@ load_descale(const char *arg, size_t n, size_t threads, struct inputs *in,
 	return ATTN_OK;
 }
 
-/* --sinks FILE: one logit per head, a row or a column (attn_run checks
- * that there is one per head). */
+/* An input of numbers per head, at most 2-D (attn_run checks its shape
+ * against the run's): --sinks FILE, one logit per head, a row or a
+ * column; --alibi-slopes FILE, H slopes or B x H.  Input `role` of in,
+ * read with flags; `what` names it and `want` says what to give. */
 static enum attn_status
-load_sinks(const char *path, size_t threads, struct inputs *in,
-    struct attn_error *err)
+load_per_head(const char *path, const char *option, unsigned flags,
+    int role, const char *what, const char *want, size_t threads,
+    struct inputs *in, struct attn_matrix *m, struct attn_error *err)
 {
-	struct attn_array *a = &in->arr[IN_SINKS];
+	struct attn_array *a = &in->arr[role];
 	enum attn_status status;
 	char shape[64];
 
-	in->name[IN_SINKS] = display_name(path);
-	if ((status = load_array(path, "--sinks", ATTN_READ_FINITE |
-	    ATTN_READ_SINKS, threads, a, err)) != ATTN_OK)
+	in->name[role] = display_name(path);
+	if ((status = load_array(path, option, ATTN_READ_FINITE | flags,
+	    threads, a, err)) != ATTN_OK)
 		return status;
 	if (a->ndim > 2) {
 		attn_dims_text(shape, sizeof shape, a->shape, a->ndim);
-		return attn_error_set(err, ATTN_ERR_DATA, in->name[IN_SINKS], 0,
-		    0, "the sinks are %s: give one sink logit per head, in a "
-		    "row or a column", shape);
+		return attn_error_set(err, ATTN_ERR_DATA, in->name[role], 0, 0,
+		    "the %s are %s: %s", what, shape, want);
 	}
-	in->in.sinks = attn_array_matrix(a);
+	*m = attn_array_matrix(a);
 	return ATTN_OK;
 }
 
@@ -569,13 +573,21 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 	if (o->proj != NULL && in->layer_name == NULL &&
 	    (status = load_layer(o->proj, in, err)) != ATTN_OK)
 		return status;
-	if (o->sinks != NULL && (status = load_sinks(o->sinks, j, in, err)) !=
+	if (o->sinks != NULL && (status = load_per_head(o->sinks, "--sinks",
+	    ATTN_READ_SINKS, IN_SINKS, "sinks", "give one sink logit per "
+	    "head, in a row or a column", j, in, &in->in.sinks, err)) !=
 	    ATTN_OK)
 		return status;
 	for (i = 0; i < 3; i++)
 		if (o->descale[i] != NULL && (status = load_descale(
 		    o->descale[i], i, j, in, err)) != ATTN_OK)
 			return status;
+	/* --alibi-slopes turned ALiBi on (options_set.c) */
+	if (o->alibi_slopes != NULL && (status = load_per_head(o->alibi_slopes,
+	    "--alibi-slopes", ATTN_READ_SLOPES, IN_SLOPES, "ALiBi slopes",
+	    "give one slope per head (H), or one per batch and head (B x H)",
+	    j, in, &in->in.alibi_slopes, err)) != ATTN_OK)
+		return status;
 	in->self = in->self || o->self != NULL;
 	/* Every input read: a warning may explain a shape error to come. */
 	warn_notices(in);

@@ -277,6 +277,7 @@ main(int argc, char **argv)
 		lab.value = name_values(&in, &stages);
 		lab.mask = in.name[IN_MASK];
 		lab.bias = in.name[IN_BIAS];
+		lab.slopes = in.name[IN_SLOPES];
 		warn_masked_rows(&o, &stages, &lab);
 		status = write_output(&o, &stages, &lab, &sel.in, &chk, &err);
 	}

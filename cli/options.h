@@ -82,6 +82,7 @@ struct options {
 	const char *proj;	/* --proj LAYER */
 	const char *sinks;	/* --sinks FILE */
 	const char *descale[3];	/* --descale-q, -k, -v X|FILE */
+	const char *alibi_slopes;	/* --alibi-slopes FILE */
 	const char *cu_seqlens_q;	/* --cu-seqlens-q LIST|FILE */
 	const char *cu_seqlens_k;	/* --cu-seqlens-k LIST|FILE */
 	const char *seqused_k;		/* --seqused-k LIST|FILE */

@@ -617,6 +617,10 @@ set_finish(struct parse *ps, struct attn_error *err)
 	if (ps->stage_list != NULL &&
 	    (status = options_stages(o, ps->stage_list, err)) != ATTN_OK)
 		return status;
+	/* --alibi-slopes FILE is ALiBi with those slopes, as a kernel's
+	 * alibi_slopes turns it on. */
+	if (o->alibi_slopes != NULL)
+		o->cfg.alibi = 1;
 	/* An empty ATTN_THREADS is as if unset, as shells make it easy to
 	 * leave one so. */
 	if (!ps->threads && getenv("ATTN_THREADS") != NULL &&

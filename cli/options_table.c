@@ -167,6 +167,8 @@ static const struct option_row rows[] = {
 	    NULL, set_window, 0 },
 	{ "alibi", 0, NULL, "add -slope_h * |i + offset - j| (ALiBi)",
 	    NULL, NULL, FIELD(cfg.alibi) },
+	{ "alibi-slopes", 0, "FILE", "ALiBi with these slopes, H or B x H, as\n"
+	    "FlashAttention's alibi_slopes", NULL, NULL, FIELD(alibi_slopes) },
 	{ "softcap", 0, "C", "logits become C*tanh(logits/C)",
 	    NULL, set_softcap, 0 },
 	{ "masked-rows", 0, "P",

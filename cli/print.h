@@ -35,6 +35,7 @@ struct names {
 	char **value;	/* G*d_v names of V's columns from its file's
 			 * header, or NULL */
 	const char *mask, *bias;
+	const char *slopes;	/* --alibi-slopes FILE's, or NULL */
 };
 
 /* What every printer reads. */

@@ -197,7 +197,8 @@ arith_scaled(const struct printer *p, const struct arith_block *a,
 		attn_row_place(c, p->in, print_queries(p), p->stages->S, a->b,
 		    print_query_row(p, i), &at);
 		fprintf(p->fp, " - %s x |%lld - %lld|", num(p, buf,
-		    attn_alibi_slope(a->h, p->stages->heads)), at.qpos,
+		    attn_run_slope(c, p->in, a->b, a->h, p->stages->heads)),
+		    at.qpos,
 		    (long long)j - (long long)at.k0);
 	}
 	fprintf(p->fp, " = %s\n", num(p, buf, *attn_at(&a->scaled, i, j)));

@@ -213,11 +213,30 @@ print_conventions(const struct printer *p)
 		report_text(p->fp, p->nm->bias);
 	}
 	if (c->alibi) {
+		/* the slopes of --alibi-slopes FILE, named, a row a batch
+		 * where they differ by batch; else Press et al.'s */
+		const size_t H = p->stages->heads;
+		size_t b, rows = 1;
+
+		for (b = 1; b < p->stages->batches && rows == 1; b++)
+			for (h = 0; h < H; h++)
+				if (attn_run_slope(c, p->in, b, h, H) !=
+				    attn_run_slope(c, p->in, 0, h, H))
+					rows = p->stages->batches;
 		fputs("; ALiBi slopes", p->fp);
-		for (h = 0; h < p->stages->heads; h++) {
-			print_number(p, buf, attn_alibi_slope(h,
-			    p->stages->heads));
-			fprintf(p->fp, " %s", buf);
+		if (p->nm->slopes != NULL) {
+			fputs(" of ", p->fp);
+			report_text(p->fp, p->nm->slopes);
+		}
+		for (b = 0; b < rows; b++) {
+			if (rows > 1)
+				fprintf(p->fp, "%s batch %zu:", b > 0 ? "," :
+				    "", b + 1);
+			for (h = 0; h < H; h++) {
+				print_number(p, buf, attn_run_slope(c, p->in,
+				    b, h, H));
+				fprintf(p->fp, " %s", buf);
+			}
 		}
 	}
 	/* the base and the sinks as given, not rounded to --digits */

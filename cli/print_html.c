@@ -572,10 +572,18 @@ html_data(const struct printer *p)
 		}
 		putc(']', fp);
 	}
+	/* the slopes of each head (inner) of each batch (outer): a
+	 * kernel's alibi_slopes may differ by batch */
 	fputs("],\"alibi\":", fp);
-	for (i = 0; i < stages->heads && c->alibi; i++) {
-		fputs(i > 0 ? "," : "[", fp);
-		print_json_double(fp, attn_alibi_slope(i, stages->heads));
+	for (n = 0; n < stages->batches && c->alibi; n++) {
+		fputs(n > 0 ? ",[" : "[[", fp);
+		for (i = 0; i < stages->heads; i++) {
+			if (i > 0)
+				putc(',', fp);
+			print_json_double(fp, attn_run_slope(c, p->in, n, i,
+			    stages->heads));
+		}
+		putc(']', fp);
 	}
 	fputs(c->alibi ? "]" : "null", fp);
 	fputs(",\"sinks\":", fp);

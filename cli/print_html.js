@@ -235,7 +235,7 @@
   }
   D.scale = value(D.scale);
   D.softcap = value(D.softcap);
-  if (D.alibi) D.alibi = D.alibi.map(value);
+  if (D.alibi) D.alibi = matrix(D.alibi);
   if (D.sinks) D.sinks = D.sinks.map(value);
   D.blocks.forEach(function (b) {
     ['q', 'k', 'v', 'mask', 'bias'].forEach(function (m) { b[m] = matrix(b[m]); });
@@ -287,7 +287,7 @@
   function kernel(B, scale, causal) {
     var dk = D.dk, dv = D.dv, cap = D.softcap;
     var sink = D.sinks ? D.sinks[B.h] : -Infinity;
-    var slope = D.alibi ? D.alibi[B.h] : 0;
+    var slope = D.alibi ? D.alibi[B.b][B.h] : 0;
     var R = { scores: table(T, S), scaled: table(T, S), keep: table(T, S),
       weights: table(T, S), max: [], sum: [], lse: [], out: table(T, dv) };
     var i, j, j0, j1, c, x, m, l, o, mb, mn, mu, a, e, w, E = [];
@@ -450,7 +450,7 @@
     if (cap > 0) s += ' / ' + num(cap) + ')';
     if (B.bias) s += term(B.bias[i][j], false);
     if (D.alibi)
-      s += ' - ' + num(D.alibi[B.h]) + ' x |' + place(B, i)[2] + ' - ' +
+      s += ' - ' + num(D.alibi[B.b][B.h]) + ' x |' + place(B, i)[2] + ' - ' +
           (j - place(B, i)[0]) + '|';
     return s + ' = ' + num(R.scaled[i][j]) + '\n';
   }

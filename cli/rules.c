@@ -159,7 +159,8 @@ check_workbench(const struct options *o, const struct given *g,
 	    o->cfg.kv_heads != 0 ? "--kv-heads" : o->proj != NULL ? "--proj" :
 	    o->cfg.layout != ATTN_LAYOUT_NONE ? "--layout" :
 	    o->mask != NULL ? "--mask" : o->bias != NULL ? "--bias" :
-	    o->sinks != NULL ? "--sinks" : NULL;
+	    o->sinks != NULL ? "--sinks" : o->alibi_slopes != NULL ?
+	    "--alibi-slopes" : NULL;
 	size_t i;
 
 	if (out != NULL)
@@ -173,7 +174,8 @@ check_workbench(const struct options *o, const struct given *g,
 	    strcmp(o->mask, "-") == 0) || (o->bias != NULL &&
 	    strcmp(o->bias, "-") == 0) || (o->proj != NULL &&
 	    strcmp(o->proj, "-") == 0) || (o->sinks != NULL &&
-	    strcmp(o->sinks, "-") == 0))
+	    strcmp(o->sinks, "-") == 0) || (o->alibi_slopes != NULL &&
+	    strcmp(o->alibi_slopes, "-") == 0))
 		return usage_error(err, "attn workbench reads its keys from "
 		    "standard input: give the inputs as files, not -");
 	if (o->noperands == 0 && o->self == NULL && input != NULL)
@@ -408,6 +410,8 @@ rules_check_options(const struct options *o, const struct given *g,
 	nstdin += o->grad != NULL && strcmp(o->grad, "-") == 0;
 	nstdin += o->proj != NULL && strcmp(o->proj, "-") == 0;
 	nstdin += o->sinks != NULL && strcmp(o->sinks, "-") == 0;
+	nstdin += o->alibi_slopes != NULL &&
+	    strcmp(o->alibi_slopes, "-") == 0;
 	nstdin += o->check != NULL && strcmp(o->check, "-") == 0;
 	if (nstdin > 1)
 		return usage_error(err,

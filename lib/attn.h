@@ -385,6 +385,11 @@ struct attn_inputs {
 	 * descale_v V, batch b's KV head g (and its query heads) scaled by
 	 * element (b, g).  Forward stages only. */
 	struct attn_matrix descale_q, descale_k, descale_v;
+	/* ALiBi's slopes as kernels take them (FlashAttention's and
+	 * FlashInfer's alibi_slopes): H, in a row or a column, or B x H,
+	 * one row a batch; data NULL: Press et al.'s (attn_alibi_slope).
+	 * Read only with cfg.alibi. */
+	struct attn_matrix alibi_slopes;
 };
 
 /*

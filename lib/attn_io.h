@@ -88,9 +88,10 @@ enum {
 				 * allowed (biases: -inf masks a key) */
 	ATTN_READ_LAYER = 8,	/* as FINITE, worded for a layer's weights */
 	ATTN_READ_SINKS = 16,	/* as FINITE, worded for sinks */
-	ATTN_READ_INT = 32	/* .npy of integer dtypes read too (offsets
+	ATTN_READ_INT = 32,	/* .npy of integer dtypes read too (offsets
 				 * and counts, as PyTorch saves them), not
 				 * bool; faults worded for offsets */
+	ATTN_READ_SLOPES = 64	/* as FINITE, worded for ALiBi slopes */
 };
 
 /* Choose a format from the name's extension, else from the content.

@@ -291,6 +291,12 @@ size_t attn_kv_head(size_t h, size_t heads, size_t kv_heads);
  */
 double attn_alibi_slope(size_t h, size_t heads);
 
+/* The ALiBi slope of batch b and head h of a run of cfg on in, with
+ * heads query heads: in->alibi_slopes' (H, or B x H) where given, else
+ * attn_alibi_slope's; 0 without cfg->alibi. */
+double attn_run_slope(const struct attn_config *cfg,
+    const struct attn_inputs *in, size_t b, size_t h, size_t heads);
+
 /* Write dims[0..n) into buf (size bytes, NUL-terminated) as messages
  * write a shape: "2x3x4". */
 void attn_dims_text(char *buf, size_t size, const size_t *dims, size_t n);

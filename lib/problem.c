@@ -30,6 +30,25 @@ attn_alibi_slope(size_t h, size_t heads)
 	return pow(2.0, -8.0 * (double)(2 * (h - n) + 1) / (double)(2 * n));
 }
 
+double
+attn_run_slope(const struct attn_config *cfg, const struct attn_inputs *in,
+    size_t b, size_t h, size_t heads)
+{
+	const struct attn_matrix *m = &in->alibi_slopes;
+
+	if (!cfg->alibi)
+		return 0.0;
+	if (m->data == NULL)
+		return attn_alibi_slope(h, heads);
+	/* one a head, in a row or a column (of more than one head: with
+	 * one, a column is B x 1, a slope a batch); else a row a batch */
+	if (m->rows == 1)
+		return *attn_at(m, 0, h);
+	if (m->cols == 1 && m->rows == heads && heads > 1)
+		return *attn_at(m, h, 0);
+	return *attn_at(m, b, h);
+}
+
 /* ---------------------------------------------------------------- shapes */
 
 /* The sink of head h in sinks, a row or a column of H. */
@@ -75,6 +94,34 @@ check_blocks(const char *what, const struct attn_matrix *m, size_t blocks,
 	    "head (%zu)", what, blocks, blocks == 1 ? "" : "s",
 	    blocks == 0 ? 0 : m->rows / blocks, m->cols, p->T, p->S, what,
 	    p->B, p->B * p->H);
+}
+
+/* ALiBi's slopes (attn_inputs.alibi_slopes): H in a row or a column
+ * (1 x H or H x 1 whatever B is), or B x H; finite (attn_run_slope
+ * reads them). */
+static enum attn_status
+check_slopes(const struct attn_matrix *m, const struct attn_problem *p,
+    struct attn_error *err)
+{
+	size_t i, j;
+
+	if (m->data == NULL || !p->cfg->alibi)
+		return ATTN_OK;
+	if (!(m->rows == 1 && m->cols == p->H) && !(m->cols == 1 &&
+	    m->rows == p->H) && !(m->rows == p->B && m->cols == p->H))
+		return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+		    "shape mismatch: the ALiBi slopes are %zux%zu but there "
+		    "%s %zu head%s and %zu batch%s: give H slopes, or B x H "
+		    "as FlashAttention's alibi_slopes", m->rows, m->cols,
+		    p->H == 1 ? "is" : "are", p->H, p->H == 1 ? "" : "s", p->B,
+		    p->B == 1 ? "" : "es");
+	for (i = 0; i < m->rows; i++)
+		for (j = 0; j < m->cols; j++)
+			if (!isfinite(*attn_at(m, i, j)))
+				return attn_error_set(err, ATTN_ERR_DATA, NULL,
+				    0, 0, "ALiBi slope %zu is not finite",
+				    i * m->cols + j + 1);
+	return ATTN_OK;
 }
 
 /* Sinks: one finite logit per query head, in a row or a column. */
@@ -237,7 +284,9 @@ check_shapes(const struct attn_config *cfg, const struct attn_inputs *in,
 		return st;
 	if ((st = check_d_out(&in->d_out, p, err)) != ATTN_OK)
 		return st;
-	return check_sinks(&in->sinks, p, err);
+	if ((st = check_sinks(&in->sinks, p, err)) != ATTN_OK)
+		return st;
+	return check_slopes(&in->alibi_slopes, p, err);
 }
 
 /* Offsets c[0..n] of `what` that are cumulative lengths: 0 first, none
@@ -485,7 +534,7 @@ attn_problem_head(const struct attn_problem *p, size_t b, size_t h,
 	hd->h = h;
 	hd->g = attn_kv_head(h, p->H, p->G);
 	hd->n = b * p->H + h;
-	hd->slope = p->cfg->alibi ? attn_alibi_slope(h, p->H) : 0.0;
+	hd->slope = attn_run_slope(p->cfg, in, b, h, p->H);
 	hd->sink = in->sinks.data != NULL ? sink_of(&in->sinks, h) :
 	    -INFINITY;
 	head_views(in, p->H, p->G, p->T, p->S, p->d_k, p->d_v, b, h, &v);

@@ -67,10 +67,12 @@ attn_value_fault(unsigned flags, double x, const char *s, size_t n,
 	attn_text_preview(p, ATTN_PREVIEW_MAX, s, n);
 	if (flags & ATTN_READ_BOOL)
 		snprintf(msg, size, MASK_VALUE_MSG, p);
-	else if (flags & (ATTN_READ_LAYER | ATTN_READ_SINKS))
+	else if (flags & (ATTN_READ_LAYER | ATTN_READ_SINKS |
+	    ATTN_READ_SLOPES))
 		snprintf(msg, size, "non-finite number '%s' (%s must be "
 		    "finite)", p, flags & ATTN_READ_LAYER ?
-		    "a layer's weights and biases" : "sinks");
+		    "a layer's weights and biases" : flags & ATTN_READ_SINKS ?
+		    "sinks" : "ALiBi slopes");
 	else if (flags & ATTN_READ_INT)
 		snprintf(msg, size, "non-finite number '%s' (sequence lengths "
 		    "and offsets are whole numbers from 0)", p);

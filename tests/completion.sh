@@ -51,6 +51,7 @@ attn --mask q	q.json queries.csv
 attn --self d	data/
 attn --proj q	q.json queries.csv
 attn --sinks d	data/
+attn --alibi-slopes d	data/
 attn --rope-style ''	half interleaved
 attn --emulate ''	bf16 fp16 fp32 fp8-e4m3 fp8-e5m2
 attn --emulate fp8	fp8-e4m3 fp8-e5m2
@@ -169,6 +170,7 @@ for opt in $(cat "$work/attn-options"); do
 	--scale) val=0.5 ;;
 	--self | --mask | --bias | --grad | --proj | --sinks | --check)
 		val=x.csv ;;
+	--alibi-slopes) val=x.csv ;;
 	--mask-invert) val='--mask x.csv' ;;
 	--rope-style) val='half --rope' ;;
 	--svg) val=w.svg ;;

@@ -19,6 +19,7 @@
 #             grad    attn --self good.csv --grad FILE (dO)
 #             proj    attn --proj FILE good.csv (a layer for 2 columns)
 #             sinks   attn --self good.csv --sinks FILE (one head)
+#             slopes  attn --self good.csv --alibi-slopes FILE (one head)
 #             check   attn --self good.csv --check FILE
 #             seqlens attn --self good.csv --cu-seqlens-q FILE
 #                     --cu-seqlens-k FILE (two rows to pack)
@@ -225,6 +226,7 @@ run_file() {
 		grad)	set -- --self good.csv --grad "$name" -s grad_q ;;
 		proj)	set -- --proj "$name" good.csv ;;
 		sinks)	set -- --self good.csv --sinks "$name" ;;
+		slopes)	set -- --self good.csv --alibi-slopes "$name" ;;
 		check)	set -- --self good.csv --check "$name" ;;
 		seqlens) set -- --self good.csv --cu-seqlens-q "$name" \
 			    --cu-seqlens-k "$name" ;;

@@ -18,7 +18,9 @@
 #             grad_sinks besides), also emulated;
 #             --proj with W_O, --rope and --grad (q, k, v, q_rot, k_rot
 #             and projected besides); --rope (q, k and v, the operands
-#             as read, besides q_rot and k_rot); --sinks; --lse-base 2
+#             as read, besides q_rot and k_rot); --sinks;
+#             --alibi-slopes (H, or B x H), causal with --grad, and
+#             emulated; --lse-base 2
 #             --lse-masked inf (causal, bottom-right); --emulate fp16,
 #             alone and with --grad; --emulate fp8-e4m3, and fp8-e5m2
 #             with --descale-q, -k and -v; descale factors alone; packed sequences (--cu-seqlens-q/-k,
@@ -171,6 +173,10 @@ inputs 2dl 1 4 2 2 3
 # The sinks: a logit for each query head.
 echo '0.5 -0.25' >"$work/sinks-2.txt"
 echo '0.5 -0.25 0 1' >"$work/sinks-4.txt"
+# A kernel's ALiBi slopes: one a query head, and B x H for two batches.
+echo '0.5 0.125' >"$work/slopes-2.txt"
+echo '1 0.5 0.25 0.125' >"$work/slopes-4.txt"
+echo '[[0.5, 0.125], [2, 0.25]]' >"$work/slopes-2x2.json"
 printf '\223NUMPY' >"$work/magic"
 printf 'PK\003\004' >"$work/zip-magic"
 
@@ -271,6 +277,18 @@ for l in 2d 3d bhsd bshd 2dl; do
 	printers $opt $labels --rope $qkv
 	stages=$forward
 	printers $opt $labels --sinks $sinks $qkv
+	# ALiBi with a kernel's slopes (H; B x H where there are two
+	# batches), causal, forward and backward, and emulated
+	slopes=../slopes-2.txt
+	case $l in
+	2dl) slopes=../slopes-4.txt ;;
+	3d | bhsd | bshd) slopes=../slopes-2x2.json ;;
+	esac
+	stages="$forward $backward"
+	printers $opt $labels --alibi-slopes $slopes --causal --grad $dout \
+	    $qkv
+	stages=$forward
+	printers $opt $labels --alibi-slopes $slopes --emulate bf16 $qkv
 	# a broadcast bias as read, its gradient and the sinks'
 	stages="bias $forward $backward grad_bias grad_sinks"
 	printers $opt $labels --grad $dout --bias ../$l-bias.json \

@@ -65,6 +65,8 @@ page too-large-for-arithmetic "$work/q.txt $work/k.txt $work/k.txt" \
 # queries over S = 4 keys, bottom-right, causal: q1 and q2 see no key.
 d=data/examples
 "$bin" gen 6x2 --seed 3 >"$work/q6.txt"
+# a slope a batch of batch.json's one head, as a kernel's B x H alibi_slopes
+echo '[[0.5], [2]]' >"$work/slopes-2x1.json"
 "$bin" gen 4x2 --seed 4 >"$work/k4.txt"
 mkdir -p "$work/bench"
 python3 "$here/html-bench.py" "$bin" "$work/bench" \
@@ -94,6 +96,8 @@ python3 "$here/html-bench.py" "$bin" "$work/bench" \
 	--align bottom-right --masked-rows uniform --cu-seqlens-q 0,2,2,6 \
 	--cu-seqlens-k 0,1,2,4 --seqused-k 1,1,2 -e --arithmetic \
 	"$work/q6.txt" "$work/k4.txt" "$work/k4.txt" \
+    --case alibi-slopes-by-batch --alibi-slopes "$work/slopes-2x1.json" \
+	--causal -e --arithmetic $d/batch.json \
     --case bshd-no-arithmetic --layout bshd $d/kernel/q.npy \
 	$d/kernel/k.npy $d/kernel/v.npy \
     --case off-rope --off --rope --rope --self $d/rope/same-row.csv \
