@@ -545,6 +545,26 @@ START_TEST(alibi_slopes_agree_with_the_reference_up_to_64_heads)
 }
 END_TEST
 
+/* The inputs of the two tests below: H = 2 heads of d_k = 1, scale 1,
+ * both heads' scores [[1, 0, -1], [2, 0, -2]]. */
+static void
+alibi_setup(struct attn_matrix *q, struct attn_matrix *k,
+    struct attn_matrix *v, struct attn_inputs *in, struct attn_config *cfg)
+{
+	static const double qv[] = { 1, 1, 2, 2 };
+	static const double kv[] = { 1, 1, 0, 0, -1, -1 };
+	static const double vv[] = { 1, 2, 3, 4, 5, 6 };
+
+	*q = matrix_from(2, 2, qv);
+	*k = matrix_from(3, 2, kv);
+	*v = matrix_from(3, 2, vv);
+	inputs_init(in, q, k, v);
+	attn_config_init(cfg);
+	cfg->heads = 2;
+	cfg->alibi = 1;
+	cfg->scale_mode = ATTN_SCALE_NONE;
+}
+
 KERNEL_TEST(alibi_subtracts_slope_times_distance, ATTN_STAGES_ALL)
 {
 	/*
@@ -553,9 +573,6 @@ KERNEL_TEST(alibi_subtracts_slope_times_distance, ATTN_STAGES_ALL)
 	 * |i + offset - j| with offset 0 (_i 0) or S - T = 1 (_i 1).  All
 	 * dyadic, so exact.
 	 */
-	static const double qv[] = { 1, 1, 2, 2 };
-	static const double kv[] = { 1, 1, 0, 0, -1, -1 };
-	static const double vv[] = { 1, 2, 3, 4, 5, 6 };
 	static const double want[2][2][2][3] = {
 		{	/* top-left */
 			{ { 1, -0.0625, -1.125 }, { 1.9375, 0, -2.0625 } },
@@ -568,20 +585,14 @@ KERNEL_TEST(alibi_subtracts_slope_times_distance, ATTN_STAGES_ALL)
 			  { 1.9921875, -0.00390625, -2 } },
 		},
 	};
-	struct attn_matrix q = matrix_from(2, 2, qv);
-	struct attn_matrix k = matrix_from(3, 2, kv);
-	struct attn_matrix v = matrix_from(3, 2, vv);
+	struct attn_matrix q, k, v;
 	struct attn_inputs in;
 	struct attn_config cfg;
 	struct attn_stages st;
 	double sum = 0.0;
 	size_t h, i, j;
 
-	inputs_init(&in, &q, &k, &v);
-	attn_config_init(&cfg);
-	cfg.heads = 2;
-	cfg.alibi = 1;
-	cfg.scale_mode = ATTN_SCALE_NONE;
+	alibi_setup(&q, &k, &v, &in, &cfg);
 	cfg.align = _i == 0 ? ATTN_ALIGN_TOP_LEFT : ATTN_ALIGN_BOTTOM_RIGHT;
 	run_ok(kernel, &cfg, &in, stages, &st);
 	for (h = 0; h < 2; h++)
@@ -603,6 +614,44 @@ KERNEL_TEST(alibi_subtracts_slope_times_distance, ATTN_STAGES_ALL)
 	ck_assert_double_eq_tol(block_at(&st, ATTN_STAGE_LSE, 0, 0, 1, 0),
 	    log(sum), 1e-15);
 	attn_stages_free(&st);
+	free3(&q, &k, &v);
+}
+END_TEST
+
+/* A kernel's own slopes (attn_inputs.alibi_slopes) replace Press et
+ * al.'s: 1/2 and 1/4 for two heads, in a row (_i 0) or a column (_i 1);
+ * alibi_setup's logits, top-left, all dyadic, so exact.  Three
+ * slopes for two heads are a data error. */
+KERNEL_TEST(alibi_slopes_given_replace_press, ATTN_STAGES_ALL)
+{
+	static const double sv[] = { 0.5, 0.25 };
+	static const double three[] = { 0.5, 0.25, 0.125 };
+	struct attn_matrix q, k, v;
+	struct attn_inputs in;
+	struct attn_config cfg;
+	struct attn_stages st;
+	struct attn_error err;
+	size_t h, i, j;
+
+	alibi_setup(&q, &k, &v, &in, &cfg);
+	in.alibi_slopes = _i == 0 ? matrix_from(1, 2, sv) :
+	    matrix_from(2, 1, sv);
+	run_ok(kernel, &cfg, &in, stages, &st);
+	for (h = 0; h < 2; h++)
+		for (i = 0; i < 2; i++)
+			for (j = 0; j < 3; j++)
+				ck_assert_double_eq(block_at(&st,
+				    ATTN_STAGE_SCALED, 0, h, i, j),
+				    (double)(i + 1) * (1.0 - (double)j) -
+				    sv[h] * fabs((double)i - (double)j));
+	attn_stages_free(&st);
+	attn_matrix_free(&in.alibi_slopes);
+	in.alibi_slopes = matrix_from(1, 3, three);
+	ck_assert_int_eq(attn_run(&cfg, &in, ATTN_STAGES_ALL, &st, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_msg(strstr(err.msg, "the ALiBi slopes are 1x3") != NULL,
+	    "%s", err.msg);
+	attn_matrix_free(&in.alibi_slopes);
 	free3(&q, &k, &v);
 }
 END_TEST
@@ -1335,6 +1384,7 @@ variants_suite(void)
 	tcase_add_test(tc,
 	    alibi_slopes_agree_with_the_reference_up_to_64_heads);
 	tcase_add_kernel_test(tc, alibi_subtracts_slope_times_distance, 0, 2);
+	tcase_add_kernel_test(tc, alibi_slopes_given_replace_press, 0, 2);
 	tcase_add_kernel_test(tc,
 	    softcap_is_applied_after_scale_and_before_bias, 0, 1);
 	tcase_add_kernel_test(tc, softcap_bounds_the_logits, 0, 1);
