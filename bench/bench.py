@@ -449,7 +449,10 @@ class Bench:
         """--emulate bf16, fp32 and fp8-e4m3 against attn's own forward
         pass, 1 x 8 x n x 128 bhsd .npy (FlashAttention's test size at
         4096), each a ratio of medians taken in turns in one run (the
-        target: at most EMULATE_TARGET times the forward)."""
+        target: at most EMULATE_TARGET times the forward); then --check
+        of that forward's output against the bf16 baseline, judged by
+        head (the default) and by the whole tensor, the first's cost
+        against the second's."""
         self.say('--emulate, 1 x %d x n x %d bhsd .npy in and out '
                  '(medians of %s; load average %s before):' % (
                      EMU_HEADS, EMU_D, plural(self.runs, 'run'),
@@ -457,18 +460,30 @@ class Bench:
         for n in sizes:
             q, k, v = [gen4(n, seed, data('%s-4d-%d.npy' % (role, n)))
                        for seed, role in enumerate('qkv', 1)]
+            # the forward's output, which --check reads below, and the
+            # emulations' in a file of their own
             out = os.path.join(WORK, 'out', 'emulate%d.npy' % n)
-            base = [ATTN, q, k, v, '-f', 'npy', '-o', out]
-            res = median_runs([base] + [base + ['--emulate', p]
-                                        for p in EMULATED],
+            emu = os.path.join(WORK, 'out', 'emulated%d.npy' % n)
+            base = [ATTN, q, k, v, '-f', 'npy', '-o']
+            res = median_runs([base + [out]] +
+                              [base + [emu, '--emulate', p]
+                               for p in EMULATED],
                               self.runs)
+            check = [ATTN, q, k, v, '-s', 'output', '--emulate', 'bf16',
+                     '--check', out, '--check-by']
+            by = median_runs([check + ['head'], check + ['tensor']],
+                             self.runs)
             os.remove(out)
+            os.remove(emu)
             line = '  n = %5d  forward %7.3f s' % (n, res[0][0])
             for p, (t, _) in zip(EMULATED, res[1:]):
                 line += '   --emulate %s %7.3f s = %4.2fx (%s)' % (
                     p, t, t / res[0][0],
                     target_note(t / res[0][0], EMULATE_TARGET, False))
             self.say(line)
+            self.say('  n = %5d  --check --emulate bf16 of output: by head '
+                     '%7.3f s, by tensor %7.3f s = %4.2fx' % (
+                         n, by[0][0], by[1][0], by[0][0] / by[1][0]))
         self.say('  (load average %.1f after)' % os.getloadavg()[0])
         self.say()
 

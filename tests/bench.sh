@@ -109,6 +109,8 @@ has "the kernel beside dgemm" "$work/ok.out" \
     "^  n = +64  attn +[0-9.]+ .* dgemm +[0-9.]+ +attn/dgemm [0-9.]+\$"
 has "--emulate beside the forward" "$work/ok.out" \
     "^  n = +32  forward +[0-9.]+ s   --emulate bf16 +[0-9.]+ s = [0-9.]+x \\(<= 3x (met|MISSED by [0-9]+%)\\)   --emulate fp32 "
+has "--check by head beside by tensor" "$work/ok.out" \
+    "^  n = +32  --check --emulate bf16 of output: by head +[0-9.]+ s, by tensor +[0-9.]+ s = [0-9.]+x\$"
 has "numbers parsed and printed" "$work/ok.out" \
     "^numbers, attn end to end .*, CPU time\): parse -?[0-9]+ ns/number, print -?[0-9]+"
 has "the backward row" "$work/ok.out" \
