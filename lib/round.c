@@ -176,15 +176,55 @@ has_f16c(void)
 }
 #endif
 
-/* The FP8 formats through attn_round, a float at a time: a float32 is
- * exact as a double, and the format's 3 or 4 bits are far inside it. */
+/*
+ * The FP8 formats by bit operations, as bfloat16's and float16's: in
+ * the normals (2^emin and up) the fraction's 23 bits are rounded to the
+ * format's 3 (E4M3) or 2 (E5M2), half to even, by adding one less than
+ * half the dropped part and the bit that stays last (a carry into the
+ * exponent is the next binade); below 2^emin every result is a multiple
+ * of 2^(emin - fraction bits), which the float32 sum |f| + magic rounds
+ * to (magic's spacing is that), half to even, and subtracting magic is
+ * exact.  Past the largest number, E4M3 saturates to it and E5M2 is inf
+ * (attn_round's formats[]); nan keeps its sign and is quieted.
+ */
+ATTN_EMU_CLONES
 static void
 fp8_floats(float *x, size_t n, enum attn_precision prec)
 {
+	const int frac = formats[prec].bits - 1;
+	const uint32_t drop = (uint32_t)(23 - frac);
+	const int saturate = formats[prec].saturate;
+	const float tiny = ldexpf(1.0f, formats[prec].emin);
+	const float magic = ldexpf(1.0f, formats[prec].emin - frac + 23);
+	const float largest = (float)formats[prec].max;
+	uint32_t max_bits;
 	size_t i;
 
-	for (i = 0; i < n; i++)
-		x[i] = (float)attn_round((double)x[i], prec);
+	memcpy(&max_bits, &largest, sizeof max_bits);
+	for (i = 0; i < n; i++) {
+		uint32_t u, sign;
+		float a;
+
+		memcpy(&u, &x[i], sizeof u);
+		sign = u & 0x80000000u;
+		u &= 0x7fffffffu;
+		if (u > 0x7f800000u) {
+			u |= 0x00400000u;
+		} else {
+			memcpy(&a, &u, sizeof a);
+			if (a < tiny) {
+				a = (a + magic) - magic;
+				memcpy(&u, &a, sizeof u);
+			} else if (u < 0x7f800000u) {
+				u += ((1u << (drop - 1)) - 1u) + ((u >> drop) & 1u);
+				u &= ~((1u << drop) - 1u);
+			}
+			if (u > max_bits)
+				u = saturate ? max_bits : 0x7f800000u;
+		}
+		u |= sign;
+		memcpy(&x[i], &u, sizeof u);
+	}
 }
 
 float
