@@ -263,6 +263,17 @@ enum attn_precision {
 	ATTN_PREC_FP8_E5M2	/* OCP FP8 E5M2: 3 bits, up to 57344, inf */
 };
 
+/* Which operand the emulated baseline scales before Q K^T (attn(1),
+ * --emulate-order): q, as FlashAttention's attention_ref does by default,
+ * or k, as its reorder_ops=True does, the baseline its tests compare
+ * kernels with.  In exact arithmetic the two are one; rounded to the
+ * format they differ.  attn_run, in double, and the FP8 emulation, which
+ * scales the float32 logits, read neither. */
+enum attn_emulate_order {
+	ATTN_EMULATE_ORDER_Q,	/* F(A(q * scale)) . k (default) */
+	ATTN_EMULATE_ORDER_K	/* q . F(A(k * scale)) */
+};
+
 /* What a query row that may attend no key gets. */
 enum attn_masked_rows {
 	ATTN_MASKED_ZERO,	/* weights 0, output 0 */
@@ -323,6 +334,8 @@ struct attn_config {
 					 * default; computing ignores it */
 	enum attn_lse_base lse_base;		/* ATTN_LSE_E by default */
 	enum attn_lse_masked lse_masked;	/* ATTN_LSE_MASKED_NEG_INF */
+	enum attn_emulate_order emulate_order;	/* ATTN_EMULATE_ORDER_Q;
+						 * attn_emulate's alone */
 };
 
 /* Set every field of cfg to its default. */

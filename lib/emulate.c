@@ -49,6 +49,17 @@
  * sum that autograd's backward of an expanded K or V does.  For F =
  * float32 both roundings are float32: a plain float32 kernel with fma.
  *
+ * With the scale on k (cfg->emulate_order K, attn(1) --emulate-order k:
+ * attention_ref's reorder_ops=True, which FlashAttention's tests take
+ * as their baseline), k is scaled instead, and q enters as it is:
+ *
+ *	ks      = F(A(k * A(scale)))        each KV head's keys, once
+ *	x       = F(sum_c A(q ks))          (scores unchanged)
+ *	grad_q  F(sum_j A(dx ks))
+ *	grad_k  F(sum_h A(F(A(F(sum_i A(dx q)) * A(scale)))))  the scale
+ *	        taken back in each query head, before the sum over h (the
+ *	        reference scales K after repeating it for the heads)
+ *
  * In the FP8 formats (OCP E4M3 and E5M2), FlashAttention 3's fp8 forward
  * pass, which takes Q, K and V in the format and keeps the rest wider:
  * q, k, v are rounded to F, but every step between is rounded to A
@@ -125,6 +136,7 @@ struct emu {
 	enum attn_precision pf, of;	/* F of the weights and output:
 					 * prec, or in FP8 E4M3 and BF16 */
 	int fp8;			/* prec is an FP8 format */
+	int scale_k;			/* the scale on k, not q */
 	struct attn_stages *out;
 	struct attn_mask_counts counts;
 	size_t sp;		/* S rounded up to LANES */
@@ -133,6 +145,7 @@ struct emu {
 	float scale, cap;	/* A(scale), A(softcap) */
 	int grad;		/* a backward stage is held */
 	float *kf, *vf;		/* F(K), F(V): B G blocks, S x d_k, S x d_v */
+	float *ks;		/* with scale_k, F(A(F(K) scale)), as kf */
 	/* the backward's head (b H + h) and its T-row arrays */
 	size_t head;
 	float *pw, *g;		/* T x sp: the weights, dx */
@@ -470,7 +483,8 @@ put_rows(const struct emu *e, enum attn_stage s, const struct attn_head *hd,
 /* ------------------------------------------------------------- forward */
 
 /* F(q)^T and qs^T of rows [i0, i0 + rows); 0 in the lanes after.  In
- * FP8 qs is F(q) itself: the scale multiplies the float32 logits. */
+ * FP8 qs is F(q) itself: the scale multiplies the float32 logits; with
+ * scale_k too, since the scale is k's. */
 static void
 load_q(const struct emu *e, const struct attn_head *hd, struct work *w,
     size_t i0, size_t rows)
@@ -484,7 +498,7 @@ load_q(const struct emu *e, const struct attn_head *hd, struct work *w,
 			    *attn_at(&hd->q, i0 + l, c)) : 0.0f;
 	round_to(e, w->qt, d * LANES, e->prec);
 	memcpy(w->st, w->qt, d * LANES * sizeof *w->st);
-	if (e->fp8)
+	if (e->fp8 || e->scale_k)
 		return;
 	all_mul(w->st, e->scale, d * LANES);
 	round_f(e, w->st, d * LANES);
@@ -531,10 +545,12 @@ fp8_scale(const struct emu *e, const struct attn_head *hd)
 	    (float)attn_descale(&in->descale_k, hd->b, hd->g);
 }
 
-/* The logits of the rows in w->x (and scores, the softcap's tanh). */
+/* The logits of the rows in w->x (and scores, the softcap's tanh), from
+ * kf, F(K), and kx, the keys the logits take (kf, or ks with
+ * scale_k). */
 static void
 logits(const struct emu *e, const struct attn_head *hd, struct work *w,
-    const float *kf, size_t i0, size_t rows)
+    const float *kf, const float *kx, size_t i0, size_t rows)
 {
 	const struct attn_problem *p = e->p;
 	const size_t S = p->S, n = S * LANES;
@@ -546,7 +562,7 @@ logits(const struct emu *e, const struct attn_head *hd, struct work *w,
 		round_f(e, w->y, n);
 		put_rows(e, ATTN_STAGE_SCORES, hd, w->y, i0, rows, S);
 	}
-	tile_dot(e, w->st, p->d_k, kf, S, w->x);
+	tile_dot(e, w->st, p->d_k, kx, S, w->x);
 	if (e->fp8)
 		all_mul(w->x, fp8_scale(e, hd), n);
 	round_f(e, w->x, n);
@@ -651,10 +667,11 @@ softmax(const struct emu *e, const struct attn_head *hd, struct work *w,
 
 /* Rows [i0, i0 + rows) of head hd's backward, after its forward (the
  * weights in w->x, output in w->acc): dP, delta, dS, dx (into e->g),
- * grad_q; the weights, qs and dO kept for the key tasks. */
+ * grad_q through kx (the logits' keys); the weights, qs and dO kept for
+ * the key tasks. */
 static void
 backward_rows(const struct emu *e, const struct attn_head *hd,
-    struct work *w, const float *kf, const float *vf, size_t i0,
+    struct work *w, const float *kx, const float *vf, size_t i0,
     size_t rows)
 {
 	const struct attn_problem *p = e->p;
@@ -708,20 +725,23 @@ backward_rows(const struct emu *e, const struct attn_head *hd,
 	for (l = 0; l < rows; l++)
 		for (j = 0; j < S; j++)
 			e->g[(i0 + l) * e->sp + j] = w->y[j * LANES + l];
-	/* grad_q = F(A(F(dx K) * scale)) */
+	/* grad_q = F(A(F(dx K) * scale)), or with scale_k F(dx ks) */
 	if (held(e, ATTN_STAGE_GRAD_Q, hd, &m)) {
-		tile_mix(e, w->y, LANES, S, kf, p->d_k, p->d_k, w->acc);
+		tile_mix(e, w->y, LANES, S, kx, p->d_k, p->d_k, w->acc);
 		round_f(e, w->acc, p->d_k * LANES);
-		all_mul(w->acc, e->scale, p->d_k * LANES);
-		round_f(e, w->acc, p->d_k * LANES);
+		if (!e->scale_k) {
+			all_mul(w->acc, e->scale, p->d_k * LANES);
+			round_f(e, w->acc, p->d_k * LANES);
+		}
 		put_rows(e, ATTN_STAGE_GRAD_Q, hd, w->acc, i0, rows, p->d_k);
 	}
 }
 
 /* Keys [j0, j0 + LANES) of head hd's grad_k or grad_v: this head's sum
  * over its queries of a (dx or the weights) times b (qs or dO), d
- * columns, added into the KV head's float32 sums s; the last head of
- * the KV head rounds them into the held stage. */
+ * columns (with scale_k, grad_k's times the scale, back through ks),
+ * added into the KV head's float32 sums s; the last head of the KV head
+ * rounds them into the held stage. */
 static void
 backward_keys(const struct emu *e, const struct attn_head *hd,
     struct work *w, enum attn_stage st, const float *a, const float *b,
@@ -736,6 +756,10 @@ backward_keys(const struct emu *e, const struct attn_head *hd,
 		return;
 	tile_mix(e, a + j0, e->sp, p->T, b, d, d, w->acc);
 	round_f(e, w->acc, d * LANES);
+	if (e->scale_k && st == ATTN_STAGE_GRAD_K) {
+		all_mul(w->acc, e->scale, d * LANES);
+		round_f(e, w->acc, d * LANES);
+	}
 	for (l = 0; l < keys; l++)
 		for (c = 0; c < d; c++)
 			s[(j0 + l) * d + c] += w->acc[c * LANES + l];
@@ -749,15 +773,18 @@ backward_keys(const struct emu *e, const struct attn_head *hd,
 
 /* ---------------------------------------------------------------- tasks */
 
+/* Head n's inputs, and its KV head's F(K), the keys its logits take
+ * (kx: F(K), or ks with scale_k) and F(V). */
 static void
 head_of(const struct emu *e, size_t n, struct attn_head *hd,
-    const float **kf, const float **vf)
+    const float **kf, const float **kx, const float **vf)
 {
 	const struct attn_problem *p = e->p;
 	const size_t kv = n / p->H * p->G + n % p->H / (p->H / p->G);
 
 	attn_problem_head(p, n / p->H, n % p->H, hd);
 	*kf = e->kf + kv * p->S * p->d_k;
+	*kx = (e->scale_k ? e->ks : e->kf) + kv * p->S * p->d_k;
 	*vf = e->vf + kv * p->S * p->d_v;
 }
 
@@ -771,11 +798,11 @@ row_task(void *ctx, size_t worker, size_t t)
 	const size_t i0 = (e->grad ? t : t % e->row_tasks) * LANES;
 	const size_t rows = p->T - i0 < LANES ? p->T - i0 : LANES;
 	struct attn_head hd;
-	const float *kf, *vf;
+	const float *kf, *kx, *vf;
 
-	head_of(e, n, &hd, &kf, &vf);
+	head_of(e, n, &hd, &kf, &kx, &vf);
 	load_q(e, &hd, w, i0, rows);
-	logits(e, &hd, w, kf, i0, rows);
+	logits(e, &hd, w, kf, kx, i0, rows);
 	if (w->lg != NULL)
 		memcpy(w->lg, w->x, p->S * LANES * sizeof *w->lg);
 	softmax(e, &hd, w, i0, rows);
@@ -788,7 +815,7 @@ row_task(void *ctx, size_t worker, size_t t)
 		put_rows(e, ATTN_STAGE_OUTPUT, &hd, w->acc, i0, rows, p->d_v);
 	}
 	if (e->grad)
-		backward_rows(e, &hd, w, kf, vf, i0, rows);
+		backward_rows(e, &hd, w, kx, vf, i0, rows);
 }
 
 static void
@@ -797,9 +824,9 @@ key_task(void *ctx, size_t worker, size_t t)
 	struct emu *e = ctx;
 	struct work *w = &e->w[worker];
 	struct attn_head hd;
-	const float *kf, *vf;
+	const float *kf, *kx, *vf;
 
-	head_of(e, e->head, &hd, &kf, &vf);
+	head_of(e, e->head, &hd, &kf, &kx, &vf);
 	backward_keys(e, &hd, w, ATTN_STAGE_GRAD_K, e->g, e->qs, e->p->d_k,
 	    e->ak, t * LANES);
 	backward_keys(e, &hd, w, ATTN_STAGE_GRAD_V, e->pw, e->dof, e->p->d_v,
@@ -843,7 +870,7 @@ enum {
 	W_QT, W_ST, W_DOT, W_X, W_Y, W_T, W_LG, W_ACC, W_COUNT
 };
 enum {
-	R_KF, R_VF, R_PW, R_G, R_QS, R_DOF, R_AK, R_AV, R_COUNT
+	R_KF, R_VF, R_PW, R_G, R_QS, R_DOF, R_AK, R_AV, R_KS, R_COUNT
 };
 
 struct sizes {
@@ -902,6 +929,8 @@ sizes_of(const struct attn_problem *p, struct sizes *z)
 	    attn_size_mul(p->S, p->d_v, &z->run[R_AV]) != 0))
 		return -1;
 	z->run[R_G] = z->run[R_PW];
+	z->run[R_KS] = p->cfg->emulate_order == ATTN_EMULATE_ORDER_K ?
+	    z->run[R_KF] : 0;
 	for (i = 0; i < W_COUNT; i++)
 		if (z->work[i] > SIZE_MAX / sizeof(float) / 2)
 			return -1;
@@ -947,7 +976,7 @@ static void
 emulate_free(struct emu *e, const struct sizes *z)
 {
 	float **run[R_COUNT] = { &e->kf, &e->vf, &e->pw, &e->g, &e->qs,
-	    &e->dof, &e->ak, &e->av };
+	    &e->dof, &e->ak, &e->av, &e->ks };
 	size_t i, k;
 
 	for (i = 0; e->w != NULL && i < z->workers; i++) {
@@ -969,7 +998,7 @@ static int
 emulate_alloc(struct emu *e, const struct sizes *z)
 {
 	float **run[R_COUNT] = { &e->kf, &e->vf, &e->pw, &e->g, &e->qs,
-	    &e->dof, &e->ak, &e->av };
+	    &e->dof, &e->ak, &e->av, &e->ks };
 	size_t i, k;
 
 	if ((e->w = attn_mem_zalloc(z->workers * sizeof *e->w)) == NULL)
@@ -991,7 +1020,7 @@ emulate_alloc(struct emu *e, const struct sizes *z)
 	return 0;
 }
 
-/* F(K) and F(V) of every batch and KV head. */
+/* F(K) and F(V) of every batch and KV head, and with scale_k ks. */
 static void
 load_kv(struct emu *e)
 {
@@ -1015,6 +1044,14 @@ load_kv(struct emu *e)
 			}
 			round_to(e, kf, p->S * p->d_k, e->prec);
 			round_to(e, vf, p->S * p->d_v, e->prec);
+			if (e->scale_k) {
+				float *ks = e->ks + (b * p->G + g) * p->S *
+				    p->d_k;
+
+				memcpy(ks, kf, p->S * p->d_k * sizeof *ks);
+				all_mul(ks, e->scale, p->S * p->d_k);
+				round_f(e, ks, p->S * p->d_k);
+			}
 		}
 }
 
@@ -1057,6 +1094,7 @@ emulate_run(const struct attn_problem *p, enum attn_precision prec,
 	e.tile = tile_pick(p->cfg->isa);
 	e.prec = e.mid = e.pf = e.of = prec;
 	e.fp8 = prec == ATTN_PREC_FP8_E4M3 || prec == ATTN_PREC_FP8_E5M2;
+	e.scale_k = p->cfg->emulate_order == ATTN_EMULATE_ORDER_K;
 	if (e.fp8) {
 		e.mid = ATTN_PREC_FP32;
 		e.pf = ATTN_PREC_FP8_E4M3;

@@ -32,6 +32,7 @@ attn_config_init(struct attn_config *cfg)
 	cfg->rope = 0;
 	cfg->rope_base = 10000.0;
 	cfg->rope_style = ATTN_ROPE_HALF;
+	cfg->emulate_order = ATTN_EMULATE_ORDER_Q;
 }
 
 void
@@ -98,6 +99,14 @@ pick(const struct attn_problem *p, enum attn_precision prec,
 		    "descale factors are FlashAttention 3's fp8 convention: "
 		    "the %s kernel takes none, the emulated fp8-e4m3 and "
 		    "fp8-e5m2 ones do", (*ops)->name);
+	/* FlashAttention 3's fp8 forward scales the float32 logits: no
+	 * operand of its is scaled first (attn(1), --emulate-order) */
+	if ((prec == ATTN_PREC_FP8_E4M3 || prec == ATTN_PREC_FP8_E5M2) &&
+	    p->cfg->emulate_order != ATTN_EMULATE_ORDER_Q)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "the %s kernel scales the float32 logits, neither q nor "
+		    "k: the order of the scale is the fp32, fp16 and bf16 "
+		    "emulations'", (*ops)->name);
 	for (s = 0; s < ATTN_STAGE_COUNT; s++)
 		if ((p->hold & ATTN_STAGE_BIT(s)) &&
 		    !((*ops)->stages & ATTN_STAGE_BIT(s)))

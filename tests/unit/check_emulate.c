@@ -651,13 +651,14 @@ END_TEST
 enum {
 	V_PLAIN, V_MASK, V_WINDOW, V_BIAS, V_SOFTCAP, V_SINKS, V_GQA,
 	V_EMPTY_ZERO, V_EMPTY_NAN, V_EMPTY_UNIFORM, V_OVERFLOW, V_ALL,
+	V_ALL_K,	/* V_ALL with the scale on k (--emulate-order k) */
 	V_COUNT
 };
 
 static void
 vproblem_make(struct problem *pb, int variant)
 {
-	const int all = variant == V_ALL;
+	const int all = variant == V_ALL || variant == V_ALL_K;
 	const size_t B = variant == V_GQA || all ? 2 : 1;
 	const size_t H = variant == V_GQA || all ? 4 : variant == V_BIAS ||
 	    variant == V_SINKS ? 2 : 1;
@@ -712,6 +713,8 @@ vproblem_make(struct problem *pb, int variant)
 		pb->sinks = matrix_random(&rng, 1, H, -1, 3);
 		pb->in.sinks = pb->sinks;
 	}
+	if (variant == V_ALL_K)
+		pb->cfg.emulate_order = ATTN_EMULATE_ORDER_K;
 	pb->cfg.masked_rows = variant == V_EMPTY_NAN ? ATTN_MASKED_NAN :
 	    variant == V_EMPTY_UNIFORM ? ATTN_MASKED_UNIFORM :
 	    ATTN_MASKED_ZERO;
@@ -754,7 +757,8 @@ expect_bits(const char *what, const struct attn_stages *a,
  * on 1 and on 3 threads, and the forward stages alone; the
  * second time float16 by bits (the loops capped at plain C), not F16C,
  * and a third capped at AVX2 where the CPU has it (the first takes the
- * widest it has). */
+ * widest it has).  The FP8 formats, which scale the logits, refuse the
+ * scale on k (a usage error naming the kernel). */
 START_TEST(the_emulation_is_its_oracle_bit_for_bit)
 {
 	const int variant = _i / 5;
@@ -774,6 +778,14 @@ START_TEST(the_emulation_is_its_oracle_bit_for_bit)
 
 	vproblem_make(&pb, variant);
 	memset(&err, 0, sizeof err);
+	if (variant == V_ALL_K && prec >= ATTN_PREC_FP8_E4M3) {
+		ck_assert_int_eq(attn_emulate(&pb.cfg, &pb.in, every, prec,
+		    &fast, &err), ATTN_ERR_USAGE);
+		ck_assert_msg(strstr(err.msg, "neither q nor k") != NULL, "%s",
+		    err.msg);
+		problem_free(&pb);
+		return;
+	}
 	ck_assert_msg(emulate_ref(&pb.cfg, &pb.in, every, prec, &ref, &err) ==
 	    ATTN_OK, "oracle: %s", err.msg);
 	for (t = 0; t < 3; t++) {
@@ -858,6 +870,71 @@ START_TEST(q_is_scaled_before_the_dot_products)
 }
 END_TEST
 
+/*
+ * The scale on k is the scale on q with the two swapped: with
+ * --emulate-order k, Q against K gives the logits that the default
+ * order gives for K against Q, transposed, bit for bit (each logit is
+ * the same fmaf chain, its factors swapped), in fp32, fp16 and bf16;
+ * and the two orders differ, d_k = 12 making the scale no power of 2.
+ * T = 7 queries, S = 5 keys.
+ */
+START_TEST(k_order_is_q_order_with_q_and_k_swapped)
+{
+	const enum attn_precision prec = (enum attn_precision)(_i + 1);
+	const size_t T = 7, S = 5, D = 12;
+	struct ref_rng rng;
+	struct attn_matrix q, k, vs, vt;
+	struct attn_inputs in;
+	struct attn_config cfg;
+	struct attn_stages ko, qo, sw;
+	struct attn_error err;
+	size_t i, j, differ = 0;
+
+	ref_rng_seed(&rng, 2600 + (unsigned)_i);
+	q = matrix_random(&rng, T, D, -3, 3);
+	k = matrix_random(&rng, S, D, -3, 3);
+	vs = matrix_random(&rng, S, 2, -1, 1);
+	vt = matrix_random(&rng, T, 2, -1, 1);
+	memset(&in, 0, sizeof in);
+	memset(&err, 0, sizeof err);
+	in.batches = 1;
+	in.q = q;
+	in.k = k;
+	in.v = vs;
+	attn_config_init(&cfg);
+	cfg.emulate_order = ATTN_EMULATE_ORDER_K;
+	ck_assert_msg(attn_emulate(&cfg, &in, STAGE(SCALED), prec, &ko,
+	    &err) == ATTN_OK, "%s", err.msg);
+	cfg.emulate_order = ATTN_EMULATE_ORDER_Q;
+	ck_assert_msg(attn_emulate(&cfg, &in, STAGE(SCALED), prec, &qo,
+	    &err) == ATTN_OK, "%s", err.msg);
+	in.q = k;
+	in.k = q;
+	in.v = vt;
+	ck_assert_msg(attn_emulate(&cfg, &in, STAGE(SCALED), prec, &sw,
+	    &err) == ATTN_OK, "%s", err.msg);
+	for (i = 0; i < T; i++)
+		for (j = 0; j < S; j++) {
+			const double a = stage_at(&ko, ATTN_STAGE_SCALED, i, j);
+			const double b = stage_at(&sw, ATTN_STAGE_SCALED, j, i);
+
+			ck_assert_msg(memcmp(&a, &b, sizeof a) == 0, "logit "
+			    "(%zu, %zu) is %a with k scaled, %a with K and Q "
+			    "swapped", i, j, a, b);
+			differ += a != stage_at(&qo, ATTN_STAGE_SCALED, i, j);
+		}
+	ck_assert_msg(differ > 0, "no logit of precision %d tells the two "
+	    "orders apart", (int)prec);
+	attn_stages_free(&ko);
+	attn_stages_free(&qo);
+	attn_stages_free(&sw);
+	attn_matrix_free(&q);
+	attn_matrix_free(&k);
+	attn_matrix_free(&vs);
+	attn_matrix_free(&vt);
+}
+END_TEST
+
 /* The progress of an emulated run: one phase, named, counting every
  * task to the last, in order.  Case 0 the forward pass (a task a block
  * of 16 rows: 2 a head here), 1 with the backward (and a task a block
@@ -937,6 +1014,8 @@ emulate_suite(void)
 	    V_COUNT * 5);
 	tcase_add_loop_test(kernel, fp8_emulation_refuses_the_backward, 0, 2);
 	tcase_add_test(kernel, q_is_scaled_before_the_dot_products);
+	tcase_add_loop_test(kernel, k_order_is_q_order_with_q_and_k_swapped, 0,
+	    3);
 	tcase_add_loop_test(kernel, an_emulated_run_reports_its_progress, 0, 2);
 	suite_add_tcase(s, kernel);
 	return s;

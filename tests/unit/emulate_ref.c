@@ -19,6 +19,7 @@ struct ref {
 	enum attn_precision mid;	/* the steps between: F */
 	enum attn_precision pf, of;	/* the weights, the output */
 	int fp8;
+	int scale_k;			/* the scale on k, not q */
 	const struct attn_problem *p;
 	struct attn_stages *out;
 };
@@ -70,11 +71,13 @@ block(size_t rows, size_t cols)
 }
 
 /* grad_k or grad_v (stage s, d columns): this head's sum over queries of
- * a (T x S) times b (T x d), added to the KV head's float32 sums acc;
- * the last head of the KV head stores them. */
+ * a (T x S) times b (T x d), times *sc where sc is not NULL (grad_k
+ * with the scale on k), added to the KV head's float32 sums acc; the last head of
+ * the KV head stores them. */
 static void
 key_sums(const struct ref *r, const struct attn_head *hd, enum attn_stage s,
-    const double *a, const double *b, size_t d, double *acc, int last)
+    const double *a, const double *b, size_t d, const double *sc,
+    double *acc, int last)
 {
 	const size_t T = r->p->T, S = r->p->S;
 	size_t i, j, c;
@@ -85,7 +88,8 @@ key_sums(const struct ref *r, const struct attn_head *hd, enum attn_stage s,
 
 			for (i = 0; i < T; i++)
 				x = fma_a(a[i * S + j], b[i * d + c], x);
-			acc[j * d + c] = A(acc[j * d + c] + F(r, x));
+			x = sc != NULL ? F(r, A(F(r, x) * *sc)) : F(r, x);
+			acc[j * d + c] = A(acc[j * d + c] + x);
 			if (last)
 				put(r, s, hd, j, c, F(r, acc[j * d + c]));
 		}
@@ -103,6 +107,7 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 	const double cap = p->cfg->softcap > 0.0 ? A(p->cfg->softcap) : 0.0;
 	const double sink = hd->sink == -INFINITY ? -INFINITY : F(r, hd->sink);
 	double *q = block(T, dk), *qs = block(T, dk), *k = block(S, dk);
+	double *ks = block(S, dk);
 	double *v = block(S, dv), *x = block(T, S), *t = block(T, S);
 	double *lg = block(T, S), *w = block(T, S), *m = block(T, 1);
 	double *dO = block(T, dv), *dx = block(T, S), *out = block(T, dv);
@@ -112,13 +117,17 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 	for (i = 0; i < T; i++)
 		for (c = 0; c < dk; c++) {
 			AT(q, dk, i, c) = I(r, *attn_at(&hd->q, i, c));
-			/* FP8: the scale multiplies the logits instead */
-			AT(qs, dk, i, c) = r->fp8 ? AT(q, dk, i, c) :
-			    F(r, A(AT(q, dk, i, c) * sc));
+			/* FP8: the scale multiplies the logits instead;
+			 * with scale_k, k is scaled */
+			AT(qs, dk, i, c) = r->fp8 || r->scale_k ?
+			    AT(q, dk, i, c) : F(r, A(AT(q, dk, i, c) * sc));
 		}
 	for (j = 0; j < S; j++) {
-		for (c = 0; c < dk; c++)
+		for (c = 0; c < dk; c++) {
 			AT(k, dk, j, c) = I(r, *attn_at(&hd->k, j, c));
+			AT(ks, dk, j, c) = r->scale_k ? F(r, A(AT(k, dk, j,
+			    c) * sc)) : AT(k, dk, j, c);
+		}
 		for (c = 0; c < dv; c++)
 			AT(v, dv, j, c) = I(r, *attn_at(&hd->v, j, c));
 	}
@@ -130,7 +139,7 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 
 			for (c = 0; c < dk; c++) {
 				s = fma_a(AT(q, dk, i, c), AT(k, dk, j, c), s);
-				y = fma_a(AT(qs, dk, i, c), AT(k, dk, j, c), y);
+				y = fma_a(AT(qs, dk, i, c), AT(ks, dk, j, c), y);
 			}
 			put(r, ATTN_STAGE_SCORES, hd, i, j, F(r, s));
 			y = F(r, r->fp8 ? A(y * A(A(sc * A(attn_descale(
@@ -253,18 +262,20 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 			double s = 0.0;
 
 			for (j = 0; j < S; j++)
-				s = fma_a(AT(dx, S, i, j), AT(k, dk, j, c), s);
-			put(r, ATTN_STAGE_GRAD_Q, hd, i, c, F(r, A(F(r, s) *
-			    sc)));
+				s = fma_a(AT(dx, S, i, j), AT(ks, dk, j, c), s);
+			put(r, ATTN_STAGE_GRAD_Q, hd, i, c, r->scale_k ? F(r,
+			    s) : F(r, A(F(r, s) * sc)));
 		}
 	}
-	key_sums(r, hd, ATTN_STAGE_GRAD_K, dx, qs, dk, ak, last);
-	key_sums(r, hd, ATTN_STAGE_GRAD_V, w, dO, dv, av, last);
+	key_sums(r, hd, ATTN_STAGE_GRAD_K, dx, qs, dk, r->scale_k ? &sc : NULL,
+	    ak, last);
+	key_sums(r, hd, ATTN_STAGE_GRAD_V, w, dO, dv, NULL, av, last);
 #undef AT
 done:
 	free(q);
 	free(qs);
 	free(k);
+	free(ks);
 	free(v);
 	free(x);
 	free(t);
@@ -296,6 +307,7 @@ emulate_ref(const struct attn_config *cfg, const struct attn_inputs *in,
 	out->precision = prec;
 	r.prec = r.mid = r.pf = r.of = prec;
 	r.fp8 = prec == ATTN_PREC_FP8_E4M3 || prec == ATTN_PREC_FP8_E5M2;
+	r.scale_k = cfg->emulate_order == ATTN_EMULATE_ORDER_K;
 	if (r.fp8) {
 		r.mid = ATTN_PREC_FP32;
 		r.pf = ATTN_PREC_FP8_E4M3;
