@@ -54,6 +54,7 @@ struct options {
 	int like_align;		/* whether it set the alignment */
 	int like_masked_rows;	/* and the masked-row policy */
 	int like_lse_masked;	/* and the lse of a row with no key */
+	int like_emulate_order;	/* and --emulate's order of the scale */
 	const char *mask;	/* --mask FILE */
 	const char *bias;	/* --bias FILE */
 	const char *grad;	/* --grad DO: dO, for the backward stages */

@@ -386,6 +386,18 @@ set_emulate(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* --emulate-order q|k: which operand the emulation scales; --like flash
+ * chooses k when it is not given. */
+enum attn_status
+set_emulate_order(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->given.emulate_order = 1;
+	ps->emulate_order = ps->choice;
+	return ATTN_OK;
+}
+
 /* --layout: how 4-D arrays are laid out (enum attn_layout after NONE). */
 enum attn_status
 set_layout(struct parse *ps, const char *arg, struct attn_error *err)
@@ -607,7 +619,18 @@ set_finish(struct parse *ps, struct attn_error *err)
 		o->like_align = ps->align < 0;
 		o->like_masked_rows = ps->masked_rows < 0;
 		o->like_lse_masked = ps->lse_masked < 0;
+		/* the order of the scale, where the format has one */
+		if (ps->emulate_order < 0 && (o->emulate == ATTN_PREC_FP32 ||
+		    o->emulate == ATTN_PREC_FP16 ||
+		    o->emulate == ATTN_PREC_BF16)) {
+			o->cfg.emulate_order =
+			    words_like_preset[ps->like].emulate_order;
+			o->like_emulate_order = 1;
+		}
 	}
+	if (ps->emulate_order >= 0)
+		o->cfg.emulate_order =
+		    (enum attn_emulate_order)ps->emulate_order;
 	if (ps->lse_masked >= 0)
 		o->cfg.lse_masked = (enum attn_lse_masked)ps->lse_masked;
 	if (ps->align >= 0)

@@ -17,6 +17,7 @@ struct parse {
 	int choice;		/* the argument's index among the row's words */
 	int align, masked_rows, like;	/* their choice; -1 when not given */
 	int lse_masked;		/* likewise */
+	int emulate_order;	/* likewise */
 	int stop;		/* --help or --version: read no further */
 	const char *stage_list;	/* --stage's, read once --grad is known */
 	int threads;		/* -j given: ATTN_THREADS is not read */
@@ -35,7 +36,7 @@ typedef enum attn_status set_fn(struct parse *ps, const char *arg,
 set_fn set_stage, set_format, set_npy_dtype, set_digits, set_scale,
     set_no_scale, set_window, set_softcap, set_align, set_masked_rows,
     set_like, set_lse_base, set_lse_masked, set_color, set_color_range, set_rtol, set_atol, set_factor,
-    set_check_by,
+    set_check_by, set_emulate_order,
     set_emulate, set_layout, set_heads, set_kv_heads, set_rope, set_rope_style,
     set_threads, set_progress, set_no_progress, set_output, set_svg, set_query,
     set_seed, set_dist, set_help, set_version;

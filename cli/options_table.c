@@ -112,7 +112,7 @@ static const char *const workbench_refused[] = { "explain", "stage",
 	"format", "header", "full", "npy-dtype", "grad", "query",
 	"arithmetic", "stats", "heatmap", "svg", "check", "rtol", "atol",
 	"emulate", "factor", "check-by", "output", "descale-q", "descale-k",
-	"descale-v", NULL };
+	"descale-v", "emulate-order", NULL };
 /* attn's commands, the words that may come first on its command line:
  * each parses the options that follow as the table says. */
 const char *const options_commands[] = { "gen", "workbench", "softmax",
@@ -254,6 +254,10 @@ static const struct option_row rows[] = {
 	    "compute a naive kernel in that precision;\nwith --check, the "
 	    "baseline",
 	    words_emulate, set_emulate, 0 },
+	{ "emulate-order", 0, "O", "q (default) or k: the operand --emulate\n"
+	    "scales before Q K^T (k: FlashAttention's tests'\n"
+	    "baseline, which --like flash chooses)",
+	    words_emulate_order, set_emulate_order, 0 },
 	{ "factor", 0, "X", "--check --emulate passes within X times the\n"
 	    "baseline's error (default 2)", NULL, set_factor, 0 },
 	{ "descale-q", 0, "X", "fp8 descale factor of Q (FlashAttention 3):\n"
@@ -578,6 +582,7 @@ options_parse(int argc, char **argv, struct options *o,
 	ps.argc = argc;
 	ps.argv = argv;
 	ps.align = ps.masked_rows = ps.like = ps.lse_masked = -1;
+	ps.emulate_order = -1;
 	/* ':' first: a missing argument is ':' rather than '?'. */
 	shortopts[n++] = ':';
 	memset(longopts, 0, sizeof longopts);

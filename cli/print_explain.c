@@ -253,6 +253,17 @@ print_conventions(const struct printer *p)
 			fprintf(p->fp, " %s", buf);
 		}
 	}
+	/* the operand the emulation scales (fp8 scales the logits) */
+	if (p->stages->precision == ATTN_PREC_FP32 ||
+	    p->stages->precision == ATTN_PREC_FP16 ||
+	    p->stages->precision == ATTN_PREC_BF16) {
+		fprintf(p->fp, "; emulated order %s (%s scaled before Q K^T",
+		    words_emulate_order[c->emulate_order],
+		    words_emulate_order[c->emulate_order]);
+		if (p->o->like != NULL && p->o->like_emulate_order)
+			fprintf(p->fp, ", --like %s", p->o->like);
+		putc(')', p->fp);
+	}
 	/* the fp8 descale factors as given: a number or a file */
 	for (h = 0; h < 3; h++)
 		if (p->o->descale[h] != NULL) {
@@ -468,10 +479,11 @@ print_explain_head(const struct printer *p)
 		    words_emulate[p->stages->precision - 1]);
 	else if (p->stages->precision != ATTN_PREC_FP64)
 		fprintf(p->fp, "precision: %s, emulated (--emulate): Q, K, V%s "
-		    "and the bias rounded to it, q * scale too before Q K^T, "
+		    "and the bias rounded to it, %s * scale too before Q K^T, "
 		    "float32 sums, every stage stored in it but lse%s, kept "
 		    "in float32\n", words_emulate[p->stages->precision - 1],
 		    p->stages->have & ATTN_STAGES_GRAD ? ", dO" : "",
+		    words_emulate_order[p->o->cfg.emulate_order],
 		    p->stages->have & ATTN_STAGES_GRAD ? " and delta" : "");
 	print_scale_line(p);
 	print_conventions(p);

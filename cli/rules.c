@@ -152,6 +152,7 @@ check_workbench(const struct options *o, const struct given *g,
 	    o->grad != NULL ? "--grad" : o->query != NULL ? "--query" :
 	    o->arithmetic ? "--arithmetic" : o->header ? "--header" :
 	    o->full ? "--full" : o->emulate != ATTN_PREC_FP64 ? "--emulate" :
+	    g->emulate_order ? "--emulate-order" :
 	    g->npy_dtype ? "--npy-dtype" : o->descale[0] != NULL ?
 	    "--descale-q" : o->descale[1] != NULL ? "--descale-k" :
 	    o->descale[2] != NULL ? "--descale-v" : NULL;
@@ -367,6 +368,18 @@ rules_check_options(const struct options *o, const struct given *g,
 		    "--heatmap, --svg and -f html: add one of them");
 	if ((status = rules_check(o, g, err)) != ATTN_OK)
 		return status;
+	/* the order of the scale is the emulation's, and FlashAttention 3's
+	 * fp8 forward scales the logits (attn(1), --emulate-order) */
+	if (g->emulate_order && o->emulate == ATTN_PREC_FP64)
+		return usage_error(err, "--emulate-order goes with --emulate "
+		    "fp32, fp16 or bf16: it says which operand the emulated "
+		    "baseline scales");
+	if (g->emulate_order && o->emulate != ATTN_PREC_FP32 &&
+	    o->emulate != ATTN_PREC_FP16 && o->emulate != ATTN_PREC_BF16)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "--emulate %s scales the float32 logits, neither q nor k: "
+		    "leave out --emulate-order, or emulate with --emulate bf16",
+		    words_emulate[o->emulate - 1]);
 	/* FlashAttention 3's fp8 kernels are forward only: an fp8 backward
 	 * would be a convention of no kernel (attn(1), --emulate) */
 	if (o->grad != NULL && (o->emulate == ATTN_PREC_FP8_E4M3 ||

@@ -17,7 +17,7 @@
 /* Which options were given, besides what struct options records. */
 struct given {
 	int stage, scale, no_scale, rope_style, npy_dtype, tolerance,
-	    factor, check_by, format, color_range;
+	    factor, check_by, format, color_range, emulate_order;
 };
 
 /* Every rule between options alone: contradictions, what goes with

@@ -58,6 +58,12 @@ const char *const words_color_range[] = { "unit", "max", "row", NULL };
 /* By enum check_by: CHECK_BY_HEAD, CHECK_BY_TENSOR. */
 const char *const words_check_by[] = { "head", "tensor", NULL };
 
+const char *const words_emulate_order[] = {
+	[ATTN_EMULATE_ORDER_Q] = "q",
+	[ATTN_EMULATE_ORDER_K] = "k",
+	NULL
+};
+
 const char *const words_dist[] = {
 	[ATTN_DIST_NORMAL] = "normal",
 	[ATTN_DIST_UNIFORM] = "uniform",
@@ -81,12 +87,17 @@ const char *const words_lse_masked[] = {
 /* Which alignment a causal mask or window uses when T != S, what a row
  * that may attend no key gets, and the lse such a row gets, in each
  * system: PyTorch (SDPA's math and memory-efficient kernels return
- * -inf there), FlashAttention (+inf), JAX (the log of an empty sum). */
+ * -inf there), FlashAttention (+inf), JAX (the log of an empty sum);
+ * and which operand an emulated baseline scales: k for FlashAttention,
+ * whose tests' baseline is attention_ref(reorder_ops=True). */
 const char *const words_like[] = { "torch", "flash", "jax", NULL };
 const struct like_preset words_like_preset[] = {
-	{ ATTN_ALIGN_TOP_LEFT, ATTN_MASKED_ZERO, ATTN_LSE_MASKED_NEG_INF },
-	{ ATTN_ALIGN_BOTTOM_RIGHT, ATTN_MASKED_ZERO, ATTN_LSE_MASKED_POS_INF },
-	{ ATTN_ALIGN_TOP_LEFT, ATTN_MASKED_UNIFORM, ATTN_LSE_MASKED_NEG_INF },
+	{ ATTN_ALIGN_TOP_LEFT, ATTN_MASKED_ZERO, ATTN_LSE_MASKED_NEG_INF,
+	    ATTN_EMULATE_ORDER_Q },
+	{ ATTN_ALIGN_BOTTOM_RIGHT, ATTN_MASKED_ZERO, ATTN_LSE_MASKED_POS_INF,
+	    ATTN_EMULATE_ORDER_K },
+	{ ATTN_ALIGN_TOP_LEFT, ATTN_MASKED_UNIFORM, ATTN_LSE_MASKED_NEG_INF,
+	    ATTN_EMULATE_ORDER_Q },
 };
 
 _Static_assert(sizeof words_like_preset / sizeof words_like_preset[0] ==

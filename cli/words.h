@@ -42,6 +42,9 @@ extern const char *const words_color[];
 extern const char *const words_color_range[];
 extern const char *const words_check_by[];
 
+/* --emulate-order's words, by enum attn_emulate_order; NULL-terminated. */
+extern const char *const words_emulate_order[];
+
 /* attn gen --dist's words, by enum attn_dist; NULL-terminated. */
 extern const char *const words_dist[];
 
@@ -55,6 +58,8 @@ struct like_preset {
 	enum attn_align align;
 	enum attn_masked_rows masked_rows;
 	enum attn_lse_masked lse_masked;
+	enum attn_emulate_order emulate_order;	/* --emulate in fp32, fp16
+						 * and bf16 */
 };
 extern const struct like_preset words_like_preset[];
 

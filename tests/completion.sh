@@ -55,6 +55,8 @@ attn --alibi-slopes d	data/
 attn --rope-style ''	half interleaved
 attn --emulate ''	bf16 fp16 fp32 fp8-e4m3 fp8-e5m2
 attn --emulate fp8	fp8-e4m3 fp8-e5m2
+attn --emulate-order ''	k q
+attn --emulate-o	--emulate-order
 attn --desc	--descale-k --descale-q --descale-v
 attn --descale-q q	q.json queries.csv
 attn --svg q	q.json queries.csv
@@ -191,6 +193,7 @@ for opt in $(cat "$work/attn-options"); do
 	--color-range) val=max ;;
 	--rtol | --atol) val=0.001 ;;
 	--emulate) val=fp32 ;;
+	--emulate-order) val=k ;;
 	--descale-q | --descale-k | --descale-v) val=0.5 ;;
 	--factor) val=2 ;;
 	--check-by) val=tensor ;;

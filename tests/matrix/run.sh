@@ -22,7 +22,9 @@
 #             --alibi-slopes (H, or B x H), causal with --grad, and
 #             emulated; --lse-base 2
 #             --lse-masked inf (causal, bottom-right); --emulate fp16,
-#             alone and with --grad; --emulate fp8-e4m3, and fp8-e5m2
+#             alone and with --grad; --emulate bf16 --emulate-order k
+#             with --softcap and --grad, and --like flash --emulate
+#             fp32 (k chosen) with --causal; --emulate fp8-e4m3, and fp8-e5m2
 #             with --descale-q, -k and -v; descale factors alone; packed sequences (--cu-seqlens-q/-k,
 #             --seqused-k per sequence) in 2-D and --seqused-k per batch
 #             in 3-D, with --causal, --alibi and --grad; attn softmax
@@ -307,6 +309,15 @@ for l in 2d 3d bhsd bshd 2dl; do
 	printers $opt $labels --descale-q 0.5 --descale-v 4 $qkv
 	stages="$forward $backward"
 	printers $opt $labels --emulate fp16 --grad $dout $qkv
+	# the scale on k (--emulate-order), given and chosen by --like
+	# flash; refused without an emulation that scales an operand
+	printers $opt $labels --emulate bf16 --emulate-order k --softcap 2 \
+	    --grad $dout $qkv
+	stages=$forward
+	printers $opt $labels --like flash --emulate fp32 --causal $qkv
+	add 64 none - $opt --emulate-order k $qkv
+	add 64 none - $opt --emulate fp8-e4m3 --emulate-order k $qkv
+	stages="$forward $backward"
 	# --check of several stages from a JSON object keyed by stage
 	# (attn's own -f json of them), as a table and as JSON; against the
 	# causal ones it fails (exit 1), after the hints are tried
@@ -326,6 +337,8 @@ for l in 2d 3d bhsd bshd 2dl; do
 	add 0 none - $opt --grad $dout --emulate fp32 --check ../$l-ref.json $qkv
 	add 0 none - $opt --grad $dout --emulate bf16 --check-by tensor \
 	    --check ../$l-ref.json -f json $qkv
+	add 0 none - $opt --grad $dout --emulate bf16 --emulate-order k \
+	    --check ../$l-ref.json $qkv
 	add 1 fails - $opt --grad $dout --emulate fp16 --check \
 	    ../$l-ref-causal.json -f json $qkv
 	add 1 fails - $opt --grad $dout --emulate fp16 --check-by tensor \
