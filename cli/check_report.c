@@ -239,9 +239,11 @@ report_table(FILE *fp, const struct options *o,
 		    "attn's values (from %s to %s) from their mean\n",
 		    num(e, m->ref_min, 4), num(at, m->ref_max, 4));
 	if (o->emulate != ATTN_PREC_FP64) {
-		fprintf(fp, "  baseline        emulated %s: max abs error %s",
-		    words_emulate[o->emulate - 1],
-		    num(a, it->base.max_abs, 3));
+		/* the order of the scale where it is not the default */
+		fprintf(fp, "  baseline        emulated %s%s: max abs error %s",
+		    words_emulate[o->emulate - 1], o->cfg.emulate_order ==
+		    ATTN_EMULATE_ORDER_K ? ", k scaled first (attention_ref's "
+		    "reorder_ops=True)" : "", num(a, it->base.max_abs, 3));
 		if (it->base.worst < it->base.count) {
 			place(at, sizeof at, stages, c, it->stage, it->base.worst);
 			fprintf(fp, " at %s", at);
@@ -479,6 +481,15 @@ report_json(FILE *fp, const struct options *o, const struct attn_stages *stages,
 	} else {
 		fputs("{\"emulate\": ", fp);
 		print_json_string(fp, words_emulate[o->emulate - 1]);
+		/* the operand scaled first; none in fp8, which scales the
+		 * logits */
+		fputs(", \"order\": ", fp);
+		if (o->emulate == ATTN_PREC_FP8_E4M3 ||
+		    o->emulate == ATTN_PREC_FP8_E5M2)
+			fputs("null", fp);
+		else
+			print_json_string(fp,
+			    words_emulate_order[o->cfg.emulate_order]);
 		fputs(", \"max_abs_error\": ", fp);
 		print_json_double(fp, it->base.max_abs);
 		fputs(", \"worst\": ", fp);
