@@ -40,7 +40,8 @@ logits_rules(const struct options *o, struct attn_error *err)
 	    o->cfg.kv_heads != 0 ? "--kv-heads" : o->cu_seqlens_q != NULL ?
 	    "--cu-seqlens-q" : o->format == OUT_HTML ? "-f html" :
 	    o->descale[0] != NULL ? "--descale-q" : o->descale[1] != NULL ?
-	    "--descale-k" : NULL;
+	    "--descale-k" : o->cfg.emulate_order == ATTN_EMULATE_ORDER_K ?
+	    "--emulate-order k" : NULL;
 	size_t i;
 
 	if (o->noperands != 1 && o->noperands != 2)

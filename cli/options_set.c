@@ -619,8 +619,10 @@ set_finish(struct parse *ps, struct attn_error *err)
 		o->like_align = ps->align < 0;
 		o->like_masked_rows = ps->masked_rows < 0;
 		o->like_lse_masked = ps->lse_masked < 0;
-		/* the order of the scale, where the format has one */
-		if (ps->emulate_order < 0 && (o->emulate == ATTN_PREC_FP32 ||
+		/* the order of the scale, where the format has one and
+		 * there are Q and K (attn softmax has the logits) */
+		if (ps->emulate_order < 0 && !o->softmax &&
+		    (o->emulate == ATTN_PREC_FP32 ||
 		    o->emulate == ATTN_PREC_FP16 ||
 		    o->emulate == ATTN_PREC_BF16)) {
 			o->cfg.emulate_order =
