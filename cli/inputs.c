@@ -11,7 +11,8 @@
 
 static const char *const role[IN_COUNT] = {
 	"Q", "K", "V", "mask", "bias", "dO", "sinks", "ALiBi slopes",
-	"descale_q", "descale_k", "descale_v"
+	"descale_q", "descale_k", "descale_v", "block table", "kv_indptr",
+	"kv_indices", "kv_last_page_len"
 };
 
 const char *
@@ -40,5 +41,7 @@ inputs_free(struct inputs *in)
 		free(in->varlen[i]);
 	for (i = 0; i < 3; i++)
 		free(in->descale[i]);
+	attn_matrix_free(&in->gathered[0]);
+	attn_matrix_free(&in->gathered[1]);
 	memset(in, 0, sizeof *in);
 }

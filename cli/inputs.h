@@ -12,10 +12,15 @@
 
 /* With embeddings, IN_Q holds X or XQ and IN_K holds XKV. */
 enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_DO, IN_SINKS, IN_SLOPES,
-	IN_DESCALE_Q, IN_DESCALE_K, IN_DESCALE_V, IN_COUNT };
+	IN_DESCALE_Q, IN_DESCALE_K, IN_DESCALE_V, IN_BLOCK_TABLE, IN_KV_INDPTR,
+	IN_KV_INDICES, IN_KV_LAST, IN_COUNT };
 
-/* --cu-seqlens-q, --cu-seqlens-k, --seqused-k (varlen.h). */
-enum { VL_CU_Q, VL_CU_K, VL_USED_K, VL_COUNT };
+/* --cu-seqlens-q, --cu-seqlens-k, --seqused-k, --key-leftpad (varlen.h). */
+enum { VL_CU_Q, VL_CU_K, VL_USED_K, VL_LEFTPAD, VL_COUNT };
+
+/* What K and V are: keys, or caches whose keys paged.c gathers, with
+ * --key-leftpad alone (a row of keys a batch) or paged. */
+enum caches { CACHES_NONE, CACHES_LEFTPAD, CACHES_PAGED };
 
 struct inputs {
 	struct attn_array arr[IN_COUNT];	/* --self fills only Q */
@@ -32,6 +37,8 @@ struct inputs {
 	size_t *varlen[VL_COUNT];	/* their numbers (NULL: not given), */
 	size_t nvarlen[VL_COUNT];	/* in.varlen's arrays, and how many */
 	double *descale[3];	/* --descale-q, -k, -v given as a number */
+	enum caches caches;		/* K and V are caches (paged.h) */
+	struct attn_matrix gathered[2];	/* their keys in use (paged.c) */
 };
 
 /* What operand i is called in messages: Q, K and V (mask, bias, dO,

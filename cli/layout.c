@@ -11,7 +11,8 @@
  * whose own messages would name the folded shapes.  When the shapes are
  * wrong in the layout given but right in the other, the message says so:
  * a BSHD/BHSD mix-up is the likeliest mistake.  dO (--grad) may be 4-D
- * too, shaped as the output is in the layout.
+ * too, shaped as the output is in the layout.  Paged caches (paged.h)
+ * meet Q only in their heads and D, and fold as --kv-layout says.
  */
 #include <stdio.h>
 #include <string.h>
@@ -98,6 +99,45 @@ shapes_fault(const struct inputs *in, size_t n, enum attn_layout l,
 	return -1;
 }
 
+/*
+ * Why Q and the paged caches K and V (kv: their layout, --kv-layout) do
+ * not go together, written into msg; 0 when they do.  The caches are
+ * pages, not batches: only their page size, heads and D meet Q's.
+ */
+static int
+caches_fault(const struct inputs *in, enum attn_layout l, enum attn_layout kv,
+    char *msg, size_t size)
+{
+	const struct attn_array *q = &in->arr[IN_Q];
+	const struct attn_array *k = &in->arr[IN_K];
+	const struct attn_array *v = &in->arr[IN_V];
+	const char *const dim = kv == ATTN_LAYOUT_BHSD ?
+	    "num_pages x G x page_size x D" : "num_pages x page_size x G x D";
+	char qs[96], ks[96], vs[96];
+
+	attn_dims_text(qs, sizeof qs, q->shape, q->ndim);
+	attn_dims_text(ks, sizeof ks, k->shape, k->ndim);
+	attn_dims_text(vs, sizeof vs, v->shape, v->ndim);
+	if (k->shape[0] != v->shape[0] || rows_of(k, kv) != rows_of(v, kv))
+		snprintf(msg, size, "K is %s but V is %s (%s): the K and V "
+		    "caches need the same pages, of the same size", ks, vs,
+		    dim);
+	else if (heads_of(k, kv) != heads_of(v, kv))
+		snprintf(msg, size, "K is %s but V is %s (%s): K and V need "
+		    "the same number of heads", ks, vs, dim);
+	else if (heads_of(q, l) % heads_of(k, kv) != 0)
+		snprintf(msg, size, "Q is %s but the K cache is %s (%s): Q's "
+		    "%zu head%s must be a multiple of K's %zu", qs, ks, dim,
+		    heads_of(q, l), heads_of(q, l) == 1 ? "" : "s",
+		    heads_of(k, kv));
+	else if (q->shape[3] != k->shape[3])
+		snprintf(msg, size, "shape mismatch: Q is %s but the K cache "
+		    "is %s (%s): Q and K need the same D (d_k)", qs, ks, dim);
+	else
+		return 0;
+	return -1;
+}
+
 /* Heads given by an option must be the heads the shapes have. */
 static enum attn_status
 check_option(size_t given, size_t have, const char *option,
@@ -169,6 +209,9 @@ layout_fold(struct options *o, struct inputs *in, size_t n,
 	    o->cfg.layout : ATTN_LAYOUT_BHSD;
 	const enum attn_layout other = l == ATTN_LAYOUT_BHSD ?
 	    ATTN_LAYOUT_BSHD : ATTN_LAYOUT_BHSD;
+	/* the layout of K and V: paged caches' is --kv-layout's */
+	const enum attn_layout kv = in->caches != CACHES_PAGED ? l :
+	    o->kv_hnd ? ATTN_LAYOUT_BHSD : ATTN_LAYOUT_BSHD;
 	char msg[1024], other_msg[1024], s0[96];
 	size_t i, four = n, H, G;
 	enum attn_status status;
@@ -176,19 +219,32 @@ layout_fold(struct options *o, struct inputs *in, size_t n,
 	for (i = n; i-- > 0;)
 		if (in->arr[i].ndim == 4)
 			four = i;
+	/* paged caches are 4-D whatever Q is (attn(1), --block-table) */
+	if (in->caches == CACHES_PAGED)
+		four = 0;
 	if (four == n)
 		return fold_grad(o, in, n, err);
 	for (i = 0; i < n; i++)
 		if (in->arr[i].ndim != 4) {
 			attn_dims_text(s0, sizeof s0, in->arr[four].shape,
 			    in->arr[four].ndim);
-			return attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0,
+			return in->caches == CACHES_PAGED ?
+			    attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0,
+			    0, "%s is %zu-D: with paged caches Q is 4-D (or "
+			    "total x H x D with --cu-seqlens-q) and the K and V "
+			    "caches num_pages x page_size x G x D",
+			    inputs_role(in, i), in->arr[i].ndim) :
+			    attn_error_set(err, ATTN_ERR_DATA, in->name[i], 0,
 			    0, "%s is %zu-D but %s is 4-D (%s): Q, K and V must "
 			    "all be 4-D, laid out as --layout says, or none",
 			    inputs_role(in, i), in->arr[i].ndim,
 			    inputs_role(in, four), s0);
 		}
-	if (shapes_fault(in, n, l, msg, sizeof msg) != 0) {
+	if (in->caches == CACHES_PAGED) {
+		if (caches_fault(in, l, kv, msg, sizeof msg) != 0)
+			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
+			    "%s", msg);
+	} else if (shapes_fault(in, n, l, msg, sizeof msg) != 0) {
 		size_t len = strlen(msg);
 
 		if (shapes_fault(in, n, other, other_msg, sizeof other_msg) ==
@@ -200,7 +256,7 @@ layout_fold(struct options *o, struct inputs *in, size_t n,
 		    msg);
 	}
 	H = heads_of(&in->arr[IN_Q], l);
-	G = heads_of(&in->arr[n > 1 ? IN_K : IN_Q], l);
+	G = heads_of(&in->arr[n > 1 ? IN_K : IN_Q], n > 1 ? kv : l);
 	/* --heads 1 is the default, so only a count above 1 can
 	 * disagree with the shapes. */
 	if ((status = check_option(o->cfg.heads > 1 ? o->cfg.heads : 0, H,
@@ -210,8 +266,8 @@ layout_fold(struct options *o, struct inputs *in, size_t n,
 	    ATTN_OK)
 		return status;
 	for (i = 0; i < n; i++)
-		if ((status = attn_array_fold_heads(&in->arr[i], l,
-		    i == IN_Q ? &H : &G, err)) != ATTN_OK)
+		if ((status = attn_array_fold_heads(&in->arr[i],
+		    i == IN_Q ? l : kv, i == IN_Q ? &H : &G, err)) != ATTN_OK)
 			return status;
 	o->cfg.heads = H;
 	o->cfg.kv_heads = G;

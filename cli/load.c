@@ -29,6 +29,7 @@
 #include "load.h"
 #include "layout.h"
 #include "memory.h"
+#include "paged.h"
 #include "report.h"
 #include "rules.h"
 #include "slurp.h"
@@ -172,6 +173,15 @@ side_work(void *ctx, size_t worker, size_t k)
 	    jb->a, &jb->err);
 }
 
+/* The reader's flags for operand i: K and V as caches may hold anything
+ * where no key in use lies, and their keys are checked as they are
+ * gathered (attn_paged_gather). */
+static unsigned
+operand_flags(const struct inputs *in, size_t i)
+{
+	return in->caches != CACHES_NONE && i != IN_Q ? 0u : ATTN_READ_FINITE;
+}
+
 /* 1 when every file is read (see above), 0 when they are to be read in
  * order, with nothing held. */
 static int
@@ -187,7 +197,7 @@ load_side_by_side(const struct options *o, struct inputs *in,
 	threads = threads != 0 ? threads : attn_cpu_count();
 	memset(&sd, 0, sizeof sd);
 	for (k = 0; k < (in->embeddings ? 2u : 3u); k++)
-		side_add(&sd, o->operands[k], NULL, ATTN_READ_FINITE,
+		side_add(&sd, o->operands[k], NULL, operand_flags(in, k),
 		    &in->arr[k]);
 	if (o->mask != NULL)
 		side_add(&sd, o->mask, "--mask", ATTN_READ_BOOL,
@@ -498,6 +508,7 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 	size_t i;
 
 	memset(in, 0, sizeof *in);
+	in->caches = paged_caches(o);
 	if (o->self != NULL) {
 		in->name[IN_Q] = display_name(o->self);
 		if ((status = load_array(o->self, "--self", ATTN_READ_FINITE,
@@ -532,7 +543,8 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 		for (i = 0; !side && i < (in->embeddings ? 2u : 3u); i++) {
 			in->name[i] = display_name(o->operands[i]);
 			if ((status = load_array(o->operands[i], NULL,
-			    ATTN_READ_FINITE, j, &in->arr[i], err)) != ATTN_OK)
+			    operand_flags(in, i), j, &in->arr[i], err)) !=
+			    ATTN_OK)
 				return status;
 		}
 		labels_move(&in->query, &in->arr[IN_Q].row_labels);
@@ -588,6 +600,21 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 	    "give one slope per head (H), or one per batch and head (B x H)",
 	    j, in, &in->in.alibi_slopes, err)) != ATTN_OK)
 		return status;
+	/* the tables of paged caches: pages named, whole numbers */
+	for (i = 0; i < 4; i++) {
+		const char *path[4] = { o->block_table, o->kv_indptr,
+		    o->kv_indices, o->kv_last_page_len };
+		static const char *const option[4] = { "--block-table",
+		    "--kv-indptr", "--kv-indices", "--kv-last-page-len" };
+		struct attn_matrix m;
+
+		if (path[i] != NULL && (status = load_per_head(path[i],
+		    option[i], ATTN_READ_INT, IN_BLOCK_TABLE + (int)i,
+		    i == 0 ? "block table's pages" : "page numbers", i == 0 ?
+		    "give B x max_blocks pages" : "give one list", j, in, &m,
+		    err)) != ATTN_OK)
+			return status;
+	}
 	in->self = in->self || o->self != NULL;
 	/* Every input read: a warning may explain a shape error to come. */
 	warn_notices(in);
@@ -599,7 +626,9 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 	    err)) != ATTN_OK || (status = rules_heads(o, err)) != ATTN_OK)
 		return status;
 
-	if ((status = batches_of(in, in->self ? 1 : in->embeddings ? 2 : 3,
+	/* (paged caches hold pages, not batches) */
+	if ((status = batches_of(in, in->self ||
+	    in->caches == CACHES_PAGED ? 1 : in->embeddings ? 2 : 3,
 	    &in->in.batches, err)) != ATTN_OK)
 		return status;
 	in->in.q = attn_array_matrix(&in->arr[IN_Q]);
@@ -618,6 +647,9 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 			return status;
 		in->in.d_out = attn_array_matrix(&in->arr[IN_DO]);
 	}
+	if (in->caches != CACHES_NONE && (status = paged_gather(in, err)) !=
+	    ATTN_OK)
+		return status;
 	if (in->in.k.rows != in->in.v.rows)
 		return ATTN_OK;	/* attn_run names both shapes */
 	if ((status = varlen_valid_lens(o, in, err)) != ATTN_OK)

@@ -88,6 +88,15 @@ struct options {
 	const char *cu_seqlens_k;	/* --cu-seqlens-k LIST|FILE */
 	const char *seqused_k;		/* --seqused-k LIST|FILE */
 	const char *valid_lens;		/* --valid-lens LIST|FILE */
+	/* Paged KV caches (paged.h): FlashAttention's block table, or
+	 * FlashInfer's three lists, and the layout of the pages */
+	const char *block_table;	/* --block-table FILE */
+	const char *kv_indptr;		/* --kv-indptr FILE */
+	const char *kv_indices;		/* --kv-indices FILE */
+	const char *kv_last_page_len;	/* --kv-last-page-len FILE */
+	int kv_hnd;			/* --kv-layout hnd */
+	int kv_layout_given;		/* --kv-layout given */
+	const char *key_leftpad;	/* --key-leftpad LIST|FILE */
 	char **operands;	/* Q K V, or one BUNDLE; with --proj, X or
 				 * XQ XKV (or a BUNDLE of embeddings) */
 	size_t noperands;

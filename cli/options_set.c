@@ -408,6 +408,17 @@ set_layout(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* --kv-layout nhd|hnd */
+enum attn_status
+set_kv_layout(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	(void)arg;
+	(void)err;
+	ps->o->kv_hnd = ps->choice == 1;
+	ps->o->kv_layout_given = 1;
+	return ATTN_OK;
+}
+
 /* --heads H, --kv-heads G: whole numbers above 0. */
 enum attn_status
 set_heads(struct parse *ps, const char *arg, struct attn_error *err)

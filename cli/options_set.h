@@ -37,7 +37,7 @@ set_fn set_stage, set_format, set_npy_dtype, set_digits, set_scale,
     set_no_scale, set_window, set_softcap, set_align, set_masked_rows,
     set_like, set_lse_base, set_lse_masked, set_color, set_color_range, set_rtol, set_atol, set_factor,
     set_check_by, set_emulate_order,
-    set_emulate, set_layout, set_heads, set_kv_heads, set_rope, set_rope_style,
+    set_emulate, set_layout, set_kv_layout, set_heads, set_kv_heads, set_rope, set_rope_style,
     set_threads, set_progress, set_no_progress, set_output, set_svg, set_query,
     set_seed, set_dist, set_help, set_version;
 

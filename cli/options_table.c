@@ -112,7 +112,8 @@ static const char *const workbench_refused[] = { "explain", "stage",
 	"format", "header", "full", "npy-dtype", "grad", "query",
 	"arithmetic", "stats", "heatmap", "svg", "check", "rtol", "atol",
 	"emulate", "factor", "check-by", "output", "descale-q", "descale-k",
-	"descale-v", "emulate-order", NULL };
+	"descale-v", "emulate-order", "block-table", "kv-indptr", "kv-indices",
+	"kv-last-page-len", "kv-layout", "key-leftpad", NULL };
 /* attn's commands, the words that may come first on its command line:
  * each parses the options that follow as the table says. */
 const char *const options_commands[] = { "gen", "workbench", "softmax",
@@ -212,6 +213,24 @@ static const struct option_row rows[] = {
 	{ "valid-lens", 0, "LIST", "keys kept per batch (or per batch and\n"
 	    "query row: a FILE), as d2l's valid_lens",
 	    NULL, NULL, FIELD(valid_lens) },
+	{ "block-table", 0, "FILE", "K and V are paged caches, num_blocks x\n"
+	    "block_size x G x D; FILE names each batch's\n"
+	    "blocks (FlashAttention's block_table)",
+	    NULL, NULL, FIELD(block_table) },
+	{ "kv-indptr", 0, "FILE", "paged caches as FlashInfer names them: each\n"
+	    "batch's offsets into --kv-indices (B + 1)",
+	    NULL, NULL, FIELD(kv_indptr) },
+	{ "kv-indices", 0, "FILE", "the pages of every batch, in order\n"
+	    "(FlashInfer's kv_indices)", NULL, NULL, FIELD(kv_indices) },
+	{ "kv-last-page-len", 0, "FILE", "keys in use on each batch's last page\n"
+	    "(FlashInfer's kv_last_page_len)",
+	    NULL, NULL, FIELD(kv_last_page_len) },
+	{ "kv-layout", 0, "L", "paged caches' pages are nhd (default,\n"
+	    "page x G x D) or hnd (G x page x D)",
+	    words_kv_layout, set_kv_layout, 0 },
+	{ "key-leftpad", 0, "LIST", "where each batch's keys start in its cache\n"
+	    "(FlashAttention's cache_leftpad), a list or\na FILE",
+	    NULL, NULL, FIELD(key_leftpad) },
 	{ "layout", 0, "L", "4-D arrays are bhsd (default, as PyTorch) or\n"
 	    "bshd (as FlashAttention and JAX)", words_layout, set_layout, 0 },
 	{ "query-labels", 0, "L", "names of the query rows, comma-separated",
@@ -324,7 +343,7 @@ workbench_takes(const struct option_row *r)
  * --grad DO and --proj LAYER, as attn(1) writes them). */
 static const char *const file_options[] = { "self", "grad", "proj",
 	"cu-seqlens-q", "cu-seqlens-k", "seqused-k", "valid-lens",
-	"descale-q", "descale-k", "descale-v", NULL };
+	"descale-q", "descale-k", "descale-v", "key-leftpad", NULL };
 
 /* Whether row r's argument is a file. */
 static int

@@ -270,6 +270,20 @@ print_conventions(const struct printer *p)
 			fprintf(p->fp, "; descale_%c ", "qkv"[h]);
 			report_text(p->fp, p->o->descale[h]);
 		}
+	/* paged caches by the table as given (K and V are their keys
+	 * gathered), and the leftpad */
+	if (p->o->block_table != NULL) {
+		fputs("; paged K and V, block table ", p->fp);
+		report_text(p->fp, p->o->block_table);
+	} else if (p->o->kv_indptr != NULL) {
+		fprintf(p->fp, "; paged K and V (%s), kv_indptr ",
+		    words_kv_layout[p->o->kv_hnd]);
+		report_text(p->fp, p->o->kv_indptr);
+	}
+	if (p->o->key_leftpad != NULL) {
+		fputs("; key leftpad ", p->fp);
+		report_text(p->fp, p->o->key_leftpad);
+	}
 	putc('\n', p->fp);
 }
 
@@ -297,7 +311,10 @@ print_sequences(const struct printer *p)
 	if (vl->seqs == 0 && vl->used_k == NULL)
 		return;
 	if (vl->seqs == 0) {
-		fputs("used keys (--seqused-k), the rest padding:", p->fp);
+		fputs(p->o->block_table != NULL || p->o->kv_indptr != NULL ||
+		    p->o->key_leftpad != NULL ? "used keys (gathered from the "
+		    "caches), the rest padding:" : "used keys (--seqused-k), "
+		    "the rest padding:", p->fp);
 		for (s = 0; s < vl->used_n; s++) {
 			fputs(s > 0 ? ", " : " ", p->fp);
 			if (vl->used_n > 1)

@@ -10,6 +10,7 @@
 #include "formats.h"
 #include "logits.h"
 #include "output.h"
+#include "paged.h"
 #include "rules.h"
 #include "words.h"
 
@@ -94,6 +95,54 @@ check_embeddings(const struct options *o, const struct given *g,
 			    "stage '%s' needs --proj LAYER (or a BUNDLE with a "
 			    "layer)", attn_stage_table[s].name);
 	}
+	return ATTN_OK;
+}
+
+/*
+ * What goes with KV caches (attn(1), PAGED KV CACHES): one form of
+ * table, whole; K and V as operands; the keys' offsets and counts made
+ * from the table, not given beside it.
+ */
+static enum attn_status
+check_caches(const struct options *o, struct attn_error *err)
+{
+	const enum caches c = paged_caches(o);
+	const int infer = o->kv_indptr != NULL || o->kv_indices != NULL ||
+	    o->kv_last_page_len != NULL;
+
+	if (o->block_table != NULL && infer)
+		return usage_error(err, "--block-table is FlashAttention's "
+		    "paged form and --kv-indptr, --kv-indices and "
+		    "--kv-last-page-len FlashInfer's: give one of them");
+	if (infer && (o->kv_indptr == NULL || o->kv_indices == NULL ||
+	    o->kv_last_page_len == NULL))
+		return usage_error(err, "--kv-indptr, --kv-indices and "
+		    "--kv-last-page-len name the pages together (FlashInfer's "
+		    "paged form): give all three");
+	if (o->kv_layout_given && c != CACHES_PAGED)
+		return usage_error(err, "--kv-layout lays out paged caches: it "
+		    "goes with --block-table or --kv-indptr");
+	if (c == CACHES_NONE)
+		return ATTN_OK;
+	if (o->workbench)
+		return usage_error(err, "attn workbench shows K and V as "
+		    "given, not KV caches: leave out --block-table, "
+		    "--kv-indptr and --key-leftpad");
+	if (o->self != NULL || o->proj != NULL || o->softmax ||
+	    o->noperands != 3)
+		return usage_error(err, "KV caches (--block-table, --kv-indptr, "
+		    "--key-leftpad) are K and V: give Q K V as three operands");
+	if (o->cu_seqlens_k != NULL)
+		return usage_error(err, "--cu-seqlens-k packs the keys, and KV "
+		    "caches give them a sequence each: leave out "
+		    "--cu-seqlens-k");
+	if (o->kv_indptr != NULL && o->seqused_k != NULL)
+		return usage_error(err, "--kv-last-page-len says which keys "
+		    "are in use, and --seqused-k again: leave out --seqused-k");
+	if (c == CACHES_LEFTPAD && o->cu_seqlens_q != NULL)
+		return usage_error(err, "--key-leftpad with packed queries "
+		    "(--cu-seqlens-q) takes paged caches: name the pages with "
+		    "--block-table or --kv-indptr");
 	return ATTN_OK;
 }
 
@@ -396,9 +445,12 @@ rules_check_options(const struct options *o, const struct given *g,
 		    "--descale options");
 	if (o->self != NULL && o->noperands != 0)
 		return usage_error(err, "--self X takes no other operands");
-	if ((status = check_embeddings(o, g, err)) != ATTN_OK)
+	if ((status = check_embeddings(o, g, err)) != ATTN_OK ||
+	    (status = check_caches(o, err)) != ATTN_OK)
 		return status;
-	if ((o->cu_seqlens_q == NULL) != (o->cu_seqlens_k == NULL))
+	/* (paged caches make the keys' offsets) */
+	if ((o->cu_seqlens_q == NULL) != (o->cu_seqlens_k == NULL) &&
+	    paged_caches(o) != CACHES_PAGED)
 		return usage_error(err, o->cu_seqlens_q != NULL ?
 		    "--cu-seqlens-q needs --cu-seqlens-k, the keys' offsets "
 		    "(the same list again for self-attention)" :
@@ -417,6 +469,12 @@ rules_check_options(const struct options *o, const struct given *g,
 	nstdin += o->cu_seqlens_k != NULL && strcmp(o->cu_seqlens_k, "-") == 0;
 	nstdin += o->seqused_k != NULL && strcmp(o->seqused_k, "-") == 0;
 	nstdin += o->valid_lens != NULL && strcmp(o->valid_lens, "-") == 0;
+	nstdin += o->block_table != NULL && strcmp(o->block_table, "-") == 0;
+	nstdin += o->kv_indptr != NULL && strcmp(o->kv_indptr, "-") == 0;
+	nstdin += o->kv_indices != NULL && strcmp(o->kv_indices, "-") == 0;
+	nstdin += o->kv_last_page_len != NULL &&
+	    strcmp(o->kv_last_page_len, "-") == 0;
+	nstdin += o->key_leftpad != NULL && strcmp(o->key_leftpad, "-") == 0;
 	nstdin += o->self != NULL && strcmp(o->self, "-") == 0;
 	nstdin += o->mask != NULL && strcmp(o->mask, "-") == 0;
 	nstdin += o->bias != NULL && strcmp(o->bias, "-") == 0;

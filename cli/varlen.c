@@ -27,7 +27,7 @@
 
 /* The three options, in the order of inputs.varlen's arrays. */
 static const char *const option_name[VL_COUNT] = {
-	"--cu-seqlens-q", "--cu-seqlens-k", "--seqused-k"
+	"--cu-seqlens-q", "--cu-seqlens-k", "--seqused-k", "--key-leftpad"
 };
 
 int
@@ -166,7 +166,7 @@ enum attn_status
 varlen_load(struct options *o, struct inputs *in, struct attn_error *err)
 {
 	const char *arg[VL_COUNT] = { o->cu_seqlens_q, o->cu_seqlens_k,
-	    o->seqused_k };
+	    o->seqused_k, o->key_leftpad };
 	struct attn_varlen *vl = &in->in.varlen;
 	enum attn_status st;
 	size_t i, rows, cols;
@@ -178,7 +178,10 @@ varlen_load(struct options *o, struct inputs *in, struct attn_error *err)
 			return st;
 	}
 	if (in->varlen[VL_CU_Q] != NULL) {
-		if (in->nvarlen[VL_CU_Q] != in->nvarlen[VL_CU_K])
+		/* with caches, the gathered keys' offsets are made when
+		 * they are gathered (paged.c) */
+		if (!in->caches && in->nvarlen[VL_CU_Q] !=
+		    in->nvarlen[VL_CU_K])
 			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
 			    "--cu-seqlens-q has %zu offsets but --cu-seqlens-k "
 			    "has %zu: each sequence has an offset in both, "

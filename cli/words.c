@@ -40,6 +40,9 @@ const char *const words_layout[] = {
 	NULL
 };
 
+/* --kv-layout's: a page's keys before its heads (nhd) or after */
+const char *const words_kv_layout[] = { "nhd", "hnd", NULL };
+
 const char *const words_emulate[] = {
 	[ATTN_PREC_FP32 - 1] = "fp32",
 	[ATTN_PREC_FP16 - 1] = "fp16",

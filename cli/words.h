@@ -30,6 +30,9 @@ extern const char *const words_rope_style[];
  * none); NULL-terminated. */
 extern const char *const words_layout[];
 
+/* --kv-layout's words, nhd then hnd; NULL-terminated. */
+extern const char *const words_kv_layout[];
+
 /* --emulate's words, by enum attn_precision - 1 (fp64 is no emulation);
  * NULL-terminated. */
 extern const char *const words_emulate[];

@@ -323,6 +323,45 @@ enum attn_status attn_array_fold_heads(struct attn_array *a,
 enum attn_status attn_array_broadcast(struct attn_array *a, size_t B,
     size_t H, size_t T, size_t S, int inputs_4d, struct attn_error *err);
 
+/*
+ * A paged KV cache (attn(1), --block-table, --kv-indptr): k_cache and
+ * v_cache hold num_pages pages of page_size keys, pages * page_size rows
+ * of G*d (attn_array_fold_heads makes them of a cache num_pages x
+ * page_size x G x d, or num_pages x G x page_size x d laid out BHSD).
+ * Sequence u's keys are its pages in order, named by FlashAttention's
+ * block table (block_table: a row a sequence, max_blocks pages each;
+ * used_k: the keys in use, NULL: all max_blocks * page_size) or, when
+ * block_table.data is NULL and indptr.data is not, by FlashInfer's
+ * kv_indptr (n + 1 offsets into indices), kv_indices and
+ * kv_last_page_len (n, the keys in use on each last page); with
+ * neither, sequence u is page u, the whole cache (used_k as before).
+ * leftpad (NULL: 0) is FlashAttention's cache_leftpad: u's keys start
+ * at that row of its pages.  Each of these is a whole number, read as
+ * a double; 1 x n or n x 1 for the lists.
+ */
+struct attn_paged {
+	size_t page_size;
+	struct attn_matrix block_table;
+	struct attn_matrix indptr, indices, last_page_len;
+	const size_t *used_k, *leftpad;
+};
+
+/*
+ * The n sequences' keys gathered into the contiguous stacks struct
+ * attn_inputs takes: *k and *v (allocated; attn_matrix_free) of n * S
+ * rows, S the most keys a table row names (max_blocks * page_size, or
+ * FlashInfer's most pages * page_size), sequence u's keys in use from
+ * its leftpad first, zeros after them, and used[u] (the caller's n) how
+ * many.  Only the rows in use of the pages named are read: a page no
+ * sequence uses may hold anything.  A table that does not fit (a page
+ * out of range, fewer keys than used_k asks, a leftpad past them) or a
+ * key that is not finite is a data error.
+ */
+enum attn_status attn_paged_gather(const struct attn_paged *pg, size_t n,
+    const struct attn_matrix *k_cache, const struct attn_matrix *v_cache,
+    struct attn_matrix *k, struct attn_matrix *v, size_t *used,
+    struct attn_error *err);
+
 /* ---------------------------------------------------------------- numbers */
 
 /* Longest text attn_format_number writes, with its NUL. */

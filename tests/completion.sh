@@ -59,6 +59,11 @@ attn --emulate-order ''	k q
 attn --emulate-o	--emulate-order
 attn --desc	--descale-k --descale-q --descale-v
 attn --descale-q q	q.json queries.csv
+attn --kv-l	--kv-last-page-len --kv-layout
+attn --kv-layout ''	hnd nhd
+attn --block-table q	q.json queries.csv
+attn --kv-indices d	data/
+attn --key-leftpad d	data/
 attn --svg q	q.json queries.csv
 attn -d ''	
 attn --heads ''	
@@ -173,6 +178,10 @@ for opt in $(cat "$work/attn-options"); do
 	--self | --mask | --bias | --grad | --proj | --sinks | --check)
 		val=x.csv ;;
 	--alibi-slopes) val=x.csv ;;
+	--block-table | --kv-indptr | --kv-indices | --kv-last-page-len)
+		val=x.csv ;;
+	--kv-layout) val='hnd --block-table x.csv' ;;
+	--key-leftpad) val=0 ;;
 	--mask-invert) val='--mask x.csv' ;;
 	--rope-style) val='half --rope' ;;
 	--svg) val=w.svg ;;

@@ -66,12 +66,14 @@ kernel-test: $(ATTN) $(FAKE_KERNEL)
 
 # attn --grad --check --emulate on backward passes written in NumPy, in
 # float32 and bfloat16, right and with bugs planted; and --check of
-# FlashAttention-2's lse under causal ALiBi, written in NumPy too; and
-# --emulate's two orders of the scale against attention_ref in PyTorch.
+# FlashAttention-2's lse under causal ALiBi, written in NumPy too;
+# --emulate's two orders of the scale against attention_ref in PyTorch;
+# paged KV caches against the keys gathered, and against PyTorch.
 grad-kernel-test: $(ATTN)
 	$(TIMED) '$(BUILD) grad-kernel-test' sh tests/kernel/grad.sh ./$(ATTN)
 	$(TIMED) '$(BUILD) grad-kernel-test (ALiBi)' sh tests/kernel/alibi.sh ./$(ATTN)
 	$(TIMED) '$(BUILD) grad-kernel-test (order)' sh tests/kernel/order.sh ./$(ATTN)
+	$(TIMED) '$(BUILD) grad-kernel-test (paged)' sh tests/kernel/paged.sh ./$(ATTN)
 
 # libattn defines only attn_ names; cli/ includes only lib/attn.h,
 # lib/attn_io.h and lib/attn_private.h; the public headers declare none

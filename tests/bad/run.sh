@@ -24,6 +24,15 @@
 #             seqlens attn --self good.csv --cu-seqlens-q FILE
 #                     --cu-seqlens-k FILE (two rows to pack)
 #             seqused attn --self good.csv --seqused-k FILE
+#             table   FILE as --block-table of paged caches: Q two
+#                     batches of one query (bshd), K and V three pages of
+#                     two keys, --seqused-k 3,2
+#             kcache  FILE as the K cache of those, with the table
+#                     [[0, 1], [2, 0]]
+#             indptr  FILE as FlashInfer's --kv-indptr of those caches,
+#                     with --kv-indices 0,1,2 and --kv-last-page-len 1,2
+#             lastpage FILE as --kv-last-page-len, with --kv-indptr
+#                     [0, 2, 3] and --kv-indices 0,1,2
 #             stdin   attn --self - <FILE
 #           and - for @ cases;
 #   REGEX   the rest of the line: an extended regular expression (as
@@ -205,6 +214,19 @@ finish() {
 
 # ------------------------------------------------------------- file cases
 
+# Paged caches for HOW table and kcache: Q (2 x 1 x 1 x 2), K and V
+# caches of 3 pages of 2 keys (3 x 2 x 1 x 2) and a table that fits.
+paged_inputs() {
+	echo '[[[[1, 0]]], [[[0, 1]]]]' >"$c/pq.json"
+	echo '[[[[1, 2]], [[3, 4]]], [[[5, 6]], [[7, 8]]], [[[1, 1]], [[2, 2]]]]' \
+	    >"$c/pk.json"
+	cp "$c/pk.json" "$c/pv.json"
+	echo '[[0, 1], [2, 0]]' >"$c/pt.json"
+	echo '[0, 2, 3]' >"$c/pp.json"
+	echo '[0, 1, 2]' >"$c/pi.json"
+	echo '[1, 2]' >"$c/pl.json"
+}
+
 run_file() {
 	name=$1 want=$2 how=$3 re=$4
 	if [ ! -f "$here/$name" ]; then
@@ -231,6 +253,20 @@ run_file() {
 		seqlens) set -- --self good.csv --cu-seqlens-q "$name" \
 			    --cu-seqlens-k "$name" ;;
 		seqused) set -- --self good.csv --seqused-k "$name" ;;
+		table)	paged_inputs
+			set -- --layout bshd --block-table "$name" \
+			    --seqused-k 3,2 pq.json pk.json pv.json ;;
+		kcache)	paged_inputs
+			set -- --layout bshd --block-table pt.json \
+			    --seqused-k 3,2 pq.json "$name" pv.json ;;
+		indptr)	paged_inputs
+			set -- --layout bshd --kv-indptr "$name" \
+			    --kv-indices pi.json --kv-last-page-len pl.json \
+			    pq.json pk.json pv.json ;;
+		lastpage) paged_inputs
+			set -- --layout bshd --kv-indptr pp.json \
+			    --kv-indices pi.json --kv-last-page-len "$name" \
+			    pq.json pk.json pv.json ;;
 		stdin)	set -- --self -
 			in=$c/$name ;;
 		*)	verdict "$name" "unknown HOW '$how'"
