@@ -57,82 +57,53 @@ transposed_hint(char *buf, size_t size, const char *who,
 
 /*
  * Why the 4-D shapes of Q, K and V (n of them: --self has one) do not go
- * together in layout l, written into msg; 0 when they do.
+ * together in layout l, K and V laid out as kv, written into msg; 0 when
+ * they do.  Paged caches (in->caches) are pages, not batches: only their
+ * heads and D meet Q's, and K's pages V's.
  */
 static int
 shapes_fault(const struct inputs *in, size_t n, enum attn_layout l,
-    char *msg, size_t size)
+    enum attn_layout kv, char *msg, size_t size)
 {
 	const struct attn_array *q = &in->arr[IN_Q];
 	const struct attn_array *k = &in->arr[n > 1 ? IN_K : IN_Q];
 	const struct attn_array *v = &in->arr[n > 1 ? IN_V : IN_Q];
-	const char *const dim = l == ATTN_LAYOUT_BHSD ? "B x H x S x D" :
-	    "B x S x H x D";
+	const int paged = in->caches == CACHES_PAGED;
+	const char *const dim = paged ? kv == ATTN_LAYOUT_BHSD ?
+	    "num_pages x G x page_size x D" : "num_pages x page_size x G x D" :
+	    l == ATTN_LAYOUT_BHSD ? "B x H x S x D" : "B x S x H x D";
 	char qs[96], ks[96], vs[96], hint[128];
 
 	attn_dims_text(qs, sizeof qs, q->shape, q->ndim);
 	attn_dims_text(ks, sizeof ks, k->shape, k->ndim);
 	attn_dims_text(vs, sizeof vs, v->shape, v->ndim);
-	if (q->shape[0] != k->shape[0] || k->shape[0] != v->shape[0])
-		snprintf(msg, size, "batch mismatch: Q is %s, K is %s and V is "
-		    "%s (%s): they need the same B", qs, ks, vs, dim);
-	else if (heads_of(k, l) != heads_of(v, l))
-		snprintf(msg, size, "K is %s but V is %s (%s): K and V need "
-		    "the same number of heads", ks, vs, dim);
-	else if (heads_of(q, l) % heads_of(k, l) != 0)
-		snprintf(msg, size, "Q is %s but K is %s (%s): Q's %zu head%s "
-		    "must be a multiple of K's %zu", qs, ks, dim,
-		    heads_of(q, l), heads_of(q, l) == 1 ? "" : "s",
-		    heads_of(k, l));
-	else if (q->shape[3] != k->shape[3])
-		snprintf(msg, size, "shape mismatch: Q is %s but K is %s (%s): "
-		    "Q and K need the same D (d_k)%s", qs, ks, dim,
-		    transposed_hint(hint, sizeof hint, "K", k, l,
-		    q->shape[3]));
-	else if (rows_of(k, l) != rows_of(v, l))
-		snprintf(msg, size, "shape mismatch: K is %s but V is %s (%s): "
-		    "K and V need the same S%s", ks, vs, dim,
-		    v->shape[3] == rows_of(k, l) ? transposed_hint(hint,
-		    sizeof hint, "V", v, l, v->shape[2]) : "");
-	else
-		return 0;
-	return -1;
-}
-
-/*
- * Why Q and the paged caches K and V (kv: their layout, --kv-layout) do
- * not go together, written into msg; 0 when they do.  The caches are
- * pages, not batches: only their page size, heads and D meet Q's.
- */
-static int
-caches_fault(const struct inputs *in, enum attn_layout l, enum attn_layout kv,
-    char *msg, size_t size)
-{
-	const struct attn_array *q = &in->arr[IN_Q];
-	const struct attn_array *k = &in->arr[IN_K];
-	const struct attn_array *v = &in->arr[IN_V];
-	const char *const dim = kv == ATTN_LAYOUT_BHSD ?
-	    "num_pages x G x page_size x D" : "num_pages x page_size x G x D";
-	char qs[96], ks[96], vs[96];
-
-	attn_dims_text(qs, sizeof qs, q->shape, q->ndim);
-	attn_dims_text(ks, sizeof ks, k->shape, k->ndim);
-	attn_dims_text(vs, sizeof vs, v->shape, v->ndim);
-	if (k->shape[0] != v->shape[0] || rows_of(k, kv) != rows_of(v, kv))
+	if (paged && (k->shape[0] != v->shape[0] ||
+	    rows_of(k, kv) != rows_of(v, kv)))
 		snprintf(msg, size, "K is %s but V is %s (%s): the K and V "
 		    "caches need the same pages, of the same size", ks, vs,
 		    dim);
+	else if (!paged && (q->shape[0] != k->shape[0] ||
+	    k->shape[0] != v->shape[0]))
+		snprintf(msg, size, "batch mismatch: Q is %s, K is %s and V is "
+		    "%s (%s): they need the same B", qs, ks, vs, dim);
 	else if (heads_of(k, kv) != heads_of(v, kv))
 		snprintf(msg, size, "K is %s but V is %s (%s): K and V need "
 		    "the same number of heads", ks, vs, dim);
 	else if (heads_of(q, l) % heads_of(k, kv) != 0)
-		snprintf(msg, size, "Q is %s but the K cache is %s (%s): Q's "
-		    "%zu head%s must be a multiple of K's %zu", qs, ks, dim,
+		snprintf(msg, size, "Q is %s but K is %s (%s): Q's %zu head%s "
+		    "must be a multiple of K's %zu", qs, ks, dim,
 		    heads_of(q, l), heads_of(q, l) == 1 ? "" : "s",
 		    heads_of(k, kv));
 	else if (q->shape[3] != k->shape[3])
-		snprintf(msg, size, "shape mismatch: Q is %s but the K cache "
-		    "is %s (%s): Q and K need the same D (d_k)", qs, ks, dim);
+		snprintf(msg, size, "shape mismatch: Q is %s but K is %s (%s): "
+		    "Q and K need the same D (d_k)%s", qs, ks, dim,
+		    transposed_hint(hint, sizeof hint, "K", k, kv,
+		    q->shape[3]));
+	else if (rows_of(k, kv) != rows_of(v, kv))
+		snprintf(msg, size, "shape mismatch: K is %s but V is %s (%s): "
+		    "K and V need the same S%s", ks, vs, dim,
+		    v->shape[3] == rows_of(k, kv) ? transposed_hint(hint,
+		    sizeof hint, "V", v, kv, v->shape[2]) : "");
 	else
 		return 0;
 	return -1;
@@ -240,15 +211,12 @@ layout_fold(struct options *o, struct inputs *in, size_t n,
 			    inputs_role(in, i), in->arr[i].ndim,
 			    inputs_role(in, four), s0);
 		}
-	if (in->caches == CACHES_PAGED) {
-		if (caches_fault(in, l, kv, msg, sizeof msg) != 0)
-			return attn_error_set(err, ATTN_ERR_DATA, NULL, 0, 0,
-			    "%s", msg);
-	} else if (shapes_fault(in, n, l, msg, sizeof msg) != 0) {
+	if (shapes_fault(in, n, l, kv, msg, sizeof msg) != 0) {
 		size_t len = strlen(msg);
 
-		if (shapes_fault(in, n, other, other_msg, sizeof other_msg) ==
-		    0)
+		/* (paged caches keep their --kv-layout) */
+		if (shapes_fault(in, n, other, in->caches == CACHES_PAGED ? kv :
+		    other, other_msg, sizeof other_msg) == 0)
 			snprintf(msg + len, sizeof msg - len, "; as --layout %s "
 			    "they would fit: are they %s?", words_layout[other - 1],
 			    words_layout[other - 1]);
