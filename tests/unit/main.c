@@ -34,6 +34,7 @@ main(void)
 		grad_reduce_suite,
 		emulate_suite, compare_suite, mask_suite, varlen_suite,
 		memory_suite, threads_suite, suggest_suite, fp8_suite,
+		paged_suite,
 	};
 	SRunner *sr;
 	size_t i;

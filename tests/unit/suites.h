@@ -52,6 +52,7 @@ Suite *compare_suite(void);
 Suite *suggest_suite(void);
 Suite *mask_suite(void);
 Suite *varlen_suite(void);
+Suite *paged_suite(void);
 Suite *memory_suite(void);
 Suite *threads_suite(void);
 
