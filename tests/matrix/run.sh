@@ -30,7 +30,10 @@
 #             in 3-D, with --causal, --alibi and --grad; attn softmax
 #             from the scaled logits of 3-D and 4-D runs; d2l's valid_lens
 #             (--valid-lens) per batch and query row in 3-D and per batch
-#             in 4-D bhsd, with --grad;
+#             in 4-D bhsd, with --grad; paged KV caches, K and V of 4-D
+#             bshd as a block table's pages with --key-leftpad, causal,
+#             and of bhsd as FlashInfer's hnd pages with a window, both
+#             with --grad;
 #   printer   for each stage of the variant, npy (-o) and csv --header;
 #             for all of them at once (-s all), a table (with --stats
 #             and --heatmap), csv, csv --header, tsv --header and json
@@ -179,6 +182,13 @@ echo '0.5 -0.25 0 1' >"$work/sinks-4.txt"
 echo '0.5 0.125' >"$work/slopes-2.txt"
 echo '1 0.5 0.25 0.125' >"$work/slopes-4.txt"
 echo '[[0.5, 0.125], [2, 0.25]]' >"$work/slopes-2x2.json"
+# Paged caches: bshd's K and V (2 x 2 x 2 x D) as FlashAttention's cache
+# of 2 pages of 2 keys, named in reverse; bhsd's (2 x 1 x 3 x D) as
+# FlashInfer's hnd cache of 2 pages of 3, batch 2's last page holding 2.
+echo '[[1], [0]]' >"$work/paged-table.json"
+echo '[0, 1, 2]' >"$work/paged-indptr.json"
+echo '[1, 0]' >"$work/paged-indices.json"
+echo '[3, 2]' >"$work/paged-last.json"
 printf '\223NUMPY' >"$work/magic"
 printf 'PK\003\004' >"$work/zip-magic"
 
@@ -396,6 +406,18 @@ for l in 2d 3d bhsd bshd 2dl; do
 	bhsd)
 		printers $opt $labels --valid-lens 1,3 --causal --grad $dout \
 		    $qkv ;;
+	esac
+	# paged KV caches, forward and backward (the gathered keys)
+	case $l in
+	bshd)
+		printers $opt $labels --block-table ../paged-table.json \
+		    --seqused-k 2,2 --key-leftpad 0,1 --causal \
+		    --align bottom-right --grad $dout $qkv ;;
+	bhsd)
+		printers $opt $labels --kv-indptr ../paged-indptr.json \
+		    --kv-indices ../paged-indices.json \
+		    --kv-last-page-len ../paged-last.json --kv-layout hnd \
+		    --window 1,0 --grad $dout $qkv ;;
 	esac
 	# printers that do not go together: a page or --explain shows every
 	# stage, --header is csv's and tsv's, npy and npz need a stage to
