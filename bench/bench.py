@@ -7,7 +7,7 @@
            [--quick | --compute-only] [--only PART,..]
            [--sizes N,..] [--torch-sizes N,..] [--compute-sizes N,..]
            [--grad-sizes N,..] [--runs R] [--big N] [--dgemm N]
-           [--numbers-rows N] [--emulate-sizes N,..]
+           [--numbers-rows N] [--emulate-sizes N,..] [--paged-sizes N,..]
 
 The backward rows: Q, K, V and dO of 1 x 8 x n x 128 (bhsd .npy, attn
 gen's, seeds 1 to 4) at n = 256, 1024 and 4096; attn's forward alone
@@ -22,11 +22,12 @@ its columns are left out.
 
 --quick is n = 512 and 2048, PyTorch at 2048 (--torch-sizes 0: none),
 the kernel at 4096, the backward at 256 and 1024, --emulate at 1024
-(1024 and 4096 otherwise), and no n = 65536 run;
+(1024 and 4096 otherwise), the paged run at 1024 (4096 otherwise), and
+no n = 65536 run;
 --compute-only is the kernel against dgemm alone (the line "compute
 alone", at 4096 and 8192 unless --compute-sizes says), for work on the
 kernel; --only PART,.. runs only the parts named (table, compute, grad,
-emulate, numbers, big), for work on one of them; the other options (for tests/bench.sh) set one part of a run
+emulate, paged, numbers, big), for work on one of them; the other options (for tests/bench.sh) set one part of a run
 each.
 
 Inputs are attn gen's (standard normal; Q, K and V seeds 1, 2 and 3),
@@ -86,6 +87,10 @@ BIG_OF_DGEMM, BIG_MIB = 0.7, 256.0
 EMULATE_TARGET = 3
 EMULATED = ('bf16', 'fp32', 'fp8-e4m3')
 EMU_HEADS, EMU_D = 8, 128
+# a paged run (--block-table) of 1 x 8 x n x 128 against the forward on
+# the same keys contiguous, at most this times it; pages of PAGE keys
+PAGED_TARGET = 1.2
+PAGE = 256
 
 # The backward rows: heads and d, and the targets, as ratios
 # taken in one run: attn's forward and backward against its forward at
@@ -107,7 +112,7 @@ def sizes_arg(text):
     return tuple(int(w) for w in text.split(','))
 
 
-PARTS = ('table', 'compute', 'grad', 'emulate', 'numbers', 'big')
+PARTS = ('table', 'compute', 'grad', 'emulate', 'paged', 'numbers', 'big')
 
 
 def parts_arg(text):
@@ -211,6 +216,28 @@ def gen4(n, seed, path):
         run([ATTN, 'gen', '1x%dx%dx%d' % (EMU_HEADS, n, EMU_D), '--seed',
              str(seed), '-f', 'npy', '-o', path])
     return path
+
+
+def npy_reshaped(src, dst, shape, page_bytes, order):
+    """The .npy src (float64, C order) written to dst with its header's
+    shape made shape, and its data cut into pieces of page_bytes put in
+    order (dst's piece p is src's piece order[p]): a contiguous K of
+    1 x n x H x D as a cache of pages, with the standard library alone."""
+    with open(src, 'rb') as f:
+        raw = f.read()
+    if raw[6] == 1:
+        body = 10 + int.from_bytes(raw[8:10], 'little')
+    else:
+        body = 12 + int.from_bytes(raw[8:12], 'little')
+    head = "{'descr': '<f8', 'fortran_order': False, 'shape': (%s), }" % (
+        ', '.join(str(x) for x in shape))
+    head += ' ' * (63 - (10 + len(head)) % 64) + '\n'
+    data = raw[body:]
+    with open(dst, 'wb') as f:
+        f.write(b'\x93NUMPY\x01\x00' + len(head).to_bytes(2, 'little'))
+        f.write(head.encode('latin-1'))
+        for p in order:
+            f.write(data[p * page_bytes:(p + 1) * page_bytes])
 
 
 def inputs(n, fmt):
@@ -487,6 +514,54 @@ class Bench:
         self.say('  (load average %.1f after)' % os.getloadavg()[0])
         self.say()
 
+    def paged(self, sizes):
+        """A paged run against the forward on the same keys contiguous,
+        1 x 8 x n x 128 bshd .npy: K and V as caches of pages of PAGE
+        keys (fewer at small n) stored in reverse, the block table naming
+        them in order (the target: at most PAGED_TARGET times the
+        forward); the two outputs must be the same bytes."""
+        self.say('paged KV cache (--block-table), 1 x %d x n x %d bshd .npy '
+                 'in and out (medians of %s; load average %.1f before):' % (
+                     EMU_HEADS, EMU_D, plural(self.runs, 'run'),
+                     os.getloadavg()[0]))
+        for n in sizes:
+            ps = PAGE if n >= 4 * PAGE else max(1, n // 4)
+            pages = n // ps
+            q, k, v = [data('%s-bshd-%d.npy' % (role, n)) for role in 'qkv']
+            for seed, path in enumerate((q, k, v), 1):
+                if not os.path.exists(path):
+                    run([ATTN, 'gen', '1x%dx%dx%d' % (n, EMU_HEADS, EMU_D),
+                         '--seed', str(seed), '-f', 'npy', '-o', path])
+            order = list(reversed(range(pages)))
+            caches = []
+            for role, path in (('k', k), ('v', v)):
+                c = data('%s-cache-%d.npy' % (role, n))
+                npy_reshaped(path, c, (pages, ps, EMU_HEADS, EMU_D),
+                             ps * EMU_HEADS * EMU_D * 8, order)
+                caches.append(c)
+            table = data('table-%d.json' % n)
+            with open(table, 'w') as f:
+                f.write('[[%s]]\n' % ', '.join(str(order.index(j))
+                                               for j in range(pages)))
+            out = [os.path.join(WORK, 'out', 'paged-%s%d.npy' % (w, n))
+                   for w in ('plain', 'paged')]
+            base = [ATTN, '--layout', 'bshd', '-f', 'npy', '-o']
+            res = median_runs([base + [out[0], q, k, v],
+                               base + [out[1], '--block-table', table, q] +
+                               caches], self.runs)
+            with open(out[0], 'rb') as f0, open(out[1], 'rb') as f1:
+                if f0.read() != f1.read():
+                    self.disagree.append('paged n = %d' % n)
+            for o in out:
+                os.remove(o)
+            r = res[1][0] / res[0][0]
+            self.say('  n = %5d  forward %7.3f s   paged, %s of %d '
+                     '%7.3f s = %4.2fx (%s)' % (
+                         n, res[0][0], plural(pages, 'page'), ps, res[1][0],
+                         r, target_note(r, PAGED_TARGET, False)))
+        self.say('  (load average %.1f after)' % os.getloadavg()[0])
+        self.say()
+
     def has_torch(self):
         if not self.py:
             return False
@@ -650,6 +725,7 @@ def main():
     ap.add_argument('--dgemm', type=int, default=4096)
     ap.add_argument('--numbers-rows', type=int, default=16384)
     ap.add_argument('--emulate-sizes', type=sizes_arg)
+    ap.add_argument('--paged-sizes', type=sizes_arg)
     ap.add_argument('--as', dest='as_isa', choices=('avx2',))
     a = ap.parse_args()
     a.as_env = as_avx2(a.python) if a.as_isa else None
@@ -675,6 +751,8 @@ def main():
     if 'emulate' in only:
         b.emulate(a.emulate_sizes or ((1024,) if a.quick else
                                       (1024, 4096)))
+    if 'paged' in only:
+        b.paged(a.paged_sizes or ((1024,) if a.quick else (4096,)))
     if 'numbers' in only:
         b.numbers()
     if big and 'big' in only:

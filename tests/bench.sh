@@ -13,7 +13,8 @@
 #      avx2, AVX2's on every side), a row for each
 #      input format (and for PyTorch, where the Python has it), the
 #      kernel against dgemm, the backward row, --emulate against the
-#      forward, the number figures, the large run; and keeps it in
+#      forward, a paged run against the forward, the number figures,
+#      the large run; and keeps it in
 #      table.txt;
 #   2. an attn whose output is not NumPy's (a wrapper adding --scale 0.5)
 #      fails it, naming the rows that disagree;
@@ -49,6 +50,7 @@ small() {
 	    --work "$work/w" \
 	    --python "$py" --sizes 32 --compute-sizes 64 --big 128 \
 	    --grad-sizes 32 --dgemm 64 --numbers-rows 256 --emulate-sizes 32 \
+	    --paged-sizes 32 \
 	    --runs 1 --torch-sizes 0 "$@" >"$work/$o.out" 2>"$work/$o.err"
 }
 
@@ -111,6 +113,8 @@ has "--emulate beside the forward" "$work/ok.out" \
     "^  n = +32  forward +[0-9.]+ s   --emulate bf16 +[0-9.]+ s = [0-9.]+x \\(<= 3x (met|MISSED by [0-9]+%)\\)   --emulate fp32 "
 has "--check by head beside by tensor" "$work/ok.out" \
     "^  n = +32  --check --emulate bf16 of output: by head +[0-9.]+ s, by tensor +[0-9.]+ s = [0-9.]+x\$"
+has "the paged run beside the forward" "$work/ok.out" \
+    "^  n = +32  forward +[0-9.]+ s   paged, 4 pages of 8 +[0-9.]+ s = [0-9.]+x \\(<= 1.2x (met|MISSED by [0-9]+%)\\)\$"
 has "numbers parsed and printed" "$work/ok.out" \
     "^numbers, attn end to end .*, CPU time\): parse -?[0-9]+ ns/number, print -?[0-9]+"
 has "the backward row" "$work/ok.out" \
