@@ -49,6 +49,20 @@ counts_fit(const struct inputs *in, size_t i, const char *option, size_t n,
 	    "sequences" : n == 1 ? "batch" : "batches");
 }
 
+/* The caches as read, given back once their keys are gathered, so that
+ * the run does not hold both; V's column labels (a csv header) name the
+ * gathered values' columns too, and stay. */
+static void
+release_caches(struct inputs *in)
+{
+	struct attn_labels cols = in->arr[IN_V].col_labels;
+
+	memset(&in->arr[IN_V].col_labels, 0, sizeof cols);
+	attn_array_free(&in->arr[IN_K]);
+	attn_array_free(&in->arr[IN_V]);
+	in->arr[IN_V].col_labels = cols;
+}
+
 enum attn_status
 paged_gather(struct inputs *in, struct attn_error *err)
 {
@@ -107,5 +121,6 @@ paged_gather(struct inputs *in, struct attn_error *err)
 	in->in.v = in->gathered[1];
 	/* the caches' row labels name rows of pages, not keys */
 	attn_labels_free(&in->key);
+	release_caches(in);
 	return ATTN_OK;
 }
