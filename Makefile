@@ -37,6 +37,10 @@ INCLUDEDIR ?= $(PREFIX)/include
 MANDIR     ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+# The Python module, where Debian's python3 finds it: its own packages'
+# directory under /usr, a site's (python3.X) under any other prefix.
+PYTHON     ?= /usr/bin/python3
+PYTHONDIR  ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo 3)/dist-packages)
 
 CC     ?= cc
 CFLAGS ?= -O2 -g
@@ -97,14 +101,27 @@ UNIT_SRC = $(wildcard tests/unit/*.c) $(wildcard tests/ref/*.c)
 LIB_OBJ  = $(patsubst %.cc,$(BUILD)/%.o,$(LIB_SRC:%.c=$(BUILD)/%.o))
 # The HTML page's script is a JavaScript file of its own,
 # cli/print_html.js, which tools/js2c.sh makes into C strings.
-CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/print_html_js.o
+CLI_OBJ  = $(filter-out $(SESSION_OBJ),$(CLI_SRC:%.c=$(BUILD)/%.o)) \
+           $(BUILD)/gen/print_html_js.o
+# attn's command line as a library call (lib/attn_session.h), which
+# libattn.so.0 holds with the CLI's objects it calls, for the Python
+# module; attn itself does not.
+SESSION_OBJ = $(BUILD)/cli/session.o
 UNIT_OBJ = $(UNIT_SRC:%.c=$(BUILD)/%.o)
 
 LIBATTN = $(BUILD)/libattn.a
 # What the library's objects add, so that libattn.so.0 can hold them too
 # (below, where they are compiled).
 LIB_PIC = -fPIC -fno-semantic-interposition
-LIBATTN_SO = $(BUILD)/libattn.so.0
+# The shared library's soname, written here alone: the link, make
+# install and the Python module (python/attn/_soname.py, which make
+# writes) take it from here.
+SONAME     = libattn.so.0
+LIBATTN_SO = $(BUILD)/$(SONAME)
+# The Python module (python/attn/) learns the soname from this file,
+# which make rewrites when SONAME changes.
+PY_SONAME  = python/attn/_soname.py
+CLI_ARCHIVE = $(BUILD)/attn-cli.a
 ATTN    = $(BUILD)/attn
 UNIT    = $(BUILD)/unit-tests
 
@@ -120,16 +137,18 @@ COMPLETIONS  = $(BUILD)/attn.bash $(BUILD)/_attn
 BUILD_PKGS = pkg-config g++ libcjson-dev check libunistring-dev \
              libncurses-dev libzip-dev zlib1g-dev
 TEST_PKGS  = groff-base man-db jq locales tmux python3 libxml2-utils \
-             librsvg2-bin chromium zsh python3-numpy python3-torch
+             librsvg2-bin chromium zsh python3-numpy python3-torch \
+             python3-pytest
 
 .PHONY: all demo check check-plain check-asan check-valgrind \
         valgrind-setup test unit cli-test cli-locale-test bad-test matrix-test mem-test \
         doc-test boundary-test cycles-test build-test install-test lint-man \
         visual-test completion-test progress-test npy-test kernel-test grad-kernel-test deps \
+        python-test \
         test-deps install uninstall clean bench-numbers bench bench-test \
         dist dist-test deb-test ci-deps FORCE
 
-all: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS)
+all: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS) $(PY_SONAME)
 
 # The stamp: line 1, the compiler and the flags that make code (not the
 # test objects' own additions, which would make the stamp depend on which
@@ -163,6 +182,9 @@ $(BUILD)/tests/%.o: ALL_CFLAGS += $(CHECK_CFLAGS) -Itests/unit -Itests/ref
 # call inside the library expects to be replaced.
 $(BUILD)/lib/%.o: ALL_CFLAGS += $(LIB_PIC)
 $(BUILD)/lib/%.o: ALL_CXXFLAGS += $(LIB_PIC)
+# The CLI's objects too: the session's part of them goes into
+# libattn.so.0 (attn, a PIE, costs nothing by it).
+$(BUILD)/cli/%.o: ALL_CFLAGS += $(LIB_PIC)
 $(BUILD)/cli/workbench_draw.o: ALL_CFLAGS += $(CURSES_CFLAGS)
 # The emulation's float32 steps are each one rounding: never contracted
 # into an fma that the software oracle (tests/unit/emulate_ref.c) lacks.
@@ -175,8 +197,8 @@ $(BUILD)/gen/print_html_js.o: $(BUILD)/gen/print_html_js.c $(BUILD)/flags
 
 # attn --version: main.o alone is compiled with the version, and again
 # when it changes ($(BUILD)/version holds the last one).
-$(BUILD)/cli/main.o: ALL_CFLAGS += -DATTN_VERSION='"$(VERSION)"'
-$(BUILD)/cli/main.o: $(BUILD)/version
+$(BUILD)/cli/main.o $(SESSION_OBJ): ALL_CFLAGS += -DATTN_VERSION='"$(VERSION)"'
+$(BUILD)/cli/main.o $(SESSION_OBJ): $(BUILD)/version
 
 $(BUILD)/version: FORCE
 	@mkdir -p $(@D)
@@ -191,11 +213,14 @@ $(LIBATTN): $(LIB_OBJ)
 # together), with every symbol it uses resolved (-z defs).  -z nodelete
 # keeps it mapped after a dlclose: the thread pool's idle workers run its
 # code for the life of the process.  attn and the tests link libattn.a,
-# which also holds what attn_private.h declares.
-$(LIBATTN_SO): $(LIB_OBJ) lib/libattn.map
-	$(CXX) -shared $(CFLAGS) $(SAN) $(LDFLAGS) -Wl,-soname,libattn.so.0 \
+# which also holds what attn_private.h declares.  The session
+# (attn_session.h) takes from the CLI's archive what it calls, and
+# libunistring with it (the printers' display widths).
+$(LIBATTN_SO): $(LIB_OBJ) $(SESSION_OBJ) $(CLI_ARCHIVE) lib/libattn.map
+	$(CXX) -shared $(CFLAGS) $(SAN) $(LDFLAGS) -Wl,-soname,$(SONAME) \
 	    -Wl,--version-script=lib/libattn.map -Wl,-z,defs \
-	    -Wl,-z,nodelete -o $@ $(LIB_OBJ) $(ATTN_LIBS) $(LDLIBS)
+	    -Wl,-z,nodelete -o $@ $(LIB_OBJ) $(SESSION_OBJ) $(CLI_ARCHIVE) \
+	    -lunistring $(ATTN_LIBS) $(LDLIBS)
 
 $(ATTN): $(CLI_OBJ) $(LIBATTN)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBATTN) \
@@ -208,16 +233,19 @@ $(COMPLETE): $(COMPLETE_OBJ) $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) \
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $^ $(CLI_LIBS) $(ATTN_LIBS) \
 	    $(LDLIBS)
 
+$(PY_SONAME): FORCE
+	@echo 'SONAME = "$(SONAME)"' | cmp -s - $@ || \
+	    echo 'SONAME = "$(SONAME)"' >$@
+
 $(BUILD)/attn.bash: $(COMPLETE)
 	./$(COMPLETE) bash >$@.tmp && mv $@.tmp $@
 
 $(BUILD)/_attn: $(COMPLETE)
 	./$(COMPLETE) zsh >$@.tmp && mv $@.tmp $@
 
-# The CLI's objects but main's, as an archive: a unit test that reads
-# the CLI's tables (check_suggest.c, the table of options) takes what it
-# calls and what that calls, and no more.
-CLI_ARCHIVE = $(BUILD)/attn-cli.a
+# The CLI's objects but main's, as an archive (CLI_ARCHIVE, above): a
+# unit test that reads the CLI's tables (check_suggest.c, the table of
+# options) takes what it calls and what that calls, and no more.
 
 $(CLI_ARCHIVE): $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 	rm -f $@
@@ -233,6 +261,7 @@ $(UNIT): $(UNIT_OBJ) $(CLI_ARCHIVE) $(LIBATTN)
 	    $(LIBATTN) $(CHECK_LIBS) $(CLI_LIBS) $(ATTN_LIBS) $(LDLIBS)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
+    $(SESSION_OBJ:.o=.d) \
     $(COMPLETE_OBJ:.o=.d) $(BUILD)/bench/numbers.d \
     $(BUILD)/bench/compute.d
 
@@ -261,7 +290,7 @@ check: test-deps
 # Suites of attn's code: make check runs each on both builds.
 CODE_TESTS = unit bad-test mem-test doc-test visual-test \
              completion-test progress-test npy-test kernel-test \
-             grad-kernel-test
+             grad-kernel-test python-test
 # Suites of what a sanitizer does not change (the files' graph, the
 # exported names, the man page, the build's variables, the benchmark's
 # table, the installed tree): once, on the plain build.  The matrix,
@@ -313,7 +342,7 @@ PC_INCLUDEDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
 # as they are.  pkg-config finds the library as libattn and as attn; a
 # program links libattn.so (the link to libattn.so.0) unless it asks for
 # libattn.a.
-install: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS)
+install: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS) $(PY_SONAME)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 	    $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(MANDIR)/man7 \
@@ -324,10 +353,13 @@ install: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS)
 	ln -sf libattn.so.0 $(DESTDIR)$(LIBDIR)/libattn.so
 	install -m 644 lib/attn.h $(DESTDIR)$(INCLUDEDIR)/attn.h
 	install -m 644 lib/attn_io.h $(DESTDIR)$(INCLUDEDIR)/attn_io.h
+	install -m 644 lib/attn_session.h $(DESTDIR)$(INCLUDEDIR)/attn_session.h
 	install -m 644 $(MAN1_PAGES) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(MAN7_PAGES) $(DESTDIR)$(MANDIR)/man7
 	install -m 644 $(BUILD)/attn.bash $(DESTDIR)$(BASHCOMPDIR)/attn
 	install -m 644 $(BUILD)/_attn $(DESTDIR)$(ZSHCOMPDIR)/_attn
+	install -d $(DESTDIR)$(PYTHONDIR)/attn
+	install -m 644 python/attn/*.py $(DESTDIR)$(PYTHONDIR)/attn
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(PC_LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(PC_INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    lib/libattn.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libattn.pc
@@ -337,11 +369,13 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/attn $(DESTDIR)$(LIBDIR)/libattn.a \
 	    $(DESTDIR)$(LIBDIR)/libattn.so.0 $(DESTDIR)$(LIBDIR)/libattn.so \
 	    $(DESTDIR)$(INCLUDEDIR)/attn.h $(DESTDIR)$(INCLUDEDIR)/attn_io.h \
+	    $(DESTDIR)$(INCLUDEDIR)/attn_session.h \
 	    $(MAN1_PAGES:man/%=$(DESTDIR)$(MANDIR)/man1/%) \
 	    $(MAN7_PAGES:man/%=$(DESTDIR)$(MANDIR)/man7/%) \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/libattn.pc \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/attn.pc \
 	    $(DESTDIR)$(BASHCOMPDIR)/attn $(DESTDIR)$(ZSHCOMPDIR)/_attn
+	rm -rf $(DESTDIR)$(PYTHONDIR)/attn
 
 clean:
 	rm -rf build

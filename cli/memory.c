@@ -185,10 +185,21 @@ parse_bytes(const char *s, unsigned long long *out)
 	return 0;
 }
 
+/* The library's session's ATTN_MAX_MEMORY (memory_limit_text), read in
+ * place of the environment's when not NULL. */
+static const char *limit_text;
+
+void
+memory_limit_text(const char *text)
+{
+	limit_text = text;
+}
+
 enum attn_status
 memory_limit(struct memory_limit *lim, struct attn_error *err)
 {
-	const char *env = getenv("ATTN_MAX_MEMORY");
+	const char *env = limit_text != NULL ? limit_text :
+	    getenv("ATTN_MAX_MEMORY");
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
 	unsigned long long v;
 	char shown[40];

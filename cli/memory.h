@@ -106,4 +106,8 @@ void memory_buffer_free(void *p, size_t bytes);
  * once in one process (the fuzz harness). */
 void memory_reset(void);
 
+/* Read text as ATTN_MAX_MEMORY's value, instead of the environment's,
+ * until called with NULL (the library's session: max_memory). */
+void memory_limit_text(const char *text);
+
 #endif

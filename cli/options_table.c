@@ -114,6 +114,15 @@ static const char *const workbench_refused[] = { "explain", "stage",
 	"emulate", "factor", "check-by", "output", "descale-q", "descale-k",
 	"descale-v", "emulate-order", "block-table", "kv-indptr", "kv-indices",
 	"kv-last-page-len", "kv-layout", "key-leftpad", NULL };
+/* The options of attn that the library's session (session.c) leaves
+ * out of a binding's conventions: those that choose or write output,
+ * which a binding chooses itself (what it returns, and in what form),
+ * and labels, which no array returned carries. */
+static const char *const session_chosen[] = { "explain", "stage",
+	"format", "header", "full", "npy-dtype", "digits", "query-labels",
+	"key-labels", "query", "arithmetic", "stats", "heatmap", "svg",
+	"color", "color-range", "check", "output", "progress", "no-progress",
+	"help", "version", NULL };
 /* attn's commands, the words that may come first on its command line:
  * each parses the options that follow as the table says. */
 const char *const options_commands[] = { "gen", "workbench", "softmax",
@@ -339,6 +348,18 @@ workbench_takes(const struct option_row *r)
 	return applies(r, 0);
 }
 
+/* Whether row r is a convention a binding takes from its caller. */
+static int
+convention(const struct option_row *r)
+{
+	size_t i;
+
+	for (i = 0; session_chosen[i] != NULL; i++)
+		if (strcmp(r->name, session_chosen[i]) == 0)
+			return 0;
+	return applies(r, 0);
+}
+
 /* Options whose argument is a file but not named FILE (--self X,
  * --grad DO and --proj LAYER, as attn(1) writes them). */
 static const char *const file_options[] = { "self", "grad", "proj",
@@ -441,7 +462,7 @@ options_info(size_t i, struct option_info *out)
 	out->name = r->name;
 	out->letter = r->letter;
 	out->arg = r->arg;
-	out->help = r->help;
+	out->help = out->text = r->help;
 	out->help_len = strcspn(r->help, "\n");
 	if ((list = help_list(r->help, out->help_len, 0)) != NULL) {
 		out->help = list;
@@ -450,6 +471,7 @@ options_info(size_t i, struct option_info *out)
 	out->attn = applies(r, 0);
 	out->gen = applies(r, 1);
 	out->workbench = workbench_takes(r);
+	out->convention = convention(r);
 	out->value = r->arg == NULL ? OPTION_NONE : OPTION_TEXT;
 	if (r->set == set_stage) {
 		out->value = OPTION_STAGES;

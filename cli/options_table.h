@@ -39,6 +39,8 @@ struct option_info {
 	const char *const *words;	/* OPTION_WORDS: NULL-terminated */
 	int attn, gen;		/* whether attn and attn gen take it */
 	int workbench;		/* whether attn workbench takes it */
+	const char *text;	/* its whole --help text */
+	int convention;		/* a binding's caller gives it (session.c) */
 };
 
 /* The number of options, and option i of the table (i < that). */

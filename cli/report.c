@@ -28,17 +28,23 @@ report_text(FILE *fp, const char *s)
 }
 
 void
-report_error(const char *kind, const struct attn_error *err)
+report_error_to(FILE *fp, const char *kind, const struct attn_error *err)
 {
 	char where[64];
 
-	fputs("attn: ", stderr);
-	fputs(kind, stderr);
+	fputs("attn: ", fp);
+	fputs(kind, fp);
 	if (err->file != NULL) {
 		attn_error_position(where, sizeof where, err);
-		report_text(stderr, err->file);
-		fprintf(stderr, "%s: ", where);
+		report_text(fp, err->file);
+		fprintf(fp, "%s: ", where);
 	}
-	report_text(stderr, err->msg);
-	putc('\n', stderr);
+	report_text(fp, err->msg);
+	putc('\n', fp);
+}
+
+void
+report_error(const char *kind, const struct attn_error *err)
+{
+	report_error_to(stderr, kind, err);
 }

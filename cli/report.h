@@ -18,4 +18,8 @@ void report_text(FILE *fp, const char *s);
  * report_text. */
 void report_error(const char *kind, const struct attn_error *err);
 
+/* The same line on fp (the library's session keeps it in memory). */
+void report_error_to(FILE *fp, const char *kind,
+    const struct attn_error *err);
+
 #endif

@@ -93,7 +93,9 @@ void
 slurp_release(struct slurp *in)
 {
 	memory_read_release(&in->mr);
-	if (in->span != 0) {
+	if (in->lent) {
+		/* the caller's bytes */
+	} else if (in->span != 0) {
 		close(in->fd);
 		unmap(in->buf, in->span, in->slot);
 	} else {
@@ -175,11 +177,38 @@ fail:
 	return status;
 }
 
+/* ---------------------------------------------------------------- memory */
+
+static const struct slurp_memory *memory_files;
+static size_t memory_nfiles;
+
+void
+slurp_memory(const struct slurp_memory *files, size_t n)
+{
+	memory_files = files;
+	memory_nfiles = n;
+}
+
+/* The file in memory named path, or NULL. */
+static const struct slurp_memory *
+memory_file(const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < memory_nfiles; i++)
+		if (strcmp(memory_files[i].name, path) == 0)
+			return &memory_files[i];
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- file */
+
 enum attn_status
 slurp_file(const char *path, struct slurp *in, struct attn_error *err)
 {
 	const int is_stdin = strcmp(path, "-") == 0;
 	const char *name = is_stdin ? STDIN_NAME : path;
+	const struct slurp_memory *mem;
 	enum attn_status status;
 	struct stat sb;
 	int fd;
@@ -187,6 +216,22 @@ slurp_file(const char *path, struct slurp *in, struct attn_error *err)
 	memset(in, 0, sizeof *in);
 	if ((status = memory_read_begin(&in->mr, name, err)) != ATTN_OK)
 		return status;
+	if ((mem = memory_file(path)) != NULL) {
+		/* read where it lies, charged as a mapped file is */
+		size_t least = mem->len + 2, ncap = least;
+
+		if (mem->len > SIZE_MAX - 2)
+			return attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
+			    "out of memory");
+		if ((status = memory_read_grow(&in->mr, 0, least, &ncap,
+		    err)) != ATTN_OK)
+			return status;
+		memory_read_end(&in->mr);
+		in->buf = (char *)(uintptr_t)mem->bytes;
+		in->len = mem->len;
+		in->lent = 1;
+		return ATTN_OK;
+	}
 	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY);
 	if (fd < 0)
 		return attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,

@@ -21,6 +21,7 @@ struct slurp {
 	size_t len;
 	size_t span;	/* the bytes mapped; 0 when buf is malloc'd */
 	int fd, slot;	/* a mapped file's, and its SIGBUS slot */
+	int lent;	/* buf is a struct slurp_memory's, not ours */
 	struct memory_read mr;	/* what buf is charged */
 };
 
@@ -34,6 +35,18 @@ struct slurp {
  */
 enum attn_status slurp_file(const char *path, struct slurp *in,
     struct attn_error *err);
+
+/* A file given in memory (the library's session, session.c): len bytes
+ * at bytes, then a NUL, read under name instead of a file of that name. */
+struct slurp_memory {
+	const char *name;
+	const char *bytes;
+	size_t len;
+};
+
+/* The files slurp_file finds in memory from now on (n of them at files,
+ * which stay the caller's and unchanged until the next call; n 0: none). */
+void slurp_memory(const struct slurp_memory *files, size_t n);
 
 /* Give back what slurp_file took (a zeroed in is fine). */
 void slurp_release(struct slurp *in);

@@ -10,7 +10,9 @@
 # header of lib/ but attn.h, and neither declares what attn's own program
 # shares with the library (the thread pool, blocks, the memory account,
 # the CPU count, escaping, random numbers): that is attn_private.h's,
-# which make install does not ship.
+# which make install does not ship.  lib/attn_session.h, attn's command
+# line as a library call, is public too: its functions are exported, and
+# cli/session.c, which defines them, alone of cli/ includes it.
 set -u
 
 lib=$1
@@ -44,6 +46,8 @@ for f in "$top"/cli/*.c "$top"/cli/*.h; do
 	sed -n "$inc" "$f" | while read -r h; do
 		if [ "$h" != attn.h ] && [ "$h" != attn_io.h ] &&
 		    [ "$h" != attn_private.h ] &&
+		    { [ "$h" != attn_session.h ] ||
+		    [ "${f##*/}" != session.c ]; } &&
 		    [ ! -f "$top/cli/$h" ] || [ "$h" != "${h##*/}" ]; then
 			echo "FAIL boundary: cli/${f##*/} includes \"$h\":" \
 			    "cli/ may include only attn.h, attn_io.h and" \
@@ -81,11 +85,13 @@ done
 # declared at the start of a line in a header is a static inline
 # function's definition (attn_at), which nothing exports.
 if [ -n "$so" ]; then
-	declared=$(${CC:-cc} -E -P -I"$top/lib" "$top/lib/attn_io.h" |
+	declared=$(cat "$top/lib/attn_io.h" "$top/lib/attn_session.h" |
+	    ${CC:-cc} -E -P -I"$top/lib" -x c - |
 	    tr '\n' ' ' | grep -oE '\<attn_[a-z0-9_]+ *[([]' |
 	    sed 's/ *[([]$//' | sort -u) ||
 	    { echo "FAIL boundary: cc -E of the public headers failed"; exit 1; }
-	inline=$(cat "$top/lib/attn.h" "$top/lib/attn_io.h" |
+	inline=$(cat "$top/lib/attn.h" "$top/lib/attn_io.h" \
+	    "$top/lib/attn_session.h" |
 	    sed -n 's/^\(attn_[a-z0-9_]*\)(.*/\1/p' | sort -u)
 	want=$(printf '%s\n' "$declared" | grep -vxF "$inline" | sort -u)
 	exported=$(nm -D --defined-only "$so" | awk 'NF == 3 && $2 != "A" {

@@ -42,6 +42,7 @@ for pkg in "$@"; do
 	    [ -e /usr/share/i18n/locales/de_DE ] ;;
 	python3-numpy) /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 ;;
 	python3-torch) /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 ;;
+	python3-pytest) /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 ;;
 	# what dpkg-checkbuilddeps asks of a package build besides debian/control's
 	build-essential) dpkg-query -W -f '${Status}' build-essential 2>/dev/null |
 	    grep -q ' installed$' ;;

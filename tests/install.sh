@@ -9,7 +9,10 @@
 # library and against the static one, and computes the worked example
 # (tests/use_libattn.sh); attn --version and the .pc file say
 # tools/version.sh's version; attn help opens the installed pages; `make
-# uninstall` removes all of it.
+# uninstall` removes all of it.  The Python module goes where Debian's
+# python3 finds it under PREFIX (lib/python3.X/dist-packages; under /usr,
+# lib/python3/dist-packages) and, imported from there, finds the
+# installed library by its soname.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,7 +25,8 @@ files="bin/attn share/man/man1/attn.1 share/man/man1/attn-gen.1
 share/man/man1/attn-workbench.1 share/man/man7/attn-kernels.7
 share/man/man7/attn-tutorial.7 lib/libattn.a lib/libattn.so.0
 lib/libattn.so include/attn.h
-include/attn_io.h lib/pkgconfig/libattn.pc lib/pkgconfig/attn.pc
+include/attn_io.h include/attn_session.h
+lib/pkgconfig/libattn.pc lib/pkgconfig/attn.pc
 share/bash-completion/completions/attn share/zsh/site-functions/_attn"
 
 # What make check built and tested, before the install.
@@ -37,10 +41,27 @@ done
 make -C "$top" --no-print-directory install WERROR= BUILD="$build" \
     DESTDIR="$dest" PREFIX=$prefix >"$dest/install.log" 2>&1 ||
     { cat "$dest/install.log"; echo "install: make install failed"; exit 1; }
+pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+pydir=lib/python$pyver/dist-packages
+files="$files $pydir/attn/__init__.py $pydir/attn/_native.py
+$pydir/attn/_soname.py"
 for f in $files; do
 	[ -f "$dest$prefix/$f" ] ||
 	    { echo "install: missing $prefix/$f"; exit 1; }
 done
+# Imported from where make install put it, away from the source tree,
+# the module computes through the library it finds by its soname.
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+	got=$(cd "$dest" && env -u ATTN_LIBRARY \
+	    LD_LIBRARY_PATH="$dest$prefix/lib" \
+	    PYTHONPATH="$dest$prefix/$pydir" /usr/bin/python3 -c '
+import attn, numpy
+print(attn.__file__.startswith("'"$dest"'"),
+      attn.attention([[1.0, 0]], [[1.0, 0]], [[2.0, 3]])["output"].tolist())
+') || { echo "install: the installed module failed"; exit 1; }
+	[ "$got" = "True [[2.0, 3.0]]" ] ||
+	    { echo "install: the installed module gave '$got'"; exit 1; }
+fi
 # The header attn's program shares with the library is not the API.
 [ ! -e "$dest$prefix/include/attn_private.h" ] ||
     { echo "install: make install shipped attn_private.h"; exit 1; }

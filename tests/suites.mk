@@ -53,6 +53,14 @@ progress-test: $(ATTN)
 npy-test: $(ATTN)
 	$(TIMED) '$(BUILD) npy-test' sh tests/npy.sh ./$(ATTN)
 
+# The Python module (python/attn/) over libattn.so.0, with pytest
+# (tests/python/): its stages byte for byte attn's, attn's messages as
+# exceptions, its check attn's; make check runs it again under ASan/UBSan
+# (the library built with them, their runtime preloaded).
+python-test: $(ATTN) $(LIBATTN_SO) $(PY_SONAME)
+	$(TIMED) '$(BUILD) python-test' sh tests/python/run.sh ./$(ATTN) \
+	    $(LIBATTN_SO)
+
 # attn --check on a float32 kernel written for the test, right and wrong.
 FAKE_KERNEL = $(BUILD)/fake-kernel
 

@@ -98,7 +98,8 @@ FUZZ_CLI_LDLIBS   = -lunistring $(CURSES_LIBS)
 
 FUZZ_LIB_OBJ = $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard lib/*.c)) \
                $(patsubst %.cc,$(FUZZ_DIR)/%.o,$(wildcard lib/*.cc))
-FUZZ_CLI_OBJ = $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard cli/*.c)) \
+FUZZ_CLI_OBJ = $(patsubst %.c,$(FUZZ_DIR)/%.o,$(filter-out cli/session.c,\
+               $(wildcard cli/*.c))) \
                $(FUZZ_DIR)/gen/print_html_js.o
 FUZZ_HARNESS_OBJ = $(FUZZ_NAMES:%=$(FUZZ_DIR)/tests/fuzz/%.o)
 

@@ -1,0 +1,265 @@
+"""attn.attention, attn.check and attn.assert_close against attn itself:
+the stages of a run, its errors as exceptions with attn's message and
+exit code, the check's rows and report; the keywords from attn's table
+of options; the GIL let go while libattn computes."""
+import os
+import subprocess
+import threading
+import time
+
+import numpy
+import pytest
+
+import attn
+from conftest import qkv
+
+
+def cli(attn_bin, tmp_path, args, arrays):
+    """attn run on files of arrays: (exit code, stdout bytes, stderr)."""
+    names = []
+    for name, a in arrays.items():
+        path = os.path.join(tmp_path, name + ".npy")
+        numpy.save(path, a)
+        names.append(path)
+    p = subprocess.run([attn_bin] + args + names, capture_output=True)
+    return p.returncode, p.stdout, p.stderr.decode()
+
+
+def test_stages_are_attns(tmp_path, attn_bin):
+    q, k, v = qkv()
+    got = attn.attention(q, k, v, layout="bhsd", causal=True)
+    assert list(got) == ["output", "lse"]
+    code, out, _ = cli(attn_bin, tmp_path, ["--layout", "bhsd", "--causal",
+                                            "-s", "output,lse", "-f", "npz", "-o",
+                                            str(tmp_path / "r.npz")],
+                       {"q": q, "k": k, "v": v})
+    assert code == 0
+    ref = numpy.load(tmp_path / "r.npz")
+    for name in ("output", "lse"):
+        assert got[name].dtype == numpy.float64
+        assert got[name].shape == ref[name].shape
+        assert got[name].tobytes() == ref[name].tobytes()
+
+
+def test_stages_in_the_order_asked():
+    q, k, v = qkv()
+    got = attn.attention(q, k, v, layout="bhsd", stages="lse,output")
+    assert list(got) == ["lse", "output"]
+    got = attn.attention(q, k, v, layout="bhsd", stages=["weights"])
+    assert list(got) == ["weights"]
+    assert got["weights"].shape == (1, 2, 6, 6)
+
+
+def test_errors_are_attns(tmp_path, attn_bin):
+    q, k, v = qkv()
+    with pytest.raises(attn.UsageError) as e:
+        attn.attention(q, k, v, layout="bhsd", align="sideways")
+    code, _, err = cli(attn_bin, tmp_path, ["--layout", "bhsd", "--align",
+                                            "sideways"],
+                       {"q": q, "k": k, "v": v})
+    assert code == 64 == e.value.status
+    assert str(e.value) == err.splitlines()[0].replace(
+        str(tmp_path) + "/", "")
+    with pytest.raises(attn.DataError) as e:
+        attn.attention(q, k[:, :, :, :3], v, layout="bhsd")
+    assert e.value.status == 65 and str(e.value).startswith("attn: ")
+    with pytest.raises(attn.UsageError, match="did you mean --causal"):
+        attn.attention(q, k, v, casual=True)
+    with pytest.raises(attn.NoInputError):
+        attn.attention(q, k, v, layout="bhsd", mask="/nonexistent/m.npy")
+
+
+def test_memory_limit_refused_first():
+    q, k, v = qkv((1, 1, 512, 64))
+    with pytest.raises(attn.MemoryLimitError) as e:
+        attn.attention(q, k, v, layout="bhsd", stages="all",
+                       max_memory="64K")
+    assert isinstance(e.value, MemoryError) and e.value.status == 71
+    assert "ATTN_MAX_MEMORY" in str(e.value)
+
+
+def test_every_convention_is_a_documented_keyword():
+    """Each option of attn's table that is a convention is a keyword
+    attention() takes, and help(attn.attention) documents it."""
+    conv = attn.conventions()
+    assert {"causal", "window", "softcap", "alibi", "alibi_slopes",
+            "sinks", "mask", "bias", "cu_seqlens_q", "cu_seqlens_k",
+            "seqused_k", "emulate", "lse_base", "lse_masked", "like",
+            "scale", "threads", "layout", "align"} <= set(conv)
+    assert not {"output", "format", "stage", "svg", "check", "help"} & \
+        set(conv)
+    for key, (option, _arg, text) in conv.items():
+        shown = "grad_out" if key == "grad" else key
+        assert "    %s=" % shown in attn.attention.__doc__, key
+        assert "(%s)" % option in attn.attention.__doc__, key
+        assert text.splitlines()[0] in attn.attention.__doc__, key
+
+
+def test_flags_and_values_reach_attn():
+    q, k, v = qkv((1, 1, 5, 4))
+    plain = attn.attention(q, k, v, layout="bhsd", stages="weights")
+    causal = attn.attention(q, k, v, layout="bhsd", stages="weights",
+                            causal=True)
+    assert numpy.all(numpy.triu(causal["weights"][0, 0], 1) == 0)
+    assert not numpy.all(numpy.triu(plain["weights"][0, 0], 1) == 0)
+    w = attn.attention(q, k, v, layout="bhsd", stages="weights",
+                       window=(1, 0))["weights"][0, 0]
+    assert numpy.all(numpy.tril(w, -2) == 0) and \
+        numpy.all(numpy.triu(w, 1) == 0)
+    s = attn.attention(q, k, v, layout="bhsd", stages="scaled",
+                       scale=0.5)["scaled"]
+    assert numpy.allclose(s[0, 0], q[0, 0] @ k[0, 0].T * 0.5)
+    with pytest.raises(attn.UsageError, match="True or False"):
+        attn.attention(q, k, v, causal="yes")
+    with pytest.raises(attn.UsageError, match="not a convention"):
+        attn.attention(q, k, v, output="x.npy")
+
+
+def test_inputs_any_dtype_and_strides():
+    q, k, v = qkv((1, 2, 6, 4))
+    ref = attn.attention(q, k, v, layout="bhsd")["output"]
+    f = attn.attention(numpy.asfortranarray(q), k[:, :, ::1, :],
+                       v.copy(order="F"), layout="bhsd")["output"]
+    assert f.tobytes() == ref.tobytes()
+    big = numpy.zeros((1, 2, 12, 4))
+    big[:, :, ::2, :] = k
+    assert attn.attention(q, big[:, :, ::2, :], v, layout="bhsd")[
+        "output"].tobytes() == ref.tobytes()
+    q32 = q.astype(numpy.float32)
+    got = attn.attention(q32, k, v, layout="bhsd")["output"]
+    want = attn.attention(q32.astype(numpy.float64), k, v,
+                          layout="bhsd")["output"]
+    assert got.tobytes() == want.tobytes()
+    q16 = q.astype(numpy.float16)
+    got = attn.attention(q16, k, v, layout="bhsd")["output"]
+    want = attn.attention(q16.astype(numpy.float64), k, v,
+                          layout="bhsd")["output"]
+    assert got.tobytes() == want.tobytes()
+    assert attn.attention(q.tolist(), k, v, layout="bhsd")[
+        "output"].tobytes() == ref.tobytes()
+
+
+def test_torch_tensors():
+    torch = pytest.importorskip("torch")
+    q, k, v = qkv((1, 2, 6, 4))
+    ref = attn.attention(q, k, v, layout="bhsd")["output"]
+    t = [torch.tensor(x, requires_grad=True) for x in (q, k, v)]
+    assert attn.attention(*t, layout="bhsd")["output"].tobytes() == \
+        ref.tobytes()
+    b = [torch.tensor(x).to(torch.bfloat16) for x in (q, k, v)]
+    want = attn.attention(*[x.float().numpy() for x in b],
+                          layout="bhsd")["output"]
+    assert attn.attention(*b, layout="bhsd")["output"].tobytes() == \
+        want.tobytes()
+
+
+def test_backward_stages():
+    q, k, v = qkv((1, 2, 6, 4))
+    do = qkv((1, 2, 6, 4), seed=1)[0]
+    got = attn.attention(q, k, v, layout="bhsd", grad_out=do,
+                         stages=("grad_q", "grad_k", "grad_v"))
+    assert [a.shape for a in got.values()] == [(1, 2, 6, 4)] * 3
+    with pytest.raises(attn.UsageError):
+        attn.attention(q, k, v, layout="bhsd", stages="grad_q")
+
+
+def test_check_rows_and_hints(tmp_path, attn_bin):
+    q, k, v = qkv((1, 2, 6, 4))
+    good = attn.attention(q, k, v, layout="bhsd")
+    rows = attn.check({"output": good["output"].astype(numpy.float32),
+                       "lse": good["lse"]}, q, k, v, layout="bhsd")
+    assert rows.passed and [r.stage for r in rows] == ["output", "lse"]
+    assert all(r.passed for r in rows) and rows.not_checked == []
+    # the other layout: attn's hint names it
+    wrong = good["output"].transpose(0, 2, 1, 3).copy()
+    wrong = wrong.reshape(good["output"].shape)
+    rows = attn.check({"output": wrong, "extra": q}, q, k, v,
+                      layout="bhsd")
+    assert not rows.passed and not rows[0].passed
+    assert [n["array"] for n in rows.not_checked] == ["extra"]
+    numpy.savez(tmp_path / "c.npz", output=wrong, extra=q)
+    code, out, _ = cli(attn_bin, tmp_path, ["--layout", "bhsd", "--check",
+                                            str(tmp_path / "c.npz")],
+                       {"q": q, "k": k, "v": v})
+    assert code == 1
+    with pytest.raises(AssertionError) as e:
+        attn.assert_close({"output": wrong, "extra": q}, q, k, v,
+                          layout="bhsd")
+    assert str(e.value) == out.decode().replace(str(tmp_path / "c.npz"),
+                                                "results.npz")
+    if rows[0].hint is not None:
+        assert rows[0].hint in str(e.value)
+    assert attn.assert_close({"output": good["output"]}, q, k, v,
+                             layout="bhsd").passed
+
+
+def test_gil_released_while_computing():
+    """ctypes lets go of the GIL for each foreign call: a Python thread
+    counts while libattn computes a run long enough to see it."""
+    q, k, v = qkv((1, 4, 512, 64))
+    done = threading.Event()
+    counts = []
+
+    def count():
+        n = 0
+        while not done.is_set():
+            n += 1
+        counts.append(n)
+
+    t = threading.Thread(target=count)
+    start = time.perf_counter()
+    n0 = [0]
+
+    def run():
+        attn.attention(q, k, v, layout="bhsd", stages="all", threads=1)
+
+    t.start()
+    time.sleep(0.01)
+    run()
+    done.set()
+    t.join()
+    elapsed = time.perf_counter() - start
+    n0[0] = counts[0]
+    # a thread held off by the GIL would count only in the switch
+    # intervals (5 ms each) the run left it; free, it counts throughout
+    assert n0[0] > 1000 and elapsed > 0.05
+
+
+def test_runs_from_threads_at_once():
+    q, k, v = qkv((1, 2, 64, 16))
+    want = attn.attention(q, k, v, layout="bhsd")["output"].tobytes()
+    got = []
+
+    def run():
+        got.append(attn.attention(q, k, v, layout="bhsd")["output"]
+                   .tobytes())
+
+    ts = [threading.Thread(target=run) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert got == [want] * 4
+
+
+def test_every_public_function_has_a_docstring():
+    for name in attn.__all__:
+        obj = getattr(attn, name)
+        assert obj.__doc__ and obj.__doc__.strip(), name
+    assert attn.__doc__
+
+
+def test_readme_example_prints_what_it_shows():
+    """README.md's example, run, prints the lines the README shows."""
+    import contextlib
+    import io
+    import re
+    text = open(os.path.join(os.path.dirname(__file__), "..", "..",
+                             "README.md")).read()
+    section = text[text.index("## In Python"):]
+    code, shown = re.findall(r"```(?:python)?\n(.*?)```", section,
+                             re.S)[:2]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})
+    assert out.getvalue() == shown
