@@ -118,7 +118,12 @@ def _ndarray(x):
         if str(getattr(x, "dtype", "")) == "torch.bfloat16":
             x = x.float()
         return x.numpy()
-    return numpy.asarray(x)
+    try:
+        return numpy.asarray(x)
+    except (ValueError, TypeError):	# ragged: attn refuses its dtype
+        a = numpy.empty(1, object)
+        a[0] = x
+        return a
 
 
 def _npy(x):
@@ -217,6 +222,12 @@ def _text(v):
     raise TypeError
 
 
+def _shown(value):
+    """A value in a message: one line, short."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _words(conv, files):
     """conv (keyword: value) as attn's words; arrays into files."""
     words = []
@@ -235,8 +246,8 @@ def _words(conv, files):
             continue
         if o["value"] == _native.OPTION_NONE or value is True:
             if value is not True:
-                raise UsageError("attn: %s= takes True or False, not %r"
-                                 % (key, value))
+                raise UsageError("attn: %s= takes True or False, not %s"
+                                 % (key, _shown(value)))
             words.append(opt)
         elif o["value"] == _native.OPTION_FILE and \
                 isinstance(value, (str, os.PathLike)):
@@ -251,7 +262,8 @@ def _words(conv, files):
                 words.append(opt + "=" + _text(value))
             except TypeError:
                 raise UsageError("attn: %s= takes a number, a word or a "
-                                 "list, not %r" % (key, value)) from None
+                                 "list, not %s" % (key, _shown(value))) \
+                    from None
     return words
 
 

@@ -95,6 +95,32 @@ def test_every_convention_is_a_documented_keyword():
         assert text.splitlines()[0] in attn.attention.__doc__, key
 
 
+# attn's options that choose or write output, which the module's calls
+# choose themselves (cli/options_table.c's session_chosen), and those of
+# attn gen alone.
+NOT_KEYWORDS = {"explain", "stage", "format", "header", "full", "npy-dtype",
+                "digits", "query-labels", "key-labels", "query",
+                "arithmetic", "stats", "heatmap", "svg", "color",
+                "color-range", "check", "output", "progress", "no-progress",
+                "help", "version", "seed", "dist"}
+
+
+def test_every_option_of_attn_help_is_a_keyword(attn_bin):
+    """Each option attn --help lists (the program's, read apart from the
+    module) is a keyword of attention() or one of output: an option added
+    to the table becomes a keyword, or this fails until it is listed
+    above as output."""
+    import re
+    text = subprocess.run([attn_bin, "--help"], capture_output=True,
+                          check=True).stdout.decode()
+    names = set(re.findall(r"^ +(?:-., )?--([a-z0-9-]+)", text, re.M))
+    assert len(names) > 40
+    keywords = set(attn.conventions())
+    for name in sorted(names - NOT_KEYWORDS):
+        assert name.replace("-", "_") in keywords, name
+    assert not {n.replace("-", "_") for n in NOT_KEYWORDS} & keywords
+
+
 def test_flags_and_values_reach_attn():
     q, k, v = qkv((1, 1, 5, 4))
     plain = attn.attention(q, k, v, layout="bhsd", stages="weights")
@@ -187,42 +213,51 @@ def test_check_rows_and_hints(tmp_path, attn_bin):
                           layout="bhsd")
     assert str(e.value) == out.decode().replace(str(tmp_path / "c.npz"),
                                                 "results.npz")
-    if rows[0].hint is not None:
-        assert rows[0].hint in str(e.value)
+    assert "--layout bshd" in rows[0].hint
+    assert rows[0].hint in str(e.value)
     assert attn.assert_close({"output": good["output"]}, q, k, v,
                              layout="bhsd").passed
 
 
+def test_planted_lse_base_fails_with_attns_hint():
+    """A kernel's lse in log2 fails with the hint attn gives."""
+    q, k, v = qkv((1, 2, 6, 4))
+    lse = attn.attention(q, k, v, layout="bhsd", causal=True)["lse"]
+    rows = attn.check({"lse": lse / numpy.log(2)}, q, k, v,
+                      layout="bhsd", causal=True)
+    assert not rows.passed and "--lse-base 2" in rows[0].hint
+    assert attn.check({"lse": lse / numpy.log(2)}, q, k, v, layout="bhsd",
+                      causal=True, lse_base="2").passed
+
+
 def test_gil_released_while_computing():
     """ctypes lets go of the GIL for each foreign call: a Python thread
-    counts while libattn computes a run long enough to see it."""
+    counts as fast while libattn computes as while the caller sleeps.
+    Held, the GIL would leave it a switch interval (5 ms) or two of a run
+    of a few hundred."""
     q, k, v = qkv((1, 4, 512, 64))
     done = threading.Event()
-    counts = []
+    counter = [0]
 
     def count():
-        n = 0
         while not done.is_set():
-            n += 1
-        counts.append(n)
+            counter[0] += 1
 
     t = threading.Thread(target=count)
-    start = time.perf_counter()
-    n0 = [0]
-
-    def run():
-        attn.attention(q, k, v, layout="bhsd", stages="all", threads=1)
-
     t.start()
-    time.sleep(0.01)
-    run()
-    done.set()
-    t.join()
-    elapsed = time.perf_counter() - start
-    n0[0] = counts[0]
-    # a thread held off by the GIL would count only in the switch
-    # intervals (5 ms each) the run left it; free, it counts throughout
-    assert n0[0] > 1000 and elapsed > 0.05
+    try:
+        c0, t0 = counter[0], time.perf_counter()
+        time.sleep(0.1)
+        c1, t1 = counter[0], time.perf_counter()
+        attn.attention(q, k, v, layout="bhsd", stages="all", threads=1)
+        c2, t2 = counter[0], time.perf_counter()
+    finally:
+        done.set()
+        t.join()
+    free = (c1 - c0) / (t1 - t0)
+    during = (c2 - c1) / (t2 - t1)
+    assert t2 - t1 > 0.05
+    assert during > 0.3 * free, (during, free)
 
 
 def test_runs_from_threads_at_once():
