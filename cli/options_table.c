@@ -335,29 +335,25 @@ applies(const struct option_row *r, int gen)
 	return !gen;
 }
 
+/* Whether row r is an option of attn that list (NULL-terminated) does
+ * not name. */
+static int
+outside(const struct option_row *r, const char *const *list)
+{
+	size_t i;
+
+	for (i = 0; list[i] != NULL; i++)
+		if (strcmp(r->name, list[i]) == 0)
+			return 0;
+	return applies(r, 0);
+}
+
 /* Whether attn workbench takes row r: an option of attn it does not
  * refuse. */
 static int
 workbench_takes(const struct option_row *r)
 {
-	size_t i;
-
-	for (i = 0; workbench_refused[i] != NULL; i++)
-		if (strcmp(r->name, workbench_refused[i]) == 0)
-			return 0;
-	return applies(r, 0);
-}
-
-/* Whether row r is a convention a binding takes from its caller. */
-static int
-convention(const struct option_row *r)
-{
-	size_t i;
-
-	for (i = 0; session_chosen[i] != NULL; i++)
-		if (strcmp(r->name, session_chosen[i]) == 0)
-			return 0;
-	return applies(r, 0);
+	return outside(r, workbench_refused);
 }
 
 /* Options whose argument is a file but not named FILE (--self X,
@@ -471,7 +467,8 @@ options_info(size_t i, struct option_info *out)
 	out->attn = applies(r, 0);
 	out->gen = applies(r, 1);
 	out->workbench = workbench_takes(r);
-	out->convention = convention(r);
+	/* a convention: what a binding takes from its caller */
+	out->convention = outside(r, session_chosen);
 	out->value = r->arg == NULL ? OPTION_NONE : OPTION_TEXT;
 	if (r->set == set_stage) {
 		out->value = OPTION_STAGES;
