@@ -4,10 +4,11 @@ files.
 
 ctypes rather than cffi: ctypes is Python's standard library, so the
 module needs no package beyond python3-numpy and no compiler; cffi's ABI
-mode would add python3-cffi for the same foreign calls, and a call costs
-microseconds either way beside the run it starts (HACKING.md has the
-figures).  ctypes.CDLL releases the GIL for the length of every foreign
-call, so another Python thread runs while libattn computes.
+mode would add python3-cffi for the same dozen foreign calls a run,
+whose cost is small beside the run they start (the commit that chose
+ctypes has the figures).  ctypes.CDLL releases the GIL for the length of
+every foreign call, so another Python thread runs while libattn
+computes.
 """
 import ctypes
 import os
