@@ -298,3 +298,23 @@ def test_readme_example_prints_what_it_shows():
     with contextlib.redirect_stdout(out):
         exec(compile(code, "README.md", "exec"), {})
     assert out.getvalue() == shown
+
+
+def test_check_takes_flashattentions_names():
+    """Arrays named as FlashAttention returns them are checked as the
+    stages attn's --check reads them as."""
+    q, k, v = qkv((1, 2, 6, 4))
+    do = qkv((1, 2, 6, 4), seed=2)[0]
+    got = attn.attention(q, k, v, layout="bhsd", grad_out=do,
+                         stages="output,lse,grad_q,grad_k,grad_v")
+    rows = attn.check({"out": got["output"], "softmax_lse": got["lse"],
+                       "dq": got["grad_q"], "dk": got["grad_k"],
+                       "dv": got["grad_v"]}, q, k, v, layout="bhsd",
+                      grad_out=do)
+    assert rows.passed
+    assert [(r.stage, r.array) for r in rows] == [
+        ("output", "out"), ("lse", "softmax_lse"), ("grad_q", "dq"),
+        ("grad_k", "dk"), ("grad_v", "dv")]
+    rows = attn.check({"dq": got["grad_k"]}, q, k, v, layout="bhsd",
+                      grad_out=do)
+    assert not rows.passed and rows[0].stage == "grad_q"
