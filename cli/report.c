@@ -43,8 +43,18 @@ report_error_to(FILE *fp, const char *kind, const struct attn_error *err)
 	putc('\n', fp);
 }
 
+/* Where report_error writes: stderr, or the library session's
+ * messages while it runs (report_messages). */
+static FILE *messages;
+
+void
+report_messages(FILE *fp)
+{
+	messages = fp;
+}
+
 void
 report_error(const char *kind, const struct attn_error *err)
 {
-	report_error_to(stderr, kind, err);
+	report_error_to(messages != NULL ? messages : stderr, kind, err);
 }

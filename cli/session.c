@@ -23,6 +23,7 @@
 #include "options.h"
 #include "options_table.h"
 #include "render.h"
+#include "report.h"
 #include "run.h"
 #include "slurp.h"
 
@@ -219,7 +220,9 @@ attn_session_run(struct attn_session *s)
 	slurp_memory(s->files, s->nfiles);
 	memory_limit_text(s->max_memory);
 	memory_reset();
+	report_messages(msg);
 	code = session_main(s, &out, msg);
+	report_messages(NULL);
 	/* the output leaves the run's memory account before it goes */
 	if (out.text != NULL && out.len > 0 &&
 	    (s->out = malloc(out.len)) != NULL) {

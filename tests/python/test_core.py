@@ -318,3 +318,21 @@ def test_check_takes_flashattentions_names():
     rows = attn.check({"dq": got["grad_k"]}, q, k, v, layout="bhsd",
                       grad_out=do)
     assert not rows.passed and rows[0].stage == "grad_q"
+
+
+def test_attns_warnings_are_python_warnings(tmp_path, capfd):
+    """A warning attn writes while reading a file (a header skipped)
+    comes as a warnings.warn of attn.Warning_, with attn's line, and
+    nothing on the process's stderr."""
+    import warnings
+    path = tmp_path / "sinks.txt"
+    path.write_text("l\n1\n2\n")
+    q, k, v = qkv((1, 2, 4, 3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        attn.attention(q, k, v, layout="bhsd", sinks=str(path))
+    lines = [str(w.message) for w in caught
+             if issubclass(w.category, attn.Warning_)]
+    assert len(lines) == 1 and lines[0].startswith("attn: warning: ")
+    assert "column header" in lines[0]
+    assert capfd.readouterr().err == ""
