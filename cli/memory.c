@@ -200,20 +200,29 @@ memory_limit(struct memory_limit *lim, struct attn_error *err)
 {
 	const char *env = limit_text != NULL ? limit_text :
 	    getenv("ATTN_MAX_MEMORY");
-	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	/* The machine's and the cgroup's, read once a process: the
+	 * library's session runs many times in one, and the cgroup's
+	 * files were most of a small run's cost. */
+	static struct memory_limit system;
 	unsigned long long v;
 	char shown[40];
 
-	lim->bytes = ULLONG_MAX;
-	lim->what = "this machine's memory";
-	if (pages > 0 && size > 0 &&
-	    (unsigned long long)pages <= ULLONG_MAX / (unsigned long long)size)
-		lim->bytes = (unsigned long long)pages *
-		    (unsigned long long)size;
-	if ((v = cgroup_limit()) < lim->bytes) {
-		lim->bytes = v;
-		lim->what = "the memory limit of attn's cgroup";
+	if (system.what == NULL) {
+		long pages = sysconf(_SC_PHYS_PAGES);
+		long size = sysconf(_SC_PAGESIZE);
+
+		system.bytes = ULLONG_MAX;
+		system.what = "this machine's memory";
+		if (pages > 0 && size > 0 && (unsigned long long)pages <=
+		    ULLONG_MAX / (unsigned long long)size)
+			system.bytes = (unsigned long long)pages *
+			    (unsigned long long)size;
+		if ((v = cgroup_limit()) < system.bytes) {
+			system.bytes = v;
+			system.what = "the memory limit of attn's cgroup";
+		}
 	}
+	*lim = system;
 	if (env == NULL || *env == '\0')
 		return ATTN_OK;
 	if (parse_bytes(env, &v) != 0) {

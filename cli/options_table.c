@@ -531,10 +531,10 @@ hint_of(const struct option_row *r, const struct options *o,
     struct hint_option *h)
 {
 	h->name = r->name;
-	h->offered = o->workbench ? workbench_takes(r) : applies(r, o->gen);
+	h->here = applies(r, o->gen);
+	h->offered = o->workbench ? workbench_takes(r) : h->here;
 	h->letter = r->letter;
 	h->takes_value = r->arg != NULL;
-	h->here = applies(r, o->gen);
 	h->file = takes_file(r);
 	h->words = r->set == set_format ? format_words() : r->choices;
 }
@@ -626,7 +626,7 @@ options_parse(int argc, char **argv, struct options *o,
 	memset(longopts, 0, sizeof longopts);
 	for (i = 0; i < NROWS; i++) {
 		hint_of(&rows[i], o, &hints[i]);
-		if (!applies(&rows[i], o->gen))
+		if (!hints[i].here)
 			continue;
 		longopts[nl].name = rows[i].name;
 		longopts[nl].has_arg = OPTIONAL_ARG(&rows[i]) ?

@@ -16,6 +16,7 @@ Exceptions: Error and its subclasses UsageError, DataError, NoInputError,
 MemoryLimitError, IOError_, InternalError.
 """
 import collections
+import functools
 import io
 import json
 import os
@@ -126,6 +127,16 @@ def _ndarray(x):
         return a
 
 
+@functools.lru_cache(maxsize=256)
+def _npy_head(descr, fortran, shape):
+    """The bytes of a .npy file before its data (format 1.0)."""
+    head = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
+        descr, fortran, repr(shape))
+    head += " " * (64 - (10 + len(head) + 1) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + len(head).to_bytes(2, "little") + \
+        head.encode("latin-1")
+
+
 def _npy(x):
     """x as the bytes of a .npy file and a NUL after them (what attn
     reads in place of a file): the header, then the data in C order, or
@@ -138,18 +149,12 @@ def _npy(x):
         a = numpy.ascontiguousarray(a)
     descr = a.dtype.str if a.dtype.fields is None else "|V%d" % \
         a.dtype.itemsize
-    head = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
-        descr, fortran, repr(tuple(int(n) for n in a.shape)))
-    pad = 64 - (10 + len(head) + 1) % 64
-    head = (head + " " * pad + "\n").encode("latin-1")
+    head = _npy_head(descr, fortran, tuple(int(n) for n in a.shape))
     data = a.nbytes if a.dtype != object else 0
-    buf = numpy.empty(10 + len(head) + data + 1, numpy.uint8)
-    buf[:6] = numpy.frombuffer(b"\x93NUMPY", numpy.uint8)
-    buf[6:8] = (1, 0)
-    buf[8:10] = (len(head) & 255, len(head) >> 8)
-    buf[10:10 + len(head)] = numpy.frombuffer(head, numpy.uint8)
+    buf = numpy.empty(len(head) + data + 1, numpy.uint8)
+    buf[:len(head)] = numpy.frombuffer(head, numpy.uint8)
     if data:
-        buf[10 + len(head):-1] = (a.T if fortran else a).reshape(-1) \
+        buf[len(head):-1] = (a.T if fortran else a).reshape(-1) \
             .view(numpy.uint8)
     buf[-1] = 0
     return buf
@@ -176,17 +181,22 @@ def _npz_members(out):
     return arrays
 
 
-def _npy_view(out, start, size):
-    """The array of the .npy at out[start:start + size], a view."""
-    hlen = int(out[start + 8]) | int(out[start + 9]) << 8
-    head = bytes(out[start + 10:start + 10 + hlen]).decode("latin-1")
+@functools.lru_cache(maxsize=256)
+def _npy_parse(head):
+    """The dtype and shape a .npy header (text) declares."""
     shape = head[head.index("(", head.index("'shape'")):]
     shape = tuple(int(t) for t in
                   shape[1:shape.index(")")].replace(" ", "").split(",")
                   if t)
-    descr = head.split("'descr': '")[1].split("'")[0]
-    body = out[start + 10 + hlen:start + size]
-    return body.view(numpy.dtype(descr)).reshape(shape)
+    return numpy.dtype(head.split("'descr': '")[1].split("'")[0]), shape
+
+
+def _npy_view(out, start, size):
+    """The array of the .npy at out[start:start + size], a view."""
+    hlen = int(out[start + 8]) | int(out[start + 9]) << 8
+    dtype, shape = _npy_parse(
+        bytes(out[start + 10:start + 10 + hlen]).decode("latin-1"))
+    return out[start + 10 + hlen:start + size].view(dtype).reshape(shape)
 
 
 # ---------------------------------------------------------------- options

@@ -98,11 +98,12 @@ def run(words, files=(), max_memory=None):
     try:
         keep = []
         for w in words:
-            if LIB.attn_session_arg(s, os.fsencode(w)) != 0:
+            if LIB.attn_session_arg(s, w.encode() if w.isascii() else
+                                    os.fsencode(w)) != 0:
                 raise MemoryError("attn: out of memory")
         for name, buf in files:
             keep.append(buf)
-            if LIB.attn_session_file(s, os.fsencode(name),
+            if LIB.attn_session_file(s, name.encode(),
                                      buf.ctypes.data, buf.size - 1) != 0:
                 raise MemoryError("attn: out of memory")
         if max_memory is not None and LIB.attn_session_max_memory(
