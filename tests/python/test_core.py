@@ -336,3 +336,19 @@ def test_attns_warnings_are_python_warnings(tmp_path, capfd):
     assert len(lines) == 1 and lines[0].startswith("attn: warning: ")
     assert "column header" in lines[0]
     assert capfd.readouterr().err == ""
+
+
+def test_pydoc_shows_every_keyword():
+    """pydoc3 attn, as README.md and attn(1) say, lists the functions and
+    every keyword with its option's help."""
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(
+        os.path.dirname(attn.__file__)))
+    text = subprocess.run([sys.executable, "-m", "pydoc", "attn"],
+                          capture_output=True, check=True, env=env,
+                          ).stdout.decode()
+    for name in ("attention(", "check(", "assert_close(", "UsageError",
+                 "MemoryLimitError"):
+        assert name in text, name
+    for key, (option, _arg, _text) in attn.conventions().items():
+        assert "(%s)" % option in text, key
