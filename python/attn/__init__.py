@@ -209,6 +209,12 @@ _CONVENTIONS = {o["name"].replace("-", "_"): o for o in _OPTIONS
 _ALIASES = {"grad_out": "grad"}
 
 
+# The names the call's arrays go by (attn_session_file), which a path
+# given as a keyword's value must not be taken for.
+_MEMORY_NAMES = {"q.npy", "k.npy", "v.npy", "results.npz"} | \
+    {o["name"] + ".npy" for o in _OPTIONS}
+
+
 def conventions():
     """The keywords attention, check and assert_close take, from attn's
     table of options: {keyword: (option, argument, help text)}."""
@@ -261,7 +267,10 @@ def _words(conv, files):
             words.append(opt)
         elif o["value"] == _native.OPTION_FILE and \
                 isinstance(value, (str, os.PathLike)):
-            words.append(opt + "=" + os.fspath(value))
+            path = os.fspath(value)
+            if path in _MEMORY_NAMES:	# a file, not the call's array
+                path = os.path.join(".", path)
+            words.append(opt + "=" + path)
         elif o["value"] == _native.OPTION_FILE and not \
                 isinstance(value, (int, float)):
             path = o["name"] + ".npy"

@@ -352,3 +352,17 @@ def test_pydoc_shows_every_keyword():
         assert name in text, name
     for key, (option, _arg, _text) in attn.conventions().items():
         assert "(%s)" % option in text, key
+
+
+def test_a_path_named_as_an_array_of_the_call(tmp_path, monkeypatch):
+    """mask="q.npy" is the file q.npy, not the call's Q, which goes by
+    that name in memory."""
+    q, k, v = qkv((1, 1, 4, 3))
+    keep = numpy.tril(numpy.ones((4, 4), bool))
+    monkeypatch.chdir(tmp_path)
+    numpy.save("q.npy", keep)
+    numpy.save("mask.npy", keep)
+    want = attn.attention(q, k, v, layout="bhsd", causal=True)["output"]
+    for name in ("q.npy", "mask.npy"):
+        got = attn.attention(q, k, v, layout="bhsd", mask=name)["output"]
+        assert got.tobytes() == want.tobytes(), name
