@@ -245,8 +245,8 @@ $(BUILD)/_attn: $(COMPLETE)
 
 # The CLI's objects but main's, as an archive (CLI_ARCHIVE, above): a
 # unit test that reads the CLI's tables (check_suggest.c, the table of
-# options) takes what it calls and what that calls, and no more.
-
+# options) takes what it calls and what that calls, and no more, and so
+# does libattn.so.0's session.
 $(CLI_ARCHIVE): $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 	rm -f $@
 	$(AR) rcs $@ $^
