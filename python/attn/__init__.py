@@ -386,6 +386,10 @@ def cli_help():
     return _run(["--help"], [], None)[1].tobytes().decode()
 
 
+# attn --version's, the library's own (tools/version.sh's at its build).
+__version__ = _run(["--version"], [], None)[1].tobytes().decode().split()[1]
+
+
 def _conventions_doc():
     lines = []
     for key, o in _CONVENTIONS.items():

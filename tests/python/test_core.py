@@ -366,3 +366,11 @@ def test_a_path_named_as_an_array_of_the_call(tmp_path, monkeypatch):
     for name in ("q.npy", "mask.npy"):
         got = attn.attention(q, k, v, layout="bhsd", mask=name)["output"]
         assert got.tobytes() == want.tobytes(), name
+
+
+def test_version_is_the_librarys(attn_bin):
+    """attn.__version__ is what attn --version says, both built from
+    the same tree."""
+    out = subprocess.run([attn_bin, "--version"], capture_output=True,
+                         check=True).stdout.decode()
+    assert out == "attn %s\n" % attn.__version__
