@@ -202,7 +202,7 @@ memory_limit(struct memory_limit *lim, struct attn_error *err)
 	    getenv("ATTN_MAX_MEMORY");
 	/* The machine's and the cgroup's, read once a process: the
 	 * library's session runs many times in one, and the cgroup's
-	 * files were most of a small run's cost. */
+	 * files are a walk of the file system each time. */
 	static struct memory_limit system;
 	unsigned long long v;
 	char shown[40];
