@@ -374,3 +374,25 @@ def test_version_is_the_librarys(attn_bin):
     out = subprocess.run([attn_bin, "--version"], capture_output=True,
                          check=True).stdout.decode()
     assert out == "attn %s\n" % attn.__version__
+
+
+def test_session_refuses_what_it_cannot_run():
+    """The session (attn_session.h) writes no file and runs attn's
+    computation alone: -o, --svg, attn gen and attn workbench are usage
+    errors with one line; --help is attn's --help."""
+    from attn import _native
+    q = attn._npy(numpy.ones((2, 2)))
+    files = [("q.npy", q)]
+    for words, what in ((["-o", "out.npy"], "-o"), (["--svg", "x.svg"],
+                                                      "--svg"),
+                        (["gen", "2x2"], "attn gen"),
+                        (["workbench"], "attn workbench")):
+        code, out, msg = _native.run(words + ["q.npy", "q.npy", "q.npy"],
+                                     files)
+        assert code == 64 and out.size == 0, words
+        assert msg.splitlines()[0].startswith("attn: ") and what in msg
+    assert not os.path.exists("out.npy") and not os.path.exists("x.svg")
+    code, out, msg = _native.run(["--help"], [])
+    assert code == 0 and msg == ""
+    assert out.tobytes().decode() == attn.cli_help()
+    assert out.tobytes().startswith(b"attn - scaled dot-product attention")
