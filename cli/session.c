@@ -38,8 +38,9 @@ struct attn_session {
 	struct slurp_memory *files;
 	size_t nfiles, fcap;
 	char *max_memory;
-	char *out, *msg;	/* the last run's output and messages */
-	size_t outlen, msglen;
+	struct render out;	/* the last run's output, kept */
+	char *msg;		/* and its messages */
+	size_t msglen;
 };
 
 static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -200,16 +201,15 @@ session_main(struct attn_session *s, struct render *out, FILE *msg)
 static void
 session_clear(struct attn_session *s)
 {
-	free(s->out);
+	render_free(&s->out);
 	free(s->msg);
-	s->out = s->msg = NULL;
-	s->outlen = s->msglen = 0;
+	s->msg = NULL;
+	s->msglen = 0;
 }
 
 int
 attn_session_run(struct attn_session *s)
 {
-	struct render out = { 0 };
 	FILE *msg;
 	int code;
 
@@ -221,18 +221,10 @@ attn_session_run(struct attn_session *s)
 	memory_limit_text(s->max_memory);
 	memory_reset();
 	report_messages(msg);
-	code = session_main(s, &out, msg);
+	/* the output, once closed, is charged to no account: it outlives
+	 * the run's */
+	code = session_main(s, &s->out, msg);
 	report_messages(NULL);
-	/* the output leaves the run's memory account before it goes */
-	if (out.text != NULL && out.len > 0 &&
-	    (s->out = malloc(out.len)) != NULL) {
-		memcpy(s->out, out.text, out.len);
-		s->outlen = out.len;
-	} else if (out.text != NULL && out.len > 0 && code <= 1) {
-		fputs("attn: out of memory\n", msg);
-		code = run_exit_code(ATTN_ERR_NOMEM);
-	}
-	render_free(&out);
 	memory_reset();
 	memory_limit_text(NULL);
 	slurp_memory(NULL, 0);
@@ -248,8 +240,8 @@ attn_session_run(struct attn_session *s)
 const char *
 attn_session_output(const struct attn_session *s, size_t *len)
 {
-	*len = s->outlen;
-	return s->out != NULL ? s->out : "";
+	*len = s->out.len;
+	return s->out.text != NULL ? s->out.text : "";
 }
 
 const char *

@@ -12,6 +12,7 @@ computes.
 """
 import ctypes
 import os
+import weakref
 
 from ._soname import SONAME
 
@@ -90,11 +91,13 @@ def run(words, files=(), max_memory=None):
     """Run attn with words (its command line after "attn") and files,
     (name, buffer) pairs each a NUL-ended buffer of bytes read in place
     of the file name: (exit code, output as a NumPy uint8 array, the
-    messages' text)."""
+    messages' text).  The output is the session's own memory, not a
+    copy: the session is freed when the last array over it goes."""
     import numpy
     s = LIB.attn_session_new()
     if not s:
         raise MemoryError("attn: out of memory")
+    owned = False
     try:
         keep = []
         for w in words:
@@ -110,12 +113,17 @@ def run(words, files=(), max_memory=None):
                 s, str(max_memory).encode()) != 0:
             raise MemoryError("attn: out of memory")
         code = LIB.attn_session_run(s)
+        msg = LIB.attn_session_messages(s).decode("utf-8", "replace")
         n = ctypes.c_size_t()
         p = LIB.attn_session_output(s, ctypes.byref(n))
-        out = numpy.empty(n.value, numpy.uint8)
-        if n.value:
-            ctypes.memmove(out.ctypes.data, p, n.value)
-        msg = LIB.attn_session_messages(s).decode("utf-8", "replace")
+        if n.value == 0:
+            return code, numpy.empty(0, numpy.uint8), msg
+        # the ctypes array is the last base of every view of the output
+        raw = (ctypes.c_uint8 * n.value).from_address(p)
+        weakref.finalize(raw, LIB.attn_session_free, s)
+        out = numpy.ctypeslib.as_array(raw)
+        owned = True
         return code, out, msg
     finally:
-        LIB.attn_session_free(s)
+        if not owned:
+            LIB.attn_session_free(s)

@@ -29,5 +29,8 @@ if [ -n "$asan" ]; then
 	export LD_PRELOAD ASAN_OPTIONS
 fi
 cd "$here"
+# --capture=sys: pytest holds Python's sys.stderr, not the descriptor, so
+# that a sanitizer's report, written to descriptor 2 as the process
+# aborts, is seen.
 PYTHONDONTWRITEBYTECODE=1 exec "$py" -m pytest -q -p no:cacheprovider \
-    "$@" .
+    --capture=sys "$@" .

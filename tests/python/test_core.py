@@ -396,3 +396,20 @@ def test_session_refuses_what_it_cannot_run():
     assert code == 0 and msg == ""
     assert out.tobytes().decode() == attn.cli_help()
     assert out.tobytes().startswith(b"attn - scaled dot-product attention")
+
+
+def test_stages_outlive_everything_but_themselves():
+    """The stages returned are views of the run's own output, which stays
+    until the last of them goes: one kept alone after the rest and the
+    dict are gone still reads its numbers."""
+    import gc
+    q, k, v = qkv((1, 2, 6, 4))
+    want = attn.attention(q, k, v, layout="bhsd", stages="all")
+    keep = {n: a.copy() for n, a in want.items()}
+    got = attn.attention(q, k, v, layout="bhsd", stages="all")
+    lse = got["lse"][0, 1]
+    del got
+    gc.collect()
+    for _ in range(20):		# reuse what was freed, if it was
+        attn.attention(q * 2, k, v, layout="bhsd", stages="all")
+    assert lse.tobytes() == keep["lse"][0, 1].tobytes()
