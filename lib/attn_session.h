@@ -73,7 +73,8 @@ int attn_session_max_memory(struct attn_session *s, const char *text);
 int attn_session_run(struct attn_session *s);
 
 /* What the last run wrote on standard output (*len bytes), and on
- * standard error (a NUL-terminated text, "" when nothing). */
+ * standard error (a NUL-terminated text, "" when nothing): the
+ * session's, until its next run or attn_session_free. */
 const char *attn_session_output(const struct attn_session *s, size_t *len);
 const char *attn_session_messages(const struct attn_session *s);
 
