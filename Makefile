@@ -77,8 +77,9 @@ ALL_CXXFLAGS  = $(BASE_CXXFLAGS) $(STRICT)
 ATTN_LIBS  = $(CJSON_LIBS) $(ZIP_LIBS) -lstdc++ -lm -lpthread
 # The CLI alone adds libunistring (display widths of labels in tables)
 # and ncurses (attn workbench; ncursesw, the wide-character build, where
-# pkg-config knows it); libattn never prints, so it needs neither.  Only
-# the file that draws the workbench includes curses.h.
+# pkg-config knows it); libattn never prints, so it needs neither (but
+# libattn.so.0's session, below, takes libunistring with the printers).
+# Only the file that draws the workbench includes curses.h.
 CLI_LIBS   = -lunistring $(CURSES_LIBS)
 # attn carries libstdc++, libunistring and ncurses in itself, from the
 # .a files their -dev packages hold: the dynamic loader then maps libc,
