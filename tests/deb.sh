@@ -31,7 +31,7 @@ work=$(mktemp -d) || exit 1
 installed=
 cleanup() {
 	[ -z "$installed" ] ||
-	    dpkg --purge attn libattn-dev libattn0 >/dev/null
+	    dpkg --purge attn python3-attn libattn-dev libattn0 >/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -118,7 +118,7 @@ esac
 
 changes=$(ls "$work"/attn_*_*.changes)
 debs="$(ls "$work"/attn_*.deb) $(ls "$work"/libattn0_*.deb)
-$(ls "$work"/libattn-dev_*.deb)"
+$(ls "$work"/libattn-dev_*.deb) $(ls "$work"/python3-attn_*_all.deb)"
 lintian --fail-on error,warning "$changes" >"$work/lintian.log" 2>&1
 status=$?
 grep -v '^running with root privileges' "$work/lintian.log"
@@ -126,9 +126,10 @@ grep -v '^running with root privileges' "$work/lintian.log"
 echo "lintian: no errors, no warnings"
 
 if [ "${DEB_INSTALL:-}" = dpkg ]; then
-	dpkg-query -W -f '${Status}\n' attn libattn0 libattn-dev 2>/dev/null |
+	dpkg-query -W -f '${Status}\n' attn libattn0 libattn-dev python3-attn \
+	    2>/dev/null |
 	    grep -q ' installed$' &&
-	    fail "attn, libattn0 or libattn-dev is installed already:" \
+	    fail "attn, libattn0, libattn-dev or python3-attn is installed already:" \
 	        "not touching it"
 	# shellcheck disable=SC2086
 	dpkg -i $debs >"$work/dpkg.log" 2>&1 ||
@@ -192,7 +193,45 @@ dpkg-deb -I "$libdeb" symbols | grep -q '^libattn\.so\.0 libattn0 ' ||
 # shellcheck disable=SC2086
 PKG_CONFIG_PATH=$pcpath sh "$top/tests/use_libattn.sh" "$libdir" $pcdefine ||
     fail "the program of tests/use_libattn.c against libattn-dev"
+
+# python3-attn: pure Python, for every architecture, on libattn0.
+pydeb=$(ls "$work"/python3-attn_*_all.deb)
+dpkg-deb -f "$pydeb" Depends | tr ',' '\n' | sed 's/^ *//; s/ .*//' \
+    >"$work/python3-attn.depends"
+for pkg in libattn0 python3-numpy; do
+	grep -qxF "$pkg" "$work/python3-attn.depends" ||
+	    fail "python3-attn does not depend on $pkg"
+done
+pydir=$dest/usr/lib/python3/dist-packages
+[ -f "$pydir/attn/__init__.py" ] && [ -f "$pydir/attn/flash.py" ] &&
+    [ -f "$pydir/attn/torch.py" ] ||
+    fail "python3-attn does not hold the module attn in $pydir"
+# The module as installed: the library by its soname (no ATTN_LIBRARY),
+# found where libattn0 put it, and attn's bytes.
+(cd "$work" && "$attn" gen 5x4 --seed 3 -f npy -o x.npy &&
+    "$attn" -f npz -s output,lse -o out.npz x.npy x.npy x.npy) \
+    >"$work/python3-attn.log" 2>&1 ||
+    { cat "$work/python3-attn.log"; fail "attn -f npz for python3-attn"; }
+(cd "$work" && env -u ATTN_LIBRARY PYTHONPATH="$pydir" \
+    LD_LIBRARY_PATH="$libdir" /usr/bin/python3 -c '
+import sys
+import numpy
+import attn
+pydir, libdir = sys.argv[1:]
+assert attn.__file__.startswith(pydir + "/"), attn.__file__
+x = numpy.load("x.npy")
+got = attn.attention(x, x, x, stages="output,lse")
+ref = numpy.load("out.npz")
+for s in ("output", "lse"):
+    assert got[s].tobytes() == ref[s].tobytes(), s
+import os
+maps = [line.split()[-1] for line in open("/proc/self/maps")
+        if line.rstrip().endswith("/libattn.so.0")]
+want = os.path.realpath(libdir + "/libattn.so.0")
+assert maps and all(os.path.realpath(m) == want for m in maps), maps
+' "$pydir" "$libdir") >>"$work/python3-attn.log" 2>&1 ||
+    { cat "$work/python3-attn.log"; fail "the module of python3-attn"; }
 how=${DEB_INSTALL:+installed with dpkg -i}
-echo "deb: $(cd "$work" && echo attn_*.deb libattn0_*.deb libattn-dev_*.deb) built," \
+echo "deb: $(cd "$work" && echo attn_*.deb libattn0_*.deb libattn-dev_*.deb python3-attn_*.deb) built," \
     "lintian clean, ${how:-unpacked with dpkg-deb -x} and used:" \
     "1 passed, 0 failed"
