@@ -19,8 +19,10 @@ bench-numbers: $(BENCH_NUMBERS)
 # NumPy's dgemm, its backward pass against PyTorch's autograd (1 x 8 x n
 # x 128 at n = 256 to 4096) and its five-stage --check against its
 # forward, its number text, --emulate bf16, fp32 and fp8-e4m3 against
-# the forward at 1 x 8 x n x 128, and self-attention at n = 65536
-# (bench/bench.py says how), in one table; a few minutes,
+# the forward at 1 x 8 x n x 128, self-attention at n = 65536, and the
+# Python module against the CLI and PyTorch on 500 small cases, its
+# overhead a call and its backward against bench-compute's
+# (bench/python_side.py) (bench/bench.py says how), in one table; a few minutes,
 # BENCH_QUICK=1 a subset.  NumPy runs on OpenBLAS's threaded build, as
 # NumPy's users have it, not on the reference BLAS; bench-spawn
 # (bench/spawn.c) times each process and reads its peak RSS.  make

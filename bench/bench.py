@@ -8,6 +8,7 @@
            [--sizes N,..] [--torch-sizes N,..] [--compute-sizes N,..]
            [--grad-sizes N,..] [--runs R] [--big N] [--dgemm N]
            [--numbers-rows N] [--emulate-sizes N,..] [--paged-sizes N,..]
+           [--py-cases N] [--py-grad N]
 
 The backward rows: Q, K, V and dO of 1 x 8 x n x 128 (bhsd .npy, attn
 gen's, seeds 1 to 4) at n = 256, 1024 and 4096; attn's forward alone
@@ -27,7 +28,7 @@ no n = 65536 run;
 --compute-only is the kernel against dgemm alone (the line "compute
 alone", at 4096 and 8192 unless --compute-sizes says), for work on the
 kernel; --only PART,.. runs only the parts named (table, compute, grad,
-emulate, paged, numbers, big), for work on one of them; the other options (for tests/bench.sh) set one part of a run
+emulate, paged, numbers, big, python), for work on one of them; the other options (for tests/bench.sh) set one part of a run
 each.
 
 Inputs are attn gen's (standard normal; Q, K and V seeds 1, 2 and 3),
@@ -45,6 +46,18 @@ bench/attn_torch.py (float64, the explicit formula) at 4096 and 8192.
 Each of the project's targets is printed beside its figure, met or
 missed by how much, with the instruction set the kernel's loops use
 (AVX2's and AVX-512's compute targets differ).
+
+The Python rows (part python, with PY): the module attn of this tree,
+run by PY in a process of its own (bench/python_side.py, which says
+how): --py-cases (500) parametrized cases of 1 x 2 x 128 x 64, each a
+kernel's results checked by a reference's forward + backward and
+comparison, attn.check in the process against the same through the CLI
+with .npy and .npz files (>= 20x) and against PyTorch's float64 autograd
+with torch.testing (>= 3x, when PY has PyTorch); the median call of a 1
+x 1 x 1 x 1 case less bench-compute's median at n = 1 (d 64, the
+kernel's own time, up to a few multiply-adds more), the module's
+overhead (<= 50 us); and 1 x 8 x --py-grad (2048) x 128 forward +
+backward from Python against bench-compute -g's (within 1.1x).
 
 --as avx2 (make bench BENCH_AS=avx2) measures an AVX-512 machine as an
 AVX2 one: every process it starts has ATTN_ISA=avx2 (attn and
@@ -103,6 +116,15 @@ CHECK_RATIO = 5.0   # --check of the five stages, against the forward
 TORCH_SPEED, TORCH_SPEED_SMALL, TORCH_SMALL = 1.0, 3.0, 1024
 TORCH_RSS = 0.25
 
+# The Python rows (bench/python_side.py): small parametrized cases in one
+# process against the same through the CLI with .npz files, and against
+# PyTorch's float64 autograd with torch.testing, at least; one call's
+# overhead over libattn's compute time, in microseconds, at most; and
+# 1 x 8 x n x 128 forward + backward from Python over bench-compute's
+# time of the same, at most.
+PY_CASES, PY_GRAD_N = 500, 2048
+PY_OVER_CLI, PY_OVER_TORCH, PY_OVERHEAD_US, PY_GRAD_RATIO = 20, 3, 50, 1.1
+
 
 def plural(n, word):
     return '%d %s%s' % (n, word, '' if n == 1 else 's')
@@ -112,7 +134,8 @@ def sizes_arg(text):
     return tuple(int(w) for w in text.split(','))
 
 
-PARTS = ('table', 'compute', 'grad', 'emulate', 'paged', 'numbers', 'big')
+PARTS = ('table', 'compute', 'grad', 'emulate', 'paged', 'numbers', 'big',
+         'python')
 
 
 def parts_arg(text):
@@ -667,6 +690,61 @@ class Bench:
                     w[1], tf, tb, tb / tf))
         self.say()
 
+    def python(self, cases, grad_n):
+        """The module attn in-process (bench/python_side.py, run by PY),
+        against the CLI and PyTorch on small cases, its overhead a call,
+        and its backward against bench-compute's."""
+        side = [self.py, os.path.join(HERE, 'python_side.py')]
+        torch = self.has_torch()
+        runs = self.a.runs or 3
+        self.say('Python module attn (python/, libattn.so.0 in the process),'
+                 ' run by %s;' % self.py)
+        self.say('%d cases of 1 x 2 x 128 x 64, each a kernel\'s output, '
+                 'lse, grad_q, grad_k, grad_v (float32) checked: the '
+                 'reference\'s forward + backward and comparison, times '
+                 'summed:' % cases)
+        w = output_of(side + ['cases', str(cases), ATTN,
+                              os.path.join(WORK, 'out')] +
+                      (['torch'] if torch else [])).split()
+        t_in, t_cli = (measured(float(t), what, 's') for t, what in (
+            (w[2], 'the cases in process'), (w[3], 'the cases by the CLI')))
+        line = ('  in process %.3f s   CLI with .npz %.3f s = %.1fx (%s)' % (
+            t_in, t_cli, t_cli / t_in, target_note(t_cli / t_in,
+                                                   PY_OVER_CLI)))
+        if torch:
+            t_pt = measured(float(w[4]), 'the cases by PyTorch', 's')
+            line += ('   PyTorch float64 autograd + torch.testing %.3f s '
+                     '= %.1fx (%s)' % (t_pt, t_pt / t_in, target_note(
+                         t_pt / t_in, PY_OVER_TORCH)))
+        self.say(line)
+        if int(w[5]):
+            self.disagree.append('python cases: %s of %d by the CLI failed '
+                                 'their check' % (w[5], cases))
+        call = measured(float(output_of(side + ['overhead', '2000'])
+                              .split()[1]), 'a call at 1 x 1 x 1 x 1', 's')
+        said = dict(line.split(None, 1) for line in output_of(
+            self.compute_args() + ['-r', '99', '1']).splitlines())
+        comp = measured(float(said['compute'].split()[1]),
+                        'bench-compute at n = 1', 's')
+        over = max(call - comp, 0.0) * 1e6
+        self.say('  one call, output of 1 x 1 x 1 x 1: %.1f us; libattn\'s '
+                 'compute (bench-compute 1, d 64) %.1f us: overhead %.1f us '
+                 '(%s)' % (call * 1e6, comp * 1e6, over, target_note(
+                     over, PY_OVERHEAD_US, False, ' us')))
+        t_py = measured(float(output_of(side + ['grad', str(grad_n),
+                                                str(runs)]).split()[2]),
+                        'the backward from Python', 's')
+        said = dict(line.split(None, 1) for line in output_of(
+            self.compute_args() + ['-g', '-r', str(runs), str(grad_n)]
+        ).splitlines())
+        t_c = measured(float(said['grad'].split()[2]),
+                       'bench-compute -g at n = %d' % grad_n, 's')
+        self.say('  1 x 8 x %d x 128 forward + backward, medians of %s: '
+                 'Python %.3f s, bench-compute -g %.3f s = %.2fx (%s)' % (
+                     grad_n, plural(runs, 'run'), t_py, t_c, t_py / t_c,
+                     target_note(t_py / t_c, PY_GRAD_RATIO, False)))
+        self.say()
+
     def big(self, n):
         """Self-attention where NumPy cannot go (at n = 65536 its T x S
         would be 32 GiB)."""
@@ -727,6 +805,8 @@ def main():
     ap.add_argument('--emulate-sizes', type=sizes_arg)
     ap.add_argument('--paged-sizes', type=sizes_arg)
     ap.add_argument('--as', dest='as_isa', choices=('avx2',))
+    ap.add_argument('--py-cases', type=int, default=PY_CASES)
+    ap.add_argument('--py-grad', type=int, default=PY_GRAD_N)
     a = ap.parse_args()
     a.as_env = as_avx2(a.python) if a.as_isa else None
     ATTN, SPAWN = os.path.abspath(a.attn), os.path.abspath(a.spawn)
@@ -757,6 +837,8 @@ def main():
         b.numbers()
     if big and 'big' in only:
         b.big(big)
+    if 'python' in only and a.python:
+        b.python(a.py_cases, a.py_grad)
     with open(os.path.join(WORK, 'table.txt'), 'w') as f:
         f.write('\n'.join(b.lines) + '\n')
     if b.disagree:

@@ -14,8 +14,8 @@
 #      input format (and for PyTorch, where the Python has it), the
 #      kernel against dgemm, the backward row, --emulate against the
 #      forward, a paged run against the forward, the number figures,
-#      the large run; and keeps it in
-#      table.txt;
+#      the large run, the Python module's rows (3 cases, the backward
+#      at 32); and keeps it in table.txt;
 #   2. an attn whose output is not NumPy's (a wrapper adding --scale 0.5)
 #      fails it, naming the rows that disagree;
 #   3. an attn that fails on JSON stops it with attn's own message;
@@ -51,7 +51,8 @@ small() {
 	    --python "$py" --sizes 32 --compute-sizes 64 --big 128 \
 	    --grad-sizes 32 --dgemm 64 --numbers-rows 256 --emulate-sizes 32 \
 	    --paged-sizes 32 \
-	    --runs 1 --torch-sizes 0 "$@" >"$work/$o.out" 2>"$work/$o.err"
+	    --runs 1 --torch-sizes 0 --py-cases 3 --py-grad 32 "$@" \
+	    >"$work/$o.out" 2>"$work/$o.err"
 }
 
 # Fail case $1 unless the file $2 has a line matching the regex $3.
@@ -127,6 +128,16 @@ has "the backward's peer, or why not" "$work/ok.out" \
     "^peer: (PyTorch float64 autograd|no PyTorch in the Python found)"
 has "the large run" "$work/ok.out" \
     "^n = 128 self-attention, .*: [0-9.]+ s, [0-9.]+ of the dgemm rate .*, peak RSS [0-9]+ MiB"
+has "the Python module's cases beside the CLI's" "$work/ok.out" \
+    "^  in process [0-9.]+ s   CLI with .npz [0-9.]+ s = [0-9.]+x \\(>= 20x (met|MISSED by [0-9]+%)\\)"
+if "$py" -c 'import torch' 2>/dev/null; then
+	has "the Python module's cases beside PyTorch's" "$work/ok.out" \
+	    "   PyTorch float64 autograd \\+ torch.testing [0-9.]+ s = [0-9.]+x \\(>= 3x (met|MISSED by [0-9]+%)\\)\$"
+fi
+has "the Python module's overhead a call" "$work/ok.out" \
+    "^  one call, output of 1 x 1 x 1 x 1: [0-9.]+ us; libattn's compute \\(bench-compute 1, d 64\\) [0-9.]+ us: overhead [0-9.]+ us \\(<= 50 us (met|MISSED by [0-9]+%)\\)\$"
+has "the Python module's backward beside bench-compute's" "$work/ok.out" \
+    "^  1 x 8 x 32 x 128 forward \\+ backward, medians of 1 run: Python [0-9.]+ s, bench-compute -g [0-9.]+ s = [0-9.]+x \\(<= 1.1x (met|MISSED by [0-9]+%)\\)\$"
 if cmp -s "$work/ok.out" "$work/w/table.txt"; then
 	verdict "the table is kept in table.txt" ""; else
 	verdict "the table is kept in table.txt" "it differs"; fi
@@ -136,7 +147,7 @@ if small "$bin" only --only grad; then
 	verdict "--only grad succeeds" ""
 	has "--only grad has the backward row" "$work/only.out" \
 	    "^ +32 +[0-9.]+ +[0-9.]+ +[0-9.]+x  <= 3x "
-	if grep -Eq "^(csv|json|npy) |^  n = +64  attn|--emulate|^numbers|self-attention" \
+	if grep -Eq "^(csv|json|npy) |^  n = +64  attn|--emulate|^numbers|self-attention|^Python module" \
 	    "$work/only.out"; then
 		verdict "--only grad runs nothing else" "$(cat "$work/only.out")"
 	else verdict "--only grad runs nothing else" ""; fi
