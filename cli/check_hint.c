@@ -7,7 +7,8 @@
  * gradient per query head, a bias's gradient not summed where the bias
  * broadcasts); and, when its numbers fail, what they match
  * instead: the other layout, every block transposed, the stage under the
- * other --align, --lse-base, --lse-masked or --masked-rows.
+ * other --align, --lse-base, --lse-masked or --masked-rows, or under a
+ * --scale that kernels get wrong.
  */
 #include <math.h>
 #include <stdio.h>
@@ -410,6 +411,54 @@ alibi_lse_hint(const struct options *o, const struct attn_inputs *in,
 	return 1;
 }
 
+/* The scales kernels get wrong, against the run's scale s: none, 1/d_k
+ * for 1/sqrt(d_k), s ln 2 (an exp2 of the scaled logits without the
+ * factor log2(e), which turns them into base 2), s log2(e) (that factor
+ * with exp rather than exp2), 1/sqrt(d_v) for 1/sqrt(d_k).  Does the
+ * array pass under one of them?  Each is a run of attn under cfg with
+ * that --scale (--no-scale for none), one after another until one
+ * passes. */
+static void
+scale_hint(const struct options *o, const struct attn_inputs *in,
+    const struct attn_stages *stages, const struct check *c,
+    struct check_item *it, double *alt, struct attn_config *cfg)
+{
+	const double s = stages->scale;
+	const struct {
+		double scale;
+		const char *why;
+	} tries[] = {
+		{ 1.0, "does not scale the logits" },
+		{ 1.0 / (double)stages->d_k, "scales the logits by 1/d_k, not "
+		    "1/sqrt(d_k)" },
+		{ s * log(2.0), "takes exp2 of the scaled logits without the "
+		    "factor log2(e): the scale times ln 2" },
+		{ s / log(2.0), "multiplies the logits by log2(e) and takes exp, "
+		    "not exp2: the scale times log2(e)" },
+		{ 1.0 / sqrt((double)stages->d_v), "scales the logits by "
+		    "1/sqrt(d_v), not 1/sqrt(d_k)" },
+	};
+	char num[ATTN_NUM_MAX];
+	size_t t;
+
+	for (t = 0; t < sizeof tries / sizeof tries[0]; t++) {
+		if (tries[t].scale == s ||
+		    (t == 4 && stages->d_v == stages->d_k))
+			continue;
+		cfg->scale_mode = ATTN_SCALE_VALUE;
+		cfg->scale = tries[t].scale;
+		if (!passes_with(o, in, it, cfg, alt))
+			continue;
+		attn_format_number(num, tries[t].scale, 0, 0);
+		snprintf(it->hint, sizeof it->hint, "%s passes with %s%s: the "
+		    "kernel %s", c->name, t == 0 ? "--no-scale" : "--scale ",
+		    t == 0 ? "" : num, tries[t].why);
+		break;
+	}
+	cfg->scale_mode = o->cfg.scale_mode;
+	cfg->scale = o->cfg.scale;
+}
+
 /* The conventions that differ between systems: does the array pass
  * under the other --align, the other --lse-base or --lse-masked (for
  * lse), or another --masked-rows? */
@@ -477,6 +526,8 @@ convention_hint(const struct options *o, const struct attn_inputs *in,
 			return;
 		}
 	}
+	cfg.masked_rows = o->cfg.masked_rows;
+	scale_hint(o, in, stages, c, it, alt, &cfg);
 }
 
 /*
