@@ -12,7 +12,7 @@
 static const char *const role[IN_COUNT] = {
 	"Q", "K", "V", "mask", "bias", "dO", "sinks", "ALiBi slopes",
 	"descale_q", "descale_k", "descale_v", "block table", "kv_indptr",
-	"kv_indices", "kv_last_page_len"
+	"kv_indices", "kv_last_page_len", "dropout mask"
 };
 
 const char *

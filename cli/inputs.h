@@ -13,7 +13,7 @@
 /* With embeddings, IN_Q holds X or XQ and IN_K holds XKV. */
 enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_DO, IN_SINKS, IN_SLOPES,
 	IN_DESCALE_Q, IN_DESCALE_K, IN_DESCALE_V, IN_BLOCK_TABLE, IN_KV_INDPTR,
-	IN_KV_INDICES, IN_KV_LAST, IN_COUNT };
+	IN_KV_INDICES, IN_KV_LAST, IN_DROPOUT, IN_COUNT };
 
 /* --cu-seqlens-q, --cu-seqlens-k, --seqused-k, --key-leftpad (varlen.h). */
 enum { VL_CU_Q, VL_CU_K, VL_USED_K, VL_LEFTPAD, VL_COUNT };

@@ -84,6 +84,8 @@ bundle_misplaced(const char *name, const char *option,
 		    "alone" },
 		{ "--alibi-slopes", "a slope per head, an array", "give the "
 		    "array alone" },
+		{ "--dropout-mask", "dropout's keep-mask as an array", "give "
+		    "its array alone" },
 	};
 	size_t i;
 
@@ -457,6 +459,35 @@ check_grad_batches(const struct inputs *in, struct attn_error *err)
 }
 
 /*
+ * --dropout-mask FILE, read as every FILE option is (load_array), then
+ * made 1 where a weight is kept and 0 where it is dropped: an array of
+ * 0s and 1s alone holds booleans (1 or true keeps); any other is
+ * FlashAttention-2's S_dmask, whose negative entries are the dropped
+ * ones (attention_ref's dropout_mask = S_dmask >= 0; attn(1)).
+ */
+static enum attn_status
+load_dropout(const char *path, size_t threads, struct inputs *in,
+    struct attn_error *err)
+{
+	struct attn_array *a = &in->arr[IN_DROPOUT];
+	enum attn_status status;
+	size_t n = 1, i;
+	int booleans = 1;
+
+	in->name[IN_DROPOUT] = display_name(path);
+	if ((status = load_array(path, "--dropout-mask", ATTN_READ_BOOL |
+	    ATTN_READ_DROPOUT, threads, a, err)) != ATTN_OK)
+		return status;
+	for (i = 0; i < a->ndim; i++)
+		n *= a->shape[i];
+	for (i = 0; i < n && booleans; i++)
+		booleans = a->data[i] == 0.0 || a->data[i] == 1.0;
+	for (i = 0; i < n && !booleans; i++)
+		a->data[i] = a->data[i] >= 0.0 ? 1.0 : 0.0;
+	return ATTN_OK;
+}
+
+/*
  * A mask or bias, broadcast (layout_broadcast), is T x S, B x T x S or
  * B x H x T x S, or 2-D blocks of those stacked: say which blocks it
  * has, or name both shapes and the rule attn applies.  A 3-D or 4-D one
@@ -615,6 +646,9 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 		    err)) != ATTN_OK)
 			return status;
 	}
+	if (o->dropout_mask != NULL && (status = load_dropout(o->dropout_mask,
+	    j, in, err)) != ATTN_OK)
+		return status;
 	in->self = in->self || o->self != NULL;
 	/* Every input read: a warning may explain a shape error to come. */
 	warn_notices(in);
@@ -654,20 +688,23 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 		return ATTN_OK;	/* attn_run names both shapes */
 	if ((status = varlen_valid_lens(o, in, err)) != ATTN_OK)
 		return status;
-	/* The mask, then the bias: broadcast, and their blocks counted. */
-	for (i = IN_MASK; i <= IN_BIAS; i++) {
-		struct attn_matrix *m = i == IN_MASK ? &in->in.mask :
-		    &in->in.bias;
-		size_t *blocks = i == IN_MASK ? &in->in.mask_blocks :
-		    &in->in.bias_blocks;
+	/* The mask, the bias and the dropout mask: broadcast, and their
+	 * blocks counted. */
+	for (i = 0; i < 3; i++) {
+		const size_t at = i == 0 ? IN_MASK : i == 1 ? IN_BIAS :
+		    IN_DROPOUT;
+		struct attn_matrix *m = i == 0 ? &in->in.mask : i == 1 ?
+		    &in->in.bias : &in->in.dropout_mask;
+		size_t *blocks = i == 0 ? &in->in.mask_blocks : i == 1 ?
+		    &in->in.bias_blocks : &in->in.dropout_blocks;
 
-		if (in->arr[i].ndim == 0)
+		if (in->arr[at].ndim == 0)
 			continue;
-		if ((status = layout_broadcast(in, i, o->cfg.heads, err)) !=
-		    ATTN_OK || (status = blocks_of(in, i, o->cfg.heads, blocks,
+		if ((status = layout_broadcast(in, at, o->cfg.heads, err)) !=
+		    ATTN_OK || (status = blocks_of(in, at, o->cfg.heads, blocks,
 		    err)) != ATTN_OK)
 			return status;
-		*m = attn_array_matrix(&in->arr[i]);
+		*m = attn_array_matrix(&in->arr[at]);
 	}
 	return ATTN_OK;
 }

@@ -47,6 +47,8 @@ options_offered(const struct options *o)
 		set |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_SINKS);
 	if (o->bias != NULL)
 		set |= ATTN_STAGE_BIT(ATTN_STAGE_BIAS);
+	if (o->dropout_mask != NULL)
+		set |= ATTN_STAGES_DROPOUT;
 	if (o->proj != NULL)
 		set |= ATTN_STAGE_BIT(ATTN_STAGE_PROJECTED);
 	if (o->cfg.rope)

@@ -84,6 +84,8 @@ struct options {
 	const char *sinks;	/* --sinks FILE */
 	const char *descale[3];	/* --descale-q, -k, -v X|FILE */
 	const char *alibi_slopes;	/* --alibi-slopes FILE */
+	const char *dropout_mask;	/* --dropout-mask FILE */
+	int dropout_p_given;		/* --dropout-p P (cfg.dropout_p) */
 	const char *cu_seqlens_q;	/* --cu-seqlens-q LIST|FILE */
 	const char *cu_seqlens_k;	/* --cu-seqlens-k LIST|FILE */
 	const char *seqused_k;		/* --seqused-k LIST|FILE */

@@ -255,6 +255,22 @@ set_softcap(struct parse *ps, const char *arg, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* --dropout-p P: dropout's probability, from 0 up to but not 1 (a
+ * weight kept is scaled by 1/(1 - P)). */
+enum attn_status
+set_dropout_p(struct parse *ps, const char *arg, struct attn_error *err)
+{
+	double x;
+
+	if (attn_parse_number(arg, strlen(arg), &x) != 0 || !(x >= 0.0 &&
+	    x < 1.0))
+		return usage_error(err, "--dropout-p wants a probability, at "
+		    "least 0 and below 1, not '%s'", arg);
+	ps->o->cfg.dropout_p = x;
+	ps->o->dropout_p_given = 1;
+	return ATTN_OK;
+}
+
 /* --align, --masked-rows and --like: the word given; --like's presets
  * apply once every option is known, under what --align and
  * --masked-rows say. */

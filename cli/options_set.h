@@ -40,6 +40,7 @@ set_fn set_stage, set_format, set_npy_dtype, set_digits, set_scale,
     set_emulate, set_layout, set_kv_layout, set_heads, set_kv_heads, set_rope, set_rope_style,
     set_threads, set_progress, set_no_progress, set_output, set_svg, set_query,
     set_seed, set_dist, set_help, set_version;
+set_fn set_dropout_p;
 
 /*
  * Once argv is read (its operands in ps->o): what waits for every option

@@ -113,7 +113,8 @@ static const char *const workbench_refused[] = { "explain", "stage",
 	"arithmetic", "stats", "heatmap", "svg", "check", "rtol", "atol",
 	"emulate", "factor", "check-by", "output", "descale-q", "descale-k",
 	"descale-v", "emulate-order", "block-table", "kv-indptr", "kv-indices",
-	"kv-last-page-len", "kv-layout", "key-leftpad", NULL };
+	"kv-last-page-len", "kv-layout", "key-leftpad", "dropout-p",
+	"dropout-mask", NULL };
 /* The options of attn that the library's session (session.c) leaves
  * out of a binding's conventions: those that choose or write output,
  * which a binding chooses itself (what it returns, and in what form),
@@ -173,6 +174,12 @@ static const struct option_row rows[] = {
 	    NULL, NULL, FIELD(cfg.mask_invert) },
 	{ "bias", 0, "FILE", "T x S bias added to the logits (-inf allowed)",
 	    NULL, NULL, FIELD(bias) },
+	{ "dropout-p", 0, "P", "dropout's probability, 0 <= P < 1: kept\n"
+	    "weights scaled by 1/(1-P) (with --dropout-mask)",
+	    NULL, set_dropout_p, 0 },
+	{ "dropout-mask", 0, "FILE", "dropout's keep-mask, broadcast as --mask:\n"
+	    "booleans, or FlashAttention's S_dmask (< 0 dropped)",
+	    NULL, NULL, FIELD(dropout_mask) },
 	{ "window", 0, "L,R", "query i sees keys i+offset-L .. i+offset+R",
 	    NULL, set_window, 0 },
 	{ "alibi", 0, NULL, "add -slope_h * |i + offset - j| (ALiBi)",

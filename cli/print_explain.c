@@ -212,6 +212,13 @@ print_conventions(const struct printer *p)
 		fputs("; bias ", p->fp);
 		report_text(p->fp, p->nm->bias);
 	}
+	/* dropout's p as given, not rounded to --digits, and its mask */
+	if (p->in->dropout_mask.data != NULL) {
+		attn_format_number(buf, c->dropout_p, 0, 0);
+		fprintf(p->fp, "; dropout p %s, mask ", buf);
+		report_text(p->fp, p->o->dropout_mask);
+		fputs(" (kept weights / (1 - p))", p->fp);
+	}
 	if (c->alibi) {
 		/* the slopes of --alibi-slopes FILE, named, a row a batch
 		 * where they differ by batch; else Press et al.'s */

@@ -147,7 +147,8 @@ reduced_formula(const struct printer *p, enum attn_stage s, char *buf,
 }
 
 /* The formula of stage s as computed in this run: for scaled, the steps
- * that the options add after the scaling; for grad_scaled, that it is
+ * that the options add after the scaling; for output, grad_v and
+ * grad_weights, dropout's mask and scale; for grad_scaled, that it is
  * the bias's gradient too; for grad_q and grad_k, the softcap they go
  * back through; for grad_k and grad_v, the sum over the query heads that
  * share a KV head; for lse, --lse-base 2's log2 and --lse-masked inf;
@@ -168,6 +169,14 @@ print_formula(const struct printer *p, enum attn_stage s, char *buf,
 		return f;
 	if (attn_stage_table[s].reduced)
 		return reduced_formula(p, s, buf, size);
+	if (p->in->dropout_mask.data != NULL && (s == ATTN_STAGE_OUTPUT ||
+	    s == ATTN_STAGE_GRAD_V || s == ATTN_STAGE_GRAD_WEIGHTS)) {
+		snprintf(buf, size, "%s%s", s == ATTN_STAGE_OUTPUT ?
+		    "dropped V" : s == ATTN_STAGE_GRAD_V ? "dropped^T dO" :
+		    "dO V^T * dropout mask / (1 - p)", shared ? ", summed "
+		    "over the heads of each KV head" : "");
+		return buf;
+	}
 	if (biased || capped || shared) {
 		snprintf(buf, size, "%s%s%s%s", attn_stage_table[s].formula,
 		    biased ? ", the gradient of the bias too" : "",

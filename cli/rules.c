@@ -185,6 +185,38 @@ rules_check(const struct options *o, const struct given *g,
 }
 
 /*
+ * Dropout (attn(1), --dropout-p): a mask given and the probability it
+ * was drawn with, both or neither, since attn draws no random mask; the
+ * weights it drops are a row's keys', and the double kernel's alone: the
+ * page, --arithmetic and --emulate do not drop them.
+ */
+static enum attn_status
+check_dropout(const struct options *o, struct attn_error *err)
+{
+	const char *without = o->format == OUT_HTML ? "-f html" :
+	    o->arithmetic ? "--arithmetic" : o->emulate != ATTN_PREC_FP64 ?
+	    "--emulate" : NULL;
+
+	if (o->dropout_mask == NULL && !o->dropout_p_given)
+		return ATTN_OK;
+	if (o->dropout_mask == NULL)
+		return usage_error(err, "--dropout-p needs --dropout-mask "
+		    "FILE: attn draws no random mask, give the kernel's");
+	if (!o->dropout_p_given)
+		return usage_error(err, "--dropout-mask needs --dropout-p P, "
+		    "the probability the mask was drawn with");
+	if (o->cfg.masked_rows == ATTN_MASKED_UNIFORM)
+		return usage_error(err, "--dropout-mask drops the weights of "
+		    "a row's keys, and --masked-rows uniform gives a row with "
+		    "no key weights of its own: leave out one of them");
+	if (without != NULL)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "%s "
+		    "does not drop weights: leave out %s, or the dropout "
+		    "options", without, without);
+	return ATTN_OK;
+}
+
+/*
  * attn workbench draws its own screen from attn's stages: the options
  * that choose or write output are not its, standard input is the
  * keyboard, and its toy (no operands) is three tokens in one head, so
@@ -204,7 +236,8 @@ check_workbench(const struct options *o, const struct given *g,
 	    g->emulate_order ? "--emulate-order" :
 	    g->npy_dtype ? "--npy-dtype" : o->descale[0] != NULL ?
 	    "--descale-q" : o->descale[1] != NULL ? "--descale-k" :
-	    o->descale[2] != NULL ? "--descale-v" : NULL;
+	    o->descale[2] != NULL ? "--descale-v" : o->dropout_mask != NULL ?
+	    "--dropout-mask" : o->dropout_p_given ? "--dropout-p" : NULL;
 	const char *input = o->cfg.heads > 1 ? "--heads" :
 	    o->cfg.kv_heads != 0 ? "--kv-heads" : o->proj != NULL ? "--proj" :
 	    o->cfg.layout != ATTN_LAYOUT_NONE ? "--layout" :
@@ -443,6 +476,8 @@ rules_check_options(const struct options *o, const struct given *g,
 		return usage_error(err, "descale factors are FlashAttention "
 		    "3's fp8 forward convention: leave out --grad, or the "
 		    "--descale options");
+	if ((status = check_dropout(o, err)) != ATTN_OK)
+		return status;
 	if (o->self != NULL && o->noperands != 0)
 		return usage_error(err, "--self X takes no other operands");
 	if ((status = check_embeddings(o, g, err)) != ATTN_OK ||
@@ -483,6 +518,8 @@ rules_check_options(const struct options *o, const struct given *g,
 	nstdin += o->sinks != NULL && strcmp(o->sinks, "-") == 0;
 	nstdin += o->alibi_slopes != NULL &&
 	    strcmp(o->alibi_slopes, "-") == 0;
+	nstdin += o->dropout_mask != NULL &&
+	    strcmp(o->dropout_mask, "-") == 0;
 	nstdin += o->check != NULL && strcmp(o->check, "-") == 0;
 	if (nstdin > 1)
 		return usage_error(err,

@@ -138,6 +138,7 @@ enum attn_stage {
 	ATTN_STAGE_K_ROT,	/* k rotated likewise */
 	ATTN_STAGE_PROJECTED,	/* output W_O + b_O */
 	ATTN_STAGE_BIAS,	/* the bias as read, in its own shape */
+	ATTN_STAGE_DROPPED,	/* the weights after dropout (with a mask) */
 	ATTN_STAGE_COUNT
 };
 
@@ -170,9 +171,14 @@ enum attn_stage {
 	ATTN_STAGE_BIT(ATTN_STAGE_Q_ROT) | ATTN_STAGE_BIT(ATTN_STAGE_K_ROT) | \
 	ATTN_STAGE_BIT(ATTN_STAGE_PROJECTED) | ATTN_STAGE_BIT(ATTN_STAGE_BIAS))
 
+/* The stages a dropout mask makes (attn_inputs.dropout_mask): dropped,
+ * the weights after dropout. */
+#define ATTN_STAGES_DROPOUT ATTN_STAGE_BIT(ATTN_STAGE_DROPPED)
+
 /* Every forward stage that Q, K and V alone give. */
 #define ATTN_STAGES_ALL (((1u << ATTN_STAGE_COUNT) - 1u) & \
-	~ATTN_STAGES_GRAD & ~ATTN_STAGES_REDUCE & ~ATTN_STAGES_PROJ)
+	~ATTN_STAGES_GRAD & ~ATTN_STAGES_REDUCE & ~ATTN_STAGES_PROJ & \
+	~ATTN_STAGES_DROPOUT)
 
 /* What the positions along one axis of a stage stand for, and so where
  * their labels come from. */
@@ -314,6 +320,8 @@ struct attn_config {
 	enum attn_align align;
 	enum attn_masked_rows masked_rows;
 	int mask_invert;	/* mask nonzero means masked out */
+	double dropout_p;	/* 0 <= p < 1: with attn_inputs.dropout_mask,
+				 * the weights it keeps scaled by 1/(1-p) */
 	size_t heads;		/* H >= 1 */
 	size_t kv_heads;	/* G: divides H; 0 means G = H */
 	enum attn_isa isa;	/* the best instruction set the kernel's
@@ -380,6 +388,12 @@ struct attn_inputs {
 	struct attn_matrix q, k, v;
 	struct attn_matrix mask, bias;
 	size_t mask_blocks, bias_blocks;
+	/* Dropout's keep-mask (data NULL: no dropout), stacked and
+	 * broadcast as the mask is: weight (i, j) is kept where it is
+	 * nonzero, scaled by 1/(1 - cfg.dropout_p), and dropped (0) where
+	 * it is 0, in the forward pass and the backward one alike. */
+	struct attn_matrix dropout_mask;
+	size_t dropout_blocks;
 	/* The dims the bias was given in (2 to 4; 0: its stack's), the
 	 * shape of grad_bias, as autograd reduces a broadcast bias. */
 	size_t bias_ndim;

@@ -91,7 +91,10 @@ enum {
 	ATTN_READ_INT = 32,	/* .npy of integer dtypes read too (offsets
 				 * and counts, as PyTorch saves them), not
 				 * bool; faults worded for offsets */
-	ATTN_READ_SLOPES = 64	/* as FINITE, worded for ALiBi slopes */
+	ATTN_READ_SLOPES = 64,	/* as FINITE, worded for ALiBi slopes */
+	ATTN_READ_DROPOUT = 128	/* with BOOL: booleans, or any finite
+				 * number (FlashAttention's S_dmask);
+				 * faults worded for a dropout mask */
 };
 
 /* Choose a format from the name's extension, else from the content.

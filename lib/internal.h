@@ -204,14 +204,16 @@ void attn_ragged_msg(char *msg, size_t size, size_t ndim, size_t d,
 
 /*
  * Whether x passes every rule of attn_value_fault for flags without a look
- * at its text: in a mask 0 or 1 (-0 too), elsewhere any finite number.
+ * at its text: in a mask 0 or 1 (-0 too), elsewhere (a dropout mask
+ * too) any finite number.
  * For readers that check each number and write out the text of the rare
  * one that fails.
  */
 static inline int
 attn_value_plain(unsigned flags, double x)
 {
-	return (flags & ATTN_READ_BOOL) ? x == 0.0 || x == 1.0 : isfinite(x);
+	return (flags & ATTN_READ_BOOL) && !(flags & ATTN_READ_DROPOUT) ?
+	    x == 0.0 || x == 1.0 : isfinite(x);
 }
 
 /*
@@ -338,7 +340,7 @@ void attn_json_plains_free(struct attn_json_plains *ps);
 
 /* Every stage: forward, backward, the reductions and the passes'. */
 #define ATTN_STAGES_EVERY (ATTN_STAGES_ALL | ATTN_STAGES_GRAD | \
-	ATTN_STAGES_REDUCE | ATTN_STAGES_PROJ)
+	ATTN_STAGES_REDUCE | ATTN_STAGES_PROJ | ATTN_STAGES_DROPOUT)
 
 /* The columns of one (batch, head) block of stage s: S for T x S stages,
  * d_v for output, v and grad_v, d_k for q, k, q_rot, k_rot, grad_q and
@@ -385,6 +387,8 @@ struct attn_problem {
 	const struct attn_inputs *in;
 	size_t B, H, G, T, S, d_k, d_v;
 	double scale;		/* the scale in force */
+	double keep_scale;	/* 1/(1 - dropout_p) with a dropout mask, else
+				 * 1: what the output is multiplied by */
 	size_t q_pos0, k_pos0;	/* see above */
 	size_t threads;		/* workers the kernel may use, >= 1 */
 	unsigned hold;		/* stages held whole in attn_stages */
@@ -429,8 +433,31 @@ struct attn_head {
 	struct attn_matrix q, k, v;	/* T x d_k, S x d_k, S x d_v views */
 	struct attn_matrix mask, bias;	/* T x S views; data NULL if absent */
 	size_t mask_row0;	/* the row of in->mask where mask starts */
+	struct attn_matrix dropout;	/* T x S view of the dropout mask;
+					 * data NULL without dropout */
 	struct attn_matrix d_out;	/* T x d_v view of dO; likewise */
 };
+
+/* Weight w of query i and key j of head hd after dropout (attn(1),
+ * --dropout-mask): w times 1/(1 - p) where the mask keeps it, 0 where
+ * it drops it, w itself without a mask (attn_dropout_keeps says which).
+ * Every kernel takes the dropped weights, the output's and grad_v's,
+ * from here. */
+static inline int
+attn_dropout_keeps(const struct attn_head *hd, size_t i, size_t j)
+{
+	return hd->dropout.data == NULL ||
+	    attn_input_at(&hd->dropout, i, j) != 0.0;
+}
+
+static inline double
+attn_dropped(const struct attn_problem *p, const struct attn_head *hd,
+    size_t i, size_t j, double w)
+{
+	if (hd->dropout.data == NULL)
+		return w;
+	return attn_dropout_keeps(hd, i, j) ? w * p->keep_scale : 0.0;
+}
 
 /*
  * The sequence a query row belongs to, with its own positions: in a

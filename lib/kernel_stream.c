@@ -62,6 +62,10 @@
  * element with the rules every kernel shares (internal.h), so the logits
  * are the reference kernel's to the bit.
  *
+ * Dropout: the tile's exp(x - m') that a dropout mask drops are made 0
+ * once the row sums have taken them (tile_drop), and output is o / l *
+ * 1/(1 - p); lse, row_max and row_sum are dropout's inputs, untouched.
+ *
  * T x S stages, when held (printing weights), are written as the tiles
  * pass, and weights get a second pass over each row once m and l are
  * final: w = exp(x - m) / l.  The same run with or without them gives the
@@ -104,7 +108,8 @@ enum { ROW_NAN = 1, ROW_INF = 2, ROW_BIG = 4 };
 
 #define TXS_STAGES (ATTN_STAGE_BIT(ATTN_STAGE_SCORES) | \
 	ATTN_STAGE_BIT(ATTN_STAGE_SCALED) | \
-	ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS) | ATTN_STAGE_BIT(ATTN_STAGE_MASK))
+	ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS) | ATTN_STAGE_BIT(ATTN_STAGE_MASK) | \
+	ATTN_STAGE_BIT(ATTN_STAGE_DROPPED))
 
 /* One worker's tiles, carved from one allocation (mem); every array is
  * 64-byte aligned for the vector loads.  Rows and keys are at most
@@ -252,6 +257,8 @@ tile_logits(const struct stream *s, const struct attn_head *hd,
 				*attn_at(&m[ATTN_STAGE_SCALED], qi, kj) = y;
 			if (m[ATTN_STAGE_WEIGHTS].data != NULL)
 				*attn_at(&m[ATTN_STAGE_WEIGHTS], qi, kj) = y;
+			if (m[ATTN_STAGE_DROPPED].data != NULL)
+				*attn_at(&m[ATTN_STAGE_DROPPED], qi, kj) = y;
 			if (m[ATTN_STAGE_MASK].data != NULL)
 				*attn_at(&m[ATTN_STAGE_MASK], qi, kj) =
 				    y == -INFINITY ? 0.0 : 1.0;
@@ -266,8 +273,31 @@ tile_logits(const struct stream *s, const struct attn_head *hd,
 	return bad ? -1 : 0;
 }
 
+/* Row qi of dropped, which holds its logits (tile_logits), made the
+ * weights after dropout: the row's weights as rows_finish writes them
+ * (nan in a nan row, what masked_rows says in a row with no key, over
+ * the keys of its sequence sq), then attn_dropped. */
+static void
+row_dropped(const struct stream *s, const struct attn_head *hd,
+    const struct attn_matrix *dr, size_t qi, const struct attn_seq *sq,
+    double max, double sum)
+{
+	const struct attn_problem *p = s->p;
+	double *row = attn_at(dr, qi, 0);
+	size_t j;
+
+	if (isfinite(max))
+		s->simd->weights(row, p->S, max, sum);
+	else
+		for (j = 0; j < p->S; j++)
+			row[j] = j < sq->k0 || j >= sq->k1 ? 0.0 :
+			    max == -INFINITY ? attn_masked_weight(p, sq) : NAN;
+	for (j = 0; j < p->S; j++)
+		row[j] = attn_dropped(p, hd, qi, j, row[j]);
+}
+
 /* Write output, lse, row_max and row_sum of the task's rows, and its
- * weights when they are held.  A row whose output overflowed is flagged
+ * weights (and dropped) when they are held.  A row whose output overflowed is flagged
  * ROW_BIG, for task_rescue; returns whether there is one. */
 static int
 rows_finish(const struct stream *s, const struct attn_head *hd,
@@ -321,7 +351,8 @@ rows_finish(const struct stream *s, const struct attn_head *hd,
 		} else {
 			lse = max + log(sum);
 			for (c = 0; out->data != NULL && c < p->d_v; c++) {
-				*attn_at(out, qi, c) = w->ot[c * br + i] / sum;
+				*attn_at(out, qi, c) = w->ot[c * br + i] / sum *
+				    p->keep_scale;
 				if (!isfinite(*attn_at(out, qi, c)))
 					w->flags[i] |= ROW_BIG;
 			}
@@ -330,6 +361,9 @@ rows_finish(const struct stream *s, const struct attn_head *hd,
 				s->simd->weights(attn_at(wt, qi, 0), p->S, max,
 				    sum);
 		}
+		if (m[ATTN_STAGE_DROPPED].data != NULL)
+			row_dropped(s, hd, &m[ATTN_STAGE_DROPPED], qi, &sq,
+			    max, sum);
 		if (m[ATTN_STAGE_LSE].data != NULL)
 			*attn_at(&m[ATTN_STAGE_LSE], qi, 0) = lse;
 		if (m[ATTN_STAGE_ROW_MAX].data != NULL)
@@ -432,6 +466,21 @@ rescue_weights(struct workspace *w, size_t br, size_t nk)
 		}
 }
 
+/* The entries of a tile's weights (exp(x - m'), after the row sums took
+ * them) that the dropout mask drops made 0, so that P V adds only the
+ * kept ones; rows_finish scales the output by 1/(1 - p). */
+static void
+tile_drop(const struct attn_head *hd, struct workspace *w, size_t br,
+    size_t rows, size_t i0, size_t j0, size_t nk)
+{
+	size_t i, j;
+
+	for (j = 0; j < nk; j++)
+		for (i = 0; i < rows; i++)
+			if (!attn_dropout_keeps(hd, i0 + i, j0 + j))
+				w->tile[j * br + i] = 0.0;
+}
+
 /*
  * One pass of task rows [i0, i0 + rows) of head hd over the blocks of
  * keys: the logits of each tile (straight from the vector loop when the
@@ -498,6 +547,8 @@ task_keys(const struct stream *s, const struct attn_head *hd,
 			    w->alpha);
 		else
 			rescue_weights(w, br, nk);
+		if (hd->dropout.data != NULL)
+			tile_drop(hd, w, br, rows, i0, j0, nk);
 		if (m[ATTN_STAGE_OUTPUT].data != NULL ||
 		    pass == PASS_RESCUE)
 			s->simd->accumulate(w->tile, br, nk, block_copy(s,
@@ -535,7 +586,7 @@ task_rescue(const struct stream *s, const struct attn_head *hd,
 		for (c = 0; (w->flags[i] & ROW_BIG) && c < s->p->d_v; c++) {
 			double *o = attn_at(out, i0 + i, c);
 
-			*o = w->ot[c * br + i] * 2.0;
+			*o = w->ot[c * br + i] * 2.0 * s->p->keep_scale;
 			if (!isfinite(*o)) {
 				note_error(e, BAD_OUTPUT, i0 + i, c);
 				bad = 1;
@@ -981,5 +1032,6 @@ stream_run(const struct attn_problem *p, struct attn_stages *out,
 }
 
 const struct attn_kernel_ops attn_kernel_stream = {
-	"stream", ATTN_STAGES_ALL | ATTN_STAGES_GRAD, stream_plan, stream_run,
+	"stream", ATTN_STAGES_ALL | ATTN_STAGES_GRAD | ATTN_STAGES_DROPOUT,
+	stream_plan, stream_run,
 };

@@ -13,6 +13,10 @@
  *	g   = dS * c' * scale			(c' the softcap's slope)
  *	dK += g^T Q				dQ += g K
  *
+ * With a dropout mask, dV takes the weights after dropout and dP is dO
+ * V^T through the same mask and 1/(1 - p) (attn_dropped), element by
+ * element.
+ *
  * One arithmetic.  Every sum of the backward pass is one chain of fma
  * over its whole index in order, from 0 (lib/grad.c): dQ(i, c) over the
  * keys, dK(j, c) and dV(j, c) over the queries of one query head, then
@@ -179,7 +183,7 @@ struct grad {
 	struct attn_mask_counts counts;
 	struct grad_dims dm;
 	size_t limit;		/* the blocks n < limit are computed */
-	int plain;		/* no softcap, bias or ALiBi */
+	int plain;		/* no softcap, bias, ALiBi or dropout */
 	int stores;		/* a T x S backward stage is held */
 	int need_dp, need_ds, need_delta, need_dq, need_dk, need_dv;
 	struct grad_ws *ws;
@@ -478,7 +482,7 @@ abs_max(const struct attn_matrix *m)
 }
 
 /* Whether some dP of the task's heads could overflow: d_v max|dO|
- * max|V| reaches DBL_MAX / 2 (or a nan makes the bound nan).  Asked
+ * max|V| (times 1/(1 - p) under dropout) reaches DBL_MAX / 2 (or a nan makes the bound nan).  Asked
  * only of a tile the masks leave nothing of, and answered once a task:
  * a run with no such tile never reads dO or V for it. */
 static int
@@ -494,7 +498,8 @@ task_checked(const struct grad *g, struct grad_ws *w)
 
 		d_max = a > d_max || isnan(a) ? a : d_max;
 	}
-	bound = (double)g->p->d_v * d_max * abs_max(&w->hv[0].hd.v);
+	bound = (double)g->p->d_v * d_max * abs_max(&w->hv[0].hd.v) *
+	    g->p->keep_scale;
 	w->checked = !(bound < DBL_MAX / 2);
 	return w->checked;
 }
@@ -521,8 +526,8 @@ rows_special(const struct grad *g, const struct head_view *h, size_t i0,
 
 /*
  * A tile element by element, with the rules of the forward pass
- * (internal.h) and lib/grad.c: from the raw scores in st and dP in dpt,
- * the weights into pt and, when dS is needed, dS into dpt and g into
+ * (internal.h) and lib/grad.c: from the raw scores in st and dO V^T in
+ * dpt, the weights after dropout into pt, dP into dpt and, when dS is needed, dS into dpt and g into
  * st; the held T x S stages written; overflow noted.
  */
 static void
@@ -564,9 +569,13 @@ tile_elements(const struct grad *g, struct grad_ws *w,
 			}
 			else
 				wt = attn_exp(y - mx) / sm;
-			pt[j] = wt;
+			/* dV takes the weights after dropout, and dP of the
+			 * weights is dO V^T through the same mask and scale
+			 * (attn_dropped) */
+			pt[j] = attn_dropped(p, hd, qi, kj, wt);
 			if (!g->need_dp)
 				continue;
+			dpt[j] = attn_dropped(p, hd, qi, kj, dpt[j]);
 			if (!isfinite(dpt[j]))
 				note(e, h->n, ATTN_STAGE_GRAD_WEIGHTS, qi, kj);
 			if (h->dp.data != NULL)
@@ -1188,8 +1197,9 @@ attn_stream_grad(const struct attn_problem *p, const struct attn_simd *simd,
 	g.simd = simd;
 	g.out = out;
 	g.limit = limit;
+	/* a dropout mask takes every tile element by element */
 	g.plain = cfg->softcap <= 0.0 && !cfg->alibi &&
-	    p->in->bias.data == NULL;
+	    p->in->bias.data == NULL && p->in->dropout_mask.data == NULL;
 	g.stores = (p->hold & GRAD_TXS) != 0;
 	g.need_dp = attn_problem_needs(p, ATTN_STAGE_GRAD_WEIGHTS);
 	g.need_ds = attn_problem_needs(p, ATTN_STAGE_GRAD_SCALED);

@@ -60,6 +60,8 @@ attn_stages_available(const struct attn_config *cfg,
 		set |= BIT(ATTN_STAGE_Q_ROT) | BIT(ATTN_STAGE_K_ROT);
 	if (in->bias.data != NULL)
 		set |= BIT(ATTN_STAGE_BIAS);
+	if (in->dropout_mask.data != NULL)
+		set |= ATTN_STAGES_DROPOUT;
 	return set;
 }
 
@@ -70,8 +72,8 @@ static enum attn_status
 check_available(const struct attn_config *cfg, const struct attn_inputs *in,
     unsigned want, struct attn_error *err)
 {
-	const unsigned missing = want & ATTN_STAGES_PROJ &
-	    ~attn_stages_available(cfg, in);
+	const unsigned missing = want & (ATTN_STAGES_PROJ |
+	    ATTN_STAGES_DROPOUT) & ~attn_stages_available(cfg, in);
 	size_t n;
 
 	for (n = 0; n < ATTN_STAGE_COUNT; n++) {
@@ -84,6 +86,8 @@ check_available(const struct attn_config *cfg, const struct attn_inputs *in,
 		    s == ATTN_STAGE_Q_ROT || s == ATTN_STAGE_K_ROT ?
 		    "RoPE (rotary position embedding)" :
 		    s == ATTN_STAGE_BIAS ? "a bias: it is the bias as read" :
+		    s == ATTN_STAGE_DROPPED ? "a dropout mask: it is the "
+		    "weights after dropout" :
 		    in->proj.w_q.data != NULL ?
 		    "an output projection, W_O, in the layer" :
 		    "a projection layer (W_Q, W_K, W_V, W_O) and embeddings");

@@ -280,7 +280,9 @@ check_shapes(const struct attn_config *cfg, const struct attn_inputs *in,
 	if ((st = check_blocks("mask", &in->mask, in->mask_blocks, p,
 	    err)) != ATTN_OK ||
 	    (st = check_blocks("bias", &in->bias, in->bias_blocks, p,
-	    err)) != ATTN_OK)
+	    err)) != ATTN_OK ||
+	    (st = check_blocks("dropout mask", &in->dropout_mask,
+	    in->dropout_blocks, p, err)) != ATTN_OK)
 		return st;
 	if ((st = check_d_out(&in->d_out, p, err)) != ATTN_OK)
 		return st;
@@ -432,6 +434,27 @@ check_descales(const struct attn_problem *p, struct attn_error *err)
 	return ATTN_OK;
 }
 
+/* Dropout (attn(1), --dropout-p): p in [0, 1), read only with a mask;
+ * a row with no key has no weights of its own to drop, so --masked-rows
+ * uniform, which gives it some, is refused with one. */
+static enum attn_status
+check_dropout(const struct attn_problem *p, struct attn_error *err)
+{
+	const double dp = p->cfg->dropout_p;
+
+	if (p->in->dropout_mask.data == NULL)
+		return ATTN_OK;
+	if (!(dp >= 0.0 && dp < 1.0))
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "the dropout probability must be at least 0 and below 1");
+	if (p->cfg->masked_rows == ATTN_MASKED_UNIFORM)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "a dropout mask drops weights that a row's keys give: "
+		    "--masked-rows uniform gives a row with no key weights of "
+		    "its own");
+	return ATTN_OK;
+}
+
 /* The backward stages need dO. */
 static enum attn_status
 check_grad_wanted(const struct attn_problem *p, struct attn_error *err)
@@ -461,13 +484,16 @@ attn_problem_init(struct attn_problem *p, const struct attn_config *cfg,
 	    (st = check_varlen(&in->varlen, p, err)) != ATTN_OK)
 		return st;
 	p->scale = scale_of(cfg, p->d_k);
+	p->keep_scale = in->dropout_mask.data != NULL ? 1.0 / (1.0 -
+	    cfg->dropout_p) : 1.0;
 	p->q_pos0 = cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ? p->S : 0;
 	p->k_pos0 = cfg->align == ATTN_ALIGN_BOTTOM_RIGHT ? p->T : 0;
 	p->threads = cfg->threads != 0 ? cfg->threads : attn_cpu_count();
 	/* lse is always held: the rows with no key are read from it. */
 	p->hold = (want & ATTN_STAGES_EVERY) | ATTN_STAGE_BIT(ATTN_STAGE_LSE);
 	p->need = attn_stage_closure(p->hold);
-	if ((st = check_descales(p, err)) != ATTN_OK)
+	if ((st = check_descales(p, err)) != ATTN_OK ||
+	    (st = check_dropout(p, err)) != ATTN_OK)
 		return st;
 	return check_grad_wanted(p, err);
 }
@@ -546,6 +572,9 @@ attn_problem_head(const struct attn_problem *p, size_t b, size_t h,
 		hd->mask_row0 = input_block_row0(&in->mask, in->mask_blocks,
 		    in->batches, p->H, b, h);
 	hd->bias = v.bias;
+	if (in->dropout_mask.data != NULL)
+		hd->dropout = input_block(&in->dropout_mask,
+		    in->dropout_blocks, in->batches, p->H, p->T, b, h);
 	if (in->d_out.data != NULL)
 		hd->d_out = attn_matrix_view(&in->d_out, b * p->T, p->T,
 		    h * p->d_v, p->d_v);

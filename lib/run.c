@@ -107,6 +107,11 @@ pick(const struct attn_problem *p, enum attn_precision prec,
 		    "the %s kernel scales the float32 logits, neither q nor "
 		    "k: the order of the scale is the fp32, fp16 and bf16 "
 		    "emulations'", (*ops)->name);
+	/* a kernel that cannot compute dropped takes no dropout mask */
+	if (p->in->dropout_mask.data != NULL &&
+	    !((*ops)->stages & ATTN_STAGES_DROPOUT))
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "the %s kernel takes no dropout mask", (*ops)->name);
 	for (s = 0; s < ATTN_STAGE_COUNT; s++)
 		if ((p->hold & ATTN_STAGE_BIT(s)) &&
 		    !((*ops)->stages & ATTN_STAGE_BIT(s)))

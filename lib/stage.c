@@ -112,20 +112,25 @@ const struct attn_stage_info attn_stage_table[ATTN_STAGE_COUNT] = {
 	 * copies it): rows and cols are a T x S bias's. */
 	[ATTN_STAGE_BIAS] = { "bias", "the bias as read", "the bias's shape",
 	    ATTN_AXIS_KEY, 0, 0, 0, ATTN_AXIS_QUERY, 0, NULL, 1 },
+	/* With a dropout mask alone (attn_stages_available): the weights
+	 * output and grad_v take. */
+	[ATTN_STAGE_DROPPED] = { "dropped",
+	    "weights * dropout mask / (1 - p)", "T x S", ATTN_AXIS_KEY, 1,
+	    BIT(ATTN_STAGE_WEIGHTS), 0, ATTN_AXIS_QUERY, 0, NULL },
 };
 
 /* Adding a stage means adding its row above and its place below (and
  * its test): this fails until all are done, as ggml does for its op
  * tables.  A stage set must fit in an unsigned. */
-_Static_assert(ATTN_STAGE_COUNT == 23, "update attn_stage_table");
+_Static_assert(ATTN_STAGE_COUNT == 24, "update attn_stage_table");
 _Static_assert(ATTN_STAGE_COUNT < sizeof(unsigned) * 8,
     "stage sets are unsigned bit sets");
 
 const enum attn_stage attn_stage_order[ATTN_STAGE_COUNT] = {
 	ATTN_STAGE_Q, ATTN_STAGE_K, ATTN_STAGE_V, ATTN_STAGE_BIAS,
 	ATTN_STAGE_Q_ROT, ATTN_STAGE_K_ROT, ATTN_STAGE_SCORES, ATTN_STAGE_SCALED,
-	ATTN_STAGE_WEIGHTS, ATTN_STAGE_OUTPUT, ATTN_STAGE_PROJECTED,
-	ATTN_STAGE_LSE, ATTN_STAGE_MASK, ATTN_STAGE_ROW_MAX, ATTN_STAGE_ROW_SUM,
+	ATTN_STAGE_WEIGHTS, ATTN_STAGE_DROPPED, ATTN_STAGE_OUTPUT,
+	ATTN_STAGE_PROJECTED, ATTN_STAGE_LSE, ATTN_STAGE_MASK, ATTN_STAGE_ROW_MAX, ATTN_STAGE_ROW_SUM,
 	ATTN_STAGE_GRAD_WEIGHTS, ATTN_STAGE_DELTA, ATTN_STAGE_GRAD_SCALED,
 	ATTN_STAGE_GRAD_Q, ATTN_STAGE_GRAD_K, ATTN_STAGE_GRAD_V,
 	ATTN_STAGE_GRAD_BIAS, ATTN_STAGE_GRAD_SINKS,

@@ -65,7 +65,11 @@ attn_value_fault(unsigned flags, double x, const char *s, size_t n,
 	if (attn_value_plain(flags, x))
 		return 0;
 	attn_text_preview(p, ATTN_PREVIEW_MAX, s, n);
-	if (flags & ATTN_READ_BOOL)
+	if (flags & ATTN_READ_DROPOUT)
+		snprintf(msg, size, "non-finite number '%s' (a dropout mask "
+		    "holds booleans, or S_dmask's numbers, negative where "
+		    "dropped)", p);
+	else if (flags & ATTN_READ_BOOL)
 		snprintf(msg, size, MASK_VALUE_MSG, p);
 	else if (flags & (ATTN_READ_LAYER | ATTN_READ_SINKS |
 	    ATTN_READ_SLOPES))

@@ -36,7 +36,7 @@ attn --cu-seqlens-q d	data/
 attn --quer	--query --query-labels
 attn --query ''	
 attn --fu	--full
-attn -s ''	all bias delta grad_bias grad_k grad_q grad_scaled grad_sinks grad_v grad_weights k k_rot lse mask output projected q q_rot scaled scores v weights
+attn -s ''	all bias delta dropped grad_bias grad_k grad_q grad_scaled grad_sinks grad_v grad_weights k k_rot lse mask output projected q q_rot scaled scores v weights
 attn --stage we	weights
 attn -s scores,we	scores,weights
 attn --stage=sc	scaled scores
@@ -52,6 +52,7 @@ attn --self d	data/
 attn --proj q	q.json queries.csv
 attn --sinks d	data/
 attn --alibi-slopes d	data/
+attn --dropout-mask d	data/
 attn --rope-style ''	half interleaved
 attn --emulate ''	bf16 fp16 fp32 fp8-e4m3 fp8-e5m2
 attn --emulate fp8	fp8-e4m3 fp8-e5m2
@@ -182,6 +183,8 @@ for opt in $(cat "$work/attn-options"); do
 		val=x.csv ;;
 	--kv-layout) val='hnd --block-table x.csv' ;;
 	--key-leftpad) val=0 ;;
+	--dropout-mask) val='x.csv --dropout-p 0.5' ;;
+	--dropout-p) val='0.5 --dropout-mask x.csv' ;;
 	--mask-invert) val='--mask x.csv' ;;
 	--rope-style) val='half --rope' ;;
 	--svg) val=w.svg ;;

@@ -20,6 +20,8 @@
 #             proj    attn --proj FILE good.csv (a layer for 2 columns)
 #             sinks   attn --self good.csv --sinks FILE (one head)
 #             slopes  attn --self good.csv --alibi-slopes FILE (one head)
+#             dropout attn --self good.csv --dropout-p 0.5 --dropout-mask
+#                     FILE
 #             check   attn --self good.csv --check FILE
 #             seqlens attn --self good.csv --cu-seqlens-q FILE
 #                     --cu-seqlens-k FILE (two rows to pack)
@@ -249,6 +251,8 @@ run_file() {
 		proj)	set -- --proj "$name" good.csv ;;
 		sinks)	set -- --self good.csv --sinks "$name" ;;
 		slopes)	set -- --self good.csv --alibi-slopes "$name" ;;
+		dropout) set -- --self good.csv --dropout-p 0.5 \
+			    --dropout-mask "$name" ;;
 		check)	set -- --self good.csv --check "$name" ;;
 		seqlens) set -- --self good.csv --cu-seqlens-q "$name" \
 			    --cu-seqlens-k "$name" ;;

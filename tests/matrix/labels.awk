@@ -32,11 +32,12 @@ BEGIN {
 	split("k v k_rot grad_k grad_v", a, " ")
 	for (i in a)
 		keyrows[a[i]] = 1
-	split("q q_rot scores scaled weights output projected lse mask " \
-	    "grad_weights delta grad_scaled grad_q", a, " ")
+	split("q q_rot scores scaled weights dropped output projected lse " \
+	    "mask grad_weights delta grad_scaled grad_q", a, " ")
 	for (i in a)
 		queryrows[a[i]] = 1
-	split("scores scaled weights mask grad_weights grad_scaled", a, " ")
+	split("scores scaled weights dropped mask grad_weights grad_scaled", a,
+	    " ")
 	for (i in a)
 		keycols[a[i]] = 1
 	if (sep == "")

@@ -20,7 +20,9 @@
 #             and projected besides); --rope (q, k and v, the operands
 #             as read, besides q_rot and k_rot); --sinks;
 #             --alibi-slopes (H, or B x H), causal with --grad, and
-#             emulated; --lse-base 2
+#             emulated; --dropout-p with --dropout-mask (booleans, or
+#             S_dmask's signs, in every shape a mask broadcasts from),
+#             causal with --grad; --lse-base 2
 #             --lse-masked inf (causal, bottom-right); --emulate fp16,
 #             alone and with --grad; --emulate bf16 --emulate-order k
 #             with --softcap and --grad, and --like flash --emulate
@@ -189,6 +191,14 @@ echo '[[1], [0]]' >"$work/paged-table.json"
 echo '[0, 1, 2]' >"$work/paged-indptr.json"
 echo '[1, 0]' >"$work/paged-indices.json"
 echo '[3, 2]' >"$work/paged-last.json"
+# Dropout masks: booleans T x S for 2-D, and as S_dmask (normal numbers,
+# the negative ones dropped) B x H x T x S, B x 1 x 1 x S broadcast, and
+# 1 x H x T x S for 2-D laid out bhsd.
+echo '[[true, false], [true, true], [false, true]]' >"$work/2d-dropout.json"
+array 3d-dropout.json "2 2 2 3"
+array bhsd-dropout.json "2 2 2 3"
+array bshd-dropout.json "2 1 1 2"
+array 2dl-dropout.json "1 4 2 3"
 printf '\223NUMPY' >"$work/magic"
 printf 'PK\003\004' >"$work/zip-magic"
 
@@ -219,7 +229,9 @@ refuse() {
 # on the stages $stages: each stage alone where a stage alone is printed
 # otherwise (npy; a csv of one block has no comment line), all of them
 # at once in every format that takes several, with the statistics after
-# them, and each printer that is not a format alone.
+# them, and each printer that is not a format alone.  The page and
+# --arithmetic exit $page (0, or 64 where the variant refuses them).
+page=0
 printers() {
 	for s in $stages; do
 		add 0 npy "$s" "$@" -s "$s" -o out.npy
@@ -233,9 +245,9 @@ printers() {
 	add 0 txt - "$@" -s all -o out.txt
 	add 0 npz - "$@" -s all -o out.npz
 	add 0 npz - "$@" -s all -f npz --npy-dtype f4 -o out.npz
-	add 0 html - "$@" --stats -f html
+	add $page html - "$@" --stats -f html
 	add 0 text - "$@" --explain --stats --heatmap
-	add 0 text - "$@" --explain --arithmetic
+	add $page text - "$@" --explain --arithmetic
 	add 0 none - "$@" --stats
 	add 0 none - "$@" --stats -f csv
 	add 0 none - "$@" --stats -f json
@@ -245,7 +257,7 @@ printers() {
 	for range in max row; do
 		add 0 none - "$@" --heatmap --color-range $range
 		add 0 svg - "$@" --svg out.svg --color-range $range
-		add 0 html - "$@" -f html --color-range $range
+		add $page html - "$@" -f html --color-range $range
 	done
 	refuse "$@"
 }
@@ -301,6 +313,13 @@ for l in 2d 3d bhsd bshd 2dl; do
 	    $qkv
 	stages=$forward
 	printers $opt $labels --alibi-slopes $slopes --emulate bf16 $qkv
+	# dropout with a given mask, forward and backward (the page and
+	# --arithmetic refuse it)
+	stages="$forward dropped $backward"
+	page=64
+	printers $opt $labels --dropout-p 0.25 \
+	    --dropout-mask ../$l-dropout.json --causal --grad $dout $qkv
+	page=0
 	# a broadcast bias as read, its gradient and the sinks'
 	stages="bias $forward $backward grad_bias grad_sinks"
 	printers $opt $labels --grad $dout --bias ../$l-bias.json \

@@ -118,9 +118,12 @@ static const struct {
 	/* copied after the kernel, never in its stages or scratch
 	 * (lib/grad_reduce.c; check_grad_reduce.c counts it) */
 	[ATTN_STAGE_BIAS] = { 0, 0 },
+	/* with a dropout mask, which the fixture has not (check_dropout.c
+	 * holds the kernels to each other and to its definition) */
+	[ATTN_STAGE_DROPPED] = { B * H * T * S, T * S },
 };
 
-_Static_assert(ATTN_STAGE_COUNT == 23, "a new stage needs its sizes here");
+_Static_assert(ATTN_STAGE_COUNT == 24, "a new stage needs its sizes here");
 
 /* "weights with set 0x5": what expect_same names. */
 static const char *
@@ -418,11 +421,11 @@ END_TEST
 
 /* Both kernels compute every stage: the passes' stages from
  * lib/passes.c, grad_bias and grad_sinks from lib/grad_reduce.c, the
- * rest their own. */
+ * rest (dropped among them) their own. */
 START_TEST(kernels_have_names_and_stages)
 {
 	const unsigned every = ATTN_STAGES_ALL | ATTN_STAGES_GRAD |
-	    ATTN_STAGES_REDUCE | ATTN_STAGES_PROJ;
+	    ATTN_STAGES_REDUCE | ATTN_STAGES_PROJ | ATTN_STAGES_DROPOUT;
 
 	ck_assert_str_eq(kernel_name(KERNEL_REFERENCE), "reference");
 	ck_assert_str_eq(kernel_name(KERNEL_STREAM), "stream");

@@ -49,6 +49,8 @@ static const struct {
 	{ "projected", "T x d_out", ATTN_AXIS_MODEL },
 	/* an input as read, shaped as grad_bias is */
 	{ "bias", "the bias's shape", ATTN_AXIS_KEY },
+	/* with a dropout mask: the weights after dropout */
+	{ "dropped", "T x S", ATTN_AXIS_KEY },
 };
 
 _Static_assert(sizeof spec_stages / sizeof spec_stages[0] ==

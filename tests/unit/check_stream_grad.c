@@ -32,28 +32,12 @@
 	STAGE(GRAD_V))
 
 /* Fail unless every stage of want is held by both and is the same
- * bytes, nan or not. */
+ * bytes, nan or not (expect_stage_bytes), naming g's case. */
 static void
 expect_bytes(const struct gcase *g, const char *what, unsigned want,
     const struct attn_stages *a, const struct attn_stages *b)
 {
-	size_t s, i;
-
-	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
-		const struct attn_matrix *x = &a->stage[s], *y = &b->stage[s];
-
-		if (!(want & ATTN_STAGE_BIT(s)))
-			continue;
-		ck_assert_msg(x->data != NULL && y->data != NULL, "%s: %s not "
-		    "held", what, attn_stage_table[s].name);
-		ck_assert_uint_eq(x->rows * x->cols, y->rows * y->cols);
-		for (i = 0; i < x->rows * x->cols; i++)
-			if (memcmp(&x->data[i], &y->data[i],
-			    sizeof x->data[i]) != 0)
-				ck_abort_msg("%s, %s: %s[%zu] is %a and %a",
-				    g->c.what, what, attn_stage_table[s].name,
-				    i, x->data[i], y->data[i]);
-	}
+	expect_stage_bytes(g->c.what, what, want, a, b);
 }
 
 /* Run the streaming kernel with the loops of simd and `threads`

@@ -122,14 +122,16 @@ output_online(const struct attn_problem *p, const struct attn_head *hd,
 		for (c = 0; c < d_v; c++)
 			out[c] *= o.alpha;
 		for (j = j0; j < j1; j++) {
-			const double e = attn_exp(x[j] - o.mu);
+			/* a weight the dropout mask drops adds 0 */
+			const double e = attn_dropout_keeps(hd, i, j) ?
+			    attn_exp(x[j] - o.mu) : 0.0;
 
 			for (c = 0; c < d_v; c++)
 				out[c] = fma(e, *attn_at(&hd->v, j, c), out[c]);
 		}
 	}
 	for (c = 0; c < d_v; c++)
-		out[c] /= sum;
+		out[c] = out[c] / sum * p->keep_scale;
 	for (c = 0; c < d_v && isfinite(out[c]); c++)
 		;
 	if (c == d_v)
@@ -137,13 +139,14 @@ output_online(const struct attn_problem *p, const struct attn_head *hd,
 	for (c = 0; c < d_v; c++)
 		out[c] = 0.0;
 	for (j = 0; j < S; j++) {
-		const double w = attn_exp(x[j] - max) / sum * 0.5;
+		const double w = attn_dropout_keeps(hd, i, j) ?
+		    attn_exp(x[j] - max) / sum * 0.5 : 0.0;
 
 		for (c = 0; c < d_v; c++)
 			out[c] = fma(w, *attn_at(&hd->v, j, c), out[c]);
 	}
 	for (c = 0; c < d_v; c++) {
-		out[c] *= 2.0;
+		out[c] = out[c] * 2.0 * p->keep_scale;
 		if (!isfinite(out[c]))
 			return attn_error_output(err, p, hd, i, c);
 	}
@@ -161,6 +164,7 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 	struct attn_matrix *scores = &m[ATTN_STAGE_SCORES];
 	struct attn_matrix *scaled = &m[ATTN_STAGE_SCALED];
 	struct attn_matrix *weights = &m[ATTN_STAGE_WEIGHTS];
+	struct attn_matrix *dropped = &m[ATTN_STAGE_DROPPED];
 	struct attn_matrix *mask = &m[ATTN_STAGE_MASK];
 	struct attn_matrix *row_max = &m[ATTN_STAGE_ROW_MAX];
 	struct attn_matrix *row_sum = &m[ATTN_STAGE_ROW_SUM];
@@ -317,6 +321,16 @@ reference_head(const struct attn_problem *p, const struct attn_head *hd,
 				    scaled, i, j) - max) / sum;
 		}
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_WEIGHTS);
+	}
+
+	/* 7b. dropped = the weights through the dropout mask, scaled by
+	 * 1/(1 - p) (attn_dropped). */
+	if (attn_problem_needs(p, ATTN_STAGE_DROPPED)) {
+		for (i = 0; i < T; i++)
+			for (j = 0; j < S; j++)
+				*attn_at(dropped, i, j) = attn_dropped(p, hd, i,
+				    j, *attn_at(weights, i, j));
+		*done |= ATTN_STAGE_BIT(ATTN_STAGE_DROPPED);
 	}
 
 	/* 8. lse = row_max + log(row_sum), the sink's term included; -inf

@@ -118,7 +118,8 @@ kernel_ref_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 	nan_v = nan_rows || (attn_problem_needs(p, ATTN_STAGE_GRAD_V) &&
 	    S > 0 && p->d_v > 0 && isnan(*attn_at(dv, 0, 0)));
 
-	/* 1. grad_weights: dP = dO V^T, what each weight adds to L. */
+	/* 1. grad_weights: dP = dO V^T, what each weight adds to L (with
+	 * dropout, 0 where it is dropped, else times 1/(1 - p)). */
 	if (attn_problem_needs(p, ATTN_STAGE_GRAD_WEIGHTS)) {
 		for (i = 0; i < T; i++)
 			for (j = 0; j < S; j++) {
@@ -126,7 +127,9 @@ kernel_ref_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 
 				for (c = 0; c < p->d_v; c++)
 					dot = fma(DO(i, c), IN(v, j, c), dot);
-				*attn_at(dp, i, j) = dot;
+				/* through the dropout mask and its scale */
+				*attn_at(dp, i, j) = attn_dropped(p, hd, i, j,
+				    dot);
 			}
 		if ((st = check_finite(err, p, hd, ATTN_STAGE_GRAD_WEIGHTS, dp,
 		    NULL, 0)) != ATTN_OK)
@@ -229,14 +232,16 @@ kernel_ref_grad_head(const struct attn_problem *p, const struct attn_head *hd,
 		*done |= ATTN_STAGE_BIT(ATTN_STAGE_GRAD_K);
 	}
 
-	/* 6. grad_v adds this head's P^T dO likewise: each key's value
-	 * moves the outputs of the queries that weigh it. */
+	/* 6. grad_v adds this head's P^T dO likewise (P after dropout):
+	 * each key's value moves the outputs of the queries that weigh
+	 * it. */
 	if (attn_problem_needs(p, ATTN_STAGE_GRAD_V)) {
 		for (j = 0; j < S; j++) {
 			for (c = 0; c < p->d_v; c++)
 				acc[c] = 0.0;
 			for (i = 0; i < T; i++) {
-				const double w = *attn_at(weights, i, j);
+				const double w = attn_dropped(p, hd, i, j,
+				    *attn_at(weights, i, j));
 
 				if (w == 0.0)
 					continue;

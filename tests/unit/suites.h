@@ -55,5 +55,6 @@ Suite *varlen_suite(void);
 Suite *paged_suite(void);
 Suite *memory_suite(void);
 Suite *threads_suite(void);
+Suite *dropout_suite(void);
 
 #endif

@@ -154,6 +154,29 @@ expect_same(const char *what, const struct attn_matrix *a,
 		}
 }
 
+void
+expect_stage_bytes(const char *what, const char *how, unsigned want,
+    const struct attn_stages *a, const struct attn_stages *b)
+{
+	size_t s, i;
+
+	for (s = 0; s < ATTN_STAGE_COUNT; s++) {
+		const struct attn_matrix *x = &a->stage[s], *y = &b->stage[s];
+
+		if (!(want & ATTN_STAGE_BIT(s)))
+			continue;
+		ck_assert_msg(x->data != NULL && y->data != NULL, "%s, %s: %s "
+		    "not held", what, how, attn_stage_table[s].name);
+		ck_assert_uint_eq(x->rows * x->cols, y->rows * y->cols);
+		for (i = 0; i < x->rows * x->cols; i++)
+			if (memcmp(&x->data[i], &y->data[i],
+			    sizeof x->data[i]) != 0)
+				ck_abort_msg("%s, %s: %s[%zu] is %a and %a",
+				    what, how, attn_stage_table[s].name, i,
+				    x->data[i], y->data[i]);
+	}
+}
+
 double
 stage_at(const struct attn_stages *st, enum attn_stage s, size_t i, size_t j)
 {

@@ -123,6 +123,11 @@ void expect_same_error(const struct attn_config *cfg,
 void expect_same(const char *what, const struct attn_matrix *a,
     const struct attn_matrix *b);
 
+/* Fail unless every stage of want is held by a and b and is the same
+ * bytes in both, nan or not, naming the case and how it ran. */
+void expect_stage_bytes(const char *what, const char *how, unsigned want,
+    const struct attn_stages *a, const struct attn_stages *b);
+
 /* Element (i, j) of stage s, which must be held. */
 double stage_at(const struct attn_stages *st, enum attn_stage s, size_t i,
     size_t j);
