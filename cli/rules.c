@@ -187,15 +187,15 @@ rules_check(const struct options *o, const struct given *g,
 /*
  * Dropout (attn(1), --dropout-p): a mask given and the probability it
  * was drawn with, both or neither, since attn draws no random mask; the
- * weights it drops are a row's keys', and the double kernel's alone: the
- * page, --arithmetic and --emulate do not drop them.
+ * weights it drops are a row's keys'; the page and --arithmetic do not
+ * drop them, and FlashAttention 3's fp8 kernels, which --emulate fp8-*
+ * follows, have no dropout.
  */
 static enum attn_status
 check_dropout(const struct options *o, struct attn_error *err)
 {
 	const char *without = o->format == OUT_HTML ? "-f html" :
-	    o->arithmetic ? "--arithmetic" : o->emulate != ATTN_PREC_FP64 ?
-	    "--emulate" : NULL;
+	    o->arithmetic ? "--arithmetic" : NULL;
 
 	if (o->dropout_mask == NULL && !o->dropout_p_given)
 		return ATTN_OK;
@@ -213,6 +213,12 @@ check_dropout(const struct options *o, struct attn_error *err)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0, "%s "
 		    "does not drop weights: leave out %s, or the dropout "
 		    "options", without, without);
+	if (o->emulate == ATTN_PREC_FP8_E4M3 ||
+	    o->emulate == ATTN_PREC_FP8_E5M2)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "--emulate %s follows FlashAttention 3's fp8 forward pass, "
+		    "which has no dropout: emulate dropout with --emulate bf16, "
+		    "fp16 or fp32", words_emulate[o->emulate - 1]);
 	return ATTN_OK;
 }
 

@@ -60,6 +60,20 @@
  *	        taken back in each query head, before the sum over h (the
  *	        reference scales K after repeating it for the heads)
  *
+ * With a dropout mask (keep 1 or 0), as attention_ref applies it: the
+ * weights are masked, not scaled, and V is scaled instead, in F, by R =
+ * A(1/(1 - p)) (its "v * dropout_scaling"):
+ *
+ *	v            = F(A(v * R))              after v is rounded to F
+ *	output       = F(sum_j A(weights keep v))
+ *	dropped      = F(A(weights * R)) where kept, else 0 (the stage only)
+ *	grad_weights = F(sum_c A(dO v)) where kept, else 0
+ *	grad_v       = F(sum_h A(F(A(F(sum_i A(weights keep dO)) * R))))
+ *
+ * (the mul's backward in each query head before the heads' sum); delta
+ * and grad_scaled then follow as above.  Without a mask R is 1 and keep
+ * 1, which changes no bit.
+ *
  * In the FP8 formats (OCP E4M3 and E5M2), FlashAttention 3's fp8 forward
  * pass, which takes Q, K and V in the format and keeps the rest wider:
  * q, k, v are rounded to F, but every step between is rounded to A
@@ -143,6 +157,7 @@ struct emu {
 	size_t row_tasks;	/* tasks a head: blocks of LANES rows */
 	size_t key_tasks;	/* backward tasks a head: blocks of keys */
 	float scale, cap;	/* A(scale), A(softcap) */
+	float keep;		/* R = A(1/(1 - p)) with a dropout mask, else 1 */
 	int grad;		/* a backward stage is held */
 	float *kf, *vf;		/* F(K), F(V): B G blocks, S x d_k, S x d_v */
 	float *ks;		/* with scale_k, F(A(F(K) scale)), as kf */
@@ -663,6 +678,30 @@ softmax(const struct emu *e, const struct attn_head *hd, struct work *w,
 	put_rows(e, ATTN_STAGE_WEIGHTS, hd, w->x, i0, rows, S);
 }
 
+/* The weights in w->x with the dropout mask applied into w->y (what the
+ * output sums; w->y is free between the logits and the backward), and
+ * the stage dropped, F(A(weights * R)) where kept, when held. */
+static void
+dropout_rows(const struct emu *e, const struct attn_head *hd,
+    struct work *w, size_t i0, size_t rows)
+{
+	const size_t S = e->p->S;
+	struct attn_matrix m;
+	size_t j, l;
+
+	for (j = 0; j < S; j++)
+		for (l = 0; l < LANES; l++)
+			w->y[j * LANES + l] = l < rows && attn_dropout_keeps(hd,
+			    i0 + l, j) ? w->x[j * LANES + l] : 0.0f;
+	if (!held(e, ATTN_STAGE_DROPPED, hd, &m))
+		return;
+	for (l = 0; l < rows; l++)
+		for (j = 0; j < S; j++)
+			*attn_at(&m, i0 + l, j) = attn_dropout_keeps(hd, i0 + l,
+			    j) ? attn_round((double)(w->x[j * LANES + l] *
+			    e->keep), e->pf) : 0.0;
+}
+
 /* ------------------------------------------------------------ backward */
 
 /* Rows [i0, i0 + rows) of head hd's backward, after its forward (the
@@ -685,8 +724,10 @@ backward_rows(const struct emu *e, const struct attn_head *hd,
 			    *attn_at(&hd->d_out, i0 + l, c)) : 0.0f;
 	round_f(e, w->dot, p->d_v * LANES);
 	for (l = 0; l < rows; l++) {
+		/* grad_v's weights: after the dropout mask */
 		for (j = 0; j < S; j++)
-			e->pw[(i0 + l) * e->sp + j] = w->x[j * LANES + l];
+			e->pw[(i0 + l) * e->sp + j] = attn_dropout_keeps(hd,
+			    i0 + l, j) ? w->x[j * LANES + l] : 0.0f;
 		for (c = 0; c < p->d_k; c++)
 			e->qs[(i0 + l) * p->d_k + c] = w->st[c * LANES + l];
 		for (c = 0; c < p->d_v; c++)
@@ -695,6 +736,11 @@ backward_rows(const struct emu *e, const struct attn_head *hd,
 	/* dP, delta, dS */
 	tile_dot(e, w->dot, p->d_v, vf, S, w->y);
 	round_f(e, w->y, n);
+	/* the dropout mask's backward: 0 where it drops */
+	for (j = 0; hd->dropout.data != NULL && j < S; j++)
+		for (l = 0; l < rows; l++)
+			if (!attn_dropout_keeps(hd, i0 + l, j))
+				w->y[j * LANES + l] = 0.0f;
 	put_rows(e, ATTN_STAGE_GRAD_WEIGHTS, hd, w->y, i0, rows, S);
 	rows_dot(w->dot, w->acc, p->d_v, w->dl);
 	if (held(e, ATTN_STAGE_DELTA, hd, &m))
@@ -760,6 +806,11 @@ backward_keys(const struct emu *e, const struct attn_head *hd,
 		all_mul(w->acc, e->scale, d * LANES);
 		round_f(e, w->acc, d * LANES);
 	}
+	/* back through v * R, in each query head */
+	if (st == ATTN_STAGE_GRAD_V && p->in->dropout_mask.data != NULL) {
+		all_mul(w->acc, e->keep, d * LANES);
+		round_f(e, w->acc, d * LANES);
+	}
 	for (l = 0; l < keys; l++)
 		for (c = 0; c < d; c++)
 			s[(j0 + l) * d + c] += w->acc[c * LANES + l];
@@ -806,8 +857,11 @@ row_task(void *ctx, size_t worker, size_t t)
 	if (w->lg != NULL)
 		memcpy(w->lg, w->x, p->S * LANES * sizeof *w->lg);
 	softmax(e, &hd, w, i0, rows);
+	if (hd.dropout.data != NULL)
+		dropout_rows(e, &hd, w, i0, rows);
 	if (e->grad || (p->hold & ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT))) {
-		tile_mix(e, w->x, LANES, p->S, vf, p->d_v, p->d_v, w->acc);
+		tile_mix(e, hd.dropout.data != NULL ? w->y : w->x, LANES, p->S,
+		    vf, p->d_v, p->d_v, w->acc);
 		if (p->in->descale_v.data != NULL)
 			all_mul(w->acc, (float)attn_descale(&p->in->descale_v,
 			    hd.b, hd.g), p->d_v * LANES);
@@ -1052,6 +1106,11 @@ load_kv(struct emu *e)
 				all_mul(ks, e->scale, p->S * p->d_k);
 				round_f(e, ks, p->S * p->d_k);
 			}
+			/* attention_ref's v * dropout_scaling */
+			if (p->in->dropout_mask.data != NULL) {
+				all_mul(vf, e->keep, p->S * p->d_v);
+				round_to(e, vf, p->S * p->d_v, e->prec);
+			}
 		}
 }
 
@@ -1106,6 +1165,7 @@ emulate_run(const struct attn_problem *p, enum attn_precision prec,
 	e.key_tasks = (p->S + LANES - 1) / LANES;
 	e.scale = (float)p->scale;
 	e.cap = p->cfg->softcap > 0.0 ? (float)p->cfg->softcap : 0.0f;
+	e.keep = (float)p->keep_scale;
 	e.grad = grad_of(p);
 	e.workers = z.workers;
 	e.what = progress_what(prec, e.grad);
@@ -1130,7 +1190,8 @@ emulate_run(const struct attn_problem *p, enum attn_precision prec,
 		pool(&e, e.row_tasks, row_task);
 		pool(&e, e.key_tasks, key_task);
 	}
-	out->computed |= p->hold & (ATTN_STAGES_ALL | ATTN_STAGES_GRAD);
+	out->computed |= p->hold & (ATTN_STAGES_ALL | ATTN_STAGES_GRAD |
+	    ATTN_STAGES_DROPOUT);
 	emulate_free(&e, &z);
 	return ATTN_OK;
 }
@@ -1170,7 +1231,7 @@ run_e5m2(const struct attn_problem *p, struct attn_stages *out,
 	return emulate_run(p, ATTN_PREC_FP8_E5M2, out, err);
 }
 
-#define EMULATED (ATTN_STAGES_ALL | ATTN_STAGES_GRAD)
+#define EMULATED (ATTN_STAGES_ALL | ATTN_STAGES_GRAD | ATTN_STAGES_DROPOUT)
 
 static const struct attn_kernel_ops emulate_ops[] = {
 	[ATTN_PREC_FP32] = { "emulated fp32", EMULATED, emulate_plan,
@@ -1179,7 +1240,8 @@ static const struct attn_kernel_ops emulate_ops[] = {
 	    run_fp16 },
 	[ATTN_PREC_BF16] = { "emulated bf16", EMULATED, emulate_plan,
 	    run_bf16 },
-	/* forward only, as FlashAttention 3's fp8 kernels are */
+	/* forward only and without dropout, as FlashAttention 3's fp8
+	 * kernels are */
 	[ATTN_PREC_FP8_E4M3] = { "emulated fp8-e4m3", ATTN_STAGES_ALL,
 	    emulate_plan, run_e4m3 },
 	[ATTN_PREC_FP8_E5M2] = { "emulated fp8-e5m2", ATTN_STAGES_ALL,

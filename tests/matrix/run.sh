@@ -22,7 +22,8 @@
 #             --alibi-slopes (H, or B x H), causal with --grad, and
 #             emulated; --dropout-p with --dropout-mask (booleans, or
 #             S_dmask's signs, in every shape a mask broadcasts from),
-#             causal with --grad; --lse-base 2
+#             causal with --grad, and emulated in bf16 with --grad;
+#             --lse-base 2
 #             --lse-masked inf (causal, bottom-right); --emulate fp16,
 #             alone and with --grad; --emulate bf16 --emulate-order k
 #             with --softcap and --grad, and --like flash --emulate
@@ -319,7 +320,12 @@ for l in 2d 3d bhsd bshd 2dl; do
 	page=64
 	printers $opt $labels --dropout-p 0.25 \
 	    --dropout-mask ../$l-dropout.json --causal --grad $dout $qkv
+	printers $opt $labels --dropout-p 0.25 \
+	    --dropout-mask ../$l-dropout.json --emulate bf16 --grad $dout $qkv
 	page=0
+	# FlashAttention 3's fp8 forward has no dropout
+	add 64 none - $opt --dropout-p 0.25 --dropout-mask ../$l-dropout.json \
+	    --emulate fp8-e4m3 $qkv
 	# a broadcast bias as read, its gradient and the sinks'
 	stages="bias $forward $backward grad_bias grad_sinks"
 	printers $opt $labels --grad $dout --bias ../$l-bias.json \

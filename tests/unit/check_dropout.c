@@ -12,7 +12,8 @@
  * likewise, output and grad_v the dropped weights times V and dO
  * (summed here in long double), and a mask that keeps everything at p =
  * 0 changes no byte.  PyTorch's autograd with the same mask is the CLI
- * case dropout-is-torch-autograd-with-the-same-mask.
+ * case dropout-is-torch-autograd-with-the-same-mask; the emulation's
+ * dropout is held to its oracle in check_emulate.c.
  *
  * Dims: B batches, H query heads, G KV heads, T query rows, S keys, d_k
  * and d_v columns per head.
@@ -269,7 +270,8 @@ KERNEL_TEST(keeping_everything_at_p_0_changes_nothing, EVERY)
 
 /* What dropout refuses, as attn_run's errors: p outside [0, 1), a
  * mask whose blocks do not fit the scores, --masked-rows uniform,
- * dropped without a mask, and the emulation, which takes none. */
+ * dropped without a mask, and the FP8 emulation (FlashAttention 3's fp8
+ * kernels have no dropout). */
 START_TEST(dropout_refuses_what_it_cannot_mean)
 {
 	struct attn_stages st;
@@ -295,9 +297,9 @@ START_TEST(dropout_refuses_what_it_cannot_mean)
 	    ATTN_ERR_USAGE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "--masked-rows uniform"));
 	ck_assert_int_eq(attn_emulate(&g.c.cfg, &g.in,
-	    ATTN_STAGES_ALL, ATTN_PREC_BF16, &st, &err), ATTN_ERR_USAGE);
-	ck_assert_str_eq(err.msg, "the emulated bf16 kernel takes no dropout "
-	    "mask");
+	    ATTN_STAGES_ALL, ATTN_PREC_FP8_E4M3, &st, &err), ATTN_ERR_USAGE);
+	ck_assert_str_eq(err.msg, "the emulated fp8-e4m3 kernel takes no "
+	    "dropout mask");
 	g.in.dropout_blocks = 2 * g.c.B * g.c.H + 1;
 	ck_assert_int_eq(attn_run(&g.c.cfg, &g.in, EVERY, &st, &err),
 	    ATTN_ERR_DATA);

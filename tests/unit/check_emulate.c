@@ -219,7 +219,7 @@ END_TEST
  * plain, 1 causal with a mask, 2 bias and ALiBi, 3 softcap, 4 GQA with
  * batches. */
 struct problem {
-	struct attn_matrix q, k, v, mask, bias, d_out, sinks;
+	struct attn_matrix q, k, v, mask, bias, d_out, sinks, dropout;
 	struct attn_inputs in;
 	struct attn_config cfg;
 };
@@ -273,6 +273,7 @@ problem_free(struct problem *pb)
 	attn_matrix_free(&pb->bias);
 	attn_matrix_free(&pb->d_out);
 	attn_matrix_free(&pb->sinks);
+	attn_matrix_free(&pb->dropout);
 }
 
 static void
@@ -647,18 +648,21 @@ END_TEST
  * The variants the fast emulation must compute as its oracle
  * (emulate_ref.c) does, bit for bit: T = 21 and S = 19 rows (no whole
  * number of the emulation's 16 lanes or 4-key tiles), d_k 12, d_v 10.
+ * V_DROPOUT is V_ALL's GQA and softcap with a dropout mask of a block
+ * per batch and head, p = 0.3, and no bias or sinks.
  */
 enum {
 	V_PLAIN, V_MASK, V_WINDOW, V_BIAS, V_SOFTCAP, V_SINKS, V_GQA,
 	V_EMPTY_ZERO, V_EMPTY_NAN, V_EMPTY_UNIFORM, V_OVERFLOW, V_ALL,
 	V_ALL_K,	/* V_ALL with the scale on k (--emulate-order k) */
-	V_COUNT
+	V_DROPOUT, V_COUNT
 };
 
 static void
 vproblem_make(struct problem *pb, int variant)
 {
-	const int all = variant == V_ALL || variant == V_ALL_K;
+	const int all = variant == V_ALL || variant == V_ALL_K ||
+	    variant == V_DROPOUT;
 	const size_t B = variant == V_GQA || all ? 2 : 1;
 	const size_t H = variant == V_GQA || all ? 4 : variant == V_BIAS ||
 	    variant == V_SINKS ? 2 : 1;
@@ -699,7 +703,15 @@ vproblem_make(struct problem *pb, int variant)
 		pb->cfg.window_left = 3;
 		pb->cfg.window_right = 2;
 	}
-	if (variant == V_BIAS || all) {
+	if (variant == V_DROPOUT) {
+		pb->dropout = matrix_random(&rng, B * H * T, S, 0, 1);
+		for (i = 0; i < B * H * T * S; i++)
+			pb->dropout.data[i] = pb->dropout.data[i] >= 0.25;
+		pb->in.dropout_mask = pb->dropout;
+		pb->in.dropout_blocks = B * H;
+		pb->cfg.dropout_p = 0.3;
+	}
+	if (variant == V_BIAS || variant == V_ALL) {
 		pb->cfg.alibi = 1;
 		pb->bias = matrix_random(&rng, T, S, -2, 2);
 		for (i = 0; i < T * S; i += 7)
@@ -709,7 +721,7 @@ vproblem_make(struct problem *pb, int variant)
 	}
 	if (variant == V_SOFTCAP || all)
 		pb->cfg.softcap = 2.5;
-	if (variant == V_SINKS || all) {
+	if (variant == V_SINKS || variant == V_ALL) {
 		pb->sinks = matrix_random(&rng, 1, H, -1, 3);
 		pb->in.sinks = pb->sinks;
 	}
@@ -763,7 +775,7 @@ START_TEST(the_emulation_is_its_oracle_bit_for_bit)
 {
 	const int variant = _i / 5;
 	const enum attn_precision prec = (enum attn_precision)(_i % 5 + 1);
-	const unsigned every = ATTN_STAGES_ALL | (prec >= ATTN_PREC_FP8_E4M3 ?
+	unsigned every = ATTN_STAGES_ALL | (prec >= ATTN_PREC_FP8_E4M3 ?
 	    0u : ATTN_STAGES_GRAD);
 	static const size_t threads[] = { 1, 3, 2 };
 	static const enum attn_isa isa[] = {
@@ -786,6 +798,17 @@ START_TEST(the_emulation_is_its_oracle_bit_for_bit)
 		problem_free(&pb);
 		return;
 	}
+	if (variant == V_DROPOUT && prec >= ATTN_PREC_FP8_E4M3) {
+		/* FlashAttention 3's fp8 kernels have no dropout */
+		ck_assert_int_eq(attn_emulate(&pb.cfg, &pb.in, ATTN_STAGES_ALL,
+		    prec, &fast, &err), ATTN_ERR_USAGE);
+		ck_assert_msg(strstr(err.msg, "takes no dropout mask") != NULL,
+		    "%s", err.msg);
+		problem_free(&pb);
+		return;
+	}
+	if (variant == V_DROPOUT)
+		every |= ATTN_STAGES_DROPOUT;
 	ck_assert_msg(emulate_ref(&pb.cfg, &pb.in, every, prec, &ref, &err) ==
 	    ATTN_OK, "oracle: %s", err.msg);
 	for (t = 0; t < 3; t++) {

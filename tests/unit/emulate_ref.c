@@ -72,8 +72,9 @@ block(size_t rows, size_t cols)
 
 /* grad_k or grad_v (stage s, d columns): this head's sum over queries of
  * a (T x S) times b (T x d), times *sc where sc is not NULL (grad_k
- * with the scale on k), added to the KV head's float32 sums acc; the last head of
- * the KV head stores them. */
+ * with the scale on k; grad_v with dropout's R, 1 without a mask),
+ * added to the KV head's float32 sums acc; the last head of the KV head
+ * stores them. */
 static void
 key_sums(const struct ref *r, const struct attn_head *hd, enum attn_stage s,
     const double *a, const double *b, size_t d, const double *sc,
@@ -106,11 +107,14 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 	const double sc = A(p->scale);
 	const double cap = p->cfg->softcap > 0.0 ? A(p->cfg->softcap) : 0.0;
 	const double sink = hd->sink == -INFINITY ? -INFINITY : F(r, hd->sink);
+	/* dropout: R = A(1/(1 - p)), V scaled by it (1 without a mask) */
+	const double R = A(p->keep_scale);
 	double *q = block(T, dk), *qs = block(T, dk), *k = block(S, dk);
 	double *ks = block(S, dk);
 	double *v = block(S, dv), *x = block(T, S), *t = block(T, S);
 	double *lg = block(T, S), *w = block(T, S), *m = block(T, 1);
 	double *dO = block(T, dv), *dx = block(T, S), *out = block(T, dv);
+	double *wk = block(T, S);	/* the weights after the mask */
 	size_t i, j, c;
 
 #define AT(a, n, i, j) (a)[(i) * (n) + (j)]
@@ -129,7 +133,8 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 			    c) * sc)) : AT(k, dk, j, c);
 		}
 		for (c = 0; c < dv; c++)
-			AT(v, dv, j, c) = I(r, *attn_at(&hd->v, j, c));
+			AT(v, dv, j, c) = I(r, A(I(r, *attn_at(&hd->v, j, c)) *
+			    R));
 	}
 
 	/* the logits */
@@ -200,13 +205,19 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 		put(r, ATTN_STAGE_ROW_MAX, hd, i, 0, mx);
 		put(r, ATTN_STAGE_ROW_SUM, hd, i, 0, sum);
 		put(r, ATTN_STAGE_LSE, hd, i, 0, lse);
-		for (j = 0; j < S; j++)
+		for (j = 0; j < S; j++) {
+			const int kept = attn_dropout_keeps(hd, i, j);
+
 			put(r, ATTN_STAGE_WEIGHTS, hd, i, j, AT(w, S, i, j));
+			AT(wk, S, i, j) = kept ? AT(w, S, i, j) : 0.0;
+			put(r, ATTN_STAGE_DROPPED, hd, i, j, kept ? attn_round(
+			    A(AT(w, S, i, j) * R), r->pf) : 0.0);
+		}
 		for (c = 0; c < dv; c++) {
 			double o = 0.0;
 
 			for (j = 0; j < S; j++)
-				o = fma_a(AT(w, S, i, j), AT(v, dv, j, c), o);
+				o = fma_a(AT(wk, S, i, j), AT(v, dv, j, c), o);
 			if (p->in->descale_v.data != NULL)
 				o = A(o * A(attn_descale(&p->in->descale_v,
 				    hd->b, hd->g)));
@@ -230,7 +241,7 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 
 			for (c = 0; c < dv; c++)
 				s = fma_a(AT(dO, dv, i, c), AT(v, dv, j, c), s);
-			dp[j] = F(r, s);
+			dp[j] = attn_dropout_keeps(hd, i, j) ? F(r, s) : 0.0;
 			put(r, ATTN_STAGE_GRAD_WEIGHTS, hd, i, j, dp[j]);
 		}
 		for (c = 0; c < dv; c++)
@@ -269,7 +280,7 @@ ref_head(const struct ref *r, const struct attn_head *hd, double *ak,
 	}
 	key_sums(r, hd, ATTN_STAGE_GRAD_K, dx, qs, dk, r->scale_k ? &sc : NULL,
 	    ak, last);
-	key_sums(r, hd, ATTN_STAGE_GRAD_V, w, dO, dv, NULL, av, last);
+	key_sums(r, hd, ATTN_STAGE_GRAD_V, wk, dO, dv, &R, av, last);
 #undef AT
 done:
 	free(q);
@@ -285,6 +296,7 @@ done:
 	free(dO);
 	free(dx);
 	free(out);
+	free(wk);
 }
 
 enum attn_status

@@ -22,7 +22,10 @@
 #   keep_b11s.json B x 1 x 1 x S booleans, broadcast over heads and
 #                 queries
 #
-# and causal masking aligned bottom-right with keep.json.  Each
+# and causal masking aligned bottom-right with keep.json; then
+# attention_ref in float32 (want_fp32.json), checked against the
+# emulated fp32 baseline under the same dropout, and the same with dv
+# not scaled by 1/(1 - p) (want_fp32_dv_unscaled.json), which fails.  Each
 # want_NAME.json is a JSON object of arrays keyed as --check reads them
 # (FlashAttention's out, softmax_lse, dq, dk, dv; attn's dropped, the
 # weights after dropout, attention_drop / (1 - p)).  Everything in
@@ -59,11 +62,11 @@ def save(name, x):
         f.write("\n")
 
 
-def run(mask, causal=False):
-    """attention_ref's stages, and autograd's dq, dk, dv."""
-    qq = q.clone().requires_grad_()
-    kk = k.clone().requires_grad_()
-    vv = v.clone().requires_grad_()
+def run(mask, causal=False, dtype=torch.float64, scale_dv=True):
+    """attention_ref's stages, and autograd's dq, dk, dv, in dtype."""
+    qq = q.to(dtype).clone().requires_grad_()
+    kk = k.to(dtype).clone().requires_grad_()
+    vv = v.to(dtype).clone().requires_grad_()
     ke = kk.repeat_interleave(H // G, dim=1)
     ve = vv.repeat_interleave(H // G, dim=1)
     scores = qq @ ke.transpose(-1, -2) / math.sqrt(D)
@@ -74,10 +77,11 @@ def run(mask, causal=False):
     attention = torch.softmax(scores, dim=-1)
     attention_drop = attention.masked_fill(~mask, 0.0)
     out = attention_drop @ (ve * (1.0 / (1 - P)))
-    (out * do).sum().backward()
+    (out * do.to(dtype)).sum().backward()
+    dv = vv.grad if scale_dv else vv.grad * (1 - P)
     return {"out": out.detach().tolist(), "softmax_lse": lse.detach().tolist(),
             "dq": qq.grad.tolist(), "dk": kk.grad.tolist(),
-            "dv": vv.grad.tolist(),
+            "dv": dv.tolist(),
             "dropped": (attention_drop.detach() / (1 - P)).tolist()}, \
         attention.detach()
 
@@ -104,3 +108,7 @@ s_dmask[0, 0, 0, 0] = 0.0
 save("s_dmask.json", s_dmask)
 want("b11s", run(keep_b11s)[0])
 want("causal", run(keep, causal=True)[0])
+# attention_ref in float32 (upcast=False), a kernel's precision, for
+# --emulate fp32; and the same with dv not scaled by 1/(1 - p), a bug
+want("fp32", run(keep, dtype=torch.float32)[0])
+want("fp32_dv_unscaled", run(keep, dtype=torch.float32, scale_dv=False)[0])
