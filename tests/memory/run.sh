@@ -5,7 +5,7 @@
 #            nodes, JSON Lines, wide, tall and labelled text, a header, a
 #            bundle, a NumPy print, .npy of float16 and float64), and for the
 #            stages and the output (a .npz archive too, with what libzip
-#            holds while it makes it), the least
+#            holds while it makes it; a dropout mask and dropped), the least
 #            ATTN_MAX_MEMORY that attn accepts is at least the heap it
 #            takes at its peak when it runs, as peak.c (LD_PRELOAD)
 #            counts it: the charges bound the real peak.
@@ -97,7 +97,7 @@ setup() {
 	npy-*) f=$f.npy ;;
 	*) f=$f.csv ;;
 	esac
-	case $1 in stages|output|stream|npz) ;;
+	case $1 in stages|output|stream|npz|dropout) ;;
 	*) [ -f "$f" ] || mk "$1" "$2" >"$f" ;;
 	esac
 	printf '1\n' >"$work/one.csv"
@@ -112,7 +112,7 @@ setup() {
 	json-labels) set -- "$f" -s lse ;;
 	json-layer) mk csv-row "$2" >"$work/x.$2.csv"
 		set -- --proj "$f" "$work/x.$2.csv" -s lse ;;
-	stages|output|stream|npz) f=$work/csv-column.$2.csv
+	stages|output|stream|npz|dropout) f=$work/csv-column.$2.csv
 		[ -f "$f" ] || mk csv-column "$2" >"$f" ;;
 	csv-matrix) printf '1,0,0,0,0,0,0,1\n' >"$work/q8.csv" ;;
 	esac
@@ -126,6 +126,12 @@ setup() {
 	# two T x S stages in one .npz: their .npy bytes, and the archive
 	# libzip makes of them in memory
 	npz) set -- --self "$f" -s scores,weights -f npz ;;
+	# a T x S dropout mask read, and the weights after it held
+	dropout) awk -v n="$2" 'BEGIN { for (i = 0; i < n; i++)
+	    for (j = 0; j < n; j++) printf "%d%s", (i + j) % 3 != 0,
+	    j + 1 < n ? "," : "\n" }' >"$work/dropout.$2.csv"
+		set -- --self "$f" --dropout-p 0.5 --dropout-mask \
+		    "$work/dropout.$2.csv" -s dropped -f csv ;;
 	csv-matrix) set -- "$work/q8.csv" "$f" "$f" -s output ;;
 	esac
 	args=$*
@@ -171,7 +177,8 @@ heap_part() {
 	    json-layer:8000 jsonl-column:25000 \
 	    csv-row:50000 csv-column:50000 csv-labels:25000 \
 	    csv-header:25000 text-row:25000 text-repr:50000 npy-f2:50000 \
-	    npy-f8:50000 stages:300 output:300 npz:300 csv-matrix:5000; do
+	    npy-f8:50000 stages:300 output:300 npz:300 csv-matrix:5000 \
+	    dropout:300; do
 		setup "${shape%:*}" "${shape#*:}"
 		least=$(least_limit)
 		peak=$(heap_peak "$least")
