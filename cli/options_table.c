@@ -177,7 +177,8 @@ static const struct option_row rows[] = {
 	{ "dropout-p", 0, "P", "dropout's probability, 0 <= P < 1: kept\n"
 	    "weights scaled by 1/(1-P) (with --dropout-mask)",
 	    NULL, set_dropout_p, 0 },
-	{ "dropout-mask", 0, "FILE", "dropout's keep-mask, broadcast as --mask:\n"
+	{ "dropout-mask", 0, "FILE",
+	    "dropout's keep-mask, broadcast as --mask:\n"
 	    "booleans, or FlashAttention's S_dmask (< 0 dropped)",
 	    NULL, NULL, FIELD(dropout_mask) },
 	{ "window", 0, "L,R", "query i sees keys i+offset-L .. i+offset+R",

@@ -217,8 +217,8 @@ check_dropout(const struct options *o, struct attn_error *err)
 	    o->emulate == ATTN_PREC_FP8_E5M2)
 		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
 		    "--emulate %s follows FlashAttention 3's fp8 forward pass, "
-		    "which has no dropout: emulate dropout with --emulate bf16, "
-		    "fp16 or fp32", words_emulate[o->emulate - 1]);
+		    "which has no dropout: emulate dropout with --emulate "
+		    "bf16, fp16 or fp32", words_emulate[o->emulate - 1]);
 	return ATTN_OK;
 }
 

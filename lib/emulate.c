@@ -157,7 +157,8 @@ struct emu {
 	size_t row_tasks;	/* tasks a head: blocks of LANES rows */
 	size_t key_tasks;	/* backward tasks a head: blocks of keys */
 	float scale, cap;	/* A(scale), A(softcap) */
-	float keep;		/* R = A(1/(1 - p)) with a dropout mask, else 1 */
+	float keep;		/* R = A(1/(1 - p)) with a dropout mask,
+				 * else 1 */
 	int grad;		/* a backward stage is held */
 	float *kf, *vf;		/* F(K), F(V): B G blocks, S x d_k, S x d_v */
 	float *ks;		/* with scale_k, F(A(F(K) scale)), as kf */

@@ -297,8 +297,9 @@ row_dropped(const struct stream *s, const struct attn_head *hd,
 }
 
 /* Write output, lse, row_max and row_sum of the task's rows, and its
- * weights (and dropped) when they are held.  A row whose output overflowed is flagged
- * ROW_BIG, for task_rescue; returns whether there is one. */
+ * weights and dropped when they are held.  A row whose output
+ * overflowed is flagged ROW_BIG, for task_rescue; returns whether there
+ * is one. */
 static int
 rows_finish(const struct stream *s, const struct attn_head *hd,
     struct workspace *w, const struct attn_matrix *m, size_t br,

@@ -482,9 +482,10 @@ abs_max(const struct attn_matrix *m)
 }
 
 /* Whether some dP of the task's heads could overflow: d_v max|dO|
- * max|V| (times 1/(1 - p) under dropout) reaches DBL_MAX / 2 (or a nan makes the bound nan).  Asked
- * only of a tile the masks leave nothing of, and answered once a task:
- * a run with no such tile never reads dO or V for it. */
+ * max|V| (times 1/(1 - p) under dropout) reaches DBL_MAX / 2 (or a nan
+ * makes the bound nan).  Asked only of a tile the masks leave nothing
+ * of, and answered once a task: a run with no such tile never reads dO
+ * or V for it. */
 static int
 task_checked(const struct grad *g, struct grad_ws *w)
 {
@@ -527,8 +528,9 @@ rows_special(const struct grad *g, const struct head_view *h, size_t i0,
 /*
  * A tile element by element, with the rules of the forward pass
  * (internal.h) and lib/grad.c: from the raw scores in st and dO V^T in
- * dpt, the weights after dropout into pt, dP into dpt and, when dS is needed, dS into dpt and g into
- * st; the held T x S stages written; overflow noted.
+ * dpt, the weights after dropout into pt, dP into dpt and, when dS is
+ * needed, dS into dpt and g into st; the held T x S stages written;
+ * overflow noted.
  */
 static void
 tile_elements(const struct grad *g, struct grad_ws *w,

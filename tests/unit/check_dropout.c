@@ -128,6 +128,99 @@ START_TEST(dropout_gives_the_reference_kernels_bytes)
 }
 END_TEST
 
+/* Row i of the dropout mask m of g for batch b and head h: S keep
+ * values, a block per batch and head, per batch, or one for all, each
+ * of T rows or one. */
+static const double *
+mask_row(const struct gcase *g, const struct attn_matrix *m, size_t b,
+    size_t h, size_t i)
+{
+	const size_t blocks = g->in.dropout_blocks;
+	const size_t n = blocks == 1 ? 0 : blocks == g->c.B ? b :
+	    b * g->c.H + h;
+
+	return attn_at(m, n * (m->rows / blocks) + (m->rows == blocks ? 0 :
+	    i), 0);
+}
+
+/* Head (b, h) of drop against plain, the run without the mask m: dropped
+ * and grad_weights are plain's weights and grad_weights times keep * r
+ * to the bit, output row i the dropped weights times V in long double
+ * (near). */
+static void
+expect_head(const struct gcase *g, const struct attn_matrix *m, double r,
+    const struct attn_stages *plain, const struct attn_stages *drop,
+    size_t b, size_t h)
+{
+	const size_t kv = attn_kv_head(h, g->c.H, g->c.G);
+	size_t i, j, c;
+
+	for (i = 0; i < g->c.T; i++) {
+		const double *keep = mask_row(g, m, b, h, i);
+
+		for (j = 0; j < g->c.S; j++) {
+			const double w = block_at(plain, ATTN_STAGE_WEIGHTS, b,
+			    h, i, j);
+			const double dp = block_at(plain,
+			    ATTN_STAGE_GRAD_WEIGHTS, b, h, i, j);
+
+			ck_assert_msg(same(block_at(drop, ATTN_STAGE_DROPPED,
+			    b, h, i, j), keep[j] != 0.0 ? w * r : 0.0),
+			    "%s: dropped (%zu, %zu)", g->c.what, i, j);
+			ck_assert_msg(same(block_at(drop,
+			    ATTN_STAGE_GRAD_WEIGHTS, b, h, i, j), keep[j] !=
+			    0.0 ? dp * r : 0.0), "%s: grad_weights (%zu, %zu)",
+			    g->c.what, i, j);
+		}
+		for (c = 0; c < g->c.d_v; c++) {
+			long double o = 0.0L, mag = 0.0L;
+
+			for (j = 0; j < g->c.S; j++) {
+				const long double t = (long double)block_at(
+				    drop, ATTN_STAGE_DROPPED, b, h, i, j) *
+				    *attn_at(&g->c.v, b * g->c.S + j,
+				    kv * g->c.d_v + c);
+
+				o += t;
+				mag += fabsl(t);
+			}
+			ck_assert_msg(near(block_at(drop, ATTN_STAGE_OUTPUT, b,
+			    h, i, c), o, mag), "%s: output (%zu, %zu)",
+			    g->c.what, i, c);
+		}
+	}
+}
+
+/* grad_v of batch b's KV head kv in drop: the dropped weights^T dO of
+ * its query heads, summed in long double (near). */
+static void
+expect_grad_v(const struct gcase *g, const struct attn_stages *drop,
+    size_t b, size_t kv)
+{
+	size_t h, i, j, c;
+
+	for (j = 0; j < g->c.S; j++)
+		for (c = 0; c < g->c.d_v; c++) {
+			long double dv = 0.0L, mag = 0.0L;
+
+			for (h = 0; h < g->c.H; h++)
+				for (i = 0; attn_kv_head(h, g->c.H, g->c.G) ==
+				    kv && i < g->c.T; i++) {
+					const long double t = (long double)
+					    block_at(drop, ATTN_STAGE_DROPPED,
+					    b, h, i, j) * *attn_at(&g->d_out,
+					    b * g->c.T + i, h * g->c.d_v + c);
+
+					dv += t;
+					mag += fabsl(t);
+				}
+			ck_assert_msg(near(*attn_at(&drop->stage[
+			    ATTN_STAGE_GRAD_V], b * g->c.S + j, kv * g->c.d_v +
+			    c), dv, mag), "%s: grad_v (%zu, %zu)", g->c.what, j,
+			    c);
+		}
+}
+
 /*
  * On each kernel: scaled, weights, lse, row_max, row_sum and delta's
  * inputs are dropout's (the bytes of the run without it); dropped is
@@ -140,8 +233,7 @@ KERNEL_TEST(dropout_scales_what_it_keeps_and_zeroes_the_rest, EVERY)
 	struct attn_stages plain, drop;
 	struct attn_matrix m;
 	struct gcase g;
-	const double *s;
-	size_t b, h, i, j, c;
+	size_t b, h;
 	double r;
 
 	gcase_make(&g, DROP_SEED + 500 + (uint64_t)_i);
@@ -155,85 +247,12 @@ KERNEL_TEST(dropout_scales_what_it_keeps_and_zeroes_the_rest, EVERY)
 	expect_stage_bytes(g.c.what, "as without dropout", STAGE(SCORES) |
 	    STAGE(SCALED) | STAGE(WEIGHTS) | STAGE(LSE) | STAGE(ROW_MAX) |
 	    STAGE(ROW_SUM) | STAGE(MASK), &plain, &drop);
-	for (b = 0; b < g.c.B; b++)
-		for (h = 0; h < g.c.H; h++) {
-			const size_t blk = g.in.dropout_blocks == 1 ? 0 :
-			    g.in.dropout_blocks == g.c.B ? b : b * g.c.H + h;
-			const size_t g_h = attn_kv_head(h, g.c.H, g.c.G);
-
-			for (i = 0; i < g.c.T; i++) {
-				s = attn_at(&m, blk * (m.rows /
-				    g.in.dropout_blocks) + (m.rows ==
-				    g.in.dropout_blocks ? 0 : i), 0);
-				for (j = 0; j < g.c.S; j++) {
-					const double w = block_at(&plain,
-					    ATTN_STAGE_WEIGHTS, b, h, i, j);
-					const double dp = block_at(&plain,
-					    ATTN_STAGE_GRAD_WEIGHTS, b, h, i, j);
-					const double want_w = s[j] != 0.0 ?
-					    w * r : 0.0;
-					const double want_dp = s[j] != 0.0 ?
-					    dp * r : 0.0;
-
-					ck_assert_msg(same(block_at(&drop,
-					    ATTN_STAGE_DROPPED, b, h, i, j),
-					    want_w), "%s: dropped (%zu, %zu)",
-					    g.c.what, i, j);
-					ck_assert_msg(same(block_at(&drop,
-					    ATTN_STAGE_GRAD_WEIGHTS, b, h, i,
-					    j), want_dp), "%s: grad_weights "
-					    "(%zu, %zu)", g.c.what, i, j);
-				}
-				for (c = 0; c < g.c.d_v; c++) {
-					long double o = 0.0L, mag = 0.0L;
-
-					for (j = 0; j < g.c.S; j++) {
-						const long double t = (long double)
-						    block_at(&drop,
-						    ATTN_STAGE_DROPPED, b, h, i,
-						    j) * *attn_at(&g.c.v, b *
-						    g.c.S + j, g_h * g.c.d_v + c);
-
-						o += t;
-						mag += fabsl(t);
-					}
-					ck_assert_msg(near(block_at(&drop,
-					    ATTN_STAGE_OUTPUT, b, h, i, c), o,
-					    mag), "%s: output (%zu, %zu)",
-					    g.c.what, i, c);
-				}
-			}
-		}
-	for (b = 0; b < g.c.B; b++)
+	for (b = 0; b < g.c.B; b++) {
+		for (h = 0; h < g.c.H; h++)
+			expect_head(&g, &m, r, &plain, &drop, b, h);
 		for (h = 0; h < g.c.G; h++)
-			for (j = 0; j < g.c.S; j++)
-				for (c = 0; c < g.c.d_v; c++) {
-					long double dv = 0.0L, mag = 0.0L;
-					size_t qh;
-
-					for (qh = 0; qh < g.c.H; qh++) {
-						if (attn_kv_head(qh, g.c.H, g.c.G)
-						    != h)
-							continue;
-						for (i = 0; i < g.c.T; i++) {
-							const long double t =
-							    (long double)block_at(
-							    &drop,
-							    ATTN_STAGE_DROPPED, b,
-							    qh, i, j) * *attn_at(
-							    &g.d_out, b * g.c.T +
-							    i, qh * g.c.d_v + c);
-
-							dv += t;
-							mag += fabsl(t);
-						}
-					}
-					ck_assert_msg(near(*attn_at(
-					    &drop.stage[ATTN_STAGE_GRAD_V], b *
-					    g.c.S + j, h * g.c.d_v + c), dv,
-					    mag), "%s: grad_v (%zu, %zu)",
-					    g.c.what, j, c);
-				}
+			expect_grad_v(&g, &drop, b, h);
+	}
 	attn_stages_free(&plain);
 	attn_stages_free(&drop);
 	attn_matrix_free(&m);
