@@ -488,6 +488,29 @@ load_dropout(const char *path, size_t threads, struct inputs *in,
 }
 
 /*
+ * A 4-D dropout mask longer than T or S, and no shorter, is most likely
+ * FlashAttention-2's S_dmask as it returns it, T and S rounded up to
+ * whole blocks of its tiles: say how to cut it.
+ */
+static enum attn_status
+dropout_padded(const struct inputs *in, struct attn_error *err)
+{
+	const struct attn_array *a = &in->arr[IN_DROPOUT];
+	const size_t B = in->in.batches, T = in->in.q.rows / B,
+	    S = in->in.k.rows / B;
+	char got[64];
+
+	if (a->ndim != 4 || a->shape[2] < T || a->shape[3] < S ||
+	    (a->shape[2] == T && a->shape[3] == S))
+		return ATTN_OK;
+	attn_dims_text(got, sizeof got, a->shape, a->ndim);
+	return attn_error_set(err, ATTN_ERR_DATA, in->name[IN_DROPOUT], 0, 0,
+	    "shape mismatch: the dropout mask is %s but T x S = %zux%zu: "
+	    "FlashAttention-2 returns S_dmask padded to whole tiles; cut it "
+	    "to S_dmask[:, :, :%zu, :%zu]", got, T, S, T, S);
+}
+
+/*
  * A mask or bias, broadcast (layout_broadcast), is T x S, B x T x S or
  * B x H x T x S, or 2-D blocks of those stacked: say which blocks it
  * has, or name both shapes and the rule attn applies.  A 3-D or 4-D one
@@ -700,6 +723,9 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 
 		if (in->arr[at].ndim == 0)
 			continue;
+		if (at == IN_DROPOUT &&
+		    (status = dropout_padded(in, err)) != ATTN_OK)
+			return status;
 		if ((status = layout_broadcast(in, at, o->cfg.heads, err)) !=
 		    ATTN_OK || (status = blocks_of(in, at, o->cfg.heads, blocks,
 		    err)) != ATTN_OK)
