@@ -205,6 +205,12 @@ check_dropout(const struct options *o, struct attn_error *err)
 	if (!o->dropout_p_given)
 		return usage_error(err, "--dropout-mask needs --dropout-p P, "
 		    "the probability the mask was drawn with");
+	if (o->cfg.masked_rows == ATTN_MASKED_UNIFORM && o->like != NULL &&
+	    o->like_masked_rows)
+		return attn_error_set(err, ATTN_ERR_USAGE, NULL, 0, 0,
+		    "--dropout-mask drops the weights of a row's keys, and "
+		    "--like %s gives a row with no key weights of its own "
+		    "(--masked-rows uniform): add --masked-rows zero", o->like);
 	if (o->cfg.masked_rows == ATTN_MASKED_UNIFORM)
 		return usage_error(err, "--dropout-mask drops the weights of "
 		    "a row's keys, and --masked-rows uniform gives a row with "
