@@ -144,31 +144,12 @@ def test_flash_attn_varlen_output(lens_q, lens_k, causal, local, softcap,
     assert len(rows) == 5 and all(r.passed for r in rows)
 
 
-def paged_known():
-    """Whether attn.attention takes block_table (attn's --block-table):
-    the paged cases skip until it does."""
-    q = np.zeros((1, 1, 1, 2))
-    pages = np.zeros((2, 1, 1, 2))
-    try:
-        attn.attention(q, pages, pages, stages="output", layout="bshd",
-                       block_table=np.array([[1, 0]], dtype=np.int32),
-                       seqused_k=np.array([2], dtype=np.int32))
-    except (TypeError, attn.UsageError) as e:
-        if "block" in str(e):
-            return False
-        raise
-    return True
-
-
 @pytest.mark.parametrize("prec", ["fp32", "bf16"])
 @pytest.mark.parametrize("paged", [False, True])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("mha_type", ["mha", "gqa"])
 @pytest.mark.parametrize("seqlen_q", [1, 9])
 def test_flash_attn_kvcache(seqlen_q, mha_type, causal, paged, prec):
-    if paged and not paged_known():
-        pytest.skip("attn.attention does not know block_table (the "
-                    "CLI's --block-table) yet")
     B, page, pages_per_seq, D = 3, 16, 5, 32
     H, G = heads(mha_type)
     seed = seqlen_q * 10 + H
