@@ -1,7 +1,8 @@
 /*
  * read_npz.c - NumPy's .npz archives (numpy.savez, stored members, and
  * numpy.savez_compressed, deflated ones): a zip of .npy files, one a
- * named array, read with libzip from the bytes in memory.
+ * named array, read with libzip from the bytes in memory (libzip loaded
+ * by the first archive, lib/zip_load.h).
  *
  * Each member is unpacked whole into a buffer charged to the memory
  * account, then read by the .npy reader.  Its .npy header is unpacked
@@ -21,10 +22,10 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <zip.h>
 
 #include "internal.h"
 #include "read_json.h"
+#include "zip_load.h"	/* libzip, loaded by the first archive */
 
 int
 attn_is_zip(const char *buf, size_t len)
@@ -44,6 +45,8 @@ npz_open(const char *name, const char *buf, size_t len,
 	zip_source_t *src;
 	zip_t *z;
 
+	if (attn_zip_load(name, err) != 0)
+		return NULL;
 	zip_error_init(&ze);
 	if ((src = zip_source_buffer_create(buf, len, 0, &ze)) ==
 	    NULL) {

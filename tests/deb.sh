@@ -9,7 +9,8 @@
 # .git (the files git tracks or would add; outside git, all but build/),
 # running the quick suites as it does; lintian finds no error and no
 # warning (debian/*.lintian-overrides
-# say why for the ones that do not apply); then, from the installed
+# say why for the ones that do not apply); attn and libattn0 depend on
+# libzip, which neither links; then, from the installed
 # packages: attn --explain on the worked example prints what ATTN (the
 # build make check tested) prints, attn --version and the .pc file say
 # the tree's version, the completions work (tests/completion.sh),
@@ -124,6 +125,14 @@ status=$?
 grep -v '^running with root privileges' "$work/lintian.log"
 [ $status -eq 0 ] || fail "lintian: errors or warnings"
 echo "lintian: no errors, no warnings"
+
+# libzip is loaded by the first .npz read, not linked (lib/zip_load.c):
+# attn and libattn0 depend on it all the same, by its shlibs (debian/rules
+# shows dpkg-shlibdeps a program that links it).
+for deb in "$work"/attn_*.deb "$work"/libattn0_*.deb; do
+	dpkg-deb -f "$deb" Depends | grep -q 'libzip[0-9]* (>= ' ||
+	    fail "$(basename "$deb") does not depend on libzip: $(dpkg-deb -f "$deb" Depends)"
+done
 
 if [ "${DEB_INSTALL:-}" = dpkg ]; then
 	dpkg-query -W -f '${Status}\n' attn libattn0 libattn-dev python3-attn \

@@ -535,6 +535,35 @@ setup_input_shrinks_while_read() {
 	extra=$(judge_output)
 }
 
+# attn run with a libzip that is no library first in the loader's path
+# (LD_LIBRARY_PATH), named as the build's libzip is (the soname of the
+# libzip.so the compiler finds); skipped is set when there is none.
+run_without_libzip() {
+	so=$(objdump -p "$(${CC:-cc} -print-file-name=libzip.so)" \
+	    2>/dev/null | sed -n 's/^ *SONAME *//p')
+	if [ -z "$so" ]; then
+		skipped="no libzip.so found with ${CC:-cc} and objdump"
+		return
+	fi
+	mkdir "$c/nolib"
+	echo 'not a library' >"$c/nolib/$so"
+	(cd "$c" && LD_LIBRARY_PATH=$c/nolib timeout $limit "$bin" "$@" \
+	    <"$in" >out 2>err)
+	st=$?
+}
+
+# An archive without libzip: refused in one line, not a start that fails.
+setup_npz_without_libzip() {
+	cp "$here/npz-archive.npz" "$c/"
+	run_without_libzip --self good.csv --check npz-archive.npz
+}
+
+# A run that reads no archive does without libzip.
+setup_csv_without_libzip() {
+	run_without_libzip --self good.csv -o out.txt
+	[ -s "$c/out.txt" ] || extra="no out.txt written"
+}
+
 # Signals the shell ignored (nohup, trap '' INT) stay ignored: the run
 # goes on and writes out.txt.
 setup_ignored_signals_stay_ignored() {
