@@ -16,7 +16,8 @@ bench-numbers: $(BENCH_NUMBERS)
 # make bench: attn against the NumPy script bench/attn_numpy.py from CSV,
 # JSON and .npy at n = 512 to 8192, and against PyTorch's in float64
 # (bench/attn_torch.py) from .npy at 4096 and 8192, its kernel against
-# NumPy's dgemm, its backward pass against PyTorch's autograd (1 x 8 x n
+# the processor's FMA peak (bench/peak.c) and NumPy's dgemm, its
+# start-up, its backward pass against PyTorch's autograd (1 x 8 x n
 # x 128 at n = 256 to 4096) and its five-stage --check against its
 # forward, its number text, --emulate bf16, fp32 and fp8-e4m3 against
 # the forward at 1 x 8 x n x 128, self-attention at n = 65536, and the
@@ -33,7 +34,7 @@ BENCH_PKGS    = python3 python3-numpy python3-torch libopenblas0-pthread
 BENCH_COMPUTE = $(BUILD)/bench-compute
 BENCH_SPAWN   = $(BUILD)/bench-spawn
 
-$(BENCH_COMPUTE): $(BUILD)/bench/compute.o $(LIBATTN)
+$(BENCH_COMPUTE): $(BUILD)/bench/compute.o $(BUILD)/bench/peak.o $(LIBATTN)
 	$(CC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $^ $(ATTN_LIBS) $(LDLIBS)
 
 # A launcher, not a part of attn: never under the sanitizers, whose

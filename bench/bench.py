@@ -6,6 +6,7 @@
            [--numbers BENCH_NUMBERS] [--python PY] [--spawn BENCH_SPAWN]
            [--quick | --compute-only] [--only PART,..]
            [--sizes N,..] [--torch-sizes N,..] [--compute-sizes N,..]
+           [--compute-d D,..]
            [--grad-sizes N,..] [--runs R] [--big N] [--dgemm N]
            [--numbers-rows N] [--emulate-sizes N,..] [--paged-sizes N,..]
            [--py-cases N] [--py-grad N]
@@ -25,11 +26,17 @@ its columns are left out.
 the kernel at 4096, the backward at 256 and 1024, --emulate at 1024
 (1024 and 4096 otherwise), the paged run at 1024 (4096 otherwise), and
 no n = 65536 run;
---compute-only is the kernel against dgemm alone (the line "compute
-alone", at 4096 and 8192 unless --compute-sizes says), for work on the
-kernel; --only PART,.. runs only the parts named (table, compute, grad,
-emulate, paged, numbers, big, python), for work on one of them; the other options (for tests/bench.sh) set one part of a run
-each.
+--compute-only is the kernel alone (the lines "compute alone", at
+2048, 4096 and 8192 unless --compute-sizes says, at d = 64 and 128
+unless --compute-d says), for work on the kernel; --only PART,.. runs
+only the parts named (startup, table, compute, grad, emulate, paged,
+numbers, big, python), for work on one of them; the other options (for tests/bench.sh)
+set one part of a run each.
+
+The start-up row is attn's own, the one a learner meets: attn --explain
+on attn(1)'s worked example (data/examples/apple-cheese.json), wall and
+CPU time of the whole process.  Python's start-up is in every NumPy
+row; the rows at n = 512 are there for information.
 
 Inputs are attn gen's (standard normal; Q, K and V seeds 1, 2 and 3),
 T = S = n, d_k = d_v = 64, in separate files, and each program writes its
@@ -44,8 +51,20 @@ and NumPy's compute alone; without it those columns are left out.  When
 PY also has PyTorch, rows "torch" set attn from .npy beside
 bench/attn_torch.py (float64, the explicit formula) at 4096 and 8192.
 Each of the project's targets is printed beside its figure, met or
-missed by how much, with the instruction set the kernel's loops use
-(AVX2's and AVX-512's compute targets differ).
+missed by how much.
+
+The limit the kernel is measured against is the processor's own, taken
+in the same run: the header gives the FMA peak of every instruction set
+attn's loops come in that the CPU runs (bench-compute -p: a loop of
+independent multiply-adds on all threads, bench/peak.c), names the
+processor (family and model) and the BLAS kernels NumPy runs, and gives
+NumPy's dgemm as a fraction of the peak of those kernels' instruction
+set.  Every row of the kernel alone is GFLOP/s, and by CPU time (the
+threads' flops over their CPU seconds, as the peak is measured, which a
+loaded machine does not lower either) a fraction of the peak of the
+instruction set it ran.  The peers (NumPy's attention and
+dgemm, PyTorch) stay as rows that attn must stay ahead of: a ratio to a
+peer's BLAS says as much about the peer's build as about attn.
 
 The Python rows (part python, with PY): the module attn of this tree,
 run by PY in a process of its own (bench/python_side.py, which says
@@ -83,18 +102,24 @@ FORMATS = ('csv', 'json', 'npy')
 AGREE = 1e-9
 BIG = 65536
 
-# The targets of speed and memory, as ratios taken in one run: NumPy's
-# time over attn's, at least; attn's JSON time over its CSV time at the
-# same n, at most; attn's peak RSS over NumPy's, at most; the kernel's
-# rate over dgemm's, at least, by instruction set; at n = 65536 the time
-# the dgemm rate allows (4 T S d flops) over attn's whole run, at least,
-# and its peak RSS in MiB, at most.
-TIME_TARGET = {('csv', 512): 10, ('csv', 2048): 5, ('csv', 4096): 5,
-               ('csv', 8192): 5, ('npy', 4096): 4, ('npy', 8192): 3.5}
+# The targets of speed and memory, as ratios taken in one run: a peer's
+# time over attn's, at least (attn ahead of it); attn's JSON time over
+# its CSV time at the same n, at most; attn's peak RSS over NumPy's, at
+# most; the kernel's rate as a fraction of the FMA peak of its
+# instruction set, at least, and its rate at the larger of two sizes
+# over its rate at the smaller, at least; at n = 65536 the time the
+# dgemm rate allows (4 T S d flops) over attn's whole run, at least, and
+# its peak RSS in MiB, at most.
+AHEAD = 1.0
+# attn --explain on the worked example, whole process, at most (ms)
+STARTUP_WALL_MS, STARTUP_CPU_MS, STARTUP_RUNS = 5.0, 2.0, 21
 JSON_OVER_CSV = 1.2
 RSS_TARGET = {('csv', 8192): 1.2}
-COMPUTE_TARGET = {'avx2': 0.75, 'avx512': 0.8}
-COMPUTE_SIZES = (4096, 8192)
+PEAK_TARGET = 0.85
+NO_FALL = 0.95
+WHOLE_RUN = 0.9     # a whole run's rate from .npy, of the kernel's alone
+COMPUTE_SIZES = (2048, 4096, 8192)
+COMPUTE_D = (64, 128)
 BIG_OF_DGEMM, BIG_MIB = 0.7, 256.0
 # --emulate's forward, at most this times attn's own
 EMULATE_TARGET = 3
@@ -112,6 +137,7 @@ PAGE = 256
 # torch's at most.
 GRAD_H, GRAD_D = 8, 128
 GRAD_RATIO = 3.0
+GRAD_PEAK = 0.8     # forward and backward's 7 products, of the FMA peak
 CHECK_RATIO = 5.0   # --check of the five stages, against the forward
 TORCH_SPEED, TORCH_SPEED_SMALL, TORCH_SMALL = 1.0, 3.0, 1024
 TORCH_RSS = 0.25
@@ -134,8 +160,8 @@ def sizes_arg(text):
     return tuple(int(w) for w in text.split(','))
 
 
-PARTS = ('table', 'compute', 'grad', 'emulate', 'paged', 'numbers', 'big',
-         'python')
+PARTS = ('startup', 'table', 'compute', 'grad', 'emulate', 'paged',
+         'numbers', 'big', 'python')
 
 
 def parts_arg(text):
@@ -277,6 +303,9 @@ def machine():
     except (OSError, Failed):
         pass
     model = info.get('Model name', 'unknown CPU')
+    if info.get('CPU family') and info.get('Model'):
+        model += ' (family %s, model %s)' % (info['CPU family'],
+                                            info['Model'])
     cores = info.get('Core(s) per socket')
     sockets = info.get('Socket(s)', '1')
     cpus = len(os.sched_getaffinity(0))
@@ -284,6 +313,12 @@ def machine():
         return '%s, %d cores, %d CPUs to use' % (
             model, int(cores) * int(sockets), cpus)
     return '%s, %d CPUs to use' % (model, cpus)
+
+
+# OpenBLAS's kernels (openblas_get_corename) by the instruction set
+# their dgemm runs; any other is measured against the best peak.
+BLAS_ISA = {'skylakex': 'avx512', 'cooperlake': 'avx512',
+            'sapphirerapids': 'avx512', 'haswell': 'avx2', 'zen': 'avx2'}
 
 
 def target_note(value, target, at_least=True, unit='x'):
@@ -340,6 +375,7 @@ class Bench:
         self.csv_time = {}
         self.dgemm = None
         self.torch = None
+        self.peak = {}
 
     def say(self, line=''):
         line = line.rstrip()
@@ -355,7 +391,10 @@ class Bench:
         threads = os.environ.get('ATTN_THREADS', '')
         return [self.a.compute] + (['-j', threads] if threads else [])
 
-    def header(self):
+    def header(self, dgemm):
+        """The machine, the FMA peaks and the peers' libraries; with
+        dgemm, NumPy's dgemm against the peak of its kernels'
+        instruction set."""
         a = self.a
         version = output_of([ATTN, '--version']).strip()
         self.say('%s bench, %s: %s' % (
@@ -371,10 +410,35 @@ class Bench:
                                         'threads']).split()
             except Failed:
                 self.torch = None
+        blas = self.numpy('blas').strip() if self.py else None
         self.say('attn threads: %s, kernel instruction set: %s; NumPy %s' % (
-            info['threads'].strip(), self.isa, 'BLAS: ' +
-            self.numpy('blas').strip() if self.py else 'not found (no '
-            'Python with NumPy): its columns are left out'))
+            info['threads'].strip(), self.isa, 'BLAS: ' + blas if blas
+            else 'not found (no Python with NumPy): its columns are left '
+            'out'))
+        for line in output_of(self.compute_args() + [
+                '-p', '-r', str(self.runs)]).splitlines():
+            w = line.split()
+            if w[0] == 'peak':
+                self.peak[w[1]] = measured(
+                    float(w[2]), 'the %s FMA peak' % w[1], 'GFLOP/s')
+        self.say('FMA peak, %s threads at once (bench/peak.c), GFLOP/s: %s'
+                 % (info['threads'].strip(), ', '.join(
+                     '%s %.1f' % (isa, self.peak[isa])
+                     for isa in sorted(self.peak, key=self.peak.get,
+                                       reverse=True))))
+        if blas and dgemm:
+            core = blas.partition('(')[2].partition(' kernels')[0]
+            isa = BLAS_ISA.get(core.lower())
+            if isa not in self.peak:
+                isa = self.isa
+            self.dgemm = measured(
+                float(self.numpy('dgemm', self.a.dgemm, self.runs)),
+                'NumPy\'s dgemm at n = %d' % self.a.dgemm, 'GFLOP/s')
+            self.say('NumPy\'s dgemm (%d x %d by %d x %d, 2 n^3 flops, %s '
+                     'kernels): %.1f GFLOP/s = %.2f of the %s peak' % (
+                         (self.a.dgemm,) * 4 + (core or 'its', self.dgemm,
+                                                self.dgemm / self.peak[isa],
+                                                isa)))
         if self.py:
             self.say('PyTorch: %s' % ('%s, %s threads, float64' % tuple(
                 self.torch) if self.torch else 'not found: its rows are '
@@ -412,9 +476,8 @@ class Bench:
         diff = float(self.numpy('compare', out_a, out_n).split()[-1])
         if not diff <= AGREE:
             self.disagree.append('%s n=%d: %g' % (name, n, diff))
-        tt = TIME_TARGET.get((name, n))
         rt = RSS_TARGET.get((name, n))
-        note = target_note(tn / ta, tt) if tt else ''
+        note = target_note(tn / ta, AHEAD)
         if name == 'json' and n in self.csv_time:
             note = 'json/csv %.2f ' % (ta / self.csv_time[n]) + target_note(
                 ta / self.csv_time[n], JSON_OVER_CSV, False, '')
@@ -441,43 +504,62 @@ class Bench:
                 self.row('npy', n, 'torch')
         self.say()
 
-    def compute(self, sizes):
-        """The kernel alone, and NumPy's dgemm and attention, in the same
-        run."""
-        comp = {}
-        for line in output_of(self.compute_args() + ['-r', str(self.runs)] +
-                              [str(n) for n in sizes]).splitlines():
-            w = line.split()
-            if w[0] == 'compute':
-                comp[int(w[1])] = measured(
-                    float(w[3]), 'attn\'s kernel at n = %s' % w[1],
-                    'GFLOP/s')
-        if self.py:
-            dgemm = self.dgemm = measured(
-                float(self.numpy('dgemm', self.a.dgemm, self.runs)),
-                'NumPy\'s dgemm at n = %d' % self.a.dgemm, 'GFLOP/s')
+    def compute(self, sizes, ds):
+        """The kernel alone at each d of ds, as GFLOP/s and a fraction of
+        its instruction set's FMA peak, and at d = 64 NumPy's attention
+        and dgemm beside it, in the same run; its rate's fall with n;
+        and the whole run from .npy against it at d = 64."""
+        comp, cpu, cpu_s = {}, {}, {}
+        for d in ds:
+            for line in output_of(self.compute_args() + [
+                    '-r', str(self.runs), '-d', str(d)] +
+                    [str(n) for n in sizes]).splitlines():
+                w = line.split()
+                if w[0] == 'compute':
+                    comp[d, int(w[1])], cpu[d, int(w[1])] = (measured(
+                        float(r), 'attn\'s kernel at n = %s, d = %d' % (
+                            w[1], d), 'GFLOP/s') for r in w[3:5])
+                    cpu_s[d, int(w[1])] = measured(
+                        float(w[5]), 'attn\'s kernel\'s CPU time at n = '
+                        '%s, d = %d' % (w[1], d), 's')
+        npc = {}
+        if self.py and D in ds:
             npc = dict((int(w[0]), measured(
                 float(w[1]), 'NumPy\'s attention at n = %s' % w[0],
                 'GFLOP/s')) for w in (
                 line.split() for line in self.numpy(
                     'compute', self.runs, *sizes).splitlines()))
+        peak = self.peak[self.isa]
         self.say('compute alone (inputs in memory, output stage, %s loops),'
-                 ' GFLOP/s = 4 T S d / seconds, median of %s:' % (
+                 ' GFLOP/s = 4 T S d / seconds, median of %s; by CPU time, '
+                 'the threads\' own rate,' % (
                      self.isa, plural(self.runs, 'run')))
-        target = COMPUTE_TARGET.get(self.isa)
+        self.say('  as the peak is measured, as a fraction of the %s FMA '
+                 'peak, %.1f (on a quiet machine the two rates agree):' % (
+                     self.isa, peak))
+        for d in ds:
+            for n in sizes:
+                rate, by_cpu = comp[d, n], cpu[d, n]
+                line = '  n = %5d  d = %3d  attn %6.1f, by CPU time %6.1f = ' \
+                    '%.2f of the peak (%s)' % (
+                        n, d, rate, by_cpu, by_cpu / peak, target_note(
+                            by_cpu / peak, PEAK_TARGET, unit=''))
+                if n in npc and d == D:
+                    line += '   NumPy\'s attention %5.1f (attn %.1fx)' % (
+                        npc[n], rate / npc[n])
+                if self.dgemm and d == D:
+                    line += '   attn/dgemm %.2f' % (rate / self.dgemm)
+                self.say(line)
+            for n0, n1 in zip(sizes, sizes[1:]):
+                if n1 == 2 * n0:
+                    fall = cpu[d, n1] / cpu[d, n0]
+                    self.say('  d = %3d: the rate at n = %d over n = %d: '
+                             '%.2f (%s)' % (d, n1, n0, fall, target_note(
+                                 fall, NO_FALL, unit='')))
         for n in sizes:
-            line = '  n = %5d  attn %6.1f' % (n, comp[n])
-            if self.py:
-                frac = comp[n] / dgemm
-                line += ('   NumPy\'s attention %5.1f (attn %.1fx)   dgemm '
-                         '%5.1f   attn/dgemm %.2f  %s' % (
-                             npc[n], comp[n] / npc[n], dgemm, frac,
-                             target_note(frac, target, unit='')
-                             if target and n in COMPUTE_SIZES else ''))
-            self.say(line)
-        if self.py:
-            self.say('  (dgemm: NumPy\'s %d x %d by %d x %d matmul, 2 n^3 '
-                     'flops)' % ((self.a.dgemm,) * 4))
+            if D in ds:
+                self.whole_run(n, 4.0 * n * n * D / comp[D, n] * 1e-9,
+                               cpu_s[D, n], inputs(n, 'npy'))
         self.say()
 
     def numbers(self):
@@ -672,22 +754,34 @@ class Bench:
             os.remove(out_f)
             os.remove(out_b)
         runs = self.a.runs or 3
+        peak = self.peak[self.isa]
         self.say('compute alone (inputs in memory, nothing written), '
                  'median of %s: forward, forward + backward (grad_q, '
                  'grad_k, grad_v);' % plural(runs, 'run'))
-        self.say('  for information: the target is on whole runs (above), '
-                 'and the kernels\' 7 matrix products against the '
-                 'forward\'s 2 make 3.5x')
+        self.say('  the ratio for information (the target is on whole '
+                 'runs, above; 7 matrix products against the forward\'s 2 '
+                 'make 3.5x); GFLOP/s = 2 T S d H a product, by CPU time, '
+                 'as a fraction of the %s FMA peak, %.1f' % (self.isa, peak))
         for line in output_of(self.compute_args()[:1] + ['-g'] +
                               self.compute_args()[1:] + ['-r', str(runs)] +
                               [str(n) for n in sizes]).splitlines():
             w = line.split()
             if w[0] == 'grad':
-                tf, tb = (measured(float(t), 'attn\'s %s at n = %s' % (
-                    part, w[1]), 's') for t, part in (
-                        (w[2], 'forward'), (w[3], 'forward and backward')))
-                self.say('  n = %5s  %7.3f s  %7.3f s  %5.2fx' % (
-                    w[1], tf, tb, tb / tf))
+                tf, tb, cf, cb = (measured(float(t), 'attn\'s %s at n = %s'
+                                           % (part, w[1]), 's')
+                                  for t, part in (
+                                      (w[2], 'forward'),
+                                      (w[3], 'forward and backward'),
+                                      (w[4], 'forward\'s CPU'),
+                                      (w[5], 'backward\'s CPU')))
+                flops = 2.0 * int(w[1]) ** 2 * GRAD_D * GRAD_H * 1e-9
+                rf, rb = 2 * flops / cf, 7 * flops / cb
+                self.say('  n = %5s  %7.3f s  %7.3f s  %5.2fx   forward '
+                         '%6.1f = %.2f of the peak   forward + backward '
+                         '%6.1f = %.2f of the peak (%s)' % (
+                             w[1], tf, tb, tb / tf, rf, rf / peak, rb,
+                             rb / peak, target_note(rb / peak, GRAD_PEAK,
+                                                    unit='')))
         self.say()
 
     def python(self, cases, grad_n):
@@ -747,7 +841,8 @@ class Bench:
 
     def big(self, n):
         """Self-attention where NumPy cannot go (at n = 65536 its T x S
-        would be 32 GiB)."""
+        would be 32 GiB): from CSV, and from .npy against the kernel
+        alone at the same n."""
         x = gen(n, D, 1, 'csv', data('x%d.csv' % n))
         out = os.path.join(WORK, 'out', 'x%d.csv' % n)
         [(t, m)] = median_runs([[ATTN, '--self', x, '-f', 'csv', '-o', out]],
@@ -763,6 +858,52 @@ class Bench:
                  'of %s): %.1f s%s, peak RSS %.0f MiB (%s)' % (
                      n, plural(self.runs, 'run'), t, rate, m,
                      target_note(m, BIG_MIB, False, ' MiB')))
+        for line in output_of(self.compute_args() + [
+                '-r', str(self.runs), str(n)]).splitlines():
+            w = line.split()
+            if w[0] == 'compute':
+                self.say('n = %d self-attention, .npy in and out:' % n)
+                self.whole_run(n, *(measured(
+                    float(v), 'attn\'s kernel at n = %d' % n, 's')
+                    for v in (w[2], w[5])), files=[gen(
+                        n, D, 1, 'npy', data('x%d.npy' % n))])
+
+    def whole_run(self, n, alone, alone_cpu, files):
+        """A whole run from .npy (files: Q, K and V, or X for --self),
+        output to .npy, against the kernel alone at the same n, which
+        took alone seconds and alone_cpu CPU seconds: its rate as a
+        fraction of the kernel's, by the wall clock and (the target) by
+        CPU time, which other processes on a shared machine do not
+        lengthen."""
+        argv = [ATTN] + (['--self'] if len(files) == 1 else []) + files
+        out = os.path.join(WORK, 'out', 'whole%d.npy' % n)
+        argv += ['-f', 'npy', '-o', out]
+        [(t, _)] = median_runs([argv], self.runs)
+        [(c, _)] = median_runs([argv], self.runs, cpu=True)
+        os.remove(out)
+        self.say('  n = %5d  the whole run from .npy: %.3g s, %.3g s of CPU;'
+                 ' the kernel alone %.3g s, %.3g s of CPU: the whole run at '
+                 '%.2f of the kernel\'s rate, by CPU time %.2f (%s)' % (
+                     n, t, c, alone, alone_cpu, alone / t, alone_cpu / c,
+                     target_note(alone_cpu / c, WHOLE_RUN, unit='')))
+
+
+    def startup(self):
+        """attn's own start-up, which a learner meets first: --explain on
+        the worked example of attn(1), whole process, wall and CPU time,
+        each the median of STARTUP_RUNS runs after one untimed run."""
+        example = os.path.join(HERE, '..', 'data', 'examples',
+                               'apple-cheese.json')
+        argv = [ATTN, '--explain', example]
+        [(wall, _)] = median_runs([argv], STARTUP_RUNS, warmup=True)
+        [(cpu, _)] = median_runs([argv], STARTUP_RUNS, cpu=True)
+        self.say('start-up: attn --explain data/examples/apple-cheese.json, '
+                 'medians of %d runs: wall %.2f ms (%s), CPU %.2f ms (%s)' % (
+                     STARTUP_RUNS, wall * 1e3, target_note(
+                         wall * 1e3, STARTUP_WALL_MS, False, ' ms'),
+                     cpu * 1e3, target_note(cpu * 1e3, STARTUP_CPU_MS, False,
+                                            ' ms')))
+        self.say()
 
 
 def as_avx2(py):
@@ -797,6 +938,7 @@ def main():
     ap.add_argument('--sizes', type=sizes_arg)
     ap.add_argument('--torch-sizes', type=sizes_arg)
     ap.add_argument('--compute-sizes', type=sizes_arg)
+    ap.add_argument('--compute-d', type=sizes_arg)
     ap.add_argument('--runs', type=int)
     ap.add_argument('--big', type=int)
     ap.add_argument('--grad-sizes', type=sizes_arg)
@@ -816,14 +958,17 @@ def main():
 
     only = a.only or ({'compute'} if a.compute_only else set(PARTS))
     b = Bench(a)
-    b.header()
+    b.header(bool(only & {'compute', 'big'}))
+    if 'startup' in only:
+        b.startup()
     if 'table' in only:
         b.table(a.sizes or ((512, 2048) if a.quick else
                             (512, 2048, 4096, 8192)),
                 a.torch_sizes or ((2048,) if a.quick else (4096, 8192)))
     if 'compute' in only:
         b.compute(a.compute_sizes or ((4096,) if a.quick else
-                                      COMPUTE_SIZES))
+                                      COMPUTE_SIZES),
+                  a.compute_d or COMPUTE_D)
     if 'grad' in only:
         b.grad(a.grad_sizes or ((256, 1024) if a.quick else
                                 (256, 1024, 4096)))

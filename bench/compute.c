@@ -2,7 +2,7 @@
  * compute.c - how fast libattn computes attention, inputs already in
  * memory: `bench-compute [-j THREADS] [-r RUNS] N...` prints, for each N,
  *
- *	compute N SECONDS GFLOPS
+ *	compute N SECONDS GFLOPS CPU_GFLOPS CPU_SECONDS
  *
  * the median of RUNS (default 3) runs of attn_run for the output stage of
  * T = S = N, d_k = d_v = 64 (Q, K and V standard normal, seeds 1, 2, 3,
@@ -11,7 +11,13 @@
  * same shapes would do.  THREADS defaults to attn's own default (the
  * CPUs attn may use).  Nothing is read or printed as text, so this is the
  * kernel alone; bench.py sets it beside NumPy's dgemm measured in the
- * same run.  Its first lines say the threads and the instruction set
+ * same run.  CPU_GFLOPS is the rate per CPU second of the process times
+ * THREADS (or the CPUs it may use, when fewer), the median of the runs': what the threads did while they
+ * ran, as bench/peak.c measures the peak, which other processes on a
+ * shared machine do not lower (threads left idle do not count either,
+ * so on a quiet machine the two rates agree when the work is shared
+ * well); CPU_SECONDS is that median's CPU seconds, all threads, which
+ * bench.py sets against a whole run's.  Its first lines say the threads and the instruction set
  * the kernel's loops use (attn_simd_best: the best this CPU runs, or
  * the best up to ATTN_ISA, c, avx2 or avx512, as attn reads it, so that
  * an AVX-512 machine can be measured as an AVX2 one),
@@ -23,10 +29,22 @@
  * backward rows, with Q, K, V and dO of 8 heads of d = 128 (seeds 1 to
  * 4),
  *
- *	grad N FORWARD_SECONDS FORWARD_AND_BACKWARD_SECONDS
+ *	grad N FORWARD_SECONDS FORWARD_AND_BACKWARD_SECONDS CPU_F CPU_FB
  *
  * the medians of output alone and of grad_q, grad_k and grad_v: the
- * kernels' ratio without reading or writing a file.
+ * kernels' ratio without reading or writing a file; CPU_F and CPU_FB
+ * are the same runs' CPU seconds over THREADS (or the CPUs, when fewer),
+ * the times the threads would take each on a core of its own.
+ *
+ * `bench-compute -p [-j THREADS] [-r RUNS]` prints instead the limit
+ * those rates are fractions of: for each instruction set the kernel's
+ * loops come in that this CPU runs, up to ATTN_ISA's, the FMA peak of
+ * THREADS threads at once (bench/peak.c; a thread's rate times THREADS
+ * or the CPUs this process may use, when fewer), the median of RUNS,
+ *
+ *	peak NAME GFLOPS
+ *
+ * `-d D` sets d_k = d_v of the compute rows (64 unless given).
  *
  * Every figure is printed to six significant digits, not to a fixed
  * number of decimals, so that none prints as zero however small n is
@@ -41,8 +59,9 @@
 #include "attn.h"
 #include "clock.h"
 #include "internal.h"	/* attn_simd_best */
+#include "peak.h"
 
-#define D 64
+#define D 64		/* d_k = d_v of the compute rows, unless -d */
 #define RUNS_MAX 99
 #define GRAD_H 8	/* heads of the backward rows, */
 #define GRAD_D 128	/* and d_k = d_v of each */
@@ -59,7 +78,9 @@ static int
 usage(void)
 {
 	fputs("usage: [ATTN_ISA=c|avx2|avx512] bench-compute [-g] "
-	    "[-j THREADS] [-r RUNS] N...\n", stderr);
+	    "[-j THREADS] [-r RUNS] [-d D] N...\n"
+	    "       [ATTN_ISA=c|avx2|avx512] bench-compute -p [-j THREADS] "
+	    "[-r RUNS]\n", stderr);
 	return 64;
 }
 
@@ -82,19 +103,46 @@ isa_from_env(void)
 	return -1;
 }
 
+/* The cores `threads` threads can run on at once: the CPUs this process
+ * may use, when there are more threads. */
+static size_t
+cores(size_t threads)
+{
+	size_t cpus = attn_cpu_count();
+
+	return threads < cpus ? threads : cpus;
+}
+
+/* The process's CPU seconds, all threads. */
+static double
+cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double
+median_of(double *t, int runs)
+{
+	qsort(t, (size_t)runs, sizeof t[0], cmp_double);
+	return runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
+}
+
 /* The median of runs timed attn_run calls at T = S = n, keeping want,
  * with `heads` heads of d columns (and dO with backward stages); -1 on
- * failure. */
+ * failure.  *cpu: the median of their CPU seconds over threads. */
 static double
 time_run(size_t n, size_t heads, size_t d, unsigned want, size_t threads,
-    int runs)
+    int runs, double *cpu)
 {
 	struct attn_matrix m[4] = { { 0 } };
 	struct attn_inputs in;
 	struct attn_config cfg;
 	struct attn_stages st;
 	struct attn_error err;
-	double t[RUNS_MAX], median = -1;
+	double t[RUNS_MAX], c[RUNS_MAX], median = -1;
 	int i, r;
 
 	memset(&in, 0, sizeof in);
@@ -115,20 +163,48 @@ time_run(size_t n, size_t heads, size_t d, unsigned want, size_t threads,
 	cfg.heads = heads;
 	cfg.isa = isa;
 	for (r = 0; r < runs; r++) {
+		c[r] = cpu_now();
 		t[r] = now();
 		if (attn_run(&cfg, &in, want, &st, &err) != ATTN_OK) {
 			fprintf(stderr, "bench-compute: %s\n", err.msg);
 			goto done;
 		}
 		t[r] = now() - t[r];
+		c[r] = (cpu_now() - c[r]) / (double)cores(threads);
 		attn_stages_free(&st);
 	}
-	qsort(t, (size_t)runs, sizeof t[0], cmp_double);
-	median = runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
+	median = median_of(t, runs);
+	*cpu = median_of(c, runs);
 done:
 	for (i = 0; i < 4; i++)
 		attn_matrix_free(&m[i]);
 	return median;
+}
+
+/* The FMA peak of each instruction set this CPU runs, from plain C up
+ * to the one the kernel's loops take. */
+static int
+print_peaks(size_t threads, int runs)
+{
+	const struct attn_simd *best = attn_simd_best(isa), *set = NULL;
+	double rate;
+	int i;
+
+	for (i = ATTN_ISA_C; i < ATTN_ISA_COUNT && set != best; i++) {
+		if ((set = attn_simd_get((enum attn_isa)i)) == NULL)
+			continue;
+		/* each thread's rate, as many times as threads can run
+		 * at once */
+		if ((rate = peak_rate((enum attn_isa)i, threads, runs)) < 0) {
+			fprintf(stderr, "bench-compute: no %s peak measured\n",
+			    set->name);
+			return 1;
+		}
+		printf("peak %s %.6g\n", set->name,
+		    rate / (double)threads * (double)cores(threads));
+		fflush(stdout);
+	}
+	return 0;
 }
 
 #define OUTPUT ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT)
@@ -138,13 +214,17 @@ done:
 int
 main(int argc, char **argv)
 {
-	size_t threads = 0, n;
-	double t, tg, flops;
-	int runs = 3, i, grad = 0;
+	size_t threads = 0, n, d = D;
+	double t, tg, c, cg, flops;
+	int runs = 3, i, grad = 0, peak = 0;
 	char *end;
 
 	if (argc > 1 && strcmp(argv[1], "-g") == 0) {
 		grad = 1;
+		argv++;
+		argc--;
+	} else if (argc > 1 && strcmp(argv[1], "-p") == 0) {
+		peak = 1;
 		argv++;
 		argc--;
 	}
@@ -155,12 +235,14 @@ main(int argc, char **argv)
 			threads = strtoul(argv[i + 1], &end, 10);
 		else if (strcmp(argv[i], "-r") == 0)
 			runs = (int)strtol(argv[i + 1], &end, 10);
+		else if (strcmp(argv[i], "-d") == 0 && !grad && !peak)
+			d = strtoul(argv[i + 1], &end, 10);
 		else
 			return usage();
-		if (*end != '\0' || runs < 1 || runs > RUNS_MAX)
+		if (*end != '\0' || runs < 1 || runs > RUNS_MAX || d == 0)
 			return usage();
 	}
-	if (i == argc)
+	if ((i == argc) != peak)
 		return usage();
 	if (threads == 0)
 		threads = attn_cpu_count();
@@ -168,23 +250,27 @@ main(int argc, char **argv)
 	if (isa_from_env() != 0)
 		return usage();
 	printf("isa %s\n", attn_simd_best(isa)->name);
+	if (peak)
+		return print_peaks(threads, runs);
 	for (; i < argc; i++) {
 		n = strtoul(argv[i], &end, 10);
 		if (*end != '\0' || n == 0)
 			return usage();
 		if (grad) {
 			if ((t = time_run(n, GRAD_H, GRAD_D, OUTPUT, threads,
-			    runs)) < 0 || (tg = time_run(n, GRAD_H, GRAD_D,
-			    GRADS, threads, runs)) < 0)
+			    runs, &c)) < 0 || (tg = time_run(n, GRAD_H, GRAD_D,
+			    GRADS, threads, runs, &cg)) < 0)
 				return 1;
-			printf("grad %zu %.6g %.6g\n", n, t, tg);
+			printf("grad %zu %.6g %.6g %.6g %.6g\n", n, t, tg, c, cg);
 			fflush(stdout);
 			continue;
 		}
-		if ((t = time_run(n, 1, D, OUTPUT, threads, runs)) < 0)
+		if ((t = time_run(n, 1, d, OUTPUT, threads, runs, &c)) < 0)
 			return 1;
-		flops = 4.0 * (double)n * (double)n * D;
-		printf("compute %zu %.6g %.6g\n", n, t, flops / t * 1e-9);
+		flops = 4.0 * (double)n * (double)n * (double)d;
+		printf("compute %zu %.6g %.6g %.6g %.6g\n", n, t,
+		    flops / t * 1e-9, flops / c * 1e-9,
+		    c * (double)cores(threads));
 		fflush(stdout);
 	}
 	return 0;

@@ -4,7 +4,7 @@
 # process timed by BUILD/bench-spawn, with
 # BUILD/bench-numbers when the build has it.  QUICK non-empty (make bench
 # BENCH_QUICK=1) runs the fast subset; QUICK "compute" (make bench
-# BENCH_QUICK=compute) only the kernel against dgemm.  BENCH_AS=avx2 in
+# BENCH_QUICK=compute) only the kernel alone.  BENCH_AS=avx2 in
 # the environment (make bench BENCH_AS=avx2) measures an AVX-512 machine
 # as an AVX2 one (bench/bench.py --as says how).
 #

@@ -74,8 +74,9 @@ zero_where_zero8(__m512d p, __m512d x)
 /* 3 x 8 accumulators, 3 loads and a broadcast fill 28 of the 32
  * registers without spilling: 24 x 8 tiles run Q K^T and P V near a
  * tuned dgemm on one thread (bench/README.md).  exp takes one vector at
- * a time (XU 1), the setting those tiles were chosen with; the AVX2
- * loops found 3 better (lib/simd_avx2.c), untried here. */
+ * a time (XU 1), the setting those tiles were chosen with; three at a
+ * time, which the AVX2 loops found better (lib/simd_avx2.c), ran no
+ * faster here (bench/README.md). */
 #define RT 3
 #define KT 8
 #define XU 1

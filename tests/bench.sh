@@ -10,12 +10,17 @@
 #      bench/busiest.sh passes the status on and reports a busy
 #      thread's CPU time;
 #   1. it prints the table: the kernel's instruction set (and with --as
-#      avx2, AVX2's on every side), a row for each
-#      input format (and for PyTorch, where the Python has it), the
-#      kernel against dgemm, the backward row, --emulate against the
-#      forward, a paged run against the forward, the number figures,
-#      the large run, the Python module's rows (3 cases, the backward
-#      at 32); and keeps it in table.txt;
+#      avx2, AVX2's on every side), the processor, the FMA peak of each
+#      instruction set and NumPy's dgemm as a fraction of its own, a
+#      row for each input format (and for PyTorch, where the Python has
+#      it), each with attn ahead of its peer or not, the kernel as a
+#      fraction of the peak at d = 64 and 128 (beside NumPy's dgemm),
+#      its rate's fall with n, the whole run from .npy against it, the
+#      backward row, the backward's kernels against the peak, --emulate
+#      against the forward, a paged run against the forward, the number
+#      figures, the large run from CSV and from .npy, attn's start-up,
+#      the Python module's rows (3 cases, the backward at 32); and keeps
+#      it in table.txt;
 #   2. an attn whose output is not NumPy's (a wrapper adding --scale 0.5)
 #      fails it, naming the rows that disagree;
 #   3. an attn that fails on JSON stops it with attn's own message;
@@ -50,7 +55,7 @@ small() {
 	    --work "$work/w" \
 	    --python "$py" --sizes 32 --compute-sizes 64 --big 128 \
 	    --grad-sizes 32 --dgemm 64 --numbers-rows 256 --emulate-sizes 32 \
-	    --paged-sizes 32 \
+	    --paged-sizes 32 --compute-d 64,128 \
 	    --runs 1 --torch-sizes 0 --py-cases 3 --py-grad 32 "$@" \
 	    >"$work/$o.out" 2>"$work/$o.err"
 }
@@ -96,20 +101,48 @@ if ATTN_ISA=c "$compute" -r 1 8 | grep -q '^isa c$'; then
 else verdict "bench-compute follows ATTN_ISA" \
     "$(ATTN_ISA=c "$compute" -r 1 8 2>&1)"; fi
 
+# bench-compute -p: the plain C loop's peak with four times as many
+# threads as CPUs is no more than twice the peak with one a CPU (the
+# threads that cannot run at once are not counted as cores).
+n=$("$compute" -p -r 1 | sed -n 's/^threads //p')
+one=$("$compute" -p -r 1 | sed -n 's/^peak c //p')
+four=$("$compute" -p -j $((4 * n)) -r 1 | sed -n 's/^peak c //p')
+if awk -v a="$one" -v b="$four" 'BEGIN { exit !(a > 0 && b > 0 && b < 2 * a) }'
+then verdict "bench-compute -p counts no more threads than CPUs" ""
+else verdict "bench-compute -p counts no more threads than CPUs" \
+    "$n threads: $one GFLOP/s, $((4 * n)): $four"; fi
+
 # 1. The table.
-if small "$bin" ok --torch-sizes 32; then verdict "a small run succeeds" ""
+if small "$bin" ok --torch-sizes 32 --compute-sizes 32,64; then
+	verdict "a small run succeeds" ""
 else verdict "a small run succeeds" "exit $?: $(cat "$work/ok.err")"; fi
+has "attn's start-up" "$work/ok.out" \
+    "^start-up: attn --explain data/examples/apple-cheese.json, medians of 21 runs: wall [0-9.]+ ms \(<= 5 ms (met|MISSED by [0-9]+%)\), CPU [0-9.]+ ms \(<= 2 ms (met|MISSED by [0-9]+%)\)\$"
 has "the kernel's instruction set" "$work/ok.out" \
     "^attn threads: [0-9]+, kernel instruction set: (c|avx2|avx512);"
+if lscpu 2>/dev/null | grep -q '^CPU family:'; then
+	has "the processor's family and model" "$work/ok.out" \
+	    "^attn .* bench, .*\(family [0-9]+, model [0-9]+\), "
+fi
+has "the FMA peak of each instruction set" "$work/ok.out" \
+    "^FMA peak, [0-9]+ threads at once \(bench/peak\.c\), GFLOP/s: ((avx512|avx2) [0-9.]+, )*c [0-9.]+\$"
+has "NumPy's dgemm as a fraction of its peak" "$work/ok.out" \
+    "^NumPy's dgemm \(64 x 64 by 64 x 64, 2 n\^3 flops, [A-Za-z0-9]+ kernels\): [0-9.]+ GFLOP/s = [0-9.]+ of the (avx512|avx2|c) peak\$"
 rows="csv json npy"
 "$py" -c 'import torch' 2>/dev/null && rows="$rows torch"
 for fmt in $rows; do
 	has "a row for $fmt" "$work/ok.out" \
-	    "^$fmt +32 +[0-9.]+ +[0-9.]+ +[0-9.]+x .* [0-9.]+e-[0-9]+\$"
+	    "^$fmt +32 +[0-9.]+ +[0-9.]+ +[0-9.]+x  (json/csv [0-9.]+ <= 1.2 (met|MISSED by [0-9]+%)|>= 1x (met|MISSED by [0-9]+%)) .* [0-9.]+e-[0-9]+\$"
 done
 has "json beside csv" "$work/ok.out" "^json .* json/csv [0-9.]+ <= 1.2 "
-has "the kernel beside dgemm" "$work/ok.out" \
-    "^  n = +64  attn +[0-9.]+ .* dgemm +[0-9.]+ +attn/dgemm [0-9.]+\$"
+has "the kernel as a fraction of the peak, beside dgemm" "$work/ok.out" \
+    "^  n = +64  d = +64  attn +[0-9.]+, by CPU time +[0-9.]+ = [0-9.]+ of the peak \(>= 0.85 (met|MISSED by [0-9]+%)\)   NumPy's attention +[0-9.]+ \(attn [0-9.]+x\)   attn/dgemm [0-9.]+\$"
+has "the kernel at d = 128" "$work/ok.out" \
+    "^  n = +64  d = 128  attn +[0-9.]+, by CPU time +[0-9.]+ = [0-9.]+ of the peak \(>= 0.85 (met|MISSED by [0-9]+%)\)\$"
+has "the kernel's rate with n" "$work/ok.out" \
+    "^  d = +64: the rate at n = 64 over n = 32: [0-9.]+ \(>= 0.95 (met|MISSED by [0-9]+%)\)\$"
+has "the whole run from .npy against the kernel" "$work/ok.out" \
+    "^  n = +32  the whole run from .npy: [0-9.e-]+ s, [0-9.e-]+ s of CPU; the kernel alone [0-9.e-]+ s, [0-9.e-]+ s of CPU: the whole run at [0-9.]+ of the kernel's rate, by CPU time [0-9.]+ \(>= 0.9 (met|MISSED by [0-9]+%)\)\$"
 has "--emulate beside the forward" "$work/ok.out" \
     "^  n = +32  forward +[0-9.]+ s   --emulate bf16 +[0-9.]+ s = [0-9.]+x \\(<= 3x (met|MISSED by [0-9]+%)\\)   --emulate fp32 "
 has "--check by head beside by tensor" "$work/ok.out" \
@@ -122,22 +155,16 @@ has "the backward row" "$work/ok.out" \
     "^ +32 +[0-9.]+ +[0-9.]+ +[0-9.]+x  <= 3x "
 has "the five stages' --check beside the forward" "$work/ok.out" \
     "^ +32 +[0-9.]+ +[0-9.]+ +[0-9.]+x  <= 3x (met|MISSED by [0-9]+%) +[0-9.]+ +[0-9.]+x  <= 5x "
-has "the backward's kernels alone" "$work/ok.out" \
-    "^  n = +32 +[0-9.]+ s +[0-9.]+ s +[0-9.]+x$"
+has "the backward's kernels alone, against the peak" "$work/ok.out" \
+    "^  n = +32 +[0-9.]+ s +[0-9.]+ s +[0-9.]+x   forward +[0-9.]+ = [0-9.]+ of the peak   forward \+ backward +[0-9.]+ = [0-9.]+ of the peak \(>= 0.8 (met|MISSED by [0-9]+%)\)\$"
 has "the backward's peer, or why not" "$work/ok.out" \
     "^peer: (PyTorch float64 autograd|no PyTorch in the Python found)"
 has "the large run" "$work/ok.out" \
     "^n = 128 self-attention, .*: [0-9.]+ s, [0-9.]+ of the dgemm rate .*, peak RSS [0-9]+ MiB"
-has "the Python module's cases beside the CLI's" "$work/ok.out" \
-    "^  in process [0-9.]+ s   CLI with .npz [0-9.]+ s = [0-9.]+x \\(>= 20x (met|MISSED by [0-9]+%)\\)"
-if "$py" -c 'import torch' 2>/dev/null; then
-	has "the Python module's cases beside PyTorch's" "$work/ok.out" \
-	    "   PyTorch float64 autograd \\+ torch.testing [0-9.]+ s = [0-9.]+x \\(>= 3x (met|MISSED by [0-9]+%)\\)\$"
-fi
-has "the Python module's overhead a call" "$work/ok.out" \
-    "^  one call, output of 1 x 1 x 1 x 1: [0-9.]+ us; libattn's compute \\(bench-compute 1, d 64\\) [0-9.]+ us: overhead [0-9.]+ us \\(<= 50 us (met|MISSED by [0-9]+%)\\)\$"
-has "the Python module's backward beside bench-compute's" "$work/ok.out" \
-    "^  1 x 8 x 32 x 128 forward \\+ backward, medians of 1 run: Python [0-9.]+ s, bench-compute -g [0-9.]+ s = [0-9.]+x \\(<= 1.1x (met|MISSED by [0-9]+%)\\)\$"
+has "the large run from .npy against the kernel" "$work/ok.out" \
+    "^n = 128 self-attention, .npy in and out:\$"
+has "the large run's whole run against the kernel" "$work/ok.out" \
+    "^  n = +128  the whole run from .npy: [0-9.e-]+ s, [0-9.e-]+ s of CPU; the kernel alone [0-9.e-]+ s, [0-9.e-]+ s of CPU: the whole run at [0-9.]+ of the kernel's rate, by CPU time [0-9.]+ \(>= 0.9 (met|MISSED by [0-9]+%)\)\$"
 if cmp -s "$work/ok.out" "$work/w/table.txt"; then
 	verdict "the table is kept in table.txt" ""; else
 	verdict "the table is kept in table.txt" "it differs"; fi
@@ -147,7 +174,7 @@ if small "$bin" only --only grad; then
 	verdict "--only grad succeeds" ""
 	has "--only grad has the backward row" "$work/only.out" \
 	    "^ +32 +[0-9.]+ +[0-9.]+ +[0-9.]+x  <= 3x "
-	if grep -Eq "^(csv|json|npy) |^  n = +64  attn|--emulate|^numbers|self-attention|^Python module" \
+	if grep -Eq "^(csv|json|npy) |^  n = +64  d|--emulate|^numbers|self-attention|^start-up" \
 	    "$work/only.out"; then
 		verdict "--only grad runs nothing else" "$(cat "$work/only.out")"
 	else verdict "--only grad runs nothing else" ""; fi
@@ -186,7 +213,7 @@ fi
 # 3. A run that fails.
 cat >"$work/nojson" <<EOF
 #!/bin/sh
-case "\$*" in *.json*) echo "attn: no JSON today" >&2; exit 65 ;; esac
+case "\$*" in */q32.json*) echo "attn: no JSON today" >&2; exit 65 ;; esac
 exec "$bin" "\$@"
 EOF
 chmod +x "$work/nojson"
@@ -206,9 +233,9 @@ if small "$bin" tiny --only compute,grad --compute-sizes 1 --grad-sizes 1
 then
 	verdict "rates and times at n = 1 are not rounded to zero" ""
 	has "the kernel beside dgemm at n = 1" "$work/tiny.out" \
-	    "^  n = +1  attn +[0-9.]+ .* attn/dgemm [0-9.]+\$"
+	    "^  n = +1  d = +64  attn +[0-9.]+, by CPU time +[0-9.]+ = [0-9.]+ of the peak .* attn/dgemm [0-9.]+\$"
 	has "the backward's kernels at n = 1" "$work/tiny.out" \
-	    "^  n = +1 +[0-9.]+ s +[0-9.]+ s +[0-9.]+x\$"
+	    "^  n = +1 +[0-9.]+ s +[0-9.]+ s +[0-9.]+x   forward "
 else verdict "rates and times at n = 1 are not rounded to zero" \
     "exit $?: $(cat "$work/tiny.err")"; fi
 
