@@ -15,7 +15,8 @@
 # refused on one rank of three (ATTN_MAX_MEMORY for that rank alone:
 # "attn: rank 1: ..." and attn's status 71); one rank of three killed
 # by SIGTERM (one line naming it, status 143); and in both, nothing at
-# -o FILE's name and no temporary file left.
+# -o FILE's name and no temporary file left.  Last, the benchmark
+# (bench/mpi.sh) runs on a small case, so that it cannot rot.
 set -u
 
 [ $# -eq 2 ] || { echo "usage: mpi.sh ATTN ATTN_MPI" >&2; exit 2; }
@@ -196,6 +197,17 @@ if [ -z "$pid" ]; then
 else
 	fault_ok "rank 1 killed by SIGTERM" 143 \
 	    'attn: rank 1: killed by signal 15 (SIGTERM)'
+fi
+
+# The benchmark (bench/mpi.sh, make bench-mpi) on a small case: a row
+# for each of its six runs, each attn's bytes.
+sh "$top/bench/mpi.sh" 300 "$(dirname "$1")" >bench.out 2>&1
+got=$?
+if [ $got -ne 0 ] || [ "$(grep -c ' [01]\.[0-9][0-9]$' bench.out)" -ne 6 ] ||
+    grep -q "not attn's bytes" bench.out; then
+	bad "bench/mpi.sh 300: status $got: $(tail -n 3 bench.out)"
+else
+	pass=$((pass + 1))
 fi
 
 echo "mpi: $pass passed, $fail failed"
