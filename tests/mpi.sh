@@ -7,7 +7,8 @@
 # ALiBi, a bias, --emulate bf16, the backward stages with --grad) is run
 # by attn and by `mpirun -n R attn-mpi` for R = 1 to 4 (and 1 or 2
 # threads a process), every stage in one .npz (-s all) or the output,
-# lse and weights printed, and compared with cmp; standard error too.
+# lse and weights printed, --explain, --check, and compared with cmp;
+# standard error too.
 # Inputs are long enough (300 queries, 3 tasks a head) that every rank
 # has rows of its own.
 # Faults: bad input every rank sees (attn's line, once, attn's status);
@@ -134,6 +135,10 @@ same npz $qkv --heads 4 --emulate bf16 --grad do.npy -s all
 same npy $qkv --heads 4 --causal -s output
 same - $gqa --heads 4 --kv-heads 2 --causal -s lse -f csv
 same - $qkv --heads 4 --window 5,0 -s weights -f csv
+# the printers that read several stages, and --check of the merged ones
+same - $gqa --heads 4 --kv-heads 2 --causal --explain --query 3,200
+"$attn" $gqa --heads 4 --kv-heads 2 --causal -s output -o ref.npy
+same - $gqa --heads 4 --kv-heads 2 --causal --check ref.npy --emulate fp32
 
 # ------------------------------------------------------------- faults
 
