@@ -1,7 +1,8 @@
 /*
  * main.c - attn-mpi: attn's command line (cli/command.c) run by every
  * process of an MPI job, each computing a share of the kernel's tasks
- * (attn_split in attn_private.h), as attn(1) says under ATTN-MPI.
+ * (attn_split in attn_private.h), as attn(1) says in "Beyond one
+ * machine: attn-mpi".
  *
  * Every process reads the inputs itself and runs attn's whole command
  * line; two hooks of cli/run.c (run_hooks) make it one job:

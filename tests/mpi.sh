@@ -1,6 +1,7 @@
 #!/bin/sh
 # mpi.sh ATTN ATTN_MPI - attn-mpi is attn shared among the processes of an
-# MPI job (attn(1), ATTN-MPI): the same bytes, messages and exit status.
+# MPI job (attn(1), "Beyond one machine: attn-mpi"): the same bytes,
+# messages and exit status.
 #
 # Bytes: a generated matrix of conventions (causal and its alignments, a
 # window, packed sequences, a paged KV cache, GQA, sinks, a softcap,
