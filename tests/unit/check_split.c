@@ -80,6 +80,7 @@ struct shares {
 	int merging;
 	double *stage[MAX_RANKS][ATTN_STAGE_COUNT];
 	double *sums[MAX_RANKS];
+	size_t lse_bytes;	/* of each share's lse */
 };
 
 static size_t
@@ -127,6 +128,8 @@ merge_shares(void *arg, enum attn_status st, struct attn_stages *out,
 		for (s = 0; s < ATTN_STAGE_COUNT; s++)
 			sh->stage[sh->rank][s] = copy_of(&out->stage[s]);
 		sh->sums[sh->rank] = copy_of(sums);
+		sh->lse_bytes = count_of(&out->stage[ATTN_STAGE_LSE]) *
+		    sizeof(double);
 		return attn_error_set(err, ATTN_ERR_INTERNAL, NULL, 0, 0,
 		    "share kept");
 	}
@@ -162,6 +165,12 @@ run_shared(const struct attn_config *cfg, const struct attn_inputs *in,
 		ck_assert_int_eq(attn_run_split(cfg, in, want, prec, &split,
 		    st, &err), ATTN_ERR_INTERNAL);
 	}
+	/* each process computed its share, not the whole: a kernel that
+	 * ignored the split would merge to the same bytes */
+	if (ranks > 1)
+		ck_assert_msg(memcmp(sh.stage[0][ATTN_STAGE_LSE],
+		    sh.stage[1][ATTN_STAGE_LSE], sh.lse_bytes) != 0,
+		    "ranks 0 and 1 of %zu computed the same lse", ranks);
 	sh.merging = 1;
 	split.rank = sh.rank = ranks - 1;
 	ck_assert_msg(attn_run_split(cfg, in, want, prec, &split, st, &err) ==
