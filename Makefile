@@ -126,6 +126,15 @@ CLI_ARCHIVE = $(BUILD)/attn-cli.a
 ATTN    = $(BUILD)/attn
 UNIT    = $(BUILD)/unit-tests
 
+# attn-mpi (mpi/main.c): attn's run shared among the processes of an MPI
+# job, built beside attn where Open MPI's compiler wrapper is (MPICC); MPI=
+# builds attn alone.  It links the CLI's objects but main's, as the unit
+# tests do.
+MPICC    ?= mpicc
+MPI      ?= $(if $(shell command -v $(MPICC) 2>/dev/null),1)
+ATTN_MPI  = $(BUILD)/attn-mpi
+MPI_OBJ   = $(BUILD)/mpi/main.o
+
 # Shell completion, generated from the table of options by a program
 # linked with the CLI's objects (all but main).
 COMPLETE     = $(BUILD)/attn-complete
@@ -139,17 +148,18 @@ BUILD_PKGS = pkg-config g++ libcjson-dev check libunistring-dev \
              libncurses-dev libzip-dev zlib1g-dev
 TEST_PKGS  = groff-base man-db jq locales tmux python3 libxml2-utils \
              librsvg2-bin chromium zsh python3-numpy python3-torch \
-             python3-pytest
+             python3-pytest openmpi-bin libopenmpi-dev
 
 .PHONY: all demo check check-plain check-asan check-valgrind \
         valgrind-setup test unit cli-test cli-locale-test bad-test matrix-test mem-test \
         doc-test boundary-test cycles-test build-test install-test lint-man \
         visual-test completion-test progress-test npy-test kernel-test grad-kernel-test deps \
-        python-test \
+        python-test mpi-test \
         test-deps install uninstall clean bench-numbers bench bench-test \
         dist dist-test deb-test ci-deps FORCE
 
-all: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS) $(PY_SONAME)
+all: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS) $(PY_SONAME) \
+    $(if $(MPI),$(ATTN_MPI))
 
 # The stamp: line 1, the compiler and the flags that make code (not the
 # test objects' own additions, which would make the stamp depend on which
@@ -198,10 +208,10 @@ include tools/js2c.mk
 $(BUILD)/gen/print_html_js.o: $(BUILD)/gen/print_html_js.c $(BUILD)/flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-# attn --version: main.o alone is compiled with the version, and again
+# attn --version: command.o alone is compiled with the version, and again
 # when it changes ($(BUILD)/version holds the last one).
-$(BUILD)/cli/main.o $(SESSION_OBJ): ALL_CFLAGS += -DATTN_VERSION='"$(VERSION)"'
-$(BUILD)/cli/main.o $(SESSION_OBJ): $(BUILD)/version
+$(BUILD)/cli/command.o $(SESSION_OBJ): ALL_CFLAGS += -DATTN_VERSION='"$(VERSION)"'
+$(BUILD)/cli/command.o $(SESSION_OBJ): $(BUILD)/version
 
 $(BUILD)/version: FORCE
 	@mkdir -p $(@D)
@@ -230,6 +240,14 @@ $(ATTN): $(CLI_OBJ) $(LIBATTN)
 	    $(ATTN_LINK) $(LDLIBS)
 
 $(BUILD)/tools/%.o: ALL_CFLAGS += -Icli
+
+$(MPI_OBJ): mpi/main.c $(BUILD)/flags
+	@mkdir -p $(@D)
+	$(MPICC) $(ALL_CFLAGS) -Icli -c -o $@ $<
+
+$(ATTN_MPI): $(MPI_OBJ) $(CLI_ARCHIVE) $(LIBATTN)
+	$(MPICC) $(CFLAGS) $(SAN) $(LDFLAGS) -o $@ $(MPI_OBJ) $(CLI_ARCHIVE) \
+	    $(LIBATTN) $(ATTN_LINK) $(LDLIBS)
 
 $(COMPLETE): $(COMPLETE_OBJ) $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) \
     $(LIBATTN)
@@ -264,7 +282,7 @@ $(UNIT): $(UNIT_OBJ) $(CLI_ARCHIVE) $(LIBATTN)
 	    $(LIBATTN) $(CHECK_LIBS) $(CLI_LIBS) $(ATTN_LIBS) $(LDLIBS)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
-    $(SESSION_OBJ:.o=.d) \
+    $(SESSION_OBJ:.o=.d) $(MPI_OBJ:.o=.d) \
     $(COMPLETE_OBJ:.o=.d) $(BUILD)/bench/numbers.d \
     $(BUILD)/bench/compute.d $(BUILD)/bench/peak.d
 
@@ -293,7 +311,7 @@ check: test-deps
 # Suites of attn's code: make check runs each on both builds.
 CODE_TESTS = unit bad-test mem-test doc-test visual-test \
              completion-test progress-test npy-test kernel-test \
-             grad-kernel-test python-test
+             grad-kernel-test python-test mpi-test
 # Suites of what a sanitizer does not change (the files' graph, the
 # exported names, the man page, the build's variables, the benchmark's
 # table, the installed tree): once, on the plain build.  The matrix,
@@ -345,12 +363,14 @@ PC_INCLUDEDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
 # as they are.  pkg-config finds the library as libattn and as attn; a
 # program links libattn.so (the link to libattn.so.0) unless it asks for
 # libattn.a.
-install: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS) $(PY_SONAME)
+install: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS) $(PY_SONAME) \
+    $(if $(MPI),$(ATTN_MPI))
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 	    $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(MANDIR)/man7 \
 	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 755 $(ATTN) $(DESTDIR)$(BINDIR)/attn
+	$(if $(MPI),install -m 755 $(ATTN_MPI) $(DESTDIR)$(BINDIR)/attn-mpi)
 	install -m 644 $(LIBATTN) $(DESTDIR)$(LIBDIR)/libattn.a
 	install -m 644 $(LIBATTN_SO) $(DESTDIR)$(LIBDIR)/libattn.so.0
 	ln -sf libattn.so.0 $(DESTDIR)$(LIBDIR)/libattn.so
@@ -369,7 +389,8 @@ install: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS) $(PY_SONAME)
 	ln -sf libattn.pc $(DESTDIR)$(LIBDIR)/pkgconfig/attn.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/attn $(DESTDIR)$(LIBDIR)/libattn.a \
+	rm -f $(DESTDIR)$(BINDIR)/attn $(DESTDIR)$(BINDIR)/attn-mpi \
+	    $(DESTDIR)$(LIBDIR)/libattn.a \
 	    $(DESTDIR)$(LIBDIR)/libattn.so.0 $(DESTDIR)$(LIBDIR)/libattn.so \
 	    $(DESTDIR)$(INCLUDEDIR)/attn.h $(DESTDIR)$(INCLUDEDIR)/attn_io.h \
 	    $(DESTDIR)$(INCLUDEDIR)/attn_session.h \

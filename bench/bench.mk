@@ -54,3 +54,12 @@ bench:
 bench-test: $(ATTN) $(BENCH_COMPUTE) $(BENCH_SPAWN)
 	$(TIMED) '$(BUILD) bench-test' sh tests/bench.sh ./$(ATTN) \
 	    ./$(BENCH_COMPUTE) ./$(BENCH_SPAWN)
+
+# attn-mpi against attn on this machine (bench/mpi.sh): a forward pass
+# of BENCH_MPI_N queries and keys by one attn process and by 1 and 2
+# ranks of attn-mpi, one thread each; bench/README.md has its figures.
+BENCH_MPI_N ?= 65536
+
+.PHONY: bench-mpi
+bench-mpi: $(ATTN) $(ATTN_MPI)
+	sh bench/mpi.sh $(BENCH_MPI_N) $(BUILD)

@@ -184,11 +184,18 @@ write_output(const struct options *o, const struct attn_stages *stages,
 	return status;
 }
 
-/* attn_run; with --emulate alone, the emulation's stages. */
+const struct run_hooks *run_hooks;
+
+/* attn_run; with --emulate alone, the emulation's stages; with hooks,
+ * theirs. */
 static enum attn_status
 compute(const struct options *o, const struct inputs *in,
     struct attn_stages *stages, struct attn_error *err)
 {
+	if (run_hooks != NULL)
+		return run_hooks->compute(&o->cfg, &in->in, print_wants(o),
+		    o->check == NULL ? o->emulate : ATTN_PREC_FP64, stages,
+		    err);
 	if (o->emulate != ATTN_PREC_FP64 && o->check == NULL)
 		return attn_emulate(&o->cfg, &in->in, print_wants(o),
 		    o->emulate, stages, err);
@@ -207,7 +214,7 @@ run_attn(struct options *o, const struct run_io *io)
 	struct progress pr;
 	struct names lab;
 	enum attn_status status;
-	int failed;
+	int failed, write = 1;
 
 	status = load_inputs(o, &in, &err);
 	if (status == ATTN_OK && o->check != NULL)
@@ -247,8 +254,11 @@ run_attn(struct options *o, const struct run_io *io)
 		lab.bias = in.name[IN_BIAS];
 		lab.slopes = in.name[IN_SLOPES];
 		warn_masked_rows(io->msg, o, &stages, &lab);
-		status = write_output(o, &stages, &lab, &sel.in, &chk,
-		    io->keep, &err);
+		if (run_hooks != NULL)
+			status = run_hooks->output(&write, &err);
+		if (status == ATTN_OK && write)
+			status = write_output(o, &stages, &lab, &sel.in,
+			    &chk, io->keep, &err);
 	}
 	if (status != ATTN_OK && err.msg[0] != '\0')
 		run_report(io->msg, &err, o);

@@ -22,6 +22,21 @@ struct run_io {
 	struct render *keep;
 };
 
+/* What attn-mpi (mpi/main.c) puts around attn's run, the same in every
+ * process of its job; NULL in attn and the library's session. */
+struct run_hooks {
+	/* Computes the stages in attn_run's place: its arguments, with
+	 * the precision of --emulate (ATTN_PREC_FP64 for attn_run). */
+	enum attn_status (*compute)(const struct attn_config *cfg,
+	    const struct attn_inputs *in, unsigned want,
+	    enum attn_precision prec, struct attn_stages *out,
+	    struct attn_error *err);
+	/* Before the output is written: *write set to 0 where this
+	 * process writes none. */
+	enum attn_status (*output)(int *write, struct attn_error *err);
+};
+extern const struct run_hooks *run_hooks;
+
 /* The exit code attn(1) gives each status (EXIT STATUS). */
 int run_exit_code(enum attn_status status);
 

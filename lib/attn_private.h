@@ -327,6 +327,46 @@ enum attn_dist {
 void attn_random_fill(struct attn_matrix *m, unsigned long long seed,
     enum attn_dist dist);
 
+/* ---------------------------------------------------------------- shares */
+
+/*
+ * A run shared among several processes (attn-mpi, attn(1)): each
+ * computes a share of the kernel's tasks into stages of the whole size,
+ * zero outside its share, and merge makes them whole.  The forward
+ * pass's shares are query blocks: the tasks of each head cut into 2R
+ * runs, process r taking runs r and 2R-1-r (so that each has as many
+ * rows near the diagonal of a causal mask as far from it), the first of
+ * head n shifted by n; with backward stages, the shares are the
+ * (batch, KV head) pairs, pair u to process u mod R, whose gradients
+ * and forward rows are each one process's whole, in attn's order.  So
+ * every number is computed by one process, as attn computes it.
+ */
+struct attn_split {
+	size_t rank, ranks;	/* this process's share of ranks (>= 1) */
+	/* Called by every process once its kernel has run, with its
+	 * status: make out's held stages and sums (the grad_bias sums,
+	 * data NULL when not asked) whole from every process's, where
+	 * each element is another's zero or the same bits.  ATTN_OK, or
+	 * the status that the run returns. */
+	enum attn_status (*merge)(void *arg, enum attn_status st,
+	    struct attn_stages *out, struct attn_matrix *sums,
+	    struct attn_error *err);
+	void *arg;
+};
+
+/* attn_run (prec ATTN_PREC_FP64) or attn_emulate with split's share of
+ * the kernel's tasks; split NULL computes all of them. */
+enum attn_status attn_run_split(const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want, enum attn_precision prec,
+    const struct attn_split *split, struct attn_stages *out,
+    struct attn_error *err);
+
+/* The process of ranks that computes task k of the tasks of head n
+ * (b*H + h) of a forward pass, or (batch, KV head) pair u of a backward
+ * one. */
+size_t attn_split_task_owner(size_t ranks, size_t n, size_t k, size_t tasks);
+size_t attn_split_pair_owner(size_t ranks, size_t u);
+
 /* ---------------------------------------------------------------- text */
 
 /*

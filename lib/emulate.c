@@ -852,6 +852,11 @@ row_task(void *ctx, size_t worker, size_t t)
 	struct attn_head hd;
 	const float *kf, *kx, *vf;
 
+	/* another process's (attn_split); with backward stages, a whole
+	 * head is, below */
+	if (!e->grad && !attn_split_task_mine(p, n, t % e->row_tasks,
+	    e->row_tasks))
+		return;
 	head_of(e, n, &hd, &kf, &kx, &vf);
 	load_q(e, &hd, w, i0, rows);
 	logits(e, &hd, w, kf, kx, i0, rows);
@@ -1187,6 +1192,8 @@ emulate_run(const struct attn_problem *p, enum attn_precision prec,
 			memset(e.ak, 0, z.run[R_AK] * sizeof(float));
 			memset(e.av, 0, z.run[R_AV] * sizeof(float));
 		}
+		if (!attn_split_task_mine(p, n, 0, 1))
+			continue;	/* another process's (attn_split) */
 		e.head = n;
 		pool(&e, e.row_tasks, row_task);
 		pool(&e, e.key_tasks, key_task);

@@ -401,7 +401,17 @@ struct attn_problem {
 	 * attn_bias_sum_add; data NULL when not asked. */
 	int sum_rows;
 	struct attn_matrix sums;
+	/* a share of the tasks (attn_run_split); NULL: all of them */
+	const struct attn_split *split;
 };
+
+/* lib/split.c: whether this process computes task k of the tasks of
+ * head n (b*H + h) of p's forward pass (with backward stages: whether
+ * it computes n's (batch, KV head) pair), and (batch, KV head) pair
+ * (b, g) of its backward pass; always without a split. */
+int attn_split_task_mine(const struct attn_problem *p, size_t n, size_t k,
+    size_t tasks);
+int attn_split_pair_mine(const struct attn_problem *p, size_t b, size_t g);
 
 /* Add dS(i, j) of block n into p->sums (which must be there), as
  * grad_bias's sums take it: every backward pass calls this for the dS

@@ -615,6 +615,8 @@ stream_task(void *ctx, size_t worker, size_t t)
 	size_t i, c, cur;
 	int checked;
 
+	if (!attn_split_task_mine(p, n, k, s->tasks_per_head))
+		return;		/* another process's (attn_split) */
 	attn_problem_head(p, n / p->H, n % p->H, &hd);
 	head_blocks(p, s->out, &hd, m);
 	checked = task_checked(s, &hd, i0, rows);

@@ -1082,6 +1082,8 @@ grad_task(void *ctx, size_t worker, size_t t)
 	struct grad_error *e = &g->errors[t];
 	size_t J;
 
+	if (!attn_split_pair_mine(g->p, t / g->p->G, t % g->p->G))
+		return;		/* another process's (attn_split) */
 	task_heads(g, w, t / g->p->G, t % g->p->G, e);
 	for (J = 0; J < g->dm.kblocks; J++)
 		key_block(g, w, t / g->p->G, J, e);
@@ -1238,6 +1240,9 @@ attn_stream_grad(const struct attn_problem *p, const struct attn_simd *simd,
 	}
 	for (g.wave.group = 0; g.dm.wave && g.wave.group < p->B * p->G;
 	    g.wave.group++) {
+		if (!attn_split_pair_mine(p, g.wave.group / p->G,
+		    g.wave.group % p->G))
+			continue;	/* another process's (attn_split) */
 		for (J = 0; J < g.dm.kblocks; J++)
 			atomic_init(&g.wave.steps[J], 0);
 		job.tasks = g.dm.heads;

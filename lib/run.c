@@ -237,10 +237,22 @@ fail:
 	return st;
 }
 
+/* The kernel's status, or with a split every process's stages merged
+ * after it (attn_split). */
+static enum attn_status
+merge(struct attn_problem *p, enum attn_status st,
+    struct attn_stages *out, struct attn_error *err)
+{
+	if (p->split == NULL)
+		return st;
+	return p->split->merge(p->split->arg, st, out, &p->sums, err);
+}
+
 static enum attn_status
 run_in(const struct attn_kernel_ops *want_ops, const struct attn_config *cfg,
     const struct attn_inputs *in, unsigned want, enum attn_precision prec,
-    struct attn_stages *out, struct attn_error *err)
+    const struct attn_split *split, struct attn_stages *out,
+    struct attn_error *err)
 {
 	const struct attn_kernel_ops *ops;
 	struct attn_problem p;
@@ -257,10 +269,11 @@ run_in(const struct attn_kernel_ops *want_ops, const struct attn_config *cfg,
 	    (st = attn_stages_alloc(&p, out, err)) != ATTN_OK)
 		return st;
 	out->precision = prec;
+	p.split = split;
 	ps.descale = prec == ATTN_PREC_FP64;
 	if ((st = attn_reduce_alloc(&p, err)) != ATTN_OK ||
 	    (st = attn_passes_before(&p, in, &ps, err)) != ATTN_OK ||
-	    (st = ops->run(&p, out, err)) != ATTN_OK ||
+	    (st = merge(&p, ops->run(&p, out, err), out, err)) != ATTN_OK ||
 	    (st = find_masked_rows(out, err)) != ATTN_OK ||
 	    (st = copy_sinks(&p, out, err)) != ATTN_OK ||
 	    (st = attn_reduce_run(&p, want, out, err)) != ATTN_OK ||
@@ -288,7 +301,7 @@ enum attn_status
 attn_run(const struct attn_config *cfg, const struct attn_inputs *in,
     unsigned want, struct attn_stages *out, struct attn_error *err)
 {
-	return run_in(NULL, cfg, in, want, ATTN_PREC_FP64, out, err);
+	return run_in(NULL, cfg, in, want, ATTN_PREC_FP64, NULL, out, err);
 }
 
 enum attn_status
@@ -304,7 +317,15 @@ attn_emulate(const struct attn_config *cfg, const struct attn_inputs *in,
     unsigned want, enum attn_precision prec, struct attn_stages *out,
     struct attn_error *err)
 {
-	return run_in(NULL, cfg, in, want, prec, out, err);
+	return run_in(NULL, cfg, in, want, prec, NULL, out, err);
+}
+
+enum attn_status
+attn_run_split(const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, enum attn_precision prec, const struct attn_split *split,
+    struct attn_stages *out, struct attn_error *err)
+{
+	return run_in(NULL, cfg, in, want, prec, split, out, err);
 }
 
 enum attn_status
@@ -312,7 +333,7 @@ attn_run_kernel(const struct attn_kernel_ops *ops,
     const struct attn_config *cfg, const struct attn_inputs *in,
     unsigned want, struct attn_stages *out, struct attn_error *err)
 {
-	return run_in(ops, cfg, in, want, ATTN_PREC_FP64, out, err);
+	return run_in(ops, cfg, in, want, ATTN_PREC_FP64, NULL, out, err);
 }
 
 enum attn_status

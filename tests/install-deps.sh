@@ -35,6 +35,8 @@ for pkg in "$@"; do
 	chromium) command -v chromium >/dev/null 2>&1 ;;
 	zsh) command -v zsh >/dev/null 2>&1 ;;
 	valgrind) command -v valgrind >/dev/null 2>&1 ;;
+	openmpi-bin) command -v mpirun >/dev/null 2>&1 ;;
+	libopenmpi-dev) command -v mpicc >/dev/null 2>&1 ;;
 	clang) command -v clang >/dev/null 2>&1 ;;
 	libclang-rt-dev) ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a \
 	    >/dev/null 2>&1 ;;

@@ -17,6 +17,18 @@ cli-locale-test: $(ATTN)
 	$(TIMED) '$(BUILD) cli-test (de_DE)' sh tests/locale.sh \
 	    sh tests/cli/run.sh ./$(ATTN)
 
+# attn-mpi (tests/mpi.sh): attn's bytes, messages and status from 1 to
+# 4 processes of an MPI job over a matrix of conventions, and a rank's
+# faults; skipped, saying why, where attn-mpi is not built (no mpicc)
+# or mpirun is missing.
+ifeq ($(MPI),1)
+mpi-test: $(ATTN) $(ATTN_MPI)
+	$(TIMED) '$(BUILD) mpi-test' sh tests/mpi.sh ./$(ATTN) ./$(ATTN_MPI)
+else
+mpi-test:
+	@echo 'mpi-test: skipped: no $(MPICC) (Open MPI: make test-deps installs it)'
+endif
+
 # Hostile inputs (tests/bad/): one clear line, the status attn(1) gives,
 # nothing on stdout, -o FILE untouched; make check runs it again under
 # ASan/UBSan.

@@ -35,7 +35,7 @@ main(void)
 		emulate_suite, compare_suite, mask_suite, varlen_suite,
 		memory_suite, threads_suite, suggest_suite, fp8_suite,
 		paged_suite,
-		dropout_suite,
+		dropout_suite, split_suite,
 	};
 	SRunner *sr;
 	size_t i;

@@ -56,5 +56,6 @@ Suite *paged_suite(void);
 Suite *memory_suite(void);
 Suite *threads_suite(void);
 Suite *dropout_suite(void);
+Suite *split_suite(void);
 
 #endif

@@ -1,0 +1,290 @@
+/*
+ * main.c - attn-mpi: attn's command line (cli/command.c) run by every
+ * process of an MPI job, each computing a share of the kernel's tasks
+ * (attn_split in attn_private.h), as attn(1) says in "Beyond one
+ * machine: attn-mpi".
+ *
+ * Every process reads the inputs itself and runs attn's whole command
+ * line; two hooks of cli/run.c (run_hooks) make it one job:
+ *
+ *   compute  the stages in attn_run's place: each process computes its
+ *            share into stages of the whole size, zero outside it, and
+ *            after the kernel an MPI_Allreduce with MPI_BOR over their
+ *            bits makes them whole on every process: each element is
+ *            one process's, the others' zero (or the same bits on all,
+ *            as the passes before the kernel make them), so no number
+ *            is summed twice and the bytes are attn's.
+ *   output   before the output is written: only rank 0 writes it, once
+ *            every process has come this far.
+ *
+ * The processes meet at a few points (sync_point: before the kernel,
+ * after it, before the output, at the end), each one MPI_Allreduce of
+ * the same shape, so that a process that failed anywhere (bad input,
+ * memory refused) meets the others wherever they wait: all then learn
+ * the lowest rank that failed, whose exit code and message line are
+ * broadcast, and end.  Rank 0 writes that line, "attn: rank N: ...", or
+ * when it failed itself its own line, which is attn's: bad input that
+ * every process sees is reported once, as attn reports it.  A kernel
+ * that failed (an overflow) makes every process compute whole instead,
+ * so that the fault reported is the first one attn finds.  The other
+ * ranks' standard output goes to /dev/null and their messages to a
+ * temporary file, read back for that line.  A rank killed by SIGTERM,
+ * SIGINT or SIGHUP from outside the job says so in one line before it
+ * dies; the launcher then ends the others.
+ */
+#define _XOPEN_SOURCE 700	/* SA_SIGINFO */
+#include <fcntl.h>
+#include <limits.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attn.h"
+#include "attn_private.h"
+#include "command.h"
+#include "run.h"
+
+static int rank, ranks;
+/* A fault was shared, or every process has passed the output's point:
+ * no more meetings. */
+static int finished;
+/* Some process's kernel failed: compute whole. */
+static int whole;
+/* Where this process's messages go: stderr on rank 0, else a temporary
+ * file; and the job's stderr, for the signal line. */
+static int job_stderr = STDERR_FILENO;
+
+enum phase { PHASE_COMPUTE = 1, PHASE_MERGE, PHASE_OUTPUT, PHASE_END };
+enum fault { FAULT_NONE, FAULT_KERNEL, FAULT_RANK };
+
+/* The first line of this process's messages, "attn: " left out, into
+ * buf. */
+static void
+first_line(char *buf, size_t size, int code)
+{
+	ssize_t n;
+	char *nl;
+
+	fflush(stderr);
+	n = pread(STDERR_FILENO, buf, size - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	if ((nl = strchr(buf, '\n')) != NULL)
+		*nl = '\0';
+	if (strncmp(buf, "attn: ", 6) == 0)
+		memmove(buf, buf + 6, strlen(buf + 6) + 1);
+	if (buf[0] == '\0')
+		snprintf(buf, size, "failed with exit status %d", code);
+}
+
+/* Rank k failed with exit code `code`: every process learns its code and
+ * line, rank 0 writes the line (its own is written already), and all
+ * end with that code. */
+static _Noreturn void
+end_shared(int k, int code)
+{
+	struct {
+		int code;
+		char line[1024];
+	} m;
+
+	memset(&m, 0, sizeof m);
+	if (rank == k) {
+		m.code = code;
+		if (k != 0)
+			first_line(m.line, sizeof m.line, code);
+	}
+	MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, k, MPI_COMM_WORLD);
+	finished = 1;
+	if (rank == 0 && k != 0) {
+		fprintf(stderr, "attn: rank %d: %s\n", k, m.line);
+		fflush(stderr);
+	}
+	MPI_Finalize();
+	exit(m.code);
+}
+
+/*
+ * Meet the other processes at phase with this one's fault (and exit
+ * code, for FAULT_RANK).  Ends the process when some process failed;
+ * returns FAULT_KERNEL when some kernel failed, else FAULT_NONE.
+ */
+static enum fault
+sync_point(enum phase phase, enum fault fault, int code)
+{
+	int v[4], w[4];
+
+	v[0] = fault == FAULT_RANK ? ranks - rank : 0;	/* the lowest */
+	v[1] = fault == FAULT_KERNEL;
+	v[2] = fault == FAULT_RANK ? INT_MIN : (int)phase;
+	v[3] = fault == FAULT_RANK ? INT_MIN : -(int)phase;
+	MPI_Allreduce(v, w, 4, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (w[0] > 0)
+		end_shared(ranks - w[0], code);
+	if (w[2] != -w[3]) {
+		fprintf(stderr, "attn: rank %d: internal error: the processes "
+		    "met at different points (%d and %d)\n", rank, -w[3],
+		    w[2]);
+		MPI_Abort(MPI_COMM_WORLD, 70);
+	}
+	return w[1] ? FAULT_KERNEL : FAULT_NONE;
+}
+
+/* m's elements made the bitwise or of every process's. */
+static void
+or_all(struct attn_matrix *m)
+{
+	const size_t most = (size_t)1 << 26;	/* elements an MPI call */
+	size_t i, n, k;
+
+	if (m->data == NULL || m->rows == 0 || m->cols == 0)
+		return;
+	/* the stacks are contiguous, row after row */
+	n = m->stride == m->cols ? m->rows * m->cols : m->cols;
+	for (i = 0; i < (m->stride == m->cols ? 1 : m->rows); i++)
+		for (k = 0; k < n; k += most)
+			MPI_Allreduce(MPI_IN_PLACE, m->data + i * m->stride +
+			    k, (int)(n - k < most ? n - k : most),
+			    MPI_UINT64_T, MPI_BOR, MPI_COMM_WORLD);
+}
+
+static enum attn_status
+merge(void *arg, enum attn_status st, struct attn_stages *out,
+    struct attn_matrix *sums, struct attn_error *err)
+{
+	size_t s;
+
+	(void)arg;
+	if (sync_point(PHASE_MERGE, st == ATTN_OK ? FAULT_NONE :
+	    FAULT_KERNEL, 0) != FAULT_NONE) {
+		whole = 1;
+		return attn_error_set(err, ATTN_ERR_INTERNAL, NULL, 0, 0,
+		    "a share failed");
+	}
+	for (s = 0; s < ATTN_STAGE_COUNT; s++)
+		or_all(&out->stage[s]);
+	or_all(sums);
+	return ATTN_OK;
+}
+
+static enum attn_status
+compute(const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, enum attn_precision prec, struct attn_stages *out,
+    struct attn_error *err)
+{
+	struct attn_split split;
+	enum attn_status st;
+
+	sync_point(PHASE_COMPUTE, FAULT_NONE, 0);
+	split.rank = (size_t)rank;
+	split.ranks = (size_t)ranks;
+	split.merge = merge;
+	split.arg = NULL;
+	st = attn_run_split(cfg, in, want, prec, &split, out, err);
+	if (st == ATTN_OK || !whole)
+		return st;
+	/* a kernel failed: the fault attn reports is the first of the
+	 * whole run's */
+	whole = 0;
+	return attn_run_split(cfg, in, want, prec, NULL, out, err);
+}
+
+static enum attn_status
+output(int *write, struct attn_error *err)
+{
+	(void)err;
+	sync_point(PHASE_OUTPUT, FAULT_NONE, 0);
+	finished = 1;
+	*write = rank == 0;
+	return ATTN_OK;
+}
+
+static const struct run_hooks hooks = { compute, output };
+
+/* ---------------------------------------------------------------- signals */
+
+static const int fatal_signals[] = { SIGTERM, SIGINT, SIGHUP };
+static char signal_line[3][96];
+
+/* A signal from outside the job (not the launcher, this process's
+ * parent, ending it): one line, then the signal's own death. */
+static void
+on_signal(int sig, siginfo_t *si, void *ctx)
+{
+	size_t k;
+
+	(void)ctx;
+	for (k = 0; k < 3; k++)
+		if (fatal_signals[k] == sig && si->si_pid != getppid() &&
+		    write(job_stderr, signal_line[k],
+		    strlen(signal_line[k])) < 0)
+			break;
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void
+signals_init(void)
+{
+	static const char *const names[] = { "SIGTERM", "SIGINT", "SIGHUP" };
+	struct sigaction sa, old;
+	size_t k;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	for (k = 0; k < 3; k++) {
+		snprintf(signal_line[k], sizeof signal_line[k],
+		    "attn: rank %d: killed by signal %d (%s)\n", rank,
+		    fatal_signals[k], names[k]);
+		/* one ignored when the job started stays ignored */
+		if (sigaction(fatal_signals[k], NULL, &old) == 0 &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(fatal_signals[k], &sa, NULL);
+	}
+}
+
+/* Ranks but 0: standard output to /dev/null, messages to a temporary
+ * file (first_line reads it). */
+static int
+quiet(void)
+{
+	FILE *msgs = tmpfile();
+	int null = open("/dev/null", O_WRONLY);
+
+	if (msgs == NULL || null < 0 || (job_stderr = dup(STDERR_FILENO)) < 0 ||
+	    dup2(null, STDOUT_FILENO) < 0 ||
+	    dup2(fileno(msgs), STDERR_FILENO) < 0) {
+		perror("attn: standard output and error of a rank");
+		return -1;
+	}
+	close(null);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	int code;
+
+	if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+		fputs("attn: MPI_Init failed\n", stderr);
+		return 70;
+	}
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+	code = rank != 0 && quiet() != 0 ? 70 : 0;
+	signals_init();
+	run_hooks = &hooks;
+	if (code == 0)
+		code = command_main(argc, argv);
+	if (!finished)
+		sync_point(PHASE_END, code == 0 || code == 1 ? FAULT_NONE :
+		    FAULT_RANK, code);
+	MPI_Finalize();
+	return code;
+}

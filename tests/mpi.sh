@@ -1,0 +1,220 @@
+#!/bin/sh
+# mpi.sh ATTN ATTN_MPI - attn-mpi is attn shared among the processes of an
+# MPI job (attn(1), "Beyond one machine: attn-mpi"): the same bytes,
+# messages and exit status.
+#
+# Bytes: a generated matrix of conventions (causal and its alignments, a
+# window, packed sequences, a paged KV cache, GQA, sinks, a softcap,
+# ALiBi, a bias, --emulate bf16, the backward stages with --grad) is run
+# by attn and by `mpirun -n R attn-mpi` for R = 1 to 4 (and 1 or 2
+# threads a process), every stage in one .npz (-s all) or the output,
+# lse and weights printed, --explain, --check, and compared with cmp;
+# standard error too.
+# Inputs are long enough (300 queries, 3 tasks a head) that every rank
+# has rows of its own.
+# Faults: bad input every rank sees (attn's line, once, attn's status);
+# an overflow in the kernel (the fault attn reports first); memory
+# refused on one rank of three (ATTN_MAX_MEMORY for that rank alone:
+# "attn: rank 1: ..." and attn's status 71); one rank of three killed
+# by SIGTERM (one line naming it, status 143); and in both, nothing at
+# -o FILE's name and no temporary file left.  Last, the benchmark
+# (bench/mpi.sh) runs on a small case, so that it cannot rot.
+set -u
+
+[ $# -eq 2 ] || { echo "usage: mpi.sh ATTN ATTN_MPI" >&2; exit 2; }
+if ! command -v mpirun >/dev/null 2>&1; then
+	echo "mpi-test: skipped: no mpirun (Open MPI's openmpi-bin)"
+	exit 0
+fi
+top=$(cd "$(dirname "$0")/.." && pwd)
+attn=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+mpi=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+work=$(mktemp -d) || exit 1
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+# Under the sanitizers (make check's second run): Open MPI's libraries
+# keep memory to the end, which LeakSanitizer would report in every
+# process; attn's own leaks are the other suites' to find.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+if [ "$(id -u)" -eq 0 ]; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+# -q: the launcher's own notices off, so that standard error is attn's
+run_mpi() {
+	n=$1
+	shift
+	mpirun -q --oversubscribe -n "$n" "$mpi" "$@"
+}
+pass=0
+fail=0
+bad() {
+	echo "FAIL mpi: $*"
+	fail=$((fail + 1))
+}
+
+# ------------------------------------------------------------- inputs
+
+gen() {
+	"$attn" gen "$1" --seed "$2" -f npy -o "$3" || exit 1
+}
+gen 300x32 1 q.npy		# 4 heads of 8
+gen 260x32 2 k.npy
+gen 260x32 3 v.npy
+gen 260x16 4 k2.npy		# 2 KV heads
+gen 260x16 5 v2.npy
+gen 300x32 6 do.npy
+gen 300x260 7 bias.npy
+gen 2x300x4x8 8 q4.npy		# bshd: 2 batches
+gen 6x64x2x8 9 kc.npy		# paged caches: 6 pages of 64
+gen 6x64x2x8 10 vc.npy
+gen 2x300x4x8 11 do4.npy
+echo '[[0, 2, 4], [5, 1, 3]]' >table.json
+echo '0.5 -1 0 2' >sinks.txt
+echo '0,120,300' >cu_q.txt
+echo '0,100,260' >cu_k.txt
+
+# ------------------------------------------------------------- bytes
+
+# same OUT ARGS...: attn and attn-mpi at R = 1 to 4 print the same
+# bytes to OUT (- for standard output) and standard error, with the
+# same status; ATTN_THREADS alternates 1 and 2.
+same() {
+	out=$1
+	shift
+	if [ "$out" = - ]; then
+		"$attn" "$@" >want.out 2>want.err
+	else
+		"$attn" "$@" -o "want.$out" 2>want.err
+	fi
+	want=$?
+	for r in 1 2 3 4; do
+		rm -f "got.$out"
+		if [ "$out" = - ]; then
+			ATTN_THREADS=$((r % 2 + 1)) run_mpi $r "$@" \
+			    >got.out 2>got.err
+		else
+			ATTN_THREADS=$((r % 2 + 1)) run_mpi $r "$@" \
+			    -o "got.$out" 2>got.err
+		fi
+		got=$?
+		if [ $got -ne $want ]; then
+			bad "-n $r $*: status $got, attn's $want"
+		elif [ "$out" = - ] && ! cmp -s want.out got.out; then
+			bad "-n $r $*: standard output differs"
+		elif [ "$out" != - ] && ! cmp -s "want.$out" "got.$out"; then
+			bad "-n $r $*: $out differs"
+		elif ! cmp -s want.err got.err; then
+			bad "-n $r $*: standard error differs:" \
+			    "$(head -n 2 got.err)"
+		else
+			pass=$((pass + 1))
+		fi
+	done
+}
+
+qkv="q.npy k.npy v.npy"
+gqa="q.npy k2.npy v2.npy"
+same npz $qkv --heads 4 -s all
+same npz $qkv --heads 4 --causal -s all
+same npz $qkv --heads 4 --causal --align bottom-right --lse-base 2 \
+    --lse-masked inf -s all
+same npz $qkv --heads 4 --window 40,10 -s all
+same npz $gqa --heads 4 --kv-heads 2 --causal --sinks sinks.txt \
+    --softcap 5 -s all
+same npz $qkv --heads 4 --alibi --causal -s all
+same npz $gqa --heads 4 --kv-heads 2 --causal --grad do.npy -s all
+same npz $qkv --heads 4 --bias bias.npy --sinks sinks.txt --grad do.npy \
+    -s all
+same npz $gqa --heads 4 --kv-heads 2 --alibi --window 30,30 --grad do.npy \
+    -s all
+same npz $qkv --heads 4 --cu-seqlens-q cu_q.txt --cu-seqlens-k cu_k.txt \
+    --causal --grad do.npy -s all
+same npz q4.npy kc.npy vc.npy --layout bshd --block-table table.json \
+    --seqused-k 150,192 --causal --align bottom-right --grad do4.npy -s all
+same npz $gqa --heads 4 --kv-heads 2 --causal --emulate bf16 -s all
+same npz $qkv --heads 4 --emulate bf16 --grad do.npy -s all
+same npy $qkv --heads 4 --causal -s output
+same - $gqa --heads 4 --kv-heads 2 --causal -s lse -f csv
+same - $qkv --heads 4 --window 5,0 -s weights -f csv
+# the printers that read several stages, and --check of the merged ones
+same - $gqa --heads 4 --kv-heads 2 --causal --explain --query 3,200
+"$attn" $gqa --heads 4 --kv-heads 2 --causal -s output -o ref.npy
+same - $gqa --heads 4 --kv-heads 2 --causal --check ref.npy --emulate fp32
+
+# ------------------------------------------------------------- faults
+
+# Bad input that every rank sees: attn's line, once, and its status.
+same - $qkv --heads 3
+same - q.npy k.npy missing.npy --heads 4
+# An overflow in the kernel: the first one attn finds.
+"$attn" gen 300x32 --seed 1 -f csv | awk -F, -v OFS=, \
+    'NR == 200 { $3 = "1e300" } { print }' >big.csv
+same - big.csv k.npy v.npy --heads 4 --causal -s output
+
+# fault_ok WHAT STATUS LINE: the status is STATUS, standard error is the
+# one line LINE (a grep -x pattern), and neither out.npz nor a temporary
+# file of it is left.
+fault_ok() {
+	if [ "$got" -ne "$2" ]; then
+		bad "$1: status $got, not $2 ($(head -n 2 got.err))"
+	elif [ "$(wc -l <got.err)" -ne 1 ] || ! grep -qx "$3" got.err; then
+		bad "$1: standard error is not one line '$3':" \
+		    "$(head -n 3 got.err)"
+	elif [ -n "$(ls -A | grep '^out\.npz\|^\.out\.npz')" ]; then
+		bad "$1: left $(ls -A | grep 'out\.npz')"
+	else
+		pass=$((pass + 1))
+	fi
+}
+
+# Memory refused on rank 1 of 3 alone.
+args="$qkv --heads 4 --causal -s all"
+mpirun -q --oversubscribe -n 1 "$mpi" $args -o out.npz : \
+    -n 1 -x ATTN_MAX_MEMORY=100000 "$mpi" $args -o out.npz : \
+    -n 1 "$mpi" $args -o out.npz 2>got.err
+got=$?
+fault_ok "memory refused on rank 1" 71 'attn: rank 1: .*ATTN_MAX_MEMORY.*'
+
+# Rank 1 of 3 killed by SIGTERM while it computes: its line, the job
+# ended with the signal's status.
+gen 3000x64 12 lq.npy
+gen 3000x64 13 lk.npy
+gen 3000x64 14 lv.npy
+ATTN_THREADS=1 mpirun -q --oversubscribe -n 3 "$mpi" lq.npy lk.npy lv.npy \
+    -s all -o out.npz 2>got.err &
+job=$!
+pid=
+for i in $(seq 200); do
+	for p in $(pgrep -f "$mpi lq.npy" 2>/dev/null); do
+		if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+		    grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+			pid=$p
+		fi
+	done
+	[ -n "$pid" ] && break
+	sleep 0.05
+done
+sleep 0.5
+[ -n "$pid" ] && kill -TERM "$pid"
+wait $job
+got=$?
+if [ -z "$pid" ]; then
+	bad "SIGTERM: rank 1's process not found"
+else
+	fault_ok "rank 1 killed by SIGTERM" 143 \
+	    'attn: rank 1: killed by signal 15 (SIGTERM)'
+fi
+
+# The benchmark (bench/mpi.sh, make bench-mpi) on a small case: a row
+# for each of its six runs, each attn's bytes.
+sh "$top/bench/mpi.sh" 300 "$(dirname "$1")" >bench.out 2>&1
+got=$?
+if [ $got -ne 0 ] || [ "$(grep -c ' [01]\.[0-9][0-9]$' bench.out)" -ne 6 ] ||
+    grep -q "not attn's bytes" bench.out; then
+	bad "bench/mpi.sh 300: status $got: $(tail -n 3 bench.out)"
+else
+	pass=$((pass + 1))
+fi
+
+echo "mpi: $pass passed, $fail failed"
+[ $fail -eq 0 ]

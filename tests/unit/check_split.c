@@ -1,0 +1,245 @@
+/*
+ * check_split.c - a run shared among processes (attn_split,
+ * lib/split.c): every task has one owner among the ranks, the forward
+ * pass's shares cost alike under a causal mask, and the shares of R
+ * processes, merged, are attn_run's bytes for every stage, forward and
+ * backward, in double precision and emulated bf16.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "suites.h"
+#include "testutil.h"
+#include "vcase.h"
+
+#define MAX_RANKS 5
+
+/* Each task of each head has one owner among the ranks, and with at
+ * least 2R tasks a head every rank owns some. */
+START_TEST(every_task_has_one_owner)
+{
+	size_t ranks, tasks, n, k;
+
+	for (ranks = 1; ranks <= MAX_RANKS; ranks++)
+		for (tasks = 1; tasks <= 64; tasks++)
+			for (n = 0; n < 7; n++) {
+				size_t count[MAX_RANKS] = { 0 }, r;
+
+				for (k = 0; k < tasks; k++) {
+					r = attn_split_task_owner(ranks, n, k,
+					    tasks);
+					ck_assert_uint_lt(r, ranks);
+					count[r]++;
+				}
+				for (r = 0; tasks >= 2 * ranks && r < ranks;
+				    r++)
+					ck_assert_msg(count[r] > 0, "rank %zu "
+					    "of %zu owns none of %zu tasks", r,
+					    ranks, tasks);
+			}
+	for (ranks = 1; ranks <= MAX_RANKS; ranks++)
+		for (k = 0; k < 40; k++)
+			ck_assert_uint_eq(attn_split_pair_owner(ranks, k),
+			    k % ranks);
+}
+END_TEST
+
+/* Under a causal mask task k of a head costs about k + 1 key blocks:
+ * each rank's cost is within 10% of the mean (plus a task's, when the
+ * tasks do not fall evenly into 2R runs). */
+START_TEST(causal_shares_cost_alike)
+{
+	size_t ranks, tasks, k, r;
+
+	for (ranks = 1; ranks <= MAX_RANKS; ranks++)
+		for (tasks = 4 * ranks; tasks <= 400; tasks += 7) {
+			double cost[MAX_RANKS] = { 0 }, total = 0, mean;
+
+			for (k = 0; k < tasks; k++) {
+				cost[attn_split_task_owner(ranks, 0, k,
+				    tasks)] += (double)(k + 1);
+				total += (double)(k + 1);
+			}
+			mean = total / (double)ranks;
+			for (r = 0; r < ranks; r++)
+				ck_assert_msg(cost[r] <= 1.1 * mean +
+				    (double)tasks, "rank %zu of %zu: %g, "
+				    "mean %g, %zu tasks", r, ranks, cost[r],
+				    mean, tasks);
+		}
+}
+END_TEST
+
+/* The shares of ranks processes, run one after the other in this one:
+ * first each run keeps a copy of its share and stops, then a last run
+ * merges them all (as attn-mpi's merge does over MPI, by bits). */
+struct shares {
+	size_t ranks, rank;
+	int merging;
+	double *stage[MAX_RANKS][ATTN_STAGE_COUNT];
+	double *sums[MAX_RANKS];
+	size_t lse_bytes;	/* of each share's lse */
+};
+
+static size_t
+count_of(const struct attn_matrix *m)
+{
+	return m->data == NULL ? 0 : m->rows * m->cols;
+}
+
+/* m's elements |= those of x (n of them), bit by bit. */
+static void
+or_into(struct attn_matrix *m, const double *x)
+{
+	size_t i, n = count_of(m);
+
+	for (i = 0; i < n; i++) {
+		uint64_t a, b;
+
+		memcpy(&a, &m->data[i], sizeof a);
+		memcpy(&b, &x[i], sizeof b);
+		a |= b;
+		memcpy(&m->data[i], &a, sizeof a);
+	}
+}
+
+static double *
+copy_of(const struct attn_matrix *m)
+{
+	double *x = malloc(count_of(m) * sizeof *x + 1);
+
+	ck_assert_ptr_nonnull(x);
+	if (count_of(m) > 0)
+		memcpy(x, m->data, count_of(m) * sizeof *x);
+	return x;
+}
+
+static enum attn_status
+merge_shares(void *arg, enum attn_status st, struct attn_stages *out,
+    struct attn_matrix *sums, struct attn_error *err)
+{
+	struct shares *sh = arg;
+	size_t s, r;
+
+	ck_assert_int_eq(st, ATTN_OK);
+	if (!sh->merging) {
+		for (s = 0; s < ATTN_STAGE_COUNT; s++)
+			sh->stage[sh->rank][s] = copy_of(&out->stage[s]);
+		sh->sums[sh->rank] = copy_of(sums);
+		sh->lse_bytes = count_of(&out->stage[ATTN_STAGE_LSE]) *
+		    sizeof(double);
+		return attn_error_set(err, ATTN_ERR_INTERNAL, NULL, 0, 0,
+		    "share kept");
+	}
+	for (r = 0; r < sh->ranks; r++) {
+		if (r == sh->rank)
+			continue;
+		for (s = 0; s < ATTN_STAGE_COUNT; s++)
+			or_into(&out->stage[s], sh->stage[r][s]);
+		or_into(sums, sh->sums[r]);
+	}
+	return ATTN_OK;
+}
+
+/* attn_run_split by ranks processes, merged, into *st. */
+static void
+run_shared(const struct attn_config *cfg, const struct attn_inputs *in,
+    unsigned want, enum attn_precision prec, size_t ranks,
+    struct attn_stages *st)
+{
+	struct shares sh;
+	struct attn_split split;
+	struct attn_error err;
+	size_t r, s;
+
+	memset(&sh, 0, sizeof sh);
+	memset(&err, 0, sizeof err);
+	sh.ranks = ranks;
+	split.ranks = ranks;
+	split.merge = merge_shares;
+	split.arg = &sh;
+	for (r = 0; r < ranks; r++) {
+		split.rank = sh.rank = r;
+		ck_assert_int_eq(attn_run_split(cfg, in, want, prec, &split,
+		    st, &err), ATTN_ERR_INTERNAL);
+	}
+	/* each process computed its share, not the whole: a kernel that
+	 * ignored the split would merge to the same bytes */
+	if (ranks > 1)
+		ck_assert_msg(memcmp(sh.stage[0][ATTN_STAGE_LSE],
+		    sh.stage[1][ATTN_STAGE_LSE], sh.lse_bytes) != 0,
+		    "ranks 0 and 1 of %zu computed the same lse", ranks);
+	sh.merging = 1;
+	split.rank = sh.rank = ranks - 1;
+	ck_assert_msg(attn_run_split(cfg, in, want, prec, &split, st, &err) ==
+	    ATTN_OK, "%s", err.msg);
+	for (r = 0; r < ranks; r++) {
+		for (s = 0; s < ATTN_STAGE_COUNT; s++)
+			free(sh.stage[r][s]);
+		free(sh.sums[r]);
+	}
+}
+
+#ifdef UNDER_ASAN
+#define SPLIT_CASES 3	/* suites.h says why */
+#else
+#define SPLIT_CASES 12
+#endif
+#define SPLIT_SEED 0x5B117000u
+
+/* The merged shares of 1 to 4 processes are attn_run's bytes (or
+ * attn_emulate's in bf16), forward alone and with the backward stages,
+ * on large random cases of every variant (causal, windows, masks,
+ * biases, sinks, GQA). */
+START_TEST(merged_shares_are_the_whole_runs_bytes)
+{
+	const enum attn_precision precs[] = { ATTN_PREC_FP64,
+	    ATTN_PREC_BF16 };
+	struct gcase g;
+	size_t ranks, i, grad;
+
+	gcase_make_large(&g, SPLIT_SEED + (uint64_t)_i);
+	for (grad = 0; grad < 2; grad++)
+		for (i = 0; i < 2; i++) {
+			const unsigned want = ATTN_STAGES_ALL |
+			    (grad ? ATTN_STAGES_GRAD : 0);
+			struct attn_inputs in = g.in;
+			struct attn_config cfg = g.c.cfg;
+			struct attn_stages whole, st;
+			struct attn_error err;
+
+			memset(&err, 0, sizeof err);
+			cfg.threads = 2;
+			if (!grad)
+				memset(&in.d_out, 0, sizeof in.d_out);
+			if (attn_run_split(&cfg, &in, want, precs[i], NULL,
+			    &whole, &err) != ATTN_OK)
+				continue;	/* an overflow: not shared */
+			for (ranks = 1; ranks <= 4; ranks++) {
+				run_shared(&cfg, &in, want, precs[i], ranks,
+				    &st);
+				expect_stage_bytes(g.c.what, grad ?
+				    "backward" : "forward", want, &whole, &st);
+				attn_stages_free(&st);
+			}
+			attn_stages_free(&whole);
+		}
+	gcase_free(&g);
+}
+END_TEST
+
+Suite *
+split_suite(void)
+{
+	Suite *s = suite_create("split");
+	TCase *tc = tcase_create("split");
+
+	tcase_add_test(tc, every_task_has_one_owner);
+	tcase_add_test(tc, causal_shares_cost_alike);
+	tcase_add_loop_test(tc, merged_shares_are_the_whole_runs_bytes, 0,
+	    SPLIT_CASES);
+	suite_add_tcase(s, tc);
+	return s;
+}
