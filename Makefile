@@ -126,14 +126,14 @@ CLI_ARCHIVE = $(BUILD)/attn-cli.a
 ATTN    = $(BUILD)/attn
 UNIT    = $(BUILD)/unit-tests
 
-# attn-mpi (mpi/main.c): attn's run shared among the processes of an MPI
+# attn-mpi (cli/mpi/main.c): attn's run shared among the processes of an MPI
 # job, built beside attn where Open MPI's compiler wrapper is (MPICC); MPI=
 # builds attn alone.  It links the CLI's objects but main's, as the unit
 # tests do.
 MPICC    ?= mpicc
 MPI      ?= $(if $(shell command -v $(MPICC) 2>/dev/null),1)
 ATTN_MPI  = $(BUILD)/attn-mpi
-MPI_OBJ   = $(BUILD)/mpi/main.o
+MPI_OBJ   = $(BUILD)/cli/mpi/main.o
 
 # Shell completion, generated from the table of options by a program
 # linked with the CLI's objects (all but main).
@@ -241,7 +241,7 @@ $(ATTN): $(CLI_OBJ) $(LIBATTN)
 
 $(BUILD)/tools/%.o: ALL_CFLAGS += -Icli
 
-$(MPI_OBJ): mpi/main.c $(BUILD)/flags
+$(MPI_OBJ): cli/mpi/main.c $(BUILD)/flags
 	@mkdir -p $(@D)
 	$(MPICC) $(ALL_CFLAGS) -Icli -c -o $@ $<
 

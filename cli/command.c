@@ -2,7 +2,7 @@
  * command.c - attn's command line: parse options, then the command they
  * name: help, gen, workbench, or attn's run (run.c: read inputs,
  * compute, write), and its exit code; main() of attn (main.c) and of
- * attn-mpi (mpi/main.c).
+ * attn-mpi (cli/mpi/main.c).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

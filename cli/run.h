@@ -22,7 +22,7 @@ struct run_io {
 	struct render *keep;
 };
 
-/* What attn-mpi (mpi/main.c) puts around attn's run, the same in every
+/* What attn-mpi (cli/mpi/main.c) puts around attn's run, the same in every
  * process of its job; NULL in attn and the library's session. */
 struct run_hooks {
 	/* Computes the stages in attn_run's place: its arguments, with
