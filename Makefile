@@ -148,7 +148,10 @@ BUILD_PKGS = pkg-config g++ libcjson-dev check libunistring-dev \
              libncurses-dev libzip-dev zlib1g-dev
 TEST_PKGS  = groff-base man-db jq locales tmux python3 libxml2-utils \
              librsvg2-bin chromium zsh python3-numpy python3-torch \
-             python3-pytest openmpi-bin libopenmpi-dev
+             python3-pytest $(MPI_PKGS)
+# Open MPI, for attn-mpi: make check installs it, make and make demo do
+# not; a Debian build without it takes the nompi profile.
+MPI_PKGS   = openmpi-bin libopenmpi-dev
 
 .PHONY: all demo check check-plain check-asan check-valgrind \
         valgrind-setup test unit cli-test cli-locale-test bad-test matrix-test mem-test \
@@ -350,9 +353,11 @@ include bench/bench.mk
 
 # attn(1), the reference, the pages of its subcommands, and the guides
 # (attn help TOPIC opens them).
+# attn-mpi(1) is installed with attn-mpi alone, and checked with the rest.
 MAN1_PAGES = man/attn.1 man/attn-gen.1 man/attn-workbench.1
+MAN1_MPI   = man/attn-mpi.1
 MAN7_PAGES = man/attn-kernels.7 man/attn-tutorial.7
-MAN_PAGES  = $(MAN1_PAGES) $(MAN7_PAGES)
+MAN_PAGES  = $(MAN1_PAGES) $(MAN1_MPI) $(MAN7_PAGES)
 
 # The .pc file's paths, as ${prefix}/... when they lie under PREFIX, so
 # that pkg-config --define-variable=prefix=DIR relocates them.
@@ -378,6 +383,7 @@ install: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS) $(PY_SONAME) \
 	install -m 644 lib/attn_io.h $(DESTDIR)$(INCLUDEDIR)/attn_io.h
 	install -m 644 lib/attn_session.h $(DESTDIR)$(INCLUDEDIR)/attn_session.h
 	install -m 644 $(MAN1_PAGES) $(DESTDIR)$(MANDIR)/man1
+	$(if $(MPI),install -m 644 $(MAN1_MPI) $(DESTDIR)$(MANDIR)/man1)
 	install -m 644 $(MAN7_PAGES) $(DESTDIR)$(MANDIR)/man7
 	install -m 644 $(BUILD)/attn.bash $(DESTDIR)$(BASHCOMPDIR)/attn
 	install -m 644 $(BUILD)/_attn $(DESTDIR)$(ZSHCOMPDIR)/_attn
@@ -395,6 +401,7 @@ uninstall:
 	    $(DESTDIR)$(INCLUDEDIR)/attn.h $(DESTDIR)$(INCLUDEDIR)/attn_io.h \
 	    $(DESTDIR)$(INCLUDEDIR)/attn_session.h \
 	    $(MAN1_PAGES:man/%=$(DESTDIR)$(MANDIR)/man1/%) \
+	    $(MAN1_MPI:man/%=$(DESTDIR)$(MANDIR)/man1/%) \
 	    $(MAN7_PAGES:man/%=$(DESTDIR)$(MANDIR)/man7/%) \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/libattn.pc \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/attn.pc \

@@ -32,7 +32,8 @@ work=$(mktemp -d) || exit 1
 installed=
 cleanup() {
 	[ -z "$installed" ] ||
-	    dpkg --purge attn python3-attn libattn-dev libattn0 >/dev/null
+	    dpkg --purge attn-mpi attn python3-attn libattn-dev libattn0 \
+	    >/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -50,14 +51,18 @@ unset MAKEFLAGS MFLAGS MAKELEVEL
 # each of BUILD_PKGS (what `make` builds with) is a build dependency, or
 # one of build-essential's, which Debian never lists; each build
 # dependency is in BUILD_PKGS, or in TEST_PKGS when only the package's
-# tests need it (<!nocheck>), but debhelper-compat, which dh alone reads.
-# The Makefile passes both lists (make deb-test).
-[ -n "${BUILD_PKGS:-}" ] && [ -n "${TEST_PKGS:-}" ] ||
-    fail "BUILD_PKGS and TEST_PKGS unset: run make deb-test"
+# tests need it (<!nocheck>), or in MPI_PKGS when only attn-mpi does
+# (<!nompi>), but debhelper-compat, which dh alone reads.  The Makefile
+# passes the three lists (make deb-test).
+[ -n "${BUILD_PKGS:-}" ] && [ -n "${TEST_PKGS:-}" ] &&
+    [ -n "${MPI_PKGS:-}" ] ||
+    fail "BUILD_PKGS, TEST_PKGS or MPI_PKGS unset: run make deb-test"
 # The names of a Depends field on stdin, one a line, each alternative on
-# its own, "NAME test" for one that <!nocheck> restricts to the tests.
+# its own, "NAME test" for one that <!nocheck> restricts to the tests,
+# "NAME mpi" for one that <!nompi> restricts to attn-mpi.
 dep_names() {
 	tr ',|' '\n\n' | sed -n -e 's/^[[:space:]]*\([a-z0-9][a-z0-9.+-]*\).*<!nocheck>.*/\1 test/p' \
+	    -e 't' -e 's/^[[:space:]]*\([a-z0-9][a-z0-9.+-]*\).*<!nompi>.*/\1 mpi/p' \
 	    -e 't' -e 's/^[[:space:]]*\([a-z0-9][a-z0-9.+-]*\).*/\1 build/p'
 }
 awk '/^[^ \t#]/ { f = sub(/^Build-Depends:/, "") } f' "$top/debian/control" |
@@ -76,6 +81,10 @@ while read -r pkg use; do
 	case " $BUILD_PKGS " in *" $pkg "*) continue ;; esac
 	[ "$use" = build ] &&
 	    fail "$pkg is in debian/control's Build-Depends, not in the Makefile's BUILD_PKGS"
+	if [ "$use" = mpi ]; then
+		case " $MPI_PKGS " in *" $pkg "*) continue ;; esac
+		fail "$pkg is in debian/control's Build-Depends <!nompi>, not in the Makefile's MPI_PKGS"
+	fi
 	case " $TEST_PKGS " in *" $pkg "*) continue ;; esac
 	fail "$pkg is in debian/control's Build-Depends <!nocheck>, in neither BUILD_PKGS nor TEST_PKGS of the Makefile"
 done <"$work/build-depends"
@@ -119,7 +128,8 @@ esac
 
 changes=$(ls "$work"/attn_*_*.changes)
 debs="$(ls "$work"/attn_*.deb) $(ls "$work"/libattn0_*.deb)
-$(ls "$work"/libattn-dev_*.deb) $(ls "$work"/python3-attn_*_all.deb)"
+$(ls "$work"/libattn-dev_*.deb) $(ls "$work"/python3-attn_*_all.deb)
+$(ls "$work"/attn-mpi_*.deb)"
 lintian --fail-on error,warning "$changes" >"$work/lintian.log" 2>&1
 status=$?
 grep -v '^running with root privileges' "$work/lintian.log"
@@ -136,10 +146,10 @@ done
 
 if [ "${DEB_INSTALL:-}" = dpkg ]; then
 	dpkg-query -W -f '${Status}\n' attn libattn0 libattn-dev python3-attn \
-	    2>/dev/null |
+	    attn-mpi 2>/dev/null |
 	    grep -q ' installed$' &&
-	    fail "attn, libattn0, libattn-dev or python3-attn is installed already:" \
-	        "not touching it"
+	    fail "attn, libattn0, libattn-dev, python3-attn or attn-mpi is" \
+	        "installed already: not touching it"
 	# shellcheck disable=SC2086
 	dpkg -i $debs >"$work/dpkg.log" 2>&1 ||
 	    { cat "$work/dpkg.log"; installed=1; fail "dpkg -i failed"; }
@@ -240,7 +250,28 @@ want = os.path.realpath(libdir + "/libattn.so.0")
 assert maps and all(os.path.realpath(m) == want for m in maps), maps
 ' "$pydir" "$libdir") >>"$work/python3-attn.log" 2>&1 ||
     { cat "$work/python3-attn.log"; fail "the module of python3-attn"; }
+# attn-mpi: on Open MPI's launcher and libraries (by its shlibs), its
+# page, and, as installed, the bytes of attn on two processes.
+mpideb=$(ls "$work"/attn-mpi_*.deb)
+deps=$(dpkg-deb -f "$mpideb" Depends)
+case ", $deps" in *", openmpi-bin"*) ;; *)
+	fail "attn-mpi does not depend on openmpi-bin: $deps" ;; esac
+case "$deps" in *libopenmpi*) ;; *)
+	fail "attn-mpi does not depend on Open MPI's library: $deps" ;; esac
+[ -f "$dest/usr/share/man/man1/attn-mpi.1.gz" ] ||
+    fail "attn-mpi has no page attn-mpi(1)"
+if [ "$(id -u)" -eq 0 ]; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+(cd "$top" && env LD_LIBRARY_PATH="$libdir" mpirun -q --oversubscribe \
+    -n 2 "$dest/usr/bin/attn-mpi" --explain data/examples/apple-cheese.json) \
+    >"$work/explain.mpi" 2>&1 ||
+    { cat "$work/explain.mpi"; fail "attn-mpi --explain on two processes"; }
+cmp -s "$work/explain.ref" "$work/explain.mpi" ||
+    { diff -u "$work/explain.ref" "$work/explain.mpi" | head -20;
+      fail "the installed attn-mpi --explain differs from $ref's"; }
+
 how=${DEB_INSTALL:+installed with dpkg -i}
-echo "deb: $(cd "$work" && echo attn_*.deb libattn0_*.deb libattn-dev_*.deb python3-attn_*.deb) built," \
+echo "deb: $(cd "$work" && echo attn_*.deb libattn0_*.deb libattn-dev_*.deb python3-attn_*.deb attn-mpi_*.deb) built," \
     "lintian clean, ${how:-unpacked with dpkg-deb -x} and used:" \
     "1 passed, 0 failed"

@@ -45,6 +45,10 @@ pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 pydir=lib/python$pyver/dist-packages
 files="$files $pydir/attn/__init__.py $pydir/attn/_native.py
 $pydir/attn/_soname.py"
+# attn-mpi and its page, where this build made it (Open MPI found).
+if [ -x "$top/$build/attn-mpi" ]; then
+	files="$files bin/attn-mpi share/man/man1/attn-mpi.1"
+fi
 for f in $files; do
 	[ -f "$dest$prefix/$f" ] ||
 	    { echo "install: missing $prefix/$f"; exit 1; }

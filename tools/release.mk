@@ -16,14 +16,15 @@ dist-test: test-deps
 
 # The Debian packages of debian/ built, linted, installed and used
 # (tests/deb.sh); CI installs them with dpkg (DEB_INSTALL=dpkg).
-DEB_PKGS = $(BUILD_PKGS) build-essential debhelper dpkg-dev lintian jq \
-           locales zsh
+DEB_PKGS = $(BUILD_PKGS) $(MPI_PKGS) build-essential debhelper dpkg-dev \
+           lintian jq locales zsh
 
 deb-test:
 	@sh tests/install-deps.sh $(DEB_PKGS)
 	@$(MAKE) --no-print-directory $(ATTN)
 	$(TIMED) '$(BUILD) deb-test' env BUILD_PKGS='$(BUILD_PKGS)' \
-	    TEST_PKGS='$(TEST_PKGS)' sh tests/deb.sh ./$(ATTN)
+	    TEST_PKGS='$(TEST_PKGS)' MPI_PKGS='$(MPI_PKGS)' \
+	    sh tests/deb.sh ./$(ATTN)
 
 # Every package CI needs, in one apt-get: its later steps run side by
 # side, and two apt-gets at once would fight for dpkg's lock.
