@@ -20,7 +20,9 @@ import functools
 import io
 import json
 import os
+import struct
 import warnings
+import zlib
 
 import numpy
 
@@ -158,6 +160,65 @@ def _npy(x):
             .view(numpy.uint8)
     buf[-1] = 0
     return buf
+
+
+def _npy_parts(x):
+    """x as a .npy file's header and its data (a C-contiguous array whose
+    bytes follow the header): in C order, or in Fortran order when it
+    lies so; None for an array whose dtype numpy.save would pickle."""
+    a = _ndarray(x)
+    if a.dtype.hasobject or a.dtype.fields is not None:
+        return None
+    fortran = a.ndim > 1 and a.flags.f_contiguous and \
+        not a.flags.c_contiguous
+    if not fortran:
+        a = numpy.ascontiguousarray(a)
+    head = _npy_head(a.dtype.str, fortran, tuple(int(n) for n in a.shape))
+    return head, a.T if fortran else a
+
+
+def _npz(results):
+    """results ({name: array}) as the bytes of the .npz numpy.savez
+    writes of them (members NAME.npy, stored, in order, dated 1980-01-01,
+    each a .npy as numpy.save writes it) and a NUL after them, made in
+    one buffer, each array's bytes copied once; numpy.savez's own where
+    a member is no plain array or the archive would need ZIP64."""
+    members, total = [], 22
+    for name, x in results.items():
+        parts = _npy_parts(x)
+        fname = (name + ".npy").encode()
+        if parts is None:
+            break
+        size = len(parts[0]) + parts[1].nbytes
+        members.append((fname, parts[0], parts[1], size))
+        total += 2 * len(fname) + 76 + size
+    if len(members) < len(results) or total >= 0xFFFFFFFF:
+        buf = io.BytesIO()
+        numpy.savez(buf, **{n: _ndarray(a) for n, a in results.items()})
+        return numpy.frombuffer(buf.getvalue() + b"\0", numpy.uint8)
+    out = numpy.empty(total + 1, numpy.uint8)
+    pos, central = 0, []
+    for fname, head, data, size in members:
+        raw = data.reshape(-1).view(numpy.uint8)
+        crc = zlib.crc32(raw, zlib.crc32(head))
+        flag = 0 if fname.isascii() else 0x800
+        local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, flag, 0, 0,
+                            0x21, crc, size, size, len(fname), 0) + fname
+        central.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20,
+                                   20, flag, 0, 0, 0x21, crc, size, size,
+                                   len(fname), 0, 0, 0, 0, 0, pos) + fname)
+        for piece in (local, head):
+            out[pos:pos + len(piece)] = numpy.frombuffer(piece, numpy.uint8)
+            pos += len(piece)
+        out[pos:pos + raw.size] = raw
+        pos += raw.size
+    central = b"".join(central)
+    tail = central + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0,
+                                 len(members), len(members), len(central),
+                                 pos, 0)
+    out[pos:pos + len(tail)] = numpy.frombuffer(tail, numpy.uint8)
+    out[-1] = 0
+    return out
 
 
 def _npz_members(out):
@@ -346,10 +407,7 @@ def _check_run(results, q, k, v, rtol, atol, grad_out, max_memory,
                         ("grad_out", grad_out)):
         if value is not None:
             conv[name] = value
-    buf = io.BytesIO()
-    numpy.savez(buf, **{n: _ndarray(a) for n, a in results.items()})
-    data = numpy.frombuffer(buf.getvalue() + b"\0", numpy.uint8)
-    files.append(("results.npz", data))
+    files.append(("results.npz", _npz(results)))
     words = ["--check=results.npz"] + (["-f", fmt] if fmt else [])
     words += _words(conv, files) + ["--"] + _operands(q, k, v, files)
     return _run(words, files, max_memory, ok=(0, 1))

@@ -219,6 +219,38 @@ def test_check_rows_and_hints(tmp_path, attn_bin):
                              layout="bhsd").passed
 
 
+def test_results_archive_is_numpys(tmp_path):
+    """The .npz check() hands attn is the archive numpy.savez writes of
+    the same arrays, as numpy.load and zipfile read it: each member's
+    dtype, order, shape and bytes, CRC-32 and all; arrays numpy.save
+    would pickle go through numpy.savez itself."""
+    import io
+    import zipfile
+    res = {"output": numpy.arange(24.0).reshape(2, 3, 4),
+           "lse": numpy.asfortranarray(numpy.arange(6.0, dtype=numpy.float32)
+                                       .reshape(2, 3)),
+           "dq": numpy.arange(5, dtype=numpy.float16)[::2],
+           "\u00e9t\u00e9": numpy.ones((1,), ">f8")}
+    raw = attn._npz(res)
+    assert raw[-1] == 0
+    data = raw[:-1].tobytes()
+    assert zipfile.ZipFile(io.BytesIO(data)).testzip() is None
+    back = numpy.load(io.BytesIO(data))
+    assert list(back) == list(res)
+    for name, a in res.items():
+        assert back[name].dtype == a.dtype and back[name].shape == a.shape
+        assert back[name].tobytes() == a.tobytes()
+    assert numpy.load(io.BytesIO(data))["lse"].flags.f_contiguous
+    numpy.savez(tmp_path / "ref.npz", **res)
+    with zipfile.ZipFile(tmp_path / "ref.npz") as z:
+        for name, a in res.items():
+            assert z.read(name + ".npy") == \
+                zipfile.ZipFile(io.BytesIO(data)).read(name + ".npy")
+    odd = {"output": numpy.array([1, "x"], dtype=object)}
+    assert numpy.load(io.BytesIO(attn._npz(odd)[:-1].tobytes()),
+                      allow_pickle=True)["output"].tolist() == [1, "x"]
+
+
 def test_planted_lse_base_fails_with_attns_hint():
     """A kernel's lse in log2 fails with the hint attn gives."""
     q, k, v = qkv((1, 2, 6, 4))
