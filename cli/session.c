@@ -127,7 +127,21 @@ attn_session_file(struct attn_session *s, const char *name,
 		return -1;
 	s->files[s->nfiles].name = n;
 	s->files[s->nfiles].bytes = bytes;
-	s->files[s->nfiles++].len = len;
+	s->files[s->nfiles].len = len;
+	s->files[s->nfiles].data = NULL;
+	s->files[s->nfiles++].dlen = 0;
+	return 0;
+}
+
+int
+attn_session_npy(struct attn_session *s, const char *name, const void *head,
+    size_t hlen, const void *data, size_t dlen)
+{
+	if (attn_session_file(s, name, head, hlen) != 0)
+		return -1;
+	/* an empty array's data may be anywhere, NULL too */
+	s->files[s->nfiles - 1].data = data != NULL ? data : "";
+	s->files[s->nfiles - 1].dlen = dlen;
 	return 0;
 }
 

@@ -78,6 +78,9 @@ struct attn_array {
 	struct attn_labels row_labels;
 	struct attn_labels col_labels;
 	struct attn_error notice;
+	/* 1: data is the reader's input itself, read in place
+	 * (ATTN_READ_IN_PLACE), which attn_array_free leaves alone */
+	int lent;
 };
 
 /* Reader flags. */
@@ -92,9 +95,14 @@ enum {
 				 * and counts, as PyTorch saves them), not
 				 * bool; faults worded for offsets */
 	ATTN_READ_SLOPES = 64,	/* as FINITE, worded for ALiBi slopes */
-	ATTN_READ_DROPOUT = 128	/* with BOOL: booleans, or any finite
+	ATTN_READ_DROPOUT = 128,	/* with BOOL: booleans, or any finite
 				 * number (FlashAttention's S_dmask);
 				 * faults worded for a dropout mask */
+	ATTN_READ_IN_PLACE = 256	/* a .npy's float64 data in the host's
+				 * byte order and C order, 8-byte aligned,
+				 * is the array's data (lent), not copied:
+				 * the caller keeps those bytes, unchanged,
+				 * until the array is freed */
 };
 
 /* Choose a format from the name's extension, else from the content.
@@ -122,6 +130,18 @@ enum attn_status attn_read_array(const char *name, const char *buf,
  */
 enum attn_status attn_read_array_threads(const char *name, const char *buf,
     size_t len, enum attn_format fmt, unsigned flags, size_t threads,
+    struct attn_array *out, struct attn_error *err);
+
+/*
+ * A .npy given as two pieces: its header, head[0..hlen) (the magic to
+ * the header's '\n'), and its data, data[0..dlen), which need not follow
+ * it.  Read as attn_read_array reads the file the two make one after the
+ * other: the same array, the same errors at the same bytes of that file
+ * (hlen bytes that are not exactly the header are a data error).  With
+ * ATTN_READ_IN_PLACE, float64 data is read where it lies (above).
+ */
+enum attn_status attn_read_npy_parts(const char *name, const char *head,
+    size_t hlen, const void *data, size_t dlen, unsigned flags,
     struct attn_array *out, struct attn_error *err);
 
 /* The 2-D view of a 1-D or 2-D array: n numbers are a 1 x n row. */

@@ -62,6 +62,17 @@ int attn_session_arg(struct attn_session *s, const char *word);
 int attn_session_file(struct attn_session *s, const char *name,
     const void *bytes, size_t len);
 
+/* A .npy file of the run in memory in two pieces, read where its words
+ * name name: its header, head[0..hlen) (the magic to the header's '\n'),
+ * and its data, data[0..dlen), which need not follow the header; read
+ * as the file the two make one after the other, and float64 data in the
+ * host's byte order and C order (8-byte aligned) read in place, not
+ * copied, where an array of numbers is wanted (operands, dO, a bias).
+ * Both stay the caller's, unchanged, until the run returns.  0, or -1
+ * when out of memory. */
+int attn_session_npy(struct attn_session *s, const char *name,
+    const void *head, size_t hlen, const void *data, size_t dlen);
+
 /* The run's memory limit as ATTN_MAX_MEMORY's text (attn(1),
  * ENVIRONMENT), read in place of the environment's; NULL: the
  * environment's.  0, or -1 when out of memory. */

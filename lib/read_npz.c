@@ -387,7 +387,9 @@ read_data(zip_t *zip, zip_uint64_t i, const char *name, const char *m,
 	if ((st = member_bytes(zip, i, name, m, flags, &b, &n, err)) !=
 	    ATTN_OK)
 		return st;
-	st = attn_read_npy(name, b, n, flags, a, err);
+	/* b is freed here: never read in place */
+	st = attn_read_npy(name, b, n, flags & ~(unsigned)ATTN_READ_IN_PLACE,
+	    a, err);
 	attn_mem_free(b, n + 1);
 	return st == ATTN_OK ? st : member_error(err, name, m, st);
 }

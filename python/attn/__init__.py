@@ -177,6 +177,15 @@ def _npy_parts(x):
     return head, a.T if fortran else a
 
 
+def _npy_file(name, x):
+    """x as the file name of the run reads: a .npy in two pieces, its
+    header and x's own bytes (read in place, float64 without a copy;
+    copied once here only when x is not contiguous), or whole (_npy) for
+    a dtype that attn refuses by its message."""
+    parts = _npy_parts(x)
+    return (name, _npy(x)) if parts is None else (name,) + parts
+
+
 def _npz(results):
     """results ({name: array}) as the bytes of the .npz numpy.savez
     writes of them (members NAME.npy, stored, in order, dated 1980-01-01,
@@ -335,7 +344,7 @@ def _words(conv, files):
         elif o["value"] == _native.OPTION_FILE and not \
                 isinstance(value, (int, float)):
             path = o["name"] + ".npy"
-            files.append((path, _npy(value)))
+            files.append(_npy_file(path, value))
             words.append(opt + "=" + path)
         else:
             try:
@@ -357,7 +366,7 @@ def _operands(q, k, v, files):
     names = []
     for name, x in (("q", q), ("k", k), ("v", v)):
         path = name + ".npy"
-        files.append((path, _npy(x)))
+        files.append(_npy_file(path, x))
         names.append(path)
     return names
 

@@ -251,6 +251,53 @@ def test_results_archive_is_numpys(tmp_path):
                       allow_pickle=True)["output"].tolist() == [1, "x"]
 
 
+def test_float64_read_in_place_not_copied():
+    """A float64 array in C order is read where it lies: a Q of 32 MiB
+    runs under a limit of 48 MiB, which a copy of it beside it (the same
+    Q in Fortran order, which attn reads element by element into an
+    array of its own) passes; the numbers are the same either way, and
+    the caller's array is left as it was."""
+    q = numpy.random.default_rng(0).standard_normal((65536, 64))
+    k, v = qkv((4, 64))[:2]
+    before = q.copy()
+    got = attn.attention(q, k, v, stages="lse", max_memory="48M")
+    assert (q == before).all()
+    with pytest.raises(attn.MemoryLimitError):
+        attn.attention(numpy.asfortranarray(q), k, v, stages="lse",
+                       max_memory="48M")
+    ref = attn.attention(numpy.asfortranarray(q), k, v, stages="lse")
+    assert got["lse"].tobytes() == ref["lse"].tobytes()
+
+
+def test_arrays_in_two_pieces_read_as_whole_files(tmp_path, attn_bin):
+    """An array handed over as a .npy's header and its own bytes reads as
+    the file would: strided, Fortran-order, float32, big-endian and
+    float16 operands give attn's stages, and a bad value attn's message
+    at the byte of the file numpy.save writes."""
+    q, k, v = qkv((2, 6, 4))
+    for x in (q[:, ::-1], numpy.asfortranarray(q), q.astype(">f8"),
+              q.astype(numpy.float32), q.astype(numpy.float16)):
+        got = attn.attention(x, k, v, stages="output")
+        code, out, _ = cli(attn_bin, tmp_path, ["-s", "output", "-f",
+                                                "npz", "-o",
+                                                str(tmp_path / "r.npz")],
+                           {"q": x, "k": k, "v": v})
+        assert code == 0
+        assert got["output"].tobytes() == \
+            numpy.load(tmp_path / "r.npz")["output"].tobytes()
+    bad = q.copy()
+    bad[1, 2, 3] = numpy.nan
+    with pytest.raises(attn.DataError) as e:
+        attn.attention(bad, k, v)
+    code, _, err = cli(attn_bin, tmp_path, [], {"q": bad, "k": k, "v": v})
+    assert code == 65
+    assert str(e.value) == err.splitlines()[0].replace(
+        str(tmp_path / "q.npy"), "q.npy")
+    head = os.path.getsize(tmp_path / "q.npy") - bad.nbytes
+    at = head + 8 * numpy.ravel_multi_index((1, 2, 3), bad.shape)
+    assert str(e.value).startswith("attn: q.npy: byte %d: a[1, 2, 3]: " % at)
+
+
 def test_planted_lse_base_fails_with_attns_hint():
     """A kernel's lse in log2 fails with the hint attn gives."""
     q, k, v = qkv((1, 2, 6, 4))
