@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_private.h"
 #include "attn_session.h"
 #include "memory.h"
 #include "options.h"
@@ -231,6 +232,9 @@ attn_session_run(struct attn_session *s)
 	if ((msg = open_memstream(&s->msg, &s->msglen)) == NULL)
 		return run_exit_code(ATTN_ERR_NOMEM);
 	pthread_mutex_lock(&session_lock);
+	/* many small runs in one process: the mappings of one run's large
+	 * blocks kept for the next (lib/memory.c, spare mappings) */
+	attn_block_spares(1);
 	slurp_memory(s->files, s->nfiles);
 	memory_limit_text(s->max_memory);
 	memory_reset();

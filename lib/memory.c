@@ -309,13 +309,88 @@ map_fresh(size_t len)
 	return lo;
 }
 
-/* A listed mapping for a block of bytes; NULL when there is none. */
+/*
+ * Spare mappings.  A process of many small runs (the library's session:
+ * the Python module's calls) frees its mapped blocks at the end of each
+ * run and asks for blocks of the same lengths in the next (the kernel's
+ * workspaces, the stages), paying each time for a fresh mapping: the
+ * mmap, and the fault that clears a whole huge page, dearer than the
+ * run's own arithmetic at small sizes.  So, once attn_block_spares(1)
+ * says so, the last few mappings freed (SPARE_MOST, each at most
+ * SPARE_LEN) are kept, and one of exactly the length asked is taken
+ * again, zeroed where zeros are asked (only the bytes asked, not the huge
+ * page).  A fresh mapping gives every spare back first; still, a spare
+ * held while malloc's heap grows raises the peak past what the account
+ * charged, so attn's one run (tests/memory) keeps none.  What the spares
+ * hold is at most SPARE_MOST x SPARE_LEN, charged to no account.
+ */
+#define SPARE_MOST 4
+#define SPARE_LEN ((size_t)8 << 20)
+static struct mapping spares[SPARE_MOST];
+static size_t spares_n;
+static int spares_on;
+
+/* A spare of len bytes taken off the spares, or NULL when there is
+ * none; with none, every spare is unmapped (len 0: none is taken). */
+static char *
+spare_take(size_t len)
+{
+	char *p = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&maps_lock);
+	for (i = 0; i < spares_n && p == NULL; i++)
+		if (spares[i].len == len) {
+			p = spares[i].p;
+			spares[i] = spares[--spares_n];
+		}
+	if (p == NULL) {
+		for (i = 0; i < spares_n; i++)
+			munmap(spares[i].p, spares[i].len);
+		spares_n = 0;
+	}
+	pthread_mutex_unlock(&maps_lock);
+	return p;
+}
+
+/* Mapping p of len bytes kept as a spare: 1, or 0 when there is no
+ * room (the caller unmaps it). */
+static int
+spare_keep(char *p, size_t len)
+{
+	int kept = 0;
+
+	pthread_mutex_lock(&maps_lock);
+	if (spares_on && spares_n < SPARE_MOST && len <= SPARE_LEN) {
+		spares[spares_n++] = (struct mapping){ p, len };
+		kept = 1;
+	}
+	pthread_mutex_unlock(&maps_lock);
+	return kept;
+}
+
+void
+attn_block_spares(int on)
+{
+	pthread_mutex_lock(&maps_lock);
+	spares_on = on;
+	pthread_mutex_unlock(&maps_lock);
+	if (!on)
+		(void)spare_take(0);
+}
+
+/* A listed mapping for a block of bytes, zeroed when zero; NULL when
+ * there is none. */
 static void *
-map_block(size_t bytes)
+map_block(size_t bytes, int zero)
 {
 	const size_t len = huge_len(bytes);
-	char *p = map_fresh(len);
+	char *p = spare_take(len);
 
+	if (p != NULL && zero)
+		memset(p, 0, bytes);
+	if (p == NULL)
+		p = map_fresh(len);	/* zeros already */
 	if (p != NULL && map_add(p, len) != 0) {
 		munmap(p, len);
 		p = NULL;
@@ -329,7 +404,10 @@ map_block(size_t bytes)
 static char *
 map_grow(char *p, size_t len, size_t nlen)
 {
-	char *q = mremap(p, len, nlen, 0);
+	char *q;
+
+	(void)spare_take(0);	/* the spares given back first */
+	q = mremap(p, len, nlen, 0);
 
 	if (q != MAP_FAILED)
 		return q;
@@ -348,7 +426,7 @@ attn_block_alloc(size_t bytes)
 {
 	void *p;
 
-	if (bytes >= BLOCK_HUGE && (p = map_block(bytes)) != NULL)
+	if (bytes >= BLOCK_HUGE && (p = map_block(bytes, 0)) != NULL)
 		return p;
 	return malloc(bytes != 0 ? bytes : 1);
 }
@@ -359,8 +437,8 @@ attn_block_zalloc(size_t bytes)
 	void *p;
 
 	/* A fresh mapping is zeros already, and its pages stay untouched
-	 * until they are written. */
-	if (bytes >= BLOCK_HUGE && (p = map_block(bytes)) != NULL)
+	 * until they are written; a spare is zeroed as far as asked. */
+	if (bytes >= BLOCK_HUGE && (p = map_block(bytes, 1)) != NULL)
 		return p;
 	return calloc(bytes != 0 ? bytes : 1, 1);
 }
@@ -404,7 +482,7 @@ attn_block_free(void *p)
 		return;
 	if ((len = map_take(p)) == 0)
 		free(p);
-	else
+	else if (!spare_keep(p, len))
 		munmap(p, len);
 }
 

@@ -568,6 +568,43 @@ START_TEST(blocks_keep_their_bytes_through_every_resize)
 }
 END_TEST
 
+/* With spares kept, a large block freed is taken again by the next
+ * block of the same length (its pages already there), zeroed as far as
+ * zalloc asks; a block of another length maps afresh, zeros too.
+ * Without (attn's one run), none is kept. */
+START_TEST(a_freed_block_is_taken_again_zeroed)
+{
+	unsigned char *p, *q;
+
+	p = attn_block_alloc(7 * MIB);
+	fill(p, 7 * MIB, 5);
+	attn_block_free(p);
+	ck_assert_ptr_ne(q = attn_block_alloc(7 * MIB), NULL);
+	ck_assert(all_zero(q, 7 * MIB));	/* fresh, not p kept */
+	attn_block_free(q);
+	attn_block_spares(1);
+	/* every spare given back by a length none has, then that one */
+	attn_block_free(attn_block_alloc(7 * MIB));
+	p = attn_block_zalloc(300 * KIB);
+	ck_assert_ptr_nonnull(p);
+	fill(p, 2 * MIB, 9);
+	attn_block_free(p);
+	q = attn_block_zalloc(1 * MIB);
+	ck_assert_ptr_eq(q, p);
+	ck_assert(all_zero(q, 1 * MIB));
+	fill(q, 2 * MIB, 9);
+	attn_block_free(q);
+	q = attn_block_alloc(300 * KIB);
+	ck_assert_ptr_eq(q, p);
+	attn_block_free(q);
+	q = attn_block_zalloc(3 * MIB);
+	ck_assert_ptr_nonnull(q);
+	ck_assert(all_zero(q, 3 * MIB));
+	attn_block_free(q);
+	attn_block_spares(0);
+}
+END_TEST
+
 /* A large block that cannot grow where it lies moves its pages to a
  * larger mapping, bytes kept; blocks freed in any order. */
 START_TEST(a_block_hemmed_in_moves_to_grow)
@@ -669,6 +706,7 @@ memory_suite(void)
 	tc = tcase_create("blocks");
 	tcase_add_test(tc, a_block_takes_whole_huge_pages_from_256_kib);
 	tcase_add_test(tc, blocks_keep_their_bytes_through_every_resize);
+	tcase_add_test(tc, a_freed_block_is_taken_again_zeroed);
 	tcase_add_test(tc, a_block_hemmed_in_moves_to_grow);
 	tcase_add_test(tc, blocks_from_many_threads_keep_their_lengths);
 	suite_add_tcase(s, tc);
