@@ -56,6 +56,16 @@ check_load(const struct options *o, struct check *c, struct attn_error *err)
 
 	memset(c, 0, sizeof *c);
 	c->name = strcmp(o->check, "-") == 0 ? STDIN_NAME : o->check;
+	/* A .npz in memory (the session's), its members read where they
+	 * lie, as its archive would be. */
+	if ((status = slurp_archive(o->check, &c->parts, &c->nparts, err)) !=
+	    ATTN_OK)
+		return status;
+	if (c->nparts > 0) {
+		c->named = 1;
+		return attn_parts_declared(c->name, c->parts, c->nparts, 0,
+		    &c->arrays, err);
+	}
 	if ((status = slurp_file(o->check, &f, err)) != ATTN_OK)
 		return status;
 	c->named = attn_is_zip(f.buf, f.len) || attn_is_bundle(f.buf, f.len);
@@ -497,9 +507,11 @@ run_item(const struct options *o, const struct attn_inputs *in,
 		return ATTN_OK;
 	}
 	/* A .npz member's data, now that its shape fits. */
-	if (it->file.data == NULL && (status = attn_npz_read_member(c->name,
-	    c->bytes.buf, c->bytes.len, it->member, 0, &it->file, err)) !=
-	    ATTN_OK)
+	if (it->file.data == NULL && (status = c->nparts > 0 ?
+	    attn_parts_read_member(c->name, c->parts, c->nparts, it->member,
+	    ATTN_READ_IN_PLACE, &it->file, err) :
+	    attn_npz_read_member(c->name, c->bytes.buf, c->bytes.len,
+	    it->member, 0, &it->file, err)) != ATTN_OK)
 		return status;
 	n = attn_shape_count(&it->shape);
 	if ((it->ref = attn_stage_c_order(stages, it->stage)) == NULL) {
@@ -612,5 +624,6 @@ check_free(struct check *c)
 	}
 	attn_named_free(&c->arrays);
 	slurp_release(&c->bytes);
+	free(c->parts);
 	memset(c, 0, sizeof *c);
 }

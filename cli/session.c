@@ -130,7 +130,25 @@ attn_session_file(struct attn_session *s, const char *name,
 	s->files[s->nfiles].bytes = bytes;
 	s->files[s->nfiles].len = len;
 	s->files[s->nfiles].data = NULL;
-	s->files[s->nfiles++].dlen = 0;
+	s->files[s->nfiles].dlen = 0;
+	s->files[s->nfiles++].member = NULL;
+	return 0;
+}
+
+int
+attn_session_member(struct attn_session *s, const char *name,
+    const char *member, const void *head, size_t hlen, const void *data,
+    size_t dlen)
+{
+	char *m;
+
+	if ((m = strdup(member)) == NULL)
+		return -1;
+	if (attn_session_npy(s, name, head, hlen, data, dlen) != 0) {
+		free(m);
+		return -1;
+	}
+	s->files[s->nfiles - 1].member = m;
 	return 0;
 }
 
@@ -278,8 +296,10 @@ attn_session_free(struct attn_session *s)
 	session_clear(s);
 	for (i = 0; i < s->nwords; i++)
 		free(s->words[i]);
-	for (i = 0; i < s->nfiles; i++)
+	for (i = 0; i < s->nfiles; i++) {
 		free((char *)(uintptr_t)s->files[i].name);
+		free((char *)(uintptr_t)s->files[i].member);
+	}
 	free(s->words);
 	free(s->files);
 	free(s->max_memory);

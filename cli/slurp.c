@@ -196,9 +196,36 @@ memory_file(const char *path)
 	size_t i;
 
 	for (i = 0; i < memory_nfiles; i++)
-		if (strcmp(memory_files[i].name, path) == 0)
+		if (memory_files[i].member == NULL &&
+		    strcmp(memory_files[i].name, path) == 0)
 			return &memory_files[i];
 	return NULL;
+}
+
+enum attn_status
+slurp_archive(const char *path, struct attn_npz_part **parts, size_t *n,
+    struct attn_error *err)
+{
+	size_t i, k = 0;
+
+	*parts = NULL;
+	*n = 0;
+	for (i = 0; i < memory_nfiles; i++)
+		k += memory_files[i].member != NULL &&
+		    strcmp(memory_files[i].name, path) == 0;
+	if (k == 0)
+		return ATTN_OK;
+	if ((*parts = calloc(k, sizeof **parts)) == NULL)
+		return attn_error_set(err, ATTN_ERR_NOMEM, path, 0, 0,
+		    "out of memory");
+	for (i = 0; i < memory_nfiles; i++)
+		if (memory_files[i].member != NULL &&
+		    strcmp(memory_files[i].name, path) == 0)
+			(*parts)[(*n)++] = (struct attn_npz_part){
+				memory_files[i].member, memory_files[i].bytes,
+				memory_files[i].len, memory_files[i].data,
+				memory_files[i].dlen };
+	return ATTN_OK;
 }
 
 /* ---------------------------------------------------------------- file */

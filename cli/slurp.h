@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "memory.h"
 
 /* The name standard input goes by in messages. */
@@ -43,14 +44,23 @@ enum attn_status slurp_file(const char *path, struct slurp *in,
 /* A file given in memory (the library's session, session.c): len bytes
  * at bytes, then a NUL, read under name instead of a file of that name;
  * or, data not NULL, a .npy in two pieces, its header (len bytes at
- * bytes) and its data (dlen bytes at data). */
+ * bytes) and its data (dlen bytes at data); or, member not NULL, that
+ * .npy as member MEMBER.npy of the .npz name (slurp_archive). */
 struct slurp_memory {
 	const char *name;
 	const char *bytes;
 	size_t len;
 	const char *data;
 	size_t dlen;
+	const char *member;
 };
+
+/* The members in memory of the .npz path, in the order given, into
+ * *parts (*n of them, malloc'd, the caller's to free; NULL and 0 when
+ * path has none, which slurp_file then reads).  ATTN_OK, or out of
+ * memory. */
+enum attn_status slurp_archive(const char *path, struct attn_npz_part **parts,
+    size_t *n, struct attn_error *err);
 
 /* As slurp_file, but a .npy in memory in two pieces stays in them
  * (in->data), for attn_read_npy_parts; slurp_file puts them together in

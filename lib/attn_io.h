@@ -231,6 +231,32 @@ enum attn_status attn_read_named_declared(const char *name,
     const char *buf, size_t len, unsigned flags, struct attn_named *out,
     struct attn_error *err);
 
+/*
+ * A .npz given as its members, without the zip: parts[0..n), each a
+ * member's name (without ".npy") and its .npy in two pieces, its header
+ * and its data (as attn_read_npy_parts takes them), in the archive's
+ * order.  attn_parts_declared reads them as attn_read_named_declared
+ * reads the archive numpy.savez would write of them (each array's dims,
+ * its data NULL; the member's index in parts), attn_parts_read_member
+ * as attn_npz_read_member reads a member (with ATTN_READ_IN_PLACE, its
+ * float64 in place): the same arrays, errors in the same words.  The
+ * pieces stay the caller's, unchanged, while the arrays read are used.
+ */
+struct attn_npz_part {
+	const char *name;
+	const char *head;
+	size_t hlen;
+	const void *data;
+	size_t dlen;
+};
+
+enum attn_status attn_parts_declared(const char *name,
+    const struct attn_npz_part *parts, size_t n, unsigned flags,
+    struct attn_named *out, struct attn_error *err);
+enum attn_status attn_parts_read_member(const char *name,
+    const struct attn_npz_part *parts, size_t n, size_t member,
+    unsigned flags, struct attn_array *out, struct attn_error *err);
+
 /* Member `member` of the .npz in buf (attn_named_array.member), read
  * whole into out as attn_read_named reads it (inflated, its CRC-32
  * checked).  Free out with attn_array_free. */

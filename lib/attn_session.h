@@ -73,6 +73,16 @@ int attn_session_file(struct attn_session *s, const char *name,
 int attn_session_npy(struct attn_session *s, const char *name,
     const void *head, size_t hlen, const void *data, size_t dlen);
 
+/* Member member.npy of a .npz in memory, read where the run's words name
+ * name (--check name): the members are those given for name, in order,
+ * each a .npy in two pieces as attn_session_npy takes it, read as the
+ * archive numpy.savez would write of them is read, without the zip.
+ * Both pieces stay the caller's, unchanged, until the run returns.  0,
+ * or -1 when out of memory. */
+int attn_session_member(struct attn_session *s, const char *name,
+    const char *member, const void *head, size_t hlen, const void *data,
+    size_t dlen);
+
 /* The run's memory limit as ATTN_MAX_MEMORY's text (attn(1),
  * ENVIRONMENT), read in place of the environment's; NULL: the
  * environment's.  0, or -1 when out of memory. */

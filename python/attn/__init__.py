@@ -230,6 +230,21 @@ def _npz(results):
     return out
 
 
+def _results_files(results):
+    """results ({name: array}) as the files of the .npz results.npz: its
+    members each a .npy in two pieces (_npy_parts), read where they lie,
+    as the archive numpy.savez writes of them would be read (no zip, no
+    copy of a contiguous array); or the archive itself (_npz) where a
+    member is one numpy.save would pickle, or there is none."""
+    files = []
+    for name, x in results.items():
+        parts = _npy_parts(x)
+        if parts is None:
+            return [("results.npz", _npz(results))]
+        files.append(("results.npz", name) + parts)
+    return files or [("results.npz", _npz(results))]
+
+
 def _npz_members(out):
     """The members of the .npz attn wrote (its own, stored, in order) as
     {name: float64 array}, each a view of out."""
@@ -416,7 +431,7 @@ def _check_run(results, q, k, v, rtol, atol, grad_out, max_memory,
                         ("grad_out", grad_out)):
         if value is not None:
             conv[name] = value
-    files.append(("results.npz", _npz(results)))
+    files += _results_files(results)
     words = ["--check=results.npz"] + (["-f", fmt] if fmt else [])
     words += _words(conv, files) + ["--"] + _operands(q, k, v, files)
     return _run(words, files, max_memory, ok=(0, 1))

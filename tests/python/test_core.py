@@ -298,6 +298,45 @@ def test_arrays_in_two_pieces_read_as_whole_files(tmp_path, attn_bin):
     assert str(e.value).startswith("attn: q.npy: byte %d: a[1, 2, 3]: " % at)
 
 
+def test_results_in_memory_read_as_their_archive(tmp_path, attn_bin):
+    """check() hands its results over as the members of results.npz,
+    each array's own bytes: the verdict and the report are the CLI's of
+    numpy.savez's archive of them (float64 read in place, float32,
+    Fortran order, a strided view), and a member attn refuses is the
+    same error at the same byte of its member."""
+    q, k, v = qkv((1, 2, 6, 4))
+    got = attn.attention(q, k, v, layout="bhsd")
+    out = got["output"]
+    for res in ({"output": out, "lse": got["lse"]},
+                {"output": out.astype(numpy.float32),
+                 "lse": numpy.asfortranarray(got["lse"][0, :, :, 0])},
+                {"out": numpy.concatenate([out, out], 3)[..., ::2]},
+                {"output": out.transpose(0, 2, 1, 3).copy()}):
+        numpy.savez(tmp_path / "c.npz", **res)
+        code, text, _ = cli(attn_bin, tmp_path, ["--layout", "bhsd",
+                                                 "--check",
+                                                 str(tmp_path / "c.npz")],
+                            {"q": q, "k": k, "v": v})
+        rows = attn.check(res, q, k, v, layout="bhsd")
+        assert rows.passed == (code == 0)
+        if code:
+            with pytest.raises(AssertionError) as e:
+                attn.assert_close(res, q, k, v, layout="bhsd")
+            assert str(e.value) == text.decode().replace(
+                str(tmp_path / "c.npz"), "results.npz")
+    for bad in (out.astype(numpy.complex128), out.astype(numpy.int16)):
+        numpy.savez(tmp_path / "c.npz", output=bad)
+        code, _, err = cli(attn_bin, tmp_path, ["--layout", "bhsd",
+                                                "--check",
+                                                str(tmp_path / "c.npz")],
+                           {"q": q, "k": k, "v": v})
+        with pytest.raises(attn.Error) as e:
+            attn.check({"output": bad}, q, k, v, layout="bhsd")
+        assert e.value.status == code
+        assert str(e.value) == err.splitlines()[0].replace(
+            str(tmp_path / "c.npz"), "results.npz")
+
+
 def test_planted_lse_base_fails_with_attns_hint():
     """A kernel's lse in log2 fails with the hint attn gives."""
     q, k, v = qkv((1, 2, 6, 4))
