@@ -91,8 +91,9 @@ int attn_session_max_memory(struct attn_session *s, const char *text);
 /* Run attn with the words and files given: attn(1)'s exit code (0; 1 for
  * a check that failed; 64 and up an error, its line in the messages).
  * Writes no file: -o and --svg are refused.  From the first run on, the
- * process keeps up to four mappings of large arrays a run freed (at most
- * 8 MiB each, outside the memory limit) for the next run to take. */
+ * process keeps the mappings of arrays of 64 KiB and more that a run
+ * freed (16 MiB at most, outside the memory limit) for the next run's
+ * arrays of the same sizes. */
 int attn_session_run(struct attn_session *s);
 
 /* What the last run wrote on standard output (*len bytes), and on
