@@ -387,6 +387,18 @@ gcd(size_t a, size_t b)
  * *seq_max: check_where places the first of each run of elements that
  * share them (within a row of one head, in a packed batch, where a
  * block's rows lie in several sequences). */
+/* n doubles, a block (attn_block_alloc: in the library's session its
+ * pages kept from run to run); NULL when out of memory.  Free with
+ * attn_block_free. */
+static double *
+doubles(size_t n)
+{
+	size_t bytes;
+
+	return attn_size_mul(n, sizeof(double), &bytes) != 0 ? NULL :
+	    attn_block_alloc(bytes);
+}
+
 static enum attn_status
 head_errors(const struct attn_stages *stages, const struct check *c,
     struct check_item *it, const double *cand, double **head_max,
@@ -515,7 +527,7 @@ run_item(const struct options *o, const struct attn_inputs *in,
 		return status;
 	n = attn_shape_count(&it->shape);
 	if ((it->ref = attn_stage_c_order(stages, it->stage)) == NULL) {
-		if ((it->ref_own = attn_alloc_array(n, sizeof *it->ref_own)) ==
+		if ((it->ref_own = doubles(n)) ==
 		    NULL)
 			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 			    "out of memory comparing %zu numbers", n);
@@ -527,7 +539,7 @@ run_item(const struct options *o, const struct attn_inputs *in,
 	    &it->seq_max, err)) != ATTN_OK)
 		return status;
 	if (emu != NULL) {
-		if ((it->emu = attn_alloc_array(n, sizeof *it->emu)) == NULL)
+		if ((it->emu = doubles(n)) == NULL)
 			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 			    "out of memory comparing %zu numbers", n);
 		attn_stage_flatten(emu, it->stage, it->emu);
@@ -543,10 +555,10 @@ run_item(const struct options *o, const struct attn_inputs *in,
 		    judge_units(o, c, it, err)) != ATTN_OK))
 			return status;
 	}
-	if (it->cmp.fails != 0 && (alt = attn_alloc_array(n, sizeof *alt)) !=
+	if (it->cmp.fails != 0 && (alt = doubles(n)) !=
 	    NULL) {
 		check_find_hint(o, in, stages, c, it, alt);
-		free(alt);
+		attn_block_free(alt);
 	}
 	return ATTN_OK;
 }
@@ -615,8 +627,8 @@ check_free(struct check *c)
 
 	for (k = 0; k < c->n; k++) {
 		attn_array_free(&c->item[k].file);
-		free(c->item[k].ref_own);
-		free(c->item[k].emu);
+		attn_block_free(c->item[k].ref_own);
+		attn_block_free(c->item[k].emu);
 		free(c->item[k].head_max);
 		free(c->item[k].seq_max);
 		free(c->item[k].base_head_max);
