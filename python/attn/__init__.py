@@ -496,7 +496,9 @@ Attention softmax(Q K^T / sqrt(d_k)) V in float64 as attn computes it:
 asked, shaped as attn's -f npy writes the stage for the layout and with
 its bytes.  q, k, v: anything numpy.asarray takes (float16, float32,
 float64; any strides; PyTorch CPU tensors), as attn's operands (2-D,
-3-D packed with cu_seqlens_q, or 4-D in layout).  stages: a name, a
+3-D packed with cu_seqlens_q, or 4-D in layout), handed to attn where
+they lie: copied only when not contiguous, and float64 in C order read
+in place, left as it was.  stages: a name, a
 comma-separated list, "all", or a sequence of names (attn -s); the
 backward ones want grad_out (dO, attn --grad).  max_memory: the run's
 memory limit as ATTN_MAX_MEMORY reads it ("1G"); a run past it raises
@@ -516,8 +518,9 @@ grad_out=None, max_memory=None, **conventions) -> Verdict
 attn --check of a kernel's results ({name: array}, the names attn's
 --check reads in a .npz: stage names, or FlashAttention's out, softmax_lse,
 dq, dk, dv ...) against attn's run of q, k, v with the same conventions
-as attention() takes (emulate="bf16" for an emulated baseline): a Verdict,
-the rows attn's report holds (Row: stage, passed, max_abs_error,
+as attention() takes (emulate="bf16" for an emulated baseline), the
+results handed over where they lie as the members of results.npz: a
+Verdict, the rows attn's report holds (Row: stage, passed, max_abs_error,
 max_rel_error, baseline, worst, hint ...), with .passed and
 .not_checked, the arrays given that no stage checked."""
 
