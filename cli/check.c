@@ -56,6 +56,16 @@ check_load(const struct options *o, struct check *c, struct attn_error *err)
 
 	memset(c, 0, sizeof *c);
 	c->name = strcmp(o->check, "-") == 0 ? STDIN_NAME : o->check;
+	/* A .npz in memory (the session's), its members read where they
+	 * lie, as its archive would be. */
+	if ((status = slurp_archive(o->check, &c->parts, &c->nparts, err)) !=
+	    ATTN_OK)
+		return status;
+	if (c->nparts > 0) {
+		c->named = 1;
+		return attn_parts_declared(c->name, c->parts, c->nparts, 0,
+		    &c->arrays, err);
+	}
 	if ((status = slurp_file(o->check, &f, err)) != ATTN_OK)
 		return status;
 	c->named = attn_is_zip(f.buf, f.len) || attn_is_bundle(f.buf, f.len);
@@ -377,6 +387,18 @@ gcd(size_t a, size_t b)
  * *seq_max: check_where places the first of each run of elements that
  * share them (within a row of one head, in a packed batch, where a
  * block's rows lie in several sequences). */
+/* n doubles, a block (attn_block_alloc: in the library's session its
+ * pages kept from run to run); NULL when out of memory.  Free with
+ * attn_block_free. */
+static double *
+doubles(size_t n)
+{
+	size_t bytes;
+
+	return attn_size_mul(n, sizeof(double), &bytes) != 0 ? NULL :
+	    attn_block_alloc(bytes);
+}
+
 static enum attn_status
 head_errors(const struct attn_stages *stages, const struct check *c,
     struct check_item *it, const double *cand, double **head_max,
@@ -497,13 +519,15 @@ run_item(const struct options *o, const struct attn_inputs *in,
 		return ATTN_OK;
 	}
 	/* A .npz member's data, now that its shape fits. */
-	if (it->file.data == NULL && (status = attn_npz_read_member(c->name,
-	    c->bytes.buf, c->bytes.len, it->member, 0, &it->file, err)) !=
-	    ATTN_OK)
+	if (it->file.data == NULL && (status = c->nparts > 0 ?
+	    attn_parts_read_member(c->name, c->parts, c->nparts, it->member,
+	    ATTN_READ_IN_PLACE, &it->file, err) :
+	    attn_npz_read_member(c->name, c->bytes.buf, c->bytes.len,
+	    it->member, 0, &it->file, err)) != ATTN_OK)
 		return status;
 	n = attn_shape_count(&it->shape);
 	if ((it->ref = attn_stage_c_order(stages, it->stage)) == NULL) {
-		if ((it->ref_own = attn_alloc_array(n, sizeof *it->ref_own)) ==
+		if ((it->ref_own = doubles(n)) ==
 		    NULL)
 			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 			    "out of memory comparing %zu numbers", n);
@@ -515,7 +539,7 @@ run_item(const struct options *o, const struct attn_inputs *in,
 	    &it->seq_max, err)) != ATTN_OK)
 		return status;
 	if (emu != NULL) {
-		if ((it->emu = attn_alloc_array(n, sizeof *it->emu)) == NULL)
+		if ((it->emu = doubles(n)) == NULL)
 			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 			    "out of memory comparing %zu numbers", n);
 		attn_stage_flatten(emu, it->stage, it->emu);
@@ -531,10 +555,10 @@ run_item(const struct options *o, const struct attn_inputs *in,
 		    judge_units(o, c, it, err)) != ATTN_OK))
 			return status;
 	}
-	if (it->cmp.fails != 0 && (alt = attn_alloc_array(n, sizeof *alt)) !=
+	if (it->cmp.fails != 0 && (alt = doubles(n)) !=
 	    NULL) {
 		check_find_hint(o, in, stages, c, it, alt);
-		free(alt);
+		attn_block_free(alt);
 	}
 	return ATTN_OK;
 }
@@ -603,8 +627,8 @@ check_free(struct check *c)
 
 	for (k = 0; k < c->n; k++) {
 		attn_array_free(&c->item[k].file);
-		free(c->item[k].ref_own);
-		free(c->item[k].emu);
+		attn_block_free(c->item[k].ref_own);
+		attn_block_free(c->item[k].emu);
 		free(c->item[k].head_max);
 		free(c->item[k].seq_max);
 		free(c->item[k].base_head_max);
@@ -612,5 +636,6 @@ check_free(struct check *c)
 	}
 	attn_named_free(&c->arrays);
 	slurp_release(&c->bytes);
+	free(c->parts);
 	memset(c, 0, sizeof *c);
 }

@@ -61,6 +61,8 @@ struct check {
 					 * what it checks; the names stay,
 					 * those not taken named in the report
 					 * as not checked */
+	struct attn_npz_part *parts;	/* a .npz in memory, its members */
+	size_t nparts;			/* (slurp_archive), else 0 */
 	struct slurp bytes;		/* a .npz's bytes, kept to read the
 					 * data of the members checked */
 	size_t n;			/* stages checked */

@@ -102,7 +102,9 @@ bundle_misplaced(const char *name, const char *option,
 
 /* Read one file with the reader flags its role needs, on up to threads
  * threads (-j); option names the role (--self, --mask, ...), NULL for
- * an operand. */
+ * an operand.  A file in memory (the session's), which outlives the run,
+ * is read in place where its layout allows (float64 .npy in C order), a
+ * mask's excepted, whose 0s and 1s are rewritten. */
 static enum attn_status
 load_array(const char *path, const char *option, unsigned flags,
     size_t threads, struct attn_array *a, struct attn_error *err)
@@ -111,9 +113,14 @@ load_array(const char *path, const char *option, unsigned flags,
 	enum attn_status status;
 	struct slurp f;
 
-	if ((status = slurp_file(path, &f, err)) != ATTN_OK)
+	if ((status = slurp_parts(path, &f, err)) != ATTN_OK)
 		return status;
-	if (attn_is_bundle(f.buf, f.len))
+	if (f.lent && !(flags & ATTN_READ_BOOL))
+		flags |= ATTN_READ_IN_PLACE;
+	if (f.data != NULL)
+		status = attn_read_npy_parts(name, f.buf, f.len, f.data,
+		    f.dlen, flags, a, err);
+	else if (attn_is_bundle(f.buf, f.len))
 		status = bundle_misplaced(name, option, err);
 	else
 		status = attn_read_array_threads(name, f.buf, f.len,

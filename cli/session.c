@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_private.h"
 #include "attn_session.h"
 #include "memory.h"
 #include "options.h"
@@ -127,7 +128,39 @@ attn_session_file(struct attn_session *s, const char *name,
 		return -1;
 	s->files[s->nfiles].name = n;
 	s->files[s->nfiles].bytes = bytes;
-	s->files[s->nfiles++].len = len;
+	s->files[s->nfiles].len = len;
+	s->files[s->nfiles].data = NULL;
+	s->files[s->nfiles].dlen = 0;
+	s->files[s->nfiles++].member = NULL;
+	return 0;
+}
+
+int
+attn_session_member(struct attn_session *s, const char *name,
+    const char *member, const void *head, size_t hlen, const void *data,
+    size_t dlen)
+{
+	char *m;
+
+	if ((m = strdup(member)) == NULL)
+		return -1;
+	if (attn_session_npy(s, name, head, hlen, data, dlen) != 0) {
+		free(m);
+		return -1;
+	}
+	s->files[s->nfiles - 1].member = m;
+	return 0;
+}
+
+int
+attn_session_npy(struct attn_session *s, const char *name, const void *head,
+    size_t hlen, const void *data, size_t dlen)
+{
+	if (attn_session_file(s, name, head, hlen) != 0)
+		return -1;
+	/* an empty array's data may be anywhere, NULL too */
+	s->files[s->nfiles - 1].data = data != NULL ? data : "";
+	s->files[s->nfiles - 1].dlen = dlen;
 	return 0;
 }
 
@@ -217,6 +250,9 @@ attn_session_run(struct attn_session *s)
 	if ((msg = open_memstream(&s->msg, &s->msglen)) == NULL)
 		return run_exit_code(ATTN_ERR_NOMEM);
 	pthread_mutex_lock(&session_lock);
+	/* many small runs in one process: the mappings of one run's large
+	 * blocks kept for the next (lib/memory.c, spare mappings) */
+	attn_block_spares(1);
 	slurp_memory(s->files, s->nfiles);
 	memory_limit_text(s->max_memory);
 	memory_reset();
@@ -260,8 +296,10 @@ attn_session_free(struct attn_session *s)
 	session_clear(s);
 	for (i = 0; i < s->nwords; i++)
 		free(s->words[i]);
-	for (i = 0; i < s->nfiles; i++)
+	for (i = 0; i < s->nfiles; i++) {
 		free((char *)(uintptr_t)s->files[i].name);
+		free((char *)(uintptr_t)s->files[i].member);
+	}
 	free(s->words);
 	free(s->files);
 	free(s->max_memory);

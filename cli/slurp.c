@@ -196,15 +196,89 @@ memory_file(const char *path)
 	size_t i;
 
 	for (i = 0; i < memory_nfiles; i++)
-		if (strcmp(memory_files[i].name, path) == 0)
+		if (memory_files[i].member == NULL &&
+		    strcmp(memory_files[i].name, path) == 0)
 			return &memory_files[i];
 	return NULL;
 }
 
+enum attn_status
+slurp_archive(const char *path, struct attn_npz_part **parts, size_t *n,
+    struct attn_error *err)
+{
+	size_t i, k = 0;
+
+	*parts = NULL;
+	*n = 0;
+	for (i = 0; i < memory_nfiles; i++)
+		k += memory_files[i].member != NULL &&
+		    strcmp(memory_files[i].name, path) == 0;
+	if (k == 0)
+		return ATTN_OK;
+	if ((*parts = calloc(k, sizeof **parts)) == NULL)
+		return attn_error_set(err, ATTN_ERR_NOMEM, path, 0, 0,
+		    "out of memory");
+	for (i = 0; i < memory_nfiles; i++)
+		if (memory_files[i].member != NULL &&
+		    strcmp(memory_files[i].name, path) == 0)
+			(*parts)[(*n)++] = (struct attn_npz_part){
+				memory_files[i].member, memory_files[i].bytes,
+				memory_files[i].len, memory_files[i].data,
+				memory_files[i].dlen };
+	return ATTN_OK;
+}
+
 /* ---------------------------------------------------------------- file */
 
-enum attn_status
-slurp_file(const char *path, struct slurp *in, struct attn_error *err)
+/* A file in memory into in: read where it lies, charged as a mapped file
+ * is; a .npy in two pieces left in them when parts, else put together in
+ * a buffer of its own, charged as a read. */
+static enum attn_status
+slurp_lent(const struct slurp_memory *mem, const char *name, int parts,
+    struct slurp *in, struct attn_error *err)
+{
+	size_t total, least, ncap;
+	enum attn_status status;
+	char *p;
+
+	if (mem->data != NULL && mem->dlen > SIZE_MAX - mem->len)
+		return attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
+		    "out of memory");
+	total = mem->len + (mem->data != NULL ? mem->dlen : 0);
+	if (total > SIZE_MAX - 2)
+		return attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
+		    "out of memory");
+	least = ncap = total + 2;
+	if ((status = memory_read_grow(&in->mr, 0, least, &ncap, err)) !=
+	    ATTN_OK)
+		return status;
+	if (mem->data != NULL && !parts) {
+		if ((p = malloc(total + 1)) == NULL) {
+			memory_read_release(&in->mr);
+			return attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
+			    "out of memory reading %zu bytes", total);
+		}
+		memcpy(p, mem->bytes, mem->len);
+		memcpy(p + mem->len, mem->data, mem->dlen);
+		p[total] = '\0';
+		memory_read_end(&in->mr);
+		in->buf = p;
+		in->len = total;
+		return ATTN_OK;
+	}
+	memory_read_end(&in->mr);
+	in->buf = (char *)(uintptr_t)mem->bytes;
+	in->len = mem->len;
+	in->data = mem->data;
+	in->dlen = mem->data != NULL ? mem->dlen : 0;
+	in->lent = 1;
+	return ATTN_OK;
+}
+
+/* slurp_file, or with parts slurp_parts. */
+static enum attn_status
+slurp_open(const char *path, int parts, struct slurp *in,
+    struct attn_error *err)
 {
 	const int is_stdin = strcmp(path, "-") == 0;
 	const char *name = is_stdin ? STDIN_NAME : path;
@@ -216,22 +290,8 @@ slurp_file(const char *path, struct slurp *in, struct attn_error *err)
 	memset(in, 0, sizeof *in);
 	if ((status = memory_read_begin(&in->mr, name, err)) != ATTN_OK)
 		return status;
-	if ((mem = memory_file(path)) != NULL) {
-		/* read where it lies, charged as a mapped file is */
-		size_t least = mem->len + 2, ncap = least;
-
-		if (mem->len > SIZE_MAX - 2)
-			return attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
-			    "out of memory");
-		if ((status = memory_read_grow(&in->mr, 0, least, &ncap,
-		    err)) != ATTN_OK)
-			return status;
-		memory_read_end(&in->mr);
-		in->buf = (char *)(uintptr_t)mem->bytes;
-		in->len = mem->len;
-		in->lent = 1;
-		return ATTN_OK;
-	}
+	if ((mem = memory_file(path)) != NULL)
+		return slurp_lent(mem, name, parts, in, err);
 	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY);
 	if (fd < 0)
 		return attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
@@ -256,4 +316,16 @@ slurp_file(const char *path, struct slurp *in, struct attn_error *err)
 	if (status != ATTN_OK)	/* what a failed read charged */
 		memory_read_release(&in->mr);
 	return status;
+}
+
+enum attn_status
+slurp_file(const char *path, struct slurp *in, struct attn_error *err)
+{
+	return slurp_open(path, 0, in, err);
+}
+
+enum attn_status
+slurp_parts(const char *path, struct slurp *in, struct attn_error *err)
+{
+	return slurp_open(path, 1, in, err);
 }

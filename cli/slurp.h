@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "memory.h"
 
 /* The name standard input goes by in messages. */
@@ -22,6 +23,10 @@ struct slurp {
 	size_t span;	/* the bytes mapped; 0 when buf is malloc'd */
 	int fd, slot;	/* a mapped file's, and its SIGBUS slot */
 	int lent;	/* buf is a struct slurp_memory's, not ours */
+	/* slurp_parts of a .npy in two pieces: buf[0..len) its header,
+	 * data[0..dlen) its data (lent too); NULL otherwise */
+	const char *data;
+	size_t dlen;
 	struct memory_read mr;	/* what buf is charged */
 };
 
@@ -37,12 +42,31 @@ enum attn_status slurp_file(const char *path, struct slurp *in,
     struct attn_error *err);
 
 /* A file given in memory (the library's session, session.c): len bytes
- * at bytes, then a NUL, read under name instead of a file of that name. */
+ * at bytes, then a NUL, read under name instead of a file of that name;
+ * or, data not NULL, a .npy in two pieces, its header (len bytes at
+ * bytes) and its data (dlen bytes at data); or, member not NULL, that
+ * .npy as member MEMBER.npy of the .npz name (slurp_archive). */
 struct slurp_memory {
 	const char *name;
 	const char *bytes;
 	size_t len;
+	const char *data;
+	size_t dlen;
+	const char *member;
 };
+
+/* The members in memory of the .npz path, in the order given, into
+ * *parts (*n of them, malloc'd, the caller's to free; NULL and 0 when
+ * path has none, which slurp_file then reads).  ATTN_OK, or out of
+ * memory. */
+enum attn_status slurp_archive(const char *path, struct attn_npz_part **parts,
+    size_t *n, struct attn_error *err);
+
+/* As slurp_file, but a .npy in memory in two pieces stays in them
+ * (in->data), for attn_read_npy_parts; slurp_file puts them together in
+ * a buffer of its own, for every other reader. */
+enum attn_status slurp_parts(const char *path, struct slurp *in,
+    struct attn_error *err);
 
 /* The files slurp_file finds in memory from now on (n of them at files,
  * which stay the caller's and unchanged until the next call; n 0: none). */

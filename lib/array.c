@@ -84,11 +84,12 @@ attn_array_count(const struct attn_array *a)
 	return attn_dims_count(a->shape, a->ndim);
 }
 
-/* The readers hold an array's numbers in a block of exactly its shape. */
+/* The readers hold an array's numbers in a block of exactly its shape,
+ * or read them in place (lent), where they stay the caller's. */
 void
 attn_array_free(struct attn_array *a)
 {
-	if (a->data != NULL)
+	if (a->data != NULL && !a->lent)
 		attn_mem_free(a->data, attn_array_count(a) * sizeof *a->data);
 	attn_labels_free(&a->row_labels);
 	attn_labels_free(&a->col_labels);

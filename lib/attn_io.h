@@ -78,6 +78,9 @@ struct attn_array {
 	struct attn_labels row_labels;
 	struct attn_labels col_labels;
 	struct attn_error notice;
+	/* 1: data is the reader's input itself, read in place
+	 * (ATTN_READ_IN_PLACE), which attn_array_free leaves alone */
+	int lent;
 };
 
 /* Reader flags. */
@@ -92,9 +95,14 @@ enum {
 				 * and counts, as PyTorch saves them), not
 				 * bool; faults worded for offsets */
 	ATTN_READ_SLOPES = 64,	/* as FINITE, worded for ALiBi slopes */
-	ATTN_READ_DROPOUT = 128	/* with BOOL: booleans, or any finite
+	ATTN_READ_DROPOUT = 128,	/* with BOOL: booleans, or any finite
 				 * number (FlashAttention's S_dmask);
 				 * faults worded for a dropout mask */
+	ATTN_READ_IN_PLACE = 256	/* a .npy's float64 data in the host's
+				 * byte order and C order, 8-byte aligned,
+				 * is the array's data (lent), not copied:
+				 * the caller keeps those bytes, unchanged,
+				 * until the array is freed */
 };
 
 /* Choose a format from the name's extension, else from the content.
@@ -122,6 +130,18 @@ enum attn_status attn_read_array(const char *name, const char *buf,
  */
 enum attn_status attn_read_array_threads(const char *name, const char *buf,
     size_t len, enum attn_format fmt, unsigned flags, size_t threads,
+    struct attn_array *out, struct attn_error *err);
+
+/*
+ * A .npy given as two pieces: its header, head[0..hlen) (the magic to
+ * the header's '\n'), and its data, data[0..dlen), which need not follow
+ * it.  Read as attn_read_array reads the file the two make one after the
+ * other: the same array, the same errors at the same bytes of that file
+ * (hlen bytes that are not exactly the header are a data error).  With
+ * ATTN_READ_IN_PLACE, float64 data is read where it lies (above).
+ */
+enum attn_status attn_read_npy_parts(const char *name, const char *head,
+    size_t hlen, const void *data, size_t dlen, unsigned flags,
     struct attn_array *out, struct attn_error *err);
 
 /* The 2-D view of a 1-D or 2-D array: n numbers are a 1 x n row. */
@@ -210,6 +230,32 @@ enum attn_status attn_read_named(const char *name, const char *buf,
 enum attn_status attn_read_named_declared(const char *name,
     const char *buf, size_t len, unsigned flags, struct attn_named *out,
     struct attn_error *err);
+
+/*
+ * A .npz given as its members, without the zip: parts[0..n), each a
+ * member's name (without ".npy") and its .npy in two pieces, its header
+ * and its data (as attn_read_npy_parts takes them), in the archive's
+ * order.  attn_parts_declared reads them as attn_read_named_declared
+ * reads the archive numpy.savez would write of them (each array's dims,
+ * its data NULL; the member's index in parts), attn_parts_read_member
+ * as attn_npz_read_member reads a member (with ATTN_READ_IN_PLACE, its
+ * float64 in place): the same arrays, errors in the same words.  The
+ * pieces stay the caller's, unchanged, while the arrays read are used.
+ */
+struct attn_npz_part {
+	const char *name;
+	const char *head;
+	size_t hlen;
+	const void *data;
+	size_t dlen;
+};
+
+enum attn_status attn_parts_declared(const char *name,
+    const struct attn_npz_part *parts, size_t n, unsigned flags,
+    struct attn_named *out, struct attn_error *err);
+enum attn_status attn_parts_read_member(const char *name,
+    const struct attn_npz_part *parts, size_t n, size_t member,
+    unsigned flags, struct attn_array *out, struct attn_error *err);
 
 /* Member `member` of the .npz in buf (attn_named_array.member), read
  * whole into out as attn_read_named reads it (inflated, its CRC-32

@@ -94,6 +94,16 @@ void *attn_block_zalloc(size_t bytes);
 void *attn_block_realloc(void *p, size_t old, size_t bytes);
 void attn_block_free(void *p);
 
+/*
+ * Spare mappings: with on 1, blocks from 64 KiB are mappings too, and
+ * those freed are kept (16 MiB at most), charged to no account, for the
+ * next block of the same length to take again without fresh pages and
+ * their faults; with on 0 (the start), none is kept and those kept are
+ * given back.  For a process of many small runs (the library's
+ * session), not for one run, whose peak they would raise.
+ */
+void attn_block_spares(int on);
+
 /* ---------------------------------------------------------------- matrices */
 
 /* *out = a * b; returns 0, or -1 when the product overflows size_t. */

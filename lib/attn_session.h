@@ -62,6 +62,27 @@ int attn_session_arg(struct attn_session *s, const char *word);
 int attn_session_file(struct attn_session *s, const char *name,
     const void *bytes, size_t len);
 
+/* A .npy file of the run in memory in two pieces, read where its words
+ * name name: its header, head[0..hlen) (the magic to the header's '\n'),
+ * and its data, data[0..dlen), which need not follow the header; read
+ * as the file the two make one after the other, and float64 data in the
+ * host's byte order and C order (8-byte aligned) read in place, not
+ * copied, where an array of numbers is wanted (operands, dO, a bias).
+ * Both stay the caller's, unchanged, until the run returns.  0, or -1
+ * when out of memory. */
+int attn_session_npy(struct attn_session *s, const char *name,
+    const void *head, size_t hlen, const void *data, size_t dlen);
+
+/* Member member.npy of a .npz in memory, read where the run's words name
+ * name (--check name): the members are those given for name, in order,
+ * each a .npy in two pieces as attn_session_npy takes it, read as the
+ * archive numpy.savez would write of them is read, without the zip.
+ * Both pieces stay the caller's, unchanged, until the run returns.  0,
+ * or -1 when out of memory. */
+int attn_session_member(struct attn_session *s, const char *name,
+    const char *member, const void *head, size_t hlen, const void *data,
+    size_t dlen);
+
 /* The run's memory limit as ATTN_MAX_MEMORY's text (attn(1),
  * ENVIRONMENT), read in place of the environment's; NULL: the
  * environment's.  0, or -1 when out of memory. */
@@ -69,7 +90,10 @@ int attn_session_max_memory(struct attn_session *s, const char *text);
 
 /* Run attn with the words and files given: attn(1)'s exit code (0; 1 for
  * a check that failed; 64 and up an error, its line in the messages).
- * Writes no file: -o and --svg are refused. */
+ * Writes no file: -o and --svg are refused.  From the first run on, the
+ * process keeps the mappings of arrays of 64 KiB and more that a run
+ * freed (16 MiB at most, outside the memory limit) for the next run's
+ * arrays of the same sizes. */
 int attn_session_run(struct attn_session *s);
 
 /* What the last run wrote on standard output (*len bytes), and on

@@ -394,8 +394,10 @@ attn_array_fold_heads(struct attn_array *a, enum attn_layout layout,
 					memcpy(to + ((b * S + s) * H + h) * D,
 					    a->data + ((b * H + h) * S + s) * D,
 					    D * sizeof *to);
-		attn_mem_free(a->data, B * H * S * D * sizeof *to);
+		if (!a->lent)	/* else the caller's, read in place */
+			attn_mem_free(a->data, B * H * S * D * sizeof *to);
 		a->data = to;
+		a->lent = 0;
 	}
 	a->ndim = 3;
 	a->shape[0] = B;
@@ -546,8 +548,11 @@ attn_array_broadcast(struct attn_array *a, size_t B, size_t H, size_t T,
 		for (b = 0; b < B; b++)
 			memcpy(to + b * H * block, a->data,
 			    H * block * sizeof *to);
-		attn_mem_free(a->data, attn_array_count(a) * sizeof *a->data);
+		if (!a->lent)	/* else the caller's, read in place */
+			attn_mem_free(a->data,
+			    attn_array_count(a) * sizeof *a->data);
 		a->data = to;
+		a->lent = 0;
 	}
 	/* The stack as struct attn_inputs reads it, by its block count. */
 	memset(a->shape, 0, sizeof a->shape);

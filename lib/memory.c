@@ -309,13 +309,109 @@ map_fresh(size_t len)
 	return lo;
 }
 
-/* A listed mapping for a block of bytes; NULL when there is none. */
-static void *
-map_block(size_t bytes)
-{
-	const size_t len = huge_len(bytes);
-	char *p = map_fresh(len);
+/*
+ * Spare mappings.  A process of many small runs (the library's session:
+ * the Python module's calls) frees its arrays at the end of each run and
+ * asks for arrays of the same sizes in the next, paying each time for
+ * fresh pages: malloc gives the top of its heap back after a run, and a
+ * mapped block's first touch clears a whole huge page; at small sizes
+ * those faults cost more than the run's arithmetic.  So, once
+ * attn_block_spares(1) says so, a block of SPARE_LEAST bytes or more is
+ * a mapping too (below BLOCK_HUGE, of whole pages, not advised, charged
+ * as malloc's chunk would be: a page at most less than it takes), the
+ * mappings freed are kept (at most SPARE_MOST of them, SPARE_BYTES in
+ * all, each at most SPARE_LEN), and one of exactly the length asked is
+ * taken again, zeroed where zeros are asked (only the bytes asked).  A
+ * fresh mapping of BLOCK_HUGE or more gives every spare back first.
+ * Spares held while a run allocates raise its peak past what its account
+ * charged, by SPARE_BYTES at most, so attn's one run (tests/memory)
+ * keeps none.
+ */
+#define SPARE_LEAST ((size_t)64 << 10)
+#define SPARE_MOST 64
+#define SPARE_LEN ((size_t)8 << 20)
+#define SPARE_BYTES ((size_t)16 << 20)
+static struct mapping spares[SPARE_MOST];
+static size_t spares_n, spares_bytes;
+static atomic_int spares_on;
 
+/* A spare of len bytes taken off the spares, or NULL when there is
+ * none; with none and all, every spare is unmapped (len 0: none is
+ * taken). */
+static char *
+spare_take(size_t len, int all)
+{
+	char *p = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&maps_lock);
+	for (i = 0; i < spares_n && p == NULL; i++)
+		if (spares[i].len == len) {
+			p = spares[i].p;
+			spares_bytes -= len;
+			spares[i] = spares[--spares_n];
+		}
+	if (p == NULL && all) {
+		for (i = 0; i < spares_n; i++)
+			munmap(spares[i].p, spares[i].len);
+		spares_n = spares_bytes = 0;
+	}
+	pthread_mutex_unlock(&maps_lock);
+	return p;
+}
+
+/* Mapping p of len bytes kept as a spare: 1, or 0 when there is no
+ * room (the caller unmaps it). */
+static int
+spare_keep(char *p, size_t len)
+{
+	int kept = 0;
+
+	pthread_mutex_lock(&maps_lock);
+	if (spares_on && spares_n < SPARE_MOST && len <= SPARE_LEN &&
+	    len <= SPARE_BYTES - spares_bytes) {
+		spares[spares_n++] = (struct mapping){ p, len };
+		spares_bytes += len;
+		kept = 1;
+	}
+	pthread_mutex_unlock(&maps_lock);
+	return kept;
+}
+
+void
+attn_block_spares(int on)
+{
+	spares_on = on;
+	if (!on)
+		(void)spare_take(0, 1);
+}
+
+/* Whether a block of bytes is a mapping: from BLOCK_HUGE, and with
+ * spares kept from SPARE_LEAST. */
+static int
+mapped(size_t bytes)
+{
+	return bytes >= BLOCK_HUGE || (bytes >= SPARE_LEAST && spares_on);
+}
+
+/* A listed mapping for a block of bytes (mapped), zeroed when zero; NULL
+ * when there is none. */
+static void *
+map_block(size_t bytes, int zero)
+{
+	const size_t page = 4096;
+	const int huge = bytes >= BLOCK_HUGE;
+	const size_t len = huge ? huge_len(bytes) :
+	    (bytes + page - 1) & ~(page - 1);
+	char *p = spare_take(len, huge);
+
+	if (p != NULL && zero)
+		memset(p, 0, bytes);
+	if (p == NULL && huge)
+		p = map_fresh(len);	/* zeros already */
+	else if (p == NULL && (p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+		p = NULL;
 	if (p != NULL && map_add(p, len) != 0) {
 		munmap(p, len);
 		p = NULL;
@@ -329,7 +425,10 @@ map_block(size_t bytes)
 static char *
 map_grow(char *p, size_t len, size_t nlen)
 {
-	char *q = mremap(p, len, nlen, 0);
+	char *q;
+
+	(void)spare_take(0, 1);	/* the spares given back first */
+	q = mremap(p, len, nlen, 0);
 
 	if (q != MAP_FAILED)
 		return q;
@@ -348,7 +447,7 @@ attn_block_alloc(size_t bytes)
 {
 	void *p;
 
-	if (bytes >= BLOCK_HUGE && (p = map_block(bytes)) != NULL)
+	if (mapped(bytes) && (p = map_block(bytes, 0)) != NULL)
 		return p;
 	return malloc(bytes != 0 ? bytes : 1);
 }
@@ -359,8 +458,8 @@ attn_block_zalloc(size_t bytes)
 	void *p;
 
 	/* A fresh mapping is zeros already, and its pages stay untouched
-	 * until they are written. */
-	if (bytes >= BLOCK_HUGE && (p = map_block(bytes)) != NULL)
+	 * until they are written; a spare is zeroed as far as asked. */
+	if (mapped(bytes) && (p = map_block(bytes, 1)) != NULL)
 		return p;
 	return calloc(bytes != 0 ? bytes : 1, 1);
 }
@@ -404,7 +503,7 @@ attn_block_free(void *p)
 		return;
 	if ((len = map_take(p)) == 0)
 		free(p);
-	else
+	else if (!spare_keep(p, len))
 		munmap(p, len);
 }
 

@@ -25,6 +25,7 @@
  * the end of the file, trailing data where it starts, a value that its
  * role forbids at the element.
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -459,20 +460,64 @@ element(const unsigned char *p, size_t size, enum npy_kind kind, int big)
 _Static_assert(sizeof(float) == 4 && sizeof(double) == 8,
     "IEEE single and double precision");
 
-/* Whether the elements are doubles as this host stores them, in C order:
- * then the data is copied whole, the same bits element() would put
- * together one byte at a time, and each is only checked. */
+/* Whether the elements are floats of 4 or 8 bytes as this host stores
+ * them, in C order: then they are read as a whole (float32 widened in
+ * one loop, float64 copied whole), the same values element() would put
+ * together one byte at a time, and checked by first_unplain. */
 static int
-host_doubles(const struct npy_header *h, size_t size, enum npy_kind kind,
+host_floats(const struct npy_header *h, size_t size, enum npy_kind kind,
     int big)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	return kind == NPY_FLOAT && size == sizeof(double) && !big &&
-	    !h->fortran;
+	return kind == NPY_FLOAT && (size == sizeof(double) ||
+	    size == sizeof(float)) && !big && !h->fortran;
 #else
 	(void)h, (void)size, (void)kind, (void)big;
 	return 0;
 #endif
+}
+
+/* n float32 at p, widened into out (exactly). */
+static void
+widen_floats(double *out, const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		float f;
+
+		memcpy(&f, p + i * sizeof f, sizeof f);
+		out[i] = f;
+	}
+}
+
+/* The index of the first of x[0..n) that attn_value_plain does not
+ * pass for flags, n when all do: a chunk at a time, each told by a loop
+ * without a branch (which the compiler vectorises), and searched only
+ * when it holds one. */
+static size_t
+first_unplain(const double *x, size_t n, unsigned flags)
+{
+	const int bools = (flags & ATTN_READ_BOOL) &&
+	    !(flags & ATTN_READ_DROPOUT);
+	size_t i, j, end;
+
+	for (i = 0; i < n; i = end) {
+		int odd = 0;
+
+		end = n - i > 512 ? i + 512 : n;
+		if (bools)
+			for (j = i; j < end; j++)
+				odd |= x[j] != 0.0 && x[j] != 1.0;
+		else
+			for (j = i; j < end; j++)
+				odd |= !(fabs(x[j]) <= DBL_MAX);
+		if (odd)
+			for (j = i; j < end; j++)
+				if (!attn_value_plain(flags, x[j]))
+					return j;
+	}
+	return n;
 }
 
 /* "(2, 3)" for messages. */
@@ -719,42 +764,103 @@ attn_npy_declared(const char *name, const char *buf, size_t len,
 	return st;
 }
 
-enum attn_status
-attn_read_npy(const char *name, const char *buf, size_t len, unsigned flags,
-    struct attn_array *out, struct attn_error *err)
+/*
+ * The elements of the .npy whose header h describes, from data (the
+ * bytes after the header, wherever they lie) into out: read in place
+ * (ATTN_READ_IN_PLACE, float64 as this host has it, aligned), or into a
+ * block of their own.  Offsets in messages are the file's (h->end on).
+ */
+static enum attn_status
+npy_elements(const struct npy_header *h, const unsigned char *data,
+    size_t size, enum npy_kind kind, int big, size_t count, unsigned flags,
+    struct attn_array *out)
 {
-	const unsigned char *u = (const unsigned char *)buf;
-	struct npy_header h;
+	const int whole = host_floats(h, size, kind, big);
 	enum attn_status st;
-	size_t size = 0, count = 0, need, i;
-	enum npy_kind kind = NPY_FLOAT;
-	int big = 0, copied;
+	size_t i = 0;
 
-	memset(out, 0, sizeof *out);
-	if ((st = npy_layout(name, buf, len, len, flags, &h, &size, &kind,
-	    &big, &count, &need, err)) != ATTN_OK)
-		return st;
-	if ((out->data = attn_mem_array(count, sizeof(double))) == NULL) {
+	if (whole && size == sizeof(double) && (flags & ATTN_READ_IN_PLACE) &&
+	    (uintptr_t)data % _Alignof(double) == 0) {
+		out->data = (double *)(uintptr_t)data;
+		out->lent = 1;
+	} else if ((out->data = attn_mem_array(count, sizeof(double))) ==
+	    NULL) {
 		char doing[64];
 
 		snprintf(doing, sizeof doing, "reading %zu numbers", count);
-		return attn_error_input_nomem(err, name, doing);
+		return attn_error_input_nomem(h->err, h->name, doing);
 	}
-	out->ndim = h.ndim;
-	memcpy(out->shape, h.shape, sizeof out->shape);
-	copied = host_doubles(&h, size, kind, big);
-	if (copied)
-		memcpy(out->data, u + h.end, count * sizeof(double));
-	for (i = 0; i < count; i++) {
-		const size_t off = h.end + file_index(&h, i) * size;
+	out->ndim = h->ndim;
+	memcpy(out->shape, h->shape, sizeof out->shape);
+	/* Floats as this host has them are read whole, and checked element
+	 * by element only from the first that is not plain on. */
+	if (whole && !out->lent && size == sizeof(double))
+		memcpy(out->data, data, count * sizeof(double));
+	else if (whole && !out->lent)
+		widen_floats(out->data, data, count);
+	if (whole)
+		i = first_unplain(out->data, count, flags);
+	for (; i < count; i++) {
+		const size_t at = file_index(h, i) * size;
 
-		if (!copied)
-			out->data[i] = element(u + off, size, kind, big);
-		if ((st = check_value(&h, flags, out->data[i], i, off)) !=
-		    ATTN_OK) {
+		if (!whole)
+			out->data[i] = element(data + at, size, kind, big);
+		if ((st = check_value(h, flags, out->data[i], i, h->end +
+		    at)) != ATTN_OK) {
 			attn_array_free(out);
 			return st;
 		}
 	}
 	return ATTN_OK;
+}
+
+/* A .npy of total bytes whose first hlen are at head: its data at data,
+ * or when data is NULL after the header in head (then hlen is total). */
+static enum attn_status
+npy_read(const char *name, const char *head, size_t hlen, size_t total,
+    const void *data, unsigned flags, struct attn_array *out,
+    struct attn_error *err)
+{
+	struct npy_header h;
+	enum attn_status st;
+	size_t size = 0, count = 0, need;
+	enum npy_kind kind = NPY_FLOAT;
+	int big = 0;
+
+	memset(out, 0, sizeof *out);
+	if ((st = npy_layout(name, head, hlen, total, flags, &h, &size, &kind,
+	    &big, &count, &need, err)) != ATTN_OK)
+		return st;
+	if (data == NULL)
+		data = head + h.end;
+	else if (need != 0 || h.end != hlen)
+		return attn_error_at_byte(err, ATTN_ERR_DATA, name, hlen,
+		    "the header's piece is %zu bytes, and the header %zu: a "
+		    ".npy in two pieces is cut where its data starts", hlen,
+		    need != 0 ? need : h.end);
+	return npy_elements(&h, data, size, kind, big, count, flags, out);
+}
+
+enum attn_status
+attn_read_npy(const char *name, const char *buf, size_t len, unsigned flags,
+    struct attn_array *out, struct attn_error *err)
+{
+	return npy_read(name, buf, len, len, NULL, flags, out, err);
+}
+
+enum attn_status
+attn_read_npy_parts(const char *name, const char *head, size_t hlen,
+    const void *data, size_t dlen, unsigned flags, struct attn_array *out,
+    struct attn_error *err)
+{
+	if (dlen > SIZE_MAX - hlen) {
+		memset(out, 0, sizeof *out);
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+		    "a header of %zu bytes and data of %zu are more bytes "
+		    "than %zu bits can count", hlen, dlen,
+		    sizeof(size_t) * 8);
+	}
+	/* an empty array's data may be anywhere, NULL too */
+	return npy_read(name, head, hlen, hlen + dlen, data != NULL ? data :
+	    "", flags, out, err);
 }

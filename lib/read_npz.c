@@ -387,7 +387,9 @@ read_data(zip_t *zip, zip_uint64_t i, const char *name, const char *m,
 	if ((st = member_bytes(zip, i, name, m, flags, &b, &n, err)) !=
 	    ATTN_OK)
 		return st;
-	st = attn_read_npy(name, b, n, flags, a, err);
+	/* b is freed here: never read in place */
+	st = attn_read_npy(name, b, n, flags & ~(unsigned)ATTN_READ_IN_PLACE,
+	    a, err);
 	attn_mem_free(b, n + 1);
 	return st == ATTN_OK ? st : member_error(err, name, m, st);
 }
@@ -436,6 +438,20 @@ read_member(zip_t *zip, zip_uint64_t i, const char *name, unsigned flags,
 	return ATTN_OK;
 }
 
+/* The end of an archive's reading: an archive of no arrays refused, and
+ * on failure what was read given back. */
+static enum attn_status
+named_done(const char *name, enum attn_status st, struct attn_named *out,
+    struct attn_error *err)
+{
+	if (st == ATTN_OK && out->count == 0)
+		st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "a .npz "
+		    "archive with no arrays");
+	if (st != ATTN_OK)
+		attn_named_free(out);
+	return st;
+}
+
 static enum attn_status
 read_npz(const char *name, const char *buf, size_t len, unsigned flags,
     int declared, struct attn_named *out, struct attn_error *err)
@@ -456,12 +472,7 @@ read_npz(const char *name, const char *buf, size_t len, unsigned flags,
 		st = read_member(z, (zip_uint64_t)i, name, flags, declared,
 		    out, err);
 	zip_discard(z);
-	if (st == ATTN_OK && out->count == 0)
-		st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "a .npz "
-		    "archive with no arrays");
-	if (st != ATTN_OK)
-		attn_named_free(out);
-	return st;
+	return named_done(name, st, out, err);
 }
 
 enum attn_status
@@ -490,6 +501,78 @@ attn_npz_read_member(const char *name, const char *buf, size_t len,
 		st = read_data(z, member, name, m, flags, out, err);
 	zip_discard(z);
 	return st;
+}
+
+/* "NAME.npy", the member parts[i] stands for, into buf; 0, or -1 when
+ * it does not fit. */
+static int
+part_member(char *buf, size_t size, const struct attn_npz_part *part)
+{
+	return snprintf(buf, size, "%s.npy", part->name) < (int)size ? 0 : -1;
+}
+
+enum attn_status
+attn_parts_declared(const char *name, const struct attn_npz_part *parts,
+    size_t n, unsigned flags, struct attn_named *out, struct attn_error *err)
+{
+	enum attn_status st = ATTN_OK;
+	struct attn_named_array *a;
+	char m[ATTN_MSG_MAX];
+	size_t i, need = 0, count;
+
+	memset(out, 0, sizeof *out);
+	for (i = 0; i < n && st == ATTN_OK; i++) {
+		if (part_member(m, sizeof m, &parts[i]) != 0) {
+			st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+			    "member %zu: a name longer than a zip holds",
+			    i + 1);
+			break;
+		}
+		if ((a = named_push(out, parts[i].name,
+		    strlen(parts[i].name))) == NULL) {
+			st = attn_error_input_nomem(err, name,
+			    "reading a .npz archive");
+			break;
+		}
+		if (parts[i].dlen > SIZE_MAX - parts[i].hlen)
+			st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+			    "more bytes than %zu bits can count",
+			    sizeof(size_t) * 8);
+		else
+			st = attn_npy_declared(name, parts[i].head,
+			    parts[i].hlen, parts[i].hlen + parts[i].dlen, flags,
+			    &need, &count, &a->array, err);
+		if (st == ATTN_OK && need != 0)
+			st = attn_error_at_byte(err, ATTN_ERR_DATA, name,
+			    parts[i].hlen, "the header's piece is %zu bytes, "
+			    "and the header %zu: a .npy in two pieces is cut "
+			    "where its data starts", parts[i].hlen, need);
+		if (st != ATTN_OK) {
+			st = member_error(err, name, m, st);
+			attn_mem_free(a->name, strlen(a->name) + 1);
+			break;
+		}
+		a->member = i;
+		out->count++;
+	}
+	return named_done(name, st, out, err);
+}
+
+enum attn_status
+attn_parts_read_member(const char *name, const struct attn_npz_part *parts,
+    size_t n, size_t member, unsigned flags, struct attn_array *out,
+    struct attn_error *err)
+{
+	enum attn_status st;
+	char m[ATTN_MSG_MAX];
+
+	memset(out, 0, sizeof *out);
+	if (member >= n || part_member(m, sizeof m, &parts[member]) != 0)
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0, "member "
+		    "%zu has no name", member + 1);
+	st = attn_read_npy_parts(name, parts[member].head, parts[member].hlen,
+	    parts[member].data, parts[member].dlen, flags, out, err);
+	return st == ATTN_OK ? st : member_error(err, name, m, st);
 }
 
 const struct attn_array *

@@ -20,7 +20,9 @@ import functools
 import io
 import json
 import os
+import struct
 import warnings
+import zlib
 
 import numpy
 
@@ -160,6 +162,89 @@ def _npy(x):
     return buf
 
 
+def _npy_parts(x):
+    """x as a .npy file's header and its data (a C-contiguous array whose
+    bytes follow the header): in C order, or in Fortran order when it
+    lies so; None for an array whose dtype numpy.save would pickle."""
+    a = _ndarray(x)
+    if a.dtype.hasobject or a.dtype.fields is not None:
+        return None
+    fortran = a.ndim > 1 and a.flags.f_contiguous and \
+        not a.flags.c_contiguous
+    if not fortran:
+        a = numpy.ascontiguousarray(a)
+    head = _npy_head(a.dtype.str, fortran, tuple(int(n) for n in a.shape))
+    return head, a.T if fortran else a
+
+
+def _npy_file(name, x):
+    """x as the file name of the run reads: a .npy in two pieces, its
+    header and x's own bytes (read in place, float64 without a copy;
+    copied once here only when x is not contiguous), or whole (_npy) for
+    a dtype that attn refuses by its message."""
+    parts = _npy_parts(x)
+    return (name, _npy(x)) if parts is None else (name,) + parts
+
+
+def _npz(results):
+    """results ({name: array}) as the bytes of the .npz numpy.savez
+    writes of them (members NAME.npy, stored, in order, dated 1980-01-01,
+    each a .npy as numpy.save writes it) and a NUL after them, made in
+    one buffer, each array's bytes copied once; numpy.savez's own where
+    a member is no plain array or the archive would need ZIP64."""
+    members, total = [], 22
+    for name, x in results.items():
+        parts = _npy_parts(x)
+        fname = (name + ".npy").encode()
+        if parts is None:
+            break
+        size = len(parts[0]) + parts[1].nbytes
+        members.append((fname, parts[0], parts[1], size))
+        total += 2 * len(fname) + 76 + size
+    if len(members) < len(results) or total >= 0xFFFFFFFF:
+        buf = io.BytesIO()
+        numpy.savez(buf, **{n: _ndarray(a) for n, a in results.items()})
+        return numpy.frombuffer(buf.getvalue() + b"\0", numpy.uint8)
+    out = numpy.empty(total + 1, numpy.uint8)
+    pos, central = 0, []
+    for fname, head, data, size in members:
+        raw = data.reshape(-1).view(numpy.uint8)
+        crc = zlib.crc32(raw, zlib.crc32(head))
+        flag = 0 if fname.isascii() else 0x800
+        local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, flag, 0, 0,
+                            0x21, crc, size, size, len(fname), 0) + fname
+        central.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20,
+                                   20, flag, 0, 0, 0x21, crc, size, size,
+                                   len(fname), 0, 0, 0, 0, 0, pos) + fname)
+        for piece in (local, head):
+            out[pos:pos + len(piece)] = numpy.frombuffer(piece, numpy.uint8)
+            pos += len(piece)
+        out[pos:pos + raw.size] = raw
+        pos += raw.size
+    central = b"".join(central)
+    tail = central + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0,
+                                 len(members), len(members), len(central),
+                                 pos, 0)
+    out[pos:pos + len(tail)] = numpy.frombuffer(tail, numpy.uint8)
+    out[-1] = 0
+    return out
+
+
+def _results_files(results):
+    """results ({name: array}) as the files of the .npz results.npz: its
+    members each a .npy in two pieces (_npy_parts), read where they lie,
+    as the archive numpy.savez writes of them would be read (no zip, no
+    copy of a contiguous array); or the archive itself (_npz) where a
+    member is one numpy.save would pickle, or there is none."""
+    files = []
+    for name, x in results.items():
+        parts = _npy_parts(x)
+        if parts is None:
+            return [("results.npz", _npz(results))]
+        files.append(("results.npz", name) + parts)
+    return files or [("results.npz", _npz(results))]
+
+
 def _npz_members(out):
     """The members of the .npz attn wrote (its own, stored, in order) as
     {name: float64 array}, each a view of out."""
@@ -274,7 +359,7 @@ def _words(conv, files):
         elif o["value"] == _native.OPTION_FILE and not \
                 isinstance(value, (int, float)):
             path = o["name"] + ".npy"
-            files.append((path, _npy(value)))
+            files.append(_npy_file(path, value))
             words.append(opt + "=" + path)
         else:
             try:
@@ -296,7 +381,7 @@ def _operands(q, k, v, files):
     names = []
     for name, x in (("q", q), ("k", k), ("v", v)):
         path = name + ".npy"
-        files.append((path, _npy(x)))
+        files.append(_npy_file(path, x))
         names.append(path)
     return names
 
@@ -346,10 +431,7 @@ def _check_run(results, q, k, v, rtol, atol, grad_out, max_memory,
                         ("grad_out", grad_out)):
         if value is not None:
             conv[name] = value
-    buf = io.BytesIO()
-    numpy.savez(buf, **{n: _ndarray(a) for n, a in results.items()})
-    data = numpy.frombuffer(buf.getvalue() + b"\0", numpy.uint8)
-    files.append(("results.npz", data))
+    files += _results_files(results)
     words = ["--check=results.npz"] + (["-f", fmt] if fmt else [])
     words += _words(conv, files) + ["--"] + _operands(q, k, v, files)
     return _run(words, files, max_memory, ok=(0, 1))
@@ -414,7 +496,9 @@ Attention softmax(Q K^T / sqrt(d_k)) V in float64 as attn computes it:
 asked, shaped as attn's -f npy writes the stage for the layout and with
 its bytes.  q, k, v: anything numpy.asarray takes (float16, float32,
 float64; any strides; PyTorch CPU tensors), as attn's operands (2-D,
-3-D packed with cu_seqlens_q, or 4-D in layout).  stages: a name, a
+3-D packed with cu_seqlens_q, or 4-D in layout), handed to attn where
+they lie: copied only when not contiguous, and float64 in C order read
+in place, left as it was.  stages: a name, a
 comma-separated list, "all", or a sequence of names (attn -s); the
 backward ones want grad_out (dO, attn --grad).  max_memory: the run's
 memory limit as ATTN_MAX_MEMORY reads it ("1G"); a run past it raises
@@ -434,8 +518,9 @@ grad_out=None, max_memory=None, **conventions) -> Verdict
 attn --check of a kernel's results ({name: array}, the names attn's
 --check reads in a .npz: stage names, or FlashAttention's out, softmax_lse,
 dq, dk, dv ...) against attn's run of q, k, v with the same conventions
-as attention() takes (emulate="bf16" for an emulated baseline): a Verdict,
-the rows attn's report holds (Row: stage, passed, max_abs_error,
+as attention() takes (emulate="bf16" for an emulated baseline), the
+results handed over where they lie as the members of results.npz: a
+Verdict, the rows attn's report holds (Row: stage, passed, max_abs_error,
 max_rel_error, baseline, worst, hint ...), with .passed and
 .not_checked, the arrays given that no stage checked."""
 

@@ -53,6 +53,14 @@ for _name, _res, _args in (
         ("attn_session_arg", ctypes.c_int, [_P, ctypes.c_char_p]),
         ("attn_session_file", ctypes.c_int, [_P, ctypes.c_char_p, _P,
                                              ctypes.c_size_t]),
+        ("attn_session_npy", ctypes.c_int, [_P, ctypes.c_char_p,
+                                            ctypes.c_char_p, ctypes.c_size_t,
+                                            _P, ctypes.c_size_t]),
+        ("attn_session_member", ctypes.c_int, [_P, ctypes.c_char_p,
+                                               ctypes.c_char_p,
+                                               ctypes.c_char_p,
+                                               ctypes.c_size_t, _P,
+                                               ctypes.c_size_t]),
         ("attn_session_max_memory", ctypes.c_int, [_P, ctypes.c_char_p]),
         ("attn_session_run", ctypes.c_int, [_P]),
         ("attn_session_output", _P, [_P, ctypes.POINTER(ctypes.c_size_t)]),
@@ -88,11 +96,16 @@ def options():
 
 
 def run(words, files=(), max_memory=None):
-    """Run attn with words (its command line after "attn") and files,
-    (name, buffer) pairs each a NUL-ended buffer of bytes read in place
-    of the file name: (exit code, output as a NumPy uint8 array, the
-    messages' text).  The output is the session's own memory, not a
-    copy: the session is freed when the last array over it goes."""
+    """Run attn with words (its command line after "attn") and files
+    read in place of the file names: (name, buffer), a NUL-ended NumPy
+    buffer of a file's bytes, or (name, header, array), a .npy in two
+    pieces, its header (bytes) and the C-contiguous array whose bytes are
+    its data, read where they lie (float64 without a copy); or (name,
+    member, header, array), such a .npy as member member.npy of the .npz
+    name, the members of one name in order.  Returns
+    (exit code, output as a NumPy uint8 array, the messages' text).  The
+    output is the session's own memory, not a copy: the session is freed
+    when the last array over it goes."""
     import numpy
     s = LIB.attn_session_new()
     if not s:
@@ -104,10 +117,20 @@ def run(words, files=(), max_memory=None):
             if LIB.attn_session_arg(s, w.encode() if w.isascii() else
                                     os.fsencode(w)) != 0:
                 raise MemoryError("attn: out of memory")
-        for name, buf in files:
-            keep.append(buf)
-            if LIB.attn_session_file(s, name.encode(),
-                                     buf.ctypes.data, buf.size - 1) != 0:
+        for f in files:
+            keep.append(f)
+            if len(f) == 2:
+                rc = LIB.attn_session_file(s, f[0].encode(),
+                                           f[1].ctypes.data, f[1].size - 1)
+            elif len(f) == 3:
+                rc = LIB.attn_session_npy(
+                    s, f[0].encode(), f[1], len(f[1]),
+                    f[2].__array_interface__["data"][0], f[2].nbytes)
+            else:
+                rc = LIB.attn_session_member(
+                    s, f[0].encode(), f[1].encode(), f[2], len(f[2]),
+                    f[3].__array_interface__["data"][0], f[3].nbytes)
+            if rc != 0:
                 raise MemoryError("attn: out of memory")
         if max_memory is not None and LIB.attn_session_max_memory(
                 s, str(max_memory).encode()) != 0:

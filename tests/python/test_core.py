@@ -219,6 +219,124 @@ def test_check_rows_and_hints(tmp_path, attn_bin):
                              layout="bhsd").passed
 
 
+def test_results_archive_is_numpys(tmp_path):
+    """The .npz check() hands attn is the archive numpy.savez writes of
+    the same arrays, as numpy.load and zipfile read it: each member's
+    dtype, order, shape and bytes, CRC-32 and all; arrays numpy.save
+    would pickle go through numpy.savez itself."""
+    import io
+    import zipfile
+    res = {"output": numpy.arange(24.0).reshape(2, 3, 4),
+           "lse": numpy.asfortranarray(numpy.arange(6.0, dtype=numpy.float32)
+                                       .reshape(2, 3)),
+           "dq": numpy.arange(5, dtype=numpy.float16)[::2],
+           "\u00e9t\u00e9": numpy.ones((1,), ">f8")}
+    raw = attn._npz(res)
+    assert raw[-1] == 0
+    data = raw[:-1].tobytes()
+    assert zipfile.ZipFile(io.BytesIO(data)).testzip() is None
+    back = numpy.load(io.BytesIO(data))
+    assert list(back) == list(res)
+    for name, a in res.items():
+        assert back[name].dtype == a.dtype and back[name].shape == a.shape
+        assert back[name].tobytes() == a.tobytes()
+    assert numpy.load(io.BytesIO(data))["lse"].flags.f_contiguous
+    numpy.savez(tmp_path / "ref.npz", **res)
+    with zipfile.ZipFile(tmp_path / "ref.npz") as z:
+        for name, a in res.items():
+            assert z.read(name + ".npy") == \
+                zipfile.ZipFile(io.BytesIO(data)).read(name + ".npy")
+    odd = {"output": numpy.array([1, "x"], dtype=object)}
+    assert numpy.load(io.BytesIO(attn._npz(odd)[:-1].tobytes()),
+                      allow_pickle=True)["output"].tolist() == [1, "x"]
+
+
+def test_float64_read_in_place_not_copied():
+    """A float64 array in C order is read where it lies: a Q of 32 MiB
+    runs under a limit of 48 MiB, which a copy of it beside it (the same
+    Q in Fortran order, which attn reads element by element into an
+    array of its own) passes; the numbers are the same either way, and
+    the caller's array is left as it was."""
+    q = numpy.random.default_rng(0).standard_normal((65536, 64))
+    k, v = qkv((4, 64))[:2]
+    before = q.copy()
+    got = attn.attention(q, k, v, stages="lse", max_memory="48M")
+    assert (q == before).all()
+    with pytest.raises(attn.MemoryLimitError):
+        attn.attention(numpy.asfortranarray(q), k, v, stages="lse",
+                       max_memory="48M")
+    ref = attn.attention(numpy.asfortranarray(q), k, v, stages="lse")
+    assert got["lse"].tobytes() == ref["lse"].tobytes()
+
+
+def test_arrays_in_two_pieces_read_as_whole_files(tmp_path, attn_bin):
+    """An array handed over as a .npy's header and its own bytes reads as
+    the file would: strided, Fortran-order, float32, big-endian and
+    float16 operands give attn's stages, and a bad value attn's message
+    at the byte of the file numpy.save writes."""
+    q, k, v = qkv((2, 6, 4))
+    for x in (q[:, ::-1], numpy.asfortranarray(q), q.astype(">f8"),
+              q.astype(numpy.float32), q.astype(numpy.float16)):
+        got = attn.attention(x, k, v, stages="output")
+        code, out, _ = cli(attn_bin, tmp_path, ["-s", "output", "-f",
+                                                "npz", "-o",
+                                                str(tmp_path / "r.npz")],
+                           {"q": x, "k": k, "v": v})
+        assert code == 0
+        assert got["output"].tobytes() == \
+            numpy.load(tmp_path / "r.npz")["output"].tobytes()
+    bad = q.copy()
+    bad[1, 2, 3] = numpy.nan
+    with pytest.raises(attn.DataError) as e:
+        attn.attention(bad, k, v)
+    code, _, err = cli(attn_bin, tmp_path, [], {"q": bad, "k": k, "v": v})
+    assert code == 65
+    assert str(e.value) == err.splitlines()[0].replace(
+        str(tmp_path / "q.npy"), "q.npy")
+    head = os.path.getsize(tmp_path / "q.npy") - bad.nbytes
+    at = head + 8 * numpy.ravel_multi_index((1, 2, 3), bad.shape)
+    assert str(e.value).startswith("attn: q.npy: byte %d: a[1, 2, 3]: " % at)
+
+
+def test_results_in_memory_read_as_their_archive(tmp_path, attn_bin):
+    """check() hands its results over as the members of results.npz,
+    each array's own bytes: the verdict and the report are the CLI's of
+    numpy.savez's archive of them (float64 read in place, float32,
+    Fortran order, a strided view), and a member attn refuses is the
+    same error at the same byte of its member."""
+    q, k, v = qkv((1, 2, 6, 4))
+    got = attn.attention(q, k, v, layout="bhsd")
+    out = got["output"]
+    for res in ({"output": out, "lse": got["lse"]},
+                {"output": out.astype(numpy.float32),
+                 "lse": numpy.asfortranarray(got["lse"][0, :, :, 0])},
+                {"out": numpy.concatenate([out, out], 3)[..., ::2]},
+                {"output": out.transpose(0, 2, 1, 3).copy()}):
+        numpy.savez(tmp_path / "c.npz", **res)
+        code, text, _ = cli(attn_bin, tmp_path, ["--layout", "bhsd",
+                                                 "--check",
+                                                 str(tmp_path / "c.npz")],
+                            {"q": q, "k": k, "v": v})
+        rows = attn.check(res, q, k, v, layout="bhsd")
+        assert rows.passed == (code == 0)
+        if code:
+            with pytest.raises(AssertionError) as e:
+                attn.assert_close(res, q, k, v, layout="bhsd")
+            assert str(e.value) == text.decode().replace(
+                str(tmp_path / "c.npz"), "results.npz")
+    for bad in (out.astype(numpy.complex128), out.astype(numpy.int16)):
+        numpy.savez(tmp_path / "c.npz", output=bad)
+        code, _, err = cli(attn_bin, tmp_path, ["--layout", "bhsd",
+                                                "--check",
+                                                str(tmp_path / "c.npz")],
+                           {"q": q, "k": k, "v": v})
+        with pytest.raises(attn.Error) as e:
+            attn.check({"output": bad}, q, k, v, layout="bhsd")
+        assert e.value.status == code
+        assert str(e.value) == err.splitlines()[0].replace(
+            str(tmp_path / "c.npz"), "results.npz")
+
+
 def test_planted_lse_base_fails_with_attns_hint():
     """A kernel's lse in log2 fails with the hint attn gives."""
     q, k, v = qkv((1, 2, 6, 4))

@@ -7,10 +7,12 @@
  * rtol 1e-2 and must still fail here.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "ref.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -220,6 +222,81 @@ END_TEST
 
 /* FlashAttention's test: within factor times the baseline's error (plus
  * atol); rtol and the spread no longer decide. */
+/* The largest relative error is |a - b| / |b| at its largest, to the
+ * bit, though attn_compare divides only where that can raise it: over
+ * arrays of every scale (subnormal to huge, growing and shrinking, zeros
+ * in the reference and equal pairs), against the division of every
+ * pair. */
+START_TEST(largest_relative_error_is_every_divisions_largest)
+{
+	static const double scale[] = { 0x1p-1070, 0x1p-1000, 1e-300, 1e-8,
+	    1, 1e8, 1e300, 0x1p1020 };
+	enum { NV = 4096 };
+	double *a = malloc(NV * sizeof *a), *b = malloc(NV * sizeof *b);
+	struct attn_compare c;
+	struct ref_rng rng;
+	size_t i, k;
+
+	ck_assert(a != NULL && b != NULL);
+	ref_rng_seed(&rng, 77 + (uint64_t)_i);
+	for (k = 0; k < 20; k++) {
+		double want = 0;
+
+		for (i = 0; i < NV; i++) {
+			const double s = _i == 2 ? scale[ref_rng_range(&rng, 3,
+			    5)] : scale[ref_rng_range(&rng, 0, 7)];
+			const double g = _i % 2 == 0 ? (double)(i + 1) / NV :
+			    (double)(NV - i) / NV;
+
+			b[i] = ref_rng_uniform(&rng, -1, 1) * s * g;
+			a[i] = b[i] * (1 + ref_rng_uniform(&rng, -1e-6, 1e-6)) +
+			    ref_rng_uniform(&rng, -1, 1) * scale[k % 8] * 1e-9;
+			/* case 2: near ties, each error a hair above the
+			 * one before (2^-45 of it, then an ulp) */
+			if (_i == 2)
+				a[i] = b[i] + b[i] * 0.25 * (1 + (double)i *
+				    (k % 2 == 0 ? 0x1p-45 : 0x1p-52));
+			if (i % 97 == 0)
+				b[i] = 0;
+			if (i % 89 == 0 || (_i == 2 && b[i] == 0))
+				a[i] = b[i];
+		}
+		for (i = 0; i < NV; i++) {
+			const double d = fabs(a[i] - b[i]);
+			const double r = d == 0 ? 0 : b[i] == 0 ? INFINITY :
+			    d / fabs(b[i]);
+
+			if (!isfinite(a[i]) || !isfinite(b[i]))
+				continue;
+			if (r > want)
+				want = r;
+		}
+		attn_compare(a, b, NV, 1e-5, 1e-8, &c);
+		ck_assert_msg(memcmp(&c.max_rel, &want, sizeof want) == 0,
+		    "round %zu: %a, every division's %a", k, c.max_rel, want);
+		/* without zeros in the reference: a finite largest */
+		for (i = 0; i < NV; i += 97) {
+			b[i] = 1;
+			if (_i == 2)	/* no error: the ties decide */
+				a[i] = 1;
+		}
+		want = 0;
+		for (i = 0; i < NV; i++) {
+			const double d = fabs(a[i] - b[i]);
+			const double r = d == 0 ? 0 : d / fabs(b[i]);
+
+			if (isfinite(a[i]) && isfinite(b[i]) && r > want)
+				want = r;
+		}
+		attn_compare(a, b, NV, 1e-5, 1e-8, &c);
+		ck_assert_msg(memcmp(&c.max_rel, &want, sizeof want) == 0,
+		    "round %zu: %a, every division's %a", k, c.max_rel, want);
+	}
+	free(a);
+	free(b);
+}
+END_TEST
+
 START_TEST(baseline_verdict_is_the_factor)
 {
 	double ref[N * N], cand[N * N], base[N * N];
@@ -263,6 +340,8 @@ compare_suite(void)
 	tcase_add_test(tc, nan_and_inf_on_one_side_fail);
 	tcase_add_test(tc, relative_error_against_zero_is_inf);
 	tcase_add_test(tc, baseline_verdict_is_the_factor);
+	tcase_add_loop_test(tc, largest_relative_error_is_every_divisions_largest,
+	    0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -531,16 +531,19 @@ END_TEST
 
 /* A large block is 2 MiB-aligned (a huge page can back it); zalloc's is
  * zeros; small and large blocks alike keep their bytes through every
- * resize, across 256 KiB both ways. */
+ * resize, across 256 KiB both ways; with spares kept (case 1) too, where
+ * blocks from 64 KiB are mappings and freed ones are taken again. */
 START_TEST(blocks_keep_their_bytes_through_every_resize)
 {
 	static const size_t sizes[] = {
 		100, 200 * KIB, 300 * KIB, 3 * MIB, 5 * MIB, 2 * MIB,
 		700 * KIB, 100 * KIB, 6 * MIB, 10,
 	};
-	unsigned char *p = attn_block_zalloc(3 * MIB), *q;
+	unsigned char *p, *q;
 	size_t i, n;
 
+	attn_block_spares(_i);
+	p = attn_block_zalloc(3 * MIB);
 	ck_assert_ptr_nonnull(p);
 	ck_assert_uint_eq((uintptr_t)p % (2 * MIB), 0);
 	ck_assert(all_zero(p, 3 * MIB));
@@ -565,6 +568,54 @@ START_TEST(blocks_keep_their_bytes_through_every_resize)
 	}
 	attn_block_free(p);
 	attn_block_free(NULL);
+	attn_block_spares(0);
+}
+END_TEST
+
+/* With spares kept, a large block freed is taken again by the next
+ * block of the same length (its pages already there), zeroed as far as
+ * zalloc asks; a block of another length maps afresh, zeros too.
+ * Without (attn's one run), none is kept. */
+START_TEST(a_freed_block_is_taken_again_zeroed)
+{
+	unsigned char *p, *q;
+
+	p = attn_block_alloc(7 * MIB);
+	fill(p, 7 * MIB, 5);
+	attn_block_free(p);
+	ck_assert_ptr_ne(q = attn_block_alloc(7 * MIB), NULL);
+	ck_assert(all_zero(q, 7 * MIB));	/* fresh, not p kept */
+	attn_block_free(q);
+	attn_block_spares(1);
+	/* every spare given back by a length none has, then that one */
+	attn_block_free(attn_block_alloc(7 * MIB));
+	p = attn_block_zalloc(300 * KIB);
+	ck_assert_ptr_nonnull(p);
+	fill(p, 2 * MIB, 9);
+	attn_block_free(p);
+	q = attn_block_zalloc(1 * MIB);
+	ck_assert_ptr_eq(q, p);
+	ck_assert(all_zero(q, 1 * MIB));
+	fill(q, 2 * MIB, 9);
+	attn_block_free(q);
+	q = attn_block_alloc(300 * KIB);
+	ck_assert_ptr_eq(q, p);
+	attn_block_free(q);
+	q = attn_block_zalloc(3 * MIB);
+	ck_assert_ptr_nonnull(q);
+	ck_assert(all_zero(q, 3 * MIB));
+	attn_block_free(q);
+	/* from 64 KiB, a mapping of whole pages, taken again likewise */
+	p = attn_block_zalloc(100 * KIB);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq((uintptr_t)p % 4096, 0);
+	fill(p, 100 * KIB, 9);
+	attn_block_free(p);
+	q = attn_block_zalloc(100 * KIB - 5);
+	ck_assert_ptr_eq(q, p);
+	ck_assert(all_zero(q, 100 * KIB - 5));
+	attn_block_free(q);
+	attn_block_spares(0);
 }
 END_TEST
 
@@ -668,7 +719,9 @@ memory_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("blocks");
 	tcase_add_test(tc, a_block_takes_whole_huge_pages_from_256_kib);
-	tcase_add_test(tc, blocks_keep_their_bytes_through_every_resize);
+	tcase_add_loop_test(tc, blocks_keep_their_bytes_through_every_resize,
+	    0, 2);
+	tcase_add_test(tc, a_freed_block_is_taken_again_zeroed);
 	tcase_add_test(tc, a_block_hemmed_in_moves_to_grow);
 	tcase_add_test(tc, blocks_from_many_threads_keep_their_lengths);
 	suite_add_tcase(s, tc);

@@ -329,6 +329,175 @@ START_TEST(role_rules_apply_at_the_element)
 }
 END_TEST
 
+/*
+ * Floats in the host's order and C order are read whole and scanned a
+ * chunk at a time for the first value the role's rule may refuse: the
+ * first fault is still the one named, at its element and byte, in any
+ * chunk, after values that are not plain but allowed (a bias's -inf),
+ * and every value reads as itself.  Case i: float64 (i even) or float32,
+ * the flags and where the values go, from ways[i / 2].
+ */
+static const struct {
+	unsigned flags;
+	double allowed;		/* put at allowed_at (nan: none) */
+	size_t allowed_at;
+	double bad;		/* put at bad_at (nan with FINITE ...) */
+	size_t bad_at;		/* N: none, the array reads */
+	const char *msg;
+} ways[] = {
+	{ ATTN_READ_FINITE, NAN, 0, NAN, 0, "a[0, 0]: non-finite number "
+	    "'nan' (Q, K, V and dO must be finite)" },
+	{ ATTN_READ_FINITE, NAN, 0, -INFINITY, 512, "a[0, 512]: non-finite "
+	    "number '-inf' (Q, K, V and dO must be finite)" },
+	{ ATTN_READ_FINITE, NAN, 0, NAN, 1537, "a[1, 513]: non-finite "
+	    "number 'nan' (Q, K, V and dO must be finite)" },
+	{ ATTN_READ_FINITE, NAN, 0, INFINITY, 2047, "a[1, 1023]: non-finite "
+	    "number 'inf' (Q, K, V and dO must be finite)" },
+	{ ATTN_READ_BIAS, -INFINITY, 3, NAN, 700, "a[0, 700]: 'nan' in a "
+	    "bias: a bias holds finite numbers, or -inf to mask a key" },
+	{ ATTN_READ_BIAS, -INFINITY, 600, 0, 2048, NULL },
+	{ ATTN_READ_BOOL, NAN, 0, 0.5, 1500, "a[1, 476]: " MASK_MSG("0.5") },
+	{ 0, NAN, 0, INFINITY, 2048, NULL },
+};
+
+START_TEST(host_floats_are_checked_a_chunk_at_a_time)
+{
+	const size_t n = 2048, size = _i % 2 == 0 ? 8 : 4;
+	const int bools = (ways[_i / 2].flags & ATTN_READ_BOOL) != 0;
+	unsigned char *data = malloc(n * size);
+	struct attn_array a;
+	struct attn_error err;
+	struct npy_file f;
+	double *want = malloc(n * sizeof *want);
+	size_t i;
+
+	ck_assert_ptr_nonnull(data);
+	ck_assert_ptr_nonnull(want);
+	for (i = 0; i < n; i++) {
+		want[i] = bools ? (double)(i % 3 == 0) :
+		    (double)(float)((double)i / 7 - 100);
+		if (i == ways[_i / 2].allowed_at &&
+		    !isnan(ways[_i / 2].allowed))
+			want[i] = ways[_i / 2].allowed;
+		if (i == ways[_i / 2].bad_at)
+			want[i] = ways[_i / 2].bad;
+		put(data + i * size, want[i], size, 0);
+	}
+	f = npy_build(1, size == 8 ? "{'descr': '<f8', 'fortran_order': "
+	    "False, 'shape': (2, 1024), }" : "{'descr': '<f4', "
+	    "'fortran_order': False, 'shape': (2, 1024), }", 1, data,
+	    n * size);
+	if (ways[_i / 2].msg == NULL) {
+		ck_assert_int_eq(npy_read(&f, ways[_i / 2].flags, &a, &err),
+		    ATTN_OK);
+		for (i = 0; i < n; i++)
+			ck_assert(memcmp(&a.data[i], &want[i], 8) == 0 ||
+			    (isnan(a.data[i]) && isnan(want[i])));
+	} else {
+		ck_assert_int_eq(npy_read(&f, ways[_i / 2].flags, &a, &err),
+		    ATTN_ERR_DATA);
+		ck_assert_str_eq(err.msg, ways[_i / 2].msg);
+		ck_assert_uint_eq(err.offset, 128 + ways[_i / 2].bad_at * size);
+	}
+	attn_array_free(&a);
+	free(f.buf);
+	free(data);
+	free(want);
+}
+END_TEST
+
+/*
+ * A .npy in two pieces (attn_read_npy_parts) reads as the whole file:
+ * the same numbers, the same fault at the same byte; with
+ * ATTN_READ_IN_PLACE, float64 in C order and aligned is the data itself
+ * (lent, left alone by attn_array_free), anything else a copy; a header
+ * piece cut anywhere but at the data is refused.
+ */
+START_TEST(npy_in_two_pieces_reads_as_the_file)
+{
+	static const char hdr8[] = "{'descr': '<f8', 'fortran_order': False, "
+	    "'shape': (2, 3), }";
+	double v[6] = { 1, -2, 3.5, 0x1p-1070, -0.0, 6 }, *moved;
+	unsigned char *raw = malloc(sizeof v + 1);
+	struct attn_array a, w;
+	struct attn_error err, werr;
+	struct npy_file f = npy_build(1, hdr8, 1, v, sizeof v);
+	size_t i;
+
+	ck_assert_ptr_nonnull(raw);
+	memset(&err, 0, sizeof err);
+	/* in place: the caller's doubles themselves */
+	ck_assert_int_eq(attn_read_npy_parts("q.npy", (const char *)f.buf, 128,
+	    v, sizeof v, ATTN_READ_FINITE | ATTN_READ_IN_PLACE, &a, &err),
+	    ATTN_OK);
+	ck_assert_ptr_eq(a.data, v);
+	ck_assert_int_eq(a.lent, 1);
+	ck_assert_uint_eq(a.ndim, 2);
+	ck_assert_uint_eq(a.shape[1], 3);
+	attn_array_free(&a);
+	ck_assert(v[5] == 6);
+	/* without the flag, or unaligned: a copy of the same bits */
+	moved = (double *)(void *)(raw + 1);
+	memcpy(raw + 1, v, sizeof v);
+	ck_assert_int_eq(attn_read_npy_parts("q.npy", (const char *)f.buf, 128,
+	    v, sizeof v, ATTN_READ_FINITE, &a, &err), ATTN_OK);
+	ck_assert(a.data != v && a.lent == 0);
+	ck_assert(memcmp(a.data, v, sizeof v) == 0);
+	attn_array_free(&a);
+	ck_assert_int_eq(attn_read_npy_parts("q.npy", (const char *)f.buf, 128,
+	    moved, sizeof v, ATTN_READ_IN_PLACE, &a, &err), ATTN_OK);
+	ck_assert(a.data != moved && a.lent == 0);
+	ck_assert(memcmp(a.data, v, sizeof v) == 0);
+	attn_array_free(&a);
+	/* a fault: at the whole file's byte, in its words */
+	v[4] = NAN;
+	free(f.buf);
+	f = npy_build(1, hdr8, 1, v, sizeof v);
+	ck_assert_int_eq(npy_read(&f, ATTN_READ_FINITE, &w, &werr),
+	    ATTN_ERR_DATA);
+	ck_assert_int_eq(attn_read_npy_parts("q.npy", (const char *)f.buf, 128,
+	    v, sizeof v, ATTN_READ_FINITE | ATTN_READ_IN_PLACE, &a, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, werr.msg);
+	ck_assert_uint_eq(err.offset, werr.offset);
+	ck_assert_uint_eq(err.offset, 128 + 4 * 8);
+	ck_assert_ptr_null(a.data);
+	ck_assert(v[5] == 6);
+	/* data a byte short: the whole file's truncation, at its end */
+	ck_assert_int_eq(attn_read_npy_parts("q.npy", (const char *)f.buf, 128,
+	    v, sizeof v - 1, 0, &a, &err), ATTN_ERR_DATA);
+	ck_assert_uint_eq(err.offset, 128 + sizeof v - 1);
+	/* the header's piece cut short, or past the header */
+	for (i = 0; i < 2; i++) {
+		memset(&err, 0, sizeof err);
+		ck_assert_int_eq(attn_read_npy_parts("q.npy",
+		    (const char *)f.buf, i == 0 ? 100 : 129, v, sizeof v, 0,
+		    &a, &err), ATTN_ERR_DATA);
+		ck_assert_ptr_null(a.data);
+		if (i == 0)
+			ck_assert_str_eq(err.msg, "the header's piece is 100 "
+			    "bytes, and the header 128: a .npy in two pieces "
+			    "is cut where its data starts");
+	}
+	/* float32 in place: widened, so a copy */
+	{
+		float g[2] = { 1.5f, -3.0f };
+		struct npy_file f4 = npy_build(1, "{'descr': '<f4', "
+		    "'fortran_order': False, 'shape': (2,), }", 1, g,
+		    sizeof g);
+
+		ck_assert_int_eq(attn_read_npy_parts("q.npy",
+		    (const char *)f4.buf, 128, g, sizeof g, ATTN_READ_IN_PLACE,
+		    &a, &err), ATTN_OK);
+		ck_assert(a.lent == 0 && a.data[0] == 1.5 && a.data[1] == -3);
+		attn_array_free(&a);
+		free(f4.buf);
+	}
+	free(f.buf);
+	free(raw);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- faults */
 
 /* A fault: the file (built from a header, or given whole as raw bytes),
@@ -606,7 +775,10 @@ npy_suite(void)
 	tcase_add_loop_test(dtypes, bool_and_integer_masks_read_as_zero_and_one,
 	    0, NCASES(mask_dtypes));
 	tcase_add_test(dtypes, negative_integers_are_sign_extended);
+	tcase_add_loop_test(dtypes, host_floats_are_checked_a_chunk_at_a_time,
+	    0, 2 * NCASES(ways));
 	tcase_add_test(shape, fortran_order_reads_as_numpy_reads_it);
+	tcase_add_test(shape, npy_in_two_pieces_reads_as_the_file);
 	tcase_add_loop_test(fault, faults_name_their_byte_and_what_was_found,
 	    0, NCASES(faults));
 	suite_add_tcase(s, fault);

@@ -375,6 +375,24 @@ END_TEST
 /* The member attn_read_named_declared names is the one
  * attn_npz_read_member reads: each array of archives[i], its numbers as
  * attn_read_named reads them. */
+/* Array i of z, declared (its header alone), and a, its member read
+ * after: the name, dims and numbers of whole's array i; a freed. */
+static void
+member_as_whole(const struct attn_named *z, const struct attn_named *whole,
+    size_t i, struct attn_array *a)
+{
+	const struct attn_array *w = &whole->arrays[i].array;
+
+	ck_assert_str_eq(z->arrays[i].name, whole->arrays[i].name);
+	ck_assert_ptr_null(z->arrays[i].array.data);
+	ck_assert_uint_eq(z->arrays[i].array.ndim, w->ndim);
+	ck_assert_mem_eq(z->arrays[i].array.shape, w->shape,
+	    w->ndim * sizeof *w->shape);
+	ck_assert_mem_eq(a->data, w->data, attn_array_count(w) *
+	    sizeof *w->data);
+	attn_array_free(a);
+}
+
 START_TEST(a_member_read_after_its_header_is_the_named_one)
 {
 	struct attn_named z, whole;
@@ -390,20 +408,91 @@ START_TEST(a_member_read_after_its_header_is_the_named_one)
 	    ATTN_OK);
 	ck_assert_uint_eq(z.count, whole.count);
 	for (i = 0; i < z.count; i++) {
-		const struct attn_array *w = &whole.arrays[i].array;
-
-		ck_assert_str_eq(z.arrays[i].name, whole.arrays[i].name);
-		ck_assert_uint_eq(z.arrays[i].array.ndim, w->ndim);
-		ck_assert_mem_eq(z.arrays[i].array.shape, w->shape,
-		    w->ndim * sizeof *w->shape);
 		ck_assert_int_eq(attn_npz_read_member("r.npz", b, len,
 		    z.arrays[i].member, 0, &a, &err), ATTN_OK);
-		ck_assert_mem_eq(a.data, w->data, attn_array_count(w) *
-		    sizeof *w->data);
-		attn_array_free(&a);
+		member_as_whole(&z, &whole, i, &a);
 	}
 	attn_named_free(&z);
 	attn_named_free(&whole);
+}
+END_TEST
+
+/* The members of a stored archive as parts, from its local headers:
+ * each name without ".npy" (in names, 16 bytes each), its .npy's header
+ * and data where they lie in buf.  The count. */
+static size_t
+parts_of(const unsigned char *buf, size_t len, struct attn_npz_part *parts,
+    char (*names)[16])
+{
+	size_t pos = 0, n = 0;
+
+	while (pos + 30 <= len && memcmp(buf + pos, "PK\3\4", 4) == 0) {
+		const size_t size = buf[pos + 18] | (size_t)buf[pos + 19] << 8,
+		    nlen = buf[pos + 26] | (size_t)buf[pos + 27] << 8,
+		    xlen = buf[pos + 28] | (size_t)buf[pos + 29] << 8,
+		    at = pos + 30 + nlen + xlen,
+		    hlen = 10 + (buf[at + 8] | (size_t)buf[at + 9] << 8);
+
+		memcpy(names[n], buf + pos + 30, nlen - 4);
+		names[n][nlen - 4] = '\0';
+		parts[n] = (struct attn_npz_part){ names[n],
+		    (const char *)buf + at, hlen, buf + at + hlen,
+		    size - hlen };
+		n++;
+		pos = at + size;
+	}
+	return n;
+}
+
+/* An archive given as its members' pieces (attn_parts_declared,
+ * attn_parts_read_member) reads as the archive: the same names, dims and
+ * numbers, a fault in the same words at the same byte, and the account
+ * given back whole. */
+START_TEST(members_in_pieces_read_as_their_archive)
+{
+	struct attn_memory *m = attn_memory_new(SIZE_MAX, "TEST_LIMIT");
+	struct attn_npz_part parts[2];
+	char names[2][16];
+	struct attn_named z, whole;
+	struct attn_array a;
+	struct attn_error err, zerr;
+	const char *b = (const char *)npz_stored;
+	size_t i, n = parts_of(npz_stored, sizeof npz_stored, parts, names);
+
+	attn_memory_use(m);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(attn_parts_declared("r.npz", parts, n, 0, &z, &err),
+	    ATTN_OK);
+	ck_assert_int_eq(attn_read_named("r.npz", b, sizeof npz_stored, 0,
+	    &whole, &err), ATTN_OK);
+	ck_assert_uint_eq(z.count, whole.count);
+	for (i = 0; i < z.count; i++) {
+		ck_assert_int_eq(attn_parts_read_member("r.npz", parts, n,
+		    z.arrays[i].member, 0, &a, &err), ATTN_OK);
+		member_as_whole(&z, &whole, i, &a);
+	}
+	attn_named_free(&z);
+	attn_named_free(&whole);
+	/* out's 1.5 as a mask: the archive's words, its byte */
+	ck_assert_int_eq(attn_read_named("r.npz", b, sizeof npz_stored,
+	    ATTN_READ_BOOL, &whole, &zerr), ATTN_ERR_DATA);
+	ck_assert_int_eq(attn_parts_read_member("r.npz", parts, n, 0,
+	    ATTN_READ_BOOL, &a, &err), ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, zerr.msg);
+	ck_assert_str_eq(err.file, "r.npz");
+	/* a header cut short: named by member */
+	parts[1].hlen -= 10;
+	ck_assert_int_eq(attn_parts_declared("r.npz", parts, n, 0, &z, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_msg(strncmp(err.msg, "mask.npy, byte ", 15) == 0, "%s",
+	    err.msg);
+	ck_assert_uint_eq(z.count, 0);
+	ck_assert_int_eq(attn_parts_declared("r.npz", parts, 0, 0, &z, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_str_eq(err.msg, "a .npz archive with no arrays");
+	ck_assert_uint_eq(attn_memory_held(m), 0);
+	attn_memory_use(NULL);
+	attn_memory_free(m);
 }
 END_TEST
 
@@ -450,6 +539,7 @@ read_npz_suite(void)
 	tcase_add_loop_test(tc, a_member_read_after_its_header_is_the_named_one,
 	    0, 2);
 	tcase_add_test(tc, a_json_object_of_arrays_reads_by_name);
+	tcase_add_test(tc, members_in_pieces_read_as_their_archive);
 	suite_add_tcase(s, tc);
 	return s;
 }
