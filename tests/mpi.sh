@@ -175,34 +175,50 @@ mpirun -q --oversubscribe -n 1 "$mpi" $args -o out.npz : \
 got=$?
 fault_ok "memory refused on rank 1" 71 'attn: rank 1: .*ATTN_MAX_MEMORY.*'
 
-# Rank 1 of 3 killed by SIGTERM while it computes: its line, the job
-# ended with the signal's status.
+# Rank 1 of 3 killed by signal $1 while it computes (a run of 3000
+# queries); got is the job's status, got.err its standard error.
+kill_rank1() {
+	ATTN_THREADS=1 mpirun -q --oversubscribe -n 3 "$mpi" lq.npy lk.npy \
+	    lv.npy -s all -o out.npz 2>got.err &
+	job=$!
+	pid=
+	for i in $(seq 200); do
+		for p in $(pgrep -f "$mpi lq.npy" 2>/dev/null); do
+			if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+			    grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+				pid=$p
+			fi
+		done
+		[ -n "$pid" ] && break
+		sleep 0.05
+	done
+	sleep 0.5
+	[ -n "$pid" ] && kill -"$1" "$pid"
+	wait $job
+	got=$?
+}
 gen 3000x64 12 lq.npy
 gen 3000x64 13 lk.npy
 gen 3000x64 14 lv.npy
-ATTN_THREADS=1 mpirun -q --oversubscribe -n 3 "$mpi" lq.npy lk.npy lv.npy \
-    -s all -o out.npz 2>got.err &
-job=$!
-pid=
-for i in $(seq 200); do
-	for p in $(pgrep -f "$mpi lq.npy" 2>/dev/null); do
-		if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
-		    grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
-			pid=$p
-		fi
-	done
-	[ -n "$pid" ] && break
-	sleep 0.05
-done
-sleep 0.5
-[ -n "$pid" ] && kill -TERM "$pid"
-wait $job
-got=$?
+
+# SIGTERM from outside: rank 1's own line, the job ended with the
+# signal's status.
+kill_rank1 TERM
 if [ -z "$pid" ]; then
 	bad "SIGTERM: rank 1's process not found"
 else
 	fault_ok "rank 1 killed by SIGTERM" 143 \
 	    'attn: rank 1: killed by signal 15 (SIGTERM)'
+fi
+
+# SIGKILL, where rank 1 can say nothing: rank 0, ended by the launcher,
+# says why in one line.
+kill_rank1 KILL
+if [ -z "$pid" ]; then
+	bad "SIGKILL: rank 1's process not found"
+else
+	fault_ok "rank 1 killed by SIGKILL" 137 \
+	    'attn: rank 0: ended by mpirun before the processes finished: .*(SIGKILL or a crash).*'
 fi
 
 # The benchmark (bench/mpi.sh, make bench-mpi) on a small case: a row

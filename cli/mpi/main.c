@@ -30,7 +30,8 @@
  * ranks' standard output goes to /dev/null and their messages to a
  * temporary file, read back for that line.  A rank killed by SIGTERM,
  * SIGINT or SIGHUP from outside the job says so in one line before it
- * dies; the launcher then ends the others.
+ * dies; the launcher then ends the others, and rank 0, ended so with no
+ * line said, says why in one (a rank killed by SIGKILL, or crashed).
  */
 #define _XOPEN_SOURCE 700	/* SA_SIGINFO */
 #include <fcntl.h>
@@ -51,7 +52,7 @@
 static int rank, ranks;
 /* A fault was shared, or every process has passed the output's point:
  * no more meetings. */
-static int finished;
+static volatile sig_atomic_t finished;
 /* Some process's kernel failed: compute whole. */
 static int whole;
 /* Where this process's messages go: stderr on rank 0, else a temporary
@@ -208,20 +209,49 @@ static const struct run_hooks hooks = { compute, output };
 
 static const int fatal_signals[] = { SIGTERM, SIGINT, SIGHUP };
 static char signal_line[3][96];
+/* The launcher ends the job before its processes met on a fault: a
+ * process died where no handler runs (SIGKILL, a crash), whose death
+ * mpirun -q reports with no word, or mpirun itself was stopped. */
+static const char launcher_line[] = "attn: rank 0: ended by mpirun before "
+    "the processes finished: another process died without a message "
+    "(SIGKILL or a crash), or mpirun was stopped; mpirun without -q "
+    "names it\n";
 
-/* A signal from outside the job (not the launcher, this process's
- * parent, ending it): one line, then the signal's own death. */
+/* A file a process killed from outside leaves, named by the launcher's
+ * pid, so that rank 0, ended by the launcher next, does not add its line
+ * to that process's: the processes of one machine share it (a process on
+ * another machine is not seen, and rank 0 then writes its line too). */
+static char said_path[PATH_MAX];
+
+/* A signal from outside the job: one line, then the signal's own death.
+ * From the launcher (this process's parent), rank 0 alone says why, once
+ * no fault of the job's own has been shared (the launcher also ends
+ * processes that are ending on one) and no process of this machine was
+ * killed from outside. */
 static void
 on_signal(int sig, siginfo_t *si, void *ctx)
 {
+	const char *line = NULL;
+	ssize_t w = 0;
 	size_t k;
+	int fd, said;
 
 	(void)ctx;
 	for (k = 0; k < 3; k++)
-		if (fatal_signals[k] == sig && si->si_pid != getppid() &&
-		    write(job_stderr, signal_line[k],
-		    strlen(signal_line[k])) < 0)
-			break;
+		if (fatal_signals[k] == sig && si->si_pid != getppid()) {
+			line = signal_line[k];
+			if (rank != 0 && said_path[0] != '\0' && (fd =
+			    open(said_path, O_WRONLY | O_CREAT, 0600)) >= 0)
+				close(fd);
+		} else if (fatal_signals[k] == sig && rank == 0) {
+			/* the file goes whether or not it keeps rank 0 quiet */
+			said = said_path[0] != '\0' && unlink(said_path) == 0;
+			line = finished || said ? NULL : launcher_line;
+		}
+	/* a line that cannot be written leaves the death to say it */
+	if (line != NULL)
+		w = write(job_stderr, line, strlen(line));
+	(void)w;
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -230,9 +260,15 @@ static void
 signals_init(void)
 {
 	static const char *const names[] = { "SIGTERM", "SIGINT", "SIGHUP" };
+	const char *tmp = getenv("TMPDIR");
 	struct sigaction sa, old;
 	size_t k;
+	int n;
 
+	n = snprintf(said_path, sizeof said_path, "%s/attn-mpi.%ld.killed",
+	    tmp != NULL && tmp[0] == '/' ? tmp : "/tmp", (long)getppid());
+	if (n < 0 || (size_t)n >= sizeof said_path)
+		said_path[0] = '\0';
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO;
