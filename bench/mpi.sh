@@ -2,7 +2,8 @@
 # mpi.sh [N] [BUILD] - attn-mpi against attn on this machine: a forward
 # pass of N queries and keys (65536 unless given), d = 64, one head,
 # causal and not, by one attn process of one thread, and by attn-mpi as
-# 1 and 2 ranks of one thread each (ATTN_THREADS=1), output to an .npy.
+# 1 and 2 ranks of one thread each (ATTN_THREADS=1; MPI_RANKS="2" or
+# "2 3" runs those counts instead of "1 2"), output to an .npy.
 # Prints a row a run: wall and CPU seconds (the launcher and every rank,
 # /usr/bin/time), each rank's CPU seconds and peak resident memory, and
 # the parallel efficiency (attn's wall time over R times the run's; on
@@ -34,7 +35,7 @@ printf '%-9s %-7s %7s %7s %12s %14s %5s\n' run mask wall_s cpu_s \
 for mask in none causal; do
 	opt=
 	[ $mask = causal ] && opt=--causal
-	for run in attn 1 2; do
+	for run in attn ${MPI_RANKS:-1 2}; do
 		if [ $run = attn ]; then
 			/usr/bin/time -f '%e %U %S %M' -o all.t "$attn" $opt \
 			    -s output -o out.npy q.npy k.npy v.npy
