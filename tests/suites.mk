@@ -158,7 +158,8 @@ valgrind-setup:
 	@rm -rf build/valgrind && mkdir -p build/valgrind
 
 # `make install` copies what this build made, compiling nothing.
-install-test: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS)
+install-test: $(ATTN) $(LIBATTN) $(LIBATTN_SO) $(COMPLETIONS) \
+    $(if $(MPI),$(ATTN_MPI))
 	+$(TIMED) '$(BUILD) install-test' sh tests/install.sh $(BUILD)
 
 lint-man:
