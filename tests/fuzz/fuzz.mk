@@ -129,8 +129,8 @@ $(FUZZ_CLI_OBJ): FUZZ_DEFS = -Dmain=attn_main
 $(FUZZ_DIR)/cli/workbench_draw.o: FUZZ_DEFS += $(CURSES_CFLAGS)
 # libzip's soname, which lib/zip_load.c opens, as the Makefile gives it.
 $(FUZZ_DIR)/lib/zip_load.o: FUZZ_DEFS += -DATTN_LIBZIP='"$(ZIP_SONAME)"'
-# attn --version, as the Makefile's main.o has it (tools/version.sh).
-$(FUZZ_DIR)/cli/main.o: FUZZ_DEFS += -DATTN_VERSION='"$(shell sh tools/version.sh)"'
+# attn --version, as the Makefile's command.o has it (tools/version.sh).
+$(FUZZ_DIR)/cli/command.o: FUZZ_DEFS += -DATTN_VERSION='"$(shell sh tools/version.sh)"'
 
 $(FUZZ_DIR)/%.o: %.c $(FUZZ_DIR)/flags
 	@mkdir -p $(@D)
