@@ -276,6 +276,14 @@ enum attn_status attn_npy_declared(const char *name, const char *buf,
     size_t len, size_t total, unsigned flags, size_t *need, size_t *count,
     struct attn_array *dims, struct attn_error *err);
 
+/* What a .npy in two pieces declares (attn_read_npy_parts's: its
+ * header, head[0..hlen), and dlen bytes of data): as attn_npy_declared
+ * with the whole header at hand, and a header piece that is not exactly
+ * the header refused as attn_read_npy_parts refuses it. */
+enum attn_status attn_npy_parts_declared(const char *name, const char *head,
+    size_t hlen, size_t dlen, unsigned flags, size_t *count,
+    struct attn_array *dims, struct attn_error *err);
+
 /* ---------------------------------------------------------------- json_lex.c */
 
 /* The nesting of arrays and objects JSON text may have: cJSON's

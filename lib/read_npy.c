@@ -814,6 +814,57 @@ npy_elements(const struct npy_header *h, const unsigned char *data,
 	return ATTN_OK;
 }
 
+/* The bytes of a .npy in two pieces, hlen and dlen, into *total. */
+static enum attn_status
+parts_total(const char *name, size_t hlen, size_t dlen, size_t *total,
+    struct attn_error *err)
+{
+	if (dlen > SIZE_MAX - hlen)
+		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
+		    "a header of %zu bytes and data of %zu are more bytes "
+		    "than %zu bits can count", hlen, dlen,
+		    sizeof(size_t) * 8);
+	*total = hlen + dlen;
+	return ATTN_OK;
+}
+
+/* A header piece of hlen bytes that is not the header whose npy_layout
+ * said need and h (one cut where the data starts) refused. */
+static enum attn_status
+parts_cut(const char *name, size_t hlen, size_t need,
+    const struct npy_header *h, struct attn_error *err)
+{
+	if (need == 0 && h->end == hlen)
+		return ATTN_OK;
+	return attn_error_at_byte(err, ATTN_ERR_DATA, name, hlen,
+	    "the header's piece is %zu bytes, and the header %zu: a .npy in "
+	    "two pieces is cut where its data starts", hlen,
+	    need != 0 ? need : h->end);
+}
+
+enum attn_status
+attn_npy_parts_declared(const char *name, const char *head, size_t hlen,
+    size_t dlen, unsigned flags, size_t *count, struct attn_array *dims,
+    struct attn_error *err)
+{
+	struct npy_header h;
+	enum npy_kind kind = NPY_FLOAT;
+	enum attn_status st;
+	size_t size = 0, total = 0, need = 0;
+	int big = 0;
+
+	*count = 0;
+	memset(dims, 0, sizeof *dims);
+	if ((st = parts_total(name, hlen, dlen, &total, err)) != ATTN_OK ||
+	    (st = npy_layout(name, head, hlen, total, flags, &h, &size, &kind,
+	    &big, count, &need, err)) != ATTN_OK ||
+	    (st = parts_cut(name, hlen, need, &h, err)) != ATTN_OK)
+		return st;
+	dims->ndim = h.ndim;
+	memcpy(dims->shape, h.shape, sizeof dims->shape);
+	return ATTN_OK;
+}
+
 /* A .npy of total bytes whose first hlen are at head: its data at data,
  * or when data is NULL after the header in head (then hlen is total). */
 static enum attn_status
@@ -833,11 +884,8 @@ npy_read(const char *name, const char *head, size_t hlen, size_t total,
 		return st;
 	if (data == NULL)
 		data = head + h.end;
-	else if (need != 0 || h.end != hlen)
-		return attn_error_at_byte(err, ATTN_ERR_DATA, name, hlen,
-		    "the header's piece is %zu bytes, and the header %zu: a "
-		    ".npy in two pieces is cut where its data starts", hlen,
-		    need != 0 ? need : h.end);
+	else if ((st = parts_cut(name, hlen, need, &h, err)) != ATTN_OK)
+		return st;
 	return npy_elements(&h, data, size, kind, big, count, flags, out);
 }
 
@@ -853,14 +901,14 @@ attn_read_npy_parts(const char *name, const char *head, size_t hlen,
     const void *data, size_t dlen, unsigned flags, struct attn_array *out,
     struct attn_error *err)
 {
-	if (dlen > SIZE_MAX - hlen) {
+	enum attn_status st;
+	size_t total = 0;
+
+	if ((st = parts_total(name, hlen, dlen, &total, err)) != ATTN_OK) {
 		memset(out, 0, sizeof *out);
-		return attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
-		    "a header of %zu bytes and data of %zu are more bytes "
-		    "than %zu bits can count", hlen, dlen,
-		    sizeof(size_t) * 8);
+		return st;
 	}
 	/* an empty array's data may be anywhere, NULL too */
-	return npy_read(name, head, hlen, hlen + dlen, data != NULL ? data :
-	    "", flags, out, err);
+	return npy_read(name, head, hlen, total, data != NULL ? data : "",
+	    flags, out, err);
 }

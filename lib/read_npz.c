@@ -518,7 +518,7 @@ attn_parts_declared(const char *name, const struct attn_npz_part *parts,
 	enum attn_status st = ATTN_OK;
 	struct attn_named_array *a;
 	char m[ATTN_MSG_MAX];
-	size_t i, need = 0, count;
+	size_t i, count;
 
 	memset(out, 0, sizeof *out);
 	for (i = 0; i < n && st == ATTN_OK; i++) {
@@ -534,19 +534,9 @@ attn_parts_declared(const char *name, const struct attn_npz_part *parts,
 			    "reading a .npz archive");
 			break;
 		}
-		if (parts[i].dlen > SIZE_MAX - parts[i].hlen)
-			st = attn_error_set(err, ATTN_ERR_DATA, name, 0, 0,
-			    "more bytes than %zu bits can count",
-			    sizeof(size_t) * 8);
-		else
-			st = attn_npy_declared(name, parts[i].head,
-			    parts[i].hlen, parts[i].hlen + parts[i].dlen, flags,
-			    &need, &count, &a->array, err);
-		if (st == ATTN_OK && need != 0)
-			st = attn_error_at_byte(err, ATTN_ERR_DATA, name,
-			    parts[i].hlen, "the header's piece is %zu bytes, "
-			    "and the header %zu: a .npy in two pieces is cut "
-			    "where its data starts", parts[i].hlen, need);
+		st = attn_npy_parts_declared(name, parts[i].head,
+		    parts[i].hlen, parts[i].dlen, flags, &count, &a->array,
+		    err);
 		if (st != ATTN_OK) {
 			st = member_error(err, name, m, st);
 			attn_mem_free(a->name, strlen(a->name) + 1);

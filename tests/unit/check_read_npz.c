@@ -487,6 +487,16 @@ START_TEST(members_in_pieces_read_as_their_archive)
 	ck_assert_msg(strncmp(err.msg, "mask.npy, byte ", 15) == 0, "%s",
 	    err.msg);
 	ck_assert_uint_eq(z.count, 0);
+	/* a header piece that runs into the data: refused as the reader
+	 * of the member refuses it, before any member is read */
+	parts[1].hlen += 10 + 8;
+	parts[1].data = (const char *)parts[1].data + 8;
+	parts[1].dlen -= 8;
+	ck_assert_int_eq(attn_parts_declared("r.npz", parts, n, 0, &z, &err),
+	    ATTN_ERR_DATA);
+	ck_assert_msg(strstr(err.msg, "cut where its data starts") != NULL,
+	    "%s", err.msg);
+	ck_assert_uint_eq(z.count, 0);
 	ck_assert_int_eq(attn_parts_declared("r.npz", parts, 0, 0, &z, &err),
 	    ATTN_ERR_DATA);
 	ck_assert_str_eq(err.msg, "a .npz archive with no arrays");
