@@ -192,13 +192,16 @@ static enum attn_status
 compute(const struct options *o, const struct inputs *in,
     struct attn_stages *stages, struct attn_error *err)
 {
+	/* --emulate with --check is the check's baseline, not the run */
+	const enum attn_precision prec = o->check == NULL ? o->emulate :
+	    ATTN_PREC_FP64;
+
 	if (run_hooks != NULL)
 		return run_hooks->compute(&o->cfg, &in->in, print_wants(o),
-		    o->check == NULL ? o->emulate : ATTN_PREC_FP64, stages,
-		    err);
-	if (o->emulate != ATTN_PREC_FP64 && o->check == NULL)
-		return attn_emulate(&o->cfg, &in->in, print_wants(o),
-		    o->emulate, stages, err);
+		    prec, stages, err);
+	if (prec != ATTN_PREC_FP64)
+		return attn_emulate(&o->cfg, &in->in, print_wants(o), prec,
+		    stages, err);
 	return attn_run(&o->cfg, &in->in, print_wants(o), stages, err);
 }
 
