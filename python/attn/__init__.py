@@ -20,9 +20,7 @@ import functools
 import io
 import json
 import os
-import struct
 import warnings
-import zlib
 
 import numpy
 
@@ -188,46 +186,11 @@ def _npy_file(name, x):
 
 def _npz(results):
     """results ({name: array}) as the bytes of the .npz numpy.savez
-    writes of them (members NAME.npy, stored, in order, dated 1980-01-01,
-    each a .npy as numpy.save writes it) and a NUL after them, made in
-    one buffer, each array's bytes copied once; numpy.savez's own where
-    a member is no plain array or the archive would need ZIP64."""
-    members, total = [], 22
-    for name, x in results.items():
-        parts = _npy_parts(x)
-        fname = (name + ".npy").encode()
-        if parts is None:
-            break
-        size = len(parts[0]) + parts[1].nbytes
-        members.append((fname, parts[0], parts[1], size))
-        total += 2 * len(fname) + 76 + size
-    if len(members) < len(results) or total >= 0xFFFFFFFF:
-        buf = io.BytesIO()
-        numpy.savez(buf, **{n: _ndarray(a) for n, a in results.items()})
-        return numpy.frombuffer(buf.getvalue() + b"\0", numpy.uint8)
-    out = numpy.empty(total + 1, numpy.uint8)
-    pos, central = 0, []
-    for fname, head, data, size in members:
-        raw = data.reshape(-1).view(numpy.uint8)
-        crc = zlib.crc32(raw, zlib.crc32(head))
-        flag = 0 if fname.isascii() else 0x800
-        local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, flag, 0, 0,
-                            0x21, crc, size, size, len(fname), 0) + fname
-        central.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20,
-                                   20, flag, 0, 0, 0x21, crc, size, size,
-                                   len(fname), 0, 0, 0, 0, 0, pos) + fname)
-        for piece in (local, head):
-            out[pos:pos + len(piece)] = numpy.frombuffer(piece, numpy.uint8)
-            pos += len(piece)
-        out[pos:pos + raw.size] = raw
-        pos += raw.size
-    central = b"".join(central)
-    tail = central + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0,
-                                 len(members), len(members), len(central),
-                                 pos, 0)
-    out[pos:pos + len(tail)] = numpy.frombuffer(tail, numpy.uint8)
-    out[-1] = 0
-    return out
+    writes of them, and a NUL after them: what check() hands attn where
+    its members cannot go as pieces (_results_files)."""
+    buf = io.BytesIO()
+    numpy.savez(buf, **{n: _ndarray(a) for n, a in results.items()})
+    return numpy.frombuffer(buf.getvalue() + b"\0", numpy.uint8)
 
 
 def _results_files(results):
