@@ -217,7 +217,7 @@ load_side_by_side(const struct options *o, struct inputs *in,
 	if (o->grad != NULL)
 		side_add(&sd, o->grad, "--grad", ATTN_READ_FINITE,
 		    &in->arr[IN_DO]);
-	if (threads < 2)
+	if (threads < 2 || slurp_hook != NULL)	/* attn-mpi's, in order */
 		return 0;
 	for (k = 0; k < sd.n; k++)
 		if (strcmp(sd.job[k].path, "-") == 0 ||

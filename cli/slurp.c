@@ -275,23 +275,19 @@ slurp_lent(const struct slurp_memory *mem, const char *name, int parts,
 	return ATTN_OK;
 }
 
-/* slurp_file, or with parts slurp_parts. */
-static enum attn_status
-slurp_open(const char *path, int parts, struct slurp *in,
-    struct attn_error *err)
+slurp_hook_fn *slurp_hook;
+
+enum attn_status
+slurp_read(const char *path, struct slurp *in, struct attn_error *err)
 {
 	const int is_stdin = strcmp(path, "-") == 0;
 	const char *name = is_stdin ? STDIN_NAME : path;
-	const struct slurp_memory *mem;
 	enum attn_status status;
 	struct stat sb;
 	int fd;
 
-	memset(in, 0, sizeof *in);
 	if ((status = memory_read_begin(&in->mr, name, err)) != ATTN_OK)
 		return status;
-	if ((mem = memory_file(path)) != NULL)
-		return slurp_lent(mem, name, parts, in, err);
 	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY);
 	if (fd < 0)
 		return attn_error_set(err, ATTN_ERR_NOINPUT, name, 0, 0,
@@ -316,6 +312,24 @@ slurp_open(const char *path, int parts, struct slurp *in,
 	if (status != ATTN_OK)	/* what a failed read charged */
 		memory_read_release(&in->mr);
 	return status;
+}
+
+/* slurp_file, or with parts slurp_parts. */
+static enum attn_status
+slurp_open(const char *path, int parts, struct slurp *in,
+    struct attn_error *err)
+{
+	const char *name = strcmp(path, "-") == 0 ? STDIN_NAME : path;
+	const struct slurp_memory *mem;
+	enum attn_status status;
+
+	memset(in, 0, sizeof *in);
+	if ((mem = memory_file(path)) != NULL)
+		return (status = memory_read_begin(&in->mr, name, err)) !=
+		    ATTN_OK ? status : slurp_lent(mem, name, parts, in, err);
+	if (slurp_hook != NULL)
+		return slurp_hook(path, in, err);
+	return slurp_read(path, in, err);
 }
 
 enum attn_status

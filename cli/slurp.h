@@ -72,6 +72,24 @@ enum attn_status slurp_parts(const char *path, struct slurp *in,
  * which stay the caller's and unchanged until the next call; n 0: none). */
 void slurp_memory(const struct slurp_memory *files, size_t n);
 
+/*
+ * attn-mpi's (cli/mpi/main.c): when set, every file slurp_file and
+ * slurp_parts read from disk or standard input goes through it, in the
+ * same order in every process, so that one process reads what the
+ * others cannot read again (standard input, a pipe) and passes it on.
+ * It gets in zeroed and reads with slurp_read, or fills in->buf and
+ * in->len itself, charging in->mr as a read does (memory.h).  Files are
+ * then read one after another, never side by side.
+ */
+typedef enum attn_status slurp_hook_fn(const char *path, struct slurp *in,
+    struct attn_error *err);
+extern slurp_hook_fn *slurp_hook;
+
+/* A file from disk or standard input ("-") into in, zeroed: what
+ * slurp_file does for a file not in memory. */
+enum attn_status slurp_read(const char *path, struct slurp *in,
+    struct attn_error *err);
+
 /* Give back what slurp_file took (a zeroed in is fine). */
 void slurp_release(struct slurp *in);
 

@@ -9,7 +9,8 @@
 # by attn and by `mpirun -n R attn-mpi` for R = 1 to 4 (and 1 or 2
 # threads a process), every stage in one .npz (-s all) or the output,
 # lse and weights printed, --explain, --check, and compared with cmp;
-# standard error too.
+# standard error too.  Text, standard input and a FIFO, which rank 0
+# alone reads, give the same bytes.
 # Inputs are long enough (300 queries, 3 tasks a head) that every rank
 # has rows of its own.
 # Faults: bad input every rank sees (attn's line, once, attn's status);
@@ -77,24 +78,26 @@ echo '0,100,260' >cu_k.txt
 
 # same OUT ARGS...: attn and attn-mpi at R = 1 to 4 print the same
 # bytes to OUT (- for standard output) and standard error, with the
-# same status; ATTN_THREADS alternates 1 and 2.
+# same status; ATTN_THREADS alternates 1 and 2.  Standard input is the
+# file $stdin names (/dev/null unless set).
+stdin=/dev/null
 same() {
 	out=$1
 	shift
 	if [ "$out" = - ]; then
-		"$attn" "$@" >want.out 2>want.err
+		"$attn" "$@" <"$stdin" >want.out 2>want.err
 	else
-		"$attn" "$@" -o "want.$out" 2>want.err
+		"$attn" "$@" -o "want.$out" <"$stdin" 2>want.err
 	fi
 	want=$?
 	for r in 1 2 3 4; do
 		rm -f "got.$out"
 		if [ "$out" = - ]; then
 			ATTN_THREADS=$((r % 2 + 1)) run_mpi $r "$@" \
-			    >got.out 2>got.err
+			    <"$stdin" >got.out 2>got.err
 		else
 			ATTN_THREADS=$((r % 2 + 1)) run_mpi $r "$@" \
-			    -o "got.$out" 2>got.err
+			    -o "got.$out" <"$stdin" 2>got.err
 		fi
 		got=$?
 		if [ $got -ne $want ]; then
@@ -141,6 +144,33 @@ same - $gqa --heads 4 --kv-heads 2 --causal --explain --query 3,200
 "$attn" $gqa --heads 4 --kv-heads 2 --causal -s output -o ref.npy
 same - $gqa --heads 4 --kv-heads 2 --causal --check ref.npy --emulate fp32
 
+# Text and standard input are read by rank 0 alone, which mpirun gives
+# standard input, and broadcast: a csv Q on standard input, a JSON
+# bundle, a pipe that can be read once (a FIFO, whose other readers
+# would wait for a writer forever: so under timeout).
+"$attn" gen 300x32 --seed 1 -f csv -o q.csv || exit 1
+stdin=q.csv
+same npz - k.npy v.npy --heads 4 --causal --grad do.npy -s all
+stdin=/dev/null
+printf '{"Q": %s, "K": %s, "V": %s}\n' "$("$attn" gen 5x3 --seed 2 -f json)" \
+    "$("$attn" gen 7x3 --seed 3 -f json)" "$("$attn" gen 7x3 --seed 4 \
+    -f json)" >bundle.json
+stdin=bundle.json
+same - - --causal --explain
+stdin=/dev/null
+"$attn" q.csv k.npy v.npy --heads 4 -s output -f csv >want.out
+mkfifo fifo || exit 1
+cat q.csv >fifo &
+timeout 60 mpirun -q --oversubscribe -n 3 "$mpi" fifo k.npy v.npy \
+    --heads 4 -s output -f csv >got.out 2>got.err
+got=$?
+wait
+if [ $got -ne 0 ] || ! cmp -s want.out got.out; then
+	bad "a FIFO read once: status $got, $(head -n 2 got.err)"
+else
+	pass=$((pass + 1))
+fi
+
 # ------------------------------------------------------------- faults
 
 # Bad input that every rank sees: attn's line, once, and its status.
@@ -174,6 +204,14 @@ mpirun -q --oversubscribe -n 1 "$mpi" $args -o out.npz : \
     -n 1 "$mpi" $args -o out.npz 2>got.err
 got=$?
 fault_ok "memory refused on rank 1" 71 'attn: rank 1: .*ATTN_MAX_MEMORY.*'
+# ... and for the bytes rank 0 read and broadcast.
+args="q.csv k.npy v.npy --heads 4 --causal -s all"
+mpirun -q --oversubscribe -n 1 "$mpi" $args -o out.npz : \
+    -n 1 -x ATTN_MAX_MEMORY=100000 "$mpi" $args -o out.npz : \
+    -n 1 "$mpi" $args -o out.npz 2>got.err
+got=$?
+fault_ok "memory refused on rank 1 for rank 0's bytes" 71 \
+    'attn: rank 1: q.csv: .*ATTN_MAX_MEMORY.*'
 
 # Rank 1 of 3 killed by signal $1 while it computes (a run of 20000
 # queries, seconds long, so that the kill comes before the processes

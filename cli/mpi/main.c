@@ -4,9 +4,11 @@
  * (attn_split in attn_private.h), as attn(1) says in "Beyond one
  * machine: attn-mpi".
  *
- * Every process reads the inputs itself and runs attn's whole command
- * line; two hooks of cli/run.c (run_hooks) make it one job:
+ * Every process runs attn's whole command line; hooks of cli/run.c
+ * (run_hooks) and slurp.c (slurp_hook) make it one job:
  *
+ *   reading  a .npy or .npz is read by every process, anything else by
+ *            rank 0 alone, which broadcasts its bytes (share_read).
  *   compute  the stages in attn_run's place: each process computes its
  *            share into stages of the whole size, zero outside it, and
  *            after the kernel an MPI_Allreduce with MPI_BOR over their
@@ -42,12 +44,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attn.h"
 #include "attn_private.h"
 #include "command.h"
+#include "memory.h"
 #include "run.h"
+#include "slurp.h"
 
 static int rank, ranks;
 /* A fault was shared, or every process has passed the output's point:
@@ -59,7 +64,8 @@ static int whole;
  * file; and the job's stderr, for the signal line. */
 static int job_stderr = STDERR_FILENO;
 
-enum phase { PHASE_COMPUTE = 1, PHASE_MERGE, PHASE_OUTPUT, PHASE_END };
+enum phase { PHASE_READ = 1, PHASE_COMPUTE, PHASE_MERGE, PHASE_OUTPUT,
+	PHASE_END };
 enum fault { FAULT_NONE, FAULT_KERNEL, FAULT_RANK };
 
 /* The first line of this process's messages, "attn: " left out, into
@@ -205,6 +211,162 @@ output(int *write, struct attn_error *err)
 
 static const struct run_hooks hooks = { compute, output };
 
+/* ---------------------------------------------------------------- reading */
+
+/*
+ * Every input attn reads comes through share_read, in the same order in
+ * every process (slurp.h).  A .npy or .npz file is read by every process
+ * from its own disk or the shared one, as attn reads it; anything else
+ * (text, standard input, a pipe) is read once, by rank 0, and its bytes
+ * broadcast, so that standard input, which mpirun gives to rank 0 alone,
+ * and a pipe, which can be read once, are the same input everywhere.
+ * After each read the processes agree that all of them have it; when one
+ * has not, it fails as attn would, and the others wait for its line at
+ * the end (sync_point).  Each read begins with a meeting, where a process
+ * that failed since the last one (parsing what it read) is waiting at
+ * the end; within a read every process makes the same calls, whatever
+ * its own read did.
+ */
+enum { READ_BROADCAST, READ_EACH };
+
+/* NumPy's files begin so: .npy, and .npz as a zip archive. */
+static int
+numpy_file(const char *path)
+{
+	static const char npy[6] = "\x93NUMPY", zip[4] = "PK\x03\x04";
+	char head[6];
+	struct stat sb;
+	ssize_t n;
+	int fd;
+
+	if (strcmp(path, "-") == 0 || (fd = open(path, O_RDONLY)) < 0)
+		return 0;
+	n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ?
+	    pread(fd, head, sizeof head, 0) : 0;
+	close(fd);
+	return (n == 6 && memcmp(head, npy, 6) == 0) ||
+	    (n >= 4 && memcmp(head, zip, 4) == 0);
+}
+
+/* Whether every process has ok; when not, a process that has it gives
+ * in back and waits for the failed one's line, which ends the job. */
+static int
+all_read(int ok, struct slurp *in)
+{
+	int all;
+
+	MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (all || !ok)
+		return all;
+	slurp_release(in);
+	sync_point(PHASE_END, FAULT_NONE, 0);
+	fputs("attn: internal error: a process failed to read and did not "
+	    "say so\n", stderr);
+	MPI_Abort(MPI_COMM_WORLD, 70);
+	return 0;
+}
+
+/*
+ * A .npy that slurp mapped stays mapped until the process ends, lent to
+ * its reader (slurp.h), which then reads float64 data in C order where
+ * it lies (ATTN_READ_IN_PLACE): the processes of one machine share the
+ * page cache's one copy of Q, K and V instead of each holding its own,
+ * and a process reads from the disk only the pages of Q its own rows
+ * lie in.  The file stays open and its SIGBUS caught, so that a file
+ * cut short meanwhile is still told (signals.h).  Others are parsed
+ * into a copy and given back, as attn does.
+ */
+static void
+keep_mapped(struct slurp *in)
+{
+	static const char npy[6] = "\x93NUMPY";
+
+	if (in->span != 0 && in->len >= 6 && memcmp(in->buf, npy, 6) == 0)
+		in->lent = 1;
+}
+
+/* n bytes at p broadcast from rank 0, in pieces an int counts. */
+static void
+broadcast_bytes(char *p, size_t n)
+{
+	const size_t most = (size_t)1 << 30;
+	size_t k;
+
+	for (k = 0; k < n; k += most)
+		MPI_Bcast(p + k, (int)(n - k < most ? n - k : most), MPI_BYTE,
+		    0, MPI_COMM_WORLD);
+}
+
+/* A buffer for the len bytes of name that rank 0 read, charged as a
+ * read of them would be. */
+static enum attn_status
+receiver(const char *name, size_t len, struct slurp *in,
+    struct attn_error *err)
+{
+	size_t ncap = len + 2;
+	enum attn_status st;
+
+	if ((st = memory_read_begin(&in->mr, name, err)) != ATTN_OK)
+		return st;
+	if (len > SIZE_MAX - 2)
+		st = attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
+		    "out of memory");
+	else if ((st = memory_read_grow(&in->mr, 0, len + 2, &ncap, err)) ==
+	    ATTN_OK && (in->buf = malloc(len + 1)) == NULL)
+		st = attn_error_set(err, ATTN_ERR_NOMEM, name, 0, 0,
+		    "out of memory reading %zu bytes", len);
+	if (st != ATTN_OK)
+		memory_read_release(&in->mr);
+	return st;
+}
+
+static enum attn_status
+share_read(const char *path, struct slurp *in, struct attn_error *err)
+{
+	enum attn_status st = ATTN_OK;
+	uint64_t head[3];	/* how read; rank 0's status; its bytes */
+	size_t len;
+
+	sync_point(PHASE_READ, FAULT_NONE, 0);
+	if (rank == 0) {
+		head[0] = numpy_file(path) ? READ_EACH : READ_BROADCAST;
+		if (head[0] == READ_BROADCAST)
+			st = slurp_read(path, in, err);
+		head[1] = (uint64_t)st;
+		head[2] = st == ATTN_OK && head[0] == READ_BROADCAST ?
+		    in->len : 0;
+	}
+	MPI_Bcast(head, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	if (head[0] == READ_EACH) {
+		st = slurp_read(path, in, err);
+		if (!all_read(st == ATTN_OK, in))
+			return st;
+		keep_mapped(in);
+		return ATTN_OK;
+	}
+	if (head[1] != ATTN_OK) {
+		/* rank 0 says why; the others wait for its line */
+		if (rank == 0)
+			return st;
+		sync_point(PHASE_END, FAULT_NONE, 0);
+		return attn_error_set(err, ATTN_ERR_INTERNAL, NULL, 0, 0,
+		    "rank 0 failed to read and did not say so");
+	}
+	len = (size_t)head[2];
+	if (rank != 0)
+		st = receiver(strcmp(path, "-") == 0 ? STDIN_NAME : path, len,
+		    in, err);
+	if (!all_read(st == ATTN_OK, in))
+		return st;
+	broadcast_bytes(in->buf, len);
+	if (rank != 0) {
+		in->buf[len] = '\0';
+		in->len = len;
+		memory_read_end(&in->mr);
+	}
+	return ATTN_OK;
+}
+
 /* ---------------------------------------------------------------- signals */
 
 static const int fatal_signals[] = { SIGTERM, SIGINT, SIGHUP };
@@ -316,6 +478,7 @@ main(int argc, char **argv)
 	code = rank != 0 && quiet() != 0 ? 70 : 0;
 	signals_init();
 	run_hooks = &hooks;
+	slurp_hook = share_read;
 	if (code == 0)
 		code = command_main(argc, argv);
 	if (!finished)
