@@ -5,10 +5,13 @@
 # 1 and 2 ranks of one thread each (ATTN_THREADS=1; MPI_RANKS="2" or
 # "2 3" runs those counts instead of "1 2"), output to an .npy.
 # Prints a row a run: wall and CPU seconds (the launcher and every rank,
-# /usr/bin/time), each rank's CPU seconds and peak resident memory, and
-# the parallel efficiency (attn's wall time over R times the run's; on
-# a machine that other work loads, each rank's CPU time says more).  bench/README.md
-# holds what it printed, with the date and processor.
+# /usr/bin/time), each rank's CPU seconds, peak resident memory (which
+# counts the pages of mapped input files, shared by the processes of a
+# machine) and peak private memory (anonymous pages, sampled every 0.1 s
+# from /proc/PID/smaps_rollup), and the parallel efficiency (attn's wall
+# time over R times the run's; on a machine that other work loads, each
+# rank's CPU time says more).  bench/README.md holds what it printed,
+# with the date and processor.
 set -eu
 
 n=${1:-65536}
@@ -30,12 +33,32 @@ echo "$(date -u '+%Y-%m-%d %H:%M') $(grep -m1 'model name' /proc/cpuinfo |
     sed 's/.*: //'), family $(grep -m1 'cpu family' /proc/cpuinfo |
     sed 's/.*: //') model $(grep -m1 '^model' /proc/cpuinfo |
     sed 's/.*: //'), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-9s %-7s %7s %7s %12s %14s %5s\n' run mask wall_s cpu_s \
-    cpu_s/rank peak_MiB/rank eff
+# sample NAME: until done.t appears, the anonymous kB of each process
+# called NAME running in this directory, a line "pid kB" a sample, into
+# anon.t.
+sample() {
+	: >anon.t
+	while [ ! -e done.t ]; do
+		for p in $(pgrep -x "$1"); do
+			# (a process may end between pgrep and awk)
+			if [ "/proc/$p/cwd" -ef . ]; then
+				awk -v p="$p" '/^Anonymous:/ { print p, $2 }' \
+				    "/proc/$p/smaps_rollup" >>anon.t \
+				    2>/dev/null || :
+			fi
+		done
+		sleep 0.1
+	done
+}
+printf '%-9s %-7s %7s %7s %12s %13s %14s %5s\n' run mask wall_s cpu_s \
+    cpu_s/rank rss_MiB/rank anon_MiB/rank eff
 for mask in none causal; do
 	opt=
 	[ $mask = causal ] && opt=--causal
 	for run in attn ${MPI_RANKS:-1 2}; do
+		rm -f done.t
+		sample "$([ $run = attn ] && echo attn || echo attn-mpi)" &
+		sampler=$!
 		if [ $run = attn ]; then
 			/usr/bin/time -f '%e %U %S %M' -o all.t "$attn" $opt \
 			    -s output -o out.npy q.npy k.npy v.npy
@@ -49,17 +72,23 @@ for mask in none causal; do
 			cat rank.t.* >rank.t
 			cmp -s out.npy got.npy || echo "attn-mpi -n $run: not attn's bytes"
 		fi
+		touch done.t
+		wait $sampler
+		anon=$(awk '$2 > a[$1] { a[$1] = $2 } END { for (p in a)
+		    s = s (s == "" ? "" : "/") sprintf("%.0f", a[p] / 1024)
+		    print (s == "" ? "-" : s) }' anon.t)
 		read -r wall user sys peak <all.t
 		[ $run = attn ] && base=$wall
 		awk -v run="$run" -v mask=$mask -v wall="$wall" \
 		    -v cpu="$(echo "$user $sys" | awk '{ print $1 + $2 }')" \
-		    -v base="$base" -v r="$([ $run = attn ] && echo 1 ||
+		    -v base="$base" -v anon="$anon" \
+		    -v r="$([ $run = attn ] && echo 1 ||
 		    echo $run)" -v label="$([ $run = attn ] && echo attn ||
 		    echo "mpi -n $run")" '
 		    { p = p (p == "" ? "" : "/") sprintf("%.0f", $3 / 1024)
 		      c = c (c == "" ? "" : "/") sprintf("%.1f", $1 + $2) }
-		    END { printf "%-9s %-7s %7.1f %7.1f %12s %14s %5.2f\n",
-			label, mask, wall, cpu, c, p,
+		    END { printf "%-9s %-7s %7.1f %7.1f %12s %13s %14s %5.2f\n",
+			label, mask, wall, cpu, c, p, anon,
 			(wall > 0 ? base / (r * wall) : 1) }' rank.t
 	done
 done

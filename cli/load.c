@@ -104,7 +104,8 @@ bundle_misplaced(const char *name, const char *option,
  * threads (-j); option names the role (--self, --mask, ...), NULL for
  * an operand.  A file in memory (the session's), which outlives the run,
  * is read in place where its layout allows (float64 .npy in C order), a
- * mask's excepted, whose 0s and 1s are rewritten. */
+ * mask's excepted, whose 0s and 1s are rewritten; with ATTN_READ_IN_PLACE
+ * in flags, so is a file that slurp_keep keeps mapped. */
 static enum attn_status
 load_array(const char *path, const char *option, unsigned flags,
     size_t threads, struct attn_array *a, struct attn_error *err)
@@ -115,6 +116,9 @@ load_array(const char *path, const char *option, unsigned flags,
 
 	if ((status = slurp_parts(path, &f, err)) != ATTN_OK)
 		return status;
+	if ((flags & ATTN_READ_IN_PLACE) && !f.lent)
+		(void)slurp_keep(&f);
+	flags &= ~(unsigned)ATTN_READ_IN_PLACE;
 	if (f.lent && !(flags & ATTN_READ_BOOL))
 		flags |= ATTN_READ_IN_PLACE;
 	if (f.data != NULL)
@@ -184,11 +188,17 @@ side_work(void *ctx, size_t worker, size_t k)
 
 /* The reader's flags for operand i: K and V as caches may hold anything
  * where no key in use lies, and their keys are checked as they are
- * gathered (attn_paged_gather). */
+ * gathered (attn_paged_gather).  Q may be read in place where its file
+ * can stay mapped (attn-mpi's: slurp_keep), since the kernel reads each
+ * of its rows once; K and V, which it reads again for every block of
+ * query rows, are copied to memory of attn's, on pages the processor
+ * walks faster. */
 static unsigned
 operand_flags(const struct inputs *in, size_t i)
 {
-	return in->caches != CACHES_NONE && i != IN_Q ? 0u : ATTN_READ_FINITE;
+	if (i == IN_Q)
+		return ATTN_READ_FINITE | ATTN_READ_IN_PLACE;
+	return in->caches != CACHES_NONE ? 0u : ATTN_READ_FINITE;
 }
 
 /* 1 when every file is read (see above), 0 when they are to be read in

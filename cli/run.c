@@ -217,7 +217,7 @@ run_attn(struct options *o, const struct run_io *io)
 	struct progress pr;
 	struct names lab;
 	enum attn_status status;
-	int failed, write = 1;
+	int failed, write = 1, whole = 1;
 
 	status = load_inputs(o, &in, &err);
 	if (status == ATTN_OK && o->check != NULL)
@@ -240,16 +240,20 @@ run_attn(struct options *o, const struct run_io *io)
 	o->cfg.progress_arg = &pr;
 	if (status == ATTN_OK)
 		status = compute(o, &in, &stages, &err);
-	if (status == ATTN_OK)
+	if (status == ATTN_OK && run_hooks != NULL && !run_hooks->whole()) {
+		whole = 0;	/* a share, to be neither checked nor written */
+		status = run_hooks->output(&write, &err);
+	}
+	if (status == ATTN_OK && whole)
 		status = name_rows(o, &in, &stages, &query, &key, &err);
-	if (status == ATTN_OK && o->check != NULL)
+	if (status == ATTN_OK && whole && o->check != NULL)
 		status = check_run(o, &in.in, &stages, &chk, &err);
 	progress_end(&pr);
 	o->cfg.progress = NULL;
 	/* --query: the rows it names, of everything printed */
-	if (status == ATTN_OK)
+	if (status == ATTN_OK && whole)
 		status = query_select(o, &in.in, &stages, &query, &sel, &err);
-	if (status == ATTN_OK) {
+	if (status == ATTN_OK && whole) {
 		lab.query = query.names;
 		lab.key = key.names;
 		lab.value = name_values(&in, &stages);
@@ -267,7 +271,8 @@ run_attn(struct options *o, const struct run_io *io)
 		run_report(io->msg, &err, o);
 	/* A check that fails is no error but attn(1)'s exit 1, after its
 	 * report. */
-	failed = status == ATTN_OK && o->check != NULL && !check_passed(&chk);
+	failed = status == ATTN_OK && whole && o->check != NULL &&
+	    !check_passed(&chk);
 	attn_labels_free(&query);
 	attn_labels_free(&key);
 	attn_stages_free(&stages);

@@ -34,6 +34,10 @@ struct run_hooks {
 	/* Before the output is written: *write set to 0 where this
 	 * process writes none. */
 	enum attn_status (*output)(int *write, struct attn_error *err);
+	/* After compute: 1 where this process holds the stages whole, 0
+	 * where it holds its share of them only, which it then neither
+	 * checks nor writes (it goes to output at once). */
+	int (*whole)(void);
 };
 extern const struct run_hooks *run_hooks;
 

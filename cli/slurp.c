@@ -89,6 +89,15 @@ map_input(int fd, const char *name, size_t size, struct slurp *in,
 	return 1;
 }
 
+int
+slurp_keep(struct slurp *in)
+{
+	if (!in->keepable || in->span == 0)
+		return 0;
+	in->lent = 1;
+	return 1;
+}
+
 void
 slurp_release(struct slurp *in)
 {

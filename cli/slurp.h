@@ -23,6 +23,7 @@ struct slurp {
 	size_t span;	/* the bytes mapped; 0 when buf is malloc'd */
 	int fd, slot;	/* a mapped file's, and its SIGBUS slot */
 	int lent;	/* buf is a struct slurp_memory's, not ours */
+	int keepable;	/* a mapping slurp_keep may keep (slurp_hook's) */
 	/* slurp_parts of a .npy in two pieces: buf[0..len) its header,
 	 * data[0..dlen) its data (lent too); NULL otherwise */
 	const char *data;
@@ -89,6 +90,11 @@ extern slurp_hook_fn *slurp_hook;
  * slurp_file does for a file not in memory. */
 enum attn_status slurp_read(const char *path, struct slurp *in,
     struct attn_error *err);
+
+/* A mapping that slurp_hook marked keepable stays mapped until the
+ * process ends, its SIGBUS still caught, and in becomes lent, so that a
+ * reader may read it in place (ATTN_READ_IN_PLACE): 1; else 0. */
+int slurp_keep(struct slurp *in);
 
 /* Give back what slurp_file took (a zeroed in is fine). */
 void slurp_release(struct slurp *in);

@@ -197,6 +197,15 @@ fault_ok() {
 	fi
 }
 
+# A T x S stage refused before any work, by each process's own limit
+# (in attn's words; its bytes are not attn's, which counts a copy of
+# the Q that attn-mpi reads in place, and a workspace a thread).
+"$attn" $qkv --heads 4 -s weights -f csv >/dev/null 2>&1 || exit 1
+ATTN_MAX_MEMORY=1M run_mpi 3 $qkv --heads 4 -s weights -f csv \
+    >got.out 2>got.err
+got=$?
+fault_ok "a T x S stage over the limit" 71 \
+    'attn: the inputs .* take more than ATTN_MAX_MEMORY (1048576 bytes)'
 # Memory refused on rank 1 of 3 alone.
 args="$qkv --heads 4 --causal -s all"
 mpirun -q --oversubscribe -n 1 "$mpi" $args -o out.npz : \

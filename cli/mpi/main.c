@@ -4,18 +4,23 @@
  * (attn_split in attn_private.h), as attn(1) says in "Beyond one
  * machine: attn-mpi".
  *
- * Every process runs attn's whole command line; hooks of cli/run.c
- * (run_hooks) and slurp.c (slurp_hook) make it one job:
+ * Every process runs attn's whole command line up to the kernel; hooks
+ * of cli/run.c (run_hooks) and slurp.c (slurp_hook) make it one job:
  *
  *   reading  a .npy or .npz is read by every process, anything else by
  *            rank 0 alone, which broadcasts its bytes (share_read).
  *   compute  the stages in attn_run's place: each process computes its
  *            share into stages of the whole size, zero outside it, and
- *            after the kernel an MPI_Allreduce with MPI_BOR over their
- *            bits makes them whole on every process: each element is
- *            one process's, the others' zero (or the same bits on all,
- *            as the passes before the kernel make them), so no number
- *            is summed twice and the bytes are attn's.
+ *            after the kernel an MPI_Reduce with MPI_BOR over their bits
+ *            makes them whole on rank 0: each element is one process's,
+ *            the others' zero (or the same bits on all, as the passes
+ *            before the kernel make them), so no number is summed twice
+ *            and the bytes are attn's.  The rows of another process's
+ *            share are never touched in the others, so they cost no
+ *            memory there.
+ *   whole    rank 0 alone then checks and writes; the others go on to
+ *            the output's meeting at once, and end with status 0, so
+ *            that the job's is rank 0's.
  *   output   before the output is written: only rank 0 writes it, once
  *            every process has come this far.
  *
@@ -140,9 +145,9 @@ sync_point(enum phase phase, enum fault fault, int code)
 	return w[1] ? FAULT_KERNEL : FAULT_NONE;
 }
 
-/* m's elements made the bitwise or of every process's. */
+/* m's elements on rank 0 made the bitwise or of every process's. */
 static void
-or_all(struct attn_matrix *m)
+or_to_rank0(struct attn_matrix *m)
 {
 	const size_t most = (size_t)1 << 26;	/* elements an MPI call */
 	size_t i, n, k;
@@ -153,9 +158,10 @@ or_all(struct attn_matrix *m)
 	n = m->stride == m->cols ? m->rows * m->cols : m->cols;
 	for (i = 0; i < (m->stride == m->cols ? 1 : m->rows); i++)
 		for (k = 0; k < n; k += most)
-			MPI_Allreduce(MPI_IN_PLACE, m->data + i * m->stride +
-			    k, (int)(n - k < most ? n - k : most),
-			    MPI_UINT64_T, MPI_BOR, MPI_COMM_WORLD);
+			MPI_Reduce(rank == 0 ? MPI_IN_PLACE : m->data +
+			    i * m->stride + k, m->data + i * m->stride + k,
+			    (int)(n - k < most ? n - k : most), MPI_UINT64_T,
+			    MPI_BOR, 0, MPI_COMM_WORLD);
 }
 
 static enum attn_status
@@ -172,8 +178,8 @@ merge(void *arg, enum attn_status st, struct attn_stages *out,
 		    "a share failed");
 	}
 	for (s = 0; s < ATTN_STAGE_COUNT; s++)
-		or_all(&out->stage[s]);
-	or_all(sums);
+		or_to_rank0(&out->stage[s]);
+	or_to_rank0(sums);
 	return ATTN_OK;
 }
 
@@ -209,7 +215,14 @@ output(int *write, struct attn_error *err)
 	return ATTN_OK;
 }
 
-static const struct run_hooks hooks = { compute, output };
+/* Rank 0 holds the stages whole; the others their shares. */
+static int
+holds_whole(void)
+{
+	return rank == 0;
+}
+
+static const struct run_hooks hooks = { compute, output, holds_whole };
 
 /* ---------------------------------------------------------------- reading */
 
@@ -267,22 +280,20 @@ all_read(int ok, struct slurp *in)
 }
 
 /*
- * A .npy that slurp mapped stays mapped until the process ends, lent to
- * its reader (slurp.h), which then reads float64 data in C order where
- * it lies (ATTN_READ_IN_PLACE): the processes of one machine share the
- * page cache's one copy of Q, K and V instead of each holding its own,
- * and a process reads from the disk only the pages of Q its own rows
- * lie in.  The file stays open and its SIGBUS caught, so that a file
- * cut short meanwhile is still told (signals.h).  Others are parsed
- * into a copy and given back, as attn does.
+ * A .npy that slurp mapped may stay mapped until the process ends
+ * (slurp_keep), for its reader to read float64 data in C order where it
+ * lies: load.c does so for Q, so that the processes of one machine
+ * share the page cache's one copy of it instead of each holding its
+ * own.  The file stays open and its SIGBUS caught, so that a file cut
+ * short meanwhile is still told (signals.h).
  */
 static void
 keep_mapped(struct slurp *in)
 {
 	static const char npy[6] = "\x93NUMPY";
 
-	if (in->span != 0 && in->len >= 6 && memcmp(in->buf, npy, 6) == 0)
-		in->lent = 1;
+	in->keepable = in->span != 0 && in->len >= 6 &&
+	    memcmp(in->buf, npy, 6) == 0;
 }
 
 /* n bytes at p broadcast from rank 0, in pieces an int counts. */
