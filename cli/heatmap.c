@@ -34,6 +34,7 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "output.h"
 #include "print.h"
 
 /* Queries shown before rows are elided. */
@@ -260,7 +261,7 @@ heat_color(const struct options *o)
 	if (o->color == COLOR_NEVER)
 		return 0;
 	if (o->color == COLOR_AUTO && (o->output != NULL ||
-	    !isatty(STDOUT_FILENO) || (no != NULL && *no != '\0') ||
+	    !output_is_terminal(NULL) || (no != NULL && *no != '\0') ||
 	    (term != NULL && strcmp(term, "dumb") == 0)))
 		return 0;
 	return ct != NULL && (strcmp(ct, "truecolor") == 0 ||
@@ -281,7 +282,7 @@ heat_width(void)
 		if (*end == '\0' && n < 100000)
 			return n;
 	}
-	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ,
+	if (output_is_terminal(NULL) && ioctl(STDOUT_FILENO, TIOCGWINSZ,
 	    &ws) == 0 && ws.ws_col > 0)
 		return ws.ws_col;
 	return 80;

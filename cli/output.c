@@ -139,11 +139,15 @@ own_descriptor(const char *path)
 	return -1;
 }
 
+int output_stdout_known = 1;
+
 int
 output_is_terminal(const char *path)
 {
 	int fd = path == NULL ? STDOUT_FILENO : own_descriptor(path);
 
+	if (fd == STDOUT_FILENO && !output_stdout_known)
+		return 0;
 	return fd >= 0 && isatty(fd);
 }
 

@@ -81,6 +81,12 @@ void output_abort(struct output *s);
  * like: that descriptor of attn's) would reach a terminal. */
 int output_is_terminal(const char *path);
 
+/* 0 in attn-mpi (cli/mpi/main.c): mpirun gives every process a
+ * pseudo-terminal for standard output, whatever the job's own is, so
+ * no process can tell, and output_is_terminal takes that descriptor
+ * for no terminal, as attn takes a file or a pipe. */
+extern int output_stdout_known;
+
 /* Output to path (NULL: standard output) that names a descriptor of
  * attn's (/dev/stdout, /dev/fd/N, through links too) needs it open for
  * writing: checked before attn opens any file itself, which could take

@@ -139,6 +139,11 @@ same npz $qkv --heads 4 --emulate bf16 --grad do.npy -s all
 same npy $qkv --heads 4 --causal -s output
 same - $gqa --heads 4 --kv-heads 2 --causal -s lse -f csv
 same - $qkv --heads 4 --window 5,0 -s weights -f csv
+# standard output, which mpirun makes a pseudo-terminal in every
+# process whatever the job's is: a binary format written to it, and the
+# heatmap's colours and width, as attn gives them to a file
+same - $qkv --heads 4 --causal -s output -f npy
+same - $gqa --heads 4 --kv-heads 2 --causal --heatmap
 # the printers that read several stages, and --check of the merged ones
 same - $gqa --heads 4 --kv-heads 2 --causal --explain --query 3,200
 "$attn" $gqa --heads 4 --kv-heads 2 --causal -s output -o ref.npy
@@ -222,9 +227,11 @@ got=$?
 fault_ok "memory refused on rank 1 for rank 0's bytes" 71 \
     'attn: rank 1: q.csv: .*ATTN_MAX_MEMORY.*'
 
-# Rank 1 of 3 killed by signal $1 while it computes (a run of 20000
-# queries, seconds long, so that the kill comes before the processes
-# last meet); got is the job's status, got.err its standard error.
+# Rank 1 of 3 killed by signal $1 while it computes (a run of 60000
+# queries, 6 s of a core a process and more under the sanitizers, so
+# that the kill, half a second after the process is seen, comes before
+# the processes last meet: past that, rank 0 rightly says nothing);
+# got is the job's status, got.err its standard error.
 kill_rank1() {
 	ATTN_THREADS=1 mpirun -q --oversubscribe -n 3 "$mpi" lq.npy lk.npy \
 	    lv.npy -s output,lse -o out.npz 2>got.err &
@@ -245,9 +252,9 @@ kill_rank1() {
 	wait $job
 	got=$?
 }
-gen 20000x64 12 lq.npy
-gen 20000x64 13 lk.npy
-gen 20000x64 14 lv.npy
+gen 60000x64 12 lq.npy
+gen 60000x64 13 lk.npy
+gen 60000x64 14 lv.npy
 
 # SIGTERM from outside: rank 1's own line, the job ended with the
 # signal's status.

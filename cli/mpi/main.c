@@ -56,6 +56,7 @@
 #include "attn_private.h"
 #include "command.h"
 #include "memory.h"
+#include "output.h"
 #include "run.h"
 #include "slurp.h"
 
@@ -490,6 +491,7 @@ main(int argc, char **argv)
 	signals_init();
 	run_hooks = &hooks;
 	slurp_hook = share_read;
+	output_stdout_known = 0;
 	if (code == 0)
 		code = command_main(argc, argv);
 	if (!finished)
