@@ -38,9 +38,12 @@ bad-test: $(ATTN)
 # The matrix (tests/matrix/): every printer on every stage of every
 # variant (--grad, --proj, --rope, --sinks, --emulate ...) in every layout,
 # generated, each run checked for its status, sanitizer reports and the
-# labels of its rows; make check runs it again under ASan/UBSan.
-matrix-test: $(ATTN)
-	$(TIMED) '$(BUILD) matrix-test' sh tests/matrix/run.sh ./$(ATTN)
+# labels of its rows, and where attn-mpi is built a sample of them run
+# again by two of its processes for attn's bytes; make check runs it
+# under ASan/UBSan.
+matrix-test: $(ATTN) $(if $(MPI),$(ATTN_MPI))
+	$(TIMED) '$(BUILD) matrix-test' sh tests/matrix/run.sh ./$(ATTN) \
+	    $(if $(MPI),./$(ATTN_MPI))
 
 # What a person sees (tests/visual/): the heatmap in a real terminal, the
 # SVG checked by xmllint and rendered by rsvg-convert, the HTML page in

@@ -1,5 +1,7 @@
 #!/bin/sh
-# run.sh ATTN - the matrix: every printer on every stage in every layout.
+# run.sh ATTN [ATTN_MPI] - the matrix: every printer on every stage in
+# every layout; with ATTN_MPI (and mpirun), a sample of it through
+# attn-mpi too.
 #
 # Not a sample but each combination of
 #
@@ -63,6 +65,11 @@
 # queries are Q.., keys K..; a stage whose rows are keys never shows a
 # query's label).
 #
+# With ATTN_MPI, every MPI_EVERY-th case (13 unless set; 1: all) runs
+# again as `mpirun -q -n 2 ATTN_MPI`, in a second column, and passes
+# when its status, standard output, standard error and files written
+# are attn's, byte for byte (attn(1), "Beyond one machine: attn-mpi").
+#
 # The combinations attn refuses are listed, each with its status, in
 # refuse() and after the variants below; any other refusal, like a
 # crash, fails.  The inputs are made by attn gen and nested into JSON by
@@ -80,6 +87,15 @@ ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 export ASAN_OPTIONS
 
 . "$(dirname "$0")/../harness.sh"
+mpi=
+if [ $# -gt 1 ] && command -v mpirun >/dev/null 2>&1; then
+	case $2 in /*) mpi=$2 ;; *) mpi=$(pwd)/$2 ;; esac
+	if [ "$(id -u)" -eq 0 ]; then
+		export OMPI_ALLOW_RUN_AS_ROOT=1 \
+		    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	fi
+fi
+every=${MPI_EVERY:-13}
 jobs=${ATTN_MATRIX_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
 cases=$work/cases
 : >"$cases"
@@ -581,20 +597,62 @@ judge() {
 	esac
 }
 
+# What attn's run of the case wrote (standard output and error, and the
+# files), which the second column compares its own with.
+outputs='out err out.npy out.npz out.txt out.svg'
+
+# Why attn-mpi's run of the case (attn's outputs moved into attn/)
+# differs from attn's, or nothing.  Standard input is not the case
+# list's: mpirun would pass that to rank 0.
+judge_mpi() {
+	# shellcheck disable=SC2086 # args are words
+	timeout 60 mpirun -q --oversubscribe -n 2 "$mpi" $args \
+	    </dev/null >out 2>err
+	mst=$?
+	if grep -q -e Sanitizer -e 'runtime error' err; then
+		echo "sanitizer: $(grep -m 1 -e ERROR -e 'runtime error' err)"
+	elif [ "$mst" != "$st" ]; then
+		echo "exit $mst, attn's $st: $(head -n 1 err)"
+	else
+		for f in $outputs; do
+			if [ -e "attn/$f" ] && [ -e "$f" ]; then
+				cmp -s "attn/$f" "$f" && continue
+				echo "$f is not attn's"
+				return
+			elif [ -e "attn/$f" ] || [ -e "$f" ]; then
+				echo "$f written by one of attn and attn-mpi alone"
+				return
+			fi
+		done
+	fi
+}
+
 # Worker $1 of $jobs: every case whose line number is $1 modulo $jobs,
 # in a directory of its own; a line of failures.$1 for each failure, a
 # line of done.$1 for each case.
 worker() {
-	mkdir "$work/w$1"
+	mkdir "$work/w$1" "$work/w$1/attn"
 	cd "$work/w$1" || exit 1
-	awk -v n="$jobs" -v w="$1" 'NR % n == w' "$cases" |
-	while IFS='|' read -r want check stage args; do
+	awk -v n="$jobs" -v w="$1" 'NR % n == w { print NR "|" $0 }' \
+	    "$cases" |
+	while IFS='|' read -r num want check stage args; do
 		rm -f out.npy out.npz out.txt out.svg
 		# shellcheck disable=SC2086 # args are words
 		timeout 20 "$bin" $args >out 2>err
 		st=$?
 		why=$(judge)
 		[ -n "$why" ] && echo "FAIL attn $args: $why" >>"$work/failures.$1"
+		if [ -z "$why" ] && [ -n "$mpi" ] && [ $((num % every)) -eq 0 ]
+		then
+			for f in $outputs; do
+				rm -f "attn/$f"	# (set -f: no patterns)
+				[ -e "$f" ] && mv "$f" attn/
+			done
+			why=$(judge_mpi)
+			[ -n "$why" ] && echo "FAIL attn-mpi -n 2 $args: $why" \
+			    >>"$work/failures.$1"
+			echo >>"$work/mpi.$1"
+		fi
 		echo >>"$work/done.$1"
 	done
 }
@@ -616,5 +674,6 @@ if [ "$ran" -ne "$total" ]; then
 	echo "FAIL matrix: $ran of $total combinations ran"
 	fail=$((fail + 1))
 fi
-echo "matrix: $total combinations, $jobs at a time"
+echo "matrix: $total combinations, $jobs at a time${mpi:+; $(cat \
+    "$work"/mpi.* 2>/dev/null | wc -l) of them through attn-mpi -n 2 too}"
 tally matrix
