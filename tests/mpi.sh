@@ -17,8 +17,9 @@
 # an overflow in the kernel (the fault attn reports first); memory
 # refused on one rank of three (ATTN_MAX_MEMORY for that rank alone:
 # "attn: rank 1: ..." and attn's status 71); one rank of three killed
-# by SIGTERM (one line naming it, status 143); and in both, nothing at
-# -o FILE's name and no temporary file left.  Last, the benchmark
+# by SIGTERM (one line naming it, status 143), or SIGKILL (rank 0's
+# line), or all three by SIGTERM at once (a line each); and in each,
+# nothing at -o FILE's name and no temporary file left.  Last, the benchmark
 # (bench/mpi.sh) runs on a small case, so that it cannot rot.
 set -u
 
@@ -227,30 +228,39 @@ got=$?
 fault_ok "memory refused on rank 1 for rank 0's bytes" 71 \
     'attn: rank 1: q.csv: .*ATTN_MAX_MEMORY.*'
 
-# Rank 1 of 3 killed by signal $1 while it computes (a run of 60000
-# queries, 6 s of a core a process and more under the sanitizers, so
-# that the kill, half a second after the process is seen, comes before
-# the processes last meet: past that, rank 0 rightly says nothing);
-# got is the job's status, got.err its standard error.
-kill_rank1() {
-	ATTN_THREADS=1 mpirun -q --oversubscribe -n 3 "$mpi" lq.npy lk.npy \
-	    lv.npy -s output,lse -o out.npz 2>got.err &
+# The ranks $2 (1, or "0 1 2": a grep pattern of rank numbers) of 3
+# killed by signal $1 while they compute (a run of 60000 queries, 6 s of
+# a core a process and more under the sanitizers, so that the kill,
+# half a second after the processes are seen, comes before they last
+# meet: past that, rank 0 rightly says nothing); got is the job's
+# status, got.err its standard error, pid the processes killed.  TMPDIR
+# is tmp/, where rank 0's file for the processes killed from outside
+# (cli/mpi/main.c) must not be left.
+mkdir tmp
+kill_ranks() {
+	TMPDIR=$PWD/tmp ATTN_THREADS=1 mpirun -q --oversubscribe -n 3 "$mpi" \
+	    lq.npy lk.npy lv.npy -s output,lse -o out.npz 2>got.err &
 	job=$!
 	pid=
 	for i in $(seq 200); do
+		pid=
 		for p in $(pgrep -f "$mpi lq.npy" 2>/dev/null); do
 			if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
-			    grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
-				pid=$p
+			    grep -qx "OMPI_COMM_WORLD_RANK=\($(echo "$2" |
+			    sed 's/ /\\|/g')\)"; then
+				pid="$pid $p"
 			fi
 		done
-		[ -n "$pid" ] && break
+		[ "$(echo $pid | wc -w)" -eq "$(echo $2 | wc -w)" ] && break
 		sleep 0.05
 	done
 	sleep 0.5
-	[ -n "$pid" ] && kill -"$1" "$pid"
+	[ -n "$pid" ] && kill -"$1" $pid
 	wait $job
 	got=$?
+	if [ -n "$(ls tmp | grep '^attn-mpi')" ]; then
+		bad "ranks $2 killed by SIG$1: left $(ls tmp | grep attn-mpi)"
+	fi
 }
 gen 60000x64 12 lq.npy
 gen 60000x64 13 lk.npy
@@ -258,7 +268,7 @@ gen 60000x64 14 lv.npy
 
 # SIGTERM from outside: rank 1's own line, the job ended with the
 # signal's status.
-kill_rank1 TERM
+kill_ranks TERM 1
 if [ -z "$pid" ]; then
 	bad "SIGTERM: rank 1's process not found"
 else
@@ -268,12 +278,24 @@ fi
 
 # SIGKILL, where rank 1 can say nothing: rank 0, ended by the launcher,
 # says why in one line.
-kill_rank1 KILL
+kill_ranks KILL 1
 if [ -z "$pid" ]; then
 	bad "SIGKILL: rank 1's process not found"
 else
 	fault_ok "rank 1 killed by SIGKILL" 137 \
 	    'attn: rank 0: ended by mpirun before the processes finished: .*(SIGKILL or a crash).*'
+fi
+
+# Every rank killed from outside at once, as pkill kills them: each
+# says so, and no file is left, rank 0's included.
+kill_ranks TERM "0 1 2"
+if [ "$(echo $pid | wc -w)" -ne 3 ]; then
+	bad "SIGTERM to all: found only the processes$pid"
+elif [ $got -ne 143 ] || [ "$(sort got.err)" != "$(printf \
+    'attn: rank %d: killed by signal 15 (SIGTERM)\n' 0 1 2)" ]; then
+	bad "SIGTERM to all: status $got, $(head -n 3 got.err)"
+else
+	pass=$((pass + 1))
 fi
 
 # The benchmark (bench/mpi.sh, make bench-mpi) on a small case: a row

@@ -74,6 +74,8 @@ enum phase { PHASE_READ = 1, PHASE_COMPUTE, PHASE_MERGE, PHASE_OUTPUT,
 	PHASE_END };
 enum fault { FAULT_NONE, FAULT_KERNEL, FAULT_RANK };
 
+static void said_remove(void);
+
 /* The first line of this process's messages, "attn: " left out, into
  * buf. */
 static void
@@ -112,6 +114,7 @@ end_shared(int k, int code)
 	}
 	MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, k, MPI_COMM_WORLD);
 	finished = 1;
+	said_remove();
 	if (rank == 0 && k != 0) {
 		fprintf(stderr, "attn: rank %d: %s\n", k, m.line);
 		fflush(stderr);
@@ -391,11 +394,23 @@ static const char launcher_line[] = "attn: rank 0: ended by mpirun before "
     "(SIGKILL or a crash), or mpirun was stopped; mpirun without -q "
     "names it\n";
 
-/* A file a process killed from outside leaves, named by the launcher's
- * pid, so that rank 0, ended by the launcher next, does not add its line
- * to that process's: the processes of one machine share it (a process on
- * another machine is not seen, and rank 0 then writes its line too). */
+/* A file that rank 0 makes empty at its start and removes at its end,
+ * named by the launcher's pid, where a process killed from outside
+ * writes a byte, so that rank 0, ended by the launcher next, does not
+ * add its line to that process's.  Only rank 0 makes it, so that none
+ * is left when rank 0 has gone first: a process on another machine, or
+ * killed before the file is made or after it is gone, is not seen, and
+ * rank 0 then writes its line too.  Left only where rank 0 itself dies
+ * by SIGKILL or a crash. */
 static char said_path[PATH_MAX];
+
+/* Rank 0's end: the file goes. */
+static void
+said_remove(void)
+{
+	if (rank == 0 && said_path[0] != '\0')
+		unlink(said_path);
+}
 
 /* A signal from outside the job: one line, then the signal's own death.
  * From the launcher (this process's parent), rank 0 alone says why, once
@@ -406,6 +421,7 @@ static void
 on_signal(int sig, siginfo_t *si, void *ctx)
 {
 	const char *line = NULL;
+	struct stat sb;
 	ssize_t w = 0;
 	size_t k;
 	int fd, said;
@@ -415,11 +431,16 @@ on_signal(int sig, siginfo_t *si, void *ctx)
 		if (fatal_signals[k] == sig && si->si_pid != getppid()) {
 			line = signal_line[k];
 			if (rank != 0 && said_path[0] != '\0' && (fd =
-			    open(said_path, O_WRONLY | O_CREAT, 0600)) >= 0)
+			    open(said_path, O_WRONLY | O_APPEND)) >= 0) {
+				w = write(fd, "k", 1);
 				close(fd);
+			}
+			said_remove();
 		} else if (fatal_signals[k] == sig && rank == 0) {
 			/* the file goes whether or not it keeps rank 0 quiet */
-			said = said_path[0] != '\0' && unlink(said_path) == 0;
+			said = said_path[0] != '\0' && stat(said_path,
+			    &sb) == 0 && sb.st_size > 0;
+			said_remove();
 			line = finished || said ? NULL : launcher_line;
 		}
 	/* a line that cannot be written leaves the death to say it */
@@ -437,11 +458,14 @@ signals_init(void)
 	const char *tmp = getenv("TMPDIR");
 	struct sigaction sa, old;
 	size_t k;
-	int n;
+	int n, fd;
 
 	n = snprintf(said_path, sizeof said_path, "%s/attn-mpi.%ld.killed",
 	    tmp != NULL && tmp[0] == '/' ? tmp : "/tmp", (long)getppid());
 	if (n < 0 || (size_t)n >= sizeof said_path)
+		said_path[0] = '\0';
+	else if (rank == 0 && ((fd = open(said_path, O_WRONLY | O_CREAT |
+	    O_TRUNC, 0600)) < 0 || close(fd) != 0))
 		said_path[0] = '\0';
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_signal;
@@ -497,6 +521,7 @@ main(int argc, char **argv)
 	if (!finished)
 		sync_point(PHASE_END, code == 0 || code == 1 ? FAULT_NONE :
 		    FAULT_RANK, code);
+	said_remove();
 	MPI_Finalize();
 	return code;
 }
