@@ -246,7 +246,9 @@ static const struct run_hooks hooks = { compute, output, holds_whole };
  */
 enum { READ_BROADCAST, READ_EACH };
 
-/* NumPy's files begin so: .npy, and .npz as a zip archive. */
+/* A regular file that begins as NumPy's do: .npy, and .npz as a zip
+ * archive.  Anything else is not opened here: opening a FIFO would wait
+ * for its writer, and closing it would lose what the writer wrote. */
 static int
 numpy_file(const char *path)
 {
@@ -256,10 +258,10 @@ numpy_file(const char *path)
 	ssize_t n;
 	int fd;
 
-	if (strcmp(path, "-") == 0 || (fd = open(path, O_RDONLY)) < 0)
+	if (strcmp(path, "-") == 0 || stat(path, &sb) != 0 ||
+	    !S_ISREG(sb.st_mode) || (fd = open(path, O_RDONLY)) < 0)
 		return 0;
-	n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ?
-	    pread(fd, head, sizeof head, 0) : 0;
+	n = pread(fd, head, sizeof head, 0);
 	close(fd);
 	return (n == 6 && memcmp(head, npy, 6) == 0) ||
 	    (n >= 4 && memcmp(head, zip, 4) == 0);
