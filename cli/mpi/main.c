@@ -48,8 +48,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "attn.h"
@@ -73,8 +76,6 @@ static int job_stderr = STDERR_FILENO;
 enum phase { PHASE_READ = 1, PHASE_COMPUTE, PHASE_MERGE, PHASE_OUTPUT,
 	PHASE_END };
 enum fault { FAULT_NONE, FAULT_KERNEL, FAULT_RANK };
-
-static void said_remove(void);
 
 /* The first line of this process's messages, "attn: " left out, into
  * buf. */
@@ -114,7 +115,6 @@ end_shared(int k, int code)
 	}
 	MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, k, MPI_COMM_WORLD);
 	finished = 1;
-	said_remove();
 	if (rank == 0 && k != 0) {
 		fprintf(stderr, "attn: rank %d: %s\n", k, m.line);
 		fflush(stderr);
@@ -396,22 +396,60 @@ static const char launcher_line[] = "attn: rank 0: ended by mpirun before "
     "(SIGKILL or a crash), or mpirun was stopped; mpirun without -q "
     "names it\n";
 
-/* A file that rank 0 makes empty at its start and removes at its end,
- * named by the launcher's pid, where a process killed from outside
- * writes a byte, so that rank 0, ended by the launcher next, does not
- * add its line to that process's.  Only rank 0 makes it, so that none
- * is left when rank 0 has gone first: a process on another machine, or
- * killed before the file is made or after it is gone, is not seen, and
- * rank 0 then writes its line too.  Left only where rank 0 itself dies
- * by SIGKILL or a crash. */
-static char said_path[PATH_MAX];
+/*
+ * Where a process killed from outside tells rank 0 that it said why, so
+ * that rank 0, ended by the launcher next, does not add its line: a
+ * datagram socket of rank 0's in Linux's abstract namespace, named by
+ * the user and the launcher's pid, which leaves nothing in any file
+ * system and is gone with rank 0 however it ends.  A process on another
+ * machine, or killed before rank 0 made it, is not heard, and rank 0
+ * then writes its line too.
+ */
+static struct sockaddr_un said_addr;
+static socklen_t said_len;	/* 0: no name */
+static int said_fd = -1;	/* rank 0's socket */
 
-/* Rank 0's end: the file goes. */
 static void
-said_remove(void)
+said_init(void)
 {
-	if (rank == 0 && said_path[0] != '\0')
-		unlink(said_path);
+	int n = snprintf(said_addr.sun_path + 1, sizeof said_addr.sun_path - 1,
+	    "attn-mpi.%ld.%ld", (long)getuid(), (long)getppid());
+
+	said_addr.sun_family = AF_UNIX;
+	if (n < 0 || (size_t)n >= sizeof said_addr.sun_path - 1)
+		return;
+	said_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+	    (size_t)n);
+	if (rank == 0 && ((said_fd = socket(AF_UNIX, SOCK_DGRAM |
+	    SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0 || bind(said_fd,
+	    (const struct sockaddr *)&said_addr, said_len) != 0)) {
+		if (said_fd >= 0)
+			close(said_fd);
+		said_fd = -1;
+	}
+}
+
+/* In a signal handler: a process but rank 0 says it said why. */
+static void
+said_tell(void)
+{
+	int fd;
+
+	if (rank == 0 || said_len == 0 ||
+	    (fd = socket(AF_UNIX, SOCK_DGRAM, 0)) < 0)
+		return;
+	(void)sendto(fd, "k", 1, MSG_DONTWAIT,
+	    (const struct sockaddr *)&said_addr, said_len);
+	close(fd);
+}
+
+/* In a signal handler: whether a process told rank 0 so. */
+static int
+said_heard(void)
+{
+	char c;
+
+	return said_fd >= 0 && recv(said_fd, &c, 1, MSG_DONTWAIT) == 1;
 }
 
 /* A signal from outside the job: one line, then the signal's own death.
@@ -423,27 +461,16 @@ static void
 on_signal(int sig, siginfo_t *si, void *ctx)
 {
 	const char *line = NULL;
-	struct stat sb;
 	ssize_t w = 0;
 	size_t k;
-	int fd, said;
 
 	(void)ctx;
 	for (k = 0; k < 3; k++)
 		if (fatal_signals[k] == sig && si->si_pid != getppid()) {
 			line = signal_line[k];
-			if (rank != 0 && said_path[0] != '\0' && (fd =
-			    open(said_path, O_WRONLY | O_APPEND)) >= 0) {
-				w = write(fd, "k", 1);
-				close(fd);
-			}
-			said_remove();
+			said_tell();
 		} else if (fatal_signals[k] == sig && rank == 0) {
-			/* the file goes whether or not it keeps rank 0 quiet */
-			said = said_path[0] != '\0' && stat(said_path,
-			    &sb) == 0 && sb.st_size > 0;
-			said_remove();
-			line = finished || said ? NULL : launcher_line;
+			line = finished || said_heard() ? NULL : launcher_line;
 		}
 	/* a line that cannot be written leaves the death to say it */
 	if (line != NULL)
@@ -457,18 +484,10 @@ static void
 signals_init(void)
 {
 	static const char *const names[] = { "SIGTERM", "SIGINT", "SIGHUP" };
-	const char *tmp = getenv("TMPDIR");
 	struct sigaction sa, old;
 	size_t k;
-	int n, fd;
 
-	n = snprintf(said_path, sizeof said_path, "%s/attn-mpi.%ld.killed",
-	    tmp != NULL && tmp[0] == '/' ? tmp : "/tmp", (long)getppid());
-	if (n < 0 || (size_t)n >= sizeof said_path)
-		said_path[0] = '\0';
-	else if (rank == 0 && ((fd = open(said_path, O_WRONLY | O_CREAT |
-	    O_TRUNC, 0600)) < 0 || close(fd) != 0))
-		said_path[0] = '\0';
+	said_init();
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO;
@@ -523,7 +542,6 @@ main(int argc, char **argv)
 	if (!finished)
 		sync_point(PHASE_END, code == 0 || code == 1 ? FAULT_NONE :
 		    FAULT_RANK, code);
-	said_remove();
 	MPI_Finalize();
 	return code;
 }
