@@ -45,10 +45,10 @@
 #include <limits.h>
 #include <mpi.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "attn.h"
+#include "attn_io.h"
 #include "attn_private.h"
 #include "command.h"
 #include "memory.h"
@@ -68,7 +69,7 @@ static int rank, ranks;
  * no more meetings. */
 static volatile sig_atomic_t finished;
 /* Some process's kernel failed: compute whole. */
-static int whole;
+static int compute_whole;
 /* Where this process's messages go: stderr on rank 0, else a temporary
  * file; and the job's stderr, for the signal line. */
 static int job_stderr = STDERR_FILENO;
@@ -177,7 +178,7 @@ merge(void *arg, enum attn_status st, struct attn_stages *out,
 	(void)arg;
 	if (sync_point(PHASE_MERGE, st == ATTN_OK ? FAULT_NONE :
 	    FAULT_KERNEL, 0) != FAULT_NONE) {
-		whole = 1;
+		compute_whole = 1;
 		return attn_error_set(err, ATTN_ERR_INTERNAL, NULL, 0, 0,
 		    "a share failed");
 	}
@@ -201,11 +202,11 @@ compute(const struct attn_config *cfg, const struct attn_inputs *in,
 	split.merge = merge;
 	split.arg = NULL;
 	st = attn_run_split(cfg, in, want, prec, &split, out, err);
-	if (st == ATTN_OK || !whole)
+	if (st == ATTN_OK || !compute_whole)
 		return st;
 	/* a kernel failed: the fault attn reports is the first of the
 	 * whole run's */
-	whole = 0;
+	compute_whole = 0;
 	return attn_run_split(cfg, in, want, prec, NULL, out, err);
 }
 
@@ -246,13 +247,20 @@ static const struct run_hooks hooks = { compute, output, holds_whole };
  */
 enum { READ_BROADCAST, READ_EACH };
 
-/* A regular file that begins as NumPy's do: .npy, and .npz as a zip
- * archive.  Anything else is not opened here: opening a FIFO would wait
- * for its writer, and closing it would lose what the writer wrote. */
+/* Whether the n bytes at p begin as a .npy does. */
+static int
+npy_magic(const char *p, size_t n)
+{
+	return n >= 6 && memcmp(p, "\x93NUMPY", 6) == 0;
+}
+
+/* A regular file that begins as NumPy's do: a .npy, or a .npz, a zip
+ * archive (attn_is_zip).  Anything else is not opened here: opening a
+ * FIFO would wait for its writer, and closing it would lose what the
+ * writer wrote. */
 static int
 numpy_file(const char *path)
 {
-	static const char npy[6] = "\x93NUMPY", zip[4] = "PK\x03\x04";
 	char head[6];
 	struct stat sb;
 	ssize_t n;
@@ -263,8 +271,8 @@ numpy_file(const char *path)
 		return 0;
 	n = pread(fd, head, sizeof head, 0);
 	close(fd);
-	return (n == 6 && memcmp(head, npy, 6) == 0) ||
-	    (n >= 4 && memcmp(head, zip, 4) == 0);
+	return n > 0 && (npy_magic(head, (size_t)n) ||
+	    attn_is_zip(head, (size_t)n));
 }
 
 /* Whether every process has ok; when not, a process that has it gives
@@ -296,10 +304,7 @@ all_read(int ok, struct slurp *in)
 static void
 keep_mapped(struct slurp *in)
 {
-	static const char npy[6] = "\x93NUMPY";
-
-	in->keepable = in->span != 0 && in->len >= 6 &&
-	    memcmp(in->buf, npy, 6) == 0;
+	in->keepable = in->span != 0 && npy_magic(in->buf, in->len);
 }
 
 /* n bytes at p broadcast from rank 0, in pieces an int counts. */
