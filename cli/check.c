@@ -370,6 +370,18 @@ check_where(const struct attn_stages *stages, const struct check *c,
 		w->col -= c->cu_k[lo];
 }
 
+/* n doubles, a block (attn_block_alloc: in the library's session its
+ * pages kept from run to run); NULL when out of memory.  Free with
+ * attn_block_free. */
+static double *
+doubles(size_t n)
+{
+	size_t bytes;
+
+	return attn_size_mul(n, sizeof(double), &bytes) != 0 ? NULL :
+	    attn_block_alloc(bytes);
+}
+
 static size_t
 gcd(size_t a, size_t b)
 {
@@ -387,18 +399,6 @@ gcd(size_t a, size_t b)
  * *seq_max: check_where places the first of each run of elements that
  * share them (within a row of one head, in a packed batch, where a
  * block's rows lie in several sequences). */
-/* n doubles, a block (attn_block_alloc: in the library's session its
- * pages kept from run to run); NULL when out of memory.  Free with
- * attn_block_free. */
-static double *
-doubles(size_t n)
-{
-	size_t bytes;
-
-	return attn_size_mul(n, sizeof(double), &bytes) != 0 ? NULL :
-	    attn_block_alloc(bytes);
-}
-
 static enum attn_status
 head_errors(const struct attn_stages *stages, const struct check *c,
     struct check_item *it, const double *cand, double **head_max,
@@ -527,8 +527,7 @@ run_item(const struct options *o, const struct attn_inputs *in,
 		return status;
 	n = attn_shape_count(&it->shape);
 	if ((it->ref = attn_stage_c_order(stages, it->stage)) == NULL) {
-		if ((it->ref_own = doubles(n)) ==
-		    NULL)
+		if ((it->ref_own = doubles(n)) == NULL)
 			return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
 			    "out of memory comparing %zu numbers", n);
 		attn_stage_flatten(stages, it->stage, it->ref_own);
@@ -555,8 +554,7 @@ run_item(const struct options *o, const struct attn_inputs *in,
 		    judge_units(o, c, it, err)) != ATTN_OK))
 			return status;
 	}
-	if (it->cmp.fails != 0 && (alt = doubles(n)) !=
-	    NULL) {
+	if (it->cmp.fails != 0 && (alt = doubles(n)) != NULL) {
 		check_find_hint(o, in, stages, c, it, alt);
 		attn_block_free(alt);
 	}

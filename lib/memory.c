@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -399,7 +400,7 @@ mapped(size_t bytes)
 static void *
 map_block(size_t bytes, int zero)
 {
-	const size_t page = 4096;
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	const int huge = bytes >= BLOCK_HUGE;
 	const size_t len = huge ? huge_len(bytes) :
 	    (bytes + page - 1) & ~(page - 1);
