@@ -124,13 +124,27 @@ want() {
 		printf "%s%s=%s", (i > 2 ? " " : ""), k[i - 1], $i; print "" }'
 }
 
+# settle EXP: capture until the screen's weights are EXP, at most 20 s;
+# $got is what it showed last.  A capture can fall in the middle of a
+# redraw, with a row's weight not drawn yet, so one look is not enough.
+settle() {
+	i=0
+	while :; do
+		got=$(shown)
+		[ -n "$got" ] && [ "$got" = "$1" ] && return 0
+		[ $i -lt 200 ] || return 1
+		sleep 0.1
+		capture
+		i=$((i + 1))
+	done
+}
+
 # same WHAT Q ARGS...: the screen's weights are attn's for Q and ARGS.
 same() {
 	what=$1
-	got=$(shown)
 	shift
 	exp=$(want "$@")
-	[ -n "$got" ] && [ "$got" = "$exp" ] && ok ||
+	settle "$exp" && ok ||
 	    bad_screen "$what: the screen shows '$got', attn -s weights '$exp'"
 }
 
@@ -297,13 +311,12 @@ await '^key +scores' || bad_screen "the workbench did not start on files"
 key + 'd_k is 1, fixed by your inputs' && ok ||
     bad_screen "+ does not say d_k is fixed"
 key h 'head 2 of 4' && ok || bad_screen "h does not show head 2"
-got=$(shown)
 # shellcheck disable=SC2086
 exp=$("$bin" -s weights $gqa | awk '/^weights, head 2/ { on = 1; next }
     on && /^ / { split($0, k) } on && $1 == "q1" {
 	for (i = 2; i <= NF; i++) printf "%s%s=%s", (i > 2 ? " " : ""), k[i - 1], $i
 	print ""; exit }')
-[ -n "$got" ] && [ "$got" = "$exp" ] && ok ||
+settle "$exp" && ok ||
     bad_screen "head 2: the screen shows '$got', attn '$exp'"
 tm send-keys -t wb q
 ended 0 "q on files"
