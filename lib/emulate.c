@@ -97,7 +97,7 @@
  * another; the loops are vectorised across LANES query rows (or keys,
  * for grad_k and grad_v), never within a sum, so each lane does the
  * scalar loop's operations in its order, and the x86-64-v3 copy of each
- * loop (ATTN_EMU_CLONES) gives the plain copy's bytes, as do the AVX2
+ * loop (ATTN_V3_CLONES) gives the plain copy's bytes, as do the AVX2
  * and AVX-512 copies of the matrix products (tile_sum).
  * tests/unit/emulate_ref.c is the same computation written with
  * attn_round on doubles, one element at a time: the oracle that
@@ -213,7 +213,7 @@ in_f(enum attn_precision prec, double x)
  * lane, in the same order from the same +0.  tile_pick chooses by the CPU and cfg->isa, as the streaming
  * kernel's loops are chosen.
  */
-ATTN_EMU_CLONES
+ATTN_V3_CLONES
 static void
 tile_sum(const float *w, size_t ldw, size_t n, const float *b, size_t sr,
     size_t sc, size_t nc, float *out)
@@ -329,7 +329,7 @@ tile_mix(const struct emu *e, const float *w, size_t ldw, size_t n,
 
 /* x[r LANES + l] op= v[l] for n rows: subtract, or multiply by a
  * difference, lane by lane. */
-ATTN_EMU_CLONES
+ATTN_V3_CLONES
 static void
 rows_sub(float *x, const float *v, size_t n)
 {
@@ -340,7 +340,7 @@ rows_sub(float *x, const float *v, size_t n)
 			x[r * LANES + l] = x[r * LANES + l] - v[l];
 }
 
-ATTN_EMU_CLONES
+ATTN_V3_CLONES
 static void
 rows_div(float *x, const float *v, size_t n)
 {
@@ -352,7 +352,7 @@ rows_div(float *x, const float *v, size_t n)
 }
 
 /* x[i] = x[i] * a (or / a, by a float) for n values. */
-ATTN_EMU_CLONES
+ATTN_V3_CLONES
 static void
 all_mul(float *x, float a, size_t n)
 {
@@ -362,7 +362,7 @@ all_mul(float *x, float a, size_t n)
 		x[i] = x[i] * a;
 }
 
-ATTN_EMU_CLONES
+ATTN_V3_CLONES
 static void
 all_div(float *x, float a, size_t n)
 {
@@ -373,7 +373,7 @@ all_div(float *x, float a, size_t n)
 }
 
 /* Each lane's maximum over n rows, from start; nan when any is. */
-ATTN_EMU_CLONES
+ATTN_V3_CLONES
 static void
 rows_max(const float *x, size_t n, float start, float *m)
 {
@@ -397,7 +397,7 @@ rows_max(const float *x, size_t n, float start, float *m)
 }
 
 /* Each lane's sum over n rows, added to s in row order. */
-ATTN_EMU_CLONES
+ATTN_V3_CLONES
 static void
 rows_sum(const float *x, size_t n, float *s)
 {
@@ -409,7 +409,7 @@ rows_sum(const float *x, size_t n, float *s)
 }
 
 /* Each lane's sum of a b over n rows, an fmaf chain from +0. */
-ATTN_EMU_CLONES
+ATTN_V3_CLONES
 static void
 rows_dot(const float *a, const float *b, size_t n, float *s)
 {
@@ -423,7 +423,7 @@ rows_dot(const float *a, const float *b, size_t n, float *s)
 }
 
 /* y = x * (y - d) lane by lane: the softmax's backward before F. */
-ATTN_EMU_CLONES
+ATTN_V3_CLONES
 static void
 rows_softmax_back(const float *x, float *y, const float *d, size_t n)
 {
@@ -436,7 +436,7 @@ rows_softmax_back(const float *x, float *y, const float *d, size_t n)
 }
 
 /* u = t * (1 - t * t), tanh's derivative times t's gradient. */
-ATTN_EMU_CLONES
+ATTN_V3_CLONES
 static void
 all_tanh_back(const float *t, float *u, size_t n)
 {
@@ -457,7 +457,7 @@ all_libm(float *x, size_t n, double (*f)(double))
 }
 
 /* x[i] = x[i] + a[i], as F(A(x + a)) before the rounding. */
-ATTN_EMU_CLONES
+ATTN_V3_CLONES
 static void
 all_add(float *x, const float *a, size_t n)
 {

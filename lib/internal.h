@@ -632,20 +632,21 @@ extern const double attn_exp_hi[16], attn_exp_lo[16];
 #endif
 
 /*
- * For the emulation's float32 loops (lib/emulate.c, lib/round.c), which
- * are written lane by lane over ATTN_EMU_LANES rows so that the compiler
- * vectorises them across rows: a second copy for x86-64-v3 (AVX2, FMA,
- * F16C), picked when the program loads where the CPU has it.  Each lane
- * does the scalar loop's operations in its order (fmaf is one rounding
- * either way, and nothing is contracted: -ffp-contract=off), so both
- * copies give the same bytes.  Not under ThreadSanitizer (above).
+ * For the loops written for the compiler to vectorise: the emulation's
+ * float32 loops (lib/emulate.c, lib/round.c), lane by lane over
+ * ATTN_EMU_LANES rows, and the .npy reader's scans (lib/read_npy.c): a
+ * second copy for x86-64-v3 (AVX2, FMA, F16C), picked when the program
+ * loads where the CPU has it.  Each lane does the scalar loop's
+ * operations in its order (fmaf is one rounding either way, and nothing
+ * is contracted: -ffp-contract=off), so both copies give the same bytes.
+ * Not under ThreadSanitizer (above).
  */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(__SANITIZE_THREAD__)
-#define ATTN_EMU_CLONES \
+#define ATTN_V3_CLONES \
 	__attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
-#define ATTN_EMU_CLONES
+#define ATTN_V3_CLONES
 #endif
 
 /* n float32 values rounded in place to prec (lib/round.c), as

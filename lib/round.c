@@ -85,7 +85,7 @@ attn_round(double x, enum attn_precision prec)
  * adding 0x7fff and the bit that stays last (a carry into the exponent
  * is the next binade, and past the largest number it makes inf); a nan
  * keeps its sign and is quieted, so that rounding cannot make it inf. */
-ATTN_EMU_CLONES
+ATTN_V3_CLONES
 static void
 bf16_floats(float *x, size_t n)
 {
@@ -187,7 +187,7 @@ has_f16c(void)
  * exact.  Past the largest number, E4M3 saturates to it and E5M2 is inf
  * (attn_round's formats[]); nan keeps its sign and is quieted.
  */
-ATTN_EMU_CLONES
+ATTN_V3_CLONES
 static void
 fp8_floats(float *x, size_t n, enum attn_precision prec)
 {
