@@ -203,6 +203,10 @@ $(BUILD)/cli/workbench_draw.o: ALL_CFLAGS += $(CURSES_CFLAGS)
 # The emulation's float32 steps are each one rounding: never contracted
 # into an fma that the software oracle (tests/unit/emulate_ref.c) lacks.
 $(BUILD)/lib/emulate.o $(BUILD)/lib/round.o: ALL_CFLAGS += -ffp-contract=off
+# compare.c's blocks of pairs are vectorised only where GCC may take it
+# that no floating-point exception traps: the values are the same, since
+# nothing is reordered or contracted.
+$(BUILD)/lib/compare.o: ALL_CFLAGS += -fno-trapping-math
 # libzip is loaded by the name the linker would have given it.
 $(BUILD)/lib/zip_load.o: ALL_CFLAGS += -DATTN_LIBZIP='"$(ZIP_SONAME)"'
 

@@ -324,6 +324,132 @@ START_TEST(baseline_verdict_is_the_factor)
 }
 END_TEST
 
+/*
+ * The comparison element by element, as a reader would write it: the
+ * extremes, counts and the worst pair, which lib/compare.c keeps in
+ * lanes and puts together; and the sums in long double, which the lanes'
+ * sums must match to rounding.
+ */
+struct plain {
+	size_t finite, failing, nonfinite, worst;
+	double max_abs, max_rel, ref_min, ref_max;
+	long double sa, sb;
+};
+
+static void
+plain_compare(const double *a, const double *b, size_t n, double rtol,
+    double atol, struct plain *p)
+{
+	size_t i, first = n;
+
+	memset(p, 0, sizeof *p);
+	p->worst = n;
+	p->ref_min = INFINITY;
+	p->ref_max = -INFINITY;
+	for (i = 0; i < n; i++) {
+		double d;
+
+		if (!isfinite(a[i]) || !isfinite(b[i])) {
+			if (!(isnan(a[i]) && isnan(b[i])) &&
+			    !(isinf(a[i]) && a[i] == b[i])) {
+				if (p->nonfinite++ == 0)
+					first = i;
+				p->failing++;
+			}
+			continue;
+		}
+		d = fabs(a[i] - b[i]);
+		p->failing += !(d <= atol + rtol * fabs(b[i]));
+		if (d > p->max_abs) {
+			p->max_abs = d;
+			p->worst = i;
+		}
+		if (d > 0 && (b[i] == 0 ? INFINITY : d / fabs(b[i])) >
+		    p->max_rel)
+			p->max_rel = b[i] == 0 ? INFINITY : d / fabs(b[i]);
+		if (b[i] < p->ref_min || (b[i] == p->ref_min &&
+		    signbit(b[i])))
+			p->ref_min = b[i];
+		if (b[i] > p->ref_max || (b[i] == p->ref_max &&
+		    !signbit(b[i])))
+			p->ref_max = b[i];
+		p->sa += a[i];
+		p->sb += b[i];
+		p->finite++;
+	}
+	if (p->nonfinite > 0)
+		p->worst = first;
+}
+
+/*
+ * Lengths around the lanes (0 to 40 and 1000), with errors that tie for
+ * the largest in several places, zeros of both signs in the reference, and
+ * in case i % 3 == 1 a nan or an infinity on one side or both in blocks
+ * and in the tail, and in case i % 3 == 2 (i % 6 == 3) a least
+ * (greatest) value of 0 with both signs: every figure is the plain
+ * loop's.
+ */
+START_TEST(lanes_give_what_one_element_at_a_time_gives)
+{
+	const size_t n = _i < 41 * 3 ? (size_t)_i / 3 : 1000;
+	double *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) *
+	    sizeof *b);
+	struct attn_compare c;
+	struct plain p;
+	struct ref_rng rng;
+	size_t i, k;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	ref_rng_seed(&rng, (uint64_t)_i + 1);
+	for (i = 0; i < n; i++) {
+		b[i] = i % 5 == 1 ? (i % 2 ? -0.0 : 0.0) :
+		    ref_rng_uniform(&rng, -2, 2);
+		a[i] = b[i] + ref_rng_uniform(&rng, -1e-3, 1e-3);
+		/* errors of 0.25 tie (exactly) in several places */
+		if (i % 7 == 3) {
+			b[i] = (double)(i % 11) / 8 - 0.5;
+			a[i] = b[i] + 0.25;
+		}
+	}
+	if (_i % 3 == 1)
+		for (i = n / 4, k = 0; i < n; i += n / 7 + 1, k++) {
+			/* a nan, the same infinity, a finite against a
+			 * nan, infinities of both signs, a finite against
+			 * an infinity */
+			a[i] = k % 5 == 0 ? NAN : k % 5 == 1 || k % 5 == 3 ?
+			    INFINITY : 1.0;
+			b[i] = k % 5 == 0 ? 1.0 : k % 5 == 1 ? INFINITY :
+			    k % 5 == 2 ? NAN : -INFINITY;
+		}
+	/* a reference whose least value is 0, of both signs, or whose
+	 * greatest is */
+	if (_i % 3 == 2 || _i % 6 == 3)
+		for (i = 0; i < n; i++)
+			b[i] = i % 5 == 1 ? b[i] :
+			    _i % 3 == 2 ? fabs(b[i]) : -fabs(b[i]);
+	attn_compare(a, b, n, 1e-5, 1e-8, &c);
+	plain_compare(a, b, n, 1e-5, 1e-8, &p);
+	ck_assert_uint_eq(c.count, n);
+	ck_assert_uint_eq(c.finite, p.finite);
+	ck_assert_uint_eq(c.failing, p.failing);
+	ck_assert_uint_eq(c.nonfinite, p.nonfinite);
+	ck_assert_uint_eq(c.worst, p.worst);
+	ck_assert(c.max_abs == p.max_abs);
+	ck_assert(c.max_rel == p.max_rel);
+	if (p.finite > 0) {
+		ck_assert(memcmp(&c.ref_min, &p.ref_min, sizeof p.ref_min) ==
+		    0);
+		ck_assert(memcmp(&c.ref_max, &p.ref_max, sizeof p.ref_max) ==
+		    0);
+		ck_assert_double_eq_tol(c.ref_mean,
+		    (double)(p.sb / (long double)p.finite), 1e-15);
+	}
+	free(a);
+	free(b);
+}
+END_TEST
+
 Suite *
 compare_suite(void)
 {
@@ -342,6 +468,8 @@ compare_suite(void)
 	tcase_add_test(tc, baseline_verdict_is_the_factor);
 	tcase_add_loop_test(tc, largest_relative_error_is_every_divisions_largest,
 	    0, 3);
+	tcase_add_loop_test(tc, lanes_give_what_one_element_at_a_time_gives,
+	    0, 41 * 3 + 3);
 	suite_add_tcase(s, tc);
 	return s;
 }
