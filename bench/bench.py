@@ -62,7 +62,11 @@ NumPy's dgemm as a fraction of the peak of those kernels' instruction
 set.  Every row of the kernel alone is GFLOP/s, and by CPU time (the
 threads' flops over their CPU seconds, as the peak is measured, which a
 loaded machine does not lower either) a fraction of the peak of the
-instruction set it ran.  The peers (NumPy's attention and
+instruction set it ran.  Below them, where one thread's cycles go at
+the largest n (bench-compute -t): the kernel's loops alone on one
+task's block of keys, product by product, then with the softmax, and
+the kernel itself on one thread, each a fraction of one thread's peak,
+so that what each step loses shows.  The peers (NumPy's attention and
 dgemm, PyTorch) stay as rows that attn must stay ahead of: a ratio to a
 peer's BLAS says as much about the peer's build as about attn.
 
@@ -560,7 +564,44 @@ class Bench:
             if D in ds:
                 self.whole_run(n, 4.0 * n * n * D / comp[D, n] * 1e-9,
                                cpu_s[D, n], inputs(n, 'npy'))
+        self.cycles(sizes[-1], ds)
         self.say()
+
+    def cycles(self, n, ds):
+        """Where one thread's cycles go at n keys (bench-compute -t): the
+        kernel's loops alone, step by step up to the kernel itself on
+        one thread, each as a fraction of one thread's FMA peak."""
+        one = ['-j', '1', '-r', str(self.runs)]
+        peak = None
+        for line in output_of([self.a.compute, '-p'] + one).splitlines():
+            w = line.split()
+            if w[0] == 'peak' and w[1] == self.isa:
+                peak = measured(float(w[2]), 'one thread\'s %s FMA peak' %
+                                self.isa, 'GFLOP/s')
+        self.say('  where one thread\'s cycles go (bench-compute -t, one task '
+                 'of 144 queries, blocks of 128 keys), as a fraction of one '
+                 'thread\'s %s FMA peak, %.1f:' % (self.isa, peak))
+        for d in ds:
+            t = None
+            for line in output_of([self.a.compute, '-t', '-r',
+                                   str(self.runs), '-d', str(d), str(n)]
+                                  ).splitlines():
+                if line.startswith('tiles '):
+                    t = [measured(float(x), 'bench-compute -t at d = %d' % d,
+                                  'GFLOP/s') for x in line.split()[2:5]]
+            kernel = None
+            for line in output_of([self.a.compute] + one +
+                                  ['-d', str(d), str(n)]).splitlines():
+                if line.startswith('compute '):
+                    kernel = measured(float(line.split()[3]), 'the kernel '
+                                      'on one thread at d = %d' % d,
+                                      'GFLOP/s')
+            self.say('  d = %3d: Q K^T %.2f and P V %.2f on a block in the '
+                     'caches; a block\'s scores, softmax and P V %.2f; the '
+                     'kernel on one thread at n = %d, every block fetched '
+                     'for every task, %.2f' % (
+                         d, t[0] / peak, t[1] / peak, t[2] / peak, n,
+                         kernel / peak))
 
     def numbers(self):
         if self.a.numbers:

@@ -46,6 +46,22 @@
  *
  * `-d D` sets d_k = d_v of the compute rows (64 unless given).
  *
+ * `bench-compute -t [-r RUNS] [-d D] N...` prints instead where one
+ * thread's cycles go: the streaming kernel's inner loops (struct
+ * attn_simd) alone, on one task's TASK rows of queries and one block of
+ * BLOCK keys, its operands in the caches, repeated as often as a task
+ * over N keys would take them,
+ *
+ *	tiles N SCORES ACCUMULATE BLOCK_STEPS
+ *
+ * each in GFLOP/s (2 rows keys d flops a product, as the compute rows
+ * count them), the median of RUNS: Q K^T alone, P V alone, and the three
+ * steps of a block (scores, softmax, accumulate) together.  The kernel's
+ * own rate on one thread (`-j 1`) is the step after: what is lost
+ * between two steps is what the later one adds, the softmax's exp, and
+ * then the kernel's fetching of every block from farther caches or
+ * memory for every task, and its bookkeeping.
+
  * Every figure is printed to six significant digits, not to a fixed
  * number of decimals, so that none prints as zero however small n is
  * or however long a loaded machine makes a run: bench.py divides by
@@ -80,7 +96,9 @@ usage(void)
 	fputs("usage: [ATTN_ISA=c|avx2|avx512] bench-compute [-g] "
 	    "[-j THREADS] [-r RUNS] [-d D] N...\n"
 	    "       [ATTN_ISA=c|avx2|avx512] bench-compute -p [-j THREADS] "
-	    "[-r RUNS]\n", stderr);
+	    "[-r RUNS]\n"
+	    "       [ATTN_ISA=c|avx2|avx512] bench-compute -t [-r RUNS] "
+	    "[-d D] N...\n", stderr);
 	return 64;
 }
 
@@ -207,6 +225,74 @@ print_peaks(size_t threads, int runs)
 	return 0;
 }
 
+/* One task of the kernel's (lib/kernel_stream.c's TASK_ROWS and
+ * BLOCK_KEYS). */
+#define TASK 144
+#define BLOCK 128
+
+/* An array of n doubles, aligned for the vector loops, filled from seed
+ * (all small: no exp overflows); NULL when there is no memory. */
+static double *
+tiles_array(size_t n, unsigned seed)
+{
+	double *a = aligned_alloc(64, (n * sizeof *a + 63) / 64 * 64);
+	size_t i;
+
+	for (i = 0; a != NULL && i < n; i++)
+		a[i] = (double)((i * 2654435761u + seed) % 1000) * 1e-3 - 0.5;
+	return a;
+}
+
+/* The three steps of -t at n keys of d columns, as "tiles" prints
+ * them. */
+static int
+print_tiles(size_t n, size_t d, int runs)
+{
+	const struct attn_simd *simd = attn_simd_best(isa);
+	/* a task's blocks over n keys: as much work as a task does */
+	const size_t blocks = (n + BLOCK - 1) / BLOCK;
+	double *qt = tiles_array(d * TASK, 1), *k = tiles_array(BLOCK * d, 2),
+	    *v = tiles_array(BLOCK * d, 3), *ot = tiles_array(d * TASK, 4),
+	    *tile = tiles_array(TASK * BLOCK, 5), *mb = tiles_array(TASK, 6),
+	    *m = tiles_array(TASK, 7), *l = tiles_array(TASK, 8),
+	    *alpha = tiles_array(TASK, 9);
+	double t[3][RUNS_MAX], rate[3];
+	const double block_flops = 2.0 * TASK * BLOCK * (double)d;
+	size_t b, i;
+	int r, step, ok = qt && k && v && ot && tile && mb && m && l && alpha;
+
+	for (r = 0; ok && r < runs; r++)
+		for (step = 0; step < 3; step++) {
+			t[step][r] = now();
+			for (b = 0; b < blocks; b++) {
+				if (step != 1)
+					simd->scores(qt, TASK, d, k, d, BLOCK,
+					    0.125, tile, mb);
+				if (step == 2)
+					simd->softmax(tile, TASK, BLOCK, m, l,
+					    mb, alpha);
+				if (step != 0)
+					simd->accumulate(tile, TASK, BLOCK, v,
+					    d, d, alpha, ot);
+			}
+			t[step][r] = now() - t[step][r];
+			/* the softmax's running sums start again */
+			for (i = 0; i < TASK; i++)
+				m[i] = l[i] = 0;
+		}
+	for (step = 0; ok && step < 3; step++)
+		rate[step] = (step == 2 ? 2 : 1) * block_flops *
+		    (double)blocks / median_of(t[step], runs) * 1e-9;
+	if (ok)
+		printf("tiles %zu %.6g %.6g %.6g\n", blocks * BLOCK, rate[0],
+		    rate[1], rate[2]);
+	else
+		fputs("bench-compute: out of memory\n", stderr);
+	free(qt), free(k), free(v), free(ot), free(tile), free(mb), free(m),
+	    free(l), free(alpha);
+	return ok ? 0 : 1;
+}
+
 #define OUTPUT ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT)
 #define GRADS (ATTN_STAGE_BIT(ATTN_STAGE_GRAD_Q) | \
 	ATTN_STAGE_BIT(ATTN_STAGE_GRAD_K) | ATTN_STAGE_BIT(ATTN_STAGE_GRAD_V))
@@ -216,7 +302,7 @@ main(int argc, char **argv)
 {
 	size_t threads = 0, n, d = D;
 	double t, tg, c, cg, flops;
-	int runs = 3, i, grad = 0, peak = 0;
+	int runs = 3, i, grad = 0, peak = 0, tiles = 0;
 	char *end;
 
 	if (argc > 1 && strcmp(argv[1], "-g") == 0) {
@@ -225,6 +311,10 @@ main(int argc, char **argv)
 		argc--;
 	} else if (argc > 1 && strcmp(argv[1], "-p") == 0) {
 		peak = 1;
+		argv++;
+		argc--;
+	} else if (argc > 1 && strcmp(argv[1], "-t") == 0) {
+		tiles = 1;
 		argv++;
 		argc--;
 	}
@@ -245,7 +335,9 @@ main(int argc, char **argv)
 	if ((i == argc) != peak)
 		return usage();
 	if (threads == 0)
-		threads = attn_cpu_count();
+		threads = tiles ? 1 : attn_cpu_count();
+	if (tiles && threads != 1)
+		return usage();	/* the loops of one thread */
 	printf("threads %zu\n", threads);
 	if (isa_from_env() != 0)
 		return usage();
@@ -256,6 +348,12 @@ main(int argc, char **argv)
 		n = strtoul(argv[i], &end, 10);
 		if (*end != '\0' || n == 0)
 			return usage();
+		if (tiles) {
+			if (print_tiles(n, d, runs) != 0)
+				return 1;
+			fflush(stdout);
+			continue;
+		}
 		if (grad) {
 			if ((t = time_run(n, GRAD_H, GRAD_D, OUTPUT, threads,
 			    runs, &c)) < 0 || (tg = time_run(n, GRAD_H, GRAD_D,

@@ -15,7 +15,9 @@
 #      row for each input format (and for PyTorch, where the Python has
 #      it), each with attn ahead of its peer or not, the kernel as a
 #      fraction of the peak at d = 64 and 128 (beside NumPy's dgemm),
-#      its rate's fall with n, the whole run from .npy against it, the
+#      its rate's fall with n, the whole run from .npy against it, where
+#      one thread's cycles go (bench-compute -t, which also gives three
+#      rates and runs on one thread only), the
 #      backward row, the backward's kernels against the peak, --emulate
 #      against the forward, a paged run against the forward, the number
 #      figures, the large run from CSV and from .npy, attn's start-up,
@@ -112,6 +114,17 @@ then verdict "bench-compute -p counts no more threads than CPUs" ""
 else verdict "bench-compute -p counts no more threads than CPUs" \
     "$n threads: $one GFLOP/s, $((4 * n)): $four"; fi
 
+# bench-compute -t: the three steps, each a rate, on one thread only.
+t=$("$compute" -t -r 1 -d 16 300)
+if printf '%s\n' "$t" | grep -Eq '^threads 1$' &&
+    printf '%s\n' "$t" | awk '$1 == "tiles" && $2 == 384 && $3 > 0 &&
+    $4 > 0 && $5 > 0 && NF == 5 { ok = 1 } END { exit !ok }'
+then verdict "bench-compute -t: three rates over whole blocks" ""
+else verdict "bench-compute -t: three rates over whole blocks" "$t"; fi
+if "$compute" -t -j 2 8 >/dev/null 2>&1; then
+	verdict "bench-compute -t refuses more than one thread" "exit 0"
+else verdict "bench-compute -t refuses more than one thread" ""; fi
+
 # 1. The table.
 if small "$bin" ok --torch-sizes 32 --compute-sizes 32,64; then
 	verdict "a small run succeeds" ""
@@ -143,6 +156,8 @@ has "the kernel's rate with n" "$work/ok.out" \
     "^  d = +64: the rate at n = 64 over n = 32: [0-9.]+ \(>= 0.95 (met|MISSED by [0-9]+%)\)\$"
 has "the whole run from .npy against the kernel" "$work/ok.out" \
     "^  n = +32  the whole run from .npy: [0-9.e-]+ s, [0-9.e-]+ s of CPU; the kernel alone [0-9.e-]+ s, [0-9.e-]+ s of CPU: the whole run at [0-9.]+ of the kernel's rate, by CPU time [0-9.]+ \(>= 0.9 (met|MISSED by [0-9]+%)\)\$"
+has "where one thread's cycles go, at d = 64 and 128" "$work/ok.out" \
+    "^  d = +(64|128): Q K\\^T [0-9.]+ and P V [0-9.]+ on a block in the caches; a block's scores, softmax and P V [0-9.]+; the kernel on one thread at n = [0-9]+, every block fetched for every task, [0-9.]+\$"
 has "--emulate beside the forward" "$work/ok.out" \
     "^  n = +32  forward +[0-9.]+ s   --emulate bf16 +[0-9.]+ s = [0-9.]+x \\(<= 3x (met|MISSED by [0-9]+%)\\)   --emulate fp32 "
 has "--check by head beside by tensor" "$work/ok.out" \
