@@ -165,7 +165,12 @@ helper_start(size_t stack)
 		return -1;
 	h = &helpers.all[helpers.count];
 	h->stack = stack;
-	h->idle = 0;
+	/* Idle from the start: it looks for a job as soon as it runs.
+	 * Counted as busy until then, a helper the scheduler is slow to
+	 * run (a loaded machine) would have the next job start another,
+	 * and the next another: more threads, and their stacks' address
+	 * space, than any run needs. */
+	h->idle = 1;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (stack != SIZE_MAX)

@@ -2,12 +2,14 @@
  * check_threads.c - the pool of lib/threads.c: its threads are kept from
  * job to job, a task may run a job of its own and every task of both
  * runs once with no worker index on two threads at a time, the kept
- * threads leave asynchronous signals to the program's own, and a child
- * of fork() starts threads of its own.
+ * threads leave asynchronous signals to the program's own, a child of
+ * fork() starts threads of its own, and jobs in a row start no more
+ * threads than one of them needs.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE	/* sched_setaffinity, sched_getcpu */
 #include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -130,9 +132,9 @@ END_TEST
 /*
  * A job's threads stay for the next ones and serve them.  How many a run
  * starts depends on timing: a job starts a helper for each seat that no
- * idle helper takes, and on a loaded machine the helpers of one job may
- * not be idle yet when the next is posted, so each of the 1 + OUTER jobs
- * of a nested run may start WORKERS - 1.  That is the bound, whatever
+ * idle helper takes, and in a nested run the helpers may all be inside
+ * other jobs when one is posted, so each of the 1 + OUTER jobs may start
+ * WORKERS - 1.  That is the bound, whatever
  * the load; a pool that kept its threads but never reused them would
  * pass it after one run and pass it no longer after a few.
  */
@@ -217,6 +219,63 @@ START_TEST(a_child_of_fork_starts_threads_of_its_own)
 }
 END_TEST
 
+static void
+count_task(void *ctx, size_t worker, size_t t)
+{
+	(void)worker, (void)t;
+	atomic_fetch_add((atomic_int *)ctx, 1);
+}
+
+/*
+ * Jobs one after the other start no more helpers than one job's seats,
+ * however slowly the scheduler runs a helper just started: a child of
+ * fork (no helpers yet) pinned to one CPU, where a new thread runs only
+ * once the caller's time slice ends, runs JOBS quick jobs in a row and
+ * then has at most WORKERS - 1 threads besides its own.  Were a helper
+ * not yet run counted as busy, each job would start helpers of its own.
+ */
+#define JOBS 50
+
+START_TEST(jobs_in_a_row_start_no_more_helpers_than_seats)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct attn_pool_job job;
+		atomic_int ran = 0;
+		cpu_set_t one, mine;
+		size_t c;
+		int k;
+
+		/* the first CPU this process may use */
+		if (sched_getaffinity(0, sizeof mine, &mine) != 0)
+			_exit(2);
+		for (c = 0; c < CPU_SETSIZE && !CPU_ISSET(c, &mine); c++)
+			;
+		CPU_ZERO(&one);
+		CPU_SET(c, &one);
+		if (sched_setaffinity(0, sizeof one, &one) != 0)
+			_exit(2);
+		memset(&job, 0, sizeof job);
+		job.tasks = WORKERS;
+		job.threads = WORKERS;
+		job.task = count_task;
+		job.ctx = &ran;
+		for (k = 0; k < JOBS; k++)
+			attn_pool_run(&job);
+		if (atomic_load(&ran) != JOBS * WORKERS)
+			_exit(3);
+		_exit(thread_count() <= WORKERS ? 0 : 4);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 Suite *
 threads_suite(void)
 {
@@ -227,6 +286,10 @@ threads_suite(void)
 	tcase_add_test(tc, the_pool_keeps_its_threads);
 	tcase_add_test(tc, kept_threads_leave_signals_to_the_programs_own);
 	tcase_add_test(tc, a_child_of_fork_starts_threads_of_its_own);
+	/* four times: a helper the scheduler happens to run at once
+	 * would let the pool of the fault pass once */
+	tcase_add_loop_test(tc, jobs_in_a_row_start_no_more_helpers_than_seats,
+	    0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }
