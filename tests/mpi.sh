@@ -270,7 +270,29 @@ kill_ranks() {
 		sleep 0.05
 	done
 	sleep 0.5
-	[ -n "$pid" ] && kill -"$1" $pid
+	if [ "$(echo $pid | wc -w)" -gt 1 ]; then
+		# Several at once: the launcher is stopped meanwhile, as a
+		# pkill is at once to the processes.  Else, on a loaded
+		# machine, it could see one die and end the others with its
+		# own SIGTERM before the kill reaches them, and those would
+		# rightly say nothing.
+		kill -STOP $job
+		kill -"$1" $pid
+		for i in $(seq 200); do
+			alive=
+			for p in $pid; do
+				case $(ps -o stat= -p "$p" 2>/dev/null) in
+				Z*|'') ;;
+				*) alive=1 ;;
+				esac
+			done
+			[ -z "$alive" ] && break
+			sleep 0.05
+		done
+		kill -CONT $job
+	elif [ -n "$pid" ]; then
+		kill -"$1" $pid
+	fi
 	wait $job
 	got=$?
 	if [ -n "$(ls tmp | grep '^attn-mpi')" ]; then
