@@ -82,17 +82,37 @@ capture() {
 	tm capture-pane -t wb -p -e >"$work/screen.e"
 }
 
-# await ERE: capture until a line of the screen matches, at most 20 s;
-# fails (returns 1) otherwise.
+# await ERE: capture until a line of the screen matches, at most 20 s,
+# then until two captures 30 ms apart agree (at most 2 s more), so that
+# what the checks after it read is a whole redraw, not the part of one
+# that a loaded machine had drawn; fails (returns 1) when nothing
+# matched.
 await() {
 	i=0
 	while [ $i -lt 200 ]; do
 		capture
-		grep -Eq -- "$1" "$work/screen" && return 0
+		if grep -Eq -- "$1" "$work/screen"; then
+			steady
+			return 0
+		fi
 		sleep 0.1
 		i=$((i + 1))
 	done
 	return 1
+}
+
+# steady: capture the text again until it stays the same for 30 ms,
+# then the colours with it.
+steady() {
+	j=0
+	while [ $j -lt 60 ]; do
+		cp "$work/screen" "$work/screen.was"
+		sleep 0.03
+		tm capture-pane -t wb -p >"$work/screen"
+		cmp -s "$work/screen" "$work/screen.was" && break
+		j=$((j + 1))
+	done
+	tm capture-pane -t wb -p -e >"$work/screen.e"
 }
 
 # key K... EXPECT: press the keys, then await EXPECT.
