@@ -377,6 +377,12 @@ enum attn_status attn_run_split(const struct attn_config *cfg,
 size_t attn_split_task_owner(size_t ranks, size_t n, size_t k, size_t tasks);
 size_t attn_split_pair_owner(size_t ranks, size_t u);
 
+/* ---------------------------------------------------------------- files */
+
+/* Whether buf (len bytes) begins as a .npy does, with NumPy's magic
+ * (lib/read_npy.c); attn_is_zip (attn_io.h) is the .npz's. */
+int attn_is_npy(const char *buf, size_t len);
+
 /* ---------------------------------------------------------------- text */
 
 /*

@@ -251,7 +251,7 @@ attn_format_guess(const char *name, const char *buf, size_t len)
 		return ATTN_FMT_NPY;
 	txt = attn_word_is(ext, elen, "txt");
 
-	if (!txt && len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0)
+	if (!txt && attn_is_npy(buf, len))
 		return ATTN_FMT_NPY;
 	i = attn_bom_len(buf, len);
 	while (i < len && space_at(buf, i))
@@ -269,7 +269,7 @@ attn_format_guess(const char *name, const char *buf, size_t len)
 		    ATTN_FMT_JSON;
 	if (!txt && i < len && buf[i] == '{')
 		return ATTN_FMT_JSON;
-	if (!txt && len - i >= 6 && memcmp(buf + i, "\x93NUMPY", 6) == 0)
+	if (!txt && attn_is_npy(buf + i, len - i))
 		return ATTN_FMT_NPY;
 	return guess_text(buf, len);
 }
@@ -400,7 +400,7 @@ zip_fault(const char *name, const char *buf, size_t len,
 	}
 	ext = extension(name, &elen);
 	if (!zip && attn_word_is(ext, elen, "npz")) {
-		if (len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0)
+		if (attn_is_npy(buf, len))
 			return ATTN_OK;		/* a .npy, renamed */
 		attn_text_preview(p, 16, buf, len);
 		return len == 0 ? attn_error_set(err, ATTN_ERR_DATA, name, 0,

@@ -477,6 +477,12 @@ host_floats(const struct npy_header *h, size_t size, enum npy_kind kind,
 #endif
 }
 
+int
+attn_is_npy(const char *buf, size_t len)
+{
+	return len >= NPY_MAGIC_LEN && memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN) == 0;
+}
+
 /*
  * The loops below take CHUNK elements at a time, a count known when they
  * are compiled and a whole number of vectors of any width, and their

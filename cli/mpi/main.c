@@ -247,13 +247,6 @@ static const struct run_hooks hooks = { compute, output, holds_whole };
  */
 enum { READ_BROADCAST, READ_EACH };
 
-/* Whether the n bytes at p begin as a .npy does. */
-static int
-npy_magic(const char *p, size_t n)
-{
-	return n >= 6 && memcmp(p, "\x93NUMPY", 6) == 0;
-}
-
 /* A regular file that begins as NumPy's do: a .npy, or a .npz, a zip
  * archive (attn_is_zip).  Anything else is not opened here: opening a
  * FIFO would wait for its writer, and closing it would lose what the
@@ -271,7 +264,7 @@ numpy_file(const char *path)
 		return 0;
 	n = pread(fd, head, sizeof head, 0);
 	close(fd);
-	return n > 0 && (npy_magic(head, (size_t)n) ||
+	return n > 0 && (attn_is_npy(head, (size_t)n) ||
 	    attn_is_zip(head, (size_t)n));
 }
 
@@ -304,7 +297,7 @@ all_read(int ok, struct slurp *in)
 static void
 keep_mapped(struct slurp *in)
 {
-	in->keepable = in->span != 0 && npy_magic(in->buf, in->len);
+	in->keepable = in->span != 0 && attn_is_npy(in->buf, in->len);
 }
 
 /* n bytes at p broadcast from rank 0, in pieces an int counts. */
