@@ -7,6 +7,7 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "attn_private.h"
 #include "inputs.h"
 
 static const char *const role[IN_COUNT] = {
@@ -43,5 +44,7 @@ inputs_free(struct inputs *in)
 		free(in->descale[i]);
 	attn_matrix_free(&in->gathered[0]);
 	attn_matrix_free(&in->gathered[1]);
+	if (in->q_later != NULL)
+		attn_npy_later_free(in->q_later);
 	memset(in, 0, sizeof *in);
 }

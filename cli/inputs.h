@@ -22,6 +22,8 @@ enum { VL_CU_Q, VL_CU_K, VL_USED_K, VL_LEFTPAD, VL_COUNT };
  * --key-leftpad alone (a row of keys a batch) or paged. */
 enum caches { CACHES_NONE, CACHES_LEFTPAD, CACHES_PAGED };
 
+struct attn_npy_later;		/* attn_private.h */
+
 struct inputs {
 	struct attn_array arr[IN_COUNT];	/* --self fills only Q */
 	const char *name[IN_COUNT];	/* where each came from, for messages */
@@ -39,6 +41,10 @@ struct inputs {
 	double *descale[3];	/* --descale-q, -k, -v given as a number */
 	enum caches caches;		/* K and V are caches (paged.h) */
 	struct attn_matrix gathered[2];	/* their keys in use (paged.c) */
+	/* Q read later, attn-mpi's process reading the rows it computes
+	 * (load.h); NULL when read whole */
+	struct attn_npy_later *q_later;
+	int q_heads_first;		/* Q was 4-D in bhsd (layout.c) */
 };
 
 /* What operand i is called in messages: Q, K and V (mask, bias, dO,

@@ -233,6 +233,7 @@ layout_fold(struct options *o, struct inputs *in, size_t n,
 	    &in->arr[n > 1 ? IN_K : IN_Q], n > 1 ? "K" : "Q", err)) !=
 	    ATTN_OK)
 		return status;
+	in->q_heads_first = l == ATTN_LAYOUT_BHSD;
 	for (i = 0; i < n; i++)
 		if ((status = attn_array_fold_heads(&in->arr[i],
 		    i == IN_Q ? l : kv, i == IN_Q ? &H : &G, err)) != ATTN_OK)

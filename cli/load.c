@@ -17,6 +17,7 @@
  * array or stacked in 2-D, as attn's csv writes output; libattn checks
  * the matrix, this file the batches of a 3-D one.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +25,15 @@
 
 #include "attn.h"
 #include "attn_io.h"
+#include "attn_private.h"
 #include "inputs.h"
 #include "logits.h"
 #include "load.h"
+#include "formats.h"
 #include "layout.h"
 #include "memory.h"
 #include "paged.h"
+#include "print_run.h"
 #include "report.h"
 #include "rules.h"
 #include "slurp.h"
@@ -105,10 +109,13 @@ bundle_misplaced(const char *name, const char *option,
  * an operand.  A file in memory (the session's), which outlives the run,
  * is read in place where its layout allows (float64 .npy in C order), a
  * mask's excepted, whose 0s and 1s are rewritten; with ATTN_READ_IN_PLACE
- * in flags, so is a file that slurp_keep keeps mapped. */
+ * in flags, so is a file that slurp_keep keeps mapped.  With later not
+ * NULL, a .npy that slurp_keep keeps mapped has its header read alone,
+ * and its reader put in *later (attn_read_npy_later). */
 static enum attn_status
-load_array(const char *path, const char *option, unsigned flags,
-    size_t threads, struct attn_array *a, struct attn_error *err)
+load_array_later(const char *path, const char *option, unsigned flags,
+    size_t threads, struct attn_array *a, struct attn_npy_later **later,
+    struct attn_error *err)
 {
 	const char *name = display_name(path);
 	enum attn_status status;
@@ -116,6 +123,13 @@ load_array(const char *path, const char *option, unsigned flags,
 
 	if ((status = slurp_parts(path, &f, err)) != ATTN_OK)
 		return status;
+	if (later != NULL && f.data == NULL && attn_is_npy(f.buf, f.len) &&
+	    (f.lent || slurp_keep(&f))) {
+		status = attn_read_npy_later(name, f.buf, f.len, flags &
+		    ~(unsigned)ATTN_READ_IN_PLACE, a, later, err);
+		slurp_release(&f);
+		return status;
+	}
 	if ((flags & ATTN_READ_IN_PLACE) && !f.lent)
 		(void)slurp_keep(&f);
 	flags &= ~(unsigned)ATTN_READ_IN_PLACE;
@@ -131,6 +145,13 @@ load_array(const char *path, const char *option, unsigned flags,
 		    ATTN_FMT_AUTO, flags, threads, a, err);
 	slurp_release(&f);
 	return status;
+}
+
+static enum attn_status
+load_array(const char *path, const char *option, unsigned flags,
+    size_t threads, struct attn_array *a, struct attn_error *err)
+{
+	return load_array_later(path, option, flags, threads, a, NULL, err);
 }
 
 /*
@@ -254,6 +275,125 @@ load_side_by_side(const struct options *o, struct inputs *in,
 	for (k = 0; k < sd.n; k++)
 		in->name[sd.job[k].a - in->arr] = display_name(sd.job[k].path);
 	return 1;
+}
+
+/* ------------------------------------------------------------ Q read later */
+
+const struct load_later *load_later;
+
+/* Whether Q is read later (load.h): attn-mpi's, where only the kernel
+ * reads it. */
+static int
+q_later_wanted(const struct options *o)
+{
+	return load_later != NULL && o->self == NULL && !o->softmax &&
+	    o->noperands == 3 && o->proj == NULL && o->check == NULL &&
+	    o->query == NULL && !o->explain && !o->arithmetic &&
+	    !(formats[o->format].flags & FORMAT_PAGE) &&
+	    !(print_wants(o) & ATTN_STAGE_BIT(ATTN_STAGE_Q)) &&
+	    o->emulate == ATTN_PREC_FP64 &&
+	    !o->cfg.rope && o->descale[0] == NULL && o->cu_seqlens_q == NULL;
+}
+
+/* Q's rows read into its stack: B x T rows of H heads of d_k columns,
+ * from the file's bshd order, or bhsd (in->q_heads_first). */
+struct fill {
+	const struct inputs *in;
+	double *data;		/* NULL: read where they lie */
+	size_t B, T, H, d_k;
+	size_t first;		/* the first element not finite */
+};
+
+static struct fill rest;	/* the rows not read yet (load_rest) */
+
+/* attn_split_rows' each: rows i0 to i0 + rows - 1 of head n (b*H + h). */
+static void
+fill_rows(void *arg, size_t n, size_t i0, size_t rows)
+{
+	struct fill *f = arg;
+	const size_t b = n / f->H, h = n % f->H;
+	size_t t, to, bad;
+
+	for (t = i0; t < i0 + rows; t++) {
+		to = ((b * f->T + t) * f->H + h) * f->d_k;
+		bad = attn_npy_later_read(f->in->q_later,
+		    f->in->q_heads_first ? ((b * f->H + h) * f->T + t) *
+		    f->d_k : to, f->d_k, f->data != NULL ? f->data + to : NULL);
+		f->first = bad < f->first ? bad : f->first;
+	}
+}
+
+/* The first of Q's n elements that is not finite, SIZE_MAX for none:
+ * the whole read into a chunk at a time. */
+static size_t
+first_fault(const struct attn_npy_later *l, size_t n)
+{
+	double chunk[1024];
+	size_t i, k, bad;
+
+	for (i = 0; i < n; i += k) {
+		k = n - i < 1024 ? n - i : 1024;
+		if ((bad = attn_npy_later_read(l, i, k, chunk)) != SIZE_MAX)
+			return bad;
+	}
+	return SIZE_MAX;
+}
+
+/* Q's rows that this process computes, once every other input is read
+ * and the heads are known; every row when the shapes are not those of
+ * heads (attn_run then says why).  Where the file's order is the
+ * stack's, float64 is read where it lies. */
+static enum attn_status
+load_q_rows(const struct options *o, struct inputs *in,
+    struct attn_error *err)
+{
+	struct attn_array *a = &in->arr[IN_Q];
+	const struct attn_matrix m = attn_array_matrix(a);
+	enum attn_status status;
+	struct fill f;
+	size_t G;
+
+	if (in->q_later == NULL) {
+		(void)load_later->least(SIZE_MAX);
+		return ATTN_OK;
+	}
+	memset(&f, 0, sizeof f);
+	f.in = in;
+	f.B = in->in.batches;
+	f.H = o->cfg.heads;
+	f.first = SIZE_MAX;
+	if ((status = attn_npy_later_place(in->q_later, !in->q_heads_first ||
+	    f.H == 1, a, err)) != ATTN_OK)
+		return status;
+	f.data = a->lent ? NULL : a->data;
+	G = o->cfg.kv_heads != 0 ? o->cfg.kv_heads : f.H;
+	if (f.B > 0 && f.H > 0 && m.rows % f.B == 0 && m.cols % f.H == 0 &&
+	    G > 0 && f.H % G == 0) {
+		f.T = m.rows / f.B;
+		f.d_k = m.cols / f.H;
+		load_later->rows(print_wants(o), f.B, f.H, G, f.T, fill_rows,
+		    &f);
+		rest = f;
+	} else {
+		f.first = attn_npy_later_read(in->q_later, 0, m.rows * m.cols,
+		    f.data);
+	}
+	f.first = load_later->least(f.first);
+	return f.first == SIZE_MAX ? ATTN_OK :
+	    attn_npy_later_fault(in->q_later, f.first, err);
+}
+
+void
+load_rest(void)
+{
+	size_t n;
+
+	/* read where they lie, every row is there */
+	if (rest.data == NULL)
+		return;
+	for (n = 0; n < rest.B * rest.H; n++)
+		fill_rows(&rest, n, 0, rest.T);
+	memset(&rest, 0, sizeof rest);
 }
 
 /*
@@ -570,8 +710,8 @@ blocks_of(const struct inputs *in, size_t i, size_t heads, size_t *blocks,
 	    inputs_role(in, i), got, T, S, inputs_role(in, i), stacks);
 }
 
-enum attn_status
-load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
+static enum attn_status
+load_all(struct options *o, struct inputs *in, struct attn_error *err)
 {
 	const size_t j = o->cfg.threads;	/* 0: a thread a CPU */
 	enum attn_status status;
@@ -613,8 +753,9 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 		side = load_side_by_side(o, in, j);
 		for (i = 0; !side && i < (in->embeddings ? 2u : 3u); i++) {
 			in->name[i] = display_name(o->operands[i]);
-			if ((status = load_array(o->operands[i], NULL,
-			    operand_flags(in, i), j, &in->arr[i], err)) !=
+			if ((status = load_array_later(o->operands[i], NULL,
+			    operand_flags(in, i), j, &in->arr[i], i == IN_Q &&
+			    q_later_wanted(o) ? &in->q_later : NULL, err)) !=
 			    ATTN_OK)
 				return status;
 		}
@@ -705,6 +846,9 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 	    in->caches == CACHES_PAGED ? 1 : in->embeddings ? 2 : 3,
 	    &in->in.batches, err)) != ATTN_OK)
 		return status;
+	if (load_later != NULL && (status = load_q_rows(o, in, err)) !=
+	    ATTN_OK)
+		return status;
 	in->in.q = attn_array_matrix(&in->arr[IN_Q]);
 	in->in.proj = attn_layer_proj(&in->layer);
 	if (in->self) {
@@ -750,4 +894,23 @@ load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 		*m = attn_array_matrix(&in->arr[at]);
 	}
 	return ATTN_OK;
+}
+
+enum attn_status
+load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
+{
+	enum attn_status status = load_all(o, in, err);
+	struct attn_matrix q;
+	size_t first;
+
+	/* Q read later, whose header alone was read: a fault of its is
+	 * attn's first (load.h) */
+	if (status != ATTN_OK && in->q_later != NULL &&
+	    in->arr[IN_Q].data == NULL) {
+		q = attn_array_matrix(&in->arr[IN_Q]);
+		if ((first = first_fault(in->q_later, q.rows * q.cols)) !=
+		    SIZE_MAX)
+			status = attn_npy_later_fault(in->q_later, first, err);
+	}
+	return status;
 }

@@ -77,8 +77,9 @@ map_input(int fd, const char *name, size_t size, struct slurp *in,
 	}
 	/* Every page touched now, as a read would touch it: a file that
 	 * shrinks meanwhile is told by the handler, not by what a parser
-	 * meets in the zeros past its new end. */
-	for (off = 0; off < size; off += page)
+	 * meets in the zeros past its new end.  A lazy one is touched as
+	 * it is read, the handler catching it all the while. */
+	for (off = 0; !in->lazy && off < size; off += page)
 		(void)*(volatile const char *)(p + off);
 	memory_read_end(&in->mr);
 	in->buf = p;

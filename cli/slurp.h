@@ -24,6 +24,9 @@ struct slurp {
 	int fd, slot;	/* a mapped file's, and its SIGBUS slot */
 	int lent;	/* buf is a struct slurp_memory's, not ours */
 	int keepable;	/* a mapping slurp_keep may keep (slurp_hook's) */
+	int lazy;	/* set before slurp_read: a mapping's pages are read
+			 * when a reader reads them, not all first (slurp_hook's,
+			 * for a .npy of which it may read a part) */
 	/* slurp_parts of a .npy in two pieces: buf[0..len) its header,
 	 * data[0..dlen) its data (lent too); NULL otherwise */
 	const char *data;

@@ -347,8 +347,9 @@ void attn_npz_free(struct attn_npz *z);
  * Fold a 4-D array laid out as layout (B x H x S x D, or B x S x H x D)
  * into the 3-D stack B x S x H*D that struct attn_inputs takes, heads
  * side by side in the columns, in place (BHSD moves the numbers, BSHD
- * only merges the last two dims); *heads is H.  An array that is not 4-D,
- * or ATTN_LAYOUT_NONE, is an internal error.
+ * only merges the last two dims); *heads is H.  An array whose data is
+ * NULL (its numbers read later) folds its dims alone.  An array that is
+ * not 4-D, or ATTN_LAYOUT_NONE, is an internal error.
  */
 enum attn_status attn_array_fold_heads(struct attn_array *a,
     enum attn_layout layout, size_t *heads, struct attn_error *err);

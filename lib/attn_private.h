@@ -377,11 +377,50 @@ enum attn_status attn_run_split(const struct attn_config *cfg,
 size_t attn_split_task_owner(size_t ranks, size_t n, size_t k, size_t tasks);
 size_t attn_split_pair_owner(size_t ranks, size_t u);
 
+/* Calls each(arg, n, i0, rows) for every run of query rows i0 to
+ * i0 + rows - 1 of head n (b*H + h of B batches of H heads, G of them
+ * KV heads, T rows each, no packed sequences) that process rank of
+ * ranks reads in a run of the stages want: the rows of its forward
+ * tasks, or where the run shares (batch, KV head) pairs, every row of
+ * its pairs' heads. */
+void attn_split_rows(size_t ranks, size_t rank, unsigned want, size_t B,
+    size_t H, size_t G, size_t T, void (*each)(void *arg, size_t n,
+    size_t i0, size_t rows), void *arg);
+
 /* ---------------------------------------------------------------- files */
 
 /* Whether buf (len bytes) begins as a .npy does, with NumPy's magic
  * (lib/read_npy.c); attn_is_zip (attn_io.h) is the .npz's. */
 int attn_is_npy(const char *buf, size_t len);
+
+/*
+ * A .npy whose elements are read later, a run at a time, each process of
+ * attn-mpi reading the query rows it computes (lib/read_npy.c).
+ * attn_read_npy_later reads the header of the whole file at buf (len
+ * bytes, which must stay where they are until the last read), with the
+ * reader's messages, into out's dims (its data NULL) and a reader in
+ * *later.  attn_npy_later_place gives a its data: with in_place, the
+ * elements where they lie when they can be read so (float64 as this
+ * host has them, in C order, aligned; a->lent), else zeros of the whole
+ * size, on pages untouched until read into (charged to the run's
+ * memory).  attn_npy_later_read puts elements i to i + n - 1 (in C
+ * order, as attn_read_npy numbers them) into to, or with to NULL reads
+ * them where they lie, and returns the first that breaks the rule of
+ * flags (ATTN_READ_FINITE ...), SIZE_MAX when none does;
+ * attn_npy_later_fault is the data error that attn_read_npy gives for
+ * element i.
+ */
+struct attn_npy_later;
+enum attn_status attn_read_npy_later(const char *name, const char *buf,
+    size_t len, unsigned flags, struct attn_array *out,
+    struct attn_npy_later **later, struct attn_error *err);
+enum attn_status attn_npy_later_place(const struct attn_npy_later *l,
+    int in_place, struct attn_array *a, struct attn_error *err);
+size_t attn_npy_later_read(const struct attn_npy_later *l, size_t i,
+    size_t n, double *to);
+enum attn_status attn_npy_later_fault(const struct attn_npy_later *l,
+    size_t i, struct attn_error *err);
+void attn_npy_later_free(struct attn_npy_later *l);
 
 /* ---------------------------------------------------------------- text */
 

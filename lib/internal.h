@@ -421,6 +421,11 @@ int attn_split_task_mine(const struct attn_problem *p, size_t n, size_t k,
     size_t tasks);
 int attn_split_pair_mine(const struct attn_problem *p, size_t b, size_t g);
 
+/* The query rows of a task of the streaming kernel (a multiple of
+ * ATTN_SIMD_ROWS): its tiling, lib/kernel_stream.c, and the rows of Q
+ * each process of a split reads, attn_split_rows. */
+#define ATTN_TASK_ROWS 144
+
 /* Add dS(i, j) of block n into p->sums (which must be there), as
  * grad_bias's sums take it: every backward pass calls this for the dS
  * of a block in the order of the sums (each row's keys in order, each
@@ -1154,6 +1159,11 @@ struct attn_passes {
 /* The descale factor of batch b and KV head g in m (struct attn_inputs'
  * descale_q, _k, _v): 1 when m is absent, its one element when 1 x 1. */
 double attn_descale(const struct attn_matrix *m, size_t b, size_t g);
+
+/* The stages the kernel computes for want: its own, what grad_bias and
+ * grad_sinks are reduced from after it, and output when projected is
+ * wanted (the passes make the rest). */
+unsigned attn_kernel_want(unsigned want);
 
 /*
  * Check what attn_run checks before any number is computed: that cfg and

@@ -95,7 +95,7 @@
 
 #include "internal.h"
 
-#define TASK_ROWS 144	/* query rows of a task: a multiple of ATTN_SIMD_ROWS */
+#define TASK_ROWS ATTN_TASK_ROWS	/* query rows of a task */
 #define BLOCK_KEYS ATTN_SOFTMAX_BLOCK	/* keys of a block */
 
 _Static_assert(TASK_ROWS % ATTN_SIMD_ROWS == 0,

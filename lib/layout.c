@@ -380,7 +380,9 @@ attn_array_fold_heads(struct attn_array *a, enum attn_layout layout,
 	H = a->shape[layout == ATTN_LAYOUT_BHSD ? 1 : 2];
 	S = a->shape[layout == ATTN_LAYOUT_BHSD ? 2 : 1];
 	D = a->shape[3];
-	if (layout == ATTN_LAYOUT_BHSD) {
+	/* An array whose elements are read later (attn-mpi's Q,
+	 * attn_read_npy_later: data NULL) folds its dims alone. */
+	if (layout == ATTN_LAYOUT_BHSD && a->data != NULL) {
 		/* The reader counted these numbers: no overflow. */
 		if ((to = attn_mem_array(B * H * S * D, sizeof *to)) == NULL) {
 			char doing[64];

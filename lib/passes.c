@@ -95,21 +95,29 @@ check_available(const struct attn_config *cfg, const struct attn_inputs *in,
 	return ATTN_OK;
 }
 
-enum attn_status
-attn_passes_prepare(const struct attn_config *cfg,
-    const struct attn_inputs *in, unsigned want, struct attn_passes *ps,
-    struct attn_problem *p, struct attn_error *err)
+unsigned
+attn_kernel_want(unsigned want)
 {
-	enum attn_status st;
 	/* the kernel computes the forward and backward stages, and what
 	 * grad_bias and grad_sinks are reduced from after it */
 	unsigned kernel_want = (want & ((1u << ATTN_STAGE_COUNT) - 1u) &
 	    ~ATTN_STAGES_PROJ & ~ATTN_STAGES_REDUCE) | attn_reduce_reads(want);
 
-	memset(ps, 0, sizeof *ps);
 	/* projected is made from output, which the kernel must then hold */
 	if (want & BIT(ATTN_STAGE_PROJECTED))
 		kernel_want |= BIT(ATTN_STAGE_OUTPUT);
+	return kernel_want;
+}
+
+enum attn_status
+attn_passes_prepare(const struct attn_config *cfg,
+    const struct attn_inputs *in, unsigned want, struct attn_passes *ps,
+    struct attn_problem *p, struct attn_error *err)
+{
+	const unsigned kernel_want = attn_kernel_want(want);
+	enum attn_status st;
+
+	memset(ps, 0, sizeof *ps);
 	if ((st = check_available(cfg, in, want, err)) != ATTN_OK ||
 	    (st = attn_reduce_check(in, want, err)) != ATTN_OK ||
 	    (st = attn_project_check(cfg, in, err)) != ATTN_OK)

@@ -966,3 +966,115 @@ attn_read_npy_parts(const char *name, const char *head, size_t hlen,
 	return npy_read(name, head, hlen, total, data != NULL ? data : "",
 	    flags, out, err);
 }
+
+/* ---------------------------------------------------------- read later */
+
+/* A .npy's elements, read a run at a time (attn_private.h). */
+struct attn_npy_later {
+	struct npy_header h;	/* its err is set for each message */
+	const unsigned char *data;
+	size_t size, count;
+	enum npy_kind kind;
+	int big, whole;
+	unsigned flags;
+};
+
+enum attn_status
+attn_read_npy_later(const char *name, const char *buf, size_t len,
+    unsigned flags, struct attn_array *out, struct attn_npy_later **later,
+    struct attn_error *err)
+{
+	struct attn_npy_later l;
+	enum attn_status st;
+	size_t need = 0;
+
+	memset(out, 0, sizeof *out);
+	*later = NULL;
+	memset(&l, 0, sizeof l);
+	l.kind = NPY_FLOAT;
+	l.flags = flags;
+	if ((st = npy_layout(name, buf, len, len, flags, &l.h, &l.size,
+	    &l.kind, &l.big, &l.count, &need, err)) != ATTN_OK)
+		return st;
+	l.data = (const unsigned char *)buf + l.h.end;
+	l.whole = host_floats(&l.h, l.size, l.kind, l.big);
+	l.h.err = NULL;
+	if ((*later = malloc(sizeof **later)) == NULL)
+		return attn_error_input_nomem(err, name, "reading a header");
+	**later = l;
+	out->ndim = l.h.ndim;
+	memcpy(out->shape, l.h.shape, sizeof out->shape);
+	return ATTN_OK;
+}
+
+/* Its elements where they lie, when they are float64 as this host has
+ * them, in C order and aligned; else NULL. */
+static const double *
+later_data(const struct attn_npy_later *l)
+{
+	return l->whole && l->size == sizeof(double) &&
+	    (uintptr_t)l->data % _Alignof(double) == 0 ?
+	    (const double *)(const void *)l->data : NULL;
+}
+
+enum attn_status
+attn_npy_later_place(const struct attn_npy_later *l, int in_place,
+    struct attn_array *a, struct attn_error *err)
+{
+	char doing[64];
+
+	if (in_place && later_data(l) != NULL) {
+		a->data = (double *)(uintptr_t)later_data(l);
+		a->lent = 1;
+		return ATTN_OK;
+	}
+	/* zeros, on pages untouched until a row is read into them */
+	if ((a->data = attn_mem_zalloc(l->count * sizeof(double))) != NULL)
+		return ATTN_OK;
+	snprintf(doing, sizeof doing, "reading %zu numbers", l->count);
+	return attn_error_input_nomem(err, l->h.name, doing);
+}
+
+size_t
+attn_npy_later_read(const struct attn_npy_later *l, size_t i, size_t n,
+    double *to)
+{
+	const double *x = to != NULL ? to : later_data(l) + i;
+	char num[ATTN_NUM_MAX], msg[ATTN_MSG_MAX];
+	size_t j;
+
+	if (to != NULL && l->whole && l->size == sizeof(double))
+		memcpy(to, l->data + i * l->size, n * sizeof *to);
+	else if (to != NULL && l->whole)
+		widen_floats(to, l->data + i * l->size, n);
+	else if (to != NULL)
+		for (j = 0; j < n; j++)
+			to[j] = element(l->data + file_index(&l->h, i + j) *
+			    l->size, l->size, l->kind, l->big);
+	/* the first that breaks the role's rule, as check_value tells it */
+	for (j = 0; (j += first_unplain(x + j, n - j, l->flags)) < n; j++) {
+		attn_format_number(num, x[j], 0, 0);
+		if (attn_value_fault(l->flags, x[j], num, strlen(num), msg,
+		    sizeof msg) != 0)
+			return i + j;
+	}
+	return SIZE_MAX;
+}
+
+enum attn_status
+attn_npy_later_fault(const struct attn_npy_later *l, size_t i,
+    struct attn_error *err)
+{
+	struct npy_header h = l->h;
+	const size_t at = file_index(&h, i) * l->size;
+
+	h.err = err;
+	return check_value(&h, l->flags, element(l->data + at, l->size,
+	    l->kind, l->big), i, h.end + at);
+}
+
+void
+attn_npy_later_free(struct attn_npy_later *l)
+{
+	free(l);
+}

@@ -165,6 +165,91 @@ same - $gqa --heads 4 --kv-heads 2 --causal --explain --query 3,200
 "$attn" $gqa --heads 4 --kv-heads 2 --causal -s output -o ref.npy
 same - $gqa --heads 4 --kv-heads 2 --causal --check ref.npy --emulate fp32
 
+# Q from a .npy is read by each rank for the rows it computes, once
+# every other input is read: a head of at least 2R tasks (1200 queries,
+# 9 tasks of 144) has the same rows on a rank in every head.  float64 in
+# C order where it lies, float32 widened, bhsd folded row by row; the
+# cases above read the short heads' rows so, and the backward pass's.
+gen 1200x64 15 lq1.npy		# 4 heads of 16
+"$attn" gen 1200x64 --seed 15 -f npy --npy-dtype f4 -o lq1f.npy || exit 1
+gen 700x32 16 lk1.npy		# 2 KV heads
+gen 700x32 17 lv1.npy
+gen 2x4x1200x16 18 lq4.npy	# bhsd
+gen 2x2x700x16 19 lk4.npy
+gen 2x2x700x16 20 lv4.npy
+long="--heads 4 --kv-heads 2"
+same npz lq1.npy lk1.npy lv1.npy $long --causal -s output,lse,weights
+same npz lq1f.npy lk1.npy lv1.npy $long --window 200,30 -s output,lse
+same npz lq4.npy lk4.npy lv4.npy --causal --align bottom-right \
+    --sinks sinks.txt -s output,lse
+same - lq1f.npy lk1.npy lv1.npy $long --causal -s output -f csv
+# with --grad, every row of the heads of a rank's (batch, KV head) pairs
+gen 1200x64 25 ldo1.npy
+# (--stage all before --grad, whose stages it offers)
+same npz lq1f.npy lk1.npy lv1.npy $long --causal -s all --grad ldo1.npy
+same npz lq1.npy lk1.npy lv1.npy $long --grad ldo1.npy -s output,grad_k
+# A number of Q's that is not finite, in rows another rank reads: attn's
+# line (the first in Q's order, whichever rank read it), also when
+# another input is bad too, which attn reads after Q.
+cp lq1.npy qnan.npy
+# put_nan FILE ROW COL: a float64 nan at [ROW, COL] of a .npy of attn's
+# (a 128-byte header, 64 columns)
+put_nan() {
+	printf '\000\000\000\000\000\000\370\177' | dd of="$1" bs=1 \
+	    seek=$((128 + 8 * ($2 * 64 + $3))) conv=notrunc 2>/dev/null
+}
+put_nan qnan.npy 1150 0
+put_nan qnan.npy 1100 37
+put_nan qnan.npy 1190 2
+same - qnan.npy lk1.npy lv1.npy $long --causal -s output
+same - qnan.npy lk1.npy missing.npy $long -s output
+same - qnan.npy lk1.npy lq1.npy $long -s output
+
+# No rank holds all of Q: each rank's peak resident memory at R = 2,
+# less that of a run with a Q of one task, is at most 0.65 of the one
+# rank's at R = 1 (half of Q, and of its float32 file, a rank; the rest
+# is K, V and lse, small here).  Measured by a parent of each rank
+# (getrusage of its child: Linux's ru_maxrss, in KiB).
+cat >maxrss.py <<'PY'
+import os, resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+with open("%s.%s" % (sys.argv[1], os.environ["OMPI_COMM_WORLD_RANK"]), "w") as f:
+    f.write("%d\n" % kib)
+sys.exit(rc)
+PY
+# peak R Q: the most any rank of R held, in KiB
+peak() {
+	rm -f rss.*
+	ATTN_THREADS=1 mpirun -q --oversubscribe -n "$1" python3 maxrss.py rss \
+	    "$mpi" "$2" mk.npy mv.npy --heads 4 --causal -s lse -o out.npy \
+	    </dev/null 2>got.err || echo 0
+	sort -n rss.* | tail -n 1
+}
+if command -v python3 >/dev/null 2>&1; then
+	gen 16384x512 21 mq.npy		# 64 MiB
+	"$attn" gen 16384x512 --seed 21 -f npy --npy-dtype f4 -o mqf.npy ||
+	    exit 1
+	gen 144x512 22 mq0.npy
+	gen 64x512 23 mk.npy
+	gen 64x4 24 mv.npy
+	base1=$(peak 1 mq0.npy)
+	base2=$(peak 2 mq0.npy)
+	for q in mq.npy mqf.npy; do
+		one=$(($(peak 1 $q) - base1))
+		two=$(($(peak 2 $q) - base2))
+		if [ $one -le 0 ] || [ $((two * 100)) -gt $((one * 65)) ]; then
+			bad "Q $q: a rank of 2 held $two KiB more than" \
+			    "a run of one task, one rank alone $one KiB"
+		else
+			pass=$((pass + 1))
+		fi
+	done
+	rm -f mq.npy mqf.npy out.npy
+else
+	echo "mpi: Q's memory a rank: skipped: no python3"
+fi
+
 # Text and standard input are read by rank 0 alone, which mpirun gives
 # standard input, and broadcast: a csv Q on standard input, a JSON
 # bundle, a pipe that can be read once (a FIFO, whose other readers

@@ -8,7 +8,9 @@
  * of cli/run.c (run_hooks) and slurp.c (slurp_hook) make it one job:
  *
  *   reading  a .npy or .npz is read by every process, anything else by
- *            rank 0 alone, which broadcasts its bytes (share_read).
+ *            rank 0 alone, which broadcasts its bytes (share_read); Q
+ *            from a .npy, once every input is read, only for the rows
+ *            this process computes (load_later, cli/load.h).
  *   compute  the stages in attn_run's place: each process computes its
  *            share into stages of the whole size, zero outside it, and
  *            after the kernel an MPI_Reduce with MPI_BOR over their bits
@@ -59,6 +61,7 @@
 #include "attn_io.h"
 #include "attn_private.h"
 #include "command.h"
+#include "load.h"
 #include "memory.h"
 #include "output.h"
 #include "run.h"
@@ -74,8 +77,8 @@ static int compute_whole;
  * file; and the job's stderr, for the signal line. */
 static int job_stderr = STDERR_FILENO;
 
-enum phase { PHASE_READ = 1, PHASE_COMPUTE, PHASE_MERGE, PHASE_OUTPUT,
-	PHASE_END };
+enum phase { PHASE_READ = 1, PHASE_ROWS, PHASE_COMPUTE, PHASE_MERGE,
+	PHASE_OUTPUT, PHASE_END };
 enum fault { FAULT_NONE, FAULT_KERNEL, FAULT_RANK };
 
 /* The first line of this process's messages, "attn: " left out, into
@@ -205,8 +208,9 @@ compute(const struct attn_config *cfg, const struct attn_inputs *in,
 	if (st == ATTN_OK || !compute_whole)
 		return st;
 	/* a kernel failed: the fault attn reports is the first of the
-	 * whole run's */
+	 * whole run's, with every row of Q */
 	compute_whole = 0;
+	load_rest();
 	return attn_run_split(cfg, in, want, prec, NULL, out, err);
 }
 
@@ -353,6 +357,7 @@ share_read(const char *path, struct slurp *in, struct attn_error *err)
 	}
 	MPI_Bcast(head, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 	if (head[0] == READ_EACH) {
+		in->lazy = 1;	/* Q's rows are read by those that need them */
 		st = slurp_read(path, in, err);
 		if (!all_read(st == ATTN_OK, in))
 			return st;
@@ -381,6 +386,31 @@ share_read(const char *path, struct slurp *in, struct attn_error *err)
 	}
 	return ATTN_OK;
 }
+
+/* ---------------------------------------------------------------- Q's rows */
+
+/* The rows of Q that this process computes (load.h). */
+static void
+q_rows(unsigned want, size_t B, size_t H, size_t G, size_t T,
+    void (*each)(void *arg, size_t n, size_t i0, size_t rows), void *arg)
+{
+	attn_split_rows((size_t)ranks, (size_t)rank, want, B, H, G, T, each,
+	    arg);
+}
+
+/* The least of every process's first element of Q not finite, once all
+ * have read their inputs. */
+static size_t
+q_least(size_t first)
+{
+	uint64_t mine = first == SIZE_MAX ? UINT64_MAX : (uint64_t)first, all;
+
+	sync_point(PHASE_ROWS, FAULT_NONE, 0);
+	MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+	return all == UINT64_MAX ? SIZE_MAX : (size_t)all;
+}
+
+static const struct load_later later = { q_rows, q_least };
 
 /* ---------------------------------------------------------------- signals */
 
@@ -534,6 +564,7 @@ main(int argc, char **argv)
 	signals_init();
 	run_hooks = &hooks;
 	slurp_hook = share_read;
+	load_later = &later;
 	output_stdout_known = 0;
 	if (code == 0)
 		code = command_main(argc, argv);

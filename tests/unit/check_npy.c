@@ -751,6 +751,119 @@ START_TEST(fortran_order_reads_as_numpy_reads_it)
 }
 END_TEST
 
+/*
+ * A .npy read later (attn_read_npy_later), in runs of any length, reads
+ * as attn_read_npy reads it whole: every dtype, both byte orders, C and
+ * Fortran order, the same numbers, and the same first fault at the same
+ * byte.  Case i: dtype i / 4 (f8, f4, f2), big-endian when i % 2,
+ * Fortran order when i / 2 % 2; a nan at the file's element 1000 (of
+ * 3 x 700) but when i % 3 == 2.
+ * attn_npy_later_place lends float64 in C order, as the host has it,
+ * and gives anything else zeros of the whole size.
+ */
+START_TEST(npy_read_later_reads_as_the_whole_file)
+{
+	static const char *const dtype[3] = { "f8", "f4", "f2" };
+	const size_t size = _i / 4 == 0 ? 8 : _i / 4 == 1 ? 4 : 2, n = 2100;
+	const int big = _i % 2, fortran = _i / 2 % 2;
+	unsigned char *data = malloc(n * size);
+	struct attn_array whole, later;
+	struct attn_npy_later *l = NULL;
+	struct attn_error err, lerr;
+	enum attn_status st;
+	char header[128];
+	struct npy_file f;
+	size_t i, k, run, first;
+	double *got = malloc(n * sizeof *got);
+
+	ck_assert_ptr_nonnull(data);
+	ck_assert_ptr_nonnull(got);
+	for (i = 0; i < n; i++) {
+		const double x = i == 1000 && _i % 3 != 2 ? NAN :
+		    (double)i / 8 - 100;
+
+		if (size == 2) {
+			/* i / 8 - 100 is exact in binary16: 11 bits */
+			uint16_t h = isnan(x) ? 0x7E00 : 0;
+
+			if (!isnan(x)) {
+				/* -100 .. 162.375 by eighths as binary16 */
+				double ax = fabs(x), m;
+				int e = 0;
+
+				m = frexp(ax, &e);	/* ax = m 2^e, m in [.5, 1) */
+				h = ax == 0.0 ? 0 : (uint16_t)((unsigned)(e +
+				    14) << 10 | ((unsigned)(m * 2048.0) &
+				    0x3FF));
+				if (x < 0)
+					h |= 0x8000;
+			}
+			data[2 * i + (big ? 1 : 0)] = (unsigned char)(h & 0xFF);
+			data[2 * i + (big ? 0 : 1)] = (unsigned char)(h >> 8);
+		} else {
+			put(data + size * i, x, size, big);
+		}
+	}
+	snprintf(header, sizeof header, "{'descr': '%c%s', 'fortran_order': "
+	    "%s, 'shape': (3, 700), }", big ? '>' : '<', dtype[_i / 4],
+	    fortran ? "True" : "False");
+	f = npy_build(1, header, 1, data, n * size);
+	st = npy_read(&f, ATTN_READ_FINITE, &whole, &err);
+	ck_assert_int_eq(attn_read_npy_later("q.npy", (const char *)f.buf,
+	    f.len, ATTN_READ_FINITE, &later, &l, &lerr), ATTN_OK);
+	ck_assert_ptr_null(later.data);
+	ck_assert_uint_eq(later.ndim, 2);
+	ck_assert_uint_eq(later.shape[0], 3);
+	ck_assert_uint_eq(later.shape[1], 700);
+	/* runs of 1 to 600 elements, the first fault the least of theirs */
+	for (run = 1; run <= 600; run = run * 3 + 1) {
+		first = SIZE_MAX;
+		for (i = 0; i < n; i += k) {
+			size_t bad;
+
+			k = n - i < run ? n - i : run;
+			bad = attn_npy_later_read(l, i, k, got + i);
+			first = bad < first ? bad : first;
+		}
+		if (st != ATTN_OK) {
+			/* element 1000 of the file, in C order */
+			ck_assert_uint_eq(first, fortran ? 1000 % 3 * 700 +
+			    1000 / 3 : 1000);
+			memset(&lerr, 0, sizeof lerr);
+			ck_assert_int_eq(attn_npy_later_fault(l, first, &lerr),
+			    ATTN_ERR_DATA);
+			ck_assert_str_eq(lerr.msg, err.msg);
+			ck_assert_uint_eq(lerr.offset, err.offset);
+			continue;
+		}
+		ck_assert_uint_eq(first, SIZE_MAX);
+		for (i = 0; i < n; i++)
+			ck_assert_msg(memcmp(&got[i], &whole.data[i], 8) == 0,
+			    "%s element %zu: %.17g, not %.17g", header, i,
+			    got[i], whole.data[i]);
+	}
+	ck_assert_int_eq(st != ATTN_OK, _i % 3 != 2);
+	/* the place: lent where it lies, or zeros */
+	ck_assert_int_eq(attn_npy_later_place(l, 1, &later, &lerr), ATTN_OK);
+	if (size == 8 && !big && !fortran) {
+		ck_assert_int_eq(later.lent, 1);
+		ck_assert_ptr_eq(later.data, f.buf + f.len - n * size);
+		ck_assert_uint_eq(attn_npy_later_read(l, 0, n, NULL),
+		    st != ATTN_OK ? 1000 : SIZE_MAX);
+	} else {
+		ck_assert_int_eq(later.lent, 0);
+		for (i = 0; i < n; i++)
+			ck_assert(later.data[i] == 0.0);
+	}
+	attn_array_free(&later);
+	attn_array_free(&whole);
+	attn_npy_later_free(l);
+	free(f.buf);
+	free(data);
+	free(got);
+}
+END_TEST
+
 Suite *
 npy_suite(void)
 {
@@ -779,6 +892,8 @@ npy_suite(void)
 	    0, 2 * NCASES(ways));
 	tcase_add_test(shape, fortran_order_reads_as_numpy_reads_it);
 	tcase_add_test(shape, npy_in_two_pieces_reads_as_the_file);
+	tcase_add_loop_test(shape, npy_read_later_reads_as_the_whole_file, 0,
+	    12);
 	tcase_add_loop_test(fault, faults_name_their_byte_and_what_was_found,
 	    0, NCASES(faults));
 	suite_add_tcase(s, fault);

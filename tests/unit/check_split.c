@@ -72,6 +72,82 @@ START_TEST(causal_shares_cost_alike)
 }
 END_TEST
 
+/* The rows of Q a process reads (attn_split_rows) are those of the
+ * tasks it owns, each row of each head read by one process; a head of at
+ * least 2R tasks has the same rows read in every head, so that a process
+ * reads no other rows of a stack whose rows hold every head.  With a
+ * backward stage, or grad_bias (reduced from one), they are every row of
+ * the heads of its (batch, KV head) pairs. */
+struct rows_seen {
+	size_t heads, T, rank, ranks;
+	unsigned char *seen;	/* heads x T, the rank + 1 that read it */
+	size_t calls, last_n, last_end;
+};
+
+static void
+rows_each(void *arg, size_t n, size_t i0, size_t rows)
+{
+	struct rows_seen *rs = arg;
+	size_t i;
+
+	ck_assert_uint_lt(n, rs->heads);
+	ck_assert_uint_gt(rows, 0);
+	ck_assert_uint_le(i0 + rows, rs->T);
+	/* in order, runs apart (a run is as long as it can be) */
+	ck_assert(rs->calls == 0 || n > rs->last_n || i0 > rs->last_end);
+	for (i = i0; i < i0 + rows; i++) {
+		ck_assert_uint_eq(rs->seen[n * rs->T + i], 0);
+		rs->seen[n * rs->T + i] = (unsigned char)(rs->rank + 1);
+	}
+	rs->calls++;
+	rs->last_n = n;
+	rs->last_end = i0 + rows;
+}
+
+START_TEST(each_process_reads_the_rows_of_its_tasks)
+{
+	static const size_t Ts[] = { 1, 143, 144, 145, 300, 1200, 5000 };
+	static const unsigned wants[3] = {
+		ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT),
+		ATTN_STAGE_BIT(ATTN_STAGE_GRAD_Q),
+		ATTN_STAGE_BIT(ATTN_STAGE_GRAD_BIAS),
+	};
+	const unsigned want = wants[_i];
+	const size_t B = 2, H = 6, G = 3, heads = B * H;
+	size_t ranks, t, n, i, k;
+
+	for (ranks = 1; ranks <= MAX_RANKS; ranks++)
+		for (t = 0; t < sizeof Ts / sizeof Ts[0]; t++) {
+			const size_t T = Ts[t];
+			const size_t tasks = (T + ATTN_TASK_ROWS - 1) /
+			    ATTN_TASK_ROWS;
+			struct rows_seen rs = { heads, T, 0, ranks, NULL, 0, 0,
+			    0 };
+
+			rs.seen = calloc(heads * T, 1);
+			ck_assert_ptr_nonnull(rs.seen);
+			for (rs.rank = 0; rs.rank < ranks; rs.rank++) {
+				rs.calls = 0;
+				attn_split_rows(ranks, rs.rank, want, B, H, G,
+				    T, rows_each, &rs);
+			}
+			for (n = 0; n < heads; n++)
+				for (i = 0; i < T; i++) {
+					k = i / ATTN_TASK_ROWS;
+					ck_assert_uint_eq(rs.seen[n * T + i],
+					    (_i == 0 ? attn_split_task_owner(
+					    ranks, n, k, tasks) :
+					    attn_split_pair_owner(ranks, n / H *
+					    G + n % H / (H / G))) + 1);
+					if (_i == 0 && tasks >= 2 * ranks)
+						ck_assert_uint_eq(rs.seen[n *
+						    T + i], rs.seen[i]);
+				}
+			free(rs.seen);
+		}
+}
+END_TEST
+
 /* The shares of ranks processes, run one after the other in this one:
  * first each run keeps a copy of its share and stops, then a last run
  * merges them all (as attn-mpi's merge does over MPI, by bits). */
@@ -238,6 +314,8 @@ split_suite(void)
 
 	tcase_add_test(tc, every_task_has_one_owner);
 	tcase_add_test(tc, causal_shares_cost_alike);
+	tcase_add_loop_test(tc, each_process_reads_the_rows_of_its_tasks, 0,
+	    3);
 	tcase_add_loop_test(tc, merged_shares_are_the_whole_runs_bytes, 0,
 	    SPLIT_CASES);
 	suite_add_tcase(s, tc);
