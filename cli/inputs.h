@@ -41,10 +41,11 @@ struct inputs {
 	double *descale[3];	/* --descale-q, -k, -v given as a number */
 	enum caches caches;		/* K and V are caches (paged.h) */
 	struct attn_matrix gathered[2];	/* their keys in use (paged.c) */
-	/* Q read later, attn-mpi's process reading the rows it computes
-	 * (load.h); NULL when read whole */
+	/* Q from a .npy read later, attn-mpi's process reading the rows
+	 * it computes (load.h); NULL when read whole */
 	struct attn_npy_later *q_later;
 	int q_heads_first;		/* Q was 4-D in bhsd (layout.c) */
+	int q_scattered;		/* Q read by rank 0, its rows sent */
 };
 
 /* What operand i is called in messages: Q, K and V (mask, bias, dO,

@@ -109,24 +109,35 @@ bundle_misplaced(const char *name, const char *option,
  * an operand.  A file in memory (the session's), which outlives the run,
  * is read in place where its layout allows (float64 .npy in C order), a
  * mask's excepted, whose 0s and 1s are rewritten; with ATTN_READ_IN_PLACE
- * in flags, so is a file that slurp_keep keeps mapped.  With later not
- * NULL, a .npy that slurp_keep keeps mapped has its header read alone,
- * and its reader put in *later (attn_read_npy_later). */
+ * in flags, so is a file that slurp_keep keeps mapped.  With qin not
+ * NULL, Q is read later (load.h): a .npy that slurp_keep keeps mapped
+ * has its header read alone, its reader put in qin->q_later
+ * (attn_read_npy_later); any other file is read by one process alone
+ * (slurp_alone), which gives the others its dims (qin->q_scattered). */
 static enum attn_status
 load_array_later(const char *path, const char *option, unsigned flags,
-    size_t threads, struct attn_array *a, struct attn_npy_later **later,
+    size_t threads, struct attn_array *a, struct inputs *qin,
     struct attn_error *err)
 {
 	const char *name = display_name(path);
 	enum attn_status status;
 	struct slurp f;
+	int alone;
 
-	if ((status = slurp_parts(path, &f, err)) != ATTN_OK)
+	slurp_alone = qin != NULL;
+	status = slurp_parts(path, &f, err);
+	slurp_alone = 0;
+	if (status != ATTN_OK)
 		return status;
-	if (later != NULL && f.data == NULL && attn_is_npy(f.buf, f.len) &&
+	if ((alone = f.alone) < 0) {
+		/* another process reads it */
+		qin->q_scattered = 1;
+		return load_later->dims(a, err);
+	}
+	if (qin != NULL && f.data == NULL && attn_is_npy(f.buf, f.len) &&
 	    (f.lent || slurp_keep(&f))) {
 		status = attn_read_npy_later(name, f.buf, f.len, flags &
-		    ~(unsigned)ATTN_READ_IN_PLACE, a, later, err);
+		    ~(unsigned)ATTN_READ_IN_PLACE, a, &qin->q_later, err);
 		slurp_release(&f);
 		return status;
 	}
@@ -144,6 +155,10 @@ load_array_later(const char *path, const char *option, unsigned flags,
 		status = attn_read_array_threads(name, f.buf, f.len,
 		    ATTN_FMT_AUTO, flags, threads, a, err);
 	slurp_release(&f);
+	if (status == ATTN_OK && alone > 0) {
+		qin->q_scattered = 1;
+		status = load_later->dims(a, err);
+	}
 	return status;
 }
 
@@ -296,17 +311,24 @@ q_later_wanted(const struct options *o)
 }
 
 /* Q's rows read into its stack: B x T rows of H heads of d_k columns,
- * from the file's bshd order, or bhsd (in->q_heads_first). */
+ * from the file's bshd order, or bhsd (in->q_heads_first); or sent to
+ * the stack from another process's (in->q_scattered). */
 struct fill {
 	const struct inputs *in;
 	double *data;		/* NULL: read where they lie */
-	size_t B, T, H, d_k;
+	size_t B, T, H, G, d_k;
 	size_t first;		/* the first element not finite */
+	/* scattered: rows one after another, cap of them at most, sent to
+	 * process `to` a pack at a time, total of them (or unpacked) */
+	double *pack;
+	size_t packed, cap, done, total, to;
+	int unpack;		/* from pack into data, not from data */
 };
 
 static struct fill rest;	/* the rows not read yet (load_rest) */
 
-/* attn_split_rows' each: rows i0 to i0 + rows - 1 of head n (b*H + h). */
+/* attn_split_rows' each: rows i0 to i0 + rows - 1 of head n (b*H + h),
+ * read from the file. */
 static void
 fill_rows(void *arg, size_t n, size_t i0, size_t rows)
 {
@@ -321,6 +343,105 @@ fill_rows(void *arg, size_t n, size_t i0, size_t rows)
 		    f->d_k : to, f->d_k, f->data != NULL ? f->data + to : NULL);
 		f->first = bad < f->first ? bad : f->first;
 	}
+}
+
+/* attn_split_rows' each for a scattered Q: the rows counted (pack
+ * NULL), or packed from the stack and sent, a pack at a time, or
+ * received and unpacked into it. */
+static void
+pack_rows(void *arg, size_t n, size_t i0, size_t rows)
+{
+	struct fill *f = arg;
+	const size_t b = n / f->H, h = n % f->H;
+	size_t t;
+
+	if (f->pack == NULL) {
+		f->total += rows;
+		return;
+	}
+	for (t = i0; t < i0 + rows; t++) {
+		double *at = f->data + ((b * f->T + t) * f->H + h) * f->d_k;
+		double *in_pack = f->pack + f->packed * f->d_k;
+
+		if (f->unpack && f->packed == 0)
+			load_later->recv(f->pack, (f->total - f->done < f->cap ?
+			    f->total - f->done : f->cap) * f->d_k);
+		memcpy(f->unpack ? at : in_pack, f->unpack ? in_pack : at,
+		    f->d_k * sizeof *at);
+		if (++f->packed < f->cap && f->done + f->packed < f->total)
+			continue;
+		if (!f->unpack)
+			load_later->send(f->pack, f->packed * f->d_k, f->to);
+		f->done += f->packed;
+		f->packed = 0;
+	}
+}
+
+/* The rows of Q that process rank reads in a run of want
+ * (attn_split_rows), given to pack_rows: counted into *f's total when
+ * its pack is NULL, else sent to rank or received from rank 0. */
+static void
+pack_rows_of(const struct options *o, struct fill *f, size_t rank)
+{
+	f->packed = 0;
+	f->done = 0;
+	f->to = rank;
+	attn_split_rows(load_later->ranks, rank, print_wants(o), f->B, f->H,
+	    f->G, f->T, pack_rows, f);
+}
+
+/* The bytes a pack of a scattered Q's rows holds at most, whatever Q's
+ * size: a message long enough that MPI sends it at the link's rate. */
+#define PACK_BYTES ((size_t)1 << 20)
+
+/* A scattered Q (read by rank 0 alone, into its stack whole): every
+ * other process's stack made zeros of the whole size, then its rows
+ * sent to it, a pack at a time, once every process has come this far
+ * (the meeting of least); every row to every process when the shapes
+ * are not those of heads (split 0). */
+static enum attn_status
+scatter_rows(const struct options *o, struct inputs *in, struct fill *f,
+    int split, struct attn_error *err)
+{
+	struct attn_array *a = &in->arr[IN_Q];
+	const struct attn_matrix m = attn_array_matrix(a);
+	const size_t rank = load_later->rank;
+	struct attn_matrix zeros, pack;
+	enum attn_status status;
+	size_t k;
+
+	memset(&pack, 0, sizeof pack);
+	if (rank != 0) {
+		if ((status = attn_matrix_alloc(&zeros, m.rows, m.cols, err)) !=
+		    ATTN_OK)
+			return status;
+		a->data = zeros.data;
+	}
+	f->data = a->data;
+	/* the pack, made before the meeting, where a refusal is still
+	 * every process's news */
+	f->cap = split ? PACK_BYTES / sizeof(double) / f->d_k : 0;
+	f->cap = f->cap > 0 ? f->cap : 1;
+	if (split && load_later->ranks > 1 &&
+	    (status = attn_matrix_alloc(&pack, f->cap, f->d_k, err)) !=
+	    ATTN_OK)
+		return status;
+	(void)load_later->least(SIZE_MAX);
+	for (k = 1; split && k < load_later->ranks; k++) {
+		if (rank != 0 && k != rank)
+			continue;
+		f->pack = NULL;
+		f->total = 0;
+		pack_rows_of(o, f, k);		/* counted */
+		f->pack = pack.data;
+		f->unpack = rank != 0;
+		pack_rows_of(o, f, k);
+	}
+	attn_matrix_free(&pack);
+	f->pack = NULL;
+	if (!split)
+		load_later->bcast(a->data, m.rows * m.cols);
+	return ATTN_OK;
 }
 
 /* The first of Q's n elements that is not finite, SIZE_MAX for none:
@@ -351,9 +472,10 @@ load_q_rows(const struct options *o, struct inputs *in,
 	const struct attn_matrix m = attn_array_matrix(a);
 	enum attn_status status;
 	struct fill f;
-	size_t G;
+	int split;
 
-	if (in->q_later == NULL) {
+	memset(&rest, 0, sizeof rest);
+	if (in->q_later == NULL && !in->q_scattered) {
 		(void)load_later->least(SIZE_MAX);
 		return ATTN_OK;
 	}
@@ -361,18 +483,28 @@ load_q_rows(const struct options *o, struct inputs *in,
 	f.in = in;
 	f.B = in->in.batches;
 	f.H = o->cfg.heads;
+	f.G = o->cfg.kv_heads != 0 ? o->cfg.kv_heads : f.H;
 	f.first = SIZE_MAX;
+	split = f.B > 0 && f.H > 0 && m.rows > 0 && m.cols > 0 &&
+	    m.rows % f.B == 0 && m.cols % f.H == 0 && f.G > 0 &&
+	    f.H % f.G == 0;
+	if (split) {
+		f.T = m.rows / f.B;
+		f.d_k = m.cols / f.H;
+	}
+	if (in->q_scattered) {
+		if ((status = scatter_rows(o, in, &f, split, err)) == ATTN_OK &&
+		    split)
+			rest = f;
+		return status;
+	}
 	if ((status = attn_npy_later_place(in->q_later, !in->q_heads_first ||
 	    f.H == 1, a, err)) != ATTN_OK)
 		return status;
 	f.data = a->lent ? NULL : a->data;
-	G = o->cfg.kv_heads != 0 ? o->cfg.kv_heads : f.H;
-	if (f.B > 0 && f.H > 0 && m.rows % f.B == 0 && m.cols % f.H == 0 &&
-	    G > 0 && f.H % G == 0) {
-		f.T = m.rows / f.B;
-		f.d_k = m.cols / f.H;
-		load_later->rows(print_wants(o), f.B, f.H, G, f.T, fill_rows,
-		    &f);
+	if (split) {
+		attn_split_rows(load_later->ranks, load_later->rank,
+		    print_wants(o), f.B, f.H, f.G, f.T, fill_rows, &f);
 		rest = f;
 	} else {
 		f.first = attn_npy_later_read(in->q_later, 0, m.rows * m.cols,
@@ -388,11 +520,14 @@ load_rest(void)
 {
 	size_t n;
 
+	/* a scattered Q's rows from rank 0, where every process comes */
+	if (rest.in != NULL && rest.in->q_scattered)
+		load_later->bcast(rest.data, rest.B * rest.T * rest.H *
+		    rest.d_k);
 	/* read where they lie, every row is there */
-	if (rest.data == NULL)
-		return;
-	for (n = 0; n < rest.B * rest.H; n++)
-		fill_rows(&rest, n, 0, rest.T);
+	else if (rest.data != NULL)
+		for (n = 0; n < rest.B * rest.H; n++)
+			fill_rows(&rest, n, 0, rest.T);
 	memset(&rest, 0, sizeof rest);
 }
 
@@ -755,7 +890,7 @@ load_all(struct options *o, struct inputs *in, struct attn_error *err)
 			in->name[i] = display_name(o->operands[i]);
 			if ((status = load_array_later(o->operands[i], NULL,
 			    operand_flags(in, i), j, &in->arr[i], i == IN_Q &&
-			    q_later_wanted(o) ? &in->q_later : NULL, err)) !=
+			    q_later_wanted(o) ? in : NULL, err)) !=
 			    ATTN_OK)
 				return status;
 		}

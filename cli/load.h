@@ -18,24 +18,32 @@ enum attn_status load_inputs(struct options *o, struct inputs *in,
     struct attn_error *err);
 
 /*
- * attn-mpi's (cli/mpi/main.c): when set, Q from a .npy file is read in
- * two steps where nothing but the kernel reads it (no --check, --query,
- * --explain, --arithmetic, page, q stage, --emulate, layer, RoPE,
- * --descale-q or packed queries): its header with the other inputs, and
- * once they are all read, only the rows that this process reads for the
- * stages want, for which rows calls each (attn_split_rows).  least is called once in
- * every process that has read its inputs, whether Q was read so or
- * not, with the index of the first element of Q that it found not
- * finite (SIZE_MAX: none), and returns the least of every process's:
- * that element's fault is then every process's, as attn reads it.  When
- * reading another input fails after Q's header, all of Q is read first,
- * so that a fault of Q's is told first, as attn tells it.
+ * attn-mpi's (cli/mpi/main.c): when set, Q is read in two steps where
+ * nothing but the kernel reads it (no --check, --query, --explain,
+ * --arithmetic, page, q stage, --emulate, layer, RoPE, --descale-q or
+ * packed queries), so that process rank of ranks holds the rows that
+ * its share of the kernel's work reads (attn_split_rows) and no others.
+ * A .npy file: its header with the other inputs, and once they are all
+ * read, those rows, by each process.  Any other file (text, standard
+ * input): read by rank 0 alone (slurp_alone), which gives its dims to
+ * the others (dims: called by rank 0 once it has read it, and by every
+ * other process instead of reading it), and once every input is read,
+ * sends each process its rows (send, recv; bcast, every row to every
+ * process).  least is called once in every process that has read its
+ * inputs, whichever the file, with the index of the first element of Q
+ * that it found not finite (SIZE_MAX: none), and returns the least of
+ * every process's: that element's fault is then every process's, as
+ * attn reads it.  When reading another input fails after a .npy Q's
+ * header, all of Q is read first, so that a fault of Q's is told first,
+ * as attn tells it.
  */
 struct load_later {
-	void (*rows)(unsigned want, size_t B, size_t H, size_t G, size_t T,
-	    void (*each)(void *arg, size_t n, size_t i0, size_t rows),
-	    void *arg);
+	size_t rank, ranks;
 	size_t (*least)(size_t first);
+	enum attn_status (*dims)(struct attn_array *a, struct attn_error *err);
+	void (*send)(const double *p, size_t n, size_t to);
+	void (*recv)(double *p, size_t n);
+	void (*bcast)(double *p, size_t n);
 };
 extern const struct load_later *load_later;
 

@@ -286,6 +286,7 @@ slurp_lent(const struct slurp_memory *mem, const char *name, int parts,
 }
 
 slurp_hook_fn *slurp_hook;
+int slurp_alone;
 
 enum attn_status
 slurp_read(const char *path, struct slurp *in, struct attn_error *err)

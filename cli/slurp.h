@@ -27,6 +27,8 @@ struct slurp {
 	int lazy;	/* set before slurp_read: a mapping's pages are read
 			 * when a reader reads them, not all first (slurp_hook's,
 			 * for a .npy of which it may read a part) */
+	int alone;	/* slurp_hook's, with slurp_alone: this process read
+			 * it alone (1), or another did (-1: nothing here) */
 	/* slurp_parts of a .npy in two pieces: buf[0..len) its header,
 	 * data[0..dlen) its data (lent too); NULL otherwise */
 	const char *data;
@@ -88,6 +90,11 @@ void slurp_memory(const struct slurp_memory *files, size_t n);
 typedef enum attn_status slurp_hook_fn(const char *path, struct slurp *in,
     struct attn_error *err);
 extern slurp_hook_fn *slurp_hook;
+
+/* Set around a read that one process may make alone (attn-mpi's Q,
+ * load.h): slurp_hook may then read any file but a NumPy one in that
+ * process alone, and leave in->alone -1 in the others. */
+extern int slurp_alone;
 
 /* A file from disk or standard input ("-") into in, zeroed: what
  * slurp_file does for a file not in memory. */

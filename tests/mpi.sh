@@ -12,15 +12,19 @@
 # standard error too.  Text, standard input and a FIFO, which rank 0
 # alone reads, give the same bytes.
 # Inputs are long enough (300 queries, 3 tasks a head) that every rank
-# has rows of its own.
+# has rows of its own.  Q read by rows (a .npy by each rank, text sent
+# by rank 0 in packs): the same bytes with heads of 9 tasks, a fault of
+# Q's told as attn tells it, and each rank's peak memory at R = 2 at
+# most 0.65 of one rank's.
 # Faults: bad input every rank sees (attn's line, once, attn's status);
 # an overflow in the kernel (the fault attn reports first); memory
 # refused on one rank of three (ATTN_MAX_MEMORY for that rank alone:
-# "attn: rank 1: ..." and attn's status 71); one rank of three killed
-# by SIGTERM (one line naming it, status 143), or SIGKILL (rank 0's
-# line), or all three by SIGTERM at once (a line each); and in each,
-# nothing at -o FILE's name and no temporary file left.  Last, the benchmark
-# (bench/mpi.sh) runs on a small case, so that it cannot rot.
+# "attn: rank 1: ...", attn's status 71, also for Q's rows); one rank
+# of three killed by SIGTERM (one line naming it, status 143), or
+# SIGKILL (rank 0's line), or all three by SIGTERM at once (a line
+# each); and in each, nothing at -o FILE's name and no temporary file
+# left.  Last, the benchmark (bench/mpi.sh) runs on a small case, so
+# that it cannot rot.
 set -u
 
 [ $# -eq 2 ] || { echo "usage: mpi.sh ATTN ATTN_MPI" >&2; exit 2; }
@@ -218,12 +222,14 @@ with open("%s.%s" % (sys.argv[1], os.environ["OMPI_COMM_WORLD_RANK"]), "w") as f
     f.write("%d\n" % kib)
 sys.exit(rc)
 PY
-# peak R Q: the most any rank of R held, in KiB
+# peak R Q [TEXT]: the most any rank of R held, in KiB, but rank 0 when
+# Q is TEXT (read by rank 0 alone)
 peak() {
 	rm -f rss.*
 	ATTN_THREADS=1 mpirun -q --oversubscribe -n "$1" python3 maxrss.py rss \
 	    "$mpi" "$2" mk.npy mv.npy --heads 4 --causal -s lse -o out.npy \
 	    </dev/null 2>got.err || echo 0
+	[ $# -gt 2 ] && [ "$1" -gt 1 ] && rm -f rss.0
 	sort -n rss.* | tail -n 1
 }
 if command -v python3 >/dev/null 2>&1; then
@@ -235,9 +241,14 @@ if command -v python3 >/dev/null 2>&1; then
 	gen 64x4 24 mv.npy
 	base1=$(peak 1 mq0.npy)
 	base2=$(peak 2 mq0.npy)
-	for q in mq.npy mqf.npy; do
+	# (text: rank 1's, where rank 0 holds the text and all of Q)
+	"$attn" gen 8192x512 --seed 21 -f csv -o mq.csv || exit 1
+	for q in mq.npy mqf.npy mq.csv; do
 		one=$(($(peak 1 $q) - base1))
-		two=$(($(peak 2 $q) - base2))
+		case $q in
+		*.csv) two=$(($(peak 2 $q text) - base2)) ;;
+		*) two=$(($(peak 2 $q) - base2)) ;;
+		esac
 		if [ $one -le 0 ] || [ $((two * 100)) -gt $((one * 65)) ]; then
 			bad "Q $q: a rank of 2 held $two KiB more than" \
 			    "a run of one task, one rank alone $one KiB"
@@ -245,13 +256,31 @@ if command -v python3 >/dev/null 2>&1; then
 			pass=$((pass + 1))
 		fi
 	done
-	rm -f mq.npy mqf.npy out.npy
+	rm -f mq.npy mqf.npy mq.csv out.npy
 else
 	echo "mpi: Q's memory a rank: skipped: no python3"
 fi
 
+# Q as text (or JSON) is read by rank 0 alone, which sends each rank
+# its rows, 1 MiB at a time: 1200 rows of 512 columns come in several.
+"$attn" gen 1200x64 --seed 15 -f csv -o lq1.csv || exit 1
+"$attn" gen 2x4x1200x16 --seed 18 -f json -o lq4.json || exit 1
+"$attn" gen 1200x512 --seed 26 -f csv -o wq.csv || exit 1
+gen 300x512 27 wk.npy
+gen 300x8 28 wv.npy
+same npz lq1.csv lk1.npy lv1.npy $long --causal -s output,lse
+same npz lq1.csv lk1.npy lv1.npy $long --causal --grad ldo1.npy \
+    -s output,grad_q,grad_k
+same npz lq4.json lk4.npy lv4.npy --window 100,100 -s output,lse
+same npy wq.csv wk.npy wv.npy --causal --align bottom-right -s output
+# a fault in it: rank 0's, attn's line
+sed '700s/^[^,]*,/nan,/' lq1.csv >qnan.csv
+sed '900s/,/,,/' lq1.csv >qbad.csv
+same - qnan.csv lk1.npy lv1.npy $long -s output
+same - qbad.csv lk1.npy missing.npy $long -s output
+
 # Text and standard input are read by rank 0 alone, which mpirun gives
-# standard input, and broadcast: a csv Q on standard input, a JSON
+# standard input, and broadcast (Q's rows sent, as above): a csv Q on standard input, a JSON
 # bundle, a pipe that can be read once (a FIFO, whose other readers
 # would wait for a writer forever: so under timeout).
 "$attn" gen 300x32 --seed 1 -f csv -o q.csv || exit 1
@@ -312,21 +341,31 @@ ATTN_MAX_MEMORY=1M run_mpi 3 $qkv --heads 4 -s weights -f csv \
 got=$?
 fault_ok "a T x S stage over the limit" 71 \
     'attn: the inputs .* take more than ATTN_MAX_MEMORY (1048576 bytes)'
+# refused_on_1 WHAT LIMIT LINE ARGS...: the job of 3 with ATTN_MAX_MEMORY
+# LIMIT for rank 1 alone fails as fault_ok says, with LINE.
+refused_on_1() {
+	what=$1 limit=$2 line=$3
+	shift 3
+	mpirun -q --oversubscribe -n 1 "$mpi" "$@" -o out.npz : \
+	    -n 1 -x ATTN_MAX_MEMORY="$limit" "$mpi" "$@" -o out.npz : \
+	    -n 1 "$mpi" "$@" -o out.npz 2>got.err
+	got=$?
+	fault_ok "$what" 71 "$line"
+}
 # Memory refused on rank 1 of 3 alone.
-args="$qkv --heads 4 --causal -s all"
-mpirun -q --oversubscribe -n 1 "$mpi" $args -o out.npz : \
-    -n 1 -x ATTN_MAX_MEMORY=100000 "$mpi" $args -o out.npz : \
-    -n 1 "$mpi" $args -o out.npz 2>got.err
-got=$?
-fault_ok "memory refused on rank 1" 71 'attn: rank 1: .*ATTN_MAX_MEMORY.*'
-# ... and for the bytes rank 0 read and broadcast.
-args="q.csv k.npy v.npy --heads 4 --causal -s all"
-mpirun -q --oversubscribe -n 1 "$mpi" $args -o out.npz : \
-    -n 1 -x ATTN_MAX_MEMORY=100000 "$mpi" $args -o out.npz : \
-    -n 1 "$mpi" $args -o out.npz 2>got.err
-got=$?
-fault_ok "memory refused on rank 1 for rank 0's bytes" 71 \
-    'attn: rank 1: q.csv: .*ATTN_MAX_MEMORY.*'
+refused_on_1 "memory refused on rank 1" 100000 \
+    'attn: rank 1: .*ATTN_MAX_MEMORY.*' $qkv --heads 4 --causal -s all
+# ... and for the bytes rank 0 read and broadcast (K's: Q's rows are
+# sent, not its bytes).
+"$attn" gen 260x32 --seed 2 -f csv -o k.csv || exit 1
+refused_on_1 "memory refused on rank 1 for rank 0's bytes" 100000 \
+    'attn: rank 1: k.csv: .*ATTN_MAX_MEMORY.*' q.npy k.csv v.npy \
+    --heads 4 --causal -s all
+# ... and for the rows of Q rank 0 read and sends: refused before rank
+# 0 sends any.
+refused_on_1 "memory refused on rank 1 for Q's rows" 700000 \
+    'attn: rank 1: allocating a 1200x64 matrix .*ATTN_MAX_MEMORY.*' \
+    lq1.csv lk1.npy lv1.npy $long -s output
 
 # The ranks $2 (1, or "0 1 2": a grep pattern of rank numbers) of 3
 # killed by signal $1 while they compute (a run of 60000 queries, 6 s of

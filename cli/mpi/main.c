@@ -8,9 +8,11 @@
  * of cli/run.c (run_hooks) and slurp.c (slurp_hook) make it one job:
  *
  *   reading  a .npy or .npz is read by every process, anything else by
- *            rank 0 alone, which broadcasts its bytes (share_read); Q
- *            from a .npy, once every input is read, only for the rows
- *            this process computes (load_later, cli/load.h).
+ *            rank 0 alone, which broadcasts its bytes (share_read); Q,
+ *            where the kernel alone reads it, only for the rows this
+ *            process computes, once every input is read: from a .npy by
+ *            each process, else by rank 0 alone, which sends each
+ *            process its rows (load_later, cli/load.h).
  *   compute  the stages in attn_run's place: each process computes its
  *            share into stages of the whole size, zero outside it, and
  *            after the kernel an MPI_Reduce with MPI_BOR over their bits
@@ -241,7 +243,9 @@ static const struct run_hooks hooks = { compute, output, holds_whole };
  * from its own disk or the shared one, as attn reads it; anything else
  * (text, standard input, a pipe) is read once, by rank 0, and its bytes
  * broadcast, so that standard input, which mpirun gives to rank 0 alone,
- * and a pipe, which can be read once, are the same input everywhere.
+ * and a pipe, which can be read once, are the same input everywhere;
+ * with slurp_alone (Q's), rank 0 reads it and the others do not, and
+ * load.c shares what they need.
  * After each read the processes agree that all of them have it; when one
  * has not, it fails as attn would, and the others wait for its line at
  * the end (sync_point).  Each read begins with a meeting, where a process
@@ -249,7 +253,7 @@ static const struct run_hooks hooks = { compute, output, holds_whole };
  * the end; within a read every process makes the same calls, whatever
  * its own read did.
  */
-enum { READ_BROADCAST, READ_EACH };
+enum { READ_BROADCAST, READ_EACH, READ_ALONE };
 
 /* A regular file that begins as NumPy's do: a .npy, or a .npz, a zip
  * archive (attn_is_zip).  Anything else is not opened here: opening a
@@ -348,8 +352,9 @@ share_read(const char *path, struct slurp *in, struct attn_error *err)
 
 	sync_point(PHASE_READ, FAULT_NONE, 0);
 	if (rank == 0) {
-		head[0] = numpy_file(path) ? READ_EACH : READ_BROADCAST;
-		if (head[0] == READ_BROADCAST)
+		head[0] = numpy_file(path) ? READ_EACH : slurp_alone ?
+		    READ_ALONE : READ_BROADCAST;
+		if (head[0] != READ_EACH)
 			st = slurp_read(path, in, err);
 		head[1] = (uint64_t)st;
 		head[2] = st == ATTN_OK && head[0] == READ_BROADCAST ?
@@ -372,6 +377,11 @@ share_read(const char *path, struct slurp *in, struct attn_error *err)
 		return attn_error_set(err, ATTN_ERR_INTERNAL, NULL, 0, 0,
 		    "rank 0 failed to read and did not say so");
 	}
+	if (head[0] == READ_ALONE) {
+		/* rank 0's alone: the others get its dims (load.h) */
+		in->alone = rank == 0 ? 1 : -1;
+		return ATTN_OK;
+	}
 	len = (size_t)head[2];
 	if (rank != 0)
 		st = receiver(strcmp(path, "-") == 0 ? STDIN_NAME : path, len,
@@ -389,17 +399,8 @@ share_read(const char *path, struct slurp *in, struct attn_error *err)
 
 /* ---------------------------------------------------------------- Q's rows */
 
-/* The rows of Q that this process computes (load.h). */
-static void
-q_rows(unsigned want, size_t B, size_t H, size_t G, size_t T,
-    void (*each)(void *arg, size_t n, size_t i0, size_t rows), void *arg)
-{
-	attn_split_rows((size_t)ranks, (size_t)rank, want, B, H, G, T, each,
-	    arg);
-}
-
 /* The least of every process's first element of Q not finite, once all
- * have read their inputs. */
+ * have read their inputs (load.h). */
 static size_t
 q_least(size_t first)
 {
@@ -410,7 +411,64 @@ q_least(size_t first)
 	return all == UINT64_MAX ? SIZE_MAX : (size_t)all;
 }
 
-static const struct load_later later = { q_rows, q_least };
+/* Rank 0's dims of the Q it read alone, given to every process once all
+ * have come this far. */
+static enum attn_status
+q_dims(struct attn_array *a, struct attn_error *err)
+{
+	uint64_t d[1 + ATTN_MAX_DIMS];
+	size_t k;
+
+	(void)err;
+	sync_point(PHASE_READ, FAULT_NONE, 0);
+	d[0] = a->ndim;
+	for (k = 0; k < ATTN_MAX_DIMS; k++)
+		d[1 + k] = a->shape[k];
+	MPI_Bcast(d, 1 + ATTN_MAX_DIMS, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	if (rank != 0) {
+		memset(a, 0, sizeof *a);
+		a->ndim = (size_t)d[0];
+		for (k = 0; k < ATTN_MAX_DIMS; k++)
+			a->shape[k] = (size_t)d[1 + k];
+	}
+	return ATTN_OK;
+}
+
+/* n doubles, their bits, in pieces an int counts. */
+#define PIECE ((size_t)1 << 26)
+
+static void
+q_send(const double *p, size_t n, size_t to)
+{
+	size_t k;
+
+	for (k = 0; k < n; k += PIECE)
+		MPI_Send(p + k, (int)(n - k < PIECE ? n - k : PIECE),
+		    MPI_UINT64_T, (int)to, 0, MPI_COMM_WORLD);
+}
+
+static void
+q_recv(double *p, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k += PIECE)
+		MPI_Recv(p + k, (int)(n - k < PIECE ? n - k : PIECE),
+		    MPI_UINT64_T, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+static void
+q_bcast(double *p, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k += PIECE)
+		MPI_Bcast(p + k, (int)(n - k < PIECE ? n - k : PIECE),
+		    MPI_UINT64_T, 0, MPI_COMM_WORLD);
+}
+
+static struct load_later later = { 0, 1, q_least, q_dims, q_send, q_recv,
+	q_bcast };
 
 /* ---------------------------------------------------------------- signals */
 
@@ -564,6 +622,8 @@ main(int argc, char **argv)
 	signals_init();
 	run_hooks = &hooks;
 	slurp_hook = share_read;
+	later.rank = (size_t)rank;
+	later.ranks = (size_t)ranks;
 	load_later = &later;
 	output_stdout_known = 0;
 	if (code == 0)
