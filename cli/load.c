@@ -296,18 +296,28 @@ load_side_by_side(const struct options *o, struct inputs *in,
 
 const struct load_later *load_later;
 
-/* Whether Q is read later (load.h): attn-mpi's, where only the kernel
- * reads it. */
+/* Whether Q is read later (load.h): attn-mpi's, where the kernel alone
+ * reads Q's numbers, each task its rows (--emulate with --check is the
+ * baseline's, computed whole by rank 0). */
 static int
 q_later_wanted(const struct options *o)
 {
+	const enum attn_precision prec = o->check == NULL ? o->emulate :
+	    ATTN_PREC_FP64;
+
 	return load_later != NULL && o->self == NULL && !o->softmax &&
-	    o->noperands == 3 && o->proj == NULL && o->check == NULL &&
-	    o->query == NULL && !o->explain && !o->arithmetic &&
-	    !(formats[o->format].flags & FORMAT_PAGE) &&
-	    !(print_wants(o) & ATTN_STAGE_BIT(ATTN_STAGE_Q)) &&
-	    o->emulate == ATTN_PREC_FP64 &&
+	    o->noperands == 3 && o->proj == NULL && prec == ATTN_PREC_FP64 &&
 	    !o->cfg.rope && o->descale[0] == NULL && o->cu_seqlens_q == NULL;
+}
+
+/* Whether rank 0, which alone checks and writes, reads all of Q: its
+ * output or --check reads Q's numbers. */
+static int
+q_output_reads(const struct options *o)
+{
+	return o->check != NULL || o->query != NULL || o->explain ||
+	    o->arithmetic || (formats[o->format].flags & FORMAT_PAGE) ||
+	    (print_wants(o) & ATTN_STAGE_BIT(ATTN_STAGE_Q));
 }
 
 /* Q's rows read into its stack: B x T rows of H heads of d_k columns,
@@ -502,7 +512,7 @@ load_q_rows(const struct options *o, struct inputs *in,
 	    f.H == 1, a, err)) != ATTN_OK)
 		return status;
 	f.data = a->lent ? NULL : a->data;
-	if (split) {
+	if (split && (load_later->rank != 0 || !q_output_reads(o))) {
 		attn_split_rows(load_later->ranks, load_later->rank,
 		    print_wants(o), f.B, f.H, f.G, f.T, fill_rows, &f);
 		rest = f;

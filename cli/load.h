@@ -19,10 +19,12 @@ enum attn_status load_inputs(struct options *o, struct inputs *in,
 
 /*
  * attn-mpi's (cli/mpi/main.c): when set, Q is read in two steps where
- * nothing but the kernel reads it (no --check, --query, --explain,
- * --arithmetic, page, q stage, --emulate, layer, RoPE, --descale-q or
- * packed queries), so that process rank of ranks holds the rows that
- * its share of the kernel's work reads (attn_split_rows) and no others.
+ * the kernel alone reads its numbers (no --emulate but --check's, layer,
+ * RoPE, --descale-q or packed queries), so that process rank of ranks
+ * holds the rows that its share of the kernel's work reads
+ * (attn_split_rows) and no others; rank 0 all of them where its output
+ * or --check reads Q (--query, --explain, --arithmetic, the page, the q
+ * stage).
  * A .npy file: its header with the other inputs, and once they are all
  * read, those rows, by each process.  Any other file (text, standard
  * input): read by rank 0 alone (slurp_alone), which gives its dims to

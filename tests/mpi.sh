@@ -51,6 +51,17 @@ run_mpi() {
 	shift
 	mpirun -q --oversubscribe -n "$n" "$mpi" "$@"
 }
+# launcher_noise WHAT: the launcher's event library now and then warns
+# of a descriptor already closed as a job ends on a fault ("[warn] Epoll
+# MOD(1) on fd 25 failed. ...", an Open MPI 4.1 race, as its SIGSEGV
+# below): its lines, not attn-mpi's, are left out of got.err, and said.
+launcher_noise() {
+	noise='^\[warn\] Epoll [A-Z]*([0-9]*) on fd [0-9]* failed\.'
+	grep -q "$noise" got.err || return 0
+	echo "mpi: $1: the launcher's warning left out:" \
+	    "$(grep "$noise" got.err | head -n 1)"
+	sed "/$noise/d" got.err >got.err2 && mv got.err2 got.err
+}
 pass=0
 fail=0
 bad() {
@@ -119,6 +130,7 @@ same() {
 			echo "mpi: -n $r $*: mpirun crashed forwarding" \
 			    "standard input; run again"
 		done
+		launcher_noise "-n $r $*"
 		if [ $got -ne $want ]; then
 			bad "-n $r $*: status $got, attn's $want:" \
 			    "$(head -n 3 got.err)"
@@ -187,6 +199,12 @@ same npz lq1f.npy lk1.npy lv1.npy $long --window 200,30 -s output,lse
 same npz lq4.npy lk4.npy lv4.npy --causal --align bottom-right \
     --sinks sinks.txt -s output,lse
 same - lq1f.npy lk1.npy lv1.npy $long --causal -s output -f csv
+# --check and --query: rank 0 reads all of Q, the others their rows
+"$attn" lq1f.npy lk1.npy lv1.npy $long --causal -s output,lse \
+    -o lref.npz || exit 1
+same - lq1f.npy lk1.npy lv1.npy $long --causal --check lref.npz \
+    --emulate bf16 -s output
+same - lq1f.npy lk1.npy lv1.npy $long --window 9,9 -s output --query 5,1100
 # with --grad, every row of the heads of a rank's (batch, KV head) pairs
 gen 1200x64 25 ldo1.npy
 # (--stage all before --grad, whose stages it offers)
@@ -273,6 +291,7 @@ same npz lq1.csv lk1.npy lv1.npy $long --causal --grad ldo1.npy \
     -s output,grad_q,grad_k
 same npz lq4.json lk4.npy lv4.npy --window 100,100 -s output,lse
 same npy wq.csv wk.npy wv.npy --causal --align bottom-right -s output
+same - lq1.csv lk1.npy lv1.npy $long --causal --check lref.npz -s output
 # a fault in it: rank 0's, attn's line
 sed '700s/^[^,]*,/nan,/' lq1.csv >qnan.csv
 sed '900s/,/,,/' lq1.csv >qbad.csv
@@ -320,6 +339,7 @@ same - big.csv k.npy v.npy --heads 4 --causal -s output
 # one line LINE (a grep -x pattern), and neither out.npz nor a temporary
 # file of it is left.
 fault_ok() {
+	launcher_noise "$1"
 	if [ "$got" -ne "$2" ]; then
 		bad "$1: status $got, not $2 ($(head -n 2 got.err))"
 	elif [ "$(wc -l <got.err)" -ne 1 ] || ! grep -qx "$3" got.err; then
