@@ -297,17 +297,13 @@ load_side_by_side(const struct options *o, struct inputs *in,
 const struct load_later *load_later;
 
 /* Whether Q is read later (load.h): attn-mpi's, where the kernel alone
- * reads Q's numbers, each task its rows (--emulate with --check is the
- * baseline's, computed whole by rank 0). */
+ * reads Q's numbers, each task its rows. */
 static int
 q_later_wanted(const struct options *o)
 {
-	const enum attn_precision prec = o->check == NULL ? o->emulate :
-	    ATTN_PREC_FP64;
-
 	return load_later != NULL && o->self == NULL && !o->softmax &&
-	    o->noperands == 3 && o->proj == NULL && prec == ATTN_PREC_FP64 &&
-	    !o->cfg.rope && o->descale[0] == NULL && o->cu_seqlens_q == NULL;
+	    o->noperands == 3 && o->proj == NULL && !o->cfg.rope &&
+	    o->descale[0] == NULL;
 }
 
 /* Whether rank 0, which alone checks and writes, reads all of Q: its
@@ -326,7 +322,8 @@ q_output_reads(const struct options *o)
 struct fill {
 	const struct inputs *in;
 	double *data;		/* NULL: read where they lie */
-	size_t B, T, H, G, d_k;
+	struct attn_split_shape sh;	/* the run's (attn_split_rows) */
+	size_t B, T, H, d_k;
 	size_t first;		/* the first element not finite */
 	/* scattered: rows one after another, cap of them at most, sent to
 	 * process `to` a pack at a time, total of them (or unpacked) */
@@ -390,14 +387,14 @@ pack_rows(void *arg, size_t n, size_t i0, size_t rows)
 /* The rows of Q that process rank reads in a run of want
  * (attn_split_rows), given to pack_rows: counted into *f's total when
  * its pack is NULL, else sent to rank or received from rank 0. */
-static void
-pack_rows_of(const struct options *o, struct fill *f, size_t rank)
+static enum attn_status
+pack_rows_of(struct fill *f, size_t rank, struct attn_error *err)
 {
 	f->packed = 0;
 	f->done = 0;
 	f->to = rank;
-	attn_split_rows(load_later->ranks, rank, print_wants(o), f->B, f->H,
-	    f->G, f->T, pack_rows, f);
+	return attn_split_rows(&f->sh, load_later->ranks, rank, pack_rows, f,
+	    err);
 }
 
 /* The bytes a pack of a scattered Q's rows holds at most, whatever Q's
@@ -410,14 +407,14 @@ pack_rows_of(const struct options *o, struct fill *f, size_t rank)
  * (the meeting of least); every row to every process when the shapes
  * are not those of heads (split 0). */
 static enum attn_status
-scatter_rows(const struct options *o, struct inputs *in, struct fill *f,
-    int split, struct attn_error *err)
+scatter_rows(struct inputs *in, struct fill *f, int split,
+    struct attn_error *err)
 {
 	struct attn_array *a = &in->arr[IN_Q];
 	const struct attn_matrix m = attn_array_matrix(a);
 	const size_t rank = load_later->rank;
 	struct attn_matrix zeros, pack;
-	enum attn_status status;
+	enum attn_status status = ATTN_OK;
 	size_t k;
 
 	memset(&pack, 0, sizeof pack);
@@ -437,21 +434,23 @@ scatter_rows(const struct options *o, struct inputs *in, struct fill *f,
 	    ATTN_OK)
 		return status;
 	(void)load_later->least(SIZE_MAX);
-	for (k = 1; split && k < load_later->ranks; k++) {
+	for (k = 1; status == ATTN_OK && split && k < load_later->ranks;
+	    k++) {
 		if (rank != 0 && k != rank)
 			continue;
 		f->pack = NULL;
 		f->total = 0;
-		pack_rows_of(o, f, k);		/* counted */
+		if ((status = pack_rows_of(f, k, err)) != ATTN_OK)
+			break;		/* counted */
 		f->pack = pack.data;
 		f->unpack = rank != 0;
-		pack_rows_of(o, f, k);
+		status = pack_rows_of(f, k, err);
 	}
 	attn_matrix_free(&pack);
 	f->pack = NULL;
 	if (!split)
 		load_later->bcast(a->data, m.rows * m.cols);
-	return ATTN_OK;
+	return status;
 }
 
 /* The first of Q's n elements that is not finite, SIZE_MAX for none:
@@ -493,17 +492,23 @@ load_q_rows(const struct options *o, struct inputs *in,
 	f.in = in;
 	f.B = in->in.batches;
 	f.H = o->cfg.heads;
-	f.G = o->cfg.kv_heads != 0 ? o->cfg.kv_heads : f.H;
 	f.first = SIZE_MAX;
+	f.sh.want = print_wants(o);
+	/* --emulate with --check is the check's baseline, rank 0's */
+	f.sh.prec = o->check == NULL ? o->emulate : ATTN_PREC_FP64;
+	f.sh.B = f.B;
+	f.sh.H = f.H;
+	f.sh.G = o->cfg.kv_heads != 0 ? o->cfg.kv_heads : f.H;
+	f.sh.varlen = &in->in.varlen;
 	split = f.B > 0 && f.H > 0 && m.rows > 0 && m.cols > 0 &&
-	    m.rows % f.B == 0 && m.cols % f.H == 0 && f.G > 0 &&
-	    f.H % f.G == 0;
+	    m.rows % f.B == 0 && m.cols % f.H == 0 && f.sh.G > 0 &&
+	    f.H % f.sh.G == 0;
 	if (split) {
-		f.T = m.rows / f.B;
+		f.T = f.sh.T = m.rows / f.B;
 		f.d_k = m.cols / f.H;
 	}
 	if (in->q_scattered) {
-		if ((status = scatter_rows(o, in, &f, split, err)) == ATTN_OK &&
+		if ((status = scatter_rows(in, &f, split, err)) == ATTN_OK &&
 		    split)
 			rest = f;
 		return status;
@@ -513,8 +518,9 @@ load_q_rows(const struct options *o, struct inputs *in,
 		return status;
 	f.data = a->lent ? NULL : a->data;
 	if (split && (load_later->rank != 0 || !q_output_reads(o))) {
-		attn_split_rows(load_later->ranks, load_later->rank,
-		    print_wants(o), f.B, f.H, f.G, f.T, fill_rows, &f);
+		if ((status = attn_split_rows(&f.sh, load_later->ranks,
+		    load_later->rank, fill_rows, &f, err)) != ATTN_OK)
+			return status;
 		rest = f;
 	} else {
 		f.first = attn_npy_later_read(in->q_later, 0, m.rows * m.cols,
@@ -523,6 +529,14 @@ load_q_rows(const struct options *o, struct inputs *in,
 	f.first = load_later->least(f.first);
 	return f.first == SIZE_MAX ? ATTN_OK :
 	    attn_npy_later_fault(in->q_later, f.first, err);
+}
+
+void
+load_settle(unsigned want)
+{
+	if (rest.in != NULL &&
+	    attn_split_pairs(want) != attn_split_pairs(rest.sh.want))
+		load_rest();
 }
 
 void
@@ -991,9 +1005,6 @@ load_all(struct options *o, struct inputs *in, struct attn_error *err)
 	    in->caches == CACHES_PAGED ? 1 : in->embeddings ? 2 : 3,
 	    &in->in.batches, err)) != ATTN_OK)
 		return status;
-	if (load_later != NULL && (status = load_q_rows(o, in, err)) !=
-	    ATTN_OK)
-		return status;
 	in->in.q = attn_array_matrix(&in->arr[IN_Q]);
 	in->in.proj = attn_layer_proj(&in->layer);
 	if (in->self) {
@@ -1045,12 +1056,20 @@ enum attn_status
 load_inputs(struct options *o, struct inputs *in, struct attn_error *err)
 {
 	enum attn_status status = load_all(o, in, err);
+	struct options run;
 	struct attn_matrix q;
 	size_t first;
 
-	/* Q read later, whose header alone was read: a fault of its is
-	 * attn's first (load.h) */
-	if (status != ATTN_OK && in->q_later != NULL &&
+	/* Q read later: its rows once every input is read, for the stages
+	 * the run computes, as run.c offers them once the inputs are read;
+	 * else, its header alone read, a fault of Q's is attn's first */
+	if (status == ATTN_OK && load_later != NULL) {
+		run = *o;
+		options_offer(&run, attn_stages_available(&o->cfg, &in->in),
+		    in->in.proj.w_q.data != NULL);
+		if ((status = load_q_rows(&run, in, err)) == ATTN_OK)
+			in->in.q.data = in->arr[IN_Q].data;
+	} else if (status != ATTN_OK && in->q_later != NULL &&
 	    in->arr[IN_Q].data == NULL) {
 		q = attn_array_matrix(&in->arr[IN_Q]);
 		if ((first = first_fault(in->q_later, q.rows * q.cols)) !=

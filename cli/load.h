@@ -19,8 +19,8 @@ enum attn_status load_inputs(struct options *o, struct inputs *in,
 
 /*
  * attn-mpi's (cli/mpi/main.c): when set, Q is read in two steps where
- * the kernel alone reads its numbers (no --emulate but --check's, layer,
- * RoPE, --descale-q or packed queries), so that process rank of ranks
+ * the kernel alone reads its numbers (no layer, RoPE or --descale-q,
+ * whose passes read all of it), so that process rank of ranks
  * holds the rows that its share of the kernel's work reads
  * (attn_split_rows) and no others; rank 0 all of them where its output
  * or --check reads Q (--query, --explain, --arithmetic, the page, the q
@@ -52,5 +52,11 @@ extern const struct load_later *load_later;
 /* The rows of Q not read yet, read: a process that computes every row
  * after all (attn-mpi's, after a kernel failed). */
 void load_rest(void);
+
+/* Before the kernel runs for the stages want (every process, with the
+ * same want): the rest of Q's rows read too when want shares the work
+ * otherwise than the stages the rows were read for (--check's stages,
+ * named by its file, are known only once it is read). */
+void load_settle(unsigned want);
 
 #endif

@@ -377,15 +377,29 @@ enum attn_status attn_run_split(const struct attn_config *cfg,
 size_t attn_split_task_owner(size_t ranks, size_t n, size_t k, size_t tasks);
 size_t attn_split_pair_owner(size_t ranks, size_t u);
 
+/* What a run shared among processes is, for the rows of Q each reads:
+ * the stages asked for, the kernel's precision (attn_run's ATTN_PREC_FP64,
+ * else the emulation's), B batches of H query heads and G KV heads, T
+ * query rows each, and the packed sequences (NULL or none: unpacked). */
+struct attn_split_shape {
+	unsigned want;
+	enum attn_precision prec;
+	size_t B, H, G, T;
+	const struct attn_varlen *varlen;
+};
+
+/* Whether a run of the stages want shares its (batch, KV head) pairs
+ * rather than its query blocks. */
+int attn_split_pairs(unsigned want);
+
 /* Calls each(arg, n, i0, rows) for every run of query rows i0 to
- * i0 + rows - 1 of head n (b*H + h of B batches of H heads, G of them
- * KV heads, T rows each, no packed sequences) that process rank of
- * ranks reads in a run of the stages want: the rows of its forward
- * tasks, or where the run shares (batch, KV head) pairs, every row of
- * its pairs' heads. */
-void attn_split_rows(size_t ranks, size_t rank, unsigned want, size_t B,
-    size_t H, size_t G, size_t T, void (*each)(void *arg, size_t n,
-    size_t i0, size_t rows), void *arg);
+ * i0 + rows - 1 of head n (b*H + h) that process rank of ranks reads in
+ * the run sh: the rows of its forward tasks, or where the run shares
+ * (batch, KV head) pairs, every row of its pairs' heads.  ATTN_OK, or
+ * out of memory for the list of a packed head's tasks. */
+enum attn_status attn_split_rows(const struct attn_split_shape *sh,
+    size_t ranks, size_t rank, void (*each)(void *arg, size_t n, size_t i0,
+    size_t rows), void *arg, struct attn_error *err);
 
 /* ---------------------------------------------------------------- files */
 

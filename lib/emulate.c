@@ -120,7 +120,8 @@
 
 #include "internal.h"
 
-#define LANES 16	/* rows (or keys) a task's loops hold side by side */
+#define LANES ATTN_EMULATE_LANES	/* rows (or keys) a task's loops hold
+					 * side by side */
 #define STEP 4		/* keys or columns of a register tile */
 #define MASK_KEYS 64	/* keys of a tile the masking rule is asked about */
 

@@ -423,8 +423,22 @@ int attn_split_pair_mine(const struct attn_problem *p, size_t b, size_t g);
 
 /* The query rows of a task of the streaming kernel (a multiple of
  * ATTN_SIMD_ROWS): its tiling, lib/kernel_stream.c, and the rows of Q
- * each process of a split reads, attn_split_rows. */
+ * each process of a split reads, attn_split_rows; and of a forward task
+ * of the emulation (lib/emulate.c). */
 #define ATTN_TASK_ROWS 144
+#define ATTN_EMULATE_LANES 16
+
+/*
+ * The forward tasks of a head of the streaming kernel, of T query rows
+ * (lib/split.c): up to ATTN_TASK_ROWS query rows each, of one sequence
+ * (attn_row_seq), so that a task's rows share their keys and the blocks
+ * they are summed in.  Returns their number.  Unpacked, task k is rows
+ * k * ATTN_TASK_ROWS on, and no table is made; packed (vl->seqs > 0),
+ * with rows not NULL, task k's first row and row count go in rows[2k]
+ * and rows[2k+1].
+ */
+size_t attn_stream_tasks(const struct attn_varlen *vl, size_t T,
+    size_t *rows);
 
 /* Add dS(i, j) of block n into p->sums (which must be there), as
  * grad_bias's sums take it: every backward pass calls this for the dS

@@ -652,36 +652,12 @@ enum {
 	WS_FLAGS, WS_COUNT
 };
 
-/*
- * The tasks of a head: up to TASK_ROWS query rows each, of one sequence
- * (attn_row_seq), so that a task's rows share their keys and the blocks
- * they are summed in.  Returns their number.  Unpacked, task k is rows
- * k * TASK_ROWS on, and no table is made; packed (p->in->varlen.seqs >
- * 0), with rows not NULL, task k's first row and row count go in
- * rows[2k] and rows[2k+1].
- */
+/* The tasks of a head (attn_stream_tasks, lib/split.c, which the split
+ * shares). */
 static size_t
 head_tasks(const struct attn_problem *p, size_t *rows)
 {
-	const struct attn_varlen *vl = &p->in->varlen;
-	size_t s, i, n = 0;
-
-	if (vl->seqs == 0)
-		return (p->T + TASK_ROWS - 1) / TASK_ROWS;
-	for (s = 0; s < vl->seqs; s++) {
-		const size_t q1 = vl->cu_q[s + 1];
-
-		if (rows == NULL) {
-			n += (q1 - vl->cu_q[s] + TASK_ROWS - 1) / TASK_ROWS;
-			continue;
-		}
-		for (i = vl->cu_q[s]; i < q1; i += TASK_ROWS, n++) {
-			rows[2 * n] = i;
-			rows[2 * n + 1] = q1 - i < TASK_ROWS ? q1 - i :
-			    TASK_ROWS;
-		}
-	}
-	return n;
+	return attn_stream_tasks(&p->in->varlen, p->T, rows);
 }
 
 /* The bytes of head_tasks' table: none unpacked. */

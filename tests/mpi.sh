@@ -193,20 +193,33 @@ gen 700x32 17 lv1.npy
 gen 2x4x1200x16 18 lq4.npy	# bhsd
 gen 2x2x700x16 19 lk4.npy
 gen 2x2x700x16 20 lv4.npy
+gen 1200x64 25 ldo1.npy
 long="--heads 4 --kv-heads 2"
 same npz lq1.npy lk1.npy lv1.npy $long --causal -s output,lse,weights
 same npz lq1f.npy lk1.npy lv1.npy $long --window 200,30 -s output,lse
 same npz lq4.npy lk4.npy lv4.npy --causal --align bottom-right \
     --sinks sinks.txt -s output,lse
 same - lq1f.npy lk1.npy lv1.npy $long --causal -s output -f csv
+# the emulation's tasks (16 rows) and packed sequences' (144 rows of one
+# sequence)
+same npz lq1f.npy lk1.npy lv1.npy $long --causal --emulate bf16 \
+    -s output,lse
+same npz lq1f.npy lk1.npy lv1.npy $long --emulate fp16 --grad ldo1.npy \
+    -s output,grad_q
+same npz lq1f.npy lk1.npy lv1.npy $long --cu-seqlens-q 0,500,501,1200 \
+    --cu-seqlens-k 0,300,301,700 --causal -s output,lse
 # --check and --query: rank 0 reads all of Q, the others their rows
 "$attn" lq1f.npy lk1.npy lv1.npy $long --causal -s output,lse \
     -o lref.npz || exit 1
 same - lq1f.npy lk1.npy lv1.npy $long --causal --check lref.npz \
     --emulate bf16 -s output
 same - lq1f.npy lk1.npy lv1.npy $long --window 9,9 -s output --query 5,1100
+# --check of the stages its file names (no --stage), known once it is
+# read: the rows read for the forward pass, the backward's are read too
+"$attn" lq1f.npy lk1.npy lv1.npy $long --grad ldo1.npy \
+    -s output,grad_q,grad_v -o lrefg.npz || exit 1
+same - lq1f.npy lk1.npy lv1.npy $long --grad ldo1.npy --check lrefg.npz
 # with --grad, every row of the heads of a rank's (batch, KV head) pairs
-gen 1200x64 25 ldo1.npy
 # (--stage all before --grad, whose stages it offers)
 same npz lq1f.npy lk1.npy lv1.npy $long --causal -s all --grad ldo1.npy
 same npz lq1.npy lk1.npy lv1.npy $long --grad ldo1.npy -s output,grad_k
@@ -292,6 +305,9 @@ same npz lq1.csv lk1.npy lv1.npy $long --causal --grad ldo1.npy \
 same npz lq4.json lk4.npy lv4.npy --window 100,100 -s output,lse
 same npy wq.csv wk.npy wv.npy --causal --align bottom-right -s output
 same - lq1.csv lk1.npy lv1.npy $long --causal --check lref.npz -s output
+same npz lq1.csv lk1.npy lv1.npy $long --cu-seqlens-q 0,500,501,1200 \
+    --cu-seqlens-k 0,300,301,700 --window 50,0 --emulate fp16 \
+    -s output,lse
 # a fault in it: rank 0's, attn's line
 sed '700s/^[^,]*,/nan,/' lq1.csv >qnan.csv
 sed '900s/,/,,/' lq1.csv >qbad.csv

@@ -202,6 +202,7 @@ compute(const struct attn_config *cfg, const struct attn_inputs *in,
 	enum attn_status st;
 
 	sync_point(PHASE_COMPUTE, FAULT_NONE, 0);
+	load_settle(want);
 	split.rank = (size_t)rank;
 	split.ranks = (size_t)ranks;
 	split.merge = merge;

@@ -77,7 +77,8 @@ END_TEST
  * least 2R tasks has the same rows read in every head, so that a process
  * reads no other rows of a stack whose rows hold every head.  With a
  * backward stage, or grad_bias (reduced from one), they are every row of
- * the heads of its (batch, KV head) pairs. */
+ * the heads of its (batch, KV head) pairs; the emulation's tasks are of
+ * 16 rows, and packed sequences have tasks of their own. */
 struct rows_seen {
 	size_t heads, T, rank, ranks;
 	unsigned char *seen;	/* heads x T, the rank + 1 that read it */
@@ -104,41 +105,87 @@ rows_each(void *arg, size_t n, size_t i0, size_t rows)
 	rs->last_end = i0 + rows;
 }
 
+/* The task of row i of a head and the head's tasks, as the kernel of
+ * case c cuts them: the streaming kernel's 144 rows, within each packed
+ * sequence (cu, seqs), or the emulation's 16. */
+static size_t
+task_of(int c, size_t i, size_t T, const size_t *cu, size_t seqs,
+    size_t *tasks)
+{
+	size_t s, k = 0, at = 0;
+
+	if (c == 3) {
+		*tasks = (T + 15) / 16;
+		return i / 16;
+	}
+	if (c != 4) {
+		*tasks = (T + 143) / 144;
+		return i / 144;
+	}
+	for (s = 0; s < seqs; s++) {
+		const size_t n = (cu[s + 1] - cu[s] + 143) / 144;
+
+		if (i >= cu[s] && i < cu[s + 1])
+			at = k + (i - cu[s]) / 144;
+		k += n;
+	}
+	*tasks = k;
+	return at;
+}
+
 START_TEST(each_process_reads_the_rows_of_its_tasks)
 {
 	static const size_t Ts[] = { 1, 143, 144, 145, 300, 1200, 5000 };
-	static const unsigned wants[3] = {
+	/* output; grad_q; grad_bias (reduced from one); the emulation's
+	 * output; output of three packed sequences */
+	static const unsigned wants[5] = {
 		ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT),
 		ATTN_STAGE_BIT(ATTN_STAGE_GRAD_Q),
 		ATTN_STAGE_BIT(ATTN_STAGE_GRAD_BIAS),
+		ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT),
+		ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT),
 	};
-	const unsigned want = wants[_i];
-	const size_t B = 2, H = 6, G = 3, heads = B * H;
-	size_t ranks, t, n, i, k;
+	const size_t B = _i == 4 ? 1 : 2, H = 6, G = 3, heads = B * H;
+	size_t ranks, t, n, i, k, tasks;
 
 	for (ranks = 1; ranks <= MAX_RANKS; ranks++)
 		for (t = 0; t < sizeof Ts / sizeof Ts[0]; t++) {
 			const size_t T = Ts[t];
-			const size_t tasks = (T + ATTN_TASK_ROWS - 1) /
-			    ATTN_TASK_ROWS;
+			/* three sequences: a third, one row, the rest */
+			const size_t cu[4] = { 0, T / 3, T / 3 + (T > 1),
+			    T };
+			struct attn_varlen vl;
+			struct attn_split_shape sh;
+			struct attn_error err;
 			struct rows_seen rs = { heads, T, 0, ranks, NULL, 0, 0,
 			    0 };
 
+			memset(&vl, 0, sizeof vl);
+			vl.seqs = _i == 4 ? 3 : 0;
+			vl.cu_q = cu;
+			sh.want = wants[_i];
+			sh.prec = _i == 3 ? ATTN_PREC_BF16 : ATTN_PREC_FP64;
+			sh.B = B;
+			sh.H = H;
+			sh.G = G;
+			sh.T = T;
+			sh.varlen = &vl;
 			rs.seen = calloc(heads * T, 1);
 			ck_assert_ptr_nonnull(rs.seen);
 			for (rs.rank = 0; rs.rank < ranks; rs.rank++) {
 				rs.calls = 0;
-				attn_split_rows(ranks, rs.rank, want, B, H, G,
-				    T, rows_each, &rs);
+				ck_assert_int_eq(attn_split_rows(&sh, ranks,
+				    rs.rank, rows_each, &rs, &err), ATTN_OK);
 			}
 			for (n = 0; n < heads; n++)
 				for (i = 0; i < T; i++) {
-					k = i / ATTN_TASK_ROWS;
+					k = task_of(_i, i, T, cu, 3, &tasks);
 					ck_assert_uint_eq(rs.seen[n * T + i],
-					    (_i == 0 ? attn_split_task_owner(
-					    ranks, n, k, tasks) :
+					    (_i == 1 || _i == 2 ?
 					    attn_split_pair_owner(ranks, n / H *
-					    G + n % H / (H / G))) + 1);
+					    G + n % H / (H / G)) :
+					    attn_split_task_owner(ranks, n, k,
+					    tasks)) + 1);
 					if (_i == 0 && tasks >= 2 * ranks)
 						ck_assert_uint_eq(rs.seen[n *
 						    T + i], rs.seen[i]);
@@ -315,7 +362,7 @@ split_suite(void)
 	tcase_add_test(tc, every_task_has_one_owner);
 	tcase_add_test(tc, causal_shares_cost_alike);
 	tcase_add_loop_test(tc, each_process_reads_the_rows_of_its_tasks, 0,
-	    3);
+	    5);
 	tcase_add_loop_test(tc, merged_shares_are_the_whole_runs_bytes, 0,
 	    SPLIT_CASES);
 	suite_add_tcase(s, tc);
