@@ -410,10 +410,13 @@ refused_on_1 "memory refused on rank 1 for Q's rows" 700000 \
 # meet: past that, rank 0 rightly says nothing); got is the job's
 # status, got.err its standard error, pid the processes killed.  TMPDIR
 # is tmp/, where rank 0's file for the processes killed from outside
-# (cli/mpi/main.c) must not be left.
+# (cli/mpi/main.c) must not be left.  The launcher waits 10 s, not 1,
+# between its SIGTERM to the others and its SIGKILL (attn(1)), so that
+# rank 0 says its line after a SIGKILL on a loaded machine too.
 mkdir tmp
 kill_ranks() {
-	TMPDIR=$PWD/tmp ATTN_THREADS=1 mpirun -q --oversubscribe -n 3 "$mpi" \
+	TMPDIR=$PWD/tmp ATTN_THREADS=1 mpirun -q --oversubscribe \
+	    --mca odls_base_sigkill_timeout 10 -n 3 "$mpi" \
 	    lq.npy lk.npy lv.npy -s output,lse -o out.npz 2>got.err &
 	job=$!
 	pid=
