@@ -323,7 +323,7 @@ struct fill {
 	const struct inputs *in;
 	double *data;		/* NULL: read where they lie */
 	struct attn_split_shape sh;	/* the run's (attn_split_rows) */
-	size_t B, T, H, d_k;
+	size_t d_k;
 	size_t first;		/* the first element not finite */
 	/* scattered: rows one after another, cap of them at most, sent to
 	 * process `to` a pack at a time, total of them (or unpacked) */
@@ -340,14 +340,14 @@ static void
 fill_rows(void *arg, size_t n, size_t i0, size_t rows)
 {
 	struct fill *f = arg;
-	const size_t b = n / f->H, h = n % f->H;
+	const size_t T = f->sh.T, H = f->sh.H, b = n / H, h = n % H;
 	size_t t, to, bad;
 
 	for (t = i0; t < i0 + rows; t++) {
-		to = ((b * f->T + t) * f->H + h) * f->d_k;
+		to = ((b * T + t) * H + h) * f->d_k;
 		bad = attn_npy_later_read(f->in->q_later,
-		    f->in->q_heads_first ? ((b * f->H + h) * f->T + t) *
-		    f->d_k : to, f->d_k, f->data != NULL ? f->data + to : NULL);
+		    f->in->q_heads_first ? ((b * H + h) * T + t) * f->d_k : to,
+		    f->d_k, f->data != NULL ? f->data + to : NULL);
 		f->first = bad < f->first ? bad : f->first;
 	}
 }
@@ -359,7 +359,7 @@ static void
 pack_rows(void *arg, size_t n, size_t i0, size_t rows)
 {
 	struct fill *f = arg;
-	const size_t b = n / f->H, h = n % f->H;
+	const size_t H = f->sh.H, b = n / H, h = n % H;
 	size_t t;
 
 	if (f->pack == NULL) {
@@ -367,7 +367,7 @@ pack_rows(void *arg, size_t n, size_t i0, size_t rows)
 		return;
 	}
 	for (t = i0; t < i0 + rows; t++) {
-		double *at = f->data + ((b * f->T + t) * f->H + h) * f->d_k;
+		double *at = f->data + ((b * f->sh.T + t) * H + h) * f->d_k;
 		double *in_pack = f->pack + f->packed * f->d_k;
 
 		if (f->unpack && f->packed == 0)
@@ -387,14 +387,13 @@ pack_rows(void *arg, size_t n, size_t i0, size_t rows)
 /* The rows of Q that process rank reads in a run of want
  * (attn_split_rows), given to pack_rows: counted into *f's total when
  * its pack is NULL, else sent to rank or received from rank 0. */
-static enum attn_status
-pack_rows_of(struct fill *f, size_t rank, struct attn_error *err)
+static void
+pack_rows_of(struct fill *f, size_t rank)
 {
 	f->packed = 0;
 	f->done = 0;
 	f->to = rank;
-	return attn_split_rows(&f->sh, load_later->ranks, rank, pack_rows, f,
-	    err);
+	attn_split_rows(&f->sh, load_later->ranks, rank, pack_rows, f);
 }
 
 /* The bytes a pack of a scattered Q's rows holds at most, whatever Q's
@@ -434,23 +433,21 @@ scatter_rows(struct inputs *in, struct fill *f, int split,
 	    ATTN_OK)
 		return status;
 	(void)load_later->least(SIZE_MAX);
-	for (k = 1; status == ATTN_OK && split && k < load_later->ranks;
-	    k++) {
+	for (k = 1; split && k < load_later->ranks; k++) {
 		if (rank != 0 && k != rank)
 			continue;
 		f->pack = NULL;
 		f->total = 0;
-		if ((status = pack_rows_of(f, k, err)) != ATTN_OK)
-			break;		/* counted */
+		pack_rows_of(f, k);	/* counted */
 		f->pack = pack.data;
 		f->unpack = rank != 0;
-		status = pack_rows_of(f, k, err);
+		pack_rows_of(f, k);
 	}
 	attn_matrix_free(&pack);
 	f->pack = NULL;
 	if (!split)
 		load_later->bcast(a->data, m.rows * m.cols);
-	return status;
+	return ATTN_OK;
 }
 
 /* The first of Q's n elements that is not finite, SIZE_MAX for none:
@@ -490,22 +487,20 @@ load_q_rows(const struct options *o, struct inputs *in,
 	}
 	memset(&f, 0, sizeof f);
 	f.in = in;
-	f.B = in->in.batches;
-	f.H = o->cfg.heads;
 	f.first = SIZE_MAX;
 	f.sh.want = print_wants(o);
 	/* --emulate with --check is the check's baseline, rank 0's */
 	f.sh.prec = o->check == NULL ? o->emulate : ATTN_PREC_FP64;
-	f.sh.B = f.B;
-	f.sh.H = f.H;
-	f.sh.G = o->cfg.kv_heads != 0 ? o->cfg.kv_heads : f.H;
+	f.sh.B = in->in.batches;
+	f.sh.H = o->cfg.heads;
+	f.sh.G = o->cfg.kv_heads != 0 ? o->cfg.kv_heads : f.sh.H;
 	f.sh.varlen = &in->in.varlen;
-	split = f.B > 0 && f.H > 0 && m.rows > 0 && m.cols > 0 &&
-	    m.rows % f.B == 0 && m.cols % f.H == 0 && f.sh.G > 0 &&
-	    f.H % f.sh.G == 0;
+	split = f.sh.B > 0 && f.sh.H > 0 && m.rows > 0 && m.cols > 0 &&
+	    m.rows % f.sh.B == 0 && m.cols % f.sh.H == 0 && f.sh.G > 0 &&
+	    f.sh.H % f.sh.G == 0;
 	if (split) {
-		f.T = f.sh.T = m.rows / f.B;
-		f.d_k = m.cols / f.H;
+		f.sh.T = m.rows / f.sh.B;
+		f.d_k = m.cols / f.sh.H;
 	}
 	if (in->q_scattered) {
 		if ((status = scatter_rows(in, &f, split, err)) == ATTN_OK &&
@@ -514,13 +509,12 @@ load_q_rows(const struct options *o, struct inputs *in,
 		return status;
 	}
 	if ((status = attn_npy_later_place(in->q_later, !in->q_heads_first ||
-	    f.H == 1, a, err)) != ATTN_OK)
+	    f.sh.H == 1, a, err)) != ATTN_OK)
 		return status;
 	f.data = a->lent ? NULL : a->data;
 	if (split && (load_later->rank != 0 || !q_output_reads(o))) {
-		if ((status = attn_split_rows(&f.sh, load_later->ranks,
-		    load_later->rank, fill_rows, &f, err)) != ATTN_OK)
-			return status;
+		attn_split_rows(&f.sh, load_later->ranks, load_later->rank,
+		    fill_rows, &f);
 		rest = f;
 	} else {
 		f.first = attn_npy_later_read(in->q_later, 0, m.rows * m.cols,
@@ -546,12 +540,12 @@ load_rest(void)
 
 	/* a scattered Q's rows from rank 0, where every process comes */
 	if (rest.in != NULL && rest.in->q_scattered)
-		load_later->bcast(rest.data, rest.B * rest.T * rest.H *
-		    rest.d_k);
+		load_later->bcast(rest.data, rest.sh.B * rest.sh.T *
+		    rest.sh.H * rest.d_k);
 	/* read where they lie, every row is there */
 	else if (rest.data != NULL)
-		for (n = 0; n < rest.B * rest.H; n++)
-			fill_rows(&rest, n, 0, rest.T);
+		for (n = 0; n < rest.sh.B * rest.sh.H; n++)
+			fill_rows(&rest, n, 0, rest.sh.T);
 	memset(&rest, 0, sizeof rest);
 }
 

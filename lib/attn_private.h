@@ -395,11 +395,10 @@ int attn_split_pairs(unsigned want);
 /* Calls each(arg, n, i0, rows) for every run of query rows i0 to
  * i0 + rows - 1 of head n (b*H + h) that process rank of ranks reads in
  * the run sh: the rows of its forward tasks, or where the run shares
- * (batch, KV head) pairs, every row of its pairs' heads.  ATTN_OK, or
- * out of memory for the list of a packed head's tasks. */
-enum attn_status attn_split_rows(const struct attn_split_shape *sh,
-    size_t ranks, size_t rank, void (*each)(void *arg, size_t n, size_t i0,
-    size_t rows), void *arg, struct attn_error *err);
+ * (batch, KV head) pairs, every row of its pairs' heads. */
+void attn_split_rows(const struct attn_split_shape *sh, size_t ranks,
+    size_t rank, void (*each)(void *arg, size_t n, size_t i0, size_t rows),
+    void *arg);
 
 /* ---------------------------------------------------------------- files */
 

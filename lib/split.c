@@ -5,8 +5,6 @@
  * task and skip those of other processes, leaving their rows zero;
  * attn_run_split (lib/run.c) has the shares merged after the kernel.
  */
-#include <stdlib.h>
-
 #include "internal.h"
 
 /* Forward: the tasks of a head in 2R runs, process r taking runs r and
@@ -64,42 +62,36 @@ attn_split_pairs(unsigned want)
 	    ATTN_STAGES_GRAD) != 0;
 }
 
-/* Task k's first row into *i0 and its rows into *rows, of a head's
- * tasks: the streaming kernel's (table, packed; else ATTN_TASK_ROWS
- * each) or the emulation's (ATTN_EMULATE_LANES each). */
-static void
-task_rows(const struct attn_split_shape *sh, const size_t *table,
-    size_t k, size_t *i0, size_t *rows)
-{
-	const size_t each = sh->prec == ATTN_PREC_FP64 ? ATTN_TASK_ROWS :
-	    ATTN_EMULATE_LANES;
-
-	if (table != NULL) {
-		*i0 = table[2 * k];
-		*rows = table[2 * k + 1];
-		return;
-	}
-	*i0 = k * each;
-	*rows = sh->T - *i0 < each ? sh->T - *i0 : each;
-}
-
-enum attn_status
-attn_split_rows(const struct attn_split_shape *sh, size_t ranks,
-    size_t rank, void (*each)(void *arg, size_t n, size_t i0, size_t rows),
-    void *arg, struct attn_error *err)
+/* The row after the task that starts at row i, of a head's tasks in
+ * order, which follow one another: the streaming kernel's
+ * (ATTN_TASK_ROWS, within each packed sequence, *s the one reached) or
+ * the emulation's (ATTN_EMULATE_LANES). */
+static size_t
+task_end(const struct attn_split_shape *sh, size_t *s, size_t i)
 {
 	const int stream = sh->prec == ATTN_PREC_FP64;
-	const int packed = stream && sh->varlen != NULL &&
-	    sh->varlen->seqs > 0;
-	const size_t tasks = stream ? attn_stream_tasks(sh->varlen, sh->T,
-	    NULL) : (sh->T + ATTN_EMULATE_LANES - 1) / ATTN_EMULATE_LANES;
-	size_t n, k, first, i0, rows, end, *table = NULL;
+	const size_t each = stream ? ATTN_TASK_ROWS : ATTN_EMULATE_LANES;
+	const struct attn_varlen *vl = sh->varlen;
+	size_t end = sh->T;
 
-	if (packed && (table = attn_alloc_array(tasks, 2 * sizeof *table)) ==
-	    NULL)
-		return attn_error_nomem(err, NULL, "listing the tasks");
-	if (packed)
-		(void)attn_stream_tasks(sh->varlen, sh->T, table);
+	if (stream && vl != NULL && vl->seqs > 0) {
+		while (*s + 1 < vl->seqs && vl->cu_q[*s + 1] <= i)
+			(*s)++;
+		end = vl->cu_q[*s + 1];
+	}
+	return end - i < each ? end : i + each;
+}
+
+void
+attn_split_rows(const struct attn_split_shape *sh, size_t ranks,
+    size_t rank, void (*each)(void *arg, size_t n, size_t i0, size_t rows),
+    void *arg)
+{
+	const size_t tasks = sh->prec == ATTN_PREC_FP64 ?
+	    attn_stream_tasks(sh->varlen, sh->T, NULL) :
+	    (sh->T + ATTN_EMULATE_LANES - 1) / ATTN_EMULATE_LANES;
+	size_t n, k, s, i, next, run0 = 0, run1 = 0;
+
 	for (n = 0; n < sh->B * sh->H; n++) {
 		if (attn_split_pairs(sh->want)) {
 			/* every row of the heads of this process's pairs */
@@ -108,27 +100,25 @@ attn_split_rows(const struct attn_split_shape *sh, size_t ranks,
 				each(arg, n, 0, sh->T);
 			continue;
 		}
-		/* the runs of this process's tasks, a run of rows each where
-		 * they follow one another */
-		for (k = 0; k < tasks;) {
-			if (attn_split_task_owner(ranks, n, k, tasks) != rank) {
-				k++;
+		/* this process's tasks, a run of rows each where they follow
+		 * one another (run0 to run1; none open when equal) */
+		run0 = run1 = 0;
+		for (k = 0, i = 0, s = 0; k < tasks; k++, i = next) {
+			next = task_end(sh, &s, i);
+			if (attn_split_task_owner(ranks, n, k, tasks) != rank)
+				continue;
+			if (run1 > run0 && run1 == i) {
+				run1 = next;
 				continue;
 			}
-			task_rows(sh, table, k, &first, &rows);
-			end = first + rows;
-			for (k++; k < tasks && attn_split_task_owner(ranks, n, k,
-			    tasks) == rank; k++) {
-				task_rows(sh, table, k, &i0, &rows);
-				if (i0 != end)
-					break;
-				end += rows;
-			}
-			each(arg, n, first, end - first);
+			if (run1 > run0)
+				each(arg, n, run0, run1 - run0);
+			run0 = i;
+			run1 = next;
 		}
+		if (run1 > run0)
+			each(arg, n, run0, run1 - run0);
 	}
-	free(table);
-	return ATTN_OK;
 }
 
 /* Backward: the (batch, KV head) pairs cost alike, so round the

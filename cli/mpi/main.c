@@ -458,14 +458,11 @@ q_recv(double *p, size_t n)
 		    MPI_UINT64_T, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
+/* n doubles broadcast from rank 0, their bits. */
 static void
 q_bcast(double *p, size_t n)
 {
-	size_t k;
-
-	for (k = 0; k < n; k += PIECE)
-		MPI_Bcast(p + k, (int)(n - k < PIECE ? n - k : PIECE),
-		    MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	broadcast_bytes((char *)p, n * sizeof *p);
 }
 
 static struct load_later later = { 0, 1, q_least, q_dims, q_send, q_recv,
