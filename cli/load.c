@@ -478,6 +478,7 @@ load_q_rows(const struct options *o, struct inputs *in,
 	const struct attn_matrix m = attn_array_matrix(a);
 	enum attn_status status;
 	struct fill f;
+	size_t n;
 	int split;
 
 	memset(&rest, 0, sizeof rest);
@@ -516,6 +517,10 @@ load_q_rows(const struct options *o, struct inputs *in,
 		attn_split_rows(&f.sh, load_later->ranks, load_later->rank,
 		    fill_rows, &f);
 		rest = f;
+	} else if (split) {
+		/* rank 0's all, each head's rows where its stack has them */
+		for (n = 0; n < f.sh.B * f.sh.H; n++)
+			fill_rows(&f, n, 0, f.sh.T);
 	} else {
 		f.first = attn_npy_later_read(in->q_later, 0, m.rows * m.cols,
 		    f.data);

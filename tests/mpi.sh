@@ -214,6 +214,8 @@ same npz lq1f.npy lk1.npy lv1.npy $long --cu-seqlens-q 0,500,501,1200 \
 same - lq1f.npy lk1.npy lv1.npy $long --causal --check lref.npz \
     --emulate bf16 -s output
 same - lq1f.npy lk1.npy lv1.npy $long --window 9,9 -s output --query 5,1100
+"$attn" lq4.npy lk4.npy lv4.npy --causal -s output -o lref4.npy || exit 1
+same - lq4.npy lk4.npy lv4.npy --causal --check lref4.npy --emulate bf16
 # --check of the stages its file names (no --stage), known once it is
 # read: the rows read for the forward pass, the backward's are read too
 "$attn" lq1f.npy lk1.npy lv1.npy $long --grad ldo1.npy \

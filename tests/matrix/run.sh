@@ -140,6 +140,11 @@ array() {
 	done
 	"$bin" gen "${rows}x$1" --seed $seed -f csv | nest "$outer" \
 	    >"$work/$file"
+	# Q as a .npy too, the same numbers (attn-mpi reads it by rows)
+	case $file in
+	*-q.json) "$bin" gen "$(echo $outer $1 | tr ' ' x)" --seed $seed \
+	    -f npy -o "$work/${file%.json}.npy" ;;
+	esac
 }
 
 # A projection layer, W_Q d x H*d_k, W_K and W_V d x G*d_k, W_O
@@ -605,8 +610,25 @@ outputs='out err out.npy out.npz out.txt out.svg'
 # differs from attn's, or nothing.  Standard input is not the case
 # list's: mpirun would pass that to rank 0.
 judge_mpi() {
+	why=$(mpi_like "$args")
+	# Again with Q from a .npy, which each process reads by rows (in
+	# place, or folded from bhsd): the same numbers as the JSON, so
+	# attn's outputs, where attn's run did not end on an error (whose
+	# line would name the file).
+	case "$why:$args" in
+	:*-q.json*) [ "$st" -le 1 ] && why=$(mpi_like "$(echo "$args" |
+	    sed 's/-q\.json/-q.npy/')") && [ -n "$why" ] &&
+	    why="with Q as .npy: $why" ;;
+	esac
+	echo "$why"
+}
+
+# Why attn-mpi's run of args $1 differs from attn's run of the case, or
+# nothing.
+mpi_like() {
+	rm -f out.npy out.npz out.txt out.svg
 	# shellcheck disable=SC2086 # args are words
-	timeout 60 mpirun -q --oversubscribe -n 2 "$mpi" $args \
+	timeout 60 mpirun -q --oversubscribe -n 2 "$mpi" $1 \
 	    </dev/null >out 2>err
 	mst=$?
 	if grep -q -e Sanitizer -e 'runtime error' err; then
