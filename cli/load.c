@@ -17,6 +17,7 @@
  * array or stacked in 2-D, as attn's csv writes output; libattn checks
  * the matrix, this file the batches of a 3-D one.
  */
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,8 +303,7 @@ static int
 q_later_wanted(const struct options *o)
 {
 	return load_later != NULL && o->self == NULL && !o->softmax &&
-	    o->noperands == 3 && o->proj == NULL && !o->cfg.rope &&
-	    o->descale[0] == NULL;
+	    o->noperands == (o->proj != NULL ? 2u : 3u);
 }
 
 /* Whether rank 0, which alone checks and writes, reads all of Q: its
@@ -313,17 +313,25 @@ q_output_reads(const struct options *o)
 {
 	return o->check != NULL || o->query != NULL || o->explain ||
 	    o->arithmetic || (formats[o->format].flags & FORMAT_PAGE) ||
-	    (print_wants(o) & ATTN_STAGE_BIT(ATTN_STAGE_Q));
+	    (print_wants(o) & (ATTN_STAGE_BIT(ATTN_STAGE_Q) |
+	    ATTN_STAGE_BIT(ATTN_STAGE_Q_ROT)));
 }
 
 /* Q's rows read into its stack: B x T rows of H heads of d_k columns,
  * from the file's bshd order, or bhsd (in->q_heads_first); or sent to
- * the stack from another process's (in->q_scattered). */
+ * the stack from another process's (in->q_scattered).  With a layer,
+ * the operand is the embeddings XQ, B x T rows of d_model columns, one
+ * "head" of the stack: a row is read once, for whichever heads'
+ * rows it is (x_rows). */
 struct fill {
 	const struct inputs *in;
 	double *data;		/* NULL: read where they lie */
 	struct attn_split_shape sh;	/* the run's (attn_split_rows) */
-	size_t d_k;
+	size_t heads;		/* the stack's: sh.H, or 1 for XQ */
+	size_t d_k;		/* columns of a head of the stack */
+	/* XQ's: a bit a row, set once read, and what reads it */
+	unsigned char *seen;
+	void (*each)(void *arg, size_t n, size_t i0, size_t rows);
 	size_t first;		/* the first element not finite */
 	/* scattered: rows one after another, cap of them at most, sent to
 	 * process `to` a pack at a time, total of them (or unpacked) */
@@ -340,7 +348,7 @@ static void
 fill_rows(void *arg, size_t n, size_t i0, size_t rows)
 {
 	struct fill *f = arg;
-	const size_t T = f->sh.T, H = f->sh.H, b = n / H, h = n % H;
+	const size_t T = f->sh.T, H = f->heads, b = n / H, h = n % H;
 	size_t t, to, bad;
 
 	for (t = i0; t < i0 + rows; t++) {
@@ -359,7 +367,7 @@ static void
 pack_rows(void *arg, size_t n, size_t i0, size_t rows)
 {
 	struct fill *f = arg;
-	const size_t H = f->sh.H, b = n / H, h = n % H;
+	const size_t H = f->heads, b = n / H, h = n % H;
 	size_t t;
 
 	if (f->pack == NULL) {
@@ -384,16 +392,50 @@ pack_rows(void *arg, size_t n, size_t i0, size_t rows)
 	}
 }
 
-/* The rows of Q that process rank reads in a run of want
- * (attn_split_rows), given to pack_rows: counted into *f's total when
- * its pack is NULL, else sent to rank or received from rank 0. */
+/* attn_split_rows' each for XQ: the rows of head n (b*H + h) that no
+ * head before had, each given to f->each as row t of the stack's
+ * "head" b. */
+static void
+x_rows(void *arg, size_t n, size_t i0, size_t rows)
+{
+	struct fill *f = arg;
+	const size_t b = n / f->sh.H;
+	size_t t, r;
+
+	for (t = i0; t < i0 + rows; t++) {
+		r = b * f->sh.T + t;
+		if (f->seen[r / CHAR_BIT] & (1u << r % CHAR_BIT))
+			continue;
+		f->seen[r / CHAR_BIT] |= (unsigned char)(1u << r % CHAR_BIT);
+		f->each(f, b, t, 1);
+	}
+}
+
+/* The rows of Q (or XQ) that process rank reads in the run
+ * (attn_split_rows), each run given to each. */
+static void
+walk_rows(struct fill *f, size_t rank,
+    void (*each)(void *arg, size_t n, size_t i0, size_t rows))
+{
+	if (f->seen == NULL) {
+		attn_split_rows(&f->sh, load_later->ranks, rank, each, f);
+		return;
+	}
+	memset(f->seen, 0, (f->sh.B * f->sh.T + CHAR_BIT - 1) / CHAR_BIT);
+	f->each = each;
+	attn_split_rows(&f->sh, load_later->ranks, rank, x_rows, f);
+}
+
+/* The rows of Q that process rank reads, given to pack_rows: counted
+ * into *f's total when its pack is NULL, else sent to rank or received
+ * from rank 0. */
 static void
 pack_rows_of(struct fill *f, size_t rank)
 {
 	f->packed = 0;
 	f->done = 0;
 	f->to = rank;
-	attn_split_rows(&f->sh, load_later->ranks, rank, pack_rows, f);
+	walk_rows(f, rank, pack_rows);
 }
 
 /* The bytes a pack of a scattered Q's rows holds at most, whatever Q's
@@ -477,6 +519,7 @@ load_q_rows(const struct options *o, struct inputs *in,
 	struct attn_array *a = &in->arr[IN_Q];
 	const struct attn_matrix m = attn_array_matrix(a);
 	enum attn_status status;
+	const int layer = in->in.proj.w_q.data != NULL;
 	struct fill f;
 	size_t n;
 	int split;
@@ -489,37 +532,50 @@ load_q_rows(const struct options *o, struct inputs *in,
 	memset(&f, 0, sizeof f);
 	f.in = in;
 	f.first = SIZE_MAX;
-	f.sh.want = print_wants(o);
+	f.sh.pairs = attn_split_pairs(print_wants(o));
 	/* --emulate with --check is the check's baseline, rank 0's */
 	f.sh.prec = o->check == NULL ? o->emulate : ATTN_PREC_FP64;
 	f.sh.B = in->in.batches;
 	f.sh.H = o->cfg.heads;
 	f.sh.G = o->cfg.kv_heads != 0 ? o->cfg.kv_heads : f.sh.H;
 	f.sh.varlen = &in->in.varlen;
+	/* XQ is one "head" of all its columns, read a row at a time */
+	f.heads = layer ? 1 : f.sh.H;
 	split = f.sh.B > 0 && f.sh.H > 0 && m.rows > 0 && m.cols > 0 &&
-	    m.rows % f.sh.B == 0 && m.cols % f.sh.H == 0 && f.sh.G > 0 &&
+	    m.rows % f.sh.B == 0 && m.cols % f.heads == 0 && f.sh.G > 0 &&
 	    f.sh.H % f.sh.G == 0;
 	if (split) {
 		f.sh.T = m.rows / f.sh.B;
-		f.d_k = m.cols / f.sh.H;
+		f.d_k = m.cols / f.heads;
 	}
+	if (split && layer && (f.seen = calloc((f.sh.B * f.sh.T +
+	    CHAR_BIT - 1) / CHAR_BIT, 1)) == NULL)
+		return attn_error_set(err, ATTN_ERR_NOMEM, NULL, 0, 0,
+		    "out of memory");
 	if (in->q_scattered) {
 		if ((status = scatter_rows(in, &f, split, err)) == ATTN_OK &&
 		    split)
 			rest = f;
+		free(f.seen);
+		rest.seen = NULL;
 		return status;
 	}
 	if ((status = attn_npy_later_place(in->q_later, !in->q_heads_first ||
-	    f.sh.H == 1, a, err)) != ATTN_OK)
+	    f.heads == 1, a, err)) != ATTN_OK) {
+		free(f.seen);
 		return status;
+	}
 	f.data = a->lent ? NULL : a->data;
 	if (split && (load_later->rank != 0 || !q_output_reads(o))) {
-		attn_split_rows(&f.sh, load_later->ranks, load_later->rank,
-		    fill_rows, &f);
+		walk_rows(&f, load_later->rank, fill_rows);
+		free(f.seen);
+		f.seen = NULL;
 		rest = f;
 	} else if (split) {
 		/* rank 0's all, each head's rows where its stack has them */
-		for (n = 0; n < f.sh.B * f.sh.H; n++)
+		free(f.seen);
+		f.seen = NULL;
+		for (n = 0; n < f.sh.B * f.heads; n++)
 			fill_rows(&f, n, 0, f.sh.T);
 	} else {
 		f.first = attn_npy_later_read(in->q_later, 0, m.rows * m.cols,
@@ -534,7 +590,7 @@ void
 load_settle(unsigned want)
 {
 	if (rest.in != NULL &&
-	    attn_split_pairs(want) != attn_split_pairs(rest.sh.want))
+	    attn_split_pairs(want) != rest.sh.pairs)
 		load_rest();
 }
 
@@ -546,10 +602,10 @@ load_rest(void)
 	/* a scattered Q's rows from rank 0, where every process comes */
 	if (rest.in != NULL && rest.in->q_scattered)
 		load_later->bcast(rest.data, rest.sh.B * rest.sh.T *
-		    rest.sh.H * rest.d_k);
+		    rest.heads * rest.d_k);
 	/* read where they lie, every row is there */
 	else if (rest.data != NULL)
-		for (n = 0; n < rest.sh.B * rest.sh.H; n++)
+		for (n = 0; n < rest.sh.B * rest.heads; n++)
 			fill_rows(&rest, n, 0, rest.sh.T);
 	memset(&rest, 0, sizeof rest);
 }

@@ -346,10 +346,15 @@ void attn_random_fill(struct attn_matrix *m, unsigned long long seed,
  * pass's shares are query blocks: the tasks of each head cut into 2R
  * runs, process r taking runs r and 2R-1-r (so that each has as many
  * rows near the diagonal of a causal mask as far from it), the first of
- * head n shifted by n; with backward stages, the shares are the
- * (batch, KV head) pairs, pair u to process u mod R, whose gradients
- * and forward rows are each one process's whole, in attn's order.  So
- * every number is computed by one process, as attn computes it.
+ * head n shifted by n when the head has fewer than 2R tasks; with
+ * backward stages, the shares are the (batch, KV head) pairs, pair u to
+ * process u mod R, whose gradients and forward rows are each one
+ * process's whole, in attn's order.  So every number is computed by one
+ * process, as attn computes it.  What the passes make of Q before the
+ * kernel (Q with a layer, descaled, rotated) each process makes of the
+ * rows its tasks read (attn_split_rows), which are all of Q that it
+ * needs; rank 0 makes all of them when the stages asked for hold q_rot
+ * (or q with a layer), and then needs all of Q.
  */
 struct attn_split {
 	size_t rank, ranks;	/* this process's share of ranks (>= 1) */
@@ -378,11 +383,12 @@ size_t attn_split_task_owner(size_t ranks, size_t n, size_t k, size_t tasks);
 size_t attn_split_pair_owner(size_t ranks, size_t u);
 
 /* What a run shared among processes is, for the rows of Q each reads:
- * the stages asked for, the kernel's precision (attn_run's ATTN_PREC_FP64,
+ * whether it shares (batch, KV head) pairs (attn_split_pairs of the
+ * stages asked for), the kernel's precision (attn_run's ATTN_PREC_FP64,
  * else the emulation's), B batches of H query heads and G KV heads, T
  * query rows each, and the packed sequences (NULL or none: unpacked). */
 struct attn_split_shape {
-	unsigned want;
+	int pairs;
 	enum attn_precision prec;
 	size_t B, H, G, T;
 	const struct attn_varlen *varlen;

@@ -1152,6 +1152,14 @@ enum attn_status attn_project(const struct attn_matrix *x,
     const struct attn_matrix *w, const struct attn_matrix *b,
     const char *what, struct attn_matrix *y, struct attn_error *err);
 
+/* Rows r0 to r0 + rows - 1 and columns c0 to c0 + cols - 1 of *y (made
+ * x->rows x w->cols, zeros there) = x @ w + b, each element as
+ * attn_project computes it; *y is left as it is on an error. */
+enum attn_status attn_project_part(const struct attn_matrix *x,
+    const struct attn_matrix *w, const struct attn_matrix *b,
+    const char *what, size_t r0, size_t rows, size_t c0, size_t cols,
+    struct attn_matrix *y, struct attn_error *err);
+
 /* ---------------------------------------------------------------- passes.c */
 
 /*
@@ -1168,6 +1176,14 @@ struct attn_passes {
 	 * kernel does): the copies, Q, K, V. */
 	int descale;
 	struct attn_matrix descaled[3];
+	/* With a split of more than one process (set by run.c), the rows
+	 * of q that this process's tasks read (attn_split_rows of rows)
+	 * are all that the passes make of q, q_rot and the descaled q,
+	 * but on rank 0 when a stage made whole of them is in want, the
+	 * stages asked for: rank 0 holds the stages whole (attn_split). */
+	const struct attn_split *split;
+	unsigned want;
+	struct attn_split_shape rows;
 };
 
 /* The descale factor of batch b and KV head g in m (struct attn_inputs'

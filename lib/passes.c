@@ -109,6 +109,16 @@ attn_kernel_want(unsigned want)
 	return kernel_want;
 }
 
+/* Whether the stages the kernel needs for want (attn_problem_init's
+ * p->need, lse held always) hold a backward one. */
+int
+attn_split_pairs(unsigned want)
+{
+	return (attn_stage_closure((attn_kernel_want(want) &
+	    ATTN_STAGES_EVERY) | ATTN_STAGE_BIT(ATTN_STAGE_LSE)) &
+	    ATTN_STAGES_GRAD) != 0;
+}
+
 enum attn_status
 attn_passes_prepare(const struct attn_config *cfg,
     const struct attn_inputs *in, unsigned want, struct attn_passes *ps,
@@ -248,15 +258,16 @@ descaled_copy(const struct attn_problem *p, const struct attn_matrix *x,
 	return ATTN_OK;
 }
 
+/* Q (unless q_too is 0), K and V descaled where they have factors. */
 static enum attn_status
-descale(const struct attn_problem *p, struct attn_passes *ps,
+descale(const struct attn_problem *p, struct attn_passes *ps, int q_too,
     struct attn_error *err)
 {
 	const struct attn_inputs *in = &ps->in;
 	struct attn_matrix *m = ps->descaled;
 	enum attn_status st;
 
-	if (in->descale_q.data != NULL) {
+	if (q_too && in->descale_q.data != NULL) {
 		if ((st = descaled_copy(p, &in->q, &in->descale_q, p->d_k,
 		    p->H / p->G, &m[0], err)) != ATTN_OK)
 			return st;
@@ -277,21 +288,154 @@ descale(const struct attn_problem *p, struct attn_passes *ps,
 	return ATTN_OK;
 }
 
+/* Whether the passes make only the rows of q that this process's tasks
+ * read (struct attn_passes' split). */
+static int
+q_by_rows(const struct attn_passes *ps, const struct attn_inputs *in)
+{
+	const unsigned whole = BIT(ATTN_STAGE_Q_ROT) |
+	    (in->proj.w_q.data != NULL ? BIT(ATTN_STAGE_Q) : 0);
+
+	return ps->split != NULL && ps->split->ranks > 1 &&
+	    !(ps->split->rank == 0 && (ps->want & whole));
+}
+
+/* A run of query rows of one head made by q_rows_each: the problem, the
+ * caller's inputs, the passes and the first failure. */
+struct q_rows {
+	const struct attn_problem *p;
+	const struct attn_inputs *in;
+	struct attn_passes *ps;
+	enum attn_status st;
+	struct attn_error *err;
+};
+
+/* RoPE's position of row r of a view whose first row is row r0 of q. */
+struct view_pos {
+	const struct attn_problem *p;
+	size_t r0;
+};
+
+static double
+view_query_pos(const void *ctx, size_t r)
+{
+	const struct view_pos *v = ctx;
+
+	return query_pos(v->p, v->r0 + r);
+}
+
+/* attn_split_rows' each: rows i0 to i0 + rows - 1 of head n (b*H + h),
+ * its d_k columns, through the passes that attn_passes_before makes of
+ * all of q: projected, descaled, rotated, each into its matrix (made of
+ * zeros, the rows of other processes untouched). */
+static void
+q_rows_each(void *arg, size_t n, size_t i0, size_t rows)
+{
+	struct q_rows *q = arg;
+	const struct attn_problem *p = q->p;
+	const struct attn_inputs *in = q->in;
+	struct attn_passes *ps = q->ps;
+	const struct attn_proj *w = &in->proj;
+	const size_t h = n % p->H, r0 = n / p->H * p->T + i0,
+	    c0 = h * p->d_k;
+	const struct attn_matrix *from = &in->q;
+	struct attn_matrix *to;
+	struct view_pos at;
+	struct attn_matrix view;
+	size_t i, c;
+
+	if (q->st != ATTN_OK)
+		return;
+	if (w->w_q.data != NULL) {
+		if ((q->st = attn_project_part(&in->q, &w->w_q, &w->b_q,
+		    attn_proj_self(in) ? "q = X W_Q + b_Q" :
+		    "q = XQ W_Q + b_Q", r0, rows, c0, p->d_k,
+		    &ps->made[ATTN_STAGE_Q], q->err)) != ATTN_OK)
+			return;
+		from = &ps->made[ATTN_STAGE_Q];
+	}
+	if (ps->descale && in->descale_q.data != NULL) {
+		const double f = attn_descale(&in->descale_q, n / p->H,
+		    h / (p->H / p->G));
+
+		to = &ps->descaled[0];
+		for (i = r0; i < r0 + rows; i++)
+			for (c = c0; c < c0 + p->d_k; c++)
+				*attn_at(to, i, c) = *attn_at(from, i, c) * f;
+		from = to;
+	}
+	if (p->cfg->rope) {
+		to = &ps->made[ATTN_STAGE_Q_ROT];
+		for (i = r0; i < r0 + rows; i++)
+			memcpy(attn_at(to, i, c0), attn_at(from, i, c0),
+			    p->d_k * sizeof(double));
+		view = attn_matrix_view(to, r0, rows, c0, p->d_k);
+		at.p = p;
+		at.r0 = r0;
+		q->st = attn_rope_rotate_at(p->cfg, &view, 1, p->d_k,
+		    view_query_pos, &at, 1.0, q->err);
+	}
+}
+
+/* The rows of q that this process's tasks read, through the passes
+ * (q_rows_each); ps->in.q then the last matrix they made. */
+static enum attn_status
+q_rows(const struct attn_problem *p, const struct attn_inputs *in,
+    struct attn_passes *ps, struct attn_error *err)
+{
+	struct attn_matrix *last = NULL;
+	struct q_rows q;
+
+	if (in->proj.w_q.data != NULL)
+		last = &ps->made[ATTN_STAGE_Q];
+	if (ps->descale && in->descale_q.data != NULL)
+		last = &ps->descaled[0];
+	if (p->cfg->rope)
+		last = &ps->made[ATTN_STAGE_Q_ROT];
+	if (last == NULL)
+		return ATTN_OK;
+	q.st = ATTN_OK;
+	if (in->proj.w_q.data != NULL)
+		q.st = attn_matrix_alloc(&ps->made[ATTN_STAGE_Q], in->q.rows,
+		    in->proj.w_q.cols, err);
+	if (q.st == ATTN_OK && ps->descale && in->descale_q.data != NULL)
+		q.st = attn_matrix_alloc(&ps->descaled[0], ps->in.q.rows,
+		    ps->in.q.cols, err);
+	if (q.st == ATTN_OK && p->cfg->rope)
+		q.st = attn_matrix_alloc(&ps->made[ATTN_STAGE_Q_ROT],
+		    ps->in.q.rows, ps->in.q.cols, err);
+	if (q.st != ATTN_OK)
+		return q.st;
+	q.p = p;
+	q.in = in;
+	q.ps = ps;
+	q.err = err;
+	attn_split_rows(&ps->rows, ps->split->ranks, ps->split->rank,
+	    q_rows_each, &q);
+	ps->in.q = *last;
+	return q.st;
+}
+
 enum attn_status
 attn_passes_before(const struct attn_problem *p,
     const struct attn_inputs *in, struct attn_passes *ps,
     struct attn_error *err)
 {
 	const struct attn_proj *w = &in->proj;
-	const int self = attn_proj_self(in);
+	const int self = attn_proj_self(in), by_rows = q_by_rows(ps, in);
 	struct attn_matrix *m = ps->made;
 	enum attn_status st;
 
+	/* 0. With a split, the rows of q this process reads through all
+	 * of the passes below */
+	if (by_rows && (st = q_rows(p, in, ps, err)) != ATTN_OK)
+		return st;
+
 	/* 1. q = XQ W_Q + b_Q, k = XKV W_K + b_K, v = XKV W_V + b_V */
 	if (w->w_q.data != NULL) {
-		if ((st = attn_project(&in->q, &w->w_q, &w->b_q, self ?
-		    "q = X W_Q + b_Q" : "q = XQ W_Q + b_Q",
-		    &m[ATTN_STAGE_Q], err)) != ATTN_OK ||
+		if ((!by_rows && (st = attn_project(&in->q, &w->w_q, &w->b_q,
+		    self ? "q = X W_Q + b_Q" : "q = XQ W_Q + b_Q",
+		    &m[ATTN_STAGE_Q], err)) != ATTN_OK) ||
 		    (st = attn_project(&in->k, &w->w_k, &w->b_k, self ?
 		    "k = X W_K + b_K" : "k = XKV W_K + b_K",
 		    &m[ATTN_STAGE_K], err)) != ATTN_OK ||
@@ -299,30 +443,32 @@ attn_passes_before(const struct attn_problem *p,
 		    "v = X W_V + b_V" : "v = XKV W_V + b_V",
 		    &m[ATTN_STAGE_V], err)) != ATTN_OK)
 			return st;
-		ps->in.q = m[ATTN_STAGE_Q];
+		if (!by_rows)
+			ps->in.q = m[ATTN_STAGE_Q];
 		ps->in.k = m[ATTN_STAGE_K];
 		ps->in.v = m[ATTN_STAGE_V];
 	}
 
 	/* 1b. The double kernels' Q, K and V times their descale factors
 	 * (the emulation applies them itself, as its kernel does) */
-	if (ps->descale && (st = descale(p, ps, err)) != ATTN_OK)
+	if (ps->descale && (st = descale(p, ps, !by_rows, err)) != ATTN_OK)
 		return st;
 
 	/* 2. RoPE: query i at i + offset (offset = q_pos0 - k_pos0, S - T
 	 * bottom-right), key j at j, each head of d_k on its own; in a
 	 * packed batch, within each sequence (query_pos, key_pos). */
 	if (p->cfg->rope) {
-		if ((st = copy_matrix(&ps->in.q, &m[ATTN_STAGE_Q_ROT], err)) !=
-		    ATTN_OK ||
+		if ((!by_rows && ((st = copy_matrix(&ps->in.q,
+		    &m[ATTN_STAGE_Q_ROT], err)) != ATTN_OK ||
 		    (st = rope_rows(p, &m[ATTN_STAGE_Q_ROT], 0, 1.0, err)) !=
-		    ATTN_OK ||
+		    ATTN_OK)) ||
 		    (st = copy_matrix(&ps->in.k, &m[ATTN_STAGE_K_ROT], err)) !=
 		    ATTN_OK ||
 		    (st = rope_rows(p, &m[ATTN_STAGE_K_ROT], 1, 1.0, err)) !=
 		    ATTN_OK)
 			return st;
-		ps->in.q = m[ATTN_STAGE_Q_ROT];
+		if (!by_rows)
+			ps->in.q = m[ATTN_STAGE_Q_ROT];
 		ps->in.k = m[ATTN_STAGE_K_ROT];
 	}
 	return ATTN_OK;

@@ -221,38 +221,48 @@ bias_at(const struct attn_matrix *b, size_t j)
 }
 
 enum attn_status
-attn_project(const struct attn_matrix *x, const struct attn_matrix *w,
-    const struct attn_matrix *b, const char *what, struct attn_matrix *y,
-    struct attn_error *err)
+attn_project_part(const struct attn_matrix *x, const struct attn_matrix *w,
+    const struct attn_matrix *b, const char *what, size_t r0, size_t rows,
+    size_t c0, size_t cols, struct attn_matrix *y, struct attn_error *err)
 {
-	enum attn_status st;
 	size_t i, j, c;
 
-	if ((st = attn_matrix_alloc(y, x->rows, w->cols, err)) != ATTN_OK)
-		return st;
 	/* Row by row, W's rows in order: each element's sum still runs
 	 * over c from 0, and W is read along its rows. */
-	for (i = 0; i < x->rows; i++) {
+	for (i = r0; i < r0 + rows; i++) {
 		double *yi = attn_at(y, i, 0);
 
 		for (c = 0; c < x->cols; c++) {
 			const double xc = *attn_at(x, i, c);
 			const double *wc = attn_at(w, c, 0);
 
-			for (j = 0; j < w->cols; j++)
+			for (j = c0; j < c0 + cols; j++)
 				yi[j] += xc * wc[j];
 		}
-		for (j = 0; j < w->cols; j++) {
+		for (j = c0; j < c0 + cols; j++) {
 			if (b->data != NULL)
 				yi[j] += bias_at(b, j);
-			if (!isfinite(yi[j])) {
-				attn_matrix_free(y);
+			if (!isfinite(yi[j]))
 				return attn_error_set(err, ATTN_ERR_DATA, NULL,
 				    0, 0, "%s overflows a double in row %zu, "
 				    "column %zu (the values are too large)",
 				    what, i + 1, j + 1);
-			}
 		}
 	}
 	return ATTN_OK;
+}
+
+enum attn_status
+attn_project(const struct attn_matrix *x, const struct attn_matrix *w,
+    const struct attn_matrix *b, const char *what, struct attn_matrix *y,
+    struct attn_error *err)
+{
+	enum attn_status st;
+
+	if ((st = attn_matrix_alloc(y, x->rows, w->cols, err)) != ATTN_OK)
+		return st;
+	if ((st = attn_project_part(x, w, b, what, 0, x->rows, 0, w->cols, y,
+	    err)) != ATTN_OK)
+		attn_matrix_free(y);
+	return st;
 }

@@ -271,9 +271,21 @@ run_in(const struct attn_kernel_ops *want_ops, const struct attn_config *cfg,
 	out->precision = prec;
 	p.split = split;
 	ps.descale = prec == ATTN_PREC_FP64;
-	if ((st = attn_reduce_alloc(&p, err)) != ATTN_OK ||
-	    (st = attn_passes_before(&p, in, &ps, err)) != ATTN_OK ||
-	    (st = merge(&p, ops->run(&p, out, err), out, err)) != ATTN_OK ||
+	ps.split = split;
+	ps.want = want;
+	ps.rows.pairs = attn_split_pairs(want);
+	ps.rows.prec = prec;
+	ps.rows.B = p.B;
+	ps.rows.H = p.H;
+	ps.rows.G = p.G;
+	ps.rows.T = p.T;
+	ps.rows.varlen = &ps.in.varlen;
+	/* with a split, the passes make only this process's rows of q, so
+	 * a failure there is its alone: it meets the others at the merge */
+	if ((st = attn_reduce_alloc(&p, err)) == ATTN_OK &&
+	    (st = attn_passes_before(&p, in, &ps, err)) == ATTN_OK)
+		st = ops->run(&p, out, err);
+	if ((st = merge(&p, st, out, err)) != ATTN_OK ||
 	    (st = find_masked_rows(out, err)) != ATTN_OK ||
 	    (st = copy_sinks(&p, out, err)) != ATTN_OK ||
 	    (st = attn_reduce_run(&p, want, out, err)) != ATTN_OK ||

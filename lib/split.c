@@ -52,16 +52,6 @@ attn_stream_tasks(const struct attn_varlen *vl, size_t T, size_t *rows)
 	return n;
 }
 
-/* Whether the stages the kernel needs for want (attn_problem_init's
- * p->need, lse held always) hold a backward one. */
-int
-attn_split_pairs(unsigned want)
-{
-	return (attn_stage_closure((attn_kernel_want(want) &
-	    ATTN_STAGES_EVERY) | ATTN_STAGE_BIT(ATTN_STAGE_LSE)) &
-	    ATTN_STAGES_GRAD) != 0;
-}
-
 /* The row after the task that starts at row i, of a head's tasks in
  * order, which follow one another: the streaming kernel's
  * (ATTN_TASK_ROWS, within each packed sequence, *s the one reached) or
@@ -93,7 +83,7 @@ attn_split_rows(const struct attn_split_shape *sh, size_t ranks,
 	size_t n, k, s, i, next, run0 = 0, run1 = 0;
 
 	for (n = 0; n < sh->B * sh->H; n++) {
-		if (attn_split_pairs(sh->want)) {
+		if (sh->pairs) {
 			/* every row of the heads of this process's pairs */
 			if (attn_split_pair_owner(ranks, n / sh->H * sh->G +
 			    n % sh->H / (sh->H / sh->G)) == rank)

@@ -140,9 +140,10 @@ array() {
 	done
 	"$bin" gen "${rows}x$1" --seed $seed -f csv | nest "$outer" \
 	    >"$work/$file"
-	# Q as a .npy too, the same numbers (attn-mpi reads it by rows)
+	# Q and XQ as .npy too, the same numbers (attn-mpi reads them by
+	# rows)
 	case $file in
-	*-q.json) "$bin" gen "$(echo $outer $1 | tr ' ' x)" --seed $seed \
+	*-q.json | *-xq.json) "$bin" gen "$(echo $outer $1 | tr ' ' x)" --seed $seed \
 	    -f npy -o "$work/${file%.json}.npy" ;;
 	esac
 }
@@ -611,13 +612,14 @@ outputs='out err out.npy out.npz out.txt out.svg'
 # list's: mpirun would pass that to rank 0.
 judge_mpi() {
 	why=$(mpi_like "$args")
-	# Again with Q from a .npy, which each process reads by rows (in
-	# place, or folded from bhsd): the same numbers as the JSON, so
-	# attn's outputs, where attn's run did not end on an error (whose
-	# line would name the file).
+	# Again with Q (or a layer's XQ) from a .npy, which each process
+	# reads by rows (in place, or folded from bhsd): the same numbers
+	# as the JSON, so attn's outputs, where attn's run did not end on
+	# an error (whose line would name the file).
 	case "$why:$args" in
-	:*-q.json*) [ "$st" -le 1 ] && why=$(mpi_like "$(echo "$args" |
-	    sed 's/-q\.json/-q.npy/')") && [ -n "$why" ] &&
+	:*-q.json* | :*-xq.json*) [ "$st" -le 1 ] &&
+	    why=$(mpi_like "$(echo "$args" |
+	    sed 's/-\(x\{0,1\}\)q\.json/-\1q.npy/')") && [ -n "$why" ] &&
 	    why="with Q as .npy: $why" ;;
 	esac
 	echo "$why"

@@ -3,13 +3,15 @@
  * lib/split.c): every task has one owner among the ranks, the forward
  * pass's shares cost alike under a causal mask, and the shares of R
  * processes, merged, are attn_run's bytes for every stage, forward and
- * backward, in double precision and emulated bf16.
+ * backward, in double precision and emulated bf16; the passes before
+ * the kernel make a process's rows of q alone.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "ref.h"
 #include "suites.h"
 #include "testutil.h"
 #include "vcase.h"
@@ -162,7 +164,7 @@ START_TEST(each_process_reads_the_rows_of_its_tasks)
 			memset(&vl, 0, sizeof vl);
 			vl.seqs = _i == 4 ? 3 : 0;
 			vl.cu_q = cu;
-			sh.want = wants[_i];
+			sh.pairs = attn_split_pairs(wants[_i]);
 			sh.prec = _i == 3 ? ATTN_PREC_BF16 : ATTN_PREC_FP64;
 			sh.B = B;
 			sh.H = H;
@@ -352,6 +354,156 @@ START_TEST(merged_shares_are_the_whole_runs_bytes)
 }
 END_TEST
 
+/* A layer's XQ (2 batches of 900 rows, 7 tasks a head: 2R tasks or more
+ * for R up to 3, shifted by the head at R = 4), projected to 4 heads of
+ * 8 sharing 2 KV heads, descaled and rotated. */
+struct passes_case {
+	struct attn_config cfg;
+	struct attn_inputs in;
+	struct attn_matrix w_q, w_k, w_v, b_q, xq, xkv, f_q;
+};
+
+static void
+passes_case_make(struct passes_case *c)
+{
+	struct ref_rng rng;
+
+	ref_rng_seed(&rng, 0x5B11A000u);
+	attn_config_init(&c->cfg);
+	c->cfg.heads = 4;
+	c->cfg.kv_heads = 2;
+	c->cfg.rope = 1;
+	c->cfg.causal = 1;
+	c->cfg.threads = 2;
+	memset(&c->in, 0, sizeof c->in);
+	c->in.batches = 2;
+	c->xq = matrix_random(&rng, 1800, 6, -1.0, 1.0);
+	c->xkv = matrix_random(&rng, 2 * 300, 6, -1.0, 1.0);
+	/* positive, so that rows of 1e308 overflow in every column */
+	c->w_q = matrix_random(&rng, 6, 32, 0.5, 1.0);
+	c->w_k = matrix_random(&rng, 6, 16, -1.0, 1.0);
+	c->w_v = matrix_random(&rng, 6, 16, -1.0, 1.0);
+	c->b_q = matrix_random(&rng, 1, 32, -1.0, 1.0);
+	c->f_q = matrix_random(&rng, 2, 2, 0.5, 2.0);
+	c->in.q = c->xq;
+	c->in.k = c->xkv;
+	c->in.v = c->xkv;
+	c->in.proj.w_q = c->w_q;
+	c->in.proj.w_k = c->w_k;
+	c->in.proj.w_v = c->w_v;
+	c->in.proj.b_q = c->b_q;
+	c->in.descale_q = c->f_q;
+}
+
+static void
+passes_case_free(struct passes_case *c)
+{
+	attn_matrix_free(&c->xq);
+	attn_matrix_free(&c->xkv);
+	attn_matrix_free(&c->w_q);
+	attn_matrix_free(&c->w_k);
+	attn_matrix_free(&c->w_v);
+	attn_matrix_free(&c->b_q);
+	attn_matrix_free(&c->f_q);
+}
+
+/* attn_split_rows' each: the rows of XQ (batch n / 4's) marked. */
+static void
+mark_rows(void *arg, size_t n, size_t i0, size_t rows)
+{
+	unsigned char *mine = arg;
+
+	memset(mine + n / 4 * 900 + i0, 1, rows);
+}
+
+static enum attn_status
+merge_status(void *arg, enum attn_status st, struct attn_stages *out,
+    struct attn_matrix *sums, struct attn_error *err)
+{
+	(void)out;
+	(void)sums;
+	(void)err;
+	*(enum attn_status *)arg = st;
+	return st;
+}
+
+/* The passes before the kernel (XQ projected, descaled, rotated) make a
+ * process's rows of q alone, from its rows of XQ: the merged shares are
+ * the whole run's bytes, and a process runs with every other row of XQ
+ * so large that projecting it would overflow.  On rank 0, q_rot asked
+ * for is made whole. */
+START_TEST(passes_make_a_process_rows_of_q)
+{
+	const unsigned want = ATTN_STAGE_BIT(ATTN_STAGE_OUTPUT) |
+	    ATTN_STAGE_BIT(ATTN_STAGE_LSE);
+	const unsigned wants[2] = { want, want |
+	    ATTN_STAGE_BIT(ATTN_STAGE_Q_ROT) };
+	struct passes_case c;
+	struct attn_stages whole, st;
+	struct attn_split_shape sh;
+	struct attn_split split;
+	struct attn_error err;
+	enum attn_status merged;
+	unsigned char mine[1800];
+	size_t ranks, r, i, j, w;
+
+	passes_case_make(&c);
+	memset(&err, 0, sizeof err);
+	for (w = 0; w < 2; w++) {
+		ck_assert_msg(attn_run_split(&c.cfg, &c.in, wants[w],
+		    ATTN_PREC_FP64, NULL, &whole, &err) == ATTN_OK, "%s",
+		    err.msg);
+		for (ranks = 2; ranks <= 4; ranks++) {
+			run_shared(&c.cfg, &c.in, wants[w], ATTN_PREC_FP64,
+			    ranks, &st);
+			expect_stage_bytes("a layer, --descale-q, RoPE",
+			    "shared", want, &whole, &st);
+			attn_stages_free(&st);
+		}
+		attn_stages_free(&whole);
+	}
+
+	sh.pairs = attn_split_pairs(want);
+	sh.prec = ATTN_PREC_FP64;
+	sh.B = 2;
+	sh.H = 4;
+	sh.G = 2;
+	sh.T = 900;
+	sh.varlen = &c.in.varlen;
+	split.ranks = 3;
+	split.merge = merge_status;
+	split.arg = &merged;
+	for (r = 0; r < split.ranks; r++) {
+		struct attn_matrix poisoned = c.xq;
+		struct attn_inputs in = c.in;
+
+		memset(mine, 0, sizeof mine);
+		attn_split_rows(&sh, split.ranks, r, mark_rows, mine);
+		poisoned.data = malloc(1800 * 6 * sizeof(double));
+		ck_assert_ptr_nonnull(poisoned.data);
+		for (i = 0; i < 1800; i++)
+			for (j = 0; j < 6; j++)
+				poisoned.data[i * 6 + j] = mine[i] ?
+				    c.xq.data[i * 6 + j] : 1e308;
+		in.q = poisoned;
+		split.rank = r;
+		merged = ATTN_ERR_INTERNAL;
+		ck_assert_msg(attn_run_split(&c.cfg, &in, want,
+		    ATTN_PREC_FP64, &split, &st, &err) == ATTN_OK,
+		    "rank %zu of 3: %s", r, err.msg);
+		ck_assert_int_eq(merged, ATTN_OK);
+		attn_stages_free(&st);
+		/* rank 0 makes q_rot whole: from every row */
+		if (r == 0)
+			ck_assert_int_eq(attn_run_split(&c.cfg, &in, wants[1],
+			    ATTN_PREC_FP64, &split, &st, &err),
+			    ATTN_ERR_DATA);
+		free(poisoned.data);
+	}
+	passes_case_free(&c);
+}
+END_TEST
+
 Suite *
 split_suite(void)
 {
@@ -364,6 +516,7 @@ split_suite(void)
 	    5);
 	tcase_add_loop_test(tc, merged_shares_are_the_whole_runs_bytes, 0,
 	    SPLIT_CASES);
+	tcase_add_test(tc, passes_make_a_process_rows_of_q);
 	suite_add_tcase(s, tc);
 	return s;
 }
