@@ -68,7 +68,8 @@
 # With ATTN_MPI, every MPI_EVERY-th case (13 unless set; 1: all) runs
 # again as `mpirun -q -n 2 ATTN_MPI`, in a second column, and passes
 # when its status, standard output, standard error and files written
-# are attn's, byte for byte (attn(1), "Beyond one machine: attn-mpi").
+# are attn's, byte for byte (attn(1), "Beyond one machine: attn-mpi");
+# every other one of them with its Q as a .npy (judge_mpi).
 #
 # The combinations attn refuses are listed, each with its status, in
 # refuse() and after the variants below; any other refusal, like a
@@ -610,17 +611,18 @@ outputs='out err out.npy out.npz out.txt out.svg'
 # Why attn-mpi's run of the case (attn's outputs moved into attn/)
 # differs from attn's, or nothing.  Standard input is not the case
 # list's: mpirun would pass that to rank 0.
+# Every other case of the sample whose Q (or a layer's XQ) is a JSON file
+# (which rank 0 alone reads) reads it from a .npy instead, which each
+# process reads by rows (in place, or folded from bhsd): the same
+# numbers, so attn's outputs, where attn's run did not end on an error
+# (whose line would name the file).
 judge_mpi() {
-	why=$(mpi_like "$args")
-	# Again with Q (or a layer's XQ) from a .npy, which each process
-	# reads by rows (in place, or folded from bhsd): the same numbers
-	# as the JSON, so attn's outputs, where attn's run did not end on
-	# an error (whose line would name the file).
-	case "$why:$args" in
-	:*-q.json* | :*-xq.json*) [ "$st" -le 1 ] &&
-	    why=$(mpi_like "$(echo "$args" |
-	    sed 's/-\(x\{0,1\}\)q\.json/-\1q.npy/')") && [ -n "$why" ] &&
-	    why="with Q as .npy: $why" ;;
+	case "$st:$((num / every % 2)):$args" in
+	[01]:1:*-q.json* | [01]:1:*-xq.json*)
+		why=$(mpi_like "$(echo "$args" |
+		    sed 's/-\(x\{0,1\}\)q\.json/-\1q.npy/')")
+		[ -n "$why" ] && why="with Q as .npy: $why" ;;
+	*) why=$(mpi_like "$args") ;;
 	esac
 	echo "$why"
 }
