@@ -300,8 +300,8 @@ q_by_rows(const struct attn_passes *ps, const struct attn_inputs *in)
 	    !(ps->split->rank == 0 && (ps->want & whole));
 }
 
-/* A run of query rows of one head made by q_rows_each: the problem, the
- * caller's inputs, the passes and the first failure. */
+/* q_rows_each's walk: the problem, the caller's inputs, the passes and
+ * the first failure. */
 struct q_rows {
 	const struct attn_problem *p;
 	const struct attn_inputs *in;
@@ -383,29 +383,27 @@ static enum attn_status
 q_rows(const struct attn_problem *p, const struct attn_inputs *in,
     struct attn_passes *ps, struct attn_error *err)
 {
-	struct attn_matrix *last = NULL;
+	struct attn_matrix *made[3] = { NULL, NULL, NULL }, *last = NULL;
 	struct q_rows q;
+	size_t k;
 
+	/* each pass's matrix, q's shape (ps->in.q's), zeros */
 	if (in->proj.w_q.data != NULL)
-		last = &ps->made[ATTN_STAGE_Q];
+		made[0] = &ps->made[ATTN_STAGE_Q];
 	if (ps->descale && in->descale_q.data != NULL)
-		last = &ps->descaled[0];
+		made[1] = &ps->descaled[0];
 	if (p->cfg->rope)
-		last = &ps->made[ATTN_STAGE_Q_ROT];
+		made[2] = &ps->made[ATTN_STAGE_Q_ROT];
+	for (k = 0; k < 3; k++) {
+		if (made[k] == NULL)
+			continue;
+		last = made[k];
+		if ((q.st = attn_matrix_alloc(last, ps->in.q.rows,
+		    ps->in.q.cols, err)) != ATTN_OK)
+			return q.st;
+	}
 	if (last == NULL)
 		return ATTN_OK;
-	q.st = ATTN_OK;
-	if (in->proj.w_q.data != NULL)
-		q.st = attn_matrix_alloc(&ps->made[ATTN_STAGE_Q], in->q.rows,
-		    in->proj.w_q.cols, err);
-	if (q.st == ATTN_OK && ps->descale && in->descale_q.data != NULL)
-		q.st = attn_matrix_alloc(&ps->descaled[0], ps->in.q.rows,
-		    ps->in.q.cols, err);
-	if (q.st == ATTN_OK && p->cfg->rope)
-		q.st = attn_matrix_alloc(&ps->made[ATTN_STAGE_Q_ROT],
-		    ps->in.q.rows, ps->in.q.cols, err);
-	if (q.st != ATTN_OK)
-		return q.st;
 	q.p = p;
 	q.in = in;
 	q.ps = ps;
